@@ -1,0 +1,46 @@
+/**
+ * Natural keys (spec/netform.md section 2): how a live object is matched to a declared one
+ * without a state file. Values are normalised first so that spellings the server treats as the
+ * same never look like a change.
+ */
+import { parseCidrOrAddress } from './net.js';
+import { normalizePortRange } from './ports.js';
+import { allowedIpKey, dnsEntryKey } from './device.js';
+
+export function userKey(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function deviceKey(ownerEmail: string, name: string): string {
+  return `${userKey(ownerEmail)}/${name.trim()}`;
+}
+
+/** Canonical destination: canonical address text, always with a prefix (`10.0.0.1` -> `10.0.0.1/32`). */
+export function normalizeDestination(destination: string): string {
+  return parseCidrOrAddress(destination)?.canonical ?? destination.trim();
+}
+
+export interface RuleKeyParts {
+  ownerEmail: string | null;
+  action: string;
+  destination: string;
+  port_type: string | null;
+  port_range: string | null;
+}
+
+export function ruleKey(rule: RuleKeyParts): string {
+  const owner = rule.ownerEmail === null ? '*' : userKey(rule.ownerEmail);
+  const ports = rule.port_type === null && (rule.port_range === null || rule.port_range === '')
+    ? 'any'
+    : `${(rule.port_type ?? '').toLowerCase()}:${normalizePortRange(rule.port_range) ?? ''}`;
+  return `${owner}|${rule.action}|${normalizeDestination(rule.destination)}|${ports}`;
+}
+
+/** A set-valued list (allowed_ips, dns) in a normal form that compares equal as a set. */
+export function normalizeAllowedIps(list: readonly string[] | null | undefined): string[] {
+  return [...new Set((list ?? []).map((s) => allowedIpKey(s.trim()) ?? s.trim()))].sort();
+}
+
+export function normalizeDns(list: readonly string[] | null | undefined): string[] {
+  return [...new Set((list ?? []).map((s) => dnsEntryKey(s.trim()) ?? s.trim()))].sort();
+}

@@ -1,0 +1,118 @@
+/** Field rules of rules, and the overlap rule (spec/api-v0.md section 6). */
+import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
+import { has, isBlank, type Mode, type RawInput } from './fields.js';
+import { Messages } from './messages.js';
+import { parseCidrOrAddress, rangesIntersect, type ParsedCidr } from './net.js';
+import { formatPortRange, parsePortRange, portRangesIntersect, type PortRange } from './ports.js';
+import { PORT_TYPES, RULE_ACTIONS, type PortType, type RuleAction } from './types.js';
+
+export interface RuleInput {
+  action?: RuleAction;
+  destination?: string;
+  port_type?: PortType | null;
+  /** Normalised to `"lo - hi"`. */
+  port_range?: string | null;
+  user_id?: string | null;
+}
+
+/**
+ * Checks a `rule` body. On create `destination` is required and `action` defaults to `drop`.
+ * The pairing of port_type and port_range is checked on the whole rule by checkRulePorts, since
+ * an update may send only one of them.
+ */
+export function checkRuleInput(input: RawInput, mode: Mode): Checked<RuleInput> {
+  const errors: FieldErrors = {};
+  const value: RuleInput = {};
+
+  if (mode === 'create' || has(input, 'destination')) {
+    const d = input.destination;
+    if (isBlank(d)) addError(errors, 'destination', Messages.blank);
+    else if (parseCidrOrAddress(d) === null) addError(errors, 'destination', Messages.invalid);
+    else value.destination = (d as string).trim();
+  }
+
+  if (has(input, 'action')) {
+    const a = input.action;
+    if (isBlank(a)) addError(errors, 'action', Messages.blank);
+    else if (typeof a === 'string' && (RULE_ACTIONS as readonly string[]).includes(a)) value.action = a as RuleAction;
+    else addError(errors, 'action', Messages.invalid);
+  } else if (mode === 'create') {
+    value.action = 'drop';
+  }
+
+  if (has(input, 'port_type')) {
+    const t = input.port_type;
+    if (isBlank(t)) value.port_type = null;
+    else if (typeof t === 'string' && (PORT_TYPES as readonly string[]).includes(t)) value.port_type = t as PortType;
+    else addError(errors, 'port_type', Messages.invalid);
+  }
+
+  if (has(input, 'port_range')) {
+    const r = input.port_range;
+    if (isBlank(r)) value.port_range = null;
+    else {
+      const parsed = parsePortRange(r);
+      if (parsed.ok) value.port_range = formatPortRange(parsed.range);
+      else addError(errors, 'port_range', parsed.message);
+    }
+  }
+
+  if (has(input, 'user_id')) {
+    const u = input.user_id;
+    if (isBlank(u)) value.user_id = null;
+    else if (typeof u !== 'string') addError(errors, 'user_id', Messages.invalid);
+    else value.user_id = u.trim();
+  }
+
+  return hasErrors(errors) ? { ok: false, errors } : { ok: true, value };
+}
+
+/** port_type and port_range go together: either one without the other is blank on the missing one. */
+export function checkRulePorts(rule: { port_type: PortType | null; port_range: string | null }): FieldErrors {
+  const errors: FieldErrors = {};
+  if (rule.port_type !== null && rule.port_range === null) addError(errors, 'port_range', Messages.blank);
+  if (rule.port_range !== null && rule.port_type === null) addError(errors, 'port_type', Messages.blank);
+  return errors;
+}
+
+/** What the overlap rule looks at. `owner` is whatever identifies the bound user (id or email); null for global. */
+export interface RuleShape {
+  action: RuleAction;
+  destination: string;
+  port_type: PortType | null;
+  port_range: string | null;
+  owner: string | null;
+}
+
+/** A rule parsed once for repeated overlap checks. */
+export interface ParsedRule {
+  action: RuleAction;
+  owner: string | null;
+  destination: ParsedCidr;
+  port_type: PortType | null;
+  ports: PortRange | null;
+}
+
+export function parseRule(rule: RuleShape): ParsedRule | null {
+  const destination = parseCidrOrAddress(rule.destination);
+  if (!destination) return null;
+  let ports: PortRange | null = null;
+  if (rule.port_range !== null) {
+    const parsed = parsePortRange(rule.port_range);
+    if (!parsed.ok) return null;
+    ports = parsed.range;
+  }
+  return { action: rule.action, owner: rule.owner, destination, port_type: rule.port_type, ports };
+}
+
+/**
+ * Two rules overlap when they have the same action and binding, their destinations intersect,
+ * and either both have no ports or both have the same port_type with intersecting ranges.
+ */
+export function rulesOverlap(a: ParsedRule, b: ParsedRule): boolean {
+  if (a.action !== b.action || a.owner !== b.owner) return false;
+  if (!rangesIntersect(a.destination, b.destination)) return false;
+  if (a.ports === null && b.ports === null) return true;
+  if (a.ports === null || b.ports === null) return false;
+  return a.port_type === b.port_type && portRangesIntersect(a.ports, b.ports);
+}

@@ -1,0 +1,88 @@
+/**
+ * DesiredState is what the front ends (YAML, CDKTF) produce and the planner consumes;
+ * LiveState is what the /v0 client reads. Both are plain data.
+ */
+import type { DeviceInput } from './device.js';
+import type { Secret } from './secret.js';
+import type { ApiDevice, ApiRule, ApiUser, PortType, Role, RuleAction } from './types.js';
+
+/** Where a declaration stands, for error messages: 1-based line and column. */
+export interface SourceLocation {
+  file: string;
+  line: number;
+  column: number;
+}
+
+/**
+ * The device fields a declaration may manage. A field left out is not managed: it is never
+ * compared and never sent. Loaders set `use_default_<x>: false` when `<x>` is given.
+ */
+export type DesiredDeviceFields = Omit<DeviceInput, 'user_id' | 'name' | 'preshared_key'>;
+
+export interface DesiredDevice {
+  name: string;
+  fields: DesiredDeviceFields;
+  preshared_key?: Secret;
+  source?: SourceLocation;
+}
+
+export interface DesiredRule {
+  action: RuleAction;
+  destination: string;
+  port_type: PortType | null;
+  /** As written; compare through normalizePortRange. */
+  port_range: string | null;
+  source?: SourceLocation;
+}
+
+export interface DesiredUser {
+  email: string;
+  /** Left out: the role is not managed (create uses the server's default, unprivileged). */
+  role?: Role;
+  password?: Secret;
+  devices: DesiredDevice[];
+  rules: DesiredRule[];
+  source?: SourceLocation;
+}
+
+/** A safety limit on one apply: an absolute count, or a percentage of the live objects. */
+export type Limit = { kind: 'count'; value: number } | { kind: 'percent'; value: number };
+
+export interface DesiredSettings {
+  prune: boolean;
+  /** What this repository owns; null means everything on the server. */
+  manage: {
+    /** Email globs; devices and user-bound rules follow their user. */
+    users: string[] | null;
+    /** CIDR blocks; global rules whose destination lies inside one of them. */
+    rules: string[] | null;
+  };
+  protect: { users: string[] };
+  limits: { delete?: Limit; update?: Limit };
+}
+
+export interface AbsentDevice {
+  user: string;
+  name: string;
+  source?: SourceLocation;
+}
+
+export interface DesiredState {
+  settings: DesiredSettings;
+  users: DesiredUser[];
+  /** Rules bound to no user. */
+  rules: DesiredRule[];
+  absent: { users: { email: string; source?: SourceLocation }[]; devices: AbsentDevice[] };
+  /** The files this state was read from. */
+  sources: string[];
+}
+
+export function defaultSettings(): DesiredSettings {
+  return { prune: false, manage: { users: null, rules: null }, protect: { users: [] }, limits: {} };
+}
+
+export interface LiveState {
+  users: ApiUser[];
+  devices: ApiDevice[];
+  rules: ApiRule[];
+}

@@ -1,0 +1,84 @@
+/**
+ * The Plan: a plain, versioned, serialisable object (spec/netform.md sections 3 and 4).
+ * `netform plan -o` writes it as JSON; apply, the renderers and drift all read this one shape.
+ * It never holds a secret value: secret fields carry their reference (SecretRef) only.
+ */
+import type { SecretRef } from '../model/secret.js';
+
+export const PLAN_FORMAT = 'netform.plan';
+export const PLAN_FORMAT_VERSION = 1;
+
+export type ResourceKind = 'user' | 'device' | 'rule';
+export type ChangeAction = 'create' | 'update' | 'delete' | 'replace';
+
+/** One field's change, as shown to people. Sensitive fields show SENSITIVE_CHANGED, never values. */
+export interface FieldChange {
+  field: string;
+  before: unknown;
+  after: unknown;
+  sensitive?: boolean;
+}
+
+export interface Change {
+  /** Stable within one plan: `user:alice@example.com`, `device:alice@example.com/laptop`, ... */
+  id: string;
+  kind: ResourceKind;
+  action: ChangeAction;
+  /** The natural key, for display and matching. */
+  key: string;
+  /** The live object's id (update, delete, replace). */
+  liveId?: string;
+  /**
+   * Fingerprint of the live object the plan saw (update, delete, replace), or null for a create
+   * (the key was absent). Apply refuses a saved plan when this no longer holds.
+   */
+  fingerprint: string | null;
+  fields: FieldChange[];
+  /**
+   * The request body to send (create, update, and the create half of replace), without secrets.
+   * References to other objects of the plan use `{ "$ref": "<change id or user key>" }` where the
+   * id is not known until apply (a device of a user created in the same apply).
+   */
+  body?: Record<string, unknown>;
+  /** Secret fields of the body, by reference: apply resolves them again. */
+  secrets?: { field: string; ref: SecretRef }[];
+  /** What goes with a user deletion: its devices and rules (counted against the limits). */
+  cascade?: { kind: ResourceKind; key: string; liveId: string }[];
+  /** Ids of changes that must be done before this one. */
+  dependsOn?: string[];
+  /** Why this change is planned this way (adoption, replacement, protection). */
+  note?: string;
+}
+
+export interface LimitCheck {
+  kind: 'delete' | 'update';
+  /** The number of objects the plan would delete (cascades included) or update. */
+  planned: number;
+  /** The largest number allowed, after `--allow-*` overrides. */
+  allowed: number;
+  /** How the limit was written: `10%`, `25`, or `default`. */
+  source: string;
+  exceeded: boolean;
+}
+
+export interface PlanSummary {
+  create: number;
+  update: number;
+  delete: number;
+  replace: number;
+}
+
+export interface Plan {
+  format: typeof PLAN_FORMAT;
+  format_version: typeof PLAN_FORMAT_VERSION;
+  created_at: string;
+  /** The server the plan was made against (no credentials). */
+  server: string;
+  /** The desired-state paths it was made from. */
+  sources: string[];
+  changes: Change[];
+  summary: PlanSummary;
+  limits: LimitCheck[];
+  /** Things a person should know that are not changes: unmanaged objects, detected server quirks. */
+  warnings: string[];
+}
