@@ -1,0 +1,27 @@
+/** What every desired-state front end (YAML files, a synthesized CDKTF stack) returns. */
+import type { DesiredState } from '../model/state.js';
+
+/** One problem found in the desired state, pointing at the value at fault where it can. */
+export interface Diagnostic {
+  message: string;
+  file?: string;
+  /** 1-based. */
+  line?: number;
+  /** 1-based. */
+  column?: number;
+  /** Where in the document: `users[0].devices[1].mtu`, or a CDKTF `resource.attribute`. */
+  path?: string;
+}
+
+export type LoadResult = { ok: true; state: DesiredState } | { ok: false; diagnostics: Diagnostic[] };
+
+export interface LoadOptions {
+  /** Environment for `{ env: NAME }` and Terraform `var.*` secrets (`TF_VAR_*`). Default process.env. */
+  env?: Record<string, string | undefined>;
+}
+
+/** `file:line:column: message` (as much of the location as is known). */
+export function formatDiagnostic(d: Diagnostic): string {
+  const where = d.file ? [d.file, d.line, d.line !== undefined ? d.column : undefined].filter((p) => p !== undefined).join(':') : d.path;
+  return where ? `${where}: ${d.message}` : d.message;
+}
