@@ -20,8 +20,8 @@ export interface LoadOptions {
   env?: Record<string, string | undefined>;
 }
 
-/** `file:line:column: message` (as much of the location as is known). */
+/** `file:line:column: path: message` (as much of the location as is known). */
 export function formatDiagnostic(d: Diagnostic): string {
-  const where = d.file ? [d.file, d.line, d.line !== undefined ? d.column : undefined].filter((p) => p !== undefined).join(':') : d.path;
-  return where ? `${where}: ${d.message}` : d.message;
+  const where = d.file ? [d.file, d.line, d.line !== undefined ? d.column : undefined].filter((p) => p !== undefined).join(':') : undefined;
+  return [where, d.path, d.message].filter((part) => part !== undefined && part !== '').join(': ');
 }

@@ -11,6 +11,13 @@ export interface SourceLocation {
   file: string;
   line: number;
   column: number;
+  /** Where in the document: `users[0].devices[1]`, or a CDKTF resource address `firezone_device.laptop`. */
+  path?: string;
+  /**
+   * Where individual values stand, keyed by their path relative to `path` (`mtu`, `manage.rules[1]`),
+   * so that a check can point at the value at fault rather than at its object.
+   */
+  fields?: Record<string, SourceLocation>;
 }
 
 /**
@@ -59,6 +66,8 @@ export interface DesiredSettings {
   };
   protect: { users: string[] };
   limits: { delete?: Limit; update?: Limit };
+  /** Where the settings were declared (with `fields` for their values), when a front end knows it. */
+  source?: SourceLocation;
 }
 
 export interface AbsentDevice {
