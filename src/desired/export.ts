@@ -1,0 +1,306 @@
+/**
+ * `netform export`: the live server as desired-state YAML (spec/netform.md section 1.1), pure.
+ *
+ * The mapping is chosen so that loading the output and planning it against the same server
+ * shows no change:
+ * - a field at the server's default is left out (role unprivileged; a device field whose
+ *   `use_default_<x>` flag is on: neither the flag nor the effective value the server shows);
+ * - a field off its default is written; its `use_default_<x>: false` is written only when the
+ *   value alone would not imply it (the value is null or an empty list);
+ * - secrets are never written: passwords cannot be read, and preshared keys are left out
+ *   (unmanaged) with a header comment saying how to manage them by reference;
+ * - device tunnel addresses are pinned by default (see ExportOptions.addresses).
+ */
+import { createHash } from 'node:crypto';
+import { Document, isMap, isSeq, type YAMLMap } from 'yaml';
+import { parseCidrOrAddress } from '../model/net.js';
+import { deviceKey, ruleKey, userKey } from '../model/keys.js';
+import { parsePortRange } from '../model/ports.js';
+import type { LiveState } from '../model/state.js';
+import { DEFAULTABLE_DEVICE_FIELDS, type ApiDevice, type ApiRule, type ApiUser } from '../model/types.js';
+
+export interface ExportOptions {
+  /**
+   * Write each device's `ipv4`/`ipv6` (default true). Pinned addresses survive a device being
+   * recreated (replace) and a hand change of them shows as drift; left out, they are unmanaged
+   * and the server keeps choosing them.
+   */
+  addresses?: boolean;
+  /** One file per user plus one for the global rules, instead of one document. */
+  split?: boolean;
+  /** What the `# yaml-language-server: $schema=` comment points at. */
+  schemaRef: string;
+  /** The server exported from, shown in the header comment (credentials are stripped). */
+  server?: string;
+}
+
+export interface ExportedFile {
+  /** A file name with no folder part, safe on every common file system. */
+  name: string;
+  content: string;
+}
+
+export interface ExportResult {
+  files: ExportedFile[];
+  counts: { users: number; devices: number; rules: number };
+}
+
+/** The live state cannot be written as desired state without guessing (two objects, one key; an unknown owner). */
+export class ExportError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`the server's state cannot be exported as it is:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ExportError';
+  }
+}
+
+export const SINGLE_FILE_NAME = 'netform.yaml';
+export const GLOBAL_RULES_FILE_NAME = 'global-rules.yaml';
+
+type Plain = Record<string, unknown>;
+
+interface UserEntry {
+  user: ApiUser;
+  devices: ApiDevice[];
+  rules: ApiRule[];
+}
+
+export function exportDesiredState(live: LiveState, options: ExportOptions): ExportResult {
+  const { entries, globalRules } = groupByOwner(live);
+  const counts = { users: live.users.length, devices: live.devices.length, rules: live.rules.length };
+  const pinAddresses = options.addresses ?? true;
+  const header = headerComment(options, counts, pinAddresses);
+
+  if (!options.split) {
+    const body: Plain = { version: 1, users: entries.map((e) => userToYaml(e, pinAddresses)), rules: globalRules.map(ruleToYaml) };
+    return { files: [{ name: SINGLE_FILE_NAME, content: renderDocument(header, body) }], counts };
+  }
+
+  const files: ExportedFile[] = [];
+  const taken = new Set<string>([GLOBAL_RULES_FILE_NAME]);
+  for (const entry of entries) {
+    const name = uniqueName(userFileName(entry.user.email), taken);
+    files.push({ name, content: renderDocument(header, { version: 1, users: [userToYaml(entry, pinAddresses)] }) });
+  }
+  files.push({ name: GLOBAL_RULES_FILE_NAME, content: renderDocument(header, { version: 1, rules: globalRules.map(ruleToYaml) }) });
+  return { files, counts };
+}
+
+function groupByOwner(live: LiveState): { entries: UserEntry[]; globalRules: ApiRule[] } {
+  const problems: string[] = [];
+  const byId = new Map<string, UserEntry>();
+  const byEmail = new Map<string, ApiUser>();
+  for (const user of live.users) {
+    const key = userKey(user.email);
+    const other = byEmail.get(key);
+    if (other) problems.push(`users ${other.id} and ${user.id} share the email ${user.email}`);
+    byEmail.set(key, user);
+    byId.set(user.id, { user, devices: [], rules: [] });
+  }
+
+  const deviceIds = new Map<string, ApiDevice>();
+  for (const device of live.devices) {
+    const owner = byId.get(device.user_id);
+    if (!owner) {
+      problems.push(`device ${device.id} (${JSON.stringify(device.name)}) belongs to user ${device.user_id}, which the server did not list`);
+      continue;
+    }
+    const key = deviceKey(owner.user.email, device.name);
+    const other = deviceIds.get(key);
+    if (other) problems.push(`devices ${other.id} and ${device.id} are both named ${JSON.stringify(device.name)} for ${owner.user.email}`);
+    deviceIds.set(key, device);
+    owner.devices.push(device);
+  }
+
+  const globalRules: ApiRule[] = [];
+  const ruleIds = new Map<string, ApiRule>();
+  for (const rule of live.rules) {
+    const owner = rule.user_id === null ? null : byId.get(rule.user_id);
+    if (owner === undefined) {
+      problems.push(`rule ${rule.id} (${rule.action} ${rule.destination}) is bound to user ${rule.user_id}, which the server did not list`);
+      continue;
+    }
+    const key = ruleKey({ ownerEmail: owner?.user.email ?? null, ...rule });
+    const other = ruleIds.get(key);
+    if (other) problems.push(`rules ${other.id} and ${rule.id} are the same rule (${describeRule(rule)}${owner ? ` of ${owner.user.email}` : ''})`);
+    ruleIds.set(key, rule);
+    if (owner) owner.rules.push(rule);
+    else globalRules.push(rule);
+  }
+  if (problems.length > 0) throw new ExportError(problems);
+
+  const entries = [...byId.values()].sort((a, b) => compareText(userKey(a.user.email), userKey(b.user.email)) || compareText(a.user.email, b.user.email));
+  for (const entry of entries) {
+    entry.devices.sort((a, b) => compareText(a.name.trim(), b.name.trim()));
+    entry.rules.sort(compareRules);
+  }
+  globalRules.sort(compareRules);
+  return { entries, globalRules };
+}
+
+function userToYaml(entry: UserEntry, pinAddresses: boolean): Plain {
+  const out: Plain = { email: entry.user.email };
+  if (entry.user.role !== 'unprivileged') out.role = entry.user.role;
+  if (entry.devices.length > 0) out.devices = entry.devices.map((d) => deviceToYaml(d, pinAddresses));
+  if (entry.rules.length > 0) out.rules = entry.rules.map(ruleToYaml);
+  return out;
+}
+
+function deviceToYaml(device: ApiDevice, pinAddresses: boolean): Plain {
+  const out: Plain = { name: device.name };
+  if (device.description !== null && device.description !== '') out.description = device.description;
+  out.public_key = device.public_key;
+  if (pinAddresses) {
+    if (device.ipv4 !== null && device.ipv4 !== '') out.ipv4 = device.ipv4;
+    if (device.ipv6 !== null && device.ipv6 !== '') out.ipv6 = device.ipv6;
+  }
+  for (const field of DEFAULTABLE_DEVICE_FIELDS) {
+    if (device[`use_default_${field}`]) continue;
+    const value = device[field];
+    const empty = value === null || value === '' || (Array.isArray(value) && value.length === 0);
+    // A value given implies `use_default_<x>: false`; with no value the flag must say so itself.
+    if (empty) out[`use_default_${field}`] = false;
+    else out[field] = Array.isArray(value) ? [...value] : value;
+  }
+  return out;
+}
+
+function ruleToYaml(rule: ApiRule): Plain {
+  const out: Plain = { action: rule.action, destination: rule.destination };
+  if (rule.port_type !== null) out.port_type = rule.port_type;
+  if (rule.port_range !== null && rule.port_range !== '') out.port_range = shortPortRange(rule.port_range);
+  return out;
+}
+
+/** `"443 - 443"` → `"443"`, `"80 - 443"` → `"80-443"`; the planner compares them normalised. */
+function shortPortRange(text: string): string {
+  const parsed = parsePortRange(text);
+  if (!parsed.ok) return text;
+  const { low, high } = parsed.range;
+  return low === high ? String(low) : `${low}-${high}`;
+}
+
+function describeRule(rule: ApiRule): string {
+  return [rule.action, rule.destination, rule.port_type, rule.port_range].filter((p) => p !== null).join(' ');
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Rules in reading order: action, then destination by address (IPv4 first) and prefix, then ports. */
+function compareRules(a: ApiRule, b: ApiRule): number {
+  const da = parseCidrOrAddress(a.destination);
+  const db = parseCidrOrAddress(b.destination);
+  const byDestination = da && db
+    ? da.family - db.family || compareBigint(da.start, db.start) || da.prefix - db.prefix || compareBigint(da.address, db.address)
+    : compareText(a.destination, b.destination);
+  return compareText(a.action, b.action)
+    || byDestination
+    || compareText(a.port_type ?? '', b.port_type ?? '')
+    || portLow(a) - portLow(b)
+    || portHigh(a) - portHigh(b)
+    || compareText(ruleKey({ ownerEmail: null, ...a }), ruleKey({ ownerEmail: null, ...b }));
+}
+
+function compareBigint(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function portLow(rule: ApiRule): number {
+  const parsed = rule.port_range ? parsePortRange(rule.port_range) : null;
+  return parsed?.ok ? parsed.range.low : 0;
+}
+
+function portHigh(rule: ApiRule): number {
+  const parsed = rule.port_range ? parsePortRange(rule.port_range) : null;
+  return parsed?.ok ? parsed.range.high : 0;
+}
+
+function headerComment(options: ExportOptions, counts: ExportResult['counts'], pinAddresses: boolean): string {
+  const server = options.server ? ` from ${withoutCredentials(options.server)}` : '';
+  const lines = [
+    `yaml-language-server: $schema=${options.schemaRef}`,
+    `Exported by \`netform export\`${server}: ${counts.users} users, ${counts.devices} devices, ${counts.rules} rules.`,
+    'Review it, commit it, then `netform plan` shows no changes until the files or the server change.',
+    'Only what is written here is managed:',
+    '- Passwords cannot be read from the server and are not managed. To set one from now on, give',
+    '  the user `password: { env: NAME }` (sent on create, and on `apply --rotate-passwords`).',
+    '- Preshared keys are left out on purpose, so each stays as it is on the server. To manage one,',
+    '  give its device `preshared_key: { env: NAME }` or `preshared_key: { file: secrets/NAME.psk }`',
+    '  (a file holding the base64 key, relative to this file; keep such files out of git).',
+    '- Device fields that follow the server\'s defaults (allowed_ips, dns, endpoint, mtu,',
+    '  persistent_keepalive) are left out and keep following them; a value written here is pinned.',
+    pinAddresses
+      ? '- Device tunnel addresses (ipv4, ipv6) are pinned to what the server assigned, so a recreated device keeps them and a hand change shows as drift. Delete those lines to let the server choose.'
+      : '- Device tunnel addresses (ipv4, ipv6) are left out (exported with --no-addresses): the server keeps choosing them.',
+    '- A user whose role is left out is unprivileged today; write `role: unprivileged` to have a promotion reported as drift.',
+  ];
+  return lines.map((line) => `# ${line}`).join('\n') + '\n';
+}
+
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    parsed.search = '';
+    parsed.hash = '';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return '(server)';
+  }
+}
+
+function renderDocument(header: string, body: Plain): string {
+  const doc = new Document(body);
+  flowStyleLeaves(doc.contents);
+  // A blank line between users keeps a long file readable.
+  const users = isMap(doc.contents) ? doc.contents.get('users', true) : undefined;
+  if (isSeq(users)) users.items.forEach((item, index) => { if (index > 0 && isMap(item)) item.spaceBefore = true; });
+  return header + doc.toString({ lineWidth: 0, indentSeq: true });
+}
+
+/** Rules as one-line maps and address lists as one-line sequences, as the spec's example writes them. */
+function flowStyleLeaves(node: unknown): void {
+  if (isMap(node)) {
+    const map = node as YAMLMap;
+    const keys = map.items.map((pair) => String((pair.key as { value?: unknown })?.value ?? pair.key));
+    if (keys.includes('action') && keys.includes('destination')) {
+      map.flow = true;
+      return;
+    }
+    for (const pair of map.items) flowStyleLeaves(pair.value);
+  } else if (isSeq(node)) {
+    if (node.items.every((item) => !isMap(item) && !isSeq(item)) && node.items.length > 0) node.flow = true;
+    for (const item of node.items) flowStyleLeaves(item);
+  }
+}
+
+const FILE_NAME_SAFE = /[a-z0-9@._+-]/;
+const MAX_FILE_NAME_BYTES = 200;
+
+/**
+ * A file name for a user's file that is safe for any email on every common file system: lower
+ * case (emails are unique case-insensitively, and so are some file systems), anything but
+ * letters, digits and `@._+-` percent-encoded, no leading dot, and a bounded length (a hash of
+ * the email keeps long names apart).
+ */
+export function userFileName(email: string): string {
+  let stem = '';
+  for (const char of email.trim().toLowerCase()) {
+    stem += FILE_NAME_SAFE.test(char) && char.length === 1 ? char : [...Buffer.from(char, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+  }
+  if (stem.startsWith('.')) stem = `%2E${stem.slice(1)}`;
+  if (Buffer.byteLength(stem) > MAX_FILE_NAME_BYTES) {
+    const hash = createHash('sha256').update(userKey(email)).digest('hex').slice(0, 12);
+    stem = `${stem.slice(0, MAX_FILE_NAME_BYTES - 13)}~${hash}`;
+  }
+  return `${stem}.yaml`;
+}
+
+function uniqueName(name: string, taken: Set<string>): string {
+  let candidate = name;
+  for (let n = 2; taken.has(candidate); n++) candidate = name.replace(/\.yaml$/, `~${n}.yaml`);
+  taken.add(candidate);
+  return candidate;
+}

@@ -1,0 +1,4 @@
+export * from './cron.js';
+export * from './loop.js';
+export * from './report.js';
+export * from './sinks.js';

@@ -1,0 +1,116 @@
+/**
+ * The drift report: one per run, printed as one JSON line and handed to the sinks (report file,
+ * webhook). A plain, versioned object built from the Plan, with no secret value: sensitive fields
+ * only ever say that they changed.
+ */
+import { SENSITIVE_CHANGED } from '../model/secret.js';
+import type { ChangeAction, FieldChange, Plan, PlanSummary, ResourceKind } from '../plan/types.js';
+
+export const DRIFT_REPORT_FORMAT = 'netform.drift';
+export const DRIFT_REPORT_FORMAT_VERSION = 1;
+
+export type DriftStatus = 'clean' | 'drift' | 'failed';
+
+export interface DriftChange {
+  id: string;
+  kind: ResourceKind;
+  action: ChangeAction;
+  key: string;
+  fields: FieldChange[];
+  note?: string;
+}
+
+export interface DriftReport {
+  format: typeof DRIFT_REPORT_FORMAT;
+  format_version: typeof DRIFT_REPORT_FORMAT_VERSION;
+  /** When the run started, ISO 8601 UTC. */
+  time: string;
+  duration_ms: number;
+  status: DriftStatus;
+  /** The server checked (no credentials); null when the run failed before knowing it. */
+  server: string | null;
+  /** The desired-state paths read for this run. */
+  sources: string[];
+  counts: PlanSummary;
+  changes: DriftChange[];
+  warnings: string[];
+  /** Scheduled ticks skipped since the previous run because that run was still in progress. */
+  skipped_ticks: number;
+  /** Why the run failed (status `failed` only). */
+  error?: string;
+}
+
+/** Fields whose values are secrets even if a plan forgot to mark them. */
+const SECRET_FIELDS = new Set(['password', 'password_confirmation', 'preshared_key', 'token']);
+
+export function emptyCounts(): PlanSummary {
+  return { create: 0, update: 0, delete: 0, replace: 0 };
+}
+
+export function driftStatusOf(plan: Plan): 'clean' | 'drift' {
+  return plan.changes.length > 0 ? 'drift' : 'clean';
+}
+
+export interface ReportTiming {
+  startedAt: number;
+  finishedAt: number;
+  skippedTicks: number;
+}
+
+export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
+  return {
+    ...reportBase(timing),
+    status: driftStatusOf(plan),
+    server: plan.server,
+    sources: [...plan.sources],
+    counts: { ...plan.summary },
+    changes: plan.changes.map((change) => ({
+      id: change.id,
+      kind: change.kind,
+      action: change.action,
+      key: change.key,
+      fields: change.fields.map(redactField),
+      ...(change.note ? { note: change.note } : {}),
+    })),
+    warnings: [...plan.warnings],
+  };
+}
+
+export function reportFromFailure(message: string, context: { server: string | null; sources: string[] }, timing: ReportTiming): DriftReport {
+  return {
+    ...reportBase(timing),
+    status: 'failed',
+    server: context.server,
+    sources: [...context.sources],
+    counts: emptyCounts(),
+    changes: [],
+    warnings: [],
+    error: message,
+  };
+}
+
+function reportBase(timing: ReportTiming) {
+  return {
+    format: DRIFT_REPORT_FORMAT,
+    format_version: DRIFT_REPORT_FORMAT_VERSION,
+    time: new Date(timing.startedAt).toISOString(),
+    duration_ms: Math.max(0, Math.round(timing.finishedAt - timing.startedAt)),
+    skipped_ticks: timing.skippedTicks,
+  } as const;
+}
+
+function redactField(change: FieldChange): FieldChange {
+  if (change.sensitive || SECRET_FIELDS.has(change.field)) {
+    return { field: change.field, before: SENSITIVE_CHANGED, after: SENSITIVE_CHANGED, sensitive: true };
+  }
+  return { field: change.field, before: change.before, after: change.after };
+}
+
+/** Removes every occurrence of the given secrets (a token, a webhook URL) from a message. */
+export function redactSecrets(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret && secret.length >= 4) out = out.split(secret).join('(redacted)');
+  }
+  return out;
+}

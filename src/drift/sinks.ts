@@ -1,0 +1,129 @@
+/** Where drift reports go: a stream as JSON lines, a file kept atomically, a webhook. */
+import { randomBytes } from 'node:crypto';
+import { rename, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import got, { RequestError } from 'got';
+import type { ReportSink } from './loop.js';
+import { redactSecrets, type DriftReport, type DriftStatus } from './report.js';
+
+/** One JSON line per report (stdout in the CLI). */
+export function jsonLinesSink(write: (text: string) => void): ReportSink {
+  return {
+    name: 'stdout',
+    async deliver(report) {
+      write(`${JSON.stringify(report)}\n`);
+    },
+  };
+}
+
+/**
+ * Keeps the latest report in `path`: written to a temporary file in the same folder, then renamed
+ * over the old one, so a reader never sees a half-written report.
+ */
+export function reportFileSink(path: string): ReportSink {
+  return {
+    name: `report file ${path}`,
+    async deliver(report) {
+      await writeFileAtomically(path, `${JSON.stringify(report, null, 2)}\n`);
+    },
+  };
+}
+
+export async function writeFileAtomically(path: string, content: string): Promise<void> {
+  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(temporary, content, { encoding: 'utf8', flag: 'wx' });
+    await rename(temporary, path);
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+}
+
+export interface WebhookOptions {
+  url: string;
+  /** Also POST every drifted run, not only those whose status changed. */
+  always?: boolean;
+  /** Retries after the first attempt, on network errors, 408, 429 and 5xx. Default 3. */
+  retries?: number;
+  /** First backoff delay; doubled on each retry. Default 1000 ms. */
+  backoffMs?: number;
+  /** Longest backoff delay, also the cap on a server's Retry-After. Default 10,000 ms. */
+  maxBackoffMs?: number;
+  /** Timeout of one attempt. Default 10,000 ms. */
+  attemptTimeoutMs?: number;
+  /** Bound on the whole delivery, retries included, so a dead receiver never holds up the schedule. Default 60,000 ms. */
+  totalTimeoutMs?: number;
+  userAgent?: string;
+  /** Values that must never appear in a logged error (the API token). */
+  secrets?: string[];
+  log?: (message: string) => void;
+}
+
+/**
+ * POSTs a report when its status differs from the last status delivered (so the first report,
+ * every change of status, and a change whose delivery failed earlier), and every drifted report
+ * with `always`. The request carries the report only: no API token, no credentials.
+ */
+export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliveredStatus(): DriftStatus | null } {
+  const retries = options.retries ?? 3;
+  const backoffMs = options.backoffMs ?? 1000;
+  const maxBackoffMs = options.maxBackoffMs ?? 10_000;
+  const shownUrl = describeWebhookUrl(options.url);
+  const secrets = [options.url, ...(options.secrets ?? [])];
+  let lastDelivered: DriftStatus | null = null;
+
+  return {
+    name: `webhook ${shownUrl}`,
+    lastDeliveredStatus: () => lastDelivered,
+    async deliver(report) {
+      const wanted = report.status !== lastDelivered || (options.always === true && report.status === 'drift');
+      if (!wanted) return;
+      try {
+        await got.post(options.url, {
+          json: report,
+          headers: { 'user-agent': options.userAgent ?? 'netform' },
+          timeout: { request: options.attemptTimeoutMs ?? 10_000 },
+          signal: AbortSignal.timeout(options.totalTimeoutMs ?? 60_000),
+          followRedirect: false,
+          throwHttpErrors: true,
+          retry: {
+            limit: retries,
+            methods: ['POST'],
+            maxRetryAfter: maxBackoffMs,
+            calculateDelay: ({ attemptCount, computedValue, retryAfter }) => {
+              if (computedValue === 0) return 0;
+              return Math.min(retryAfter ?? backoffMs * 2 ** (attemptCount - 1), maxBackoffMs);
+            },
+          },
+          hooks: {
+            beforeRetry: [
+              (error, retryCount) => options.log?.(`drift: webhook ${shownUrl}: attempt ${retryCount} failed (${redactSecrets(describeRequestError(error), secrets)}); retrying`),
+            ],
+          },
+        });
+        lastDelivered = report.status;
+      } catch (error) {
+        throw new Error(`POST failed after ${retries + 1} attempt(s) at most: ${redactSecrets(describeRequestError(error), secrets)}`);
+      }
+    },
+  };
+}
+
+function describeRequestError(error: unknown): string {
+  if (error instanceof RequestError) {
+    const status = error.response?.statusCode;
+    return status ? `answered ${status}` : `${error.code}: ${error.message}`;
+  }
+  if (error instanceof Error && error.name === 'TimeoutError') return 'the delivery took too long and was abandoned';
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The webhook's origin only: paths and queries of webhooks often hold a secret (Slack, Teams). */
+export function describeWebhookUrl(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(webhook)';
+  }
+}
