@@ -1,0 +1,23 @@
+/**
+ * `netform/cdktf`: CDK for Terraform constructs for the firezone provider (generated from
+ * schemas/terraform-provider.json by `npm run generate:cdktf`), and FirezoneStack, which builds a
+ * whole desired state from a list of users.
+ */
+export { Device, type DeviceConfig } from './generated/providers/firezone/device/index.js';
+export { FirezoneProvider, type FirezoneProviderConfig } from './generated/providers/firezone/provider/index.js';
+export { Rule, type RuleConfig } from './generated/providers/firezone/rule/index.js';
+export { User, type UserConfig } from './generated/providers/firezone/user/index.js';
+export {
+  FirezoneStack,
+  terraformName,
+  type FirezoneDeviceSpec,
+  type FirezoneRole,
+  type FirezoneRuleSpec,
+  type FirezoneStackConfig,
+  type FirezoneUserResources,
+  type FirezoneUserSpec,
+  type NetformAbsentSpec,
+  type NetformLimit,
+  type NetformSettingsSpec,
+  type SecretVariable,
+} from './stack.js';
