@@ -208,7 +208,7 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
     addError(errors, 'endpoint', Messages.blank);
   }
 
-  return hasErrors(errors) ? { ok: false, errors } : { ok: true, value };
+  return hasErrors(errors) ? { ok: false, errors, partial: value } : { ok: true, value };
 }
 
 function isEmptyValue(value: unknown): boolean {

@@ -16,5 +16,9 @@ export function hasErrors(errors: FieldErrors): boolean {
   return Object.keys(errors).length > 0;
 }
 
-/** The result of checking one input: the normalised values of the keys it carried, or errors. */
-export type Checked<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors };
+/**
+ * The result of checking one input: the normalised values of the keys it carried, or errors.
+ * A failed check still carries `partial`, the values of the keys that passed, so that a caller
+ * can run its own checks on them and report every error of a request together.
+ */
+export type Checked<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors; partial?: T };

@@ -64,7 +64,7 @@ export function checkRuleInput(input: RawInput, mode: Mode): Checked<RuleInput> 
     else value.user_id = u.trim();
   }
 
-  return hasErrors(errors) ? { ok: false, errors } : { ok: true, value };
+  return hasErrors(errors) ? { ok: false, errors, partial: value } : { ok: true, value };
 }
 
 /** port_type and port_range go together: either one without the other is blank on the missing one. */

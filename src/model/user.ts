@@ -68,5 +68,5 @@ export function checkUserInput(input: RawInput, mode: Mode): Checked<UserInput> 
     if (password !== undefined) value.password = password;
   }
 
-  return hasErrors(errors) ? { ok: false, errors } : { ok: true, value };
+  return hasErrors(errors) ? { ok: false, errors, partial: value } : { ok: true, value };
 }
