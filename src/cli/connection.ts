@@ -1,0 +1,158 @@
+/**
+ * How a command reaches a server: `--url` + a token, or `--embedded`, which runs the bundled
+ * server in-process on a local SQLite file with an admin token of its own, so netform works on a
+ * fresh machine with no server at all.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { ApiClient, ApiError } from '../client/index.js';
+import { checkEmail } from '../model/user.js';
+import { CliError } from './exit.js';
+
+export const DEFAULT_EMBEDDED_DB = '.netform/embedded.db';
+/** The admin user the embedded server's token belongs to. */
+export const EMBEDDED_ADMIN_EMAIL = 'netform-admin@embedded.local';
+
+export interface ConnectionOptions {
+  url?: string;
+  token?: string;
+  tokenFile?: string;
+  tokenUser?: string;
+  /** `true` for `--embedded` without a path. */
+  embedded?: boolean | string;
+  caFile?: string;
+  insecure?: boolean;
+  timeout?: string;
+}
+
+export interface Connection {
+  client: ApiClient;
+  /** The server's base URL (no credentials). */
+  url: string;
+  /** Email of the user the token belongs to, when known: that user is never deleted or demoted. */
+  tokenUser: string | null;
+  close(): Promise<void>;
+}
+
+/** The agreed interface of server/index.ts, loaded only when `--embedded` asks for it. */
+interface EmbeddedServerModule {
+  startServer(options: { dbPath: string; host?: string; port?: number; logger?: boolean }): Promise<{ url: string; close(): Promise<void> }>;
+  issueToken(options: { dbPath: string; email: string; days?: number }): Promise<{ token: string; userCreated: boolean }>;
+}
+
+export function addConnectionOptions(cmd: Command): Command {
+  cmd
+    .addOption(new Option('--url <url>', 'base URL of the /v0 server').env('NETFORM_URL'))
+    .addOption(new Option('--token <token>', 'API token of an admin').env('NETFORM_TOKEN'))
+    .option('--token-file <path>', 'read the API token from this file')
+    .addOption(new Option('--token-user <email>', "email of the token's owner, who is never deleted or demoted (known by itself with --embedded)").env('NETFORM_TOKEN_USER'))
+    .option('--embedded [path]', `run the bundled server in-process on a local SQLite file (default ${DEFAULT_EMBEDDED_DB})`)
+    .option('--ca-file <path>', 'trust the certificate authorities in this PEM file')
+    .option('--insecure', "do not verify the server's TLS certificate")
+    .option('--timeout <seconds>', 'timeout of one HTTP request', '30');
+  cmd.hook('preAction', (_self, actionCommand) => {
+    if (actionCommand.getOptionValueSource('url') === 'cli' && actionCommand.opts().embedded) {
+      throw new CliError('--url and --embedded exclude each other: choose one');
+    }
+  });
+  return cmd;
+}
+
+export async function openConnection(opts: ConnectionOptions): Promise<Connection> {
+  const timeoutMs = parseTimeout(opts.timeout);
+  const tokenUser = opts.tokenUser ? checkedTokenUser(opts.tokenUser) : null;
+  if (opts.embedded) return openEmbedded(opts.embedded === true ? DEFAULT_EMBEDDED_DB : opts.embedded, timeoutMs);
+  if (!opts.url) {
+    throw new CliError('no server given: pass --url URL (or set NETFORM_URL) with a token, or --embedded to run the bundled server on a local file');
+  }
+  let url: URL;
+  try {
+    url = new URL(opts.url);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+  } catch {
+    throw new CliError(`--url: not an http(s) URL: ${opts.url}`);
+  }
+  if (url.username || url.password) throw new CliError('--url: credentials in the URL are not accepted; pass the token with --token, NETFORM_TOKEN or --token-file');
+  const token = readToken(opts);
+  const ca = opts.caFile ? readCaFile(opts.caFile) : undefined;
+  const client = new ApiClient({ url: url.href, token, timeoutMs, ca, insecure: opts.insecure ?? false });
+  return { client, url: client.baseUrl, tokenUser, close: async () => {} };
+}
+
+function readToken(opts: ConnectionOptions): string {
+  if (opts.token && opts.tokenFile) throw new CliError('--token and --token-file exclude each other: choose one');
+  if (opts.tokenFile) {
+    let text: string;
+    try {
+      text = readFileSync(opts.tokenFile, 'utf8');
+    } catch (error) {
+      throw new CliError(`--token-file: cannot read ${opts.tokenFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    const token = text.trim();
+    if (token === '') throw new CliError(`--token-file: ${opts.tokenFile} is empty`);
+    return token;
+  }
+  if (opts.token?.trim()) return opts.token.trim();
+  throw new CliError('no API token: pass --token TOKEN, set NETFORM_TOKEN, or pass --token-file PATH');
+}
+
+function readCaFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new CliError(`--ca-file: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+function parseTimeout(text: string | undefined): number {
+  if (text === undefined) return 30_000;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new CliError(`--timeout: expected a number of seconds above 0, got "${text}"`);
+  return Math.round(seconds * 1000);
+}
+
+function checkedTokenUser(email: string): string {
+  const checked = checkEmail(email);
+  if (!checked.ok) throw new CliError(`--token-user: "${email}" ${checked.message}`);
+  return checked.email;
+}
+
+/** Where the embedded server's admin token is kept: beside the database, readable by its owner only. */
+export function embeddedTokenPath(dbPath: string): string {
+  return `${dbPath}.token`;
+}
+
+async function openEmbedded(path: string, timeoutMs: number): Promise<Connection> {
+  const dbPath = resolve(path);
+  mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
+  // Loaded here so that commands against a remote server never load the server's code.
+  const serverModulePath = '../../server/index.js';
+  const server = (await import(serverModulePath)) as EmbeddedServerModule;
+  const tokenPath = embeddedTokenPath(dbPath);
+  const issue = async (): Promise<string> => {
+    const { token } = await server.issueToken({ dbPath, email: EMBEDDED_ADMIN_EMAIL, days: 90 });
+    writeFileSync(tokenPath, `${token}\n`, { mode: 0o600 });
+    chmodSync(tokenPath, 0o600);
+    return token;
+  };
+  let token = existsSync(tokenPath) ? readFileSync(tokenPath, 'utf8').trim() : '';
+  if (token === '') token = await issue();
+  else if ((statSync(tokenPath).mode & 0o077) !== 0) chmodSync(tokenPath, 0o600);
+
+  const running = await server.startServer({ dbPath, host: '127.0.0.1', port: 0, logger: false });
+  try {
+    let client = new ApiClient({ url: running.url, token, timeoutMs });
+    try {
+      await client.find('users', EMBEDDED_ADMIN_EMAIL);
+    } catch (error) {
+      // The kept token expired or was revoked: issue a new one (tokens last at most 90 days).
+      if (!(error instanceof ApiError && error.isUnauthorized)) throw error;
+      client = new ApiClient({ url: running.url, token: await issue(), timeoutMs });
+    }
+    return { client, url: `embedded:${dbPath}`, tokenUser: EMBEDDED_ADMIN_EMAIL, close: () => running.close() };
+  } catch (error) {
+    await running.close();
+    throw error;
+  }
+}
