@@ -10,7 +10,6 @@
  */
 import { mkdtemp, mkdir, readFile, rm, cp, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -70,17 +69,22 @@ async function addOverrideModifiers(dir) {
 }
 
 const schema = JSON.parse(await readFile(schemaPath, 'utf8'));
-const staging = await mkdtemp(join(tmpdir(), 'netform-cdktf-generate-'));
+// Staged inside the project, so that the compiler resolves `cdktf` and `constructs` from our
+// node_modules wherever --out points.
+const cache = join(root, 'node_modules', '.cache');
+await mkdir(cache, { recursive: true });
+const staging = await mkdtemp(join(cache, 'netform-cdktf-generate-'));
 try {
   const generator = new TerraformProviderGenerator(new CodeMaker(), schema);
   generator.generateAll();
   await generator.save(staging);
+  await writeFile(join(staging, 'package.json'), JSON.stringify({ type: 'commonjs' }, null, 2) + '\n');
+  await addOverrideModifiers(staging);
 
   await mkdir(out, { recursive: true });
   await rm(join(out, 'providers'), { recursive: true, force: true });
   await cp(join(staging, 'providers'), join(out, 'providers'), { recursive: true });
-  await writeFile(join(out, 'package.json'), JSON.stringify({ type: 'commonjs' }, null, 2) + '\n');
-  await addOverrideModifiers(out);
+  await cp(join(staging, 'package.json'), join(out, 'package.json'));
   process.stdout.write(`generated CDKTF bindings from ${schemaPath} into ${out}\n`);
 } finally {
   await rm(staging, { recursive: true, force: true });
