@@ -64,6 +64,11 @@ export class DriftLoop {
     return this.#current !== null;
   }
 
+  /** Resolves once no run is in progress. */
+  async whenIdle(): Promise<void> {
+    while (this.#current) await this.#current;
+  }
+
   start(): void {
     if (this.#started) throw new Error('the drift loop is already started');
     this.#started = true;
@@ -74,7 +79,7 @@ export class DriftLoop {
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       await this.#options.ticker.stop();
-      while (this.#current) await this.#current;
+      await this.whenIdle();
     })();
     return this.#stopping;
   }

@@ -79,12 +79,15 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
     async deliver(report) {
       const wanted = report.status !== lastDelivered || (options.always === true && report.status === 'drift');
       if (!wanted) return;
+      const totalTimeoutMs = options.totalTimeoutMs ?? 60_000;
+      const deadline = AbortSignal.timeout(totalTimeoutMs);
+      let attempts = 1;
       try {
         await got.post(options.url, {
           json: report,
           headers: { 'user-agent': options.userAgent ?? 'netform' },
           timeout: { request: options.attemptTimeoutMs ?? 10_000 },
-          signal: AbortSignal.timeout(options.totalTimeoutMs ?? 60_000),
+          signal: deadline,
           followRedirect: false,
           throwHttpErrors: true,
           retry: {
@@ -98,13 +101,17 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
           },
           hooks: {
             beforeRetry: [
-              (error, retryCount) => options.log?.(`drift: webhook ${shownUrl}: attempt ${retryCount} failed (${redactSecrets(describeRequestError(error), secrets)}); retrying`),
+              (error, retryCount) => {
+                attempts = retryCount + 1;
+                options.log?.(`drift: webhook ${shownUrl}: attempt ${retryCount} failed (${redactSecrets(describeRequestError(error), secrets)}); retrying`);
+              },
             ],
           },
         });
         lastDelivered = report.status;
       } catch (error) {
-        throw new Error(`POST failed after ${retries + 1} attempt(s) at most: ${redactSecrets(describeRequestError(error), secrets)}`);
+        const reason = deadline.aborted ? `no answer within ${totalTimeoutMs} ms` : describeRequestError(error);
+        throw new Error(`POST failed after ${attempts} attempt(s): ${redactSecrets(reason, secrets)}`);
       }
     },
   };
@@ -115,7 +122,6 @@ function describeRequestError(error: unknown): string {
     const status = error.response?.statusCode;
     return status ? `answered ${status}` : `${error.code}: ${error.message}`;
   }
-  if (error instanceof Error && error.name === 'TimeoutError') return 'the delivery took too long and was abandoned';
   return error instanceof Error ? error.message : String(error);
 }
 
