@@ -1,0 +1,355 @@
+/**
+ * The domain checks of a DesiredState, shared by every front end (YAML files, CDKTF stacks):
+ * every value against the model's field rules (the server's own), and what only the whole state
+ * shows: uniqueness, overlapping rules, the per-user device limit, the `manage` scope, and
+ * `absent` entries that contradict the rest.
+ *
+ * Each problem is reported at the value at fault when the front end recorded where it stands
+ * (SourceLocation.fields), else at its object, with the path people use to name it.
+ */
+import picomatch from 'picomatch';
+import { checkDeviceInput, checkDeviceName, DEFAULT_MAX_DEVICES_PER_USER } from '../model/device.js';
+import type { FieldErrors } from '../model/errors.js';
+import { deviceKey, ruleKey, userKey } from '../model/keys.js';
+import { Messages } from '../model/messages.js';
+import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } from '../model/net.js';
+import { checkRuleInput, checkRulePorts, parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
+import type { DesiredDevice, DesiredRule, DesiredState, DesiredUser, SourceLocation } from '../model/state.js';
+import { checkEmail, checkUserInput } from '../model/user.js';
+import type { Diagnostic } from './types.js';
+
+/** `users[0]` + `mtu` -> `users[0].mtu`; `settings` + `manage.rules[1]` -> `settings.manage.rules[1]`. */
+export function joinPath(base: string, relative: string): string {
+  if (base === '') return relative;
+  if (relative === '') return base;
+  return relative.startsWith('[') ? `${base}${relative}` : `${base}.${relative}`;
+}
+
+/** Something the state declares, with where it stands and the path to name it by when the front end gave none. */
+interface Declared {
+  source?: SourceLocation;
+  fallbackPath: string;
+}
+
+function pathOf(item: Declared): string {
+  return item.source?.path ?? item.fallbackPath;
+}
+
+/** `file:line:column`, or the path when the front end recorded no file. */
+function whereIs(item: Declared, field?: string): string {
+  const at = (field ? item.source?.fields?.[field] : undefined) ?? item.source;
+  return at ? `${at.file}:${at.line}:${at.column}` : field ? joinPath(pathOf(item), field) : pathOf(item);
+}
+
+/**
+ * A diagnostic about `field` of `item` (or the item itself), placed at the field's value, else at
+ * the first of `alternates` that was written (a missing endpoint is best shown at the
+ * `use_default_endpoint: false` that requires it), else at the item.
+ */
+function report(item: Declared, field: string | undefined, message: string, alternates: string[] = []): Diagnostic {
+  const fields = item.source?.fields;
+  const at = field === undefined ? item.source : (fields?.[field] ?? alternates.map((a) => fields?.[a]).find((l) => l !== undefined) ?? item.source);
+  return {
+    message,
+    ...(at ? { file: at.file, line: at.line, column: at.column } : {}),
+    path: field === undefined ? pathOf(item) : joinPath(pathOf(item), field),
+  };
+}
+
+function reportFieldErrors(item: Declared, errors: FieldErrors, into: Diagnostic[], ignore: string[] = []): void {
+  for (const [field, messages] of Object.entries(errors)) {
+    if (ignore.includes(field)) continue;
+    for (const message of messages) {
+      into.push(field === 'base' ? report(item, undefined, message) : report(item, field, message, [`use_default_${field}`]));
+    }
+  }
+}
+
+interface UserEntry extends Declared {
+  user: DesiredUser;
+  /** Lower-cased, trimmed email when it is valid, else null. */
+  key: string | null;
+}
+
+interface DeviceEntry extends Declared {
+  device: DesiredDevice;
+  owner: UserEntry;
+}
+
+interface RuleEntry extends Declared {
+  rule: DesiredRule;
+  owner: UserEntry | null;
+  parsed: ParsedRule | null;
+  /** Position in declaration order, to report a pair once, at the later of the two. */
+  order: number;
+}
+
+function checkUser(entry: UserEntry, into: Diagnostic[]): void {
+  const { user } = entry;
+  const password = user.password?.reveal();
+  const result = checkUserInput(
+    { email: user.email, ...(user.role !== undefined ? { role: user.role } : {}), ...(password !== undefined ? { password, password_confirmation: password } : {}) },
+    'create',
+  );
+  if (!result.ok) reportFieldErrors(entry, result.errors, into, ['password_confirmation']);
+}
+
+function checkDevice(entry: DeviceEntry, into: Diagnostic[]): void {
+  const { device } = entry;
+  const name = checkDeviceName(device.name);
+  if (typeof name !== 'string') into.push(report(entry, 'name', name.message));
+  const presharedKey = device.preshared_key?.reveal();
+  // The owner's id is unknown offline; any non-blank value satisfies the create shape.
+  const result = checkDeviceInput({ ...device.fields, user_id: 'declared-owner', ...(presharedKey !== undefined ? { preshared_key: presharedKey } : {}) }, 'create');
+  if (!result.ok) reportFieldErrors(entry, result.errors, into, ['user_id', 'name']);
+}
+
+function checkRule(entry: RuleEntry, into: Diagnostic[]): void {
+  const { rule } = entry;
+  const result = checkRuleInput({ action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range }, 'create');
+  if (!result.ok) reportFieldErrors(entry, result.errors, into);
+  reportFieldErrors(entry, checkRulePorts({ port_type: rule.port_type ?? null, port_range: rule.port_range ?? null }), into);
+}
+
+function describeRule(rule: DesiredRule): string {
+  const ports = rule.port_type !== null || rule.port_range !== null ? ` ${rule.port_type ?? ''} ${rule.port_range ?? ''}`.trimEnd() : '';
+  return `${rule.action} ${rule.destination}${ports}`;
+}
+
+/** Reports each later declaration whose key an earlier one already holds. */
+function reportDuplicates<T extends Declared>(items: T[], keyOf: (item: T) => string | null, describe: (item: T, first: T) => Diagnostic, into: Diagnostic[]): void {
+  const first = new Map<string, T>();
+  for (const item of items) {
+    const key = keyOf(item);
+    if (key === null) continue;
+    const earlier = first.get(key);
+    if (earlier) into.push(describe(item, earlier));
+    else first.set(key, item);
+  }
+}
+
+/**
+ * Overlapping rules under the server's rule: same owner and action, intersecting destinations,
+ * and ports that collide. Rules are grouped by what must be equal and swept in address order,
+ * so that only pairs whose destinations intersect are compared.
+ */
+function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
+  const groups = new Map<string, RuleEntry[]>();
+  for (const entry of rules) {
+    if (!entry.parsed) continue;
+    const group = `${entry.parsed.owner ?? ''}|${entry.parsed.action}|${entry.parsed.destination.family}`;
+    const list = groups.get(group) ?? [];
+    list.push(entry);
+    groups.set(group, list);
+  }
+  for (const list of groups.values()) {
+    list.sort((a, b) => (a.parsed!.destination.start < b.parsed!.destination.start ? -1 : a.parsed!.destination.start > b.parsed!.destination.start ? 1 : a.order - b.order));
+    for (let i = 0; i < list.length; i++) {
+      const a = list[i]!;
+      for (let j = i + 1; j < list.length && list[j]!.parsed!.destination.start <= a.parsed!.destination.end; j++) {
+        const b = list[j]!;
+        if (!rulesOverlap(a.parsed!, b.parsed!)) continue;
+        const [earlier, later] = a.order < b.order ? [a, b] : [b, a];
+        if (ruleKeyOf(earlier) === ruleKeyOf(later)) continue; // reported as a duplicate
+        into.push(
+          report(
+            later,
+            'destination',
+            `${Messages.overlaps}: it overlaps ${describeRule(earlier.rule)} at ${whereIs(earlier)}; rules of one owner and action must not overlap`,
+          ),
+        );
+      }
+    }
+  }
+}
+
+function ruleKeyOf(entry: RuleEntry): string {
+  return ruleKey({
+    ownerEmail: entry.owner?.key ?? null,
+    action: entry.rule.action,
+    destination: entry.rule.destination,
+    port_type: entry.rule.port_type,
+    port_range: entry.rule.port_range,
+  });
+}
+
+function checkSettings(state: DesiredState, into: Diagnostic[]): void {
+  const settings: Declared = { source: state.settings.source, fallbackPath: 'settings' };
+  (state.settings.manage.users ?? []).forEach((glob, i) => {
+    if (typeof glob !== 'string' || glob.trim() === '') into.push(report(settings, `manage.users[${i}]`, 'must be an email glob such as *@example.com'));
+  });
+  (state.settings.manage.rules ?? []).forEach((block, i) => {
+    if (parseCidrOrAddress(block) === null) into.push(report(settings, `manage.rules[${i}]`, 'must be an IP address or CIDR block such as 10.0.0.0/8'));
+  });
+  state.settings.protect.users.forEach((email, i) => {
+    const checked = checkEmail(email);
+    if (!checked.ok) into.push(report(settings, `protect.users[${i}]`, checked.message));
+  });
+}
+
+/** Matches emails against the `manage.users` globs, case-insensitively; null when every user is managed. */
+function userScope(globs: string[] | null): ((email: string) => boolean) | null {
+  if (globs === null) return null;
+  const usable = globs.filter((g) => typeof g === 'string' && g.trim() !== '').map((g) => g.trim().toLowerCase());
+  const matcher = usable.length > 0 ? picomatch(usable, { dot: true }) : () => false;
+  return (email) => matcher(userKey(email));
+}
+
+function describeList(list: string[]): string {
+  return list.length === 0 ? 'an empty list' : list.join(', ');
+}
+
+/** The domain checks of a whole DesiredState. Diagnostics come in declaration order. */
+export function checkDesiredState(state: DesiredState): Diagnostic[] {
+  const into: Diagnostic[] = [];
+  checkSettings(state, into);
+
+  const users: UserEntry[] = state.users.map((user, i) => {
+    const email = checkEmail(user.email);
+    return { user, source: user.source, fallbackPath: `users[${i}]`, key: email.ok ? userKey(email.email) : null };
+  });
+  const devices: DeviceEntry[] = [];
+  const rules: RuleEntry[] = [];
+  const addRule = (rule: DesiredRule, owner: UserEntry | null, fallbackPath: string): void => {
+    const parsed = parseRule({ action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range, owner: owner ? owner.key : null });
+    rules.push({ rule, owner, parsed: owner && owner.key === null ? null : parsed, source: rule.source, fallbackPath, order: rules.length });
+  };
+  for (const owner of users) {
+    owner.user.devices.forEach((device, j) => devices.push({ device, owner, source: device.source, fallbackPath: `${owner.fallbackPath}.devices[${j}]` }));
+    owner.user.rules.forEach((rule, j) => addRule(rule, owner, `${owner.fallbackPath}.rules[${j}]`));
+  }
+  state.rules.forEach((rule, i) => addRule(rule, null, `rules[${i}]`));
+
+  for (const entry of users) checkUser(entry, into);
+  for (const entry of devices) checkDevice(entry, into);
+  for (const entry of rules) checkRule(entry, into);
+
+  reportDuplicates(
+    users,
+    (u) => u.key,
+    (u, first) => report(u, 'email', `${Messages.taken}: ${u.key} is also declared at ${whereIs(first, 'email')} (emails are compared case-insensitively)`),
+    into,
+  );
+
+  reportDuplicates(
+    devices,
+    (d) => (d.owner.key !== null && typeof d.device.name === 'string' && d.device.name.trim() !== '' ? deviceKey(d.owner.key, d.device.name) : null),
+    (d, first) => report(d, 'name', `${Messages.taken}: ${d.owner.key} already has a device named "${d.device.name.trim()}" at ${whereIs(first, 'name')}`),
+    into,
+  );
+
+  for (const owner of users) {
+    if (owner.user.devices.length <= DEFAULT_MAX_DEVICES_PER_USER) continue;
+    const firstOver = devices.filter((d) => d.owner === owner)[DEFAULT_MAX_DEVICES_PER_USER]!;
+    into.push(
+      report(
+        firstOver,
+        undefined,
+        `${Messages.deviceLimit} (${owner.key ?? owner.user.email} declares ${owner.user.devices.length} devices; the server allows ${DEFAULT_MAX_DEVICES_PER_USER} per user unless its limit was raised)`,
+      ),
+    );
+  }
+
+  reportDuplicates(
+    devices,
+    (d) => (typeof d.device.fields.public_key === 'string' ? d.device.fields.public_key.trim() : null),
+    (d, first) => report(d, 'public_key', `${Messages.taken}: the same public key is declared for ${first.owner.key ?? first.owner.user.email}/${first.device.name} at ${whereIs(first, 'public_key')}; each device needs its own key`),
+    into,
+  );
+  for (const family of ['ipv4', 'ipv6'] as const) {
+    reportDuplicates(
+      devices,
+      (d) => parseIpAddress(d.device.fields[family])?.text ?? null,
+      (d, first) => report(d, family, `${Messages.taken}: ${first.owner.key ?? first.owner.user.email}/${first.device.name} pins the same address at ${whereIs(first, family)}`),
+      into,
+    );
+  }
+
+  reportDuplicates(
+    rules,
+    (r) => (r.parsed ? ruleKeyOf(r) : null),
+    (r, first) => report(r, undefined, `the same rule (${describeRule(r.rule)}${r.owner ? ` of ${r.owner.key}` : ''}) is also declared at ${whereIs(first)}`),
+    into,
+  );
+  checkRuleOverlaps(rules, into);
+
+  checkScope(state, users, rules, into);
+  checkAbsent(state, users, devices, into);
+  return into;
+}
+
+function checkScope(state: DesiredState, users: UserEntry[], rules: RuleEntry[], into: Diagnostic[]): void {
+  const { manage } = state.settings;
+  const inScope = userScope(manage.users);
+  if (inScope && manage.users) {
+    const scope = describeList(manage.users);
+    for (const u of users) {
+      if (u.key !== null && !inScope(u.key)) {
+        into.push(report(u, 'email', `${u.key} is outside settings.manage.users (${scope}): this repository does not manage it; widen the scope or remove the user`));
+      }
+    }
+    state.absent.users.forEach((a, i) => {
+      const email = checkEmail(a.email);
+      if (email.ok && !inScope(email.email)) {
+        into.push(report({ source: a.source, fallbackPath: `absent.users[${i}]` }, undefined, `${userKey(email.email)} is outside settings.manage.users (${scope}): this repository cannot delete it`));
+      }
+    });
+    state.absent.devices.forEach((a, i) => {
+      const email = checkEmail(a.user);
+      if (email.ok && !inScope(email.email)) {
+        into.push(report({ source: a.source, fallbackPath: `absent.devices[${i}]` }, 'user', `${userKey(email.email)} is outside settings.manage.users (${scope}): this repository cannot delete its devices`));
+      }
+    });
+  }
+  if (manage.rules) {
+    const blocks = manage.rules.map((b) => parseCidrOrAddress(b)).filter((b): b is ParsedCidr => b !== null);
+    const scope = describeList(manage.rules);
+    for (const r of rules) {
+      if (r.owner !== null || !r.parsed) continue;
+      if (!blocks.some((block) => cidrContains(block, r.parsed!.destination))) {
+        into.push(report(r, 'destination', `${r.rule.destination} is outside settings.manage.rules (${scope}): this repository does not manage global rules there; widen the scope or remove the rule`));
+      }
+    }
+  }
+}
+
+function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEntry[], into: Diagnostic[]): void {
+  const declaredUsers = new Map(users.filter((u) => u.key !== null).map((u) => [u.key!, u]));
+  const protectedUsers = new Map<string, number>();
+  state.settings.protect.users.forEach((email, i) => {
+    const checked = checkEmail(email);
+    if (checked.ok) protectedUsers.set(userKey(checked.email), i);
+  });
+  const settings: Declared = { source: state.settings.source, fallbackPath: 'settings' };
+
+  const absentUsers = state.absent.users.map((a, i) => ({ ...a, source: a.source, fallbackPath: `absent.users[${i}]`, key: null as string | null }));
+  for (const a of absentUsers) {
+    const email = checkEmail(a.email);
+    if (!email.ok) {
+      into.push(report(a, undefined, email.message));
+      continue;
+    }
+    a.key = userKey(email.email);
+    const declared = declaredUsers.get(a.key);
+    if (declared) into.push(report(a, undefined, `${a.key} is declared at ${whereIs(declared, 'email')} and listed as absent; keep one of the two`));
+    const protectedAt = protectedUsers.get(a.key);
+    if (protectedAt !== undefined) {
+      into.push(report(a, undefined, `${a.key} is protected (settings.protect.users at ${whereIs(settings, `protect.users[${protectedAt}]`)}) and cannot be deleted; remove it from one of the two`));
+    }
+  }
+  reportDuplicates(absentUsers, (a) => a.key, (a, first) => report(a, undefined, `${a.key} is already listed as absent at ${whereIs(first)}`), into);
+
+  const declaredDevices = new Map(devices.filter((d) => d.owner.key !== null).map((d) => [deviceKey(d.owner.key!, d.device.name ?? ''), d]));
+  const absentDevices = state.absent.devices.map((a, i) => ({ ...a, source: a.source, fallbackPath: `absent.devices[${i}]`, key: null as string | null }));
+  for (const a of absentDevices) {
+    const email = checkEmail(a.user);
+    const name = checkDeviceName(a.name);
+    if (!email.ok) into.push(report(a, 'user', email.message));
+    if (typeof name !== 'string') into.push(report(a, 'name', name.message));
+    if (!email.ok || typeof name !== 'string') continue;
+    a.key = deviceKey(email.email, name);
+    const declared = declaredDevices.get(a.key);
+    if (declared) into.push(report(a, undefined, `device "${name}" of ${userKey(email.email)} is declared at ${whereIs(declared, 'name')} and listed as absent; keep one of the two`));
+  }
+  reportDuplicates(absentDevices, (a) => a.key, (a, first) => report(a, undefined, `this device is already listed as absent at ${whereIs(first)}`), into);
+}

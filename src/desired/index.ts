@@ -1,0 +1,114 @@
+/**
+ * The desired state: loaded from YAML files (one file, or a folder of *.yaml/*.yml files merged)
+ * or from a synthesized CDKTF stack, then checked with the server's own rules. Every problem of
+ * one run is reported together, each at the file, line and column of the value at fault.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join, relative, resolve } from 'node:path';
+import type { DesiredState } from '../model/state.js';
+import { checkDesiredState } from './check.js';
+import { loadCdktfStack } from './cdktf.js';
+import { readDocument, type DocumentDeclarations } from './document.js';
+import { mergeDeclarations } from './merge.js';
+import { checkSchema } from './schema.js';
+import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
+import { parseYamlFile } from './yaml.js';
+
+export { checkDesiredState } from './check.js';
+export { resolveSecret, SecretResolutionError } from './secrets.js';
+export { applyUseDefaultShorthand } from './shorthand.js';
+export { formatDiagnostic, type Diagnostic, type LoadOptions, type LoadResult } from './types.js';
+
+const CDKTF_STACK_FILE = 'cdk.tf.json';
+const YAML_FILE = /\.ya?ml$/i;
+
+/** A path as shown to people: relative to the current directory. */
+export function displayPath(path: string): string {
+  return relative(process.cwd(), resolve(path)) || '.';
+}
+
+/**
+ * Puts diagnostics in reading order: by file (in the order the files were read), then line and
+ * column; problems that concern no file first.
+ */
+export function sortDiagnostics(diagnostics: Diagnostic[], files: string[]): Diagnostic[] {
+  const rank = (d: Diagnostic): number => (d.file === undefined ? -1 : files.includes(d.file) ? files.indexOf(d.file) : files.length);
+  return diagnostics
+    .map((d, i) => ({ d, i }))
+    .sort((a, b) => rank(a.d) - rank(b.d) || (a.d.line ?? 0) - (b.d.line ?? 0) || (a.d.column ?? 0) - (b.d.column ?? 0) || a.i - b.i)
+    .map(({ d }) => d);
+}
+
+async function yamlFilesOf(path: string): Promise<{ files: string[] } | { cdktf: true } | { diagnostic: Diagnostic }> {
+  let isFolder: boolean;
+  try {
+    isFolder = (await stat(path)).isDirectory();
+  } catch {
+    return { diagnostic: { file: displayPath(path), message: 'no such file or folder' } };
+  }
+  if (!isFolder) return basename(path) === CDKTF_STACK_FILE ? { cdktf: true } : { files: [path] };
+  const entries = await readdir(path, { withFileTypes: true });
+  if (entries.some((e) => e.name === CDKTF_STACK_FILE)) return { cdktf: true };
+  // Dot files are editor and tool leftovers; subfolders hold other things (secrets, other teams).
+  const names = entries.filter((e) => !e.isDirectory() && YAML_FILE.test(e.name) && !e.name.startsWith('.')).map((e) => e.name).sort();
+  if (names.length === 0) {
+    return { diagnostic: { file: displayPath(path), message: 'no *.yaml or *.yml file in this folder (subfolders are not read)' } };
+  }
+  return { files: names.map((name) => join(path, name)) };
+}
+
+async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<LoadResult> {
+  const env = options.env ?? process.env;
+  const files = paths.map(displayPath);
+  const diagnostics: Diagnostic[] = [];
+  const documents: DocumentDeclarations[] = [];
+  for (const [i, path] of paths.entries()) {
+    const file = files[i]!;
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      diagnostics.push({ file, message: `cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}` });
+      continue;
+    }
+    const parsed = parseYamlFile(text, file);
+    diagnostics.push(...parsed.diagnostics);
+    if (parsed.documents.length === 0 && parsed.diagnostics.length === 0) {
+      diagnostics.push({ file, line: 1, column: 1, message: 'the file is empty; a desired-state file starts with `version: 1`' });
+    }
+    for (const document of parsed.documents) {
+      const schema = checkSchema(document);
+      // A document of another version or shape is not read further: its other errors would be noise.
+      if (schema.faulty.has('') || schema.faulty.has('version')) {
+        diagnostics.push(...schema.diagnostics.filter((d) => d.path === undefined || d.path === 'version'));
+        continue;
+      }
+      diagnostics.push(...schema.diagnostics);
+      const declarations = readDocument(document, schema, env);
+      diagnostics.push(...declarations.diagnostics);
+      documents.push(declarations);
+    }
+  }
+  const merged = mergeDeclarations(documents, files);
+  diagnostics.push(...merged.diagnostics, ...checkDesiredState(merged.state));
+  if (diagnostics.length > 0) return { ok: false, diagnostics: sortDiagnostics(diagnostics, files) };
+  return { ok: true, state: merged.state };
+}
+
+/**
+ * Loads the desired state at `path`: a `cdk.tf.json` file or a folder holding one goes to the
+ * CDKTF loader; anything else is YAML (a file, or a folder of *.yaml/*.yml files).
+ */
+export async function loadDesiredState(path: string, options: LoadOptions = {}): Promise<LoadResult> {
+  const target = await yamlFilesOf(path);
+  if ('diagnostic' in target) return { ok: false, diagnostics: [target.diagnostic] };
+  if ('cdktf' in target) return loadCdktfStack(path, options);
+  return loadYamlFiles(target.files, options);
+}
+
+/** Counts for a one-line summary. */
+export function countDeclarations(state: DesiredState): { users: number; devices: number; rules: number } {
+  const devices = state.users.reduce((n, u) => n + u.devices.length, 0);
+  const rules = state.users.reduce((n, u) => n + u.rules.length, state.rules.length);
+  return { users: state.users.length, devices, rules };
+}

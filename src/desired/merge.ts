@@ -1,0 +1,40 @@
+/**
+ * Merging the documents of a folder into one DesiredState. Users, rules and absent entries are
+ * concatenated in file order (checkDesiredState reports anything declared twice, naming both
+ * places). Settings are repository-wide: they may be declared in one document only, or repeated
+ * identically; two different `settings` blocks are an error, because which one wins would be a
+ * guess and a reader of either file would be misled.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { defaultSettings, type DesiredState } from '../model/state.js';
+import type { DocumentDeclarations } from './document.js';
+import type { Diagnostic } from './types.js';
+
+export function mergeDeclarations(documents: DocumentDeclarations[], sources: string[]): { state: DesiredState; diagnostics: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
+  const state: DesiredState = { settings: defaultSettings(), users: [], rules: [], absent: { users: [], devices: [] }, sources };
+  let settingsFrom: DocumentDeclarations['settings'];
+  for (const document of documents) {
+    if (document.settings) {
+      if (!settingsFrom) {
+        settingsFrom = document.settings;
+        state.settings = document.settings.value;
+      } else if (!isDeepStrictEqual(settingsFrom.raw, document.settings.raw)) {
+        const first = settingsFrom.source;
+        const here = document.settings.source;
+        diagnostics.push({
+          file: here.file,
+          line: here.line,
+          column: here.column,
+          path: 'settings',
+          message: `settings are repository-wide and already declared differently at ${first.file}:${first.line}:${first.column}; declare them in one file`,
+        });
+      }
+    }
+    state.users.push(...document.users);
+    state.rules.push(...document.rules);
+    state.absent.users.push(...document.absentUsers);
+    state.absent.devices.push(...document.absentDevices);
+  }
+  return { state, diagnostics };
+}
