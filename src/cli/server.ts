@@ -1,13 +1,117 @@
-import type { Command } from 'commander';
-import { action, CliError } from './exit.js';
+/**
+ * `netform server ...`: administration on the server machine, straight on the database file,
+ * no token needed: API tokens (the only way to get one) and the server defaults.
+ */
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { AdminError, issueToken, listTokens, revokeToken, setServerDefault, showDefaults, DEFAULT_KEYS } from '../../server/index.js';
+import { action, CliError, ExitCode } from './exit.js';
+import { dbOption } from './serve.js';
 
-// Placeholder until the issue that owns `netform server` lands: it refuses clearly.
+function parseDays(text: string): number {
+  if (!/^\d+$/.test(text.trim())) throw new InvalidArgumentError('expected a whole number of days from 1 to 90');
+  return Number(text);
+}
+
+/** Administration failures are expected: their message alone, no stack. */
+async function admin<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof AdminError) throw new CliError(error.message);
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_CANTOPEN') throw new CliError('cannot open the database file (check --db / NETFORM_DB)');
+    throw error;
+  }
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+function formatValue(value: unknown): string {
+  return Array.isArray(value) ? value.join(', ') : String(value);
+}
+
 export function registerServer(program: Command): void {
-  program
+  const server = program
     .command('server')
-    .description('(not available yet)')
-    .allowUnknownOption()
-    .action(action(async () => {
-      throw new CliError('netform server is not available in this build yet');
-    }));
+    .description('Administer the bundled server on its machine: API tokens and server defaults.');
+
+  const token = server.command('token').description('Issue, list and revoke API tokens.');
+
+  token
+    .command('create')
+    .description('Issue an API token for an admin (made an admin when no user has the email yet); prints only the token on stdout.')
+    .requiredOption('--email <email>', 'email of the admin')
+    .addOption(new Option('--days <n>', 'days until the token expires, 1 to 90').default(30).argParser(parseDays))
+    .addOption(dbOption())
+    .action(
+      action(async (options: { email: string; days: number; db: string }) => {
+        const issued = await admin(() => issueToken({ dbPath: options.db, email: options.email, days: options.days }));
+        if (issued.userCreated) process.stderr.write(`created admin ${options.email.trim()}\n`);
+        process.stderr.write(`token ${issued.id} expires ${issued.expiresAt}; this is the only time it is shown\n`);
+        process.stdout.write(`${issued.token}\n`);
+        return ExitCode.ok;
+      }),
+    );
+
+  token
+    .command('list')
+    .description('List API tokens (ids, owners, expiry, status; never their values).')
+    .option('--json', 'print JSON')
+    .addOption(dbOption())
+    .action(
+      action(async (options: { db: string; json?: boolean }) => {
+        const tokens = await admin(() => listTokens({ dbPath: options.db }));
+        if (options.json) process.stdout.write(`${JSON.stringify(tokens, null, 2)}\n`);
+        else if (tokens.length === 0) process.stdout.write('no tokens\n');
+        else process.stdout.write(table([['ID', 'EMAIL', 'CREATED', 'EXPIRES', 'STATUS'], ...tokens.map((t) => [t.id, t.email, t.created, t.expires, t.status])]));
+        return ExitCode.ok;
+      }),
+    );
+
+  token
+    .command('revoke')
+    .description('Revoke an API token by its id (see token list).')
+    .argument('<id>', 'token id')
+    .addOption(dbOption())
+    .action(
+      action(async (id: string, options: { db: string }) => {
+        const result = await admin(() => revokeToken({ dbPath: options.db, id }));
+        process.stderr.write(result.alreadyRevoked ? `token ${id} was already revoked\n` : `revoked token ${id}\n`);
+        return ExitCode.ok;
+      }),
+    );
+
+  const defaults = server.command('defaults').description('Show and change the server defaults (device defaults, tunnel networks, device limit).');
+
+  defaults
+    .command('show')
+    .description('Print the server defaults.')
+    .option('--json', 'print JSON')
+    .addOption(dbOption())
+    .action(
+      action(async (options: { db: string; json?: boolean }) => {
+        const values = await admin(() => showDefaults({ dbPath: options.db }));
+        if (options.json) process.stdout.write(`${JSON.stringify(values, null, 2)}\n`);
+        else process.stdout.write(table(Object.entries(values).map(([k, v]) => [k, formatValue(v)])));
+        return ExitCode.ok;
+      }),
+    );
+
+  defaults
+    .command('set')
+    .description(`Change one server default. Keys: ${DEFAULT_KEYS.join(', ')}. Lists are comma-separated.`)
+    .argument('<key>', 'setting name')
+    .argument('<value>', 'new value')
+    .addOption(dbOption())
+    .action(
+      action(async (key: string, value: string, options: { db: string }) => {
+        const result = await admin(() => setServerDefault({ dbPath: options.db, key, value }));
+        process.stderr.write(`${key} = ${formatValue(result.value)}\n`);
+        for (const note of result.notes) process.stderr.write(`${note}\n`);
+        return ExitCode.ok;
+      }),
+    );
 }

@@ -1,0 +1,110 @@
+/**
+ * Builds the Fastify instance of the /v0 server from its options: the store, limits, logging.
+ * Everything answers JSON: successes in the contract's envelope, failures with the bodies of
+ * spec section 2, and never a stack trace.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Writable } from 'node:stream';
+import { bearerAuth } from './auth.js';
+import { createClock, type Clock } from './clock.js';
+import { BadRequestError, NotFoundError, ValidationError } from './errors.js';
+import { v0Routes } from './routes/index.js';
+import type { ServiceContext } from './services/context.js';
+import type { Store } from './store/index.js';
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface AppOptions {
+  store: Store;
+  clock?: Clock;
+  /** Request logs (pino, JSON lines); off when false or omitted. */
+  logger?: boolean | { level?: LogLevel; stream?: Pick<Writable, 'write'> };
+  /** Largest request body in bytes; larger ones get 413. Default 1 MiB. */
+  bodyLimit?: number;
+  /** Emulate upstream 0.7.26+, where device updates change only name and description. */
+  legacyDeviceUpdates?: boolean;
+}
+
+/**
+ * What must never reach a log line. Fastify's request serializer already leaves out headers and
+ * bodies; these paths keep them out should anything log a request or body object directly.
+ */
+export const REDACTED_LOG_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  'req.body',
+  'body',
+  'password',
+  'password_confirmation',
+  'preshared_key',
+  '*.password',
+  '*.password_confirmation',
+  '*.preshared_key',
+  'token',
+];
+
+function loggerOptions(logger: AppOptions['logger']): FastifyServerOptions['logger'] {
+  if (!logger) return false;
+  const settings = logger === true ? {} : logger;
+  return {
+    level: settings.level ?? 'info',
+    stream: settings.stream ?? process.stderr,
+    redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+  } as FastifyServerOptions['logger'];
+}
+
+const BAD_REQUEST = { error: 'Bad Request' };
+const NOT_FOUND = { error: 'not_found' };
+const TOO_LARGE = { error: 'Payload Too Large' };
+const INTERNAL = { error: 'Internal Server Error' };
+
+function isClientError(error: FastifyError): boolean {
+  return typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500;
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const app = Fastify({
+    logger: loggerOptions(options.logger),
+    bodyLimit,
+    exposeHeadRoutes: false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+  });
+  const ctx: ServiceContext = {
+    store: options.store,
+    clock: options.clock ?? createClock(),
+    legacyDeviceUpdates: options.legacyDeviceUpdates ?? false,
+  };
+
+  // JSON whatever the Content-Type says (clients that send none still work); an empty body is
+  // no body, so DELETE with a JSON content type and nothing in it is fine.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (request, body, done) => {
+    if (typeof body !== 'string' || body.trim() === '') return done(null, undefined);
+    parseJson(request, body, done);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ValidationError) return reply.code(422).send({ errors: error.errors });
+    if (error instanceof NotFoundError) return reply.code(404).send(NOT_FOUND);
+    if (error instanceof BadRequestError) return reply.code(400).send(BAD_REQUEST);
+    if (error.statusCode === 413) return reply.code(413).send(TOO_LARGE);
+    // Malformed JSON, bad encodings, bad URLs: the client's fault, said without details, since
+    // parser messages quote the body (which may hold a password).
+    if (isClientError(error) || error instanceof SyntaxError) return reply.code(400).send(BAD_REQUEST);
+    request.log.error({ err: { type: error.name, message: error.message, stack: error.stack } }, 'request failed');
+    return reply.code(500).send(INTERNAL);
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send(NOT_FOUND));
+
+  await app.register(bearerAuth, { ctx });
+  v0Routes(app, ctx);
+  return app;
+}
+
+export type { FastifyBaseLogger };

@@ -1,0 +1,179 @@
+/**
+ * Devices (spec section 5): field rules from the model, then what needs the database: the
+ * owner, unique names per user, unique public keys, tunnel addresses, the device limit. Updates
+ * check the merged stored-and-patched device.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  DEFAULTABLE_DEVICE_FIELDS,
+  Messages,
+  addError,
+  checkDeviceInput,
+  hasErrors,
+  isBlank,
+  isUuid,
+  type ApiDevice,
+  type DeviceInput,
+  type FieldErrors,
+  type RawInput,
+} from '../../src/model/index.js';
+import { nowTimestamp, timestampAfter } from '../clock.js';
+import { generatePresharedKey } from '../crypto.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import type { DevicePatch, DeviceRow, StoreWriter } from '../store/index.js';
+import { allocateAddress, checkRequestedAddress, forgetAddresses } from './allocation.js';
+import type { ServiceContext } from './context.js';
+import { generateDeviceName } from './names.js';
+import { readSettings, tunnelNetwork, type ServerSettings } from './settings.js';
+import { deviceView } from './views.js';
+
+/** The fields upstream 0.7.26+ still lets an update change. */
+const LEGACY_UPDATABLE_FIELDS = ['name', 'description'] as const;
+
+function isEmptyValue(value: unknown): boolean {
+  return isBlank(value) || (Array.isArray(value) && value.length === 0);
+}
+
+function checkedInput(body: RawInput, mode: 'create' | 'update'): { input: DeviceInput; errors: FieldErrors } {
+  const checked = checkDeviceInput(body, mode);
+  return checked.ok ? { input: checked.value, errors: {} } : { input: checked.partial ?? {}, errors: { ...checked.errors } };
+}
+
+export async function listDevices(ctx: ServiceContext): Promise<ApiDevice[]> {
+  const settings = await readSettings(ctx.store);
+  return (await ctx.store.listDevices()).map((d) => deviceView(d, settings));
+}
+
+export async function showDevice(ctx: ServiceContext, id: string): Promise<ApiDevice> {
+  const device = isUuid(id) ? await ctx.store.getDevice(id.toLowerCase()) : null;
+  if (!device) throw new NotFoundError();
+  return deviceView(device, await readSettings(ctx.store));
+}
+
+async function checkAddresses(
+  tx: StoreWriter,
+  settings: ServerSettings,
+  input: Pick<DeviceInput, 'ipv4' | 'ipv6'>,
+  errors: FieldErrors,
+  existing?: DeviceRow,
+): Promise<void> {
+  for (const family of [4, 6] as const) {
+    const field = family === 4 ? 'ipv4' : 'ipv6';
+    const address = input[field];
+    if (address === undefined || address === null || address === existing?.[field]) continue;
+    const problem = await checkRequestedAddress(tx, family, address, tunnelNetwork(settings.defaults, family), existing?.id);
+    if (problem !== null) addError(errors, field, problem);
+  }
+}
+
+export async function createDevice(ctx: ServiceContext, body: RawInput): Promise<ApiDevice> {
+  const { input, errors } = checkedInput(body, 'create');
+  return ctx.store.transaction(async (tx) => {
+    const settings = await readSettings(tx);
+    const owner = input.user_id !== undefined && isUuid(input.user_id) ? await tx.getUser(input.user_id.toLowerCase()) : null;
+    if (input.user_id !== undefined && !owner) addError(errors, 'user_id', Messages.doesNotExist);
+
+    if (owner && input.name !== undefined && (await tx.findDeviceByName(owner.id, input.name))) addError(errors, 'name', Messages.taken);
+    if (input.public_key !== undefined && (await tx.findDeviceByPublicKey(input.public_key))) addError(errors, 'public_key', Messages.taken);
+    await checkAddresses(tx, settings, input, errors);
+    if (owner && (await tx.countDevicesOfUser(owner.id)) >= settings.defaults.max_devices_per_user) {
+      addError(errors, 'base', Messages.deviceLimit);
+    }
+
+    const addresses: { ipv4: string | null; ipv6: string | null } = { ipv4: input.ipv4 ?? null, ipv6: input.ipv6 ?? null };
+    for (const family of [4, 6] as const) {
+      const field = family === 4 ? 'ipv4' : 'ipv6';
+      if (addresses[field] !== null || errors[field]) continue;
+      const allocation = await allocateAddress(tx, family, tunnelNetwork(settings.defaults, family));
+      if (allocation.ok) addresses[field] = allocation.address;
+      else addError(errors, 'base', allocation.message);
+    }
+    if (hasErrors(errors) || !owner) throw new ValidationError(errors);
+
+    const name = input.name ?? (await generateDeviceName(async (n) => (await tx.findDeviceByName(owner.id, n)) !== null));
+    const now = nowTimestamp(ctx.clock);
+    const row: DeviceRow = {
+      id: randomUUID(),
+      user_id: owner.id,
+      name,
+      description: input.description ?? null,
+      public_key: input.public_key!,
+      preshared_key: input.preshared_key ?? generatePresharedKey(),
+      ipv4: addresses.ipv4,
+      ipv6: addresses.ipv6,
+      allowed_ips: input.allowed_ips ?? null,
+      dns: input.dns ?? null,
+      endpoint: input.endpoint ?? null,
+      mtu: input.mtu ?? null,
+      persistent_keepalive: input.persistent_keepalive ?? null,
+      use_default_allowed_ips: input.use_default_allowed_ips ?? true,
+      use_default_dns: input.use_default_dns ?? true,
+      use_default_endpoint: input.use_default_endpoint ?? true,
+      use_default_mtu: input.use_default_mtu ?? true,
+      use_default_persistent_keepalive: input.use_default_persistent_keepalive ?? true,
+      remote_ip: null,
+      latest_handshake: null,
+      rx_bytes: null,
+      tx_bytes: null,
+      inserted_at: now,
+      updated_at: now,
+    };
+    // A field governed by its default keeps no value of its own.
+    for (const field of DEFAULTABLE_DEVICE_FIELDS) if (row[`use_default_${field}`] && isEmptyValue(row[field])) row[field] = null;
+    await tx.insertDevice(row);
+    return deviceView(row, settings);
+  });
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+export async function updateDevice(ctx: ServiceContext, id: string, body: RawInput): Promise<ApiDevice> {
+  const source: RawInput = ctx.legacyDeviceUpdates
+    ? Object.fromEntries(LEGACY_UPDATABLE_FIELDS.filter((k) => k in body).map((k) => [k, body[k]]))
+    : body;
+  const { input, errors } = checkedInput(source, 'update');
+  return ctx.store.transaction(async (tx) => {
+    const device = isUuid(id) ? await tx.getDevice(id.toLowerCase()) : null;
+    if (!device) throw new NotFoundError();
+    const settings = await readSettings(tx);
+
+    const patch: DevicePatch = {};
+    for (const [key, value] of Object.entries(input)) {
+      if (key === 'user_id' || value === undefined) continue;
+      if (!sameValue(value, device[key as keyof DeviceRow])) (patch as Record<string, unknown>)[key] = value;
+    }
+    if (patch.name !== undefined && (await tx.findDeviceByName(device.user_id, patch.name))) addError(errors, 'name', Messages.taken);
+    if (patch.public_key !== undefined && (await tx.findDeviceByPublicKey(patch.public_key))) addError(errors, 'public_key', Messages.taken);
+    await checkAddresses(tx, settings, patch, errors, device);
+
+    // Whole-device rules, on the stored device with the patch applied.
+    const merged = { ...device, ...patch };
+    for (const field of DEFAULTABLE_DEVICE_FIELDS) {
+      const flag = `use_default_${field}` as const;
+      if (!merged[flag]) continue;
+      if (field in source && !isEmptyValue(source[field])) addError(errors, field, Messages.mustNotBePresent);
+      // Turning the default on drops the device's own value, which would otherwise linger unseen.
+      else if (merged[field] !== null) (patch as Record<string, unknown>)[field] = merged[field] = null;
+    }
+    if (!merged.use_default_endpoint && isBlank(merged.endpoint)) addError(errors, 'endpoint', Messages.blank);
+    if (hasErrors(errors)) throw new ValidationError(errors);
+
+    if (Object.keys(patch).length === 0) return deviceView(device, settings);
+    patch.updated_at = timestampAfter(ctx.clock, device.updated_at);
+    await tx.updateDevice(device.id, patch);
+    const moved = (['ipv4', 'ipv6'] as const).filter((f) => patch[f] !== undefined);
+    if (moved.length > 0) await forgetAddresses(tx, [{ ipv4: patch.ipv4 !== undefined ? device.ipv4 : null, ipv6: patch.ipv6 !== undefined ? device.ipv6 : null }]);
+    return deviceView({ ...device, ...patch }, settings);
+  });
+}
+
+export async function deleteDevice(ctx: ServiceContext, id: string): Promise<void> {
+  await ctx.store.transaction(async (tx) => {
+    const device = isUuid(id) ? await tx.getDevice(id.toLowerCase()) : null;
+    if (!device) throw new NotFoundError();
+    await tx.deleteDevice(device.id);
+    await forgetAddresses(tx, [device]);
+  });
+}

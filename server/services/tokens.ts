@@ -1,0 +1,130 @@
+/**
+ * API tokens (spec section 3): issued and revoked on the server machine only, stored as a
+ * SHA-256 hash, accepted only while their owner is an admin that is not disabled.
+ */
+import { randomUUID } from 'node:crypto';
+import { Messages, checkEmail } from '../../src/model/index.js';
+import { formatTimestamp, nowTimestamp, type Clock } from '../clock.js';
+import { digestsEqual, generateApiToken, hashApiToken, isApiTokenShape } from '../crypto.js';
+import { AdminError } from '../errors.js';
+import type { Store, StoreReader, TokenListing, UserRow } from '../store/index.js';
+
+export const TOKEN_DAYS = { min: 1, max: 90, default: 30 } as const;
+export const MAX_LIVE_TOKENS_PER_USER = 25;
+const MICROS_PER_DAY = 86_400n * 1_000_000n;
+
+export type Authentication =
+  | { ok: true; actor: UserRow; tokenId: string }
+  | { ok: false; body: Record<string, unknown> };
+
+const UNAUTHENTICATED = { errors: { auth: 'unauthenticated' } };
+const INVALID_TOKEN = { errors: { auth: 'invalid_token' } };
+const NO_RESOURCE = { errors: { auth: 'no_resource_found' } };
+const UNAUTHORIZED = { error: 'Unauthorized' };
+
+/** Checks an Authorization header value. Every failure is a 401 with the body of spec section 2. */
+export async function authenticate(store: StoreReader, clock: Clock, header: string | undefined): Promise<Authentication> {
+  const match = header === undefined ? null : /^\s*bearer(?:\s+(.*?))?\s*$/i.exec(header);
+  if (!match) return { ok: false, body: UNAUTHENTICATED };
+  const token = match[1] ?? '';
+  if (!isApiTokenShape(token)) return { ok: false, body: INVALID_TOKEN };
+  const hash = hashApiToken(token);
+  const found = await store.findTokenByHash(hash);
+  // The lookup is by digest, which tells an attacker nothing; the final comparison is constant-time.
+  if (!found || !digestsEqual(found.token.token_hash, hash)) return { ok: false, body: NO_RESOURCE };
+  const now = nowTimestamp(clock);
+  if (found.token.revoked_at !== null || found.token.expires_at <= now) return { ok: false, body: NO_RESOURCE };
+  if (found.owner.role !== 'admin' || found.owner.disabled_at !== null) return { ok: false, body: UNAUTHORIZED };
+  return { ok: true, actor: found.owner, tokenId: found.token.id };
+}
+
+export interface IssuedToken {
+  token: string;
+  id: string;
+  expiresAt: string;
+  userCreated: boolean;
+  email: string;
+}
+
+export function checkTokenDays(days: unknown): number {
+  const n = typeof days === 'string' && /^\d+$/.test(days.trim()) ? Number(days) : days;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < TOKEN_DAYS.min || n > TOKEN_DAYS.max) {
+    throw new AdminError(`--days must be a whole number from ${TOKEN_DAYS.min} to ${TOKEN_DAYS.max}`);
+  }
+  return n;
+}
+
+/**
+ * Issues a token for the admin with this email, creating the admin when no user has the email
+ * (so the first admin can be made on an empty database). An existing user must be an admin and
+ * not disabled.
+ */
+export async function issueApiToken(store: Store, clock: Clock, email: string, days: number = TOKEN_DAYS.default): Promise<IssuedToken> {
+  const checked = checkEmail(email);
+  if (!checked.ok) throw new AdminError(`--email ${JSON.stringify(email)} ${checked.message}`);
+  const validDays = checkTokenDays(days);
+  const token = generateApiToken();
+  return store.transaction(async (tx) => {
+    let owner = await tx.findUserByEmail(checked.email);
+    let userCreated = false;
+    const now = clock.nowMicros();
+    const nowText = formatTimestamp(now);
+    if (!owner) {
+      owner = {
+        id: randomUUID(),
+        email: checked.email,
+        role: 'admin',
+        password_hash: null,
+        last_signed_in_at: null,
+        last_signed_in_method: null,
+        disabled_at: null,
+        inserted_at: nowText,
+        updated_at: nowText,
+      };
+      await tx.insertUser(owner);
+      userCreated = true;
+    } else if (owner.role !== 'admin') {
+      throw new AdminError(`${owner.email} is an unprivileged user; only admins get API tokens (make them an admin through /v0 first)`);
+    } else if (owner.disabled_at !== null) {
+      throw new AdminError(`${owner.email} is disabled; a disabled admin cannot get API tokens`);
+    }
+    if ((await tx.countLiveTokens(owner.id, nowText)) >= MAX_LIVE_TOKENS_PER_USER) {
+      throw new AdminError(`${owner.email}: ${Messages.tokenLimit(MAX_LIVE_TOKENS_PER_USER)}; revoke one first (netform server token list / revoke)`);
+    }
+    const id = randomUUID();
+    const expiresAt = formatTimestamp(now + BigInt(validDays) * MICROS_PER_DAY);
+    await tx.insertToken({ id, user_id: owner.id, token_hash: hashApiToken(token), inserted_at: nowText, expires_at: expiresAt, revoked_at: null });
+    return { token, id, expiresAt, userCreated, email: owner.email };
+  });
+}
+
+export type TokenStatus = 'live' | 'revoked' | 'expired';
+
+export interface TokenSummary {
+  id: string;
+  email: string;
+  created: string;
+  expires: string;
+  status: TokenStatus;
+}
+
+export async function listApiTokens(store: StoreReader, clock: Clock): Promise<TokenSummary[]> {
+  const now = nowTimestamp(clock);
+  return (await store.listTokens()).map((t: TokenListing) => ({
+    id: t.id,
+    email: t.email,
+    created: t.inserted_at,
+    expires: t.expires_at,
+    status: t.revoked_at !== null ? 'revoked' : t.expires_at <= now ? 'expired' : 'live',
+  }));
+}
+
+export async function revokeApiToken(store: Store, clock: Clock, id: string): Promise<{ alreadyRevoked: boolean }> {
+  return store.transaction(async (tx) => {
+    const token = await tx.getToken(id.trim());
+    if (!token) throw new AdminError(`no token with id ${JSON.stringify(id)} (see netform server token list)`);
+    if (token.revoked_at !== null) return { alreadyRevoked: true };
+    await tx.revokeToken(token.id, nowTimestamp(clock));
+    return { alreadyRevoked: false };
+  });
+}

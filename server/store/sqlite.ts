@@ -1,0 +1,459 @@
+/**
+ * The embedded SQLite store (better-sqlite3). Two connections to one file in WAL mode: a writer
+ * used only inside `transaction` (BEGIN IMMEDIATE, one transaction at a time) and a reader for
+ * everything else, which therefore never sees a write that has not committed.
+ *
+ * `synchronous = FULL`: in WAL mode NORMAL may lose the last commits on power loss, and the
+ * contract says a crash loses no acknowledged write.
+ */
+import Database from 'better-sqlite3';
+import { addressSortKey, parseCidrOrAddress, parseIpAddress, parsePortRange, type IpFamily } from '../../src/model/index.js';
+import { migrate } from './migrations.js';
+import type {
+  AllocationHint,
+  DevicePatch,
+  DeviceRow,
+  RuleIntersectionQuery,
+  RulePatch,
+  RuleRow,
+  Store,
+  StoreWriter,
+  TokenListing,
+  TokenRow,
+  TokenWithOwner,
+  UserPatch,
+  UserRow,
+} from './types.js';
+
+export interface SqliteStoreOptions {
+  /** How long a connection waits for another process's write lock, in ms. */
+  busyTimeoutMs?: number;
+  now?: () => string;
+}
+
+const USER_COLUMNS = 'id, email, role, password_hash, last_signed_in_at, last_signed_in_method, disabled_at, inserted_at, updated_at';
+const DEVICE_COLUMNS =
+  'id, user_id, name, description, public_key, preshared_key, ipv4, ipv6, allowed_ips, dns, endpoint, mtu, persistent_keepalive, ' +
+  'use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, use_default_persistent_keepalive, ' +
+  'remote_ip, latest_handshake, rx_bytes, tx_bytes, inserted_at, updated_at';
+const RULE_COLUMNS = 'id, action, destination, port_type, port_range, user_id, inserted_at, updated_at';
+const TOKEN_COLUMNS = 'id, user_id, token_hash, inserted_at, expires_at, revoked_at';
+const BOOLEAN_DEVICE_COLUMNS = new Set([
+  'use_default_allowed_ips', 'use_default_dns', 'use_default_endpoint', 'use_default_mtu', 'use_default_persistent_keepalive',
+]);
+const JSON_DEVICE_COLUMNS = new Set(['allowed_ips', 'dns']);
+
+type SqlRow = Record<string, unknown>;
+
+function keyOf(family: IpFamily, value: bigint): string {
+  return addressSortKey(family, value);
+}
+
+function valueOfKey(key: string): bigint {
+  return BigInt(`0x${key}`);
+}
+
+function toDevice(row: SqlRow): DeviceRow {
+  const device = { ...row } as Record<string, unknown>;
+  for (const column of BOOLEAN_DEVICE_COLUMNS) device[column] = row[column] === 1;
+  for (const column of JSON_DEVICE_COLUMNS) device[column] = row[column] === null ? null : JSON.parse(row[column] as string);
+  return device as unknown as DeviceRow;
+}
+
+/** Column values of a device for SQL: booleans as 0/1, lists as JSON, addresses with their index keys. */
+function deviceColumns(patch: DevicePatch): SqlRow {
+  const columns: SqlRow = {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (BOOLEAN_DEVICE_COLUMNS.has(key)) columns[key] = value ? 1 : 0;
+    else if (JSON_DEVICE_COLUMNS.has(key)) columns[key] = value === null ? null : JSON.stringify(value);
+    else columns[key] = value;
+  }
+  for (const family of [4, 6] as const) {
+    const column = `ipv${family}` as const;
+    if (!(column in columns)) continue;
+    const text = columns[column] as string | null;
+    const parsed = text === null ? null : parseIpAddress(text);
+    if (text !== null && (!parsed || parsed.family !== family)) throw new Error(`store: ${column} ${text} is not an IPv${family} address`);
+    columns[`${column}_key`] = parsed ? keyOf(family, parsed.value) : null;
+  }
+  return columns;
+}
+
+/** Column values of a rule for SQL, with the derived columns the overlap index needs. */
+function ruleColumns(rule: RuleRow): SqlRow {
+  const block = parseCidrOrAddress(rule.destination);
+  if (!block) throw new Error(`store: rule destination ${rule.destination} is not an address or CIDR block`);
+  let portLow: number | null = null;
+  let portHigh: number | null = null;
+  if (rule.port_range !== null) {
+    const parsed = parsePortRange(rule.port_range);
+    if (!parsed.ok) throw new Error(`store: rule port_range ${rule.port_range} is not a port range`);
+    portLow = parsed.range.low;
+    portHigh = parsed.range.high;
+  }
+  return {
+    ...rule,
+    owner_key: rule.user_id ?? '',
+    family: block.family,
+    start_key: keyOf(block.family, block.start),
+    end_key: keyOf(block.family, block.end),
+    port_group: rule.port_range === null ? '' : (rule.port_type ?? ''),
+    port_low: portLow,
+    port_high: portHigh,
+  };
+}
+
+function familyBits(family: IpFamily): number {
+  return family === 4 ? 32 : 128;
+}
+
+/** Start addresses of every block of prefix 0..prefix that contains the block at `start`. */
+function enclosingStarts(family: IpFamily, start: bigint, prefix: number): string[] {
+  const bits = familyBits(family);
+  const keys = new Set<string>();
+  for (let p = 0; p <= prefix; p++) {
+    const hostMask = (1n << BigInt(bits - p)) - 1n;
+    keys.add(keyOf(family, start & ~hostMask));
+  }
+  return [...keys];
+}
+
+class SqliteQueries implements StoreWriter {
+  readonly #statements = new Map<string, Database.Statement>();
+
+  constructor(readonly db: Database.Database) {}
+
+  #statement(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  #all(sql: string, ...params: unknown[]): SqlRow[] {
+    return this.#statement(sql).all(...params) as SqlRow[];
+  }
+
+  #get(sql: string, ...params: unknown[]): SqlRow | undefined {
+    return this.#statement(sql).get(...params) as SqlRow | undefined;
+  }
+
+  #run(sql: string, ...params: unknown[]): Database.RunResult {
+    return this.#statement(sql).run(...params);
+  }
+
+  #insert(table: string, columns: SqlRow): void {
+    const names = Object.keys(columns);
+    this.#run(`INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`, columns);
+  }
+
+  #update(table: string, id: string, columns: SqlRow): void {
+    const names = Object.keys(columns);
+    if (names.length === 0) return;
+    this.#run(`UPDATE ${table} SET ${names.map((n) => `${n} = @${n}`).join(', ')} WHERE id = @id`, { ...columns, id });
+  }
+
+  // Users
+
+  async listUsers(): Promise<UserRow[]> {
+    return this.#all(`SELECT ${USER_COLUMNS} FROM users ORDER BY inserted_at, id`) as unknown as UserRow[];
+  }
+
+  async getUser(id: string): Promise<UserRow | null> {
+    return (this.#get(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`, id) as unknown as UserRow | undefined) ?? null;
+  }
+
+  async findUserByEmail(email: string): Promise<UserRow | null> {
+    const row = this.#get(`SELECT ${USER_COLUMNS} FROM users WHERE email_key = ?`, email.toLowerCase());
+    return (row as unknown as UserRow | undefined) ?? null;
+  }
+
+  async countActiveAdmins(exceptId?: string): Promise<number> {
+    const row = this.#get(
+      "SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND disabled_at IS NULL AND id <> ?",
+      exceptId ?? '',
+    ) as { n: number };
+    return row.n;
+  }
+
+  async insertUser(row: UserRow): Promise<void> {
+    this.#insert('users', { ...row, email_key: row.email.toLowerCase() });
+  }
+
+  async updateUser(id: string, patch: UserPatch): Promise<void> {
+    const columns: SqlRow = { ...patch };
+    if (patch.email !== undefined) columns.email_key = patch.email.toLowerCase();
+    this.#update('users', id, columns);
+  }
+
+  async deleteUser(id: string): Promise<void> {
+    this.#run('DELETE FROM users WHERE id = ?', id);
+  }
+
+  // Devices
+
+  async listDevices(): Promise<DeviceRow[]> {
+    return this.#all(`SELECT ${DEVICE_COLUMNS} FROM devices ORDER BY inserted_at, id`).map(toDevice);
+  }
+
+  async getDevice(id: string): Promise<DeviceRow | null> {
+    const row = this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE id = ?`, id);
+    return row ? toDevice(row) : null;
+  }
+
+  async countDevicesOfUser(userId: string): Promise<number> {
+    return (this.#get('SELECT COUNT(*) AS n FROM devices WHERE user_id = ?', userId) as { n: number }).n;
+  }
+
+  async findDeviceByName(userId: string, name: string): Promise<DeviceRow | null> {
+    const row = this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE user_id = ? AND name = ?`, userId, name);
+    return row ? toDevice(row) : null;
+  }
+
+  async findDeviceByPublicKey(publicKey: string): Promise<DeviceRow | null> {
+    const row = this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE public_key = ?`, publicKey);
+    return row ? toDevice(row) : null;
+  }
+
+  async findDeviceByAddress(family: IpFamily, address: bigint): Promise<DeviceRow | null> {
+    const row = this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE ipv${family}_key = ?`, keyOf(family, address));
+    return row ? toDevice(row) : null;
+  }
+
+  async listAddressesInUse(family: IpFamily, from: bigint, to: bigint, limit: number): Promise<bigint[]> {
+    const column = `ipv${family}_key`;
+    const rows = this.#all(
+      `SELECT ${column} AS k FROM devices WHERE ${column} >= ? AND ${column} <= ? ORDER BY ${column} LIMIT ?`,
+      keyOf(family, from),
+      keyOf(family, to),
+      limit,
+    );
+    return rows.map((r) => valueOfKey(r.k as string));
+  }
+
+  async insertDevice(row: DeviceRow): Promise<void> {
+    this.#insert('devices', deviceColumns(row));
+  }
+
+  async updateDevice(id: string, patch: DevicePatch): Promise<void> {
+    this.#update('devices', id, deviceColumns(patch));
+  }
+
+  async deleteDevice(id: string): Promise<void> {
+    this.#run('DELETE FROM devices WHERE id = ?', id);
+  }
+
+  async deleteDevicesOfUser(userId: string): Promise<DeviceRow[]> {
+    const rows = this.#all(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE user_id = ?`, userId).map(toDevice);
+    this.#run('DELETE FROM devices WHERE user_id = ?', userId);
+    return rows;
+  }
+
+  // Rules
+
+  async listRules(): Promise<RuleRow[]> {
+    return this.#all(`SELECT ${RULE_COLUMNS} FROM rules ORDER BY inserted_at, id`) as unknown as RuleRow[];
+  }
+
+  async getRule(id: string): Promise<RuleRow | null> {
+    return (this.#get(`SELECT ${RULE_COLUMNS} FROM rules WHERE id = ?`, id) as unknown as RuleRow | undefined) ?? null;
+  }
+
+  async findIntersectingRules(query: RuleIntersectionQuery): Promise<RuleRow[]> {
+    const group = 'action = ? AND owner_key = ? AND family = ? AND port_group = ?';
+    const groupParams: unknown[] = [query.action, query.userId ?? '', query.family, query.ports === null ? '' : (query.portType ?? '')];
+    let extra = '';
+    const extraParams: unknown[] = [];
+    if (query.ports !== null) {
+      extra += ' AND port_low <= ? AND port_high >= ?';
+      extraParams.push(query.ports.high, query.ports.low);
+    }
+    if (query.excludeId !== undefined) {
+      extra += ' AND id <> ?';
+      extraParams.push(query.excludeId);
+    }
+    const startKey = keyOf(query.family, query.start);
+    const endKey = keyOf(query.family, query.end);
+    // Blocks that start inside the queried block (so lie inside it, CIDR blocks being nested or disjoint)...
+    const inside = this.#all(
+      `SELECT ${RULE_COLUMNS} FROM rules WHERE ${group} AND start_key >= ? AND start_key <= ?${extra} ORDER BY start_key LIMIT ?`,
+      ...groupParams, startKey, endKey, ...extraParams, query.limit,
+    );
+    if (inside.length >= query.limit) return inside as unknown as RuleRow[];
+    // ...and blocks that contain it, which can only start at one of its enclosing blocks' starts.
+    const starts = enclosingStarts(query.family, query.start, query.prefix);
+    const enclosing = this.#all(
+      `SELECT ${RULE_COLUMNS} FROM rules WHERE ${group} AND start_key IN (${starts.map(() => '?').join(', ')}) AND end_key >= ?${extra} LIMIT ?`,
+      ...groupParams, ...starts, startKey, ...extraParams, query.limit - inside.length,
+    );
+    const seen = new Set(inside.map((r) => r.id));
+    return [...inside, ...enclosing.filter((r) => !seen.has(r.id))] as unknown as RuleRow[];
+  }
+
+  async insertRule(row: RuleRow): Promise<void> {
+    this.#insert('rules', ruleColumns(row));
+  }
+
+  async updateRule(id: string, patch: RulePatch): Promise<void> {
+    const current = await this.getRule(id);
+    if (!current) return;
+    const { id: _id, inserted_at: _inserted, ...columns } = ruleColumns({ ...current, ...patch });
+    this.#update('rules', id, columns);
+  }
+
+  async deleteRule(id: string): Promise<void> {
+    this.#run('DELETE FROM rules WHERE id = ?', id);
+  }
+
+  async deleteRulesOfUser(userId: string): Promise<number> {
+    return this.#run('DELETE FROM rules WHERE user_id = ?', userId).changes;
+  }
+
+  // API tokens
+
+  async findTokenByHash(tokenHash: string): Promise<TokenWithOwner | null> {
+    const token = this.#get(`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE token_hash = ?`, tokenHash) as TokenRow | undefined;
+    if (!token) return null;
+    const owner = await this.getUser(token.user_id);
+    return owner ? { token, owner } : null;
+  }
+
+  async getToken(id: string): Promise<TokenRow | null> {
+    return (this.#get(`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE id = ?`, id) as TokenRow | undefined) ?? null;
+  }
+
+  async listTokens(): Promise<TokenListing[]> {
+    return this.#all(
+      `SELECT ${TOKEN_COLUMNS.split(', ').map((c) => `t.${c}`).join(', ')}, u.email AS email
+       FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY t.inserted_at, t.id`,
+    ) as unknown as TokenListing[];
+  }
+
+  async countLiveTokens(userId: string, now: string): Promise<number> {
+    const row = this.#get(
+      'SELECT COUNT(*) AS n FROM api_tokens WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?',
+      userId,
+      now,
+    ) as { n: number };
+    return row.n;
+  }
+
+  async insertToken(row: TokenRow): Promise<void> {
+    this.#insert('api_tokens', { ...row });
+  }
+
+  async revokeToken(id: string, at: string): Promise<void> {
+    this.#run('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', at, id);
+  }
+
+  async deleteTokensOfUser(userId: string): Promise<number> {
+    return this.#run('DELETE FROM api_tokens WHERE user_id = ?', userId).changes;
+  }
+
+  // Settings and allocation hints
+
+  async getSettings(): Promise<Record<string, unknown>> {
+    const settings: Record<string, unknown> = {};
+    for (const row of this.#all('SELECT key, value FROM settings')) settings[row.key as string] = JSON.parse(row.value as string);
+    return settings;
+  }
+
+  async setSetting(key: string, value: unknown): Promise<void> {
+    this.#run('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', key, JSON.stringify(value));
+  }
+
+  async getAllocationHint(family: IpFamily): Promise<AllocationHint | null> {
+    const row = this.#get('SELECT network, next_key FROM allocation_hints WHERE family = ?', family);
+    return row ? { network: row.network as string, next: valueOfKey(row.next_key as string) } : null;
+  }
+
+  async setAllocationHint(family: IpFamily, hint: AllocationHint | null): Promise<void> {
+    if (hint === null) {
+      this.#run('DELETE FROM allocation_hints WHERE family = ?', family);
+      return;
+    }
+    this.#run(
+      `INSERT INTO allocation_hints (family, network, next_key) VALUES (?, ?, ?)
+       ON CONFLICT (family) DO UPDATE SET network = excluded.network, next_key = excluded.next_key`,
+      family,
+      hint.network,
+      // One past the last address of the family does not fit the fixed width; clamp to the last.
+      keyOf(family, hint.next > (1n << BigInt(familyBits(family))) - 1n ? (1n << BigInt(familyBits(family))) - 1n : hint.next),
+    );
+  }
+}
+
+function openConnection(path: string, busyTimeoutMs: number): Database.Database {
+  const db = new Database(path, { timeout: busyTimeoutMs });
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('synchronous = FULL');
+  return db;
+}
+
+export class SqliteStore extends SqliteQueries implements Store {
+  readonly #writer: SqliteQueries;
+  readonly #writerDb: Database.Database;
+  readonly #readerDb: Database.Database;
+  #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  private constructor(readerDb: Database.Database, writerDb: Database.Database) {
+    super(readerDb);
+    this.#readerDb = readerDb;
+    this.#writerDb = writerDb;
+    this.#writer = readerDb === writerDb ? this : new SqliteQueries(writerDb);
+  }
+
+  /** Opens (creating and migrating when needed) the database file at `path`. */
+  static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    const writerDb = openConnection(path, busyTimeoutMs);
+    try {
+      migrate(writerDb, options.now ?? (() => new Date().toISOString()));
+      // An in-memory database is private to its connection: read and write through the same one.
+      if (path === ':memory:' || path === '') return new SqliteStore(writerDb, writerDb);
+      const readerDb = openConnection(path, busyTimeoutMs);
+      readerDb.pragma('query_only = ON');
+      return new SqliteStore(readerDb, writerDb);
+    } catch (error) {
+      writerDb.close();
+      throw error;
+    }
+  }
+
+  transaction<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('store is closed'));
+    const run = async (): Promise<T> => {
+      this.#writerDb.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await fn(this.#writer);
+        this.#writerDb.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (this.#writerDb.inTransaction) this.#writerDb.exec('ROLLBACK');
+        throw error;
+      }
+    };
+    const result = this.#queue.then(run, run);
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#queue;
+    if (this.#readerDb !== this.#writerDb) this.#readerDb.close();
+    // Folds the WAL back into the main file so a copied .db file is complete on its own.
+    try {
+      this.#writerDb.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      // Another process still reading: the WAL stays, which SQLite handles on next open.
+    }
+    this.#writerDb.close();
+  }
+}

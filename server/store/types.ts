@@ -1,0 +1,176 @@
+/**
+ * The storage boundary of the server. A Store keeps and finds rows; it decides nothing (the
+ * services do). Methods are async-shaped so that a PostgreSQL implementation can follow the same
+ * interface; the SQLite one answers synchronously underneath.
+ *
+ * Reads on the Store itself see committed data only. Every write goes through `transaction`,
+ * which runs one writer at a time: a check made inside it (uniqueness, overlap, the last admin,
+ * a free address) still holds when its write lands.
+ */
+import type { IpFamily, PortType, Role, RuleAction } from '../../src/model/index.js';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  role: Role;
+  /** scrypt hash; never leaves the server. */
+  password_hash: string | null;
+  last_signed_in_at: string | null;
+  last_signed_in_method: string | null;
+  disabled_at: string | null;
+  inserted_at: string;
+  updated_at: string;
+}
+
+export interface DeviceRow {
+  id: string;
+  user_id: string;
+  name: string;
+  description: string | null;
+  public_key: string;
+  preshared_key: string | null;
+  /** Canonical address text. */
+  ipv4: string | null;
+  ipv6: string | null;
+  allowed_ips: string[] | null;
+  dns: string[] | null;
+  endpoint: string | null;
+  mtu: number | null;
+  persistent_keepalive: number | null;
+  use_default_allowed_ips: boolean;
+  use_default_dns: boolean;
+  use_default_endpoint: boolean;
+  use_default_mtu: boolean;
+  use_default_persistent_keepalive: boolean;
+  remote_ip: string | null;
+  latest_handshake: string | null;
+  rx_bytes: number | null;
+  tx_bytes: number | null;
+  inserted_at: string;
+  updated_at: string;
+}
+
+export interface RuleRow {
+  id: string;
+  action: RuleAction;
+  /** As given by the client. */
+  destination: string;
+  port_type: PortType | null;
+  /** `"lo - hi"` or null. */
+  port_range: string | null;
+  user_id: string | null;
+  inserted_at: string;
+  updated_at: string;
+}
+
+export interface TokenRow {
+  id: string;
+  user_id: string;
+  /** Hex SHA-256 of the token text; the token itself is never stored. */
+  token_hash: string;
+  inserted_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface TokenWithOwner {
+  token: TokenRow;
+  owner: UserRow;
+}
+
+export interface TokenListing extends TokenRow {
+  email: string;
+}
+
+/**
+ * Rules whose destination block intersects [start, end] in the same group (action, binding,
+ * family, port type or none) and, when `ports` is given, whose port range intersects it.
+ * Destinations are CIDR blocks, which either nest or are disjoint, so the store finds them
+ * through an index: blocks starting inside [start, end], plus the at most 129 blocks that could
+ * contain it. The service confirms each candidate with the model's rulesOverlap.
+ */
+export interface RuleIntersectionQuery {
+  action: RuleAction;
+  userId: string | null;
+  family: IpFamily;
+  /** The block of the destination: first and last address, and its prefix length. */
+  start: bigint;
+  end: bigint;
+  prefix: number;
+  portType: PortType | null;
+  ports: { low: number; high: number } | null;
+  excludeId?: string;
+  limit: number;
+}
+
+/** Where the search for the lowest free tunnel address resumes (every address below it is taken). */
+export interface AllocationHint {
+  network: string;
+  next: bigint;
+}
+
+export interface StoreReader {
+  listUsers(): Promise<UserRow[]>;
+  getUser(id: string): Promise<UserRow | null>;
+  /** Case-insensitive. */
+  findUserByEmail(email: string): Promise<UserRow | null>;
+  /** Admins that are not disabled, other than `exceptId`. */
+  countActiveAdmins(exceptId?: string): Promise<number>;
+
+  listDevices(): Promise<DeviceRow[]>;
+  getDevice(id: string): Promise<DeviceRow | null>;
+  countDevicesOfUser(userId: string): Promise<number>;
+  findDeviceByName(userId: string, name: string): Promise<DeviceRow | null>;
+  findDeviceByPublicKey(publicKey: string): Promise<DeviceRow | null>;
+  findDeviceByAddress(family: IpFamily, address: bigint): Promise<DeviceRow | null>;
+  /** Addresses in use in [from, to], ascending, at most `limit`. */
+  listAddressesInUse(family: IpFamily, from: bigint, to: bigint, limit: number): Promise<bigint[]>;
+
+  listRules(): Promise<RuleRow[]>;
+  getRule(id: string): Promise<RuleRow | null>;
+  findIntersectingRules(query: RuleIntersectionQuery): Promise<RuleRow[]>;
+
+  findTokenByHash(tokenHash: string): Promise<TokenWithOwner | null>;
+  getToken(id: string): Promise<TokenRow | null>;
+  listTokens(): Promise<TokenListing[]>;
+  /** Tokens of the user neither revoked nor expired at `now`. */
+  countLiveTokens(userId: string, now: string): Promise<number>;
+
+  /** Server settings, JSON values by key. */
+  getSettings(): Promise<Record<string, unknown>>;
+  getAllocationHint(family: IpFamily): Promise<AllocationHint | null>;
+}
+
+export type UserPatch = Partial<Omit<UserRow, 'id' | 'inserted_at'>>;
+export type DevicePatch = Partial<Omit<DeviceRow, 'id' | 'inserted_at'>>;
+export type RulePatch = Partial<Omit<RuleRow, 'id' | 'inserted_at'>>;
+
+export interface StoreWriter extends StoreReader {
+  insertUser(row: UserRow): Promise<void>;
+  updateUser(id: string, patch: UserPatch): Promise<void>;
+  deleteUser(id: string): Promise<void>;
+
+  insertDevice(row: DeviceRow): Promise<void>;
+  updateDevice(id: string, patch: DevicePatch): Promise<void>;
+  deleteDevice(id: string): Promise<void>;
+  /** Deletes the user's devices and returns them. */
+  deleteDevicesOfUser(userId: string): Promise<DeviceRow[]>;
+
+  insertRule(row: RuleRow): Promise<void>;
+  updateRule(id: string, patch: RulePatch): Promise<void>;
+  deleteRule(id: string): Promise<void>;
+  deleteRulesOfUser(userId: string): Promise<number>;
+
+  insertToken(row: TokenRow): Promise<void>;
+  revokeToken(id: string, at: string): Promise<void>;
+  deleteTokensOfUser(userId: string): Promise<number>;
+
+  setSetting(key: string, value: unknown): Promise<void>;
+  setAllocationHint(family: IpFamily, hint: AllocationHint | null): Promise<void>;
+}
+
+export interface Store extends StoreReader {
+  /** Runs `fn` as one transaction: all of its writes land, or none. One at a time. */
+  transaction<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,189 @@
+/**
+ * A real `netform serve` process for end-to-end tests: its own temp folder and database file,
+ * port 0, an admin token made by `netform server token create`. Build first (`npm test` does).
+ *
+ *   const server = await startTestServer();
+ *   const { status, body } = await server.api('GET', '/v0/users');
+ *   await server.stop();
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLI, runCli } from './cli.js';
+
+export const TEST_ADMIN_EMAIL = 'admin@example.com';
+
+export interface ApiResponse {
+  status: number;
+  /** Parsed JSON; the raw text when the body is not JSON; null when there is none. */
+  body: any;
+  headers: Record<string, string>;
+}
+
+export interface ApiCallOptions {
+  /** Another token for this call; null sends no Authorization header. */
+  token?: string | null;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  /** `http://127.0.0.1:PORT` of the running process (changes on restart). */
+  url: string;
+  /** A token of the admin `admin@example.com`. */
+  token: string;
+  dbPath: string;
+  dir: string;
+  /** SIGTERM, wait for the process to exit, remove the temp folder. */
+  stop(): Promise<void>;
+  /** SIGTERM, wait for exit, start a new process on the same database file. */
+  restart(): Promise<void>;
+  /** One request with the admin token; `body` is sent as JSON (a string is sent as is). */
+  api(method: string, path: string, body?: unknown, options?: ApiCallOptions): Promise<ApiResponse>;
+  /** Everything the current process wrote to stderr so far (its request logs). */
+  stderr(): string;
+  /** How the last stopped process ended. */
+  lastExit: { code: number | null; signal: NodeJS.Signals | null } | null;
+  /** The running process's pid. */
+  pid(): number | undefined;
+}
+
+export interface TestServerOptions {
+  /** Extra `serve` arguments. */
+  args?: string[];
+  env?: Record<string, string>;
+  /** Keep the temp folder after stop(). */
+  keep?: boolean;
+}
+
+const START_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 15_000;
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  stderr: { text: string };
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function spawnServer(dbPath: string, options: TestServerOptions): Promise<Started> {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', dbPath, ...(options.args ?? [])], {
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  const stderr = { text: '' };
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr.text += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`netform serve did not report listening within ${START_TIMEOUT_MS} ms\nstderr:\n${stderr.text}`));
+    }, START_TIMEOUT_MS);
+    const onData = (chunk: string) => {
+      stdout += chunk;
+      const newline = stdout.indexOf('\n');
+      if (newline === -1) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      const match = /^listening on (http:\/\/\S+)$/.exec(stdout.slice(0, newline).trim());
+      if (!match) {
+        child.kill('SIGKILL');
+        reject(new Error(`unexpected first line from netform serve: ${stdout.slice(0, newline)}\nstderr:\n${stderr.text}`));
+        return;
+      }
+      resolve({ child, url: match[1]!, stderr, exited });
+    };
+    child.stdout!.setEncoding('utf8').on('data', onData);
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`netform serve exited (code ${code}, signal ${signal}) before listening\nstderr:\n${stderr.text}`));
+    });
+  });
+}
+
+async function terminate(started: Started): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (started.child.exitCode !== null || started.child.signalCode !== null) return started.exited;
+  started.child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      started.child.kill('SIGKILL');
+      reject(new Error(`netform serve did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM\nstderr:\n${started.stderr.text}`));
+    }, STOP_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([started.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
+  const dbPath = join(dir, 'netform.db');
+  try {
+    const created = await runCli(['server', 'token', 'create', '--email', TEST_ADMIN_EMAIL, '--db', dbPath], { env: options.env });
+    if (created.code !== 0) throw new Error(`netform server token create failed (${created.code}):\n${created.stderr}`);
+    const token = created.stdout.trim();
+    let current = await spawnServer(dbPath, options);
+
+    const server: TestServer = {
+      url: current.url,
+      token,
+      dbPath,
+      dir,
+      lastExit: null,
+      async stop() {
+        try {
+          server.lastExit = await terminate(current);
+        } finally {
+          if (!options.keep) rmSync(dir, { recursive: true, force: true });
+        }
+      },
+      async restart() {
+        server.lastExit = await terminate(current);
+        current = await spawnServer(dbPath, options);
+        server.url = current.url;
+      },
+      async api(method, path, body, callOptions = {}) {
+        const headers: Record<string, string> = { ...callOptions.headers };
+        const bearer = callOptions.token === undefined ? token : callOptions.token;
+        if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
+        let payload: string | undefined;
+        if (body !== undefined) {
+          payload = typeof body === 'string' ? body : JSON.stringify(body);
+          headers['content-type'] ??= 'application/json';
+        }
+        const response = await fetch(`${server.url}${path}`, { method, headers, body: payload });
+        const text = await response.text();
+        let parsed: unknown = null;
+        if (text !== '') {
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            parsed = text;
+          }
+        }
+        return { status: response.status, body: parsed, headers: Object.fromEntries(response.headers.entries()) };
+      },
+      stderr: () => current.stderr.text,
+      pid: () => current.child.pid,
+    };
+    return server;
+  } catch (error) {
+    if (!options.keep) rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
