@@ -19,13 +19,40 @@ export interface FieldChange {
   sensitive?: boolean;
 }
 
+/** A secret field of a request body, by reference: apply resolves the value again at write time. */
+export interface PlanSecret {
+  field: 'password' | 'preshared_key';
+  ref: SecretRef;
+}
+
+/** Something that goes with a user deletion. */
+export interface CascadeItem {
+  kind: ResourceKind;
+  key: string;
+  liveId: string;
+  /** Human-readable name of the object. */
+  label?: string;
+  fingerprint?: string;
+}
+
 export interface Change {
   /** Stable within one plan: `user:alice@example.com`, `device:alice@example.com/laptop`, ... */
   id: string;
   kind: ResourceKind;
   action: ChangeAction;
-  /** The natural key, for display and matching. */
+  /**
+   * The natural key in normal form (src/model/keys.ts): of the object after the change (create,
+   * update, replace) or of the live object (delete). Apply matches live objects with it.
+   */
   key: string;
+  /** How people read the object: `user alice@example.com`, `rule accept 10.1.0.0/16 tcp 443 (alice@example.com)`. */
+  label?: string;
+  /**
+   * Order of execution: 1 users, 2 changes that make room for others, 3 devices and rules,
+   * 4 deletions of devices and rules, 5 deletions and demotions of users. A phase starts when the
+   * previous one has finished.
+   */
+  phase?: number;
   /** The live object's id (update, delete, replace). */
   liveId?: string;
   /**
@@ -41,9 +68,14 @@ export interface Change {
    */
   body?: Record<string, unknown>;
   /** Secret fields of the body, by reference: apply resolves them again. */
-  secrets?: { field: string; ref: SecretRef }[];
+  secrets?: PlanSecret[];
+  /**
+   * Fields of the create half of a replace taken from the live object at apply time (its
+   * preshared key, which a saved plan may not hold).
+   */
+  keepFromLive?: string[];
   /** What goes with a user deletion: its devices and rules (counted against the limits). */
-  cascade?: { kind: ResourceKind; key: string; liveId: string }[];
+  cascade?: CascadeItem[];
   /** Ids of changes that must be done before this one. */
   dependsOn?: string[];
   /** Why this change is planned this way (adoption, replacement, protection). */
@@ -56,7 +88,7 @@ export interface LimitCheck {
   planned: number;
   /** The largest number allowed, after `--allow-*` overrides. */
   allowed: number;
-  /** How the limit was written: `10%`, `25`, or `default`. */
+  /** How the limit was written: `10%`, `25`, `default (25%, at least 5)`, `--allow-deletes 40`. */
   source: string;
   exceeded: boolean;
 }
@@ -66,6 +98,17 @@ export interface PlanSummary {
   update: number;
   delete: number;
   replace: number;
+  /** Devices and rules deleted with their user (not included in `delete`). */
+  cascade?: number;
+}
+
+/** How the plan was made, so that apply of a saved plan does exactly what was shown. */
+export interface PlanSettings {
+  prune: boolean;
+  replace: boolean;
+  rotatePasswords: boolean;
+  /** Email of the token's owner, when known. */
+  tokenUser: string | null;
 }
 
 export interface Plan {
@@ -81,4 +124,5 @@ export interface Plan {
   limits: LimitCheck[];
   /** Things a person should know that are not changes: unmanaged objects, detected server quirks. */
   warnings: string[];
+  settings?: PlanSettings;
 }

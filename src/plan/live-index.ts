@@ -1,0 +1,76 @@
+/**
+ * The live state indexed by natural key, built once in linear time so that planning and the
+ * saved-plan check never scan a collection per object.
+ */
+import { deviceKey, normalizeDestination, ruleKey, userKey } from '../model/keys.js';
+import { normalizePortRange } from '../model/ports.js';
+import type { LiveState } from '../model/state.js';
+import type { ApiDevice, ApiRule, ApiUser, PortType } from '../model/types.js';
+
+export interface LiveIndex {
+  usersByKey: Map<string, ApiUser[]>;
+  usersById: Map<string, ApiUser>;
+  devicesByKey: Map<string, ApiDevice[]>;
+  devicesById: Map<string, ApiDevice>;
+  devicesByUserId: Map<string, ApiDevice[]>;
+  rulesByKey: Map<string, ApiRule[]>;
+  /** Rules bound to a user, by user id. */
+  rulesByUserId: Map<string, ApiRule[]>;
+  deviceKeyOf: Map<ApiDevice, string>;
+  ruleKeyOf: Map<ApiRule, string>;
+  /** Owner email of a rule (null for a global rule); an unknown owner shows as `#<id>`. */
+  ruleOwnerOf(rule: ApiRule): string | null;
+  deviceOwnerOf(device: ApiDevice): string;
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+export function indexLiveState(live: LiveState): LiveIndex {
+  const usersByKey = new Map<string, ApiUser[]>();
+  const usersById = new Map<string, ApiUser>();
+  for (const user of live.users) {
+    push(usersByKey, userKey(user.email), user);
+    usersById.set(user.id, user);
+  }
+  const deviceOwnerOf = (device: ApiDevice) => usersById.get(device.user_id)?.email ?? `#${device.user_id}`;
+  const ruleOwnerOf = (rule: ApiRule) => (rule.user_id === null ? null : usersById.get(rule.user_id)?.email ?? `#${rule.user_id}`);
+
+  const devicesByKey = new Map<string, ApiDevice[]>();
+  const devicesByUserId = new Map<string, ApiDevice[]>();
+  const deviceKeyOf = new Map<ApiDevice, string>();
+  const devicesById = new Map<string, ApiDevice>();
+  for (const device of live.devices) {
+    devicesById.set(device.id, device);
+    const key = deviceKey(deviceOwnerOf(device), device.name);
+    deviceKeyOf.set(device, key);
+    push(devicesByKey, key, device);
+    push(devicesByUserId, device.user_id, device);
+  }
+
+  const rulesByKey = new Map<string, ApiRule[]>();
+  const rulesByUserId = new Map<string, ApiRule[]>();
+  const ruleKeyOf = new Map<ApiRule, string>();
+  for (const rule of live.rules) {
+    const key = liveRuleKey(rule, ruleOwnerOf(rule));
+    ruleKeyOf.set(rule, key);
+    push(rulesByKey, key, rule);
+    if (rule.user_id !== null) push(rulesByUserId, rule.user_id, rule);
+  }
+  return { usersByKey, usersById, devicesByKey, devicesById, devicesByUserId, rulesByKey, rulesByUserId, deviceKeyOf, ruleKeyOf, ruleOwnerOf, deviceOwnerOf };
+}
+
+export function liveRuleKey(rule: Pick<ApiRule, 'action' | 'destination' | 'port_type' | 'port_range'>, ownerEmail: string | null): string {
+  return ruleKey({ ownerEmail, action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range });
+}
+
+/** `accept 10.1.0.0/16 tcp 443 (alice@example.com)`: a rule as people read it. */
+export function ruleLabel(rule: { action: string; destination: string; port_type: PortType | null; port_range: string | null }, ownerEmail: string | null): string {
+  const range = normalizePortRange(rule.port_range);
+  const [low, high] = range ? range.split(' - ') : [];
+  const ports = rule.port_type || range ? ` ${rule.port_type ?? '?'} ${low === high ? low : `${low}-${high}`}` : '';
+  return `${rule.action} ${normalizeDestination(rule.destination)}${ports} (${ownerEmail ?? 'global'})`;
+}

@@ -1,0 +1,31 @@
+/** What the repository owns (`settings.manage`) and what it never deletes (`settings.protect`). */
+import picomatch from 'picomatch';
+import { cidrContains, parseCidrOrAddress, type ParsedCidr } from '../model/net.js';
+import type { DesiredSettings } from '../model/state.js';
+
+export interface Scope {
+  /** A user, and with it its devices and user-bound rules, is inside `manage.users`. */
+  managesUser(email: string): boolean;
+  /** A global rule's destination lies inside one of `manage.rules`. */
+  managesGlobalRule(destination: string): boolean;
+  isProtected(email: string): boolean;
+}
+
+function emailMatcher(globs: readonly string[]): (email: string) => boolean {
+  if (globs.length === 0) return () => false;
+  const match = picomatch(globs.map((g) => g.trim()), { nocase: true, dot: true });
+  return (email) => match(email.trim());
+}
+
+export function buildScope(settings: DesiredSettings): Scope {
+  const userGlobs = settings.manage.users;
+  const managesUser = userGlobs === null ? () => true : emailMatcher(userGlobs);
+  const ruleBlocks = settings.manage.rules?.map((c) => parseCidrOrAddress(c)).filter((c): c is ParsedCidr => c !== null) ?? null;
+  const managesGlobalRule = ruleBlocks === null
+    ? () => true
+    : (destination: string) => {
+        const parsed = parseCidrOrAddress(destination);
+        return parsed !== null && ruleBlocks.some((block) => cidrContains(block, parsed));
+      };
+  return { managesUser, managesGlobalRule, isProtected: emailMatcher(settings.protect.users) };
+}
