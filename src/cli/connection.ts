@@ -35,12 +35,6 @@ export interface Connection {
   close(): Promise<void>;
 }
 
-/** The agreed interface of server/index.ts, loaded only when `--embedded` asks for it. */
-interface EmbeddedServerModule {
-  startServer(options: { dbPath: string; host?: string; port?: number; logger?: boolean }): Promise<{ url: string; close(): Promise<void> }>;
-  issueToken(options: { dbPath: string; email: string; days?: number }): Promise<{ token: string; userCreated: boolean }>;
-}
-
 export function addConnectionOptions(cmd: Command): Command {
   cmd
     .addOption(new Option('--url <url>', 'base URL of the /v0 server').env('NETFORM_URL'))
@@ -127,8 +121,7 @@ async function openEmbedded(path: string, timeoutMs: number): Promise<Connection
   const dbPath = resolve(path);
   mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
   // Loaded here so that commands against a remote server never load the server's code.
-  const serverModulePath = '../../server/index.js';
-  const server = (await import(serverModulePath)) as EmbeddedServerModule;
+  const server = await import('../../server/index.js');
   const tokenPath = embeddedTokenPath(dbPath);
   const issue = async (): Promise<string> => {
     const { token } = await server.issueToken({ dbPath, email: EMBEDDED_ADMIN_EMAIL, days: 90 });
