@@ -8,7 +8,7 @@
  * (SourceLocation.fields), else at its object, with the path people use to name it.
  */
 import picomatch from 'picomatch';
-import { checkDeviceInput, checkDeviceName, DEFAULT_MAX_DEVICES_PER_USER } from '../model/device.js';
+import { allowedIpKey, checkDeviceInput, checkDeviceName, DEFAULT_MAX_DEVICES_PER_USER, dnsEntryKey } from '../model/device.js';
 import type { FieldErrors } from '../model/errors.js';
 import { deviceKey, ruleKey, userKey } from '../model/keys.js';
 import { Messages } from '../model/messages.js';
@@ -56,11 +56,28 @@ function report(item: Declared, field: string | undefined, message: string, alte
   };
 }
 
+/** What a field looks like, added to the model's terse `is invalid` / `bad format` so that people know what to write. */
+const EXPECTED_SHAPES: Record<string, string> = {
+  email: 'expected local@domain with no white space, at most 255 characters',
+  allowed_ips: 'expected an IP address or CIDR block such as 10.0.0.0/8',
+  dns: 'expected an IP address or a host name, without a port',
+  endpoint: 'expected host, host:port, IPv4:port, IPv6 or [IPv6]:port, with a port from 1 to 65535',
+  ipv4: 'expected an IPv4 address such as 10.3.2.20',
+  ipv6: 'expected an IPv6 address such as fd00::3:2:20',
+  destination: 'expected an IP address or CIDR block such as 10.1.0.0/16',
+  port_range: 'expected "443", "80-443" or "80 - 443"',
+};
+
+function explain(field: string, message: string): string {
+  const shape = EXPECTED_SHAPES[field.replace(/\[\d+\]$/, '')];
+  return shape && (message === Messages.invalid || message === Messages.badFormat) ? `${message} (${shape})` : message;
+}
+
 function reportFieldErrors(item: Declared, errors: FieldErrors, into: Diagnostic[], ignore: string[] = []): void {
   for (const [field, messages] of Object.entries(errors)) {
     if (ignore.includes(field)) continue;
     for (const message of messages) {
-      into.push(field === 'base' ? report(item, undefined, message) : report(item, field, message, [`use_default_${field}`]));
+      into.push(field === 'base' ? report(item, undefined, message) : report(item, field, explain(field, message), [`use_default_${field}`]));
     }
   }
 }
@@ -94,6 +111,21 @@ function checkUser(entry: UserEntry, into: Diagnostic[]): void {
   if (!result.ok) reportFieldErrors(entry, result.errors, into, ['password_confirmation']);
 }
 
+/** How the model reads the entries of the list-valued device fields, to point at the entries a list message is about. */
+const LIST_ENTRY_KEYS = { allowed_ips: allowedIpKey, dns: dnsEntryKey } as const;
+
+/**
+ * The model judges a list as a whole (`allowed_ips: is invalid`); people fix entries. The entries
+ * its message is about: those the model cannot read, or those repeating an earlier entry.
+ */
+function listEntriesAt(list: unknown, keyOf: (text: string) => string | null, message: string): number[] {
+  if (!Array.isArray(list)) return [];
+  const keys = list.map((entry) => (typeof entry === 'string' ? keyOf(entry.trim()) : null));
+  if (message === Messages.invalid) return keys.flatMap((key, i) => (key === null ? [i] : []));
+  if (message === Messages.duplicates) return keys.flatMap((key, i) => (key !== null && keys.indexOf(key) < i ? [i] : []));
+  return [];
+}
+
 function checkDevice(entry: DeviceEntry, into: Diagnostic[]): void {
   const { device } = entry;
   const name = checkDeviceName(device.name);
@@ -101,7 +133,17 @@ function checkDevice(entry: DeviceEntry, into: Diagnostic[]): void {
   const presharedKey = device.preshared_key?.reveal();
   // The owner's id is unknown offline; any non-blank value satisfies the create shape.
   const result = checkDeviceInput({ ...device.fields, user_id: 'declared-owner', ...(presharedKey !== undefined ? { preshared_key: presharedKey } : {}) }, 'create');
-  if (!result.ok) reportFieldErrors(entry, result.errors, into, ['user_id', 'name']);
+  if (result.ok) return;
+  const { errors } = result;
+  for (const field of Object.keys(LIST_ENTRY_KEYS) as (keyof typeof LIST_ENTRY_KEYS)[]) {
+    errors[field] = (errors[field] ?? []).filter((message) => {
+      const entries = listEntriesAt(device.fields[field], LIST_ENTRY_KEYS[field], message);
+      for (const i of entries) into.push(report(entry, `${field}[${i}]`, explain(field, message), [field]));
+      return entries.length === 0;
+    });
+    if (errors[field].length === 0) delete errors[field];
+  }
+  reportFieldErrors(entry, errors, into, ['user_id', 'name']);
 }
 
 function checkRule(entry: RuleEntry, into: Diagnostic[]): void {
@@ -114,6 +156,16 @@ function checkRule(entry: RuleEntry, into: Diagnostic[]): void {
 function describeRule(rule: DesiredRule): string {
   const ports = rule.port_type !== null || rule.port_range !== null ? ` ${rule.port_type ?? ''} ${rule.port_range ?? ''}`.trimEnd() : '';
   return `${rule.action} ${rule.destination}${ports}`;
+}
+
+/** The first declaration of each key. */
+function firstByKey<T>(items: T[], keyOf: (item: T) => string | null): Map<string, T> {
+  const first = new Map<string, T>();
+  for (const item of items) {
+    const key = keyOf(item);
+    if (key !== null && !first.has(key)) first.set(key, item);
+  }
+  return first;
 }
 
 /** Reports each later declaration whose key an earlier one already holds. */
@@ -155,7 +207,7 @@ function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
           report(
             later,
             'destination',
-            `${Messages.overlaps}: it overlaps ${describeRule(earlier.rule)} at ${whereIs(earlier)}; rules of one owner and action must not overlap`,
+            `${Messages.overlaps}: ${describeRule(earlier.rule)} at ${whereIs(earlier)} (rules with the same action and the same user, or both global, must not overlap)`,
           ),
         );
       }
@@ -183,7 +235,7 @@ function checkSettings(state: DesiredState, into: Diagnostic[]): void {
   });
   state.settings.protect.users.forEach((email, i) => {
     const checked = checkEmail(email);
-    if (!checked.ok) into.push(report(settings, `protect.users[${i}]`, checked.message));
+    if (!checked.ok) into.push(report(settings, `protect.users[${i}]`, explain('email', checked.message)));
   });
 }
 
@@ -314,7 +366,7 @@ function checkScope(state: DesiredState, users: UserEntry[], rules: RuleEntry[],
 }
 
 function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEntry[], into: Diagnostic[]): void {
-  const declaredUsers = new Map(users.filter((u) => u.key !== null).map((u) => [u.key!, u]));
+  const declaredUsers = firstByKey(users, (u) => u.key);
   const protectedUsers = new Map<string, number>();
   state.settings.protect.users.forEach((email, i) => {
     const checked = checkEmail(email);
@@ -326,7 +378,7 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
   for (const a of absentUsers) {
     const email = checkEmail(a.email);
     if (!email.ok) {
-      into.push(report(a, undefined, email.message));
+      into.push(report(a, undefined, explain('email', email.message)));
       continue;
     }
     a.key = userKey(email.email);
@@ -339,12 +391,12 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
   }
   reportDuplicates(absentUsers, (a) => a.key, (a, first) => report(a, undefined, `${a.key} is already listed as absent at ${whereIs(first)}`), into);
 
-  const declaredDevices = new Map(devices.filter((d) => d.owner.key !== null).map((d) => [deviceKey(d.owner.key!, d.device.name ?? ''), d]));
+  const declaredDevices = firstByKey(devices, (d) => (d.owner.key !== null ? deviceKey(d.owner.key, d.device.name ?? '') : null));
   const absentDevices = state.absent.devices.map((a, i) => ({ ...a, source: a.source, fallbackPath: `absent.devices[${i}]`, key: null as string | null }));
   for (const a of absentDevices) {
     const email = checkEmail(a.user);
     const name = checkDeviceName(a.name);
-    if (!email.ok) into.push(report(a, 'user', email.message));
+    if (!email.ok) into.push(report(a, 'user', explain('email', email.message)));
     if (typeof name !== 'string') into.push(report(a, 'name', name.message));
     if (!email.ok || typeof name !== 'string') continue;
     a.key = deviceKey(email.email, name);

@@ -95,7 +95,10 @@ class DocumentReader {
 
   private secret(path: DocPath, value: unknown): Secret | undefined {
     if (value === undefined || !this.usable(path) || !isMapping(value)) return undefined;
-    const ref: SecretRef = typeof value.env === 'string' ? { env: value.env } : { file: String(value.file), baseDir: dirname(this.parsed.file) };
+    let ref: SecretRef;
+    if (typeof value.env === 'string') ref = { env: value.env };
+    else if (typeof value.file === 'string') ref = { file: value.file, baseDir: dirname(this.parsed.file) };
+    else return undefined; // a reference of no known kind: the schema reported it
     try {
       return new Secret(resolveSecret(ref, this.env), ref);
     } catch (error) {
