@@ -1,0 +1,121 @@
+/**
+ * Renderers of a Plan: a human diff (text), the versioned plan document (json), and a
+ * pull-request comment (markdown) carrying a hidden marker so CI can find and update its own
+ * comment. Pure functions of the plan. No secret value can appear: the plan holds none, and
+ * sensitive fields are printed as a fixed text whatever they carry.
+ */
+import pc from 'picocolors';
+import { SENSITIVE, SENSITIVE_CHANGED } from '../model/secret.js';
+import type { Change, FieldChange, LimitCheck, Plan } from '../plan/types.js';
+
+export type PlanFormat = 'text' | 'json' | 'markdown';
+export const PLAN_FORMATS: readonly PlanFormat[] = ['text', 'json', 'markdown'];
+
+/** The hidden line a plan comment starts with; CI looks for it to update the comment in place. */
+export const MARKDOWN_MARKER = '<!-- netform-plan -->';
+
+export interface RenderOptions {
+  /** ANSI colours: only on a terminal, never with NO_COLOR (the caller decides). */
+  color: boolean;
+}
+
+const SECRET_FIELDS = new Set(['password', 'password_confirmation', 'preshared_key', 'token']);
+
+const SYMBOL: Record<Change['action'], string> = { create: '+', update: '~', delete: '-', replace: '-/+' };
+
+type Colors = ReturnType<typeof pc.createColors>;
+
+export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOptions): string {
+  if (format === 'json') return `${JSON.stringify(plan, null, 2)}\n`;
+  if (format === 'markdown') return renderMarkdown(plan);
+  return renderText(plan, pc.createColors(options.color));
+}
+
+/** `1 to create, 2 to update, 0 to replace, 3 to delete (+4 with their user)`. */
+export function summaryLine(plan: Plan): string {
+  const s = plan.summary;
+  if (plan.changes.length === 0) return 'No changes: the server matches the desired state.';
+  const cascade = s.cascade ? ` (+${s.cascade} with their user)` : '';
+  return `Plan: ${s.create} to create, ${s.update} to update, ${s.replace} to replace, ${s.delete} to delete${cascade}.`;
+}
+
+export function exceededLimits(plan: Plan): LimitCheck[] {
+  return plan.limits.filter((l) => l.exceeded);
+}
+
+export function limitLine(limit: LimitCheck): string {
+  const what = limit.kind === 'delete' ? 'deletions (cascades included)' : 'updates (replacements included)';
+  const flag = limit.kind === 'delete' ? '--allow-deletes' : '--allow-updates';
+  return `${limit.planned} ${what} exceed the limit of ${limit.allowed} (${limit.source}); pass ${flag} ${limit.planned} to allow this run`;
+}
+
+function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return '(none)';
+  if (typeof value === 'object' && value !== null && '$ref' in value) return `(id of ${String((value as { $ref: unknown }).$ref).replace(/^user:/, 'user ')})`;
+  return JSON.stringify(value);
+}
+
+function fieldLine(change: Change, field: FieldChange): string {
+  if (field.sensitive || SECRET_FIELDS.has(field.field)) {
+    return `${field.field}: ${change.action === 'create' ? SENSITIVE : SENSITIVE_CHANGED}`;
+  }
+  if (change.action === 'create') return `${field.field}: ${formatValue(field.after)}`;
+  return `${field.field}: ${formatValue(field.before)} -> ${formatValue(field.after)}`;
+}
+
+function changeLines(change: Change): { head: string; details: string[] } {
+  const label = change.label ?? `${change.kind} ${change.key}`;
+  const details = change.fields.map((f) => fieldLine(change, f));
+  for (const item of change.cascade ?? []) details.push(`- ${item.label ?? `${item.kind} ${item.key}`} (goes with the user)`);
+  const note = change.note ? `  (${change.note})` : '';
+  return { head: `${SYMBOL[change.action]} ${label}${note}`, details };
+}
+
+function renderText(plan: Plan, c: Colors): string {
+  const paint: Record<Change['action'], (s: string) => string> = { create: c.green, update: c.yellow, delete: c.red, replace: c.magenta };
+  const out: string[] = [];
+  out.push(c.bold(`netform plan for ${plan.server}`) + (plan.sources.length ? c.dim(` (from ${plan.sources.join(', ')})`) : ''));
+  out.push('');
+  for (const change of plan.changes) {
+    const { head, details } = changeLines(change);
+    out.push(`  ${paint[change.action](head)}`);
+    for (const d of details) out.push(`      ${d.startsWith('- ') ? c.red(d) : d}`);
+  }
+  if (plan.changes.length > 0) out.push('');
+  if (plan.warnings.length > 0) {
+    out.push(c.yellow('Warnings:'));
+    for (const w of plan.warnings) out.push(c.yellow(`  ! ${w}`));
+    out.push('');
+  }
+  for (const limit of exceededLimits(plan)) out.push(c.red(c.bold(`Over a safety limit: ${limitLine(limit)}`)));
+  out.push(c.bold(summaryLine(plan)));
+  return `${out.join('\n')}\n`;
+}
+
+function renderMarkdown(plan: Plan): string {
+  const lines: string[] = [];
+  for (const change of plan.changes) {
+    const { head, details } = changeLines(change);
+    // A diff block colours lines by their first character: `-/+` reads as a deletion there, so it gets `!`.
+    lines.push(change.action === 'replace' ? `! ${head}` : head);
+    for (const d of details) lines.push(`${change.action === 'delete' ? '-' : change.action === 'create' ? '+' : ' '}     ${d}`);
+  }
+  const fence = '`'.repeat(Math.max(3, longestBacktickRun(lines.join('\n')) + 1));
+  const out: string[] = [MARKDOWN_MARKER, `### netform plan`, ''];
+  out.push(`**${summaryLine(plan)}**`, '');
+  out.push(`Server: \`${plan.server}\`${plan.sources.length ? ` · from ${plan.sources.map((s) => `\`${s}\``).join(', ')}` : ''}`, '');
+  for (const limit of exceededLimits(plan)) out.push(`> [!CAUTION]`, `> Over a safety limit: ${limitLine(limit)}`, '');
+  if (plan.changes.length > 0) {
+    out.push('<details open><summary>Changes</summary>', '', `${fence}diff`, ...lines, fence, '', '</details>', '');
+  }
+  if (plan.warnings.length > 0) {
+    out.push('**Warnings**', '', ...plan.warnings.map((w) => `- ${w}`), '');
+  }
+  return `${out.join('\n')}`;
+}
+
+function longestBacktickRun(text: string): number {
+  let longest = 0;
+  for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  return longest;
+}

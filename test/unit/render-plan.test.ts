@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { planChanges, type Plan } from '../../src/plan/index.js';
+import { MARKDOWN_MARKER, renderPlan, summaryLine } from '../../src/render/index.js';
+import { desired, device, liveDevice, liveRule, liveState, liveUser, OPTIONS, PSK_LIVE, PSK_NEW, rule, secret, user } from './plan-fixtures.js';
+
+function samplePlan(): Plan {
+  const admin = liveUser('admin@example.com', { role: 'admin' });
+  const a = liveUser('alice@example.com');
+  const b = liveUser('bob@example.com');
+  return planChanges(
+    desired({
+      settings: { prune: true, manage: { users: ['alice@*', 'bob@*', 'new@*'], rules: [] } },
+      users: [
+        user('alice@example.com', { devices: [device('laptop', { mtu: 1380, use_default_mtu: false, description: 'has ``` fences' }, { preshared_key: secret(PSK_NEW, 'PSK') })] }),
+        user('new@example.com', { password: secret('new-user-password-1', 'PW'), rules: [rule('10.1.0.0/16', { port_type: 'tcp', port_range: '443' })] }),
+      ],
+    }),
+    liveState({ users: [admin, a, b], devices: [liveDevice(a, 'laptop'), liveDevice(b, 'phone')], rules: [liveRule({ destination: '10.5.0.0/16', user_id: b.id })] }),
+    OPTIONS,
+  );
+}
+
+describe('renderPlan', () => {
+  it('text: symbols, field-level before -> after, cascades, sensitive fields, one-line summary, no colour when asked', () => {
+    const text = renderPlan(samplePlan(), 'text', { color: false });
+    expect(text).toContain('  + user new@example.com\n');
+    expect(text).toContain('      password: (sensitive)\n');
+    expect(text).toContain('  ~ device alice@example.com/laptop\n');
+    expect(text).toContain('      mtu: 1280 -> 1380\n');
+    expect(text).toContain('      preshared_key: (sensitive value changed)\n');
+    expect(text).toContain('  + rule accept 10.1.0.0/16 tcp 443 (new@example.com)\n');
+    expect(text).toContain('      user: "new@example.com"\n');
+    expect(text).toContain('  - user bob@example.com  (declared in no file (prune))\n');
+    expect(text).toContain('      - device bob@example.com/phone (goes with the user)\n');
+    expect(text).toContain('      - rule accept 10.5.0.0/16 (bob@example.com) (goes with the user)\n');
+    expect(text.trimEnd().split('\n').at(-1)).toBe('Plan: 2 to create, 1 to update, 0 to replace, 1 to delete (+2 with their user).');
+    expect(text).not.toMatch(/\x1b\[/);
+    for (const s of [PSK_NEW, PSK_LIVE, 'new-user-password-1']) expect(text).not.toContain(s);
+  });
+
+  it('text: colours only when asked', () => {
+    expect(renderPlan(samplePlan(), 'text', { color: true })).toMatch(/\x1b\[32m  \+ user new@example.com|\x1b\[32m\+ user/);
+  });
+
+  it('text: a replace and an exceeded limit', () => {
+    const a = liveUser('alice@example.com');
+    const plan = planChanges(
+      desired({ users: [user('alice@example.com', { devices: [device('laptop', { mtu: 1400, use_default_mtu: false })] })], settings: { limits: { update: { kind: 'count', value: 0 } } } }),
+      liveState({ users: [liveUser('admin@example.com', { role: 'admin' }), a], devices: [liveDevice(a, 'laptop')] }),
+      { ...OPTIONS, replace: true },
+    );
+    const text = renderPlan(plan, 'text', { color: false });
+    expect(text).toContain('  -/+ device alice@example.com/laptop  (replaced');
+    expect(text).toContain('Over a safety limit: 1 updates (replacements included) exceed the limit of 0 (0); pass --allow-updates 1 to allow this run');
+  });
+
+  it('says so when there is nothing to do', () => {
+    const plan = planChanges(desired(), liveState(), OPTIONS);
+    expect(renderPlan(plan, 'text', { color: false })).toContain('No changes: the server matches the desired state.');
+    expect(summaryLine(plan)).toBe('No changes: the server matches the desired state.');
+  });
+
+  it('never prints a value of a sensitive field, even if a plan carried one by mistake', () => {
+    const plan = samplePlan();
+    plan.changes[0]!.fields.push({ field: 'preshared_key', before: PSK_LIVE, after: PSK_NEW }, { field: 'token', before: null, after: 'nf_secret_token', sensitive: true });
+    for (const format of ['text', 'markdown'] as const) {
+      const out = renderPlan(plan, format, { color: false });
+      for (const s of [PSK_NEW, PSK_LIVE, 'nf_secret_token']) expect(out).not.toContain(s);
+    }
+  });
+
+  it('json: the versioned plan document, round-trips, no secrets', () => {
+    const plan = samplePlan();
+    const text = renderPlan(plan, 'json', { color: false });
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(plan)));
+    expect(JSON.parse(text)).toMatchObject({ format: 'netform.plan', format_version: 1 });
+    for (const s of [PSK_NEW, PSK_LIVE, 'new-user-password-1']) expect(text).not.toContain(s);
+  });
+
+  it('markdown: starts with the hidden marker, fences the diff safely', () => {
+    const md = renderPlan(samplePlan(), 'markdown', { color: false });
+    expect(md.split('\n')[0]).toBe(MARKDOWN_MARKER);
+    expect(md).toContain('**Plan: 2 to create, 1 to update, 0 to replace, 1 to delete (+2 with their user).**');
+    expect(md).toContain('````diff\n');
+    expect(md).toContain('+ user new@example.com\n');
+    expect(md).toContain('-     - device bob@example.com/phone (goes with the user)');
+    expect(md).not.toMatch(/\x1b\[/);
+  });
+});
