@@ -61,7 +61,9 @@ export function parseYamlFile(text: string, file: string): { documents: ParsedDo
       const at = problem.linePos?.[0];
       diagnostics.push({ file, line: at?.line, column: at?.col, message: `YAML syntax: ${parserMessage(problem.message)}` });
     }
-    if (problems.length > 0 || document.contents === null) return;
+    // `---` followed by nothing holds a null scalar: an empty document, like one of comments only.
+    const contents = document.contents;
+    if (problems.length > 0 || contents === null || (isScalar(contents) && contents.value === null)) return;
     try {
       documents.push({ file, index, document, lineCounter, value: document.toJS({ maxAliasCount: 1000 }) });
     } catch (error) {
