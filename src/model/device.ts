@@ -199,9 +199,13 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
     else value[field] = parsed.text;
   }
 
-  // `use_default_<x>` true together with a value for <x> in the same body.
+  // `use_default_<x>` true together with a value for <x> in the same body. On create an omitted
+  // flag is true, so a value sent without `use_default_<x>: false` is refused too (it would be
+  // stored but never shown, the default being shown instead).
   for (const field of DEFAULTABLE_DEVICE_FIELDS) {
-    if (input[`use_default_${field}`] === true && !isEmptyValue(input[field])) addError(errors, field, Messages.mustNotBePresent);
+    const flag: UseDefaultFlag = `use_default_${field}`;
+    const useDefault = has(input, flag) ? input[flag] : mode === 'create';
+    if (useDefault === true && !isEmptyValue(input[field])) addError(errors, field, Messages.mustNotBePresent);
   }
   // An endpoint is needed when the default one is not used.
   if (input.use_default_endpoint === false && isBlank(input.endpoint) && (mode === 'create' || has(input, 'endpoint'))) {

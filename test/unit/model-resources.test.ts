@@ -81,6 +81,10 @@ describe('devices', () => {
         dns: ['1.1.1.1:53'],
         endpoint: 'host:0',
         use_default_dns: null,
+        use_default_allowed_ips: false,
+        use_default_endpoint: false,
+        use_default_mtu: false,
+        use_default_persistent_keepalive: false,
         ipv4: 'fd00::1',
       },
       'create',
@@ -103,6 +107,12 @@ describe('devices', () => {
   it('refuses a value together with use_default true, and a missing endpoint when the default is off', () => {
     const r = checkDeviceInput({ user_id: USER_ID, public_key: KEY, use_default_mtu: true, mtu: 1400, use_default_endpoint: false }, 'create');
     expect(errorsOf(r)).toEqual({ mtu: ['must not be present'], endpoint: ["can't be blank"] });
+  });
+
+  it('on create an omitted use_default flag is true, so a value without use_default false is refused', () => {
+    const r = checkDeviceInput({ user_id: USER_ID, public_key: KEY, mtu: 1400, dns: ['1.1.1.1'], allowed_ips: [] }, 'create');
+    expect(errorsOf(r)).toEqual({ mtu: ['must not be present'], dns: ['must not be present'] });
+    expect(checkDeviceInput({ public_key: KEY, mtu: 1400 }, 'update').ok).toBe(true);
   });
 
   it('checks tunnel addresses', () => {
