@@ -16,8 +16,7 @@ function parseByteCount(text: string): number {
   return Number(text);
 }
 
-function parseFlag(text: string | boolean | undefined): boolean {
-  if (typeof text === 'boolean') return text;
+function parseFlag(text: string | undefined): boolean {
   return text !== undefined && /^(1|true|yes|on)$/i.test(text.trim());
 }
 
@@ -30,7 +29,7 @@ interface ServeOptions {
   host: string;
   port: number;
   logLevel: LogLevel;
-  legacyDeviceUpdates?: boolean | string;
+  legacyDeviceUpdates?: boolean;
   bodyLimit?: number;
 }
 
@@ -42,10 +41,8 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--host <host>', 'address to listen on').env('NETFORM_HOST').default(DEFAULT_HOST))
     .addOption(new Option('--port <port>', 'port to listen on; 0 picks a free one').env('NETFORM_PORT').default(DEFAULT_PORT).argParser(parsePort))
     .addOption(new Option('--log-level <level>', 'request log level (JSON lines on stderr)').env('NETFORM_LOG_LEVEL').choices(LOG_LEVELS).default('info'))
-    .addOption(
-      new Option('--legacy-device-updates', 'emulate upstream 0.7.26+: device updates change only name and description')
-        .env('NETFORM_LEGACY_DEVICE_UPDATES'),
-    )
+    // Not commander's .env(): for a flag it would count NETFORM_LEGACY_DEVICE_UPDATES=0 as on.
+    .option('--legacy-device-updates', 'emulate upstream 0.7.26+: device updates change only name and description (env NETFORM_LEGACY_DEVICE_UPDATES=1)')
     .addOption(new Option('--body-limit <bytes>', 'largest request body; larger ones get 413').default(1024 * 1024).argParser(parseByteCount))
     .addHelpText('after', '\nPrints "listening on http://HOST:PORT" first on stdout. SIGTERM or SIGINT: finishes requests in flight, closes the database, exits 0.')
     .action(
@@ -60,7 +57,7 @@ export function registerServe(program: Command): void {
             port,
             logger: options.logLevel !== 'silent',
             logLevel: options.logLevel,
-            legacyDeviceUpdates: parseFlag(options.legacyDeviceUpdates),
+            legacyDeviceUpdates: options.legacyDeviceUpdates ?? parseFlag(process.env.NETFORM_LEGACY_DEVICE_UPDATES),
             bodyLimit: options.bodyLimit,
           });
         } catch (error) {

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, runCli } from './cli.js';
+import type { StartServerOptions } from '../../server/index.js';
 
 export const TEST_ADMIN_EMAIL = 'admin@example.com';
 
@@ -130,6 +131,28 @@ async function terminate(started: Started): Promise<{ code: number | null; signa
   }
 }
 
+async function callApi(url: string, token: string, method: string, path: string, body?: unknown, options: ApiCallOptions = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  const bearer = options.token === undefined ? token : options.token;
+  if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
+  let payload: string | undefined;
+  if (body !== undefined) {
+    payload = typeof body === 'string' ? body : JSON.stringify(body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${url}${path}`, { method, headers, body: payload });
+  const text = await response.text();
+  let parsed: unknown = null;
+  if (text !== '') {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+    }
+  }
+  return { status: response.status, body: parsed, headers: Object.fromEntries(response.headers.entries()) };
+}
+
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
   const dbPath = join(dir, 'netform.db');
@@ -157,33 +180,59 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         current = await spawnServer(dbPath, options);
         server.url = current.url;
       },
-      async api(method, path, body, callOptions = {}) {
-        const headers: Record<string, string> = { ...callOptions.headers };
-        const bearer = callOptions.token === undefined ? token : callOptions.token;
-        if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
-        let payload: string | undefined;
-        if (body !== undefined) {
-          payload = typeof body === 'string' ? body : JSON.stringify(body);
-          headers['content-type'] ??= 'application/json';
-        }
-        const response = await fetch(`${server.url}${path}`, { method, headers, body: payload });
-        const text = await response.text();
-        let parsed: unknown = null;
-        if (text !== '') {
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            parsed = text;
-          }
-        }
-        return { status: response.status, body: parsed, headers: Object.fromEntries(response.headers.entries()) };
-      },
+      api: (method, path, body, callOptions) => callApi(server.url, token, method, path, body, callOptions),
       stderr: () => current.stderr.text,
       pid: () => current.child.pid,
     };
     return server;
   } catch (error) {
     if (!options.keep) rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/**
+ * The same shape as startTestServer, but the server runs inside the test process through
+ * `startServer` (faster; the server's own integration tests use it where no process boundary
+ * is under test). `stderr()` returns its request logs.
+ */
+export async function startInProcessServer(options: Omit<Partial<StartServerOptions>, 'dbPath' | 'port'> & { keep?: boolean } = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
+  const dbPath = join(dir, 'netform.db');
+  const logs = { text: '' };
+  const logStream = { write: (chunk: string) => ((logs.text += chunk), true) };
+  const { keep, ...serverOptions } = options;
+  // Loaded here so that tests of the real process never load the server into the test process.
+  const { issueToken, startServer } = await import('../../server/index.js');
+  const start = () => startServer({ logger: true, logLevel: 'info', ...serverOptions, logStream, dbPath, port: 0, host: '127.0.0.1' });
+  try {
+    const { token } = await issueToken({ dbPath, email: TEST_ADMIN_EMAIL });
+    let current = await start();
+    const server: TestServer = {
+      url: current.url,
+      token,
+      dbPath,
+      dir,
+      lastExit: null,
+      async stop() {
+        try {
+          await current.close();
+        } finally {
+          if (!keep) rmSync(dir, { recursive: true, force: true });
+        }
+      },
+      async restart() {
+        await current.close();
+        current = await start();
+        server.url = current.url;
+      },
+      api: (method, path, body, callOptions) => callApi(server.url, token, method, path, body, callOptions),
+      stderr: () => logs.text,
+      pid: () => process.pid,
+    };
+    return server;
+  } catch (error) {
+    if (!keep) rmSync(dir, { recursive: true, force: true });
     throw error;
   }
 }
