@@ -1,13 +1,133 @@
-import type { Command } from 'commander';
-import { action, CliError } from './exit.js';
+/**
+ * `netform plan -f PATH [-o plan.json] [--format text|json|markdown]`: what apply would do.
+ * Exit codes: 0 nothing to do, 2 changes pending, 3 over a safety limit (the plan is printed in
+ * full first), 1 error.
+ */
+import { writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { ApiError, fetchLiveState } from '../client/index.js';
+import { formatDiagnostic, loadDesiredState } from '../desired/index.js';
+import { planChanges, PlanError, type Plan } from '../plan/index.js';
+import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../render/index.js';
+import { addConnectionOptions, openConnection, type Connection, type ConnectionOptions } from './connection.js';
+import { action, CliError, ExitCode } from './exit.js';
 
-// Placeholder until the issue that owns `netform plan` lands: it refuses clearly.
+export interface PlanningOptions extends ConnectionOptions {
+  file: string;
+  allowDeletes?: number;
+  allowUpdates?: number;
+  replace?: boolean;
+  rotatePasswords?: boolean;
+  color?: boolean;
+}
+
+export interface Timings {
+  load: number;
+  fetch: number;
+  diff: number;
+  render?: number;
+}
+
+export function nonNegativeInteger(value: string): number {
+  if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError('expected a whole number, 0 or more');
+  return Number(value);
+}
+
+/** Options shared by plan and apply -f: what to plan and how. */
+export function addPlanningOptions(cmd: Command): Command {
+  return cmd
+    .option('--allow-deletes <n>', 'allow up to N deletions (cascades included) in this run, whatever the limits say', nonNegativeInteger)
+    .option('--allow-updates <n>', 'allow up to N updates (replacements included) in this run, whatever the limits say', nonNegativeInteger)
+    .option('--replace', 'plan device changes that Firezone 0.7.26+ ignores on update as delete-then-create, keeping keys and addresses')
+    .option('--rotate-passwords', 'send declared passwords to existing users too (normally only on create)')
+    .option('--no-color', 'no colours in the output');
+}
+
+/** Whether text output gets colours: a terminal, no NO_COLOR, no --no-color. */
+export function useColor(opts: { color?: boolean }, stream: NodeJS.WriteStream = process.stdout): boolean {
+  return opts.color !== false && stream.isTTY === true && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '');
+}
+
+/** Loads the desired state, reads the live state (one list call per collection) and plans. */
+export async function makePlan(opts: PlanningOptions, connection: Connection): Promise<{ plan: Plan; timings: Timings }> {
+  let mark = performance.now();
+  const lap = () => {
+    const now = performance.now();
+    const elapsed = now - mark;
+    mark = now;
+    return Math.round(elapsed * 10) / 10;
+  };
+  const loaded = await loadDesiredState(opts.file);
+  if (!loaded.ok) {
+    throw new CliError(`the desired state has errors:\n${loaded.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`);
+  }
+  const load = lap();
+  let live;
+  try {
+    live = await fetchLiveState(connection.client);
+  } catch (error) {
+    if (error instanceof ApiError) throw new CliError(`cannot read the server's state: ${error.message}`);
+    throw error;
+  }
+  const fetch = lap();
+  try {
+    const plan = planChanges(loaded.state, live, {
+      server: connection.url,
+      createdAt: new Date().toISOString(),
+      tokenUser: connection.tokenUser,
+      replace: opts.replace ?? false,
+      rotatePasswords: opts.rotatePasswords ?? false,
+      allowDeletes: opts.allowDeletes,
+      allowUpdates: opts.allowUpdates,
+    });
+    return { plan, timings: { load, fetch, diff: lap() } };
+  } catch (error) {
+    if (error instanceof PlanError) throw new CliError(`cannot plan: ${error.message}`);
+    throw error;
+  }
+}
+
+export function planExitCode(plan: Plan): ExitCode {
+  if (plan.limits.some((l) => l.exceeded)) return ExitCode.refused;
+  return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
+}
+
+/** With NETFORM_TIMINGS set, one JSON line of phase durations (ms) on stderr, for bench/. */
+export function reportTimings(timings: Timings): void {
+  if (process.env.NETFORM_TIMINGS) process.stderr.write(`netform-timings ${JSON.stringify({ ...timings, rss_peak_mb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`);
+}
+
 export function registerPlan(program: Command): void {
-  program
+  const cmd = program
     .command('plan')
-    .description('(not available yet)')
-    .allowUnknownOption()
-    .action(action(async () => {
-      throw new CliError('netform plan is not available in this build yet');
-    }));
+    .description('show what apply would change on the server; exit 0 nothing to do, 2 changes, 3 over a safety limit, 1 error')
+    .requiredOption('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
+    .option('-o, --out <path>', 'also write the plan as a saved plan (JSON) for `netform apply <path>`')
+    .addOption(new Option('--format <format>', 'output format').choices(PLAN_FORMATS as string[]).default('text'));
+  addPlanningOptions(cmd);
+  addConnectionOptions(cmd);
+  cmd.action(
+    action(async (opts: PlanningOptions & { out?: string; format: PlanFormat }) => {
+      const connection = await openConnection(opts);
+      try {
+        const { plan, timings } = await makePlan(opts, connection);
+        const started = performance.now();
+        const output = renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts) });
+        timings.render = Math.round((performance.now() - started) * 10) / 10;
+        process.stdout.write(output);
+        if (opts.out) {
+          try {
+            writeFileSync(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false }));
+          } catch (error) {
+            throw new CliError(`-o: cannot write ${opts.out} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+          }
+        }
+        reportTimings(timings);
+        return planExitCode(plan);
+      } finally {
+        await connection.close();
+      }
+    }),
+  );
 }

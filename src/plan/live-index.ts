@@ -14,6 +14,7 @@ export interface LiveIndex {
   devicesById: Map<string, ApiDevice>;
   devicesByUserId: Map<string, ApiDevice[]>;
   rulesByKey: Map<string, ApiRule[]>;
+  rulesById: Map<string, ApiRule>;
   /** Rules bound to a user, by user id. */
   rulesByUserId: Map<string, ApiRule[]>;
   deviceKeyOf: Map<ApiDevice, string>;
@@ -54,13 +55,15 @@ export function indexLiveState(live: LiveState): LiveIndex {
   const rulesByKey = new Map<string, ApiRule[]>();
   const rulesByUserId = new Map<string, ApiRule[]>();
   const ruleKeyOf = new Map<ApiRule, string>();
+  const rulesById = new Map<string, ApiRule>();
   for (const rule of live.rules) {
+    rulesById.set(rule.id, rule);
     const key = liveRuleKey(rule, ruleOwnerOf(rule));
     ruleKeyOf.set(rule, key);
     push(rulesByKey, key, rule);
     if (rule.user_id !== null) push(rulesByUserId, rule.user_id, rule);
   }
-  return { usersByKey, usersById, devicesByKey, devicesById, devicesByUserId, rulesByKey, rulesByUserId, deviceKeyOf, ruleKeyOf, ruleOwnerOf, deviceOwnerOf };
+  return { usersByKey, usersById, devicesByKey, devicesById, devicesByUserId, rulesByKey, rulesById, rulesByUserId, deviceKeyOf, ruleKeyOf, ruleOwnerOf, deviceOwnerOf };
 }
 
 export function liveRuleKey(rule: Pick<ApiRule, 'action' | 'destination' | 'port_type' | 'port_range'>, ownerEmail: string | null): string {
@@ -73,4 +76,9 @@ export function ruleLabel(rule: { action: string; destination: string; port_type
   const [low, high] = range ? range.split(' - ') : [];
   const ports = rule.port_type || range ? ` ${rule.port_type ?? '?'} ${low === high ? low : `${low}-${high}`}` : '';
   return `${rule.action} ${normalizeDestination(rule.destination)}${ports} (${ownerEmail ?? 'global'})`;
+}
+
+/** The live object of a kind with an id, if the server has it. */
+export function liveObjectById(index: LiveIndex, kind: 'user' | 'device' | 'rule', id: string): ApiUser | ApiDevice | ApiRule | undefined {
+  return kind === 'user' ? index.usersById.get(id) : kind === 'device' ? index.devicesById.get(id) : index.rulesById.get(id);
 }

@@ -1,0 +1,281 @@
+/**
+ * applyPlan: executes a Plan through the /v0 client (spec/netform.md section 4).
+ * - Phases in order (users; changes that make room; devices and rules; their deletions; user
+ *   deletions and demotions); within a phase, up to `parallelism` writes at once.
+ * - Before writing an object, it is read again: one changed by someone else since the plan is not
+ *   overwritten.
+ * - A failed write does not stop unrelated ones; changes that depend on it are not attempted.
+ * - After each write, the answer is compared with what was asked, which is how a server that
+ *   silently ignores device fields on update (Firezone 0.7.26+) is caught.
+ * - Secrets are resolved from their references at the moment they go into a request body.
+ */
+import { ApiError, type ApiClient } from '../client/index.js';
+import { normalizeDestination, userKey } from '../model/keys.js';
+import { normalizePortRange } from '../model/ports.js';
+import type { SecretRef } from '../model/secret.js';
+import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
+import { LEGACY_UPDATABLE_DEVICE_FIELDS, liveDeviceBody, sameDeviceValue, WRITABLE_DEVICE_FIELDS, type WritableDeviceField } from '../plan/device-fields.js';
+import { fingerprintOf } from '../plan/fingerprint.js';
+import type { Change, Plan, ResourceKind } from '../plan/types.js';
+
+export type ChangeStatus = 'done' | 'failed' | 'not_attempted';
+
+export interface ChangeResult {
+  id: string;
+  label: string;
+  action: Change['action'];
+  status: ChangeStatus;
+  /** Why it failed or was not attempted, or a remark on a done change. */
+  message?: string;
+}
+
+export interface ApplySummary {
+  results: ChangeResult[];
+  done: number;
+  failed: number;
+  notAttempted: number;
+}
+
+export interface ApplyProgress {
+  settled: number;
+  total: number;
+  failed: number;
+}
+
+export interface ApplyOptions {
+  client: ApiClient;
+  /** Writes at once. Default 8. */
+  parallelism?: number;
+  /** The value of a secret reference, read at apply time (saved plans hold only references). */
+  resolveSecret: (ref: SecretRef) => string;
+  onProgress?: (progress: ApplyProgress) => void;
+}
+
+const COLLECTION = { user: 'users', device: 'devices', rule: 'rules' } as const satisfies Record<ResourceKind, string>;
+
+/** A failure of one change, with a message fit for the summary. */
+class ChangeFailure extends Error {}
+
+type LiveObject = ApiUser | ApiDevice | ApiRule;
+
+export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<ApplySummary> {
+  const parallelism = Math.max(1, options.parallelism ?? 8);
+  const client = options.client;
+  const results = new Map<string, ChangeResult>();
+  const createdIds = new Map<string, string>();
+  const outcome = new Map<string, Promise<ChangeStatus>>();
+  const settle = new Map<string, (status: ChangeStatus) => void>();
+  for (const change of plan.changes) outcome.set(change.id, new Promise((resolve) => settle.set(change.id, resolve)));
+
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  const acquire = () => (active < parallelism ? (active++, Promise.resolve()) : new Promise<void>((resolve) => waiting.push(resolve)));
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else active--;
+  };
+
+  let settledCount = 0;
+  let failedCount = 0;
+  const record = (change: Change, status: ChangeStatus, message?: string) => {
+    results.set(change.id, { id: change.id, label: change.label ?? `${change.kind} ${change.key}`, action: change.action, status, ...(message ? { message } : {}) });
+    settledCount++;
+    if (status === 'failed') failedCount++;
+    options.onProgress?.({ settled: settledCount, total: plan.changes.length, failed: failedCount });
+    settle.get(change.id)!(status);
+  };
+
+  const byPhase = new Map<number, Change[]>();
+  for (const change of plan.changes) {
+    const list = byPhase.get(change.phase ?? 0);
+    if (list) list.push(change);
+    else byPhase.set(change.phase ?? 0, [change]);
+  }
+
+  const context: ExecutionContext = { client, createdIds, resolveSecret: options.resolveSecret };
+  for (const phase of [...byPhase.keys()].sort((a, b) => a - b)) {
+    await Promise.all(
+      byPhase.get(phase)!.map(async (change) => {
+        const deps = (change.dependsOn ?? []).filter((id) => outcome.has(id) && id !== change.id);
+        const depStatuses = await Promise.all(deps.map((id) => outcome.get(id)!));
+        const blocked = deps.filter((_, i) => depStatuses[i] !== 'done');
+        if (blocked.length > 0) {
+          record(change, 'not_attempted', `depends on ${blocked.map((id) => results.get(id)?.label ?? id).join(', ')}, which did not succeed`);
+          return;
+        }
+        await acquire();
+        try {
+          const remark = await executeChange(change, context);
+          record(change, 'done', remark);
+        } catch (error) {
+          record(change, 'failed', failureMessage(error));
+        } finally {
+          release();
+        }
+      }),
+    );
+  }
+
+  const ordered = plan.changes.map((c) => results.get(c.id)!);
+  return {
+    results: ordered,
+    done: ordered.filter((r) => r.status === 'done').length,
+    failed: ordered.filter((r) => r.status === 'failed').length,
+    notAttempted: ordered.filter((r) => r.status === 'not_attempted').length,
+  };
+}
+
+function failureMessage(error: unknown): string {
+  if (error instanceof ChangeFailure) return error.message;
+  if (error instanceof ApiError) return error.message;
+  // Secret resolution errors name the reference, never a value.
+  return error instanceof Error ? error.message : String(error);
+}
+
+interface ExecutionContext {
+  client: ApiClient;
+  createdIds: Map<string, string>;
+  resolveSecret: (ref: SecretRef) => string;
+}
+
+/** Performs one change; returns a remark for the summary, or throws why it failed. */
+async function executeChange(change: Change, ctx: ExecutionContext): Promise<string | undefined> {
+  const collection = COLLECTION[change.kind];
+  if (change.action === 'create') {
+    const body = withSecrets(change, resolveRefs(change.body ?? {}, ctx), ctx);
+    if (change.kind === 'user' && typeof body.email === 'string') {
+      const existing = await ctx.client.find('users', body.email);
+      if (existing) throw new ChangeFailure(`a user with this email was created by someone else since the plan was made; not overwritten`);
+    }
+    const { resource, foundAfterRetry } = await ctx.client.create(collection, body);
+    ctx.createdIds.set(change.id, resource.id);
+    verifyAnswer(change, body, resource, null);
+    return foundAfterRetry ? 'created (the connection dropped; found on the server by its key)' : undefined;
+  }
+
+  const current = await freshObject(change, ctx);
+  if (change.action === 'delete') {
+    if (!current) return 'already gone';
+    await ctx.client.remove(collection, change.liveId!);
+    return undefined;
+  }
+  if (!current) throw new ChangeFailure('deleted by someone else since the plan was made');
+
+  if (change.action === 'update') {
+    const body = withSecrets(change, { ...(change.body ?? {}) }, ctx);
+    const answer = await ctx.client.update(collection, change.liveId!, body);
+    verifyAnswer(change, body, answer, current);
+    return undefined;
+  }
+  return replaceDevice(change, current as ApiDevice, ctx);
+}
+
+/** The live object as it is now; a failure when it changed since the plan saw it. */
+async function freshObject(change: Change, ctx: ExecutionContext): Promise<LiveObject | null> {
+  const current = await ctx.client.find(COLLECTION[change.kind], change.liveId!);
+  if (current && change.fingerprint && fingerprintOf(change.kind, current) !== change.fingerprint) {
+    throw new ChangeFailure('changed by someone else since the plan was made; not overwritten (run plan again)');
+  }
+  return current;
+}
+
+/** Delete then create with the same keys and addresses; on a failed create, put the original back. */
+async function replaceDevice(change: Change, current: ApiDevice, ctx: ExecutionContext): Promise<string | undefined> {
+  const body = withSecrets(change, { ...(change.body ?? {}) }, ctx);
+  for (const field of change.keepFromLive ?? []) {
+    const value = (current as unknown as Record<string, unknown>)[field];
+    if (value !== null && value !== undefined) body[field] = value;
+  }
+  await ctx.client.remove('devices', current.id);
+  try {
+    const { resource } = await ctx.client.create('devices', body);
+    verifyAnswer(change, body, resource, null);
+    return undefined;
+  } catch (createError) {
+    const original: Record<string, unknown> = { user_id: current.user_id, name: current.name, ...liveDeviceBody(current) };
+    if (current.preshared_key) original.preshared_key = current.preshared_key;
+    try {
+      await ctx.client.create('devices', original);
+    } catch {
+      throw new ChangeFailure(`deleted, but creating it again failed (${failureMessage(createError)}), and so did restoring the original: run apply again`);
+    }
+    throw new ChangeFailure(`creating the replacement failed (${failureMessage(createError)}); the original device was put back`);
+  }
+}
+
+function resolveRefs(body: Record<string, unknown>, ctx: ExecutionContext): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (typeof value === 'object' && value !== null && '$ref' in value) {
+      const ref = String((value as { $ref: unknown }).$ref);
+      const id = ctx.createdIds.get(ref);
+      if (!id) throw new ChangeFailure(`${ref} was not created in this apply`);
+      out[key] = id;
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+function withSecrets(change: Change, body: Record<string, unknown>, ctx: ExecutionContext): Record<string, unknown> {
+  for (const { field, ref } of change.secrets ?? []) {
+    const value = ctx.resolveSecret(ref);
+    body[field] = value;
+    if (field === 'password') body.password_confirmation = value;
+  }
+  return body;
+}
+
+/**
+ * The server's answer must hold what was asked. A device update answered with the old values of
+ * fields other than name and description is the upstream 0.7.26+ behaviour of ignoring them.
+ */
+function verifyAnswer(change: Change, asked: Record<string, unknown>, answer: LiveObject, before: LiveObject | null): void {
+  const differing: string[] = [];
+  for (const [field, value] of Object.entries(asked)) {
+    if (field === 'password' || field === 'password_confirmation') continue;
+    if (!answerHolds(change.kind, field, value, answer)) differing.push(field);
+  }
+  if (differing.length === 0) return;
+  const shown = differing.join(', ');
+  if (change.kind === 'device' && change.action === 'update' && before) {
+    const ignored = differing.filter((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f) && sameAsBefore(f, before as ApiDevice, answer as ApiDevice));
+    if (ignored.length === differing.length) {
+      throw new ChangeFailure(
+        `the server ignored ${ignored.join(', ')} on update and kept the old values (the behaviour of Firezone 0.7.26 and later); ` +
+          'run plan/apply with --replace to delete and re-create such devices with the same keys and addresses',
+      );
+    }
+  }
+  throw new ChangeFailure(`the server's answer does not hold what was asked for ${shown}`);
+}
+
+function sameAsBefore(field: string, before: ApiDevice, answer: ApiDevice): boolean {
+  if (field === 'preshared_key') return before.preshared_key === answer.preshared_key;
+  return (WRITABLE_DEVICE_FIELDS as readonly string[]).includes(field) && sameDeviceValue(field as WritableDeviceField, before[field as WritableDeviceField], answer[field as WritableDeviceField]);
+}
+
+function answerHolds(kind: ResourceKind, field: string, asked: unknown, answer: LiveObject): boolean {
+  const got = (answer as unknown as Record<string, unknown>)[field];
+  if (kind === 'user') {
+    if (field === 'email') return typeof got === 'string' && userKey(got) === userKey(String(asked));
+    return field !== 'role' || got === asked;
+  }
+  if (kind === 'device') {
+    if (field === 'user_id' || field === 'name') return String(got ?? '').trim() === String(asked ?? '').trim();
+    if (field === 'preshared_key') return got === asked;
+    if ((WRITABLE_DEVICE_FIELDS as readonly string[]).includes(field)) {
+      // With its default on, the server shows the default's value, not what was stored.
+      const flag = `use_default_${field}`;
+      if (flag in answer && (answer as unknown as Record<string, unknown>)[flag] === true && !field.startsWith('use_default_')) return true;
+      return sameDeviceValue(field as WritableDeviceField, asked, got);
+    }
+    return true;
+  }
+  if (field === 'destination') return typeof got === 'string' && normalizeDestination(got) === normalizeDestination(String(asked));
+  if (field === 'port_range') return normalizePortRange(got as string | null) === normalizePortRange(asked as string | null);
+  if (field === 'port_type' || field === 'action' || field === 'user_id') return (got ?? null) === (asked ?? null);
+  return true;
+}
