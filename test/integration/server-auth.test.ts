@@ -1,0 +1,126 @@
+import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueToken, revokeToken } from '../../server/index.js';
+import { startInProcessServer, type TestServer } from '../helpers/server.js';
+
+const MISSING = '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70';
+const ENDPOINTS: [string, string, unknown?][] = [
+  ['GET', '/v0/users'],
+  ['POST', '/v0/users', { user: { email: 'x@example.com' } }],
+  ['GET', `/v0/users/${MISSING}`],
+  ['PATCH', `/v0/users/${MISSING}`, { user: {} }],
+  ['PUT', '/v0/users/nobody@example.com', { user: {} }],
+  ['DELETE', `/v0/users/${MISSING}`],
+  ['GET', '/v0/devices'],
+  ['POST', '/v0/devices', { device: {} }],
+  ['GET', `/v0/devices/${MISSING}`],
+  ['PATCH', `/v0/devices/${MISSING}`, { device: {} }],
+  ['PUT', `/v0/devices/${MISSING}`, { device: {} }],
+  ['DELETE', `/v0/devices/${MISSING}`],
+  ['GET', '/v0/rules'],
+  ['POST', '/v0/rules', { rule: {} }],
+  ['GET', `/v0/rules/${MISSING}`],
+  ['PATCH', `/v0/rules/${MISSING}`, { rule: {} }],
+  ['PUT', `/v0/rules/${MISSING}`, { rule: {} }],
+  ['DELETE', `/v0/rules/${MISSING}`],
+  // Authentication comes before routing: unknown routes and bad bodies get 401 too.
+  ['GET', '/v0/nothing-here'],
+  ['POST', '/v0/users', '{not json'],
+];
+
+const UNAUTHENTICATED = { errors: { auth: 'unauthenticated' } };
+const INVALID_TOKEN = { errors: { auth: 'invalid_token' } };
+const NO_RESOURCE = { errors: { auth: 'no_resource_found' } };
+const UNAUTHORIZED = { error: 'Unauthorized' };
+
+let server: TestServer;
+let db: Database.Database;
+const tokens: Record<string, string> = {};
+
+function sql(statement: string, ...params: unknown[]): void {
+  db.prepare(statement).run(...params);
+}
+
+beforeAll(async () => {
+  server = await startInProcessServer();
+  db = new Database(server.dbPath);
+  const dbPath = server.dbPath;
+  tokens.revoked = (await issueToken({ dbPath, email: 'admin@example.com' })).token;
+  const list = db.prepare('SELECT id, token_hash FROM api_tokens').all() as { id: string; token_hash: string }[];
+  const hash = (t: string) => createHash('sha256').update(t).digest('hex');
+  await revokeToken({ dbPath, id: list.find((t) => t.token_hash === hash(tokens.revoked!))!.id });
+
+  tokens.expired = (await issueToken({ dbPath, email: 'admin@example.com', days: 1 })).token;
+  sql("UPDATE api_tokens SET expires_at = '2001-01-01T00:00:00.000000Z' WHERE token_hash = ?", hash(tokens.expired));
+
+  await server.api('POST', '/v0/users', { user: { email: 'demoted@example.com', role: 'admin' } });
+  tokens.nonAdmin = (await issueToken({ dbPath, email: 'demoted@example.com' })).token;
+  expect((await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'unprivileged' } })).status).toBe(200);
+
+  tokens.disabled = (await issueToken({ dbPath, email: 'disabled@example.com' })).token;
+  sql("UPDATE users SET disabled_at = '2020-01-01T00:00:00.000000Z' WHERE email = 'disabled@example.com'");
+});
+
+afterAll(async () => {
+  db?.close();
+  await server?.stop();
+});
+
+const CASES: [string, (t: typeof tokens) => Record<string, string>, unknown][] = [
+  ['no Authorization header', () => ({}), UNAUTHENTICATED],
+  ['a Basic scheme', () => ({ authorization: 'Basic YWRtaW46YWRtaW4=' }), UNAUTHENTICATED],
+  ['a token without a scheme', (t) => ({ authorization: t.revoked! }), UNAUTHENTICATED],
+  ['Bearer and nothing', () => ({ authorization: 'Bearer' }), INVALID_TOKEN],
+  ['a malformed token', () => ({ authorization: 'Bearer abc.def' }), INVALID_TOKEN],
+  ['a token of the right prefix but wrong length', () => ({ authorization: `Bearer nf_${'a'.repeat(20)}` }), INVALID_TOKEN],
+  ['an unknown well-formed token', () => ({ authorization: `Bearer nf_${'A'.repeat(43)}` }), NO_RESOURCE],
+  ['a revoked token', (t) => ({ authorization: `Bearer ${t.revoked}` }), NO_RESOURCE],
+  ['an expired token', (t) => ({ authorization: `Bearer ${t.expired}` }), NO_RESOURCE],
+  ['the token of a user no longer admin', (t) => ({ authorization: `Bearer ${t.nonAdmin}` }), UNAUTHORIZED],
+  ['the token of a disabled admin', (t) => ({ authorization: `Bearer ${t.disabled}` }), UNAUTHORIZED],
+];
+
+describe.each(CASES)('with %s', (_name, headers, expected) => {
+  it('every endpoint answers 401 with the contract body and changes nothing', async () => {
+    const before = (await server.api('GET', '/v0/users')).body.data.length;
+    for (const [method, path, body] of ENDPOINTS) {
+      const res = await server.api(method, path, body, { token: null, headers: headers(tokens) });
+      expect(res.status, `${method} ${path}`).toBe(401);
+      expect(res.body, `${method} ${path}`).toEqual(expected);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    }
+    expect((await server.api('GET', '/v0/users')).body.data.length).toBe(before);
+  });
+});
+
+describe('valid tokens', () => {
+  it('the scheme is case-insensitive', async () => {
+    for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+      const res = await server.api('GET', '/v0/users', undefined, { token: null, headers: { authorization: `${scheme} ${server.token}` } });
+      expect(res.status, scheme).toBe(200);
+    }
+  });
+
+  it('a revoked token stops working at once, others of the same admin keep working', async () => {
+    const { token, id } = await issueToken({ dbPath: server.dbPath, email: 'admin@example.com' });
+    expect((await server.api('GET', '/v0/rules', undefined, { token })).status).toBe(200);
+    await revokeToken({ dbPath: server.dbPath, id });
+    expect((await server.api('GET', '/v0/rules', undefined, { token })).body).toEqual(NO_RESOURCE);
+    expect((await server.api('GET', '/v0/rules')).status).toBe(200);
+  });
+
+  it('a token starts working again when its owner is made admin again', async () => {
+    expect((await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'admin' } })).status).toBe(200);
+    expect((await server.api('GET', '/v0/users', undefined, { token: tokens.nonAdmin })).status).toBe(200);
+    expect((await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'unprivileged' } })).status).toBe(200);
+    expect((await server.api('GET', '/v0/users', undefined, { token: tokens.nonAdmin })).body).toEqual(UNAUTHORIZED);
+  });
+
+  it('stores only a SHA-256 hash of each token', () => {
+    const rows = db.prepare('SELECT * FROM api_tokens').all() as Record<string, unknown>[];
+    const text = JSON.stringify(rows);
+    for (const token of [server.token, ...Object.values(tokens)]) expect(text).not.toContain(token.slice(3));
+    expect(rows.every((r) => /^[0-9a-f]{64}$/.test(String(r.token_hash)))).toBe(true);
+  });
+});
