@@ -35,7 +35,7 @@ import { displayPath, sortDiagnostics } from './index.js';
 import { resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
 import { applyUseDefaultShorthand } from './shorthand.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
-import { locateKey, locateValue, parseYamlFile, type DocPath, type ParsedDocument } from './yaml.js';
+import { parseTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
 
 /** The file `cdktf synth` writes for each stack (in `cdktf.out/stacks/<name>/`). */
 export const CDKTF_STACK_FILE = 'cdk.tf.json';
@@ -124,6 +124,71 @@ interface VariableDeclaration {
   sensitive: boolean;
 }
 
+/** A path into the JSON document: object keys and array indexes. */
+type DocPath = readonly (string | number)[];
+
+/**
+ * Line and column of the values and keys of a JSON document. Each object's keys are indexed the
+ * first time a path goes through it, so that a stack of thousands of resources is placed in
+ * linear time.
+ */
+export class JsonPositions {
+  readonly #root: JsonNode | undefined;
+  readonly #properties = new Map<JsonNode, Map<string, JsonNode>>();
+  readonly #lineStarts: number[] = [0];
+
+  constructor(text: string) {
+    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.#lineStarts.push(i + 1);
+    this.#root = parseTree(text, [], { disallowComments: true });
+  }
+
+  /** The property nodes of an object by key (the last one wins, as with JSON.parse). */
+  #propertiesOf(node: JsonNode): Map<string, JsonNode> {
+    let properties = this.#properties.get(node);
+    if (!properties) {
+      properties = new Map();
+      for (const property of node.children ?? []) {
+        const name = property.children?.[0];
+        if (name && typeof name.value === 'string') properties.set(name.value, property);
+      }
+      this.#properties.set(node, properties);
+    }
+    return properties;
+  }
+
+  /** Where the value at `path` (or its key) is written; the nearest enclosing value when it is not there. */
+  locate(path: DocPath, ofKey = false): { line: number; column: number } {
+    let node = this.#root;
+    let keyNode: JsonNode | undefined;
+    for (const segment of path) {
+      if (!node) break;
+      keyNode = undefined;
+      if (node.type === 'object' && typeof segment === 'string') {
+        const property = this.#propertiesOf(node).get(segment);
+        if (!property) break;
+        keyNode = property.children?.[0];
+        node = property.children?.[1];
+      } else if (node.type === 'array' && typeof segment === 'number' && node.children?.[segment]) {
+        node = node.children[segment];
+      } else {
+        break;
+      }
+    }
+    return this.position((ofKey ? keyNode : undefined)?.offset ?? node?.offset ?? 0);
+  }
+
+  position(offset: number): { line: number; column: number } {
+    let low = 0;
+    let high = this.#lineStarts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.#lineStarts[middle]! <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return { line: low + 1, column: offset - this.#lineStarts[low]! + 1 };
+  }
+}
+
 /** Where a value is: its place in the JSON document and the Terraform address people know it by. */
 interface Site {
   docPath: DocPath;
@@ -151,14 +216,12 @@ class StackReader {
   constructor(
     readonly file: string,
     readonly document: Record<string, unknown>,
-    readonly positions: ParsedDocument | null,
+    readonly positions: JsonPositions,
     readonly env: Environment,
   ) {}
 
-  location(docPath: DocPath, ofKey = false): { file: string; line?: number; column?: number } {
-    if (!this.positions) return { file: this.file };
-    const { line, column } = ofKey ? locateKey(this.positions, docPath) : locateValue(this.positions, docPath);
-    return { file: this.file, line, column };
+  location(docPath: DocPath, ofKey = false): { file: string; line: number; column: number } {
+    return { file: this.file, ...this.positions.locate(docPath, ofKey) };
   }
 
   report(site: Site, message: string, ofKey = false): Failed {
@@ -168,7 +231,7 @@ class StackReader {
 
   sourceOf(docPath: DocPath, address: string, fields: Record<string, DocPath>): SourceLocation {
     const at = (path: DocPath, name: string): SourceLocation => {
-      const { line = 1, column = 1 } = this.location(path);
+      const { line, column } = this.location(path);
       return { file: this.file, line, column, path: name };
     };
     const source = at(docPath, address);
@@ -677,13 +740,18 @@ async function stackFileOf(path: string): Promise<{ file: string } | { error: st
   }
 }
 
-/** The character offset in a JSON.parse error, when the message gives one. */
-function jsonErrorOffset(message: string): number | undefined {
-  const match = /position (\d+)/.exec(message);
-  return match ? Number(match[1]) : undefined;
+/** Where and what the first syntax error of a text JSON.parse refused is, as far as the JSON scanner can tell. */
+function jsonSyntaxError(text: string): { line?: number; column?: number; problem: string } {
+  const errors: ParseError[] = [];
+  parseTree(text, errors, { disallowComments: true, allowTrailingComma: false });
+  const first = errors[0];
+  if (!first) return { problem: 'is not valid JSON' };
+  // "PropertyNameExpected" -> "property name expected"
+  const problem = printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return { ...positionIn(text, first.offset), problem: `is not valid JSON: ${problem}` };
 }
 
-function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+function positionIn(text: string, offset: number): { line: number; column: number } {
   const before = text.slice(0, offset).split('\n');
   return { line: before.length, column: before[before.length - 1]!.length + 1 };
 }
@@ -707,19 +775,14 @@ export async function loadCdktfStack(path: string, options: LoadOptions = {}): P
   let document: unknown;
   try {
     document = JSON.parse(text);
-  } catch (error) {
-    // The parser's message quotes the source, which may hold anything: give the place only.
-    const offset = jsonErrorOffset(error instanceof Error ? error.message : '');
-    return { ok: false, diagnostics: [{ file: shown, ...(offset !== undefined ? lineAndColumn(text, offset) : {}), message: 'is not valid JSON (a synthesized stack is written by cdktf synth / app.synth())' }] };
+  } catch {
+    // JSON.parse's own message quotes the source, which may hold a secret: say where and what only.
+    const { problem, ...at } = jsonSyntaxError(text);
+    return { ok: false, diagnostics: [{ file: shown, ...at, message: `${problem} (a synthesized stack is written by cdktf synth or app.synth())` }] };
   }
   if (!isObject(document)) return { ok: false, diagnostics: [{ file: shown, line: 1, column: 1, message: 'must be a JSON object (a Terraform JSON configuration)' }] };
 
-  // JSON is YAML: the YAML reader gives every value's line and column. A stack it cannot place
-  // (it never fails on what JSON.parse accepts, bar extreme nesting) is still read, without positions.
-  const parsed = parseYamlFile(text, shown);
-  const positions = parsed.diagnostics.length === 0 ? (parsed.documents[0] ?? null) : null;
-
-  const reader = new StackReader(shown, document, positions, env);
+  const reader = new StackReader(shown, document, new JsonPositions(text), env);
   const state = reader.read();
   const diagnostics = [...reader.diagnostics, ...checkDesiredState(state)];
   return diagnostics.length > 0 ? { ok: false, diagnostics: sortDiagnostics(diagnostics, [shown]) } : { ok: true, state };
