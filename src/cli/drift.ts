@@ -1,13 +1,165 @@
-import type { Command } from 'commander';
-import { action, CliError } from './exit.js';
+/**
+ * `netform drift`: plan without applying, once (exit 0 clean, 2 drift, 1 error) or on a schedule
+ * (`--every CRON`, one JSON line per run) until SIGTERM or SIGINT. Never writes to the server.
+ */
+import { Option, type Command } from 'commander';
+import { createRequire } from 'node:module';
+import { fetchLiveState } from '../client/index.js';
+import { loadDesiredState } from '../desired/index.js';
+import { formatDiagnostic } from '../desired/types.js';
+import { cronExpressionProblem, cronTicker } from '../drift/cron.js';
+import { DriftLoop, type DriftRunContext, type ReportSink } from '../drift/loop.js';
+import { redactSecrets } from '../drift/report.js';
+import { jsonLinesSink, reportFileSink, webhookSink } from '../drift/sinks.js';
+import { planChanges } from '../plan/index.js';
+import type { Plan } from '../plan/types.js';
+import { renderPlan } from '../render/index.js';
+import { addConnectionOptions, openConnection, type Connection, type ConnectionOptions } from './connection.js';
+import { action, CliError, ExitCode } from './exit.js';
 
-// Placeholder until the issue that owns `netform drift` lands: it refuses clearly.
+const require = createRequire(import.meta.url);
+const { version } = require('../../../package.json') as { version: string };
+
+type Format = 'text' | 'json' | 'markdown';
+
+interface DriftCommandOptions extends ConnectionOptions {
+  file: string;
+  format: Format;
+  color?: boolean;
+  every?: string;
+  timezone?: string;
+  runAtStart?: boolean;
+  report?: string;
+  webhook?: string;
+  webhookAlways?: boolean;
+}
+
+/** Diagnostics shown in a failed run's report: enough to act on, bounded for a JSON line. */
+const MAX_DIAGNOSTICS_IN_REPORT = 20;
+
 export function registerDrift(program: Command): void {
-  program
+  const cmd = program
     .command('drift')
-    .description('(not available yet)')
-    .allowUnknownOption()
-    .action(action(async () => {
-      throw new CliError('netform drift is not available in this build yet');
-    }));
+    .description('report differences between the desired state and the server, without writing anything; once, or on a schedule')
+    .requiredOption('-f, --file <path>', 'desired-state file or folder (read again at every scheduled run)')
+    .addOption(new Option('--format <format>', 'output of a single check (a schedule always writes JSON lines)').choices(['text', 'json', 'markdown']).default('text'))
+    .option('--no-color', 'no colour in text output')
+    .option('--every <cron>', 'check on this cron schedule until SIGTERM/SIGINT; a leading sixth field is seconds ("*/30 * * * * *")')
+    .option('--timezone <tz>', 'time zone of the schedule (default: the system time zone)')
+    .option('--run-at-start', 'with --every: also check once right away')
+    .option('--report <file>', 'with --every: keep the latest report in this file (replaced atomically)')
+    .option('--webhook <url>', 'with --every: POST a report whenever the status changes (clean, drift, failed)')
+    .option('--webhook-always', 'with --webhook: also POST every drifted run');
+  addConnectionOptions(cmd);
+  cmd.action(action(async (opts: DriftCommandOptions) => (opts.every === undefined ? driftOnce(opts) : driftOnSchedule(opts))));
+}
+
+/** Reads the files, the server, and plans. Throws a CliError with the diagnostics when the files are wrong. */
+async function checkDrift(opts: DriftCommandOptions, connection: Connection): Promise<Plan> {
+  const loaded = await loadDesiredState(opts.file);
+  if (!loaded.ok) {
+    const lines = loaded.diagnostics.map(formatDiagnostic);
+    const shown = lines.slice(0, MAX_DIAGNOSTICS_IN_REPORT);
+    if (lines.length > shown.length) shown.push(`... and ${lines.length - shown.length} more`);
+    throw new CliError(`the desired state in ${opts.file} is not valid:\n${shown.join('\n')}`);
+  }
+  const live = await fetchLiveState(connection.client);
+  return planChanges(loaded.state, live, { server: connection.url, createdAt: new Date().toISOString(), tokenUser: connection.tokenUser });
+}
+
+async function driftOnce(opts: DriftCommandOptions): Promise<ExitCode> {
+  for (const flag of ['report', 'webhook', 'webhookAlways', 'runAtStart', 'timezone'] as const) {
+    if (opts[flag] !== undefined) throw new CliError(`--${kebab(flag)} needs --every (it applies to scheduled checks)`);
+  }
+  const connection = await openConnection(opts);
+  try {
+    const plan = await checkDrift(opts, connection);
+    const color = opts.color !== false && opts.format === 'text' && process.stdout.isTTY === true && !process.env.NO_COLOR;
+    process.stdout.write(ensureNewline(renderPlan(plan, opts.format, { color })));
+    return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
+  } finally {
+    await connection.close();
+  }
+}
+
+async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
+  const expression = opts.every!;
+  const problem = cronExpressionProblem(expression);
+  if (problem) throw new CliError(`--every: "${expression}" is not a valid cron expression (${problem})`);
+  if (opts.webhookAlways && !opts.webhook) throw new CliError('--webhook-always needs --webhook URL');
+  if (opts.webhook) checkWebhookUrl(opts.webhook);
+
+  const log = (message: string) => process.stderr.write(`${message}\n`);
+  // Settings that can never work are refused now, not reported as failed runs forever after.
+  const probe = await openConnection(opts);
+  const server = probe.url;
+  await probe.close();
+  const startup = await loadDesiredState(opts.file);
+  if (!startup.ok) throw new CliError(`the desired state in ${opts.file} is not valid:\n${startup.diagnostics.map(formatDiagnostic).join('\n')}`);
+
+  const secrets = [opts.token, process.env.NETFORM_TOKEN, opts.webhook];
+  const sinks: ReportSink[] = [jsonLinesSink((text) => process.stdout.write(text))];
+  if (opts.report) sinks.push(reportFileSink(opts.report));
+  if (opts.webhook) sinks.push(webhookSink({ url: opts.webhook, always: opts.webhookAlways ?? false, userAgent: `netform/${version}`, secrets: secrets.filter((s): s is string => !!s), log }));
+
+  const ticker = cronTicker(expression, { timezone: opts.timezone, log });
+  const loop = new DriftLoop({
+    ticker,
+    now: () => Date.now(),
+    sinks,
+    log,
+    describeError: (error) => redactSecrets(error instanceof Error ? error.message : String(error), secrets),
+    // Connecting again at each run picks up a renewed --token-file without a restart.
+    run: async (context: DriftRunContext) => {
+      context.sources = [opts.file];
+      context.server = server;
+      const connection = await openConnection(opts);
+      try {
+        return await checkDrift(opts, connection);
+      } finally {
+        await connection.close();
+      }
+    },
+  });
+
+  const stopped = new Promise<void>((resolve) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals += 1;
+      if (signals > 1) {
+        log(`drift: ${signal} again: stopping now, without waiting for the run in progress`);
+        process.exit(ExitCode.error);
+      }
+      log(`drift: ${signal}: stopping${loop.running ? ' after the run in progress' : ''}`);
+      void loop.stop().then(resolve);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+
+  loop.start();
+  if (opts.runAtStart) loop.tick();
+  const next = ticker.nextRun();
+  log(`drift: checking ${opts.file} against ${server} on "${expression}"${next ? `; next run at ${next.toISOString()}` : ''}`);
+  await stopped;
+  log(`drift: stopped after ${loop.runs} run(s)`);
+  return ExitCode.ok;
+}
+
+function checkWebhookUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new CliError('--webhook: not a URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new CliError('--webhook: not an http(s) URL');
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function ensureNewline(text: string): string {
+  return text.endsWith('\n') ? text : `${text}\n`;
 }

@@ -5,7 +5,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { fetchLiveState } from '../client/index.js';
-import { exportDesiredState, ExportError, type ExportedFile } from '../desired/export.js';
+import { describeCounts, exportDesiredState, ExportError, type ExportedFile } from '../desired/export.js';
 import { writeFileAtomically } from '../drift/sinks.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
 import { action, CliError, ExitCode } from './exit.js';
@@ -52,7 +52,7 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
     await connection.close();
   }
 
-  const summary = `${counts.users} users, ${counts.devices} devices, ${counts.rules} rules`;
+  const summary = describeCounts(counts);
   if (!outputDir) {
     process.stdout.write(files[0]!.content);
     process.stderr.write(`exported ${summary}\n`);

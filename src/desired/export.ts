@@ -220,7 +220,7 @@ function headerComment(options: ExportOptions, counts: ExportResult['counts'], p
   const server = options.server ? ` from ${withoutCredentials(options.server)}` : '';
   const lines = [
     `yaml-language-server: $schema=${options.schemaRef}`,
-    `Exported by \`netform export\`${server}: ${counts.users} users, ${counts.devices} devices, ${counts.rules} rules.`,
+    `Exported by \`netform export\`${server}: ${describeCounts(counts)}.`,
     'Review it, commit it, then `netform plan` shows no changes until the files or the server change.',
     'Only what is written here is managed:',
     '- Passwords cannot be read from the server and are not managed. To set one from now on, give',
@@ -236,6 +236,12 @@ function headerComment(options: ExportOptions, counts: ExportResult['counts'], p
     '- A user whose role is left out is unprivileged today; write `role: unprivileged` to have a promotion reported as drift.',
   ];
   return lines.map((line) => `# ${line}`).join('\n') + '\n';
+}
+
+/** `3 users, 1 device, 0 rules`. */
+export function describeCounts(counts: ExportResult['counts']): string {
+  const n = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+  return `${n(counts.users, 'user')}, ${n(counts.devices, 'device')}, ${n(counts.rules, 'rule')}`;
 }
 
 function withoutCredentials(url: string): string {

@@ -16,6 +16,8 @@ export interface DriftChange {
   kind: ResourceKind;
   action: ChangeAction;
   key: string;
+  /** How people read the object: `device alice@example.com/laptop`. */
+  label?: string;
   fields: FieldChange[];
   note?: string;
 }
@@ -69,6 +71,7 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
       kind: change.kind,
       action: change.action,
       key: change.key,
+      ...(change.label ? { label: change.label } : {}),
       fields: change.fields.map(redactField),
       ...(change.note ? { note: change.note } : {}),
     })),
