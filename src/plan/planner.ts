@@ -282,7 +282,8 @@ class Planner {
         }
         // port_type and port_range go together: both are sent when either changes.
         if (live.port_type !== wanted.port_type || normalizePortRange(live.port_range) !== normalizePortRange(wanted.port_range)) {
-          fields.push({ field: 'port_type', before: live.port_type, after: wanted.port_type }, { field: 'port_range', before: live.port_range, after: wanted.port_range });
+          if (live.port_type !== wanted.port_type) fields.push({ field: 'port_type', before: live.port_type, after: wanted.port_type });
+          if (normalizePortRange(live.port_range) !== normalizePortRange(wanted.port_range)) fields.push({ field: 'port_range', before: live.port_range, after: wanted.port_range });
           body.port_type = wanted.port_type;
           body.port_range = wanted.port_range;
         }

@@ -138,7 +138,6 @@ describe('planChanges: matching and normalising', () => {
       action: 'update', kind: 'rule', liveId: old.id, key: '*|accept|10.1.0.0/16|tcp:80 - 443',
       fields: [
         { field: 'destination', before: '10.0.0.0/8', after: '10.1.0.0/16' },
-        { field: 'port_type', before: 'tcp', after: 'tcp' },
         { field: 'port_range', before: '80 - 80', after: '80-443' },
       ],
       body: { destination: '10.1.0.0/16', port_type: 'tcp', port_range: '80-443' },

@@ -1,0 +1,60 @@
+/** Shared pieces of the reconcile end-to-end tests: a workspace of YAML files and the CLI against a real server. */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { runCli, type CliResult } from '../helpers/cli.js';
+import { TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
+
+/** A fresh WireGuard-shaped key (32 random bytes, base64). */
+export function wgKey(): string {
+  return randomBytes(32).toString('base64');
+}
+
+export interface Workspace {
+  dir: string;
+  write(name: string, text: string): string;
+  path(name: string): string;
+  cleanup(): void;
+}
+
+export function workspace(): Workspace {
+  const dir = mkdtempSync(join(tmpdir(), 'netform-reconcile-'));
+  return {
+    dir,
+    write(name, text) {
+      const file = join(dir, name);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, text);
+      return file;
+    },
+    path: (name) => join(dir, name),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Runs `netform ARGS` against the test server, as its admin. */
+export function netform(server: TestServer, args: string[], env: Record<string, string | undefined> = {}, cwd?: string): Promise<CliResult> {
+  return runCli(args, {
+    cwd,
+    env: { NETFORM_URL: server.url, NETFORM_TOKEN: server.token, NETFORM_TOKEN_USER: TEST_ADMIN_EMAIL, ...env },
+  });
+}
+
+/** Everything the server holds, for assertions. */
+export async function serverState(server: TestServer): Promise<{ users: any[]; devices: any[]; rules: any[] }> {
+  const [users, devices, rules] = await Promise.all(['/v0/users', '/v0/devices', '/v0/rules'].map((p) => server.api('GET', p)));
+  return { users: users!.body.data, devices: devices!.body.data, rules: rules!.body.data };
+}
+
+/** Creates an object by hand through the API, as a person would; fails loudly if the server refuses. */
+export async function create(server: TestServer, collection: 'users' | 'devices' | 'rules', body: Record<string, unknown>): Promise<any> {
+  const wrapper = { users: 'user', devices: 'device', rules: 'rule' }[collection];
+  const res = await server.api('POST', `/v0/${collection}`, { [wrapper]: body });
+  if (res.status !== 201) throw new Error(`creating ${collection} by hand failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data;
+}
+
+export function describeResult(r: CliResult): string {
+  return `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+}
