@@ -14,9 +14,12 @@ export interface TcpProxy {
   url: string;
   /** Where new connections go (`http://127.0.0.1:PORT`). */
   setTarget(url: string): void;
-  /** Holds back each new connection this long before connecting it upstream. */
+  /**
+   * Holds back everything the server sends this long (per chunk, order kept), so each request
+   * takes at least that long, on new and kept-alive connections alike.
+   */
   setDelay(ms: number): void;
-  /** Emits `connection` for each client connection. */
+  /** Emits `request` whenever a client sends data. */
   events: EventEmitter;
   close(): Promise<void>;
 }
@@ -26,30 +29,30 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   let delayMs = 0;
   const events = new EventEmitter();
   const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+  };
   const server: Server = createServer((client) => {
-    sockets.add(client);
-    client.on('close', () => sockets.delete(client));
-    client.on('error', () => undefined);
-    client.pause();
-    events.emit('connection');
-    const { hostname, port } = upstream;
-    const open = () => {
-      if (client.destroyed) return;
-      const remote = connect({ host: hostname, port: Number(port) });
-      sockets.add(remote);
-      remote.on('close', () => sockets.delete(remote));
-      remote.on('error', () => client.destroy());
-      client.on('error', () => remote.destroy());
-      remote.on('connect', () => {
-        client.pipe(remote);
-        remote.pipe(client);
-        client.resume();
-      });
-      remote.on('end', () => client.end());
-      client.on('end', () => remote.end());
+    track(client);
+    const remote = connect({ host: upstream.hostname, port: Number(upstream.port) });
+    track(remote);
+    client.on('data', (chunk) => {
+      events.emit('request');
+      remote.write(chunk);
+    });
+    remote.on('data', (chunk) => {
+      const forward = () => { if (!client.destroyed) client.write(chunk); };
+      if (delayMs > 0) setTimeout(forward, delayMs);
+      else forward();
+    });
+    const closeBoth = () => {
+      // The end of the server's answer must not overtake its delayed data.
+      setTimeout(() => { client.destroy(); remote.destroy(); }, delayMs);
     };
-    if (delayMs > 0) setTimeout(open, delayMs);
-    else open();
+    remote.on('close', closeBoth);
+    client.on('close', () => remote.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
