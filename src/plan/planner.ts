@@ -264,7 +264,7 @@ class Planner {
         if (this.#desired.settings.prune && this.#managesLiveRule(other.rule) && !other.used) {
           other.used = true;
           this.#claimedRules.add(other.rule);
-          this.#planRuleDelete(other.rule, PHASE.makeRoom);
+          this.#planRuleDelete(other.rule, PHASE.makeRoom, `declared in no file (prune); deleted first to make room for ${label}`);
           dependsOn.push(`rule:${otherKey}`);
         } else if (!other.used) {
           this.#warnings.push(`${label} overlaps the live rule ${ruleLabel(other.rule, this.#index.ruleOwnerOf(other.rule))} that no file declares${this.#desired.settings.prune ? ' and netform does not manage' : ' (prune is off)'}: the server will refuse it until that rule is removed`);
@@ -309,11 +309,11 @@ class Planner {
     return owner !== undefined && this.#scope.managesUser(owner.email);
   }
 
-  #planRuleDelete(rule: ApiRule, phase: number): void {
+  #planRuleDelete(rule: ApiRule, phase: number, note: string): void {
     const key = this.#index.ruleKeyOf.get(rule)!;
     const id = `rule:${key}`;
     if (this.#changes.has(id)) return;
-    this.#add({ id, kind: 'rule', action: 'delete', key, label: `rule ${ruleLabel(rule, this.#index.ruleOwnerOf(rule))}`, liveId: rule.id, phase, fingerprint: fingerprintOf('rule', rule), fields: [] });
+    this.#add({ id, kind: 'rule', action: 'delete', key, label: `rule ${ruleLabel(rule, this.#index.ruleOwnerOf(rule))}`, liveId: rule.id, phase, fingerprint: fingerprintOf('rule', rule), fields: [], note });
   }
 
   #planDeviceDelete(device: ApiDevice, note?: string): void {
@@ -371,20 +371,20 @@ class Planner {
       const key = userKey(user.email);
       if (this.#declaredUsers.has(key) || this.#deletedUserIds.has(user.id) || !this.#scope.managesUser(user.email)) continue;
       if (this.#scope.isProtected(user.email)) continue; // reported by the guard below when it would apply
-      this.#planUserDelete(user, 'declared in no file (prune)');
+      this.#planUserDelete(user, PRUNED);
     }
     for (const { user, live } of this.#declaredUsers.values()) {
       if (!live || !this.#scope.managesUser(user.email)) continue;
       for (const device of this.#index.devicesByUserId.get(live.id) ?? []) {
-        if (!this.#claimedDevices.has(device)) this.#planDeviceDelete(device, 'declared in no file (prune)');
+        if (!this.#claimedDevices.has(device)) this.#planDeviceDelete(device, PRUNED);
       }
       for (const rule of this.#index.rulesByUserId.get(live.id) ?? []) {
-        if (!this.#claimedRules.has(rule)) this.#planRuleDelete(rule, PHASE.memberDeletes);
+        if (!this.#claimedRules.has(rule)) this.#planRuleDelete(rule, PHASE.memberDeletes, PRUNED);
       }
     }
     for (const rule of this.#live.rules) {
       if (rule.user_id !== null || this.#claimedRules.has(rule) || !this.#scope.managesGlobalRule(rule.destination)) continue;
-      this.#planRuleDelete(rule, PHASE.memberDeletes);
+      this.#planRuleDelete(rule, PHASE.memberDeletes, PRUNED);
     }
     // A user's device limit: deletions of its devices go first when it also gets new devices.
     const usersWithNewDevices = new Set<string>();
@@ -486,6 +486,7 @@ class Planner {
 }
 
 const KIND_ORDER = { user: 0, device: 1, rule: 2 } as const;
+const PRUNED = 'declared in no file (prune)';
 
 /** Fields of a declared device sent on create: the managed ones, and flags set on. */
 function createFields(device: DesiredDevice): WritableDeviceField[] {
