@@ -61,7 +61,7 @@ const RESOURCE_ATTRIBUTES = Object.fromEntries(
 const PROVIDER_ATTRIBUTES = providerSchema.provider.block.attributes as AttributeSpecs;
 
 /** Terraform meta-arguments that change nothing netform reads. */
-const IGNORED_META_ARGUMENTS = new Set(['//', 'depends_on', 'lifecycle', 'provider', 'provisioner', 'connection', 'timeouts']);
+const IGNORED_META_ARGUMENTS = new Set(['//', 'depends_on', 'lifecycle', 'provisioner', 'connection', 'timeouts']);
 /** Meta-arguments that would make one resource stand for several objects. */
 const MULTIPLYING_META_ARGUMENTS = new Set(['count', 'for_each']);
 /** Top-level blocks that declare nothing netform manages (the provider, backend, outputs, locals are read where used). */
@@ -359,6 +359,14 @@ class StackReader {
     for (const key of Object.keys(body)) {
       const site = { docPath: ['resource', type, name, key], address: `${type}.${name}.${key}` };
       if (IGNORED_META_ARGUMENTS.has(key)) continue;
+      if (key === 'provider') {
+        // cdktf writes "firezone" for the default configuration; an alias means another server.
+        if (body.provider !== 'firezone') {
+          this.report(site, `netform applies a stack to one server (--url); a resource of another provider configuration (${typeof body.provider === 'string' ? body.provider : 'not "firezone"'}) belongs in a stack of its own`);
+          ok = false;
+        }
+        continue;
+      }
       if (MULTIPLYING_META_ARGUMENTS.has(key)) {
         this.report(site, `${key} is not supported: netform reads one object per resource; loop in TypeScript instead (one construct per object)`, true);
         ok = false;

@@ -257,7 +257,7 @@ describe('loadCdktfStack', () => {
     expect(JSON.stringify(d)).not.toContain(PSK);
   });
 
-  it('refuses what it cannot read: unknown and server-set attributes, count/for_each, other resource types, modules, missing required attributes', async () => {
+  it('refuses what it cannot read: unknown and server-set attributes, count/for_each, other provider configurations, other resource types, modules, missing required attributes', async () => {
     const stack = baseStack();
     stack.resource.firezone_user.bob.nickname = 'bobby';
     stack.resource.firezone_user.bob.id = '3f1b2c4d-5e6f-4a1b-8c2d-9e0f1a2b3c4d';
@@ -265,6 +265,7 @@ describe('loadCdktfStack', () => {
     stack.resource.null_resource = { x: {} };
     stack.module = { team: { source: './team' } };
     delete stack.resource.firezone_device.bob_phone.public_key;
+    stack.resource.firezone_rule.alice_https.provider = 'firezone.staging';
     const messages = diagnosticsOf((await load(stack)).result).map((d) => `${d.path}: ${d.message}`);
     expect(messages).toEqual(
       expect.arrayContaining([
@@ -274,9 +275,10 @@ describe('loadCdktfStack', () => {
         'null_resource: netform manages only firezone_user, firezone_device, firezone_rule; null_resource cannot be part of this stack',
         expect.stringMatching(/^module: modules are not supported/),
         'firezone_device.bob_phone.public_key: is required (a string)',
+        expect.stringMatching(/^firezone_rule\.alice_https\.provider: netform applies a stack to one server \(--url\); a resource of another provider configuration \(firezone\.staging\)/),
       ]),
     );
-    expect(messages).toHaveLength(6);
+    expect(messages).toHaveLength(7);
   });
 
   it('runs the shared domain checks, placing their errors at the attribute in the stack', async () => {
