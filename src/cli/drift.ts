@@ -4,18 +4,16 @@
  */
 import { Option, type Command } from 'commander';
 import { createRequire } from 'node:module';
-import { fetchLiveState } from '../client/index.js';
-import { loadDesiredState } from '../desired/index.js';
-import { formatDiagnostic } from '../desired/types.js';
+import { formatDiagnostic, loadDesiredState } from '../desired/index.js';
 import { cronExpressionProblem, cronTicker } from '../drift/cron.js';
 import { DriftLoop, type DriftRunContext, type ReportSink } from '../drift/loop.js';
 import { redactSecrets } from '../drift/report.js';
 import { jsonLinesSink, reportFileSink, webhookSink } from '../drift/sinks.js';
-import { planChanges } from '../plan/index.js';
 import type { Plan } from '../plan/types.js';
 import { renderPlan } from '../render/index.js';
 import { addConnectionOptions, openConnection, type Connection, type ConnectionOptions } from './connection.js';
 import { action, CliError, ExitCode } from './exit.js';
+import { makePlan, reportTimings, useColor } from './plan.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../../package.json') as { version: string };
@@ -34,9 +32,6 @@ interface DriftCommandOptions extends ConnectionOptions {
   webhookAlways?: boolean;
 }
 
-/** Diagnostics shown in a failed run's report: enough to act on, bounded for a JSON line. */
-const MAX_DIAGNOSTICS_IN_REPORT = 20;
-
 export function registerDrift(program: Command): void {
   const cmd = program
     .command('drift')
@@ -54,17 +49,11 @@ export function registerDrift(program: Command): void {
   cmd.action(action(async (opts: DriftCommandOptions) => (opts.every === undefined ? driftOnce(opts) : driftOnSchedule(opts))));
 }
 
-/** Reads the files, the server, and plans. Throws a CliError with the diagnostics when the files are wrong. */
+/** Reads the files again, the server, and plans: the same steps and messages as `netform plan`. */
 async function checkDrift(opts: DriftCommandOptions, connection: Connection): Promise<Plan> {
-  const loaded = await loadDesiredState(opts.file);
-  if (!loaded.ok) {
-    const lines = loaded.diagnostics.map(formatDiagnostic);
-    const shown = lines.slice(0, MAX_DIAGNOSTICS_IN_REPORT);
-    if (lines.length > shown.length) shown.push(`... and ${lines.length - shown.length} more`);
-    throw new CliError(`the desired state in ${opts.file} is not valid:\n${shown.join('\n')}`);
-  }
-  const live = await fetchLiveState(connection.client);
-  return planChanges(loaded.state, live, { server: connection.url, createdAt: new Date().toISOString(), tokenUser: connection.tokenUser });
+  const { plan, timings } = await makePlan(opts, connection);
+  reportTimings(timings);
+  return plan;
 }
 
 async function driftOnce(opts: DriftCommandOptions): Promise<ExitCode> {
@@ -74,8 +63,7 @@ async function driftOnce(opts: DriftCommandOptions): Promise<ExitCode> {
   const connection = await openConnection(opts);
   try {
     const plan = await checkDrift(opts, connection);
-    const color = opts.color !== false && opts.format === 'text' && process.stdout.isTTY === true && !process.env.NO_COLOR;
-    process.stdout.write(ensureNewline(renderPlan(plan, opts.format, { color })));
+    process.stdout.write(ensureNewline(renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts) })));
     return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
   } finally {
     await connection.close();
@@ -95,7 +83,7 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
   const server = probe.url;
   await probe.close();
   const startup = await loadDesiredState(opts.file);
-  if (!startup.ok) throw new CliError(`the desired state in ${opts.file} is not valid:\n${startup.diagnostics.map(formatDiagnostic).join('\n')}`);
+  if (!startup.ok) throw new CliError(`the desired state has errors:\n${startup.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`);
 
   const secrets = [opts.token, process.env.NETFORM_TOKEN, opts.webhook];
   const sinks: ReportSink[] = [jsonLinesSink((text) => process.stdout.write(text))];
