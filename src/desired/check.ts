@@ -320,7 +320,7 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
   reportDuplicates(
     rules,
     (r) => (r.parsed ? ruleKeyOf(r) : null),
-    (r, first) => report(r, undefined, `the same rule (${describeRule(r.rule)}${r.owner ? ` of ${r.owner.key}` : ''}) is also declared at ${whereIs(first)}`),
+    (r, first) => report(r, 'destination', `${Messages.overlaps}: the same rule (${describeRule(r.rule)}${r.owner ? ` of ${r.owner.key}` : ''}) is also declared at ${whereIs(first)}`),
     into,
   );
   checkRuleOverlaps(rules, into);

@@ -146,7 +146,7 @@ describe('what only the whole state shows', () => {
       `${F}/duplicates/b.yml:3:12: users[0].email: has already been taken: alice@example.com is also declared at ${F}/duplicates/a.yaml:3:12 (emails are compared case-insensitively)`,
       `${F}/duplicates/b.yml:6:37: users[1].devices[0].public_key: has already been taken: the same public key is declared for alice@example.com/laptop at ${F}/duplicates/a.yaml:5:37; each device needs its own key`,
       `${F}/duplicates/b.yml:6:91: users[1].devices[0].ipv4: has already been taken: alice@example.com/laptop pins the same address at ${F}/duplicates/a.yaml:5:91`,
-      `${F}/duplicates/b.yml:8:5: rules[0]: the same rule (drop 10.9.0.0/16) is also declared at ${F}/duplicates/a.yaml:8:5`,
+      `${F}/duplicates/b.yml:8:34: rules[0].destination: destination overlaps with an existing rule: the same rule (drop 10.9.0.0/16) is also declared at ${F}/duplicates/a.yaml:8:5`,
       `${F}/duplicates/b.yml:10:11: absent.users[0]: gone@example.com is already listed as absent at ${F}/duplicates/a.yaml:10:11`,
     ]);
   });
