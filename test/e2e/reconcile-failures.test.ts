@@ -1,0 +1,69 @@
+/**
+ * A failed write does not stop unrelated ones; the summary says what was done, what failed and
+ * why; once the cause is gone, running apply again converges.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { create, describeResult, netform, serverState, wgKey, workspace, type Workspace } from './reconcile-helpers.js';
+
+let server: TestServer;
+let ws: Workspace;
+const TAKEN = wgKey();
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ws = workspace();
+});
+afterAll(async () => {
+  await server?.stop();
+  ws?.cleanup();
+});
+
+describe('partial failure', () => {
+  it('reports done, failed and why, then converges on the next run', async () => {
+    const squatter = await create(server, 'users', { email: 'squatter@else.org' });
+    const squatted = await create(server, 'devices', { user_id: squatter.id, name: 'laptop', public_key: TAKEN });
+    const file = ws.write('netform.yaml', `version: 1
+users:
+  - email: alice@corp.test
+    devices:
+      - { name: laptop, public_key: "${TAKEN}" }
+      - { name: phone, public_key: "${wgKey()}" }
+    rules:
+      - { action: accept, destination: 10.1.0.0/16 }
+  - email: bob@corp.test
+    devices:
+      - { name: laptop, public_key: "${wgKey()}" }
+`);
+    const first = await netform(server, ['apply', '-f', file, '--yes']);
+    expect(first.code, describeResult(first)).toBe(1);
+    expect(first.stdout).toMatch(/FAILED +\+ device alice@corp\.test\/laptop: POST \/v0\/devices: 422 public_key has already been taken\n/);
+    expect(first.stdout).toMatch(/done +\+ device alice@corp\.test\/phone\n/);
+    expect(first.stdout).toMatch(/done +\+ device bob@corp\.test\/laptop\n/);
+    expect(first.stdout).toMatch(/done +\+ rule accept 10\.1\.0\.0\/16 \(alice@corp\.test\)\n/);
+    expect(first.stdout).toContain('Apply: 5 done, 1 failed, 0 not attempted.');
+    expect(first.stderr).toContain('Running apply again retries what is left.');
+
+    const pending = await netform(server, ['plan', '-f', file]);
+    expect(pending.code).toBe(2);
+    expect(pending.stdout).toContain('Plan: 1 to create, 0 to update, 0 to replace, 0 to delete.');
+
+    expect((await server.api('DELETE', `/v0/devices/${squatted.id}`)).status).toBe(204);
+    const second = await netform(server, ['apply', '-f', file, '--yes']);
+    expect(second.code, describeResult(second)).toBe(0);
+    expect(second.stdout).toContain('Apply: 1 done, 0 failed, 0 not attempted.');
+    const converged = await netform(server, ['plan', '-f', file]);
+    expect(converged.code, describeResult(converged)).toBe(0);
+    const state = await serverState(server);
+    expect(state.devices.map((d) => d.name).sort()).toEqual(['laptop', 'laptop', 'phone']);
+  });
+
+  it('reports a server that refuses the token clearly, without the token', async () => {
+    const file = ws.path('netform.yaml');
+    const bad = 'nf_this_token_is_not_valid_0123456789';
+    const refused = await netform(server, ['plan', '-f', file], { NETFORM_TOKEN: bad });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/error: cannot read the server's state: GET \/v0\/(users|devices|rules): 401 the server refused the token/);
+    expect(refused.stdout + refused.stderr).not.toContain(bad);
+  });
+});
