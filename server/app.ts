@@ -102,6 +102,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send(NOT_FOUND));
 
+  // Once closing, answers in flight say `Connection: close`, so a keep-alive client does not
+  // hold the process open until its idle timeout after the last response.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+
   await app.register(bearerAuth, { ctx });
   v0Routes(app, ctx);
   return app;

@@ -47,6 +47,24 @@ export function registerServe(program: Command): void {
     .addHelpText('after', '\nPrints "listening on http://HOST:PORT" first on stdout. SIGTERM or SIGINT: finishes requests in flight, closes the database, exits 0.')
     .action(
       action(async (options: ServeOptions) => {
+        // Listen for signals before anything else: one that arrives right after the listening
+        // line (or during startup) must still stop the server cleanly.
+        const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
+          const onSignal = (signal: NodeJS.Signals) => {
+            process.off('SIGTERM', onSignal);
+            process.off('SIGINT', onSignal);
+            // A second signal while stopping: stop now.
+            const force = (again: NodeJS.Signals) => {
+              process.stderr.write(`${again} again: exiting without waiting\n`);
+              process.exit(1);
+            };
+            process.once('SIGTERM', force);
+            process.once('SIGINT', force);
+            resolve(signal);
+          };
+          process.on('SIGTERM', onSignal);
+          process.on('SIGINT', onSignal);
+        });
         // commander hands an environment value over unparsed.
         const port = typeof options.port === 'string' ? parsePortOrFail(options.port) : options.port;
         let server;
@@ -64,10 +82,7 @@ export function registerServe(program: Command): void {
           throw new CliError(`cannot start the server: ${describeStartError(error, options)}`);
         }
         process.stdout.write(`listening on ${server.url}\n`);
-        const signal = await new Promise<NodeJS.Signals>((resolve) => {
-          process.once('SIGTERM', () => resolve('SIGTERM'));
-          process.once('SIGINT', () => resolve('SIGINT'));
-        });
+        const signal = await stopSignal;
         process.stderr.write(`${signal}: finishing requests in flight, then stopping\n`);
         await server.close();
         return ExitCode.ok;

@@ -41,12 +41,18 @@ export interface TestServer {
   restart(): Promise<void>;
   /** One request with the admin token; `body` is sent as JSON (a string is sent as is). */
   api(method: string, path: string, body?: unknown, options?: ApiCallOptions): Promise<ApiResponse>;
+  /** Everything the current process wrote to stdout so far (its first line is `listening on ...`). */
+  stdout(): string;
   /** Everything the current process wrote to stderr so far (its request logs). */
   stderr(): string;
+  /** Resolves once the current process's stderr matches (already or later); rejects after the timeout. */
+  waitForStderr(pattern: string | RegExp, timeoutMs?: number): Promise<void>;
   /** How the last stopped process ended. */
   lastExit: { code: number | null; signal: NodeJS.Signals | null } | null;
   /** The running process's pid. */
   pid(): number | undefined;
+  /** Resolves when the current process exits by itself (for tests that signal it directly). */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 export interface TestServerOptions {
@@ -55,6 +61,35 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** Keep the temp folder after stop(). */
   keep?: boolean;
+}
+
+/** Text written so far, with waiters for a pattern to appear in it. */
+class Output {
+  text = '';
+  readonly #waiters = new Set<() => void>();
+
+  append(chunk: string): void {
+    this.text += chunk;
+    for (const check of this.#waiters) check();
+  }
+
+  waitFor(pattern: string | RegExp, timeoutMs = 10_000): Promise<void> {
+    const matches = () => (typeof pattern === 'string' ? this.text.includes(pattern) : pattern.test(this.text));
+    if (matches()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (!matches()) return;
+        this.#waiters.delete(check);
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.#waiters.delete(check);
+        reject(new Error(`stderr did not match ${String(pattern)} within ${timeoutMs} ms; it holds:\n${this.text}`));
+      }, timeoutMs);
+      this.#waiters.add(check);
+    });
+  }
 }
 
 const START_TIMEOUT_MS = 30_000;
@@ -67,7 +102,8 @@ process.once('exit', () => {
 interface Started {
   child: ChildProcess;
   url: string;
-  stderr: { text: string };
+  stdout: Output;
+  stderr: Output;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -78,14 +114,16 @@ function spawnServer(dbPath: string, options: TestServerOptions): Promise<Starte
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
-  const stderr = { text: '' };
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr.text += chunk));
+  const stderr = new Output();
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.append(chunk));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
       running.delete(child);
       resolve({ code, signal });
     });
   });
+  const stdoutText = new Output();
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => stdoutText.append(chunk));
   return new Promise((resolve, reject) => {
     let stdout = '';
     const timer = setTimeout(() => {
@@ -104,9 +142,9 @@ function spawnServer(dbPath: string, options: TestServerOptions): Promise<Starte
         reject(new Error(`unexpected first line from netform serve: ${stdout.slice(0, newline)}\nstderr:\n${stderr.text}`));
         return;
       }
-      resolve({ child, url: match[1]!, stderr, exited });
+      resolve({ child, url: match[1]!, stdout: stdoutText, stderr, exited });
     };
-    child.stdout!.setEncoding('utf8').on('data', onData);
+    child.stdout!.on('data', onData);
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
       reject(new Error(`netform serve exited (code ${code}, signal ${signal}) before listening\nstderr:\n${stderr.text}`));
@@ -132,9 +170,10 @@ async function terminate(started: Started): Promise<{ code: number | null; signa
 }
 
 async function callApi(url: string, token: string, method: string, path: string, body?: unknown, options: ApiCallOptions = {}): Promise<ApiResponse> {
-  const headers: Record<string, string> = { ...options.headers };
+  const headers: Record<string, string> = {};
   const bearer = options.token === undefined ? token : options.token;
   if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
+  Object.assign(headers, options.headers);
   let payload: string | undefined;
   if (body !== undefined) {
     payload = typeof body === 'string' ? body : JSON.stringify(body);
@@ -181,8 +220,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         server.url = current.url;
       },
       api: (method, path, body, callOptions) => callApi(server.url, token, method, path, body, callOptions),
+      stdout: () => current.stdout.text,
       stderr: () => current.stderr.text,
+      waitForStderr: (pattern, timeoutMs) => current.stderr.waitFor(pattern, timeoutMs),
       pid: () => current.child.pid,
+      exited: () => current.exited,
     };
     return server;
   } catch (error) {
@@ -199,8 +241,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 export async function startInProcessServer(options: Omit<Partial<StartServerOptions>, 'dbPath' | 'port'> & { keep?: boolean } = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
   const dbPath = join(dir, 'netform.db');
-  const logs = { text: '' };
-  const logStream = { write: (chunk: string) => ((logs.text += chunk), true) };
+  const logs = new Output();
+  const logStream = { write: (chunk: string) => (logs.append(chunk), true) };
   const { keep, ...serverOptions } = options;
   // Loaded here so that tests of the real process never load the server into the test process.
   const { issueToken, startServer } = await import('../../server/index.js');
@@ -227,8 +269,11 @@ export async function startInProcessServer(options: Omit<Partial<StartServerOpti
         server.url = current.url;
       },
       api: (method, path, body, callOptions) => callApi(server.url, token, method, path, body, callOptions),
+      stdout: () => '',
       stderr: () => logs.text,
+      waitForStderr: (pattern, timeoutMs) => logs.waitFor(pattern, timeoutMs),
       pid: () => process.pid,
+      exited: () => new Promise(() => {}),
     };
     return server;
   } catch (error) {
