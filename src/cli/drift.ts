@@ -5,7 +5,7 @@
 import { Option, type Command } from 'commander';
 import { createRequire } from 'node:module';
 import { formatDiagnostic, loadDesiredState } from '../desired/index.js';
-import { cronExpressionProblem, cronTicker } from '../drift/cron.js';
+import { cronExpressionProblem, cronTicker, timeZoneProblem } from '../drift/cron.js';
 import { DriftLoop, type DriftRunContext, type ReportSink } from '../drift/loop.js';
 import { redactSecrets } from '../drift/report.js';
 import { jsonLinesSink, reportFileSink, webhookSink } from '../drift/sinks.js';
@@ -74,6 +74,8 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
   const expression = opts.every!;
   const problem = cronExpressionProblem(expression);
   if (problem) throw new CliError(`--every: "${expression}" is not a valid cron expression (${problem})`);
+  const zoneProblem = opts.timezone === undefined ? null : timeZoneProblem(opts.timezone);
+  if (zoneProblem) throw new CliError(`--timezone: ${zoneProblem}`);
   if (opts.webhookAlways && !opts.webhook) throw new CliError('--webhook-always needs --webhook URL');
   if (opts.webhook) checkWebhookUrl(opts.webhook);
 

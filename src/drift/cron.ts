@@ -12,8 +12,18 @@ export interface CronTickerOptions {
 export function cronExpressionProblem(expression: string): string | null {
   const result = cron.validateDetailed(expression);
   if (result.valid) return null;
-  const details = result.errors.map((e) => `${e.field}${e.value !== undefined ? ` "${e.value}"` : ''}: ${e.message}`);
+  const details = result.errors.map((e) => e.message);
   return details.length > 0 ? details.join('; ') : 'not a cron expression';
+}
+
+/** Null when the time zone is one the runtime knows (an IANA name such as `Europe/Paris`). */
+export function timeZoneProblem(timeZone: string): string | null {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone });
+    return null;
+  } catch {
+    return `unknown time zone "${timeZone}" (expected an IANA name such as Europe/Paris or UTC)`;
+  }
 }
 
 export function cronTicker(expression: string, options: CronTickerOptions): Ticker & { nextRun(): Date | null } {
