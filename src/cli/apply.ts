@@ -13,10 +13,9 @@ import { applySummaryLine, renderApplySummary } from '../render/apply.js';
 import { limitLine, renderPlan } from '../render/index.js';
 import { addConnectionOptions, openConnection, type Connection } from './connection.js';
 import { action, CliError, ExitCode } from './exit.js';
-import { addPlanningOptions, makePlan, reportTimings, useColor, type PlanningOptions } from './plan.js';
+import { addPlanningOptions, loadDesired, makePlan, reportTimings, useColor, type PlanningOptions } from './plan.js';
 
-interface ApplyCommandOptions extends Omit<PlanningOptions, 'file'> {
-  file?: string;
+interface ApplyCommandOptions extends PlanningOptions {
   yes?: boolean;
   parallelism: number;
 }
@@ -51,9 +50,10 @@ export function registerApply(program: Command): void {
           throw error;
         }
       }
+      const desired = saved ? undefined : await loadDesired(opts.file!);
       const connection = await openConnection(opts);
       try {
-        return saved ? await applySaved(saved, opts, connection) : await planAndApply({ ...opts, file: opts.file! }, opts, connection);
+        return desired ? await planAndApply(desired, opts, connection) : await applySaved(saved!, opts, connection);
       } finally {
         await connection.close();
       }
@@ -61,8 +61,8 @@ export function registerApply(program: Command): void {
   );
 }
 
-async function planAndApply(planning: PlanningOptions, opts: ApplyCommandOptions, connection: Connection): Promise<ExitCode> {
-  const { plan, timings } = await makePlan(planning, connection);
+async function planAndApply(desired: Awaited<ReturnType<typeof loadDesired>>, opts: ApplyCommandOptions, connection: Connection): Promise<ExitCode> {
+  const { plan, timings } = await makePlan(desired, opts, connection);
   const color = useColor(opts);
   process.stdout.write(renderPlan(plan, 'text', { color }));
   reportTimings(timings);

@@ -24,6 +24,8 @@ export interface ConnectionOptions {
   caFile?: string;
   insecure?: boolean;
   timeout?: string;
+  /** Set by addConnectionOptions: --url was typed, not taken from NETFORM_URL. */
+  urlGivenOnCommandLine?: boolean;
 }
 
 export interface Connection {
@@ -45,10 +47,9 @@ export function addConnectionOptions(cmd: Command): Command {
     .option('--ca-file <path>', 'trust the certificate authorities in this PEM file')
     .option('--insecure', "do not verify the server's TLS certificate")
     .option('--timeout <seconds>', 'timeout of one HTTP request', '30');
+  // Whether --url was typed or came from NETFORM_URL: --embedded overrides only the environment.
   cmd.hook('preAction', (_self, actionCommand) => {
-    if (actionCommand.getOptionValueSource('url') === 'cli' && actionCommand.opts().embedded) {
-      throw new CliError('--url and --embedded exclude each other: choose one');
-    }
+    actionCommand.setOptionValue('urlGivenOnCommandLine', actionCommand.getOptionValueSource('url') === 'cli');
   });
   return cmd;
 }
@@ -56,6 +57,7 @@ export function addConnectionOptions(cmd: Command): Command {
 export async function openConnection(opts: ConnectionOptions): Promise<Connection> {
   const timeoutMs = parseTimeout(opts.timeout);
   const tokenUser = opts.tokenUser ? checkedTokenUser(opts.tokenUser) : null;
+  if (opts.embedded && opts.urlGivenOnCommandLine) throw new CliError('--url and --embedded exclude each other: choose one');
   if (opts.embedded) return openEmbedded(opts.embedded === true ? DEFAULT_EMBEDDED_DB : opts.embedded, timeoutMs);
   if (!opts.url) {
     throw new CliError('no server given: pass --url URL (or set NETFORM_URL) with a token, or --embedded to run the bundled server on a local file');

@@ -8,13 +8,14 @@ import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ApiError, fetchLiveState } from '../client/index.js';
 import { formatDiagnostic, loadDesiredState } from '../desired/index.js';
+import type { DesiredState } from '../model/state.js';
 import { planChanges, PlanError, type Plan } from '../plan/index.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../render/index.js';
 import { addConnectionOptions, openConnection, type Connection, type ConnectionOptions } from './connection.js';
 import { action, CliError, ExitCode } from './exit.js';
 
 export interface PlanningOptions extends ConnectionOptions {
-  file: string;
+  file?: string;
   allowDeletes?: number;
   allowUpdates?: number;
   replace?: boolean;
@@ -49,20 +50,23 @@ export function useColor(opts: { color?: boolean }, stream: NodeJS.WriteStream =
   return opts.color !== false && stream.isTTY === true && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '');
 }
 
-/** Loads the desired state, reads the live state (one list call per collection) and plans. */
-export async function makePlan(opts: PlanningOptions, connection: Connection): Promise<{ plan: Plan; timings: Timings }> {
-  let mark = performance.now();
-  const lap = () => {
-    const now = performance.now();
-    const elapsed = now - mark;
-    mark = now;
-    return Math.round(elapsed * 10) / 10;
-  };
-  const loaded = await loadDesiredState(opts.file);
+/** Reads the desired state; errors name file, line and column. Done before connecting, so bad files touch no server. */
+export async function loadDesired(file: string): Promise<{ state: DesiredState; ms: number }> {
+  const started = performance.now();
+  const loaded = await loadDesiredState(file);
   if (!loaded.ok) {
     throw new CliError(`the desired state has errors:\n${loaded.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`);
   }
-  const load = lap();
+  return { state: loaded.state, ms: elapsedSince(started) };
+}
+
+function elapsedSince(started: number): number {
+  return Math.round((performance.now() - started) * 10) / 10;
+}
+
+/** Reads the live state (one list call per collection) and plans against it. */
+export async function makePlan(desired: { state: DesiredState; ms: number }, opts: PlanningOptions, connection: Connection): Promise<{ plan: Plan; timings: Timings }> {
+  let started = performance.now();
   let live;
   try {
     live = await fetchLiveState(connection.client);
@@ -70,9 +74,10 @@ export async function makePlan(opts: PlanningOptions, connection: Connection): P
     if (error instanceof ApiError) throw new CliError(`cannot read the server's state: ${error.message}`);
     throw error;
   }
-  const fetch = lap();
+  const fetch = elapsedSince(started);
+  started = performance.now();
   try {
-    const plan = planChanges(loaded.state, live, {
+    const plan = planChanges(desired.state, live, {
       server: connection.url,
       createdAt: new Date().toISOString(),
       tokenUser: connection.tokenUser,
@@ -81,7 +86,7 @@ export async function makePlan(opts: PlanningOptions, connection: Connection): P
       allowDeletes: opts.allowDeletes,
       allowUpdates: opts.allowUpdates,
     });
-    return { plan, timings: { load, fetch, diff: lap() } };
+    return { plan, timings: { load: desired.ms, fetch, diff: elapsedSince(started) } };
   } catch (error) {
     if (error instanceof PlanError) throw new CliError(`cannot plan: ${error.message}`);
     throw error;
@@ -108,13 +113,14 @@ export function registerPlan(program: Command): void {
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
   cmd.action(
-    action(async (opts: PlanningOptions & { out?: string; format: PlanFormat }) => {
+    action(async (opts: PlanningOptions & { file: string; out?: string; format: PlanFormat }) => {
+      const desired = await loadDesired(opts.file);
       const connection = await openConnection(opts);
       try {
-        const { plan, timings } = await makePlan(opts, connection);
+        const { plan, timings } = await makePlan(desired, opts, connection);
         const started = performance.now();
         const output = renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts) });
-        timings.render = Math.round((performance.now() - started) * 10) / 10;
+        timings.render = elapsedSince(started);
         process.stdout.write(output);
         if (opts.out) {
           try {

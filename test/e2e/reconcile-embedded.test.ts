@@ -1,0 +1,44 @@
+/**
+ * `--embedded`: the bundled server runs in-process on a local SQLite file with an admin token of
+ * its own, so the README's first steps work on a fresh machine with no server at all.
+ */
+import { statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { describeResult, workspace, type Workspace } from './reconcile-helpers.js';
+
+const EXAMPLE = fileURLToPath(new URL('../../examples/basic', import.meta.url));
+const NO_SERVER = { NETFORM_URL: undefined, NETFORM_TOKEN: undefined, NETFORM_TOKEN_USER: undefined, ALICE_PASSWORD: 'an-example-password' };
+let ws: Workspace;
+
+beforeAll(() => {
+  ws = workspace();
+});
+afterAll(() => ws?.cleanup());
+
+describe('--embedded', () => {
+  it('applies the basic example on a fresh folder, keeps its token to its owner, and converges', async () => {
+    const applied = await runCli(['apply', '--embedded', '-f', EXAMPLE, '--yes'], { cwd: ws.dir, env: NO_SERVER });
+    expect(applied.code, describeResult(applied)).toBe(0);
+    expect(applied.stdout).toMatch(/Apply: \d+ done, 0 failed, 0 not attempted\./);
+    expect(statSync(ws.path('.netform/embedded.db')).isFile()).toBe(true);
+    expect(statSync(ws.path('.netform/embedded.db.token')).mode & 0o777).toBe(0o600);
+
+    const planned = await runCli(['plan', '--embedded', '-f', EXAMPLE], { cwd: ws.dir, env: NO_SERVER });
+    expect(planned.code, describeResult(planned)).toBe(0);
+    expect(planned.stdout).toContain(`netform plan for embedded:${ws.path('.netform/embedded.db')}`);
+  });
+
+  it('takes another database path', async () => {
+    const planned = await runCli(['plan', '--embedded', 'other/state.db', '-f', EXAMPLE], { cwd: ws.dir, env: NO_SERVER });
+    expect(planned.code, describeResult(planned)).toBe(2);
+    expect(statSync(ws.path('other/state.db.token')).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses --url together with --embedded', async () => {
+    const both = await runCli(['plan', '--embedded', '--url', 'http://127.0.0.1:1', '-f', EXAMPLE], { cwd: ws.dir, env: NO_SERVER });
+    expect(both.code).toBe(1);
+    expect(both.stderr).toBe('error: --url and --embedded exclude each other: choose one\n');
+  });
+});
