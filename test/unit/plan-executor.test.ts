@@ -1,0 +1,106 @@
+/**
+ * applyPlan against the real server running in-process: dependents of a failed change are not
+ * attempted, objects changed since the plan are not overwritten, phases and the concurrency
+ * bound hold.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { applyPlan } from '../../src/apply/index.js';
+import { ApiClient, fetchLiveState, type ResourceName } from '../../src/client/index.js';
+import { planChanges, type Change, type Plan } from '../../src/plan/index.js';
+import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { desired, OPTIONS, rule, user } from './plan-fixtures.js';
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startInProcessServer({ logger: false });
+});
+afterEach(async () => {
+  await server.stop();
+});
+
+/** Records the order of writes and the largest number of calls in flight at once. */
+class RecordingClient extends ApiClient {
+  inFlight = 0;
+  maxInFlight = 0;
+  writes: string[] = [];
+  async #track<T>(what: string | null, call: () => Promise<T>): Promise<T> {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      return await call();
+    } finally {
+      this.inFlight--;
+      if (what) this.writes.push(what);
+    }
+  }
+  override create<N extends ResourceName>(name: N, body: Record<string, unknown>) {
+    return this.#track(`POST ${name}`, () => super.create(name, body));
+  }
+  override update<N extends ResourceName>(name: N, id: string, body: Record<string, unknown>) {
+    return this.#track(`PATCH ${name}`, () => super.update(name, id, body));
+  }
+  override remove(name: ResourceName, id: string) {
+    return this.#track(`DELETE ${name}`, () => super.remove(name, id));
+  }
+}
+
+const client = () => new RecordingClient({ url: server.url, token: server.token, retryBaseMs: 5 });
+const noSecrets = () => {
+  throw new Error('no secret expected');
+};
+
+function basePlan(changes: Change[]): Plan {
+  return { format: 'netform.plan', format_version: 1, created_at: OPTIONS.createdAt, server: server.url, sources: [], changes, summary: { create: 0, update: 0, delete: 0, replace: 0 }, limits: [], warnings: [] };
+}
+
+describe('applyPlan', () => {
+  it('does not attempt what depends on a failed change, and still does unrelated changes', async () => {
+    const plan = basePlan([
+      { id: 'user:bad', kind: 'user', action: 'create', key: 'bad', phase: 1, fingerprint: null, fields: [], body: { email: 'not an email' } },
+      { id: 'device:bad/laptop', kind: 'device', action: 'create', key: 'bad/laptop', phase: 3, fingerprint: null, fields: [], dependsOn: ['user:bad'],
+        body: { user_id: { $ref: 'user:bad' }, name: 'laptop', public_key: 'x8mEqUv3cGt1Xq6h3mJx0o8nOqCq2cW1oZt3JYfJfGs=' } },
+      { id: 'rule:*|drop|10.9.0.0/16|any', kind: 'rule', action: 'create', key: '*|drop|10.9.0.0/16|any', phase: 3, fingerprint: null, fields: [], body: { action: 'drop', destination: '10.9.0.0/16', user_id: null } },
+    ]);
+    const summary = await applyPlan(plan, { client: client(), resolveSecret: noSecrets });
+    expect(summary.results.map((r) => `${r.status} ${r.id}`)).toEqual(['failed user:bad', 'not_attempted device:bad/laptop', 'done rule:*|drop|10.9.0.0/16|any']);
+    expect(summary.results[0]!.message).toBe('POST /v0/users: 422 email is invalid');
+    expect(summary.results[1]!.message).toBe('depends on user bad, which did not succeed');
+    expect({ done: summary.done, failed: summary.failed, notAttempted: summary.notAttempted }).toEqual({ done: 1, failed: 1, notAttempted: 1 });
+  });
+
+  it('does not overwrite an object changed since the plan, and treats an object already deleted as done', async () => {
+    const bob = (await server.api('POST', '/v0/users', { user: { email: 'bob@example.com' } })).body.data;
+    const gone = (await server.api('POST', '/v0/users', { user: { email: 'gone@example.com' } })).body.data;
+    const live = await fetchLiveState(client());
+    const plan = planChanges(
+      desired({ users: [user('admin@example.com'), user('bob@example.com', { role: 'admin' })], settings: { prune: true } }),
+      live,
+      OPTIONS,
+    );
+    expect(plan.changes.map((c) => `${c.action} ${c.id}`)).toEqual(['update user:bob@example.com', 'delete user:gone@example.com']);
+    // Someone else edits bob and deletes gone in between.
+    expect((await server.api('PATCH', `/v0/users/${bob.id}`, { user: { email: 'robert@example.com' } })).status).toBe(200);
+    expect((await server.api('DELETE', `/v0/users/${gone.id}`)).status).toBe(204);
+    const summary = await applyPlan(plan, { client: client(), resolveSecret: noSecrets });
+    expect(summary.results.map((r) => [r.status, r.message])).toEqual([
+      ['failed', 'changed by someone else since the plan was made; not overwritten (run plan again)'],
+      ['done', 'already gone'],
+    ]);
+    expect((await server.api('GET', `/v0/users/${bob.id}`)).body.data).toMatchObject({ email: 'robert@example.com', role: 'unprivileged' });
+  });
+
+  it('runs phases in order and never more than `parallelism` writes at once', async () => {
+    for (let i = 0; i < 6; i++) await server.api('POST', '/v0/rules', { rule: { action: 'drop', destination: `10.50.${i}.0/24` } });
+    const rules = Array.from({ length: 12 }, (_, i) => rule(`10.${i + 1}.0.0/16`));
+    const recording = client();
+    const plan = planChanges(desired({ rules, settings: { prune: true, manage: { users: [], rules: ['10.0.0.0/8'] }, limits: { delete: { kind: 'count', value: 6 } } } }), await fetchLiveState(recording), OPTIONS);
+    expect(plan.summary).toMatchObject({ create: 12, delete: 6 });
+    const summary = await applyPlan(plan, { client: recording, parallelism: 3, resolveSecret: noSecrets });
+    expect(summary.done).toBe(18);
+    expect(recording.maxInFlight).toBeLessThanOrEqual(3);
+    expect(recording.maxInFlight).toBeGreaterThan(1);
+    const firstDelete = recording.writes.indexOf('DELETE rules');
+    expect(recording.writes.slice(0, firstDelete).every((w) => w === 'POST rules')).toBe(true);
+    expect(recording.writes.slice(firstDelete).every((w) => w === 'DELETE rules')).toBe(true);
+  });
+});
