@@ -3,17 +3,19 @@
  * (`--every CRON`, one JSON line per run) until SIGTERM or SIGINT. Never writes to the server.
  */
 import { Option, type Command } from 'commander';
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { formatDiagnostic, loadDesiredState } from '../desired/index.js';
+import { dirname, resolve } from 'node:path';
 import { cronExpressionProblem, cronTicker, timeZoneProblem } from '../drift/cron.js';
 import { DriftLoop, type DriftRunContext, type ReportSink } from '../drift/loop.js';
 import { redactSecrets } from '../drift/report.js';
 import { jsonLinesSink, reportFileSink, webhookSink } from '../drift/sinks.js';
 import type { Plan } from '../plan/types.js';
 import { renderPlan } from '../render/index.js';
-import { addConnectionOptions, openConnection, type Connection, type ConnectionOptions } from './connection.js';
+import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
 import { action, CliError, ExitCode } from './exit.js';
-import { makePlan, reportTimings, useColor } from './plan.js';
+import { loadDesired, makePlan, reportTimings, useColor } from './plan.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../../package.json') as { version: string };
@@ -49,25 +51,29 @@ export function registerDrift(program: Command): void {
   cmd.action(action(async (opts: DriftCommandOptions) => (opts.every === undefined ? driftOnce(opts) : driftOnSchedule(opts))));
 }
 
-/** Reads the files again, the server, and plans: the same steps and messages as `netform plan`. */
-async function checkDrift(opts: DriftCommandOptions, connection: Connection): Promise<Plan> {
-  const { plan, timings } = await makePlan(opts, connection);
-  reportTimings(timings);
-  return plan;
+/**
+ * Reads the files (first, so bad files touch no server), then the server, and plans: the same
+ * steps and messages as `netform plan`.
+ */
+async function checkDrift(opts: DriftCommandOptions): Promise<Plan> {
+  const desired = await loadDesired(opts.file);
+  const connection = await openConnection(opts);
+  try {
+    const { plan, timings } = await makePlan(desired, opts, connection);
+    reportTimings(timings);
+    return plan;
+  } finally {
+    await connection.close();
+  }
 }
 
 async function driftOnce(opts: DriftCommandOptions): Promise<ExitCode> {
   for (const flag of ['report', 'webhook', 'webhookAlways', 'runAtStart', 'timezone'] as const) {
     if (opts[flag] !== undefined) throw new CliError(`--${kebab(flag)} needs --every (it applies to scheduled checks)`);
   }
-  const connection = await openConnection(opts);
-  try {
-    const plan = await checkDrift(opts, connection);
-    process.stdout.write(ensureNewline(renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts) })));
-    return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
-  } finally {
-    await connection.close();
-  }
+  const plan = await checkDrift(opts);
+  process.stdout.write(ensureNewline(renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts) })));
+  return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
 }
 
 async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
@@ -78,14 +84,14 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
   if (zoneProblem) throw new CliError(`--timezone: ${zoneProblem}`);
   if (opts.webhookAlways && !opts.webhook) throw new CliError('--webhook-always needs --webhook URL');
   if (opts.webhook) checkWebhookUrl(opts.webhook);
+  if (opts.report) await checkReportFolder(opts.report);
 
   const log = (message: string) => process.stderr.write(`${message}\n`);
   // Settings that can never work are refused now, not reported as failed runs forever after.
+  await loadDesired(opts.file);
   const probe = await openConnection(opts);
   const server = probe.url;
   await probe.close();
-  const startup = await loadDesiredState(opts.file);
-  if (!startup.ok) throw new CliError(`the desired state has errors:\n${startup.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`);
 
   const secrets = [opts.token, process.env.NETFORM_TOKEN, opts.webhook];
   const sinks: ReportSink[] = [jsonLinesSink((text) => process.stdout.write(text))];
@@ -103,12 +109,7 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
     run: async (context: DriftRunContext) => {
       context.sources = [opts.file];
       context.server = server;
-      const connection = await openConnection(opts);
-      try {
-        return await checkDrift(opts, connection);
-      } finally {
-        await connection.close();
-      }
+      return checkDrift(opts);
     },
   });
 
@@ -134,6 +135,16 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
   await stopped;
   log(`drift: stopped after ${loop.runs} run(s)`);
   return ExitCode.ok;
+}
+
+async function checkReportFolder(path: string): Promise<void> {
+  const folder = dirname(resolve(path));
+  try {
+    await access(folder, constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CliError(`--report: ${code === 'ENOENT' ? `the folder ${folder} does not exist` : `cannot write into ${folder} (${code ?? 'error'})`}`);
+  }
 }
 
 function checkWebhookUrl(url: string): void {

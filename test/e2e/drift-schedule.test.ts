@@ -128,6 +128,11 @@ describe('netform drift --every', () => {
     expect((await badFile.exited).code).toBe(1);
     expect(badFile.stderr()).toMatch(/netform\.yaml:3:\d+/);
 
-    for (const p of [badCron, noServer, badFile]) expect(p.reports).toEqual([]);
+    await writeFile(desired, 'version: 1\n');
+    const badReport = startDrift(['-f', desired, '--every', EVERY_SECOND, '--report', join(dir, 'missing', 'report.json')], env);
+    expect((await badReport.exited).code).toBe(1);
+    expect(badReport.stderr()).toMatch(/--report: the folder .*missing does not exist/);
+
+    for (const p of [badCron, noServer, badFile, badReport]) expect(p.reports).toEqual([]);
   });
 });
