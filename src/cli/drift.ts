@@ -113,7 +113,15 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
     },
   });
 
+  let exitCode: ExitCode = ExitCode.ok;
   const stopped = new Promise<void>((resolve) => {
+    // Reports that cannot be written (stdout closed: `| head`, a dead log pipe) end the schedule.
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (exitCode !== ExitCode.ok) return;
+      exitCode = ExitCode.error;
+      log(`drift: cannot write reports to stdout (${error.code ?? error.message}): stopping`);
+      void loop.stop().then(resolve);
+    });
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       signals += 1;
@@ -134,7 +142,7 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
   log(`drift: checking ${opts.file} against ${server} on "${expression}"${next ? `; next run at ${next.toISOString()}` : ''}`);
   await stopped;
   log(`drift: stopped after ${loop.runs} run(s)`);
-  return ExitCode.ok;
+  return exitCode;
 }
 
 async function checkReportFolder(path: string): Promise<void> {
