@@ -15,8 +15,15 @@ export function deviceKey(ownerEmail: string, name: string): string {
   return `${userKey(ownerEmail)}/${name.trim()}`;
 }
 
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+/** IPv4 text already in canonical form (no leading zeros, optional /0../32 without leading zeros). */
+const CANONICAL_IPV4 = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}(?:/(?:3[0-2]|[12]?\\d))?$`);
+
 /** Canonical destination: canonical address text, always with a prefix (`10.0.0.1` -> `10.0.0.1/32`). */
 export function normalizeDestination(destination: string): string {
+  // Fast path for text that is canonical already (the common case): a plan keys tens of
+  // thousands of rules, and full parsing into integers costs microseconds each.
+  if (CANONICAL_IPV4.test(destination)) return destination.includes('/') ? destination : `${destination}/32`;
   return parseCidrOrAddress(destination)?.canonical ?? destination.trim();
 }
 
