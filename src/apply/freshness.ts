@@ -11,7 +11,7 @@ import type { Change, Plan, ResourceKind } from '../plan/types.js';
 
 function keyTaken(index: LiveIndex, kind: ResourceKind, key: string): boolean {
   const map = kind === 'user' ? index.usersByKey : kind === 'device' ? index.devicesByKey : index.rulesByKey;
-  return (map.get(key)?.length ?? 0) > 0;
+  return map.has(key);
 }
 
 /** Why the plan no longer holds, one line per object; empty when it can be applied. */

@@ -8,12 +8,15 @@ import type { LiveState } from '../model/state.js';
 import type { ApiDevice, ApiRule, ApiUser, PortType } from '../model/types.js';
 
 export interface LiveIndex {
-  usersByKey: Map<string, ApiUser[]>;
+  /** The live object of a key (the first one, when the server holds several: see `duplicates`). */
+  usersByKey: Map<string, ApiUser>;
   usersById: Map<string, ApiUser>;
-  devicesByKey: Map<string, ApiDevice[]>;
+  devicesByKey: Map<string, ApiDevice>;
   devicesById: Map<string, ApiDevice>;
   devicesByUserId: Map<string, ApiDevice[]>;
-  rulesByKey: Map<string, ApiRule[]>;
+  rulesByKey: Map<string, ApiRule>;
+  /** Keys (`user:<key>`, `device:<key>`, `rule:<key>`) that several live objects share, with all of them. */
+  duplicates: Map<string, (ApiUser | ApiDevice | ApiRule)[]>;
   rulesById: Map<string, ApiRule>;
   /** Rules bound to a user, by user id. */
   rulesByUserId: Map<string, ApiRule[]>;
@@ -30,17 +33,30 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
+/** One object per key; a second one with the same key is recorded under `duplicates`, never dropped. */
+function indexByKey<V extends ApiUser | ApiDevice | ApiRule>(map: Map<string, V>, duplicates: LiveIndex['duplicates'], kind: string, key: string, value: V): void {
+  const first = map.get(key);
+  if (first === undefined) {
+    map.set(key, value);
+    return;
+  }
+  const list = duplicates.get(`${kind}:${key}`);
+  if (list) list.push(value);
+  else duplicates.set(`${kind}:${key}`, [first, value]);
+}
+
 export function indexLiveState(live: LiveState): LiveIndex {
-  const usersByKey = new Map<string, ApiUser[]>();
+  const duplicates: LiveIndex['duplicates'] = new Map();
+  const usersByKey = new Map<string, ApiUser>();
   const usersById = new Map<string, ApiUser>();
   for (const user of live.users) {
-    push(usersByKey, userKey(user.email), user);
+    indexByKey(usersByKey, duplicates, 'user', userKey(user.email), user);
     usersById.set(user.id, user);
   }
   const deviceOwnerOf = (device: ApiDevice) => usersById.get(device.user_id)?.email ?? `#${device.user_id}`;
   const ruleOwnerOf = (rule: ApiRule) => (rule.user_id === null ? null : usersById.get(rule.user_id)?.email ?? `#${rule.user_id}`);
 
-  const devicesByKey = new Map<string, ApiDevice[]>();
+  const devicesByKey = new Map<string, ApiDevice>();
   const devicesByUserId = new Map<string, ApiDevice[]>();
   const deviceKeyOf = new Map<ApiDevice, string>();
   const devicesById = new Map<string, ApiDevice>();
@@ -48,11 +64,11 @@ export function indexLiveState(live: LiveState): LiveIndex {
     devicesById.set(device.id, device);
     const key = deviceKey(deviceOwnerOf(device), device.name);
     deviceKeyOf.set(device, key);
-    push(devicesByKey, key, device);
+    indexByKey(devicesByKey, duplicates, 'device', key, device);
     push(devicesByUserId, device.user_id, device);
   }
 
-  const rulesByKey = new Map<string, ApiRule[]>();
+  const rulesByKey = new Map<string, ApiRule>();
   const rulesByUserId = new Map<string, ApiRule[]>();
   const ruleKeyOf = new Map<ApiRule, string>();
   const rulesById = new Map<string, ApiRule>();
@@ -60,10 +76,10 @@ export function indexLiveState(live: LiveState): LiveIndex {
     rulesById.set(rule.id, rule);
     const key = liveRuleKey(rule, ruleOwnerOf(rule));
     ruleKeyOf.set(rule, key);
-    push(rulesByKey, key, rule);
+    indexByKey(rulesByKey, duplicates, 'rule', key, rule);
     if (rule.user_id !== null) push(rulesByUserId, rule.user_id, rule);
   }
-  return { usersByKey, usersById, devicesByKey, devicesById, devicesByUserId, rulesByKey, rulesById, rulesByUserId, deviceKeyOf, ruleKeyOf, ruleOwnerOf, deviceOwnerOf };
+  return { usersByKey, usersById, devicesByKey, devicesById, devicesByUserId, rulesByKey, duplicates, rulesById, rulesByUserId, deviceKeyOf, ruleKeyOf, ruleOwnerOf, deviceOwnerOf };
 }
 
 export function liveRuleKey(rule: Pick<ApiRule, 'action' | 'destination' | 'port_type' | 'port_range'>, ownerEmail: string | null): string {

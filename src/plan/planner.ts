@@ -94,11 +94,18 @@ class Planner {
     return this.#document();
   }
 
-  #uniqueLive<T>(kind: string, key: string, found: T[] | undefined): T | undefined {
-    if (found && found.length > 1) {
-      this.#problems.push(`the server holds ${found.length} ${kind}s with the key ${key}; netform will not guess which one is meant: remove the extra ones by hand`);
+  /** The live object of a key; several with one key is a problem reported, never a guess. */
+  #uniqueLive<T>(kind: 'user' | 'device' | 'rule', key: string, found: T | undefined): T | undefined {
+    const all = this.#index.duplicates.get(`${kind}:${key}`);
+    if (all) {
+      this.#problems.push(`the server holds ${all.length} ${kind}s with the key ${key}; netform will not guess which one is meant: remove the extra ones by hand`);
     }
-    return found?.[0];
+    return found;
+  }
+
+  /** Every live object with the key (one, or all duplicates). */
+  #allWithKey<T>(kind: 'device' | 'rule', key: string, found: T): T[] {
+    return (this.#index.duplicates.get(`${kind}:${key}`) as T[] | undefined) ?? [found];
   }
 
   #add(change: Change): void {
@@ -157,7 +164,7 @@ class Planner {
       const key = deviceKey(user.email, device.name);
       const live = liveUser ? this.#uniqueLive('device', key, this.#index.devicesByKey.get(key)) : undefined;
       if (live) {
-        for (const same of this.#index.devicesByKey.get(key) ?? []) this.#claimedDevices.add(same);
+        for (const same of this.#allWithKey('device', key, live)) this.#claimedDevices.add(same);
         this.#planDeviceUpdate(key, device, live);
       } else {
         this.#planDeviceCreate(key, device, owner);
@@ -221,7 +228,7 @@ class Planner {
       const key = ruleKey({ ownerEmail, action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range });
       const existing = ownerEmail !== null && !ownerLive ? undefined : this.#uniqueLive('rule', key, this.#index.rulesByKey.get(key));
       if (existing) {
-        for (const same of this.#index.rulesByKey.get(key) ?? []) this.#claimedRules.add(same);
+        for (const same of this.#allWithKey('rule', key, existing)) this.#claimedRules.add(same);
         return;
       }
       const parsed = parseRule({ action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range, owner: ownerEmail === null ? null : userKey(ownerEmail) });
