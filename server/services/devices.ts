@@ -21,7 +21,7 @@ import { nowTimestamp, timestampAfter } from '../clock.js';
 import { generatePresharedKey } from '../crypto.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { DevicePatch, DeviceRow, StoreWriter } from '../store/index.js';
-import { allocateAddress, checkRequestedAddress, forgetAddresses } from './allocation.js';
+import { allocateAddress, checkRequestedAddress, claimAddress, forgetAddresses } from './allocation.js';
 import type { ServiceContext } from './context.js';
 import { generateDeviceName } from './names.js';
 import { readSettings, tunnelNetwork, type ServerSettings } from './settings.js';
@@ -83,7 +83,11 @@ export async function createDevice(ctx: ServiceContext, body: RawInput): Promise
     const addresses: { ipv4: string | null; ipv6: string | null } = { ipv4: input.ipv4 ?? null, ipv6: input.ipv6 ?? null };
     for (const family of [4, 6] as const) {
       const field = family === 4 ? 'ipv4' : 'ipv6';
-      if (addresses[field] !== null || errors[field]) continue;
+      if (errors[field]) continue;
+      if (addresses[field] !== null) {
+        await claimAddress(tx, family, addresses[field]);
+        continue;
+      }
       const allocation = await allocateAddress(tx, family, tunnelNetwork(settings.defaults, family));
       if (allocation.ok) addresses[field] = allocation.address;
       else addError(errors, 'base', allocation.message);
@@ -163,8 +167,11 @@ export async function updateDevice(ctx: ServiceContext, id: string, body: RawInp
     if (Object.keys(patch).length === 0) return deviceView(device, settings);
     patch.updated_at = timestampAfter(ctx.clock, device.updated_at);
     await tx.updateDevice(device.id, patch);
-    const moved = (['ipv4', 'ipv6'] as const).filter((f) => patch[f] !== undefined);
-    if (moved.length > 0) await forgetAddresses(tx, [{ ipv4: patch.ipv4 !== undefined ? device.ipv4 : null, ipv6: patch.ipv6 !== undefined ? device.ipv6 : null }]);
+    if (patch.ipv4 || patch.ipv6) {
+      if (patch.ipv4) await claimAddress(tx, 4, patch.ipv4);
+      if (patch.ipv6) await claimAddress(tx, 6, patch.ipv6);
+      await forgetAddresses(tx, [{ ipv4: patch.ipv4 ? device.ipv4 : null, ipv6: patch.ipv6 ? device.ipv6 : null }]);
+    }
     return deviceView({ ...device, ...patch }, settings);
   });
 }

@@ -206,7 +206,10 @@ export async function setDefault(store: Store, key: string, text: string): Promi
       }
     }
     await tx.setSetting(name, value);
-    if (name.endsWith('_network')) await tx.setAllocationHint(familyOfKey(name), null);
+    if (name.endsWith('_network')) {
+      await tx.setAllocationHint(familyOfKey(name), null);
+      await tx.clearFreeAddresses(familyOfKey(name));
+    }
     return { value, notes };
   });
 }

@@ -105,6 +105,17 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'free tunnel addresses below the allocation mark',
+    sql: `
+      CREATE TABLE free_addresses (
+        family INTEGER NOT NULL,
+        address_key TEXT NOT NULL,
+        PRIMARY KEY (family, address_key)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 export function migrate(db: Database.Database, now: () => string): void {

@@ -29,6 +29,8 @@ export interface SqliteStoreOptions {
   /** How long a connection waits for another process's write lock, in ms. */
   busyTimeoutMs?: number;
   now?: () => string;
+  /** Called with every SQL statement run (bound values inlined); for diagnostics and tests. */
+  verbose?: (sql: string) => void;
 }
 
 const USER_COLUMNS = 'id, email, role, password_hash, last_signed_in_at, last_signed_in_method, disabled_at, inserted_at, updated_at';
@@ -370,6 +372,28 @@ class SqliteQueries implements StoreWriter {
     return row ? { network: row.network as string, next: valueOfKey(row.next_key as string) } : null;
   }
 
+  async lowestFreeAddress(family: IpFamily, from: bigint, to: bigint): Promise<bigint | null> {
+    const row = this.#get(
+      'SELECT address_key FROM free_addresses WHERE family = ? AND address_key >= ? AND address_key <= ? ORDER BY address_key LIMIT 1',
+      family,
+      keyOf(family, from),
+      keyOf(family, to),
+    );
+    return row ? valueOfKey(row.address_key as string) : null;
+  }
+
+  async addFreeAddress(family: IpFamily, address: bigint): Promise<void> {
+    this.#run('INSERT OR IGNORE INTO free_addresses (family, address_key) VALUES (?, ?)', family, keyOf(family, address));
+  }
+
+  async removeFreeAddress(family: IpFamily, address: bigint): Promise<void> {
+    this.#run('DELETE FROM free_addresses WHERE family = ? AND address_key = ?', family, keyOf(family, address));
+  }
+
+  async clearFreeAddresses(family: IpFamily): Promise<void> {
+    this.#run('DELETE FROM free_addresses WHERE family = ?', family);
+  }
+
   async setAllocationHint(family: IpFamily, hint: AllocationHint | null): Promise<void> {
     if (hint === null) {
       this.#run('DELETE FROM allocation_hints WHERE family = ?', family);
@@ -386,8 +410,8 @@ class SqliteQueries implements StoreWriter {
   }
 }
 
-function openConnection(path: string, busyTimeoutMs: number): Database.Database {
-  const db = new Database(path, { timeout: busyTimeoutMs });
+function openConnection(path: string, busyTimeoutMs: number, verbose?: (sql: string) => void): Database.Database {
+  const db = new Database(path, { timeout: busyTimeoutMs, verbose: verbose as ((message?: unknown) => void) | undefined });
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   db.pragma('synchronous = FULL');
@@ -411,12 +435,12 @@ export class SqliteStore extends SqliteQueries implements Store {
   /** Opens (creating and migrating when needed) the database file at `path`. */
   static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-    const writerDb = openConnection(path, busyTimeoutMs);
+    const writerDb = openConnection(path, busyTimeoutMs, options.verbose);
     try {
       migrate(writerDb, options.now ?? (() => new Date().toISOString()));
       // An in-memory database is private to its connection: read and write through the same one.
       if (path === ':memory:' || path === '') return new SqliteStore(writerDb, writerDb);
-      const readerDb = openConnection(path, busyTimeoutMs);
+      const readerDb = openConnection(path, busyTimeoutMs, options.verbose);
       readerDb.pragma('query_only = ON');
       return new SqliteStore(readerDb, writerDb);
     } catch (error) {

@@ -103,7 +103,10 @@ export interface RuleIntersectionQuery {
   limit: number;
 }
 
-/** Where the search for the lowest free tunnel address resumes (every address below it is taken). */
+/**
+ * The allocation mark of one family's tunnel network: every address of `network` below `next`
+ * is either held by a device or listed among the free addresses.
+ */
 export interface AllocationHint {
   network: string;
   next: bigint;
@@ -139,6 +142,8 @@ export interface StoreReader {
   /** Server settings, JSON values by key. */
   getSettings(): Promise<Record<string, unknown>>;
   getAllocationHint(family: IpFamily): Promise<AllocationHint | null>;
+  /** The lowest listed free address in [from, to], or null. */
+  lowestFreeAddress(family: IpFamily, from: bigint, to: bigint): Promise<bigint | null>;
 }
 
 export type UserPatch = Partial<Omit<UserRow, 'id' | 'inserted_at'>>;
@@ -167,6 +172,9 @@ export interface StoreWriter extends StoreReader {
 
   setSetting(key: string, value: unknown): Promise<void>;
   setAllocationHint(family: IpFamily, hint: AllocationHint | null): Promise<void>;
+  addFreeAddress(family: IpFamily, address: bigint): Promise<void>;
+  removeFreeAddress(family: IpFamily, address: bigint): Promise<void>;
+  clearFreeAddresses(family: IpFamily): Promise<void>;
 }
 
 export interface Store extends StoreReader {

@@ -222,6 +222,27 @@ describe('devices: addresses', () => {
     }
   });
 
+  it('hands out freed addresses lowest first, never one a client took meanwhile', async () => {
+    const own = await startInProcessServer();
+    try {
+      const user = await newUser(own);
+      const made = [];
+      for (let i = 0; i < 6; i++) made.push((await createDevice({}, own, user.id)).body.data);
+      expect(made.map((d) => d.ipv4)).toEqual(['10.3.2.2', '10.3.2.3', '10.3.2.4', '10.3.2.5', '10.3.2.6', '10.3.2.7']);
+      for (const i of [3, 1, 4]) expect((await own.api('DELETE', `/v0/devices/${made[i].id}`)).status).toBe(204);
+      // .3, .5 and .6 are free; a client takes .3 and another device moves onto .6.
+      expect((await createDevice({ ipv4: '10.3.2.3' }, own, user.id)).body.data.ipv4).toBe('10.3.2.3');
+      expect((await own.api('PATCH', `/v0/devices/${made[0].id}`, { device: { ipv4: '10.3.2.6' } })).body.data.ipv4).toBe('10.3.2.6');
+      const next = [];
+      for (let i = 0; i < 3; i++) next.push((await createDevice({}, own, user.id)).body.data.ipv4);
+      expect(next).toEqual(['10.3.2.2', '10.3.2.5', '10.3.2.8']);
+      const all = (await own.api('GET', '/v0/devices')).body.data.map((d: { ipv4: string }) => d.ipv4);
+      expect(new Set(all).size).toBe(all.length);
+    } finally {
+      await own.stop();
+    }
+  });
+
   it('a full tunnel network answers base: CIDR … is exhausted and creates nothing', async () => {
     const own = await startInProcessServer();
     try {
@@ -239,6 +260,13 @@ describe('devices: addresses', () => {
       expect(full.status).toBe(422);
       expect(full.body).toEqual({ errors: { base: ['CIDR 10.20.30.0/29 is exhausted'] } });
       expect((await own.api('GET', '/v0/devices')).body.data).toHaveLength(5);
+      // A freed address is found again even though the network was full.
+      const third = (await own.api('GET', '/v0/devices')).body.data[2];
+      expect((await own.api('DELETE', `/v0/devices/${third.id}`)).status).toBe(204);
+      expect((await createDevice({}, own, user.id)).body.data.ipv4).toBe(third.ipv4);
+      // A new network: addresses come from it.
+      await setServerDefault({ dbPath: own.dbPath, key: 'ipv4_network', value: '10.20.40.0/24' });
+      expect((await createDevice({}, own, user.id)).body.data.ipv4).toBe('10.20.40.2');
     } finally {
       await own.stop();
     }
