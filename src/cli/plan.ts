@@ -28,6 +28,12 @@ export interface Timings {
   fetch: number;
   diff: number;
   render?: number;
+  /** Resident memory (MB) at the end of each phase, to see which one needs the memory. */
+  rss_mb: Record<string, number>;
+}
+
+function rssMb(): number {
+  return Math.round(process.memoryUsage.rss() / 1048576);
 }
 
 export function nonNegativeInteger(value: string): number {
@@ -51,13 +57,13 @@ export function useColor(opts: { color?: boolean }, stream: NodeJS.WriteStream =
 }
 
 /** Reads the desired state; errors name file, line and column. Done before connecting, so bad files touch no server. */
-export async function loadDesired(file: string): Promise<{ state: DesiredState; ms: number }> {
+export async function loadDesired(file: string): Promise<{ state: DesiredState; ms: number; rss: number }> {
   const started = performance.now();
   const loaded = await loadDesiredState(file);
   if (!loaded.ok) {
     throw new CliError(`the desired state has errors:\n${loaded.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`);
   }
-  return { state: loaded.state, ms: elapsedSince(started) };
+  return { state: loaded.state, ms: elapsedSince(started), rss: rssMb() };
 }
 
 function elapsedSince(started: number): number {
@@ -65,7 +71,7 @@ function elapsedSince(started: number): number {
 }
 
 /** Reads the live state (one list call per collection) and plans against it. */
-export async function makePlan(desired: { state: DesiredState; ms: number }, opts: PlanningOptions, connection: Connection): Promise<{ plan: Plan; timings: Timings }> {
+export async function makePlan(desired: { state: DesiredState; ms: number; rss: number }, opts: PlanningOptions, connection: Connection): Promise<{ plan: Plan; timings: Timings }> {
   let started = performance.now();
   let live;
   try {
@@ -75,6 +81,7 @@ export async function makePlan(desired: { state: DesiredState; ms: number }, opt
     throw error;
   }
   const fetch = elapsedSince(started);
+  const fetchRss = rssMb();
   started = performance.now();
   try {
     const plan = planChanges(desired.state, live, {
@@ -86,7 +93,8 @@ export async function makePlan(desired: { state: DesiredState; ms: number }, opt
       allowDeletes: opts.allowDeletes,
       allowUpdates: opts.allowUpdates,
     });
-    return { plan, timings: { load: desired.ms, fetch, diff: elapsedSince(started) } };
+    const diff = elapsedSince(started);
+    return { plan, timings: { load: desired.ms, fetch, diff, rss_mb: { load: desired.rss, fetch: fetchRss, diff: rssMb() } } };
   } catch (error) {
     if (error instanceof PlanError) throw new CliError(`cannot plan: ${error.message}`);
     throw error;
