@@ -54,6 +54,14 @@ function loggerOptions(logger: AppOptions['logger']): FastifyServerOptions['logg
     level: settings.level ?? 'info',
     stream: settings.stream ?? process.stderr,
     redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+    serializers: {
+      // Method and path only: no headers, and no query string (a client might put a token there).
+      req: (request: { method?: string; url?: string; ip?: string }) => ({
+        method: request.method,
+        url: typeof request.url === 'string' ? request.url.split('?')[0] : undefined,
+        remoteAddress: request.ip,
+      }),
+    },
   } as FastifyServerOptions['logger'];
 }
 

@@ -130,6 +130,7 @@ describe('request logs', () => {
     expect(device.status).toBe(201);
     await server.api('PATCH', `/v0/devices/${device.body.data.id}`, { device: { preshared_key: `${psk.slice(0, 20)}!!` } });
     await server.api('GET', '/v0/users', undefined, { token: `nf_${'B'.repeat(43)}` });
+    await server.api('GET', `/v0/rules?access_token=${server.token}`);
 
     const logs = server.stderr();
     expect(logs).toContain('"statusCode":201');

@@ -59,7 +59,7 @@ describe('netform serve', () => {
       // The rest of the body goes only once the server is shutting down.
       server.waitForStderr('SIGTERM: finishing requests in flight').then(() => req.end(body.slice(10)), reject);
     });
-    await server.waitForStderr('"url":"/v0/users","host"');
+    await server.waitForStderr('"method":"POST","url":"/v0/users"');
     process.kill(server.pid()!, 'SIGTERM');
     const res = await response;
     expect(res.status).toBe(201);
