@@ -15,6 +15,7 @@ interface ExportCommandOptions extends ConnectionOptions {
   split?: boolean;
   force?: boolean;
   addresses: boolean;
+  explicitDefaults?: boolean;
   schema?: string;
 }
 
@@ -29,6 +30,7 @@ export function registerExport(program: Command): void {
     .option('--split', 'one file per user plus one for the global rules (needs -o)')
     .option('--force', 'overwrite files that already exist in the folder')
     .option('--no-addresses', "leave device tunnel addresses (ipv4, ipv6) out, so the server keeps choosing them")
+    .option('--explicit-defaults', 'also write `role: unprivileged` and `use_default_<x>: true`, so hand changes of them show as drift')
     .option('--schema <ref>', 'what the `# yaml-language-server: $schema=` comment points at (default: the schema of this netform, relative to the output)');
   addConnectionOptions(cmd);
   cmd.action(action(async (opts: ExportCommandOptions) => runExport(opts)));
@@ -44,7 +46,13 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
   let counts: { users: number; devices: number; rules: number };
   try {
     const live = await fetchLiveState(connection.client);
-    ({ files, counts } = exportDesiredState(live, { split: opts.split ?? false, addresses: opts.addresses, schemaRef, server: connection.url }));
+    ({ files, counts } = exportDesiredState(live, {
+      split: opts.split ?? false,
+      addresses: opts.addresses,
+      explicitDefaults: opts.explicitDefaults ?? false,
+      schemaRef,
+      server: connection.url,
+    }));
   } catch (error) {
     if (error instanceof ExportError) throw new CliError(error.message);
     throw error;

@@ -26,6 +26,12 @@ export interface ExportOptions {
    * and the server keeps choosing them.
    */
   addresses?: boolean;
+  /**
+   * Also write what is at its default (`role: unprivileged`, `use_default_<x>: true`), so that it
+   * is managed too: a hand promotion to admin or a device taken off a default then shows as
+   * drift. Off by default: the files stay short and the defaults stay the server's business.
+   */
+  explicitDefaults?: boolean;
   /** One file per user plus one for the global rules, instead of one document. */
   split?: boolean;
   /** What the `# yaml-language-server: $schema=` comment points at. */
@@ -67,11 +73,11 @@ interface UserEntry {
 export function exportDesiredState(live: LiveState, options: ExportOptions): ExportResult {
   const { entries, globalRules } = groupByOwner(live);
   const counts = { users: live.users.length, devices: live.devices.length, rules: live.rules.length };
-  const pinAddresses = options.addresses ?? true;
-  const header = headerComment(options, counts, pinAddresses);
+  const mapping: Mapping = { pinAddresses: options.addresses ?? true, explicitDefaults: options.explicitDefaults ?? false };
+  const header = headerComment(options, counts, mapping);
 
   if (!options.split) {
-    const body: Plain = { version: 1, users: entries.map((e) => userToYaml(e, pinAddresses)), rules: globalRules.map(ruleToYaml) };
+    const body: Plain = { version: 1, users: entries.map((e) => userToYaml(e, mapping)), rules: globalRules.map(ruleToYaml) };
     return { files: [{ name: SINGLE_FILE_NAME, content: renderDocument(header, body) }], counts };
   }
 
@@ -79,7 +85,7 @@ export function exportDesiredState(live: LiveState, options: ExportOptions): Exp
   const taken = new Set<string>([GLOBAL_RULES_FILE_NAME]);
   for (const entry of entries) {
     const name = uniqueName(userFileName(entry.user.email), taken);
-    files.push({ name, content: renderDocument(header, { version: 1, users: [userToYaml(entry, pinAddresses)] }) });
+    files.push({ name, content: renderDocument(header, { version: 1, users: [userToYaml(entry, mapping)] }) });
   }
   files.push({ name: GLOBAL_RULES_FILE_NAME, content: renderDocument(header, { version: 1, rules: globalRules.map(ruleToYaml) }) });
   return { files, counts };
@@ -131,30 +137,37 @@ function groupByOwner(live: LiveState): { entries: UserEntry[]; globalRules: Api
   const entries = [...byId.values()].sort((a, b) => compareText(userKey(a.user.email), userKey(b.user.email)) || compareText(a.user.email, b.user.email));
   for (const entry of entries) {
     entry.devices.sort((a, b) => compareText(a.name.trim(), b.name.trim()));
-    entry.rules.sort(compareRules);
+    entry.rules = sortRules(entry.rules);
   }
-  globalRules.sort(compareRules);
-  return { entries, globalRules };
+  return { entries, globalRules: sortRules(globalRules) };
 }
 
-function userToYaml(entry: UserEntry, pinAddresses: boolean): Plain {
+interface Mapping {
+  pinAddresses: boolean;
+  explicitDefaults: boolean;
+}
+
+function userToYaml(entry: UserEntry, mapping: Mapping): Plain {
   const out: Plain = { email: entry.user.email };
-  if (entry.user.role !== 'unprivileged') out.role = entry.user.role;
-  if (entry.devices.length > 0) out.devices = entry.devices.map((d) => deviceToYaml(d, pinAddresses));
+  if (entry.user.role !== 'unprivileged' || mapping.explicitDefaults) out.role = entry.user.role;
+  if (entry.devices.length > 0) out.devices = entry.devices.map((d) => deviceToYaml(d, mapping));
   if (entry.rules.length > 0) out.rules = entry.rules.map(ruleToYaml);
   return out;
 }
 
-function deviceToYaml(device: ApiDevice, pinAddresses: boolean): Plain {
+function deviceToYaml(device: ApiDevice, mapping: Mapping): Plain {
   const out: Plain = { name: device.name };
   if (device.description !== null && device.description !== '') out.description = device.description;
   out.public_key = device.public_key;
-  if (pinAddresses) {
+  if (mapping.pinAddresses) {
     if (device.ipv4 !== null && device.ipv4 !== '') out.ipv4 = device.ipv4;
     if (device.ipv6 !== null && device.ipv6 !== '') out.ipv6 = device.ipv6;
   }
   for (const field of DEFAULTABLE_DEVICE_FIELDS) {
-    if (device[`use_default_${field}`]) continue;
+    if (device[`use_default_${field}`]) {
+      if (mapping.explicitDefaults) out[`use_default_${field}`] = true;
+      continue;
+    }
     const value = device[field];
     const empty = value === null || value === '' || (Array.isArray(value) && value.length === 0);
     // A value given implies `use_default_<x>: false`; with no value the flag must say so itself.
@@ -187,36 +200,62 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** What rules are ordered by, computed once per rule (large servers sort tens of thousands). */
+interface RuleOrder {
+  rule: ApiRule;
+  action: string;
+  family: number;
+  start: bigint;
+  prefix: number;
+  address: bigint;
+  destination: string;
+  portType: string;
+  low: number;
+  high: number;
+  key: string;
+}
+
+function ruleOrder(rule: ApiRule): RuleOrder {
+  const destination = parseCidrOrAddress(rule.destination);
+  const ports = rule.port_range ? parsePortRange(rule.port_range) : null;
+  return {
+    rule,
+    action: rule.action,
+    family: destination?.family ?? 99,
+    start: destination?.start ?? 0n,
+    prefix: destination?.prefix ?? 0,
+    address: destination?.address ?? 0n,
+    destination: rule.destination,
+    portType: rule.port_type ?? '',
+    low: ports?.ok ? ports.range.low : 0,
+    high: ports?.ok ? ports.range.high : 0,
+    key: ruleKey({ ownerEmail: null, ...rule }),
+  };
+}
+
 /** Rules in reading order: action, then destination by address (IPv4 first) and prefix, then ports. */
-function compareRules(a: ApiRule, b: ApiRule): number {
-  const da = parseCidrOrAddress(a.destination);
-  const db = parseCidrOrAddress(b.destination);
-  const byDestination = da && db
-    ? da.family - db.family || compareBigint(da.start, db.start) || da.prefix - db.prefix || compareBigint(da.address, db.address)
-    : compareText(a.destination, b.destination);
-  return compareText(a.action, b.action)
-    || byDestination
-    || compareText(a.port_type ?? '', b.port_type ?? '')
-    || portLow(a) - portLow(b)
-    || portHigh(a) - portHigh(b)
-    || compareText(ruleKey({ ownerEmail: null, ...a }), ruleKey({ ownerEmail: null, ...b }));
+function sortRules(rules: ApiRule[]): ApiRule[] {
+  return rules
+    .map(ruleOrder)
+    .sort((a, b) =>
+      compareText(a.action, b.action)
+      || a.family - b.family
+      || compareBigint(a.start, b.start)
+      || a.prefix - b.prefix
+      || compareBigint(a.address, b.address)
+      || compareText(a.destination, b.destination)
+      || compareText(a.portType, b.portType)
+      || a.low - b.low
+      || a.high - b.high
+      || compareText(a.key, b.key))
+    .map((order) => order.rule);
 }
 
 function compareBigint(a: bigint, b: bigint): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function portLow(rule: ApiRule): number {
-  const parsed = rule.port_range ? parsePortRange(rule.port_range) : null;
-  return parsed?.ok ? parsed.range.low : 0;
-}
-
-function portHigh(rule: ApiRule): number {
-  const parsed = rule.port_range ? parsePortRange(rule.port_range) : null;
-  return parsed?.ok ? parsed.range.high : 0;
-}
-
-function headerComment(options: ExportOptions, counts: ExportResult['counts'], pinAddresses: boolean): string {
+function headerComment(options: ExportOptions, counts: ExportResult['counts'], mapping: Mapping): string {
   const server = options.server ? ` from ${withoutCredentials(options.server)}` : '';
   const lines = [
     `yaml-language-server: $schema=${options.schemaRef}`,
@@ -228,12 +267,22 @@ function headerComment(options: ExportOptions, counts: ExportResult['counts'], p
     '- Preshared keys are left out on purpose, so each stays as it is on the server. To manage one,',
     '  give its device `preshared_key: { env: NAME }` or `preshared_key: { file: secrets/NAME.psk }`',
     '  (a file holding the base64 key, relative to this file; keep such files out of git).',
-    '- Device fields that follow the server\'s defaults (allowed_ips, dns, endpoint, mtu,',
-    '  persistent_keepalive) are left out and keep following them; a value written here is pinned.',
-    pinAddresses
+    ...(mapping.explicitDefaults
+      ? [
+          '- `use_default_<x>: true` keeps a device on the server\'s default for <x> (allowed_ips, dns,',
+          '  endpoint, mtu, persistent_keepalive), and is managed: taking it off by hand shows as drift.',
+        ]
+      : [
+          '- Device fields that follow the server\'s defaults (allowed_ips, dns, endpoint, mtu,',
+          '  persistent_keepalive) are left out and keep following them, unmanaged: a hand change of',
+          '  them is not drift (export with --explicit-defaults to manage them). A value written here is pinned.',
+        ]),
+    mapping.pinAddresses
       ? '- Device tunnel addresses (ipv4, ipv6) are pinned to what the server assigned, so a recreated device keeps them and a hand change shows as drift. Delete those lines to let the server choose.'
       : '- Device tunnel addresses (ipv4, ipv6) are left out (exported with --no-addresses): the server keeps choosing them.',
-    '- A user whose role is left out is unprivileged today; write `role: unprivileged` to have a promotion reported as drift.',
+    mapping.explicitDefaults
+      ? '- Every role is written, so a hand promotion or demotion shows as drift.'
+      : '- A user whose role is left out is unprivileged today, and its role is unmanaged: write `role: unprivileged` (or export with --explicit-defaults) to have a promotion reported as drift.',
   ];
   return lines.map((line) => `# ${line}`).join('\n') + '\n';
 }

@@ -55,6 +55,32 @@ describe('netform export round trip', () => {
     expect((await runCli(['plan', '-f', file], { env: seeded.env })).code).toBe(0);
   });
 
+  it('with --explicit-defaults, still no changes, and a hand promotion or flag change then shows', async () => {
+    const { file, text } = await exportToFile('explicit.yaml', ['--explicit-defaults']);
+    expect(text).toMatch(/^\s+role: unprivileged$/m);
+    expect(text).toMatch(/^\s+use_default_mtu: true$/m);
+    expect((await runCli(['plan', '-f', file], { env: seeded.env })).code).toBe(0);
+
+    const { server } = seeded;
+    expect((await server.api('PATCH', '/v0/users/carol@example.com', { user: { role: 'admin' } })).status).toBe(200);
+    try {
+      const drift = await runCli(['drift', '-f', file, '--format', 'json'], { env: seeded.env });
+      expect(drift.code).toBe(2);
+      const changes = JSON.parse(drift.stdout).changes as { kind: string; fields: { field: string; before: unknown; after: unknown }[] }[];
+      expect(changes).toHaveLength(1);
+      expect(changes[0]!.fields).toEqual([expect.objectContaining({ field: 'role', before: 'admin', after: 'unprivileged' })]);
+      // The default export, made while carol was unprivileged, leaves her role unmanaged: the
+      // same promotion is not drift there.
+      expect((await server.api('PATCH', '/v0/users/carol@example.com', { user: { role: 'unprivileged' } })).status).toBe(200);
+      const { file: lenient, text: lenientText } = await exportToFile('lenient.yaml');
+      expect(lenientText).not.toMatch(/^\s+role: unprivileged$/m);
+      expect((await server.api('PATCH', '/v0/users/carol@example.com', { user: { role: 'admin' } })).status).toBe(200);
+      expect((await runCli(['drift', '-f', lenient], { env: seeded.env })).code).toBe(0);
+    } finally {
+      await server.api('PATCH', '/v0/users/carol@example.com', { user: { role: 'unprivileged' } });
+    }
+  });
+
   it('writes values that are then managed: a hand change after the export shows in plan', async () => {
     const { file } = await exportToFile('pinned.yaml');
     const { server, ids } = seeded;

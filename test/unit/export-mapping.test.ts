@@ -60,6 +60,27 @@ describe('export mapping', () => {
     expect(doc.users[1]).toEqual({ email: 'b@example.com', role: 'admin' });
   });
 
+  it('writes the defaults too with explicitDefaults, so that they are managed', () => {
+    const live: LiveState = {
+      users: [user('u1', 'a@example.com'), user('u2', 'b@example.com', 'admin')],
+      devices: [device('d1', 'u1', 'laptop', { use_default_mtu: false, mtu: 1380 })],
+      rules: [],
+    };
+    const { doc, text } = single(live, { explicitDefaults: true });
+    expect(doc.users[0]).toEqual({
+      email: 'a@example.com',
+      role: 'unprivileged',
+      devices: [{
+        name: 'laptop', public_key: KEY_A, ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2', mtu: 1380,
+        use_default_allowed_ips: true, use_default_dns: true, use_default_endpoint: true, use_default_persistent_keepalive: true,
+      }],
+    });
+    expect(doc.users[1]).toEqual({ email: 'b@example.com', role: 'admin' });
+    expect(text).toMatch(/^# - Every role is written/m);
+    // The effective default values the server shows are still not written.
+    expect(text).not.toContain('0.0.0.0/0');
+  });
+
   it('writes values off their defaults, with the flag only when the value does not imply it', () => {
     const live: LiveState = {
       users: [user('u1', 'a@example.com')],

@@ -76,7 +76,7 @@ let dir: string;
 beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'netform-export-unit-')); });
 afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
 
-async function roundTrip(live: LiveState, options: { split: boolean; addresses: boolean }, name: string) {
+async function roundTrip(live: LiveState, options: { split: boolean; addresses: boolean; explicitDefaults: boolean }, name: string) {
   const folder = join(dir, name);
   const { files } = exportDesiredState(live, { schemaRef: 'schema.json', ...options });
   await rm(folder, { recursive: true, force: true });
@@ -91,7 +91,7 @@ describe('export round trip through the loader and the planner', () => {
   for (let seed = 1; seed <= 40; seed++) {
     it(`generated state ${seed} plans with no change`, async () => {
       const live = liveState(seed);
-      const variant = { split: seed % 2 === 0, addresses: seed % 3 !== 0 };
+      const variant = { split: seed % 2 === 0, addresses: seed % 3 !== 0, explicitDefaults: seed % 4 < 2 };
       const plan = await roundTrip(live, variant, `seed-${seed}`);
       expect(plan.changes, JSON.stringify(plan.changes, null, 2)).toEqual([]);
     });
