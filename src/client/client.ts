@@ -46,8 +46,6 @@ export class ApiClient {
   readonly baseUrl: string;
   readonly #http: Got;
   readonly #token: string;
-  /** Number of HTTP requests sent, retries included (for tests and benchmarks). */
-  requestCount = 0;
 
   constructor(options: ApiClientOptions) {
     this.baseUrl = options.url.replace(/\/+$/, '');
@@ -76,9 +74,6 @@ export class ApiClient {
           const backoff = Math.min(base * 2 ** (attemptCount - 1), maxDelay);
           return backoff / 2 + Math.random() * (backoff / 2);
         },
-      },
-      hooks: {
-        beforeRequest: [() => void this.requestCount++],
       },
     });
   }

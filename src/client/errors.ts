@@ -27,11 +27,6 @@ export class ApiError extends Error {
   get isUnauthorized(): boolean {
     return this.status === 401 || this.status === 403;
   }
-
-  /** One line per field message: `name: has already been taken`. */
-  fieldMessages(): string[] {
-    return Object.entries(this.errors).flatMap(([field, messages]) => messages.map((m) => (field === 'base' ? m : `${field}: ${m}`)));
-  }
 }
 
 function describe(method: string, path: string, status: number | null, errors: FieldErrors, reason: string): string {

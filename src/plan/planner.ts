@@ -89,6 +89,7 @@ class Planner {
     this.#planRules();
     this.#planAbsent();
     if (this.#desired.settings.prune) this.#planPrune();
+    this.#makeRoomForNewDevices();
     this.#guardUserRemovals();
     if (this.#problems.length > 0) throw new PlanError(this.#problems);
     return this.#document();
@@ -393,7 +394,10 @@ class Planner {
       if (rule.user_id !== null || this.#claimedRules.has(rule) || !this.#scope.managesGlobalRule(rule.destination)) continue;
       this.#planRuleDelete(rule, PHASE.memberDeletes, PRUNED);
     }
-    // A user's device limit: deletions of its devices go first when it also gets new devices.
+  }
+
+  /** A user's device limit: deletions of its devices go first when it also gets new devices. */
+  #makeRoomForNewDevices(): void {
     const usersWithNewDevices = new Set<string>();
     for (const change of this.#changes.values()) {
       if (change.kind === 'device' && change.action === 'create' && typeof change.body?.user_id === 'string') usersWithNewDevices.add(change.body.user_id);

@@ -120,8 +120,7 @@ describe('ApiClient', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(422);
     expect(error.errors).toEqual({ name: ['has already been taken'], base: ['Maximum device limit reached. Remove an existing device before creating a new one.'] });
-    expect(error.fieldMessages()).toContain('name: has already been taken');
-    expect(error.message).toContain('POST /v0/devices: 422');
+    expect(error.message).toBe('POST /v0/devices: 422 name has already been taken; Maximum device limit reached. Remove an existing device before creating a new one.');
     expect(s.requests).toHaveLength(1);
   });
 
