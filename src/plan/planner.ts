@@ -60,6 +60,7 @@ class Planner {
   readonly #scope: Scope;
   readonly #changes = new Map<string, Change>();
   readonly #problems: string[] = [];
+  readonly #reportedDuplicates = new Set<string>();
   readonly #warnings: string[] = [];
   /** Declared users by key, and the live user each was matched to. */
   readonly #declaredUsers = new Map<string, { user: DesiredUser; live: ApiUser | undefined }>();
@@ -97,11 +98,19 @@ class Planner {
 
   /** The live object of a key; several with one key is a problem reported, never a guess. */
   #uniqueLive<T>(kind: 'user' | 'device' | 'rule', key: string, found: T | undefined): T | undefined {
+    this.#isDuplicated(kind, key);
+    return found;
+  }
+
+  /** Whether several live objects share the key; reports it (once) as a problem. */
+  #isDuplicated(kind: 'user' | 'device' | 'rule', key: string): boolean {
     const all = this.#index.duplicates.get(`${kind}:${key}`);
-    if (all) {
+    if (!all) return false;
+    if (!this.#reportedDuplicates.has(`${kind}:${key}`)) {
+      this.#reportedDuplicates.add(`${kind}:${key}`);
       this.#problems.push(`the server holds ${all.length} ${kind}s with the key ${key}; netform will not guess which one is meant: remove the extra ones by hand`);
     }
-    return found;
+    return true;
   }
 
   /** Every live object with the key (one, or all duplicates). */
@@ -320,21 +329,21 @@ class Planner {
   #planRuleDelete(rule: ApiRule, phase: number, note: string): void {
     const key = this.#index.ruleKeyOf.get(rule)!;
     const id = `rule:${key}`;
-    if (this.#changes.has(id)) return;
+    if (this.#changes.has(id) || this.#isDuplicated('rule', key)) return;
     this.#add({ id, kind: 'rule', action: 'delete', key, label: `rule ${ruleLabel(rule, this.#index.ruleOwnerOf(rule))}`, liveId: rule.id, phase, fingerprint: fingerprintOf('rule', rule), fields: [], note });
   }
 
   #planDeviceDelete(device: ApiDevice, note?: string): void {
     const key = this.#index.deviceKeyOf.get(device)!;
     const id = `device:${key}`;
-    if (this.#changes.has(id)) return;
+    if (this.#changes.has(id) || this.#isDuplicated('device', key)) return;
     this.#add({ id, kind: 'device', action: 'delete', key, label: `device ${key}`, liveId: device.id, phase: PHASE.memberDeletes, fingerprint: fingerprintOf('device', device), fields: [], ...(note ? { note } : {}) });
   }
 
   #planUserDelete(user: ApiUser, note?: string): void {
     const key = userKey(user.email);
     const id = `user:${key}`;
-    if (this.#changes.has(id)) return;
+    if (this.#changes.has(id) || this.#isDuplicated('user', key)) return;
     const cascade: CascadeItem[] = [];
     for (const device of this.#index.devicesByUserId.get(user.id) ?? []) {
       const deviceId = `device:${this.#index.deviceKeyOf.get(device)}`;

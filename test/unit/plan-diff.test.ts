@@ -125,6 +125,13 @@ describe('planChanges: matching and normalising', () => {
     expect((error as PlanError).message).toMatch(/2 users with the key bob@example.com/);
   });
 
+  it('refuses to prune between duplicates too, reporting each key once', () => {
+    const r1 = liveRule({ destination: '10.0.0.0/8' });
+    const r2 = liveRule({ destination: '10.0.0.0/8' });
+    expect(() => planChanges(desired({ settings: { prune: true }, users: [user('admin@example.com')] }), liveState({ users: [liveUser('admin@example.com', { role: 'admin' })], rules: [r1, r2] }), OPTIONS))
+      .toThrow(/^the server holds 2 rules with the key \*\|accept\|10\.0\.0\.0\/8\|any; netform will not guess/);
+  });
+
   it('updates an overlapping live rule of the same owner and action in place instead of delete and create', () => {
     const old = liveRule({ destination: '10.0.0.0/8', port_type: 'tcp', port_range: '80 - 80' });
     const otherAction = liveRule({ destination: '10.0.0.0/8', action: 'drop' });
