@@ -63,9 +63,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
   const client = options.client;
   const results = new Map<string, ChangeResult>();
   const createdIds = new Map<string, string>();
-  const outcome = new Map<string, Promise<ChangeStatus>>();
-  const settle = new Map<string, (status: ChangeStatus) => void>();
-  for (const change of plan.changes) outcome.set(change.id, new Promise((resolve) => settle.set(change.id, resolve)));
+  const phaseOf = new Map(plan.changes.map((c) => [c.id, c.phase ?? 0]));
 
   let active = 0;
   const waiting: (() => void)[] = [];
@@ -83,7 +81,6 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
     settledCount++;
     if (status === 'failed') failedCount++;
     options.onProgress?.({ settled: settledCount, total: plan.changes.length, failed: failedCount });
-    settle.get(change.id)!(status);
   };
 
   const byPhase = new Map<number, Change[]>();
@@ -97,11 +94,16 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
   for (const phase of [...byPhase.keys()].sort((a, b) => a - b)) {
     await Promise.all(
       byPhase.get(phase)!.map(async (change) => {
-        const deps = (change.dependsOn ?? []).filter((id) => outcome.has(id) && id !== change.id);
-        const depStatuses = await Promise.all(deps.map((id) => outcome.get(id)!));
-        const blocked = deps.filter((_, i) => depStatuses[i] !== 'done');
+        // A phase starts when the earlier ones have settled, so every dependency has an outcome.
+        const deps = (change.dependsOn ?? []).filter((id) => phaseOf.has(id));
+        const unordered = deps.filter((id) => phaseOf.get(id)! >= phase);
+        if (unordered.length > 0) {
+          record(change, 'failed', `the plan orders it before ${unordered.join(', ')}, which it depends on`);
+          return;
+        }
+        const blocked = deps.filter((id) => results.get(id)!.status !== 'done');
         if (blocked.length > 0) {
-          record(change, 'not_attempted', `depends on ${blocked.map((id) => results.get(id)?.label ?? id).join(', ')}, which did not succeed`);
+          record(change, 'not_attempted', `depends on ${blocked.map((id) => results.get(id)!.label).join(', ')}, which did not succeed`);
           return;
         }
         await acquire();
