@@ -161,7 +161,8 @@ export async function updateDevice(ctx: ServiceContext, id: string, body: RawInp
       // Turning the default on drops the device's own value, which would otherwise linger unseen.
       else if (merged[field] !== null) (patch as Record<string, unknown>)[field] = merged[field] = null;
     }
-    if (!merged.use_default_endpoint && isBlank(merged.endpoint)) addError(errors, 'endpoint', Messages.blank);
+    // An endpoint sent but refused already has its error; blank is only for none at all.
+    if (!merged.use_default_endpoint && isBlank(merged.endpoint) && !errors.endpoint) addError(errors, 'endpoint', Messages.blank);
     if (hasErrors(errors)) throw new ValidationError(errors);
 
     if (Object.keys(patch).length === 0) return deviceView(device, settings);

@@ -347,6 +347,8 @@ describe('devices: update', () => {
     const back = await server.api('PATCH', `/v0/devices/${d.id}`, { device: { use_default_endpoint: true } });
     expect(back.status).toBe(200);
     expect(back.body.data.endpoint).toBe(d.endpoint);
+    const invalid = await server.api('PATCH', `/v0/devices/${d.id}`, { device: { use_default_endpoint: false, endpoint: 'host:0' } });
+    expect(invalid.body).toEqual({ errors: { endpoint: ['is invalid'] } });
     const off = await server.api('PATCH', `/v0/devices/${d.id}`, { device: { use_default_endpoint: false } });
     expect(off.body).toEqual({ errors: { endpoint: ["can't be blank"] } });
     expect((await server.api('GET', `/v0/devices/${d.id}`)).body.data).toEqual(back.body.data);
