@@ -58,3 +58,28 @@ export async function create(server: TestServer, collection: 'users' | 'devices'
 export function describeResult(r: CliResult): string {
   return `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 }
+
+/**
+ * The server and files the limits and saved-plan tests share: users u0..u{n-1}@bulk.test made by
+ * hand, u0 with a laptop; the files declare u0 (with the laptop's mtu) and u1, prune on.
+ */
+export function bulkFixture(users: number) {
+  const laptopKey = wgKey();
+  return {
+    yaml: (extra = '', mtu = 1400) => `version: 1
+settings:
+  prune: true
+  manage: { users: ["*@bulk.test"], rules: [] }
+users:
+  - email: u0@bulk.test
+    devices:
+      - { name: laptop, public_key: "${laptopKey}", mtu: ${mtu} }
+  - email: u1@bulk.test
+${extra}`,
+    async seed(server: TestServer): Promise<void> {
+      const u0 = await create(server, 'users', { email: 'u0@bulk.test' });
+      await create(server, 'devices', { user_id: u0.id, name: 'laptop', public_key: laptopKey });
+      for (let i = 1; i < users; i++) await create(server, 'users', { email: `u${i}@bulk.test` });
+    },
+  };
+}

@@ -2,29 +2,17 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { create, describeResult, netform, serverState, wgKey, workspace, type Workspace } from './reconcile-helpers.js';
+import { bulkFixture, describeResult, netform, serverState, workspace, type Workspace } from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;
-const LAPTOP = wgKey();
-
-const yaml = (extra = '', mtu = 1400) => `version: 1
-settings:
-  prune: true
-  manage: { users: ["*@bulk.test"], rules: [] }
-users:
-  - email: u0@bulk.test
-    devices:
-      - { name: laptop, public_key: "${LAPTOP}", mtu: ${mtu} }
-  - email: u1@bulk.test
-${extra}`;
+const bulk = bulkFixture(2);
+const yaml = bulk.yaml;
 
 beforeAll(async () => {
   server = await startTestServer();
   ws = workspace();
-  const u0 = await create(server, 'users', { email: 'u0@bulk.test' });
-  await create(server, 'devices', { user_id: u0.id, name: 'laptop', public_key: LAPTOP });
-  for (let i = 1; i < 2; i++) await create(server, 'users', { email: `u${i}@bulk.test` });
+  await bulk.seed(server);
 });
 afterAll(async () => {
   await server?.stop();
