@@ -441,6 +441,14 @@ describe('create field rules', () => {
     await expectCreate422(body({ ipv6: '10.3.2.9' }), { ipv6: ['is invalid'] });
   });
 
+  it('ipv6 in another valid spelling is echoed as sent (seed: "values given in a create or update body are echoed back"; spec §5: "every accepted body is echoed back as sent")', async () => {
+    const created = await createDevice(await freshOwner(), { ipv6: 'FD00::3:2:AB' });
+    expect(created.ipv6).toBe('FD00::3:2:AB');
+    const updated = await server.api('PATCH', `/v0/devices/${created.id}`, { device: { ipv6: 'fd00:0:0:0:0:3:2:ac' } });
+    expect(updated.status).toBe(200);
+    expect(updated.body.data.ipv6).toBe('fd00:0:0:0:0:3:2:ac');
+  });
+
   it('ipv4/ipv6: unique ("has already been taken")', async () => {
     await createDevice(await freshOwner(), { ipv4: '10.3.2.240', ipv6: 'fd00::3:2:f0' });
     const other = await createUser();

@@ -352,6 +352,20 @@ describe('overlap', () => {
   });
 });
 
+describe('list', () => {
+  it('returns every row, well past any usual page size (150 rules), oldest first', async () => {
+    const user = await createUser();
+    const ids: string[] = [];
+    for (let i = 0; i < 150; i++) {
+      const res = await server.api('POST', '/v0/rules', { rule: { destination: `172.16.${Math.floor(i / 250)}.${i % 250}`, user_id: user.id } });
+      expect(res.status).toBe(201);
+      ids.push(res.body.data.id);
+    }
+    const listed = (await server.api('GET', '/v0/rules')).body.data.filter((r: any) => r.user_id === user.id).map((r: any) => r.id);
+    expect(listed).toEqual(ids);
+  });
+});
+
 describe('delete', () => {
   it('204 with no body; then 404', async () => {
     const rule = await createRule({ destination: freshBlock().cidr });

@@ -414,6 +414,59 @@ describe('own role and last admin', () => {
   });
 });
 
+describe('last admin under concurrency', () => {
+  it('two admins demoting each other at once: one wins, the other is refused, one admin remains', async () => {
+    const own = await startTestServer();
+    try {
+      for (let round = 0; round < 3; round++) {
+        const emails = [TEST_ADMIN_EMAIL, `second-${round}@example.com`];
+        const tokens = [own.token, await tokenFor(own, emails[1]!)];
+        const [first, second] = await Promise.all([
+          own.api('PATCH', `/v0/users/${emails[1]}`, { user: { role: 'unprivileged' } }, { token: tokens[0] }),
+          own.api('PATCH', `/v0/users/${emails[0]}`, { user: { role: 'unprivileged' } }, { token: tokens[1] }),
+        ]);
+        const statuses = [first.status, second.status].sort();
+        expect(statuses[0]).toBe(200);
+        const refused = first.status === 200 ? second : first;
+        expect([401, 422]).toContain(refused.status);
+        if (refused.status === 422) expect(refused.body).toEqual({ errors: { base: ['cannot demote the last admin'] } });
+        else expect(refused.body).toEqual({ error: 'Unauthorized' });
+        const winner = first.status === 200 ? 0 : 1;
+        const admins = (await own.api('GET', '/v0/users', undefined, { token: tokens[winner] })).body.data.filter((u: any) => u.role === 'admin');
+        expect(admins.map((u: any) => u.email)).toEqual([emails[winner]]);
+        if (winner === 1) {
+          // Hand the first admin back its role for the next round, and retire the second.
+          expect((await own.api('PATCH', `/v0/users/${emails[0]}`, { user: { role: 'admin' } }, { token: tokens[1] })).status).toBe(200);
+        }
+        expect((await own.api('DELETE', `/v0/users/${emails[1]}`)).status).toBe(204);
+      }
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('two admins deleting each other at once: one admin remains', async () => {
+    const own = await startTestServer();
+    try {
+      const second = 'second@example.com';
+      const secondToken = await tokenFor(own, second);
+      const [first, other] = await Promise.all([
+        own.api('DELETE', `/v0/users/${second}`),
+        own.api('DELETE', `/v0/users/${TEST_ADMIN_EMAIL}`, undefined, { token: secondToken }),
+      ]);
+      expect([first.status, other.status].filter((s) => s === 204)).toHaveLength(1);
+      const refused = first.status === 204 ? other : first;
+      expect([401, 422]).toContain(refused.status);
+      if (refused.status === 422) expect(refused.body).toEqual({ errors: { base: ['cannot delete the last admin'] } });
+      const survivorToken = first.status === 204 ? own.token : secondToken;
+      const users = (await own.api('GET', '/v0/users', undefined, { token: survivorToken })).body.data;
+      expect(users.filter((u: any) => u.role === 'admin')).toHaveLength(1);
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
 describe('delete cascades', () => {
   it('the user\'s devices, the rules bound to it and its tokens go; other users\' things and global rules stay', async () => {
     const email = uniqueEmail('leaver');
