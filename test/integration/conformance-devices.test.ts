@@ -157,6 +157,27 @@ describe('response shape and defaults', () => {
     }
   });
 
+  it('read-only fields sent on create or update are ignored: id, server_public_key, statistics, timestamps', async () => {
+    const readOnly = {
+      id: randomUUID(),
+      server_public_key: key(),
+      latest_handshake: '2020-01-01T00:00:00.000000Z',
+      remote_ip: '198.51.100.1',
+      rx_bytes: 1000,
+      tx_bytes: 2000,
+      inserted_at: '2001-01-01T00:00:00.000000Z',
+      updated_at: '2001-01-01T00:00:00.000000Z',
+    };
+    const device = await createDevice(await freshOwner(), readOnly);
+    expect(device.id).not.toBe(readOnly.id);
+    expect(device.server_public_key).toBe(defaults.server_public_key);
+    expect(device).toMatchObject({ latest_handshake: null, remote_ip: null, rx_bytes: null, tx_bytes: null });
+    expect(device.inserted_at.startsWith('2001')).toBe(false);
+    const res = await server.api('PATCH', `/v0/devices/${device.id}`, { device: readOnly });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual(device);
+  });
+
   it('generated preshared keys differ between devices, and generated names are unique per user', async () => {
     const user = await createUser();
     const devices = [];
@@ -508,6 +529,31 @@ describe('address allocation', () => {
       await expectCreate422({ user_id: user.id, public_key: key() }, { base: ['CIDR 10.9.9.0/29 is exhausted'] }, own);
       // An explicit address is still checked against the (new) network.
       await expectCreate422({ user_id: user.id, public_key: key(), ipv4: '10.3.2.9' }, { ipv4: ['is not in the CIDR 10.9.9.0/29'] }, own);
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
+describe('address allocation (IPv6)', () => {
+  it('a full IPv6 network: base "CIDR … is exhausted" (reading: whether the last address counts as reserved is open)', async () => {
+    const own = await startTestServer();
+    try {
+      await setDefault(own, 'ipv6_network', 'fd00::9:0/125');
+      await setDefault(own, 'ipv6_address', 'fd00::9:1');
+      await own.restart();
+      const user = await createUser(own);
+      const addresses: string[] = [];
+      let refused: any;
+      for (let i = 0; i < 8 && !refused; i++) {
+        const res = await own.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key() } });
+        if (res.status === 201) addresses.push(res.body.data.ipv6);
+        else refused = res;
+      }
+      expect(addresses.slice(0, 5)).toEqual(['fd00::9:2', 'fd00::9:3', 'fd00::9:4', 'fd00::9:5', 'fd00::9:6']);
+      expect([5, 6]).toContain(addresses.length);
+      expect(refused?.status).toBe(422);
+      expect(refused.body).toEqual({ errors: { base: ['CIDR fd00::9:0/125 is exhausted'] } });
     } finally {
       await own.stop();
     }

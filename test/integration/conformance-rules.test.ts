@@ -69,6 +69,16 @@ describe('shape and defaults', () => {
     expect(res.body.data.inserted_at).toMatch(TIMESTAMP);
   });
 
+  it('read-only fields sent on create or update are ignored: id, inserted_at, updated_at', async () => {
+    const readOnly = { id: randomUUID(), inserted_at: '2001-01-01T00:00:00.000000Z', updated_at: '2001-01-01T00:00:00.000000Z' };
+    const rule = await createRule({ destination: freshBlock().cidr, ...readOnly });
+    expect(rule.id).not.toBe(readOnly.id);
+    expect(rule.inserted_at.startsWith('2001')).toBe(false);
+    const res = await server.api('PATCH', `/v0/rules/${rule.id}`, { rule: readOnly });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual(rule);
+  });
+
   it('every field given is echoed', async () => {
     const user = await createUser();
     const { a } = freshBlock();
