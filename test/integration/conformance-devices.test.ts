@@ -496,7 +496,7 @@ describe('create field rules', () => {
 });
 
 describe('address allocation', () => {
-  it('omitted addresses get the lowest free ones; a freed address is reused; given addresses are skipped', async () => {
+  it('omitted addresses get the lowest free ones: freed by delete, update or cascade, skipping given ones', async () => {
     const own = await startTestServer();
     try {
       const user = await createUser(own);
@@ -511,6 +511,23 @@ describe('address allocation', () => {
       expect((await own.api('DELETE', `/v0/devices/${first.id}`)).status).toBe(204);
       const fourth = await createDevice(user.id, {}, own);
       expect(fourth).toMatchObject({ ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2' });
+      // In use now: .2 .3 .4 .5 (v6 :2 :3 :5 :4). A pinned address ahead of the others is skipped later.
+      const other = await createUser(own);
+      const ahead = await createDevice(other.id, { ipv4: '10.3.2.7', ipv6: 'fd00::3:2:7' }, own);
+      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.6', ipv6: 'fd00::3:2:6' });
+      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.8', ipv6: 'fd00::3:2:8' });
+      // An address left by an update is free again and, being the lowest, is handed out next.
+      const moved = await own.api('PATCH', `/v0/devices/${second.id}`, { device: { ipv4: '10.3.2.100', ipv6: 'fd00::3:2:64' } });
+      expect(moved.status).toBe(200);
+      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.3', ipv6: 'fd00::3:2:3' });
+      // A freed high address is not preferred over a lower free one.
+      expect((await own.api('DELETE', `/v0/devices/${ahead.id}`)).status).toBe(204);
+      expect((await own.api('DELETE', `/v0/devices/${third.id}`)).status).toBe(204);
+      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.5', ipv6: 'fd00::3:2:4' });
+      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.7', ipv6: 'fd00::3:2:7' });
+      // Deleting a user frees all its addresses at once.
+      expect((await own.api('DELETE', `/v0/users/${user.id}`)).status).toBe(204);
+      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2' });
     } finally {
       await own.stop();
     }
