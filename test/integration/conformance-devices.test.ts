@@ -682,6 +682,12 @@ describe('update', () => {
     await expectUpdate422(pinned.id, { endpoint: 'bad host:1' }, { endpoint: ['is invalid'] });
   });
 
+  it('a value sent on update while the stored use_default_<x> is true is "must not be present" (reading: else it would not be echoed)', async () => {
+    const device = await createDevice(await freshOwner());
+    await expectUpdate422(device.id, { mtu: 1400 }, { mtu: ['must not be present'] });
+    await expectUpdate422(device.id, { allowed_ips: ['10.0.0.0/8'] }, { allowed_ips: ['must not be present'] });
+  });
+
   it('use_default_endpoint false on update with no endpoint stored or sent: endpoint can\'t be blank (reading: the required rule holds on the result)', async () => {
     const device = await createDevice(await freshOwner());
     await expectUpdate422(device.id, { use_default_endpoint: false }, { endpoint: ["can't be blank"] });
@@ -721,6 +727,13 @@ describe('legacy device updates (server option emulating upstream 0.7.26+)', () 
       const { updated_at: _a, ...after } = res.body.data;
       const { updated_at: _b, ...before } = device;
       expect(after).toEqual({ ...before, name: 'legacy-name', description: 'legacy description' });
+      // Ignored means not even checked (reading: as upstream, which never looked at them).
+      const invalid = await legacy.api('PATCH', `/v0/devices/${device.id}`, { device: { description: 'again', mtu: 1, public_key: 'x' } });
+      expect(invalid.status, JSON.stringify(invalid.body)).toBe(200);
+      expect(invalid.body.data).toMatchObject({ description: 'again', mtu: device.mtu, public_key: device.public_key });
+      // Creates keep every rule and every field.
+      const created = await createDevice(user.id, { use_default_mtu: false, mtu: 1400 }, legacy);
+      expect(created.mtu).toBe(1400);
     } finally {
       await legacy.stop();
     }

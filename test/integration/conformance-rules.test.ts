@@ -98,7 +98,7 @@ describe('destination', () => {
     await expectCreate422({ destination }, { errors: { destination: ['is invalid'] } });
   });
 
-  it.each([['single IPv4 address', 'A.5.5'], ['IPv4 CIDR', 'A.6.0/24'], ['IPv4 /32', 'A.7.7/32'], ['IPv6 address', 'fd10:B::1'], ['IPv6 CIDR', 'fd10:B:1::/64']])('%s is accepted and echoed as given', async (_name, pattern) => {
+  it.each([['single IPv4 address', 'A.5.5'], ['IPv4 CIDR', 'A.6.0/24'], ['IPv4 /32', 'A.7.7/32'], ['IPv6 address', 'fd10:B::1'], ['IPv6 CIDR', 'fd10:B:1::/64'], ['IPv6 in upper case', 'FD10:B:2::/64'], ['IPv6 uncompressed', 'fd10:B:3:0:0:0:0:1'], ['a CIDR with host bits set', 'A.8.1/24']])('%s is accepted and echoed as given', async (_name, pattern) => {
     const { a } = freshBlock();
     const destination = pattern.replace('A', a).replace('B', String(block));
     expect((await createRule({ destination })).destination).toBe(destination);
