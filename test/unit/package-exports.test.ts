@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest';
+
+// Imports the built package by its own name, as a user's project would after `npm install netform`.
+describe('package entry points', () => {
+  it('netform exports the library API', async () => {
+    const netform = await import('netform');
+    for (const name of ['loadDesiredState', 'checkDesiredState', 'planChanges', 'renderPlan', 'applyPlan', 'fetchLiveState', 'ApiClient', 'checkDeviceInput']) {
+      expect(typeof (netform as Record<string, unknown>)[name], name).toBe('function');
+    }
+  });
+
+  it('netform/cdktf exports the constructs', async () => {
+    const cdktf = await import('netform/cdktf');
+    expect(typeof cdktf.FirezoneStack).toBe('function');
+  });
+});
