@@ -1,0 +1,332 @@
+#!/usr/bin/env node
+/**
+ * Desired-state load: how long reading one large YAML desired-state file takes, phase by phase,
+ * and how much memory it needs. The file has the shape bench/plan-scale.mjs plans against
+ * (10,000 users, 20,000 devices, 30,000 rules, about 5 MB).
+ *
+ *   npx tsc -p . && node bench/desired-load.mjs [--runs N] [--baseline COMMIT] [--yaml]
+ *   node bench/desired-load.mjs --write-files DIR   (the two files only, for profiling:
+ *     node --cpu-prof bench/desired-load.mjs --child phases dist DIR/netform.yaml)
+ *
+ * Each measurement runs in a fresh Node process, so that its peak RSS is its own. Two files are
+ * loaded: the clean one (what `plan` reads every day), and the same file with about 1,000
+ * mistakes in it (schema errors, model errors, duplicates, overlaps), because the loader must stay
+ * fast when it has positions to report.
+ *
+ * --baseline COMMIT builds that commit (git archive + tsc, in a temporary folder) and measures it
+ * in turns with the current dist/, so before/after figures come from one run on the same machine
+ * load; the bench also checks that both give the same result (DesiredState with its source
+ * locations, or the same diagnostics), byte for byte.
+ *
+ * --yaml adds timings of the `yaml` package alone on the clean file (parse, parseDocument,
+ * Parser + Composer, toJS), to tell the library's share from ours.
+ *
+ * bench/plan-scale.mjs runs its server seeding at import, so its generator is copied here
+ * (model() and desiredYaml(), without the server ids); keep the two in step.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const USERS = 10_000;
+const DEVICES = 20_000;
+const RULES = 30_000;
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? fallback : process.argv[i + 1];
+};
+
+// ---------------------------------------------------------------- child: one measurement
+
+/** The loader's modules from one build (`dist` folder). */
+async function modulesOf(dist) {
+  const at = (p) => import(pathToFileURL(join(dist, 'src/desired', p)).href);
+  return {
+    index: await at('index.js'),
+    yaml: await at('yaml.js'),
+    schema: await at('schema.js'),
+    document: await at('document.js'),
+    merge: await at('merge.js'),
+    check: await at('check.js'),
+  };
+}
+
+const rssMb = () => Math.round(process.memoryUsage.rss() / 1048576);
+const peakMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
+
+/** What the loader gave, as text: compared across builds to prove they agree. */
+function digestOf(result) {
+  return createHash('sha256').update(JSON.stringify(result)).digest('hex').slice(0, 16);
+}
+
+/**
+ * The phases of loadYamlFiles (src/desired/index.ts) for one file, timed one by one. Kept to the
+ * functions both old and new builds export, with the same calls index.ts makes.
+ */
+async function measurePhases(m, file) {
+  const env = {};
+  const shown = m.index.displayPath(file);
+  const times = {};
+  const rss = {};
+  let t = performance.now();
+  const text = readFileSync(file, 'utf8');
+  const parsed = m.yaml.parseYamlFile(text, shown);
+  times.parse = performance.now() - t;
+  rss.parse = rssMb();
+
+  t = performance.now();
+  const schemas = parsed.documents.map((d) => m.schema.checkSchema(d));
+  times.schema = performance.now() - t;
+  rss.schema = rssMb();
+
+  t = performance.now();
+  const declarations = parsed.documents.map((d, i) => m.document.readDocument(d, schemas[i], env));
+  const merged = m.merge.mergeDeclarations(declarations, [shown]);
+  times.declarations = performance.now() - t;
+  rss.declarations = rssMb();
+
+  t = performance.now();
+  const diagnostics = m.check.checkDesiredState(merged.state);
+  times.checks = performance.now() - t;
+  rss.checks = rssMb();
+  const count = parsed.diagnostics.length + schemas.reduce((n, s) => n + s.diagnostics.length, 0) + declarations.reduce((n, d) => n + d.diagnostics.length, 0) + merged.diagnostics.length + diagnostics.length;
+  return { times, rss, peak: peakMb(), diagnostics: count };
+}
+
+/** loadDesiredState as the CLI calls it. */
+async function measureLoad(m, file) {
+  const t = performance.now();
+  const result = await m.index.loadDesiredState(file, { env: {} });
+  const ms = performance.now() - t;
+  const rss = rssMb();
+  return { ms, rss, peak: peakMb(), ok: result.ok, diagnostics: result.ok ? 0 : result.diagnostics.length, digest: digestOf(result) };
+}
+
+/** The yaml package alone. */
+async function measureYaml(file) {
+  const yaml = await import('yaml');
+  const text = readFileSync(file, 'utf8');
+  const time = (fn) => {
+    const t = performance.now();
+    const value = fn();
+    return { ms: performance.now() - t, value };
+  };
+  const out = {};
+  out.parse = time(() => yaml.parse(text, { uniqueKeys: true })).ms;
+  out.parseDocument = time(() => yaml.parseDocument(text, { lineCounter: new yaml.LineCounter(), prettyErrors: true, uniqueKeys: true })).ms;
+  out.parseDocumentPlain = time(() => yaml.parseDocument(text, { prettyErrors: false, keepSourceTokens: false })).ms;
+  const docs = time(() => yaml.parseAllDocuments(text, { lineCounter: new yaml.LineCounter(), prettyErrors: true, uniqueKeys: true }));
+  out.parseAllDocuments = docs.ms;
+  const doc = Array.isArray(docs.value) ? docs.value[0] : docs.value;
+  out.toJS = time(() => doc.toJS({ maxAliasCount: 1000 })).ms;
+  out.parserOnly = time(() => {
+    let n = 0;
+    for (const _ of new yaml.Parser().parse(text)) n++;
+    return n;
+  }).ms;
+  out.parserComposer = time(() => [...new yaml.Composer().compose(new yaml.Parser().parse(text))]).ms;
+  out.lexerOnly = time(() => {
+    let n = 0;
+    for (const _ of new yaml.Lexer().lex(text)) n++;
+    return n;
+  }).ms;
+  out.JSONparse = time(() => JSON.parse(JSON.stringify(doc.toJS()))).ms;
+  return out;
+}
+
+if (process.argv[2] === '--child') {
+  const [, , , mode, dist, file] = process.argv;
+  const result = mode === 'yaml' ? await measureYaml(file) : mode === 'phases' ? await measurePhases(await modulesOf(dist), file) : await measureLoad(await modulesOf(dist), file);
+  process.stdout.write(JSON.stringify(result));
+  process.exit(0);
+}
+
+// ---------------------------------------------------------------- the files (as bench/plan-scale.mjs)
+
+const key = () => randomBytes(32).toString('base64');
+
+/** The same objects as bench/plan-scale.mjs's model(), addresses formatted by the model as there. */
+function model(formatAddress) {
+  const users = [];
+  for (let i = 0; i < USERS; i++) users.push({ email: `user-${i}@bench.test`, role: 'unprivileged', devices: [], rules: [] });
+  for (let i = 0; i < DEVICES; i++) {
+    const device = { user: users[i % USERS], name: `device-${i}`, public_key: key(), ipv4: formatAddress(4, 0x0a000002n + BigInt(i)), ipv6: formatAddress(6, 0xfd000000000000000000000000000002n + BigInt(i)) };
+    device.user.devices.push(device);
+  }
+  const globalRules = [];
+  for (let i = 0; i < RULES; i++) {
+    const low = 1 + (i % 9000);
+    const ported = i % 3 !== 0;
+    const rule = {
+      action: i % 2 === 0 ? 'accept' : 'drop', destination: formatAddress(4, 0x64400000n + BigInt(i * 7)),
+      port_type: ported ? (i % 3 === 1 ? 'tcp' : 'udp') : null, port_range: ported ? `${low} - ${low + 100}` : null,
+      user: i % 3 === 0 ? null : users[i % USERS],
+    };
+    if (rule.user) rule.user.rules.push(rule);
+    else globalRules.push(rule);
+  }
+  return { users, globalRules };
+}
+
+const ruleYaml = (r) => `{ action: ${r.action}, destination: ${r.destination}${r.port_type ? `, port_type: ${r.port_type}, port_range: "${r.port_range}"` : ''} }`;
+
+/**
+ * The desired state of bench/plan-scale.mjs (1% of the objects changed against the server).
+ * With `faults`, about 1,000 mistakes of every kind the loader reports are written in as well.
+ */
+function desiredYaml(m, faults) {
+  const out = ['version: 1', 'settings:', '  prune: true', 'users:', '  - email: admin@example.com', '    role: admin'];
+  let roleUpdates = 0;
+  let deviceUpdates = 0;
+  let deviceCreates = 0;
+  let deviceDeletes = 0;
+  let ruleCreates = 0;
+  let ruleDeletes = 0;
+  m.users.forEach((u, i) => {
+    const promote = i % 100 === 0 && roleUpdates < 100;
+    if (promote) roleUpdates++;
+    const fault = faults && i % 50 === 7;
+    out.push(`  - email: ${fault && i % 100 === 7 ? u.email.replace('@', ' at ') : u.email}`, `    role: ${promote ? 'admin' : u.role}`);
+    if (fault) out.push(i % 100 === 7 ? '    rolle: admin' : '    role_name: 12');
+    const devices = [];
+    for (const d of u.devices) {
+      if (i % 100 === 1 && deviceDeletes < 100) {
+        deviceDeletes++;
+        continue;
+      }
+      const changed = i % 50 === 2 && deviceUpdates < 200;
+      if (changed) deviceUpdates++;
+      const extra = fault ? (i % 100 === 7 ? ', mtu: 99999, dns: [1.1.1.1, "nope nope", 1.1.1.1]' : ', mtu: high, use_default_endpoint: false') : '';
+      devices.push(`      - { name: ${d.name}, public_key: "${d.public_key}"${changed ? ', mtu: 1380' : ''}${extra} }`);
+    }
+    if (fault) devices.push(`      - { name: ${u.devices[0].name}, public_key: "${u.devices[0].public_key}" }`);
+    if (i % 100 === 3 && deviceCreates < 100) {
+      deviceCreates++;
+      devices.push(`      - { name: new-${i}, public_key: "${key()}" }`);
+    }
+    if (devices.length) out.push('    devices:', ...devices);
+    const rules = [];
+    for (const r of u.rules) {
+      if (i % 200 === 4 && ruleDeletes < 50) {
+        ruleDeletes++;
+        continue;
+      }
+      rules.push(`      - ${ruleYaml(r)}`);
+    }
+    if (i % 200 === 5 && ruleCreates < 50) {
+      ruleCreates++;
+      rules.push(`      - { action: accept, destination: 172.16.${Math.floor(i / 256)}.${i % 256} }`);
+    }
+    if (fault && u.rules.length > 0) rules.push(`      - ${ruleYaml({ ...u.rules[0], port_range: u.rules[0].port_range && u.rules[0].port_range.replace(' - ', '-') })}`);
+    if (fault) rules.push(`      - { action: accept, destination: 10.${i % 256}.0.0/33, port_type: tcp }`);
+    if (rules.length) out.push('    rules:', ...rules);
+  });
+  out.push('rules:', ...m.globalRules.map((r) => `  - ${ruleYaml(r)}`));
+  if (faults) out.push('  - { action: accept, destination: 100.64.0.0/24 }', '  - { action: maybe, destination: 100.64.0.0 }');
+  return `${out.join('\n')}\n`;
+}
+
+// ---------------------------------------------------------------- parent
+
+function child(mode, dist, file) {
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', mode, dist, file], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (r.status !== 0) throw new Error(`child ${mode} ${dist} failed (${r.status}):\n${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/** Builds COMMIT's sources into a temporary folder; returns its dist/. */
+function buildBaseline(commit, dir) {
+  const tree = join(dir, 'baseline');
+  execFileSync('mkdir', ['-p', tree]);
+  execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${commit}" src server schemas tsconfig.json package.json | tar -x -C "${tree}"`]);
+  symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
+  // Other areas' type errors do not stop tsc from emitting; only the loader's files are used.
+  spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', tree], { stdio: 'ignore' });
+  const dist = join(tree, 'dist');
+  if (!existsSync(join(dist, 'src/desired/index.js'))) throw new Error(`building ${commit} gave no dist/src/desired/index.js`);
+  return dist;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (x) => x.toFixed(0);
+
+const RUNS = Number(arg('--runs', '3'));
+const baselineCommit = arg('--baseline', undefined);
+const dir = mkdtempSync(join(tmpdir(), 'netform-desired-bench-'));
+try {
+  const builds = [];
+  if (baselineCommit) {
+    const commit = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', baselineCommit], { encoding: 'utf8' }).trim();
+    builds.push({ name: `before (${commit})`, dist: buildBaseline(baselineCommit, dir) });
+  }
+  builds.push({ name: baselineCommit ? 'after (dist/)' : 'dist/', dist: resolve(ROOT, 'dist') });
+
+  const { formatAddress } = await import(pathToFileURL(join(ROOT, 'dist/src/model/index.js')).href);
+  const m = model(formatAddress);
+  const files = [
+    { name: 'clean', path: join(dir, 'netform.yaml'), text: desiredYaml(m, false) },
+    { name: 'with ~1,000 mistakes', path: join(dir, 'faulty.yaml'), text: desiredYaml(m, true) },
+  ];
+  for (const f of files) writeFileSync(f.path, f.text);
+  const keep = arg('--write-files', undefined);
+  if (keep) {
+    // For profiling: node --cpu-prof bench/desired-load.mjs --child phases dist KEEP/netform.yaml
+    for (const f of files) writeFileSync(join(keep, f.path.split('/').pop()), f.text);
+    console.log(`wrote ${files.map((f) => join(keep, f.path.split('/').pop())).join(', ')}`);
+    process.exit(0);
+  }
+
+  const results = builds.map(() => files.map(() => ({ phases: [], loads: [] })));
+  for (let run = 0; run < RUNS; run++) {
+    // In turns, so that the machine's load falls on every build alike.
+    for (const [fi, f] of files.entries()) {
+      for (const [bi, b] of builds.entries()) {
+        results[bi][fi].phases.push(child('phases', b.dist, f.path));
+        results[bi][fi].loads.push(child('load', b.dist, f.path));
+      }
+    }
+  }
+
+  const lines = [];
+  lines.push(`Files: ${files.map((f) => `${f.name} ${(f.text.length / 1e6).toFixed(1)} MB`).join('; ')}. ${USERS.toLocaleString('en')} users, ${DEVICES.toLocaleString('en')} devices, ${RULES.toLocaleString('en')} rules; ${RUNS} run(s), each in a fresh process; medians.`);
+  for (const [fi, f] of files.entries()) {
+    lines.push('', `**${f.name}** (${results[0][fi].loads[0].ok ? 'loads' : `${results[0][fi].loads[0].diagnostics} diagnostics`})`, '');
+    lines.push(`| | ${builds.map((b) => b.name).join(' | ')}${builds.length > 1 ? ' | ratio |' : ''}`);
+    lines.push(`|---|${builds.map(() => '---|').join('')}${builds.length > 1 ? '---|' : ''}`);
+    const row = (label, pick, unit = '') => {
+      const values = builds.map((_, bi) => median(pick(results[bi][fi])));
+      const ratio = builds.length > 1 ? ` | ${(values[0] / values[1]).toFixed(1)}× |` : ' |';
+      lines.push(`| ${label} | ${values.map((v) => `${fmt(v)}${unit}`).join(' | ')}${ratio}`);
+    };
+    row('YAML parse (ms)', (r) => r.phases.map((p) => p.times.parse));
+    row('schema check (ms)', (r) => r.phases.map((p) => p.times.schema));
+    row('declarations (ms)', (r) => r.phases.map((p) => p.times.declarations));
+    row('domain checks (ms)', (r) => r.phases.map((p) => p.times.checks));
+    row('loadDesiredState, whole (ms)', (r) => r.loads.map((l) => l.ms));
+    row('RSS after parse (MB)', (r) => r.phases.map((p) => p.rss.parse));
+    row('peak RSS, loadDesiredState (MB)', (r) => r.loads.map((l) => l.peak));
+    for (const [bi, b] of builds.entries()) {
+      lines.push(`| runs of ${b.name}, whole (ms) | ${results[bi][fi].loads.map((l) => fmt(l.ms)).join(' / ')} |`);
+    }
+    const digests = new Set(builds.flatMap((_, bi) => results[bi][fi].loads.map((l) => l.digest)));
+    lines.push('', digests.size === 1 ? `Same result from every build and run (digest ${[...digests][0]}).` : `RESULTS DIFFER between builds: ${[...digests].join(', ')}`);
+    if (digests.size !== 1) process.exitCode = 1;
+  }
+
+  if (process.argv.includes('--yaml')) {
+    const y = [];
+    for (let run = 0; run < RUNS; run++) y.push(child('yaml', '', files[0].path));
+    lines.push('', '`yaml` package alone on the clean file (ms, median):', '');
+    lines.push('| call | ms |', '|---|---|');
+    for (const k of Object.keys(y[0])) lines.push(`| ${k} | ${fmt(median(y.map((r) => r[k])))} |`);
+  }
+  console.log(lines.join('\n'));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
