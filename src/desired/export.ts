@@ -103,7 +103,7 @@ function groupByOwner(live: LiveState): { entries: UserEntry[]; globalRules: Api
     byId.set(user.id, { user, devices: [], rules: [] });
   }
 
-  const deviceIds = new Map<string, ApiDevice>();
+  const devicesByKey = new Map<string, ApiDevice>();
   for (const device of live.devices) {
     const owner = byId.get(device.user_id);
     if (!owner) {
@@ -111,14 +111,14 @@ function groupByOwner(live: LiveState): { entries: UserEntry[]; globalRules: Api
       continue;
     }
     const key = deviceKey(owner.user.email, device.name);
-    const other = deviceIds.get(key);
+    const other = devicesByKey.get(key);
     if (other) problems.push(`devices ${other.id} and ${device.id} are both named ${JSON.stringify(device.name)} for ${owner.user.email}`);
-    deviceIds.set(key, device);
+    devicesByKey.set(key, device);
     owner.devices.push(device);
   }
 
   const globalRules: ApiRule[] = [];
-  const ruleIds = new Map<string, ApiRule>();
+  const rulesByKey = new Map<string, ApiRule>();
   for (const rule of live.rules) {
     const owner = rule.user_id === null ? null : byId.get(rule.user_id);
     if (owner === undefined) {
@@ -126,9 +126,9 @@ function groupByOwner(live: LiveState): { entries: UserEntry[]; globalRules: Api
       continue;
     }
     const key = ruleKey({ ownerEmail: owner?.user.email ?? null, ...rule });
-    const other = ruleIds.get(key);
+    const other = rulesByKey.get(key);
     if (other) problems.push(`rules ${other.id} and ${rule.id} are the same rule (${describeRule(rule)}${owner ? ` of ${owner.user.email}` : ''})`);
-    ruleIds.set(key, rule);
+    rulesByKey.set(key, rule);
     if (owner) owner.rules.push(rule);
     else globalRules.push(rule);
   }
