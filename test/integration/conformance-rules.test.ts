@@ -273,6 +273,11 @@ describe('overlap', () => {
     ['same port type, ranges sharing one port', { destination: 'A.0.0/16', port_type: 'tcp', port_range: '80-443' }, { destination: 'A.1.0/24', port_type: 'tcp', port_range: '443-500' }],
     ['same port type, one range inside the other', { destination: 'A.0.0/16', port_type: 'udp', port_range: '1000-2000' }, { destination: 'A.0.0/16', port_type: 'udp', port_range: '1500' }],
     ['IPv6 blocks', { destination: 'fd20:B::/48' }, { destination: 'fd20:B:0:1::/64' }],
+    ['a block written with host bits set, then a block inside it', { destination: 'A.0.1/16' }, { destination: 'A.3.0/24' }],
+    ['a block, then an enclosing block written with host bits set', { destination: 'A.3.0/24' }, { destination: 'A.7.9/16' }],
+    ['an address, then an enclosing block written with host bits set', { destination: 'A.200.1' }, { destination: 'A.200.77/24' }],
+    ['the whole IPv4 space and any block (bound to a user of its own)', { destination: '0.0.0.0/0', user_id: 'U1' }, { destination: 'A.1.0/24', user_id: 'U1' }],
+    ['an IPv6 address and an uncompressed spelling of it', { destination: 'fd30:B::1' }, { destination: 'FD30:B:0:0:0:0:0:1' }],
   ])('conflict: %s', async (_name, first, second) => {
     const user = await createUser();
     const { a } = freshBlock();
