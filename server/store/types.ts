@@ -7,61 +7,23 @@
  * which runs one writer at a time: a check made inside it (uniqueness, overlap, the last admin,
  * a free address) still holds when its write lands.
  */
-import type { IpFamily, PortType, Role, RuleAction } from '../../src/model/index.js';
+import type { ApiDevice, ApiRule, ApiUser, IpFamily, PortType, RuleAction } from '../../src/model/index.js';
 
-export interface UserRow {
-  id: string;
-  email: string;
-  role: Role;
-  /** scrypt hash; never leaves the server. */
+/** A user as stored: the API's user plus the password hash, which never leaves the server. */
+export interface UserRow extends ApiUser {
+  /** scrypt hash. */
   password_hash: string | null;
-  last_signed_in_at: string | null;
-  last_signed_in_method: string | null;
-  disabled_at: string | null;
-  inserted_at: string;
-  updated_at: string;
 }
 
-export interface DeviceRow {
-  id: string;
-  user_id: string;
-  name: string;
-  description: string | null;
-  public_key: string;
-  preshared_key: string | null;
-  /** Canonical address text. */
-  ipv4: string | null;
-  ipv6: string | null;
-  allowed_ips: string[] | null;
-  dns: string[] | null;
-  endpoint: string | null;
-  mtu: number | null;
-  persistent_keepalive: number | null;
-  use_default_allowed_ips: boolean;
-  use_default_dns: boolean;
-  use_default_endpoint: boolean;
-  use_default_mtu: boolean;
-  use_default_persistent_keepalive: boolean;
-  remote_ip: string | null;
-  latest_handshake: string | null;
-  rx_bytes: number | null;
-  tx_bytes: number | null;
-  inserted_at: string;
-  updated_at: string;
-}
+/**
+ * A device as stored: the API's device without `server_public_key` (the server's own key, the
+ * same on every device). Addresses are canonical text; `<x>` is the stored value, not the
+ * effective one the API shows while `use_default_<x>` is on.
+ */
+export type DeviceRow = Omit<ApiDevice, 'server_public_key'>;
 
-export interface RuleRow {
-  id: string;
-  action: RuleAction;
-  /** As given by the client. */
-  destination: string;
-  port_type: PortType | null;
-  /** `"lo - hi"` or null. */
-  port_range: string | null;
-  user_id: string | null;
-  inserted_at: string;
-  updated_at: string;
-}
+/** A rule as stored: exactly the API's rule (destination as given, port_range as `"lo - hi"`). */
+export type RuleRow = ApiRule;
 
 export interface TokenRow {
   id: string;
