@@ -42,7 +42,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'netform-cdktf-e2e-'));
   const secret = async (name: string) => (await readFile(join(root, 'examples', 'basic', 'secrets', name), 'utf8')).trim();
   secrets = {
-    alice_password: 'an-example-password',
+    alice_password: await secret('example-alice.password'),
     bob_password: await secret('example-bob.password'),
     alice_laptop_psk: await secret('example-alice-laptop.psk'),
     carol_laptop_psk: await secret('example-carol-laptop.psk'),
@@ -88,7 +88,7 @@ describe('a synthesized CDKTF stack against a real server', () => {
     const again = await netform(['plan', '-f', stackDir]);
     expect(again.code, show(again)).toBe(0);
 
-    const yaml = await netform(['plan', '-f', join(root, 'examples', 'basic', 'netform.yaml')], { ALICE_PASSWORD: secrets.alice_password! });
+    const yaml = await netform(['plan', '-f', join(root, 'examples', 'basic', 'netform.yaml')], {});
     expect(yaml.code, show(yaml)).toBe(0);
   });
 

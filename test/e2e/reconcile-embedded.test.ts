@@ -9,7 +9,7 @@ import { runCli } from '../helpers/cli.js';
 import { describeResult, workspace, type Workspace } from './reconcile-helpers.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/basic', import.meta.url));
-const NO_SERVER = { NETFORM_URL: undefined, NETFORM_TOKEN: undefined, NETFORM_TOKEN_USER: undefined, ALICE_PASSWORD: 'an-example-password' };
+const NO_SERVER = { NETFORM_URL: undefined, NETFORM_TOKEN: undefined, NETFORM_TOKEN_USER: undefined, ALICE_PASSWORD: undefined };
 let ws: Workspace;
 
 beforeAll(() => {

@@ -8,7 +8,7 @@ import { countDeclarations, loadDesiredState } from '../../src/desired/index.js'
 import { Secret } from '../../src/model/secret.js';
 import type { DesiredState } from '../../src/model/state.js';
 
-const BASIC_ENV = { ALICE_PASSWORD: 'basic-example-password' };
+const BASIC_ENV = {};
 
 async function load(path: string, env: Record<string, string> = {}): Promise<DesiredState> {
   const result = await loadDesiredState(path, { env });
@@ -31,10 +31,9 @@ describe('the examples', () => {
     expect(state.absent.devices.map(({ user, name }) => ({ user, name }))).toEqual([{ user: 'bob@example.com', name: 'old-phone' }]);
   });
 
-  it('examples/basic needs ALICE_PASSWORD, and says so', async () => {
+  it('examples/basic loads with no environment (its secrets are example files)', async () => {
     const result = await loadDesiredState('examples/basic', { env: {} });
-    expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.diagnostics.map((d) => d.message)).toEqual(['environment variable ALICE_PASSWORD is not set']);
+    expect(result.ok).toBe(true);
   });
 
   it('examples/multi-team: each team folder validates with no environment, merged from several files', async () => {
@@ -82,8 +81,8 @@ describe('loading', () => {
     const state = await load('examples/basic/netform.yaml', BASIC_ENV);
     const [alice, bob] = state.users;
     expect(alice!.password).toBeInstanceOf(Secret);
-    expect(alice!.password!.reveal()).toBe('basic-example-password');
-    expect(alice!.password!.ref).toEqual({ env: 'ALICE_PASSWORD' });
+    expect(alice!.password!.reveal()).toBe('an-example-password');
+    expect(alice!.password!.ref).toEqual({ file: 'secrets/example-alice.password', baseDir: 'examples/basic' });
     expect(bob!.password!.reveal()).toBe('example-only-bob-password');
     expect(bob!.password!.ref).toEqual({ file: 'secrets/example-bob.password', baseDir: 'examples/basic' });
     const psk = alice!.devices[0]!.preshared_key!;
