@@ -12,6 +12,7 @@ import {
   hasErrors,
   isBlank,
   isUuid,
+  parseIpAddress,
   type ApiDevice,
   type DeviceInput,
   type FieldErrors,
@@ -50,6 +51,17 @@ export async function showDevice(ctx: ServiceContext, id: string): Promise<ApiDe
   return deviceView(device, await readSettings(ctx.store));
 }
 
+/**
+ * Whether two address texts name the same address. Addresses are stored as the client wrote
+ * them, so `FD00::3:2:AB` and `fd00::3:2:ab` are one address held once.
+ */
+function sameAddress(a: string | null | undefined, b: string | null | undefined): boolean {
+  if (a === b) return true;
+  const x = parseIpAddress(a);
+  const y = parseIpAddress(b);
+  return x !== null && y !== null && x.family === y.family && x.value === y.value;
+}
+
 async function checkAddresses(
   tx: StoreWriter,
   settings: ServerSettings,
@@ -60,7 +72,8 @@ async function checkAddresses(
   for (const family of [4, 6] as const) {
     const field = family === 4 ? 'ipv4' : 'ipv6';
     const address = input[field];
-    if (address === undefined || address === null || address === existing?.[field]) continue;
+    // The device's own address in another spelling is not a move: nothing to check again.
+    if (address === undefined || address === null || (existing && sameAddress(address, existing[field]))) continue;
     const problem = await checkRequestedAddress(tx, family, address, tunnelNetwork(settings.defaults, family), existing?.id);
     if (problem !== null) addError(errors, field, problem);
   }
@@ -168,11 +181,17 @@ export async function updateDevice(ctx: ServiceContext, id: string, body: RawInp
     if (Object.keys(patch).length === 0) return deviceView(device, settings);
     patch.updated_at = timestampAfter(ctx.clock, device.updated_at);
     await tx.updateDevice(device.id, patch);
-    if (patch.ipv4 || patch.ipv6) {
-      if (patch.ipv4) await claimAddress(tx, 4, patch.ipv4);
-      if (patch.ipv6) await claimAddress(tx, 6, patch.ipv6);
-      await forgetAddresses(tx, [{ ipv4: patch.ipv4 ? device.ipv4 : null, ipv6: patch.ipv6 ? device.ipv6 : null }]);
+    // Only a different address moves the device; a new spelling of its own address is kept (and
+    // echoed) but frees nothing.
+    const givenUp = { ipv4: null as string | null, ipv6: null as string | null };
+    for (const family of [4, 6] as const) {
+      const field = family === 4 ? 'ipv4' : 'ipv6';
+      const address = patch[field];
+      if (!address || sameAddress(address, device[field])) continue;
+      await claimAddress(tx, family, address);
+      givenUp[field] = device[field];
     }
+    if (givenUp.ipv4 !== null || givenUp.ipv6 !== null) await forgetAddresses(tx, [givenUp]);
     return deviceView({ ...device, ...patch }, settings);
   });
 }

@@ -17,8 +17,9 @@ export interface UserRow extends ApiUser {
 
 /**
  * A device as stored: the API's device without `server_public_key` (the server's own key, the
- * same on every device). Addresses are canonical text; `<x>` is the stored value, not the
- * effective one the API shows while `use_default_<x>` is on.
+ * same on every device). Addresses are text as the client gave it (canonical when the server
+ * chose them), indexed and compared by value through the `ipv<n>_key` columns; `<x>` is the
+ * stored value, not the effective one the API shows while `use_default_<x>` is on.
  */
 export type DeviceRow = Omit<ApiDevice, 'server_public_key'>;
 
