@@ -196,7 +196,8 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
     }
     const parsed = parseIpAddress(a);
     if (!parsed || parsed.family !== family) addError(errors, field, Messages.invalid);
-    else value[field] = parsed.text;
+    // Kept as written (the contract echoes bodies as sent); whoever compares addresses parses them.
+    else value[field] = (a as string).trim();
   }
 
   // `use_default_<x>` true together with a value for <x> in the same body. On create an omitted

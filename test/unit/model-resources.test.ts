@@ -115,6 +115,14 @@ describe('devices', () => {
     expect(checkDeviceInput({ public_key: KEY, mtu: 1400 }, 'update').ok).toBe(true);
   });
 
+  it('keeps ipv4/ipv6 as written (trimmed), still checking they parse and are of the right family', () => {
+    const r = checkDeviceInput({ user_id: USER_ID, public_key: KEY, ipv4: ' 10.3.2.9 ', ipv6: 'FD00:0:0:0:0:3:2:0AB' }, 'create');
+    expect(r.ok && r.value.ipv4).toBe('10.3.2.9');
+    expect(r.ok && r.value.ipv6).toBe('FD00:0:0:0:0:3:2:0AB');
+    expect(errorsOf(checkDeviceInput({ ipv4: '010.3.2.9', ipv6: '10.3.2.9' }, 'update'))).toEqual({ ipv4: ['is invalid'], ipv6: ['is invalid'] });
+    expect(errorsOf(checkDeviceInput({ ipv6: 'fd00::3:2:ab%eth0' }, 'update'))).toEqual({ ipv6: ['is invalid'] });
+  });
+
   it('checks tunnel addresses', () => {
     const net = { cidr: '10.3.2.0/24', serverAddress: '10.3.2.1' };
     expect(checkTunnelAddress('10.3.2.2', 4, net)).toBeNull();
