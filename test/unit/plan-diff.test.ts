@@ -78,6 +78,27 @@ describe('planChanges: matching and normalising', () => {
     expect(plan.summary).toMatchObject({ create: 0, update: 0, delete: 0, replace: 0 });
   });
 
+  it('compares pinned addresses by value: a server echoing the spelling a client sent is no change', () => {
+    const a = liveUser('alice@example.com');
+    const live = liveState({ users: [admin(), a], devices: [liveDevice(a, 'laptop', { ipv4: '10.3.2.7', ipv6: 'FD00::3:2:AB' })] });
+    const same = planChanges(
+      desired({ users: [user('alice@example.com', { devices: [device('laptop', { ipv4: ' 10.3.2.7', ipv6: 'fd00:0:0:0:0:3:2:0ab' })] })] }),
+      live,
+      OPTIONS,
+    );
+    expect(same.changes).toEqual([]);
+    const moved = planChanges(
+      desired({ users: [user('alice@example.com', { devices: [device('laptop', { ipv4: '10.3.2.7', ipv6: 'fd00::3:2:ac' })] })] }),
+      live,
+      OPTIONS,
+    );
+    expect(byId(moved, 'device:alice@example.com/laptop')).toMatchObject({
+      action: 'update',
+      fields: [{ field: 'ipv6', before: 'FD00::3:2:AB', after: 'fd00::3:2:ac' }],
+      body: { ipv6: 'fd00::3:2:ac' },
+    });
+  });
+
   it('does not compare <x> when use_default_<x> is declared on', () => {
     const a = liveUser('alice@example.com');
     const plan = planChanges(
