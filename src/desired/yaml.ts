@@ -1,9 +1,15 @@
 /**
  * YAML reading with source positions: every value the loader reads can be traced back to the
  * line and column it was written at, so that errors point at the value to fix.
+ *
+ * A file is read by ./yaml-subset.ts when it keeps to the plain YAML desired-state files are
+ * made of (fast, and little memory), else by the yaml package, which also reports every syntax
+ * error. Either way a document comes out as plain data plus the offsets of its values, and
+ * offsets become lines and columns only for the values that are reported or located.
  */
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node, type Pair } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 import type { Diagnostic } from './types.js';
+import { readYamlSubset, type ContainerOffsets, type OffsetTables } from './yaml-subset.js';
 
 /** A path into a document: map keys and list indexes, `['users', 0, 'email']`. */
 export type DocPath = readonly (string | number)[];
@@ -14,10 +20,11 @@ export interface ParsedDocument {
   file: string;
   /** 0-based position of the document in its file (files may hold several, separated by `---`). */
   index: number;
-  document: Document;
-  lineCounter: LineCounter;
   /** The document as plain data (aliases resolved). */
   value: unknown;
+  /** Where its values are written: offsets into the file's text. */
+  offsets: OffsetTables;
+  lineCounter: LineCounter;
 }
 
 export interface Position {
@@ -27,14 +34,17 @@ export interface Position {
 
 const SIMPLE_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
+/** `path` followed by one more key or index, formatted as formatPath does. */
+export function childPath(path: string, segment: string | number): string {
+  if (typeof segment === 'number') return `${path}[${segment}]`;
+  if (SIMPLE_KEY.test(segment)) return path === '' ? segment : `${path}.${segment}`;
+  return `${path}[${JSON.stringify(segment)}]`;
+}
+
 /** `users[0].devices[1].mtu`: the way people refer to a value of the file. */
 export function formatPath(path: DocPath): string {
   let text = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') text += `[${segment}]`;
-    else if (SIMPLE_KEY.test(segment)) text += text === '' ? segment : `.${segment}`;
-    else text += `[${JSON.stringify(segment)}]`;
-  }
+  for (const segment of path) text = childPath(text, segment);
   return text;
 }
 
@@ -43,12 +53,54 @@ function parserMessage(message: string): string {
   return message.replace(/ at line \d+, column \d+:[\s\S]*$/, '').trim();
 }
 
+function resolveAlias(node: unknown, document: Document): unknown {
+  return isAlias(node) ? node.resolve(document) : node;
+}
+
+function offsetOf(node: unknown): number {
+  return (node as Node | null | undefined)?.range?.[0] ?? -1;
+}
+
+function isContainer(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
+}
+
 /**
- * Parses a file's text into its documents. Syntax errors (and parser warnings, which mean the
- * file does not say what it seems to) come back as diagnostics; documents with any of them are
- * left out so that no check runs on half-read data. Empty documents are left out too.
+ * The offsets of a document the yaml package parsed, walking its nodes beside the plain data
+ * toJS made of them. Aliases stand for the node they name, as they do in the data.
  */
-export function parseYamlFile(text: string, file: string): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
+function offsetTablesOf(document: Document, value: unknown): OffsetTables {
+  const containers = new Map<object, ContainerOffsets>();
+  const visited = new Set<unknown>();
+  const visit = (node: unknown, data: unknown): void => {
+    if (!isContainer(data) || visited.has(node)) return;
+    visited.add(node);
+    if (isMap(node) && !Array.isArray(data)) {
+      const offsets: ContainerOffsets = [];
+      for (const pair of node.items) {
+        const valueNode = resolveAlias(pair.value, document);
+        // `key:` with nothing after it has no value node; its key stands for it.
+        offsets.push(isScalar(pair.key) ? String(pair.key.value) : String(pair.key), offsetOf(pair.key), offsetOf(valueNode ?? pair.key));
+        if (isScalar(pair.key)) visit(valueNode, (data as Record<string, unknown>)[pair.key.value === null ? '' : String(pair.key.value)]);
+      }
+      containers.set(data, offsets);
+    } else if (isSeq(node) && Array.isArray(data)) {
+      const offsets: ContainerOffsets = [];
+      node.items.forEach((item, i) => {
+        const itemNode = resolveAlias(item, document);
+        offsets.push(offsetOf(itemNode));
+        visit(itemNode, data[i]);
+      });
+      containers.set(data, offsets);
+    }
+  };
+  const root = resolveAlias(document.contents, document);
+  visit(root, value);
+  return { root: offsetOf(root), containers };
+}
+
+/** Parses with the yaml package: any file, every syntax error. Exported for the tests that hold ./yaml-subset.ts to it. */
+export function parseWithYamlPackage(text: string, file: string): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
   const lineCounter = new LineCounter();
   const diagnostics: Diagnostic[] = [];
   const documents: ParsedDocument[] = [];
@@ -64,59 +116,83 @@ export function parseYamlFile(text: string, file: string): { documents: ParsedDo
     // `---` followed by nothing holds a null scalar: an empty document, like one of comments only.
     const contents = document.contents;
     if (problems.length > 0 || contents === null || (isScalar(contents) && contents.value === null)) return;
+    let value: unknown;
     try {
-      documents.push({ file, index, document, lineCounter, value: document.toJS({ maxAliasCount: 1000 }) });
+      value = document.toJS({ maxAliasCount: 1000 });
     } catch (error) {
       // A document whose aliases expand without bound ("billion laughs") is refused, not expanded.
       diagnostics.push({ file, line: 1, column: 1, message: `YAML: ${error instanceof Error ? error.message : String(error)}` });
+      return;
     }
+    documents.push({ file, index, value, offsets: offsetTablesOf(document, value), lineCounter });
   });
   return { documents, diagnostics };
 }
 
-function resolve(node: unknown, document: Document): unknown {
-  return isAlias(node) ? node.resolve(document) : node;
-}
-
 /**
- * The deepest node along a path, and the map entry that holds it when the last step was a key.
- * `found` tells whether the whole path exists.
+ * Parses a file's text into its documents. Syntax errors (and parser warnings, which mean the
+ * file does not say what it seems to) come back as diagnostics; documents with any of them are
+ * left out so that no check runs on half-read data. Empty documents are left out too.
  */
-function walk(parsed: ParsedDocument, path: DocPath): { node: Node | null; pair: Pair | null; found: boolean } {
-  let node = resolve(parsed.document.contents, parsed.document) as Node | null;
-  let pair: Pair | null = null;
-  for (const segment of path) {
-    const current = resolve(node, parsed.document);
-    if (isMap(current)) {
-      const entry = current.items.find((item) => (isScalar(item.key) ? String(item.key.value) : String(item.key)) === String(segment));
-      if (!entry) return { node: current, pair, found: false };
-      pair = entry;
-      // `key:` with nothing after it has no value node; its key stands for it.
-      node = (resolve(entry.value, parsed.document) as Node | null) ?? (entry.key as Node);
-    } else if (isSeq(current) && typeof segment === 'number' && segment < current.items.length) {
-      pair = null;
-      node = resolve(current.items[segment], parsed.document) as Node;
-    } else {
-      return { node: (current as Node | null) ?? null, pair, found: false };
-    }
+export function parseYamlFile(text: string, file: string): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
+  const subset = readYamlSubset(text);
+  if (subset) {
+    return { documents: [{ file, index: 0, value: subset.value, offsets: subset, lineCounter: subset.lineCounter }], diagnostics: [] };
   }
-  return { node, pair, found: true };
+  return parseWithYamlPackage(text, file);
 }
 
-function positionOf(parsed: ParsedDocument, node: Node | null | undefined): Position {
-  const offset = node?.range?.[0];
-  if (offset === undefined) return { line: 1, column: 1 };
+/** Line and column of an offset; a value without a node is placed at the start of the file. */
+export function positionAt(parsed: ParsedDocument, offset: number): Position {
+  if (offset === -1) return { line: 1, column: 1 };
   const { line, col } = parsed.lineCounter.linePos(offset);
   return { line, column: col };
 }
 
+/**
+ * Where `container[segment]` is written, given where `container` is: the offset of its value
+ * (or, for an entry with a key, of its key too). Null when the container holds no such entry.
+ */
+export function entryOffsets(parsed: ParsedDocument, container: unknown, segment: string | number): { value: number; key: number | null } | null {
+  const offsets = isContainer(container) ? parsed.offsets.containers.get(container) : undefined;
+  if (!offsets) return null;
+  if (Array.isArray(container)) {
+    return typeof segment === 'number' && segment < offsets.length ? { value: offsets[segment] as number, key: null } : null;
+  }
+  const key = String(segment);
+  for (let i = 0; i < offsets.length; i += 3) {
+    if (offsets[i] === key) return { value: offsets[i + 2] as number, key: offsets[i + 1] as number };
+  }
+  return null;
+}
+
+/** The offset of the value at `path` below `container` (at `offset`), or of the deepest enclosing value that exists. */
+function follow(parsed: ParsedDocument, container: unknown, offset: number, path: DocPath): { value: number; key: number | null; found: boolean } {
+  let key: number | null = null;
+  let current = container;
+  let at = offset;
+  for (const segment of path) {
+    const entry = entryOffsets(parsed, current, segment);
+    if (!entry) return { value: at, key, found: false };
+    at = entry.value;
+    key = entry.key;
+    current = (current as Record<string | number, unknown>)[segment];
+  }
+  return { value: at, key, found: true };
+}
+
 /** Where the value at `path` is written (or the nearest enclosing value that exists). */
 export function locateValue(parsed: ParsedDocument, path: DocPath): Position {
-  return positionOf(parsed, walk(parsed, path).node);
+  return positionAt(parsed, follow(parsed, parsed.value, parsed.offsets.root, path).value);
 }
 
 /** Where the key of the map entry at `path` is written: for unknown keys, which have no meaningful value. */
 export function locateKey(parsed: ParsedDocument, path: DocPath): Position {
-  const { pair, node, found } = walk(parsed, path);
-  return positionOf(parsed, found && pair ? (pair.key as Node) : node);
+  const { value, key, found } = follow(parsed, parsed.value, parsed.offsets.root, path);
+  return positionAt(parsed, found && key !== null ? key : value);
+}
+
+/** Offset of `container[segment]` given the container's own offset: the container's when it has no such entry. */
+export function childOffset(parsed: ParsedDocument, container: unknown, offset: number, segment: string | number): number {
+  return entryOffsets(parsed, container, segment)?.value ?? offset;
 }
