@@ -12,7 +12,7 @@ import type { SchemaResult } from './schema.js';
 import { resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
 import { applyUseDefaultShorthand } from './shorthand.js';
 import type { Diagnostic } from './types.js';
-import { formatPath, locateValue, type DocPath, type ParsedDocument } from './yaml.js';
+import { childOffset, childPath, positionAt, type ParsedDocument } from './yaml.js';
 
 export interface DocumentDeclarations {
   file: string;
@@ -38,63 +38,92 @@ function isMapping(value: unknown): value is Mapping {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A value being read: its path as people write it, where it is written, and the value itself. */
+interface Place<T = unknown> {
+  text: string;
+  offset: number;
+  value: T;
+}
+
 class DocumentReader {
   readonly diagnostics: Diagnostic[] = [];
-  private readonly faulty: string[];
+  /**
+   * The paths of the values that failed the schema, and of everything that holds one: what
+   * `usable` refuses. Built once, so that each check is a lookup (a file with a thousand
+   * mistakes in it has tens of thousands of values to check against them).
+   */
+  private readonly unusable = new Set<string>();
 
   constructor(
     private readonly parsed: ParsedDocument,
     private readonly schema: SchemaResult,
     private readonly env: Environment,
   ) {
-    this.faulty = [...schema.faulty];
+    for (const faulty of schema.faulty) {
+      this.unusable.add(faulty);
+      for (let i = 0; i < faulty.length; i++) if (faulty[i] === '.' || faulty[i] === '[') this.unusable.add(faulty.slice(0, i));
+    }
   }
 
   /** A value can be read when neither it nor anything inside it failed the schema. */
-  private usable(path: DocPath): boolean {
-    const text = formatPath(path);
-    return !this.faulty.some((f) => f === text || f.startsWith(`${text}.`) || f.startsWith(`${text}[`));
+  private usable(text: string): boolean {
+    return this.unusable.size === 0 || !this.unusable.has(text);
+  }
+
+  /** Whether `place.value[key]` can be read (see usable); the path is formatted only when something failed. */
+  private usableField(place: Place, key: string): boolean {
+    return this.unusable.size === 0 || !this.unusable.has(childPath(place.text, key));
   }
 
   /** An object can be built when it is a mapping with its required keys (errors inside it only drop those fields). */
-  private buildable(path: DocPath, value: unknown): value is Mapping {
-    const text = formatPath(path);
-    return isMapping(value) && !this.schema.faulty.has(text) && !this.schema.incomplete.has(text);
+  private buildable(place: Place): place is Place<Mapping> {
+    return isMapping(place.value) && !this.schema.faulty.has(place.text) && !this.schema.incomplete.has(place.text);
   }
 
-  private at(path: DocPath): SourceLocation {
-    const { line, column } = locateValue(this.parsed, path);
-    return { file: this.parsed.file, line, column, path: formatPath(path) };
+  private child(place: Place, segment: string | number): Place {
+    const container = place.value;
+    return {
+      text: childPath(place.text, segment),
+      offset: childOffset(this.parsed, container, place.offset, segment),
+      value: isMapping(container) || Array.isArray(container) ? (container as Record<string | number, unknown>)[segment] : undefined,
+    };
+  }
+
+  private location(place: Place): SourceLocation {
+    const { line, column } = positionAt(this.parsed, place.offset);
+    return { file: this.parsed.file, line, column, path: place.text };
   }
 
   /** The object's location, with the location of each of its values (and of list entries, for lists of strings). */
-  private source(path: DocPath, value: Mapping, nested: string[] = []): SourceLocation {
+  private source(place: Place<Mapping>, nested: string[] = []): SourceLocation {
     const fields: Record<string, SourceLocation> = {};
-    const record = (relative: (string | number)[], item: unknown): void => {
-      const name = formatPath(relative);
-      fields[name] = this.at([...path, ...relative]);
-      if (Array.isArray(item)) item.forEach((entry, i) => typeof entry !== 'object' && (fields[formatPath([...relative, i])] = this.at([...path, ...relative, i])));
-      if (isMapping(item) && nested.includes(name)) for (const [k, v] of Object.entries(item)) record([...relative, k], v);
+    const record = (name: string, at: Place): void => {
+      fields[name] = this.location(at);
+      const item = at.value;
+      if (Array.isArray(item)) item.forEach((entry, i) => typeof entry !== 'object' && (fields[`${name}[${i}]`] = this.location(this.child(at, i))));
+      if (isMapping(item) && nested.includes(name)) for (const key of Object.keys(item)) record(childPath(name, key), this.child(at, key));
     };
-    for (const [key, item] of Object.entries(value)) record([key], item);
-    return { ...this.at(path), fields };
+    for (const key of Object.keys(place.value)) record(childPath('', key), this.child(place, key));
+    return { ...this.location(place), fields };
   }
 
-  private error(path: DocPath, message: string): void {
-    const { line, column } = locateValue(this.parsed, path);
-    this.diagnostics.push({ file: this.parsed.file, line, column, path: formatPath(path), message });
+  private error(place: Place, message: string): void {
+    const { line, column } = positionAt(this.parsed, place.offset);
+    this.diagnostics.push({ file: this.parsed.file, line, column, path: place.text, message });
   }
 
-  private list(path: DocPath, value: unknown): unknown[] {
-    return Array.isArray(value) && !this.schema.faulty.has(formatPath(path)) ? value : [];
+  private list(place: Place): Place[] {
+    const { value } = place;
+    return Array.isArray(value) && !this.schema.faulty.has(place.text) ? value.map((_, i) => this.child(place, i)) : [];
   }
 
-  private strings(path: DocPath, value: unknown): string[] | null {
-    return Array.isArray(value) && this.usable(path) ? value.map(String) : null;
+  private strings(place: Place): string[] | null {
+    return Array.isArray(place.value) && this.usable(place.text) ? place.value.map(String) : null;
   }
 
-  private secret(path: DocPath, value: unknown): Secret | undefined {
-    if (value === undefined || !this.usable(path) || !isMapping(value)) return undefined;
+  private secret(place: Place): Secret | undefined {
+    const { value } = place;
+    if (value === undefined || !this.usable(place.text) || !isMapping(value)) return undefined;
     let ref: SecretRef;
     if (typeof value.env === 'string') ref = { env: value.env };
     else if (typeof value.file === 'string') ref = { file: value.file, baseDir: dirname(this.parsed.file) };
@@ -103,13 +132,14 @@ class DocumentReader {
       return new Secret(resolveSecret(ref, this.env), ref);
     } catch (error) {
       if (!(error instanceof SecretResolutionError)) throw error;
-      this.error(path, error.message);
+      this.error(place, error.message);
       return undefined;
     }
   }
 
-  private limit(path: DocPath, value: unknown): Limit | undefined {
-    if (value === undefined || !this.usable(path)) return undefined;
+  private limit(place: Place): Limit | undefined {
+    const { value } = place;
+    if (value === undefined || !this.usable(place.text)) return undefined;
     if (typeof value === 'number') {
       if (Number.isInteger(value) && value >= 0) return { kind: 'count', value };
     } else if (typeof value === 'string') {
@@ -117,93 +147,102 @@ class DocumentReader {
       if (match) {
         const percent = Number(match[1]);
         if (percent <= 100) return { kind: 'percent', value: percent };
-        this.error(path, 'a percentage must be between 0% and 100%');
+        this.error(place, 'a percentage must be between 0% and 100%');
         return undefined;
       }
     }
-    this.error(path, LIMIT_MESSAGE);
+    this.error(place, LIMIT_MESSAGE);
     return undefined;
   }
 
-  settings(value: unknown): DocumentDeclarations['settings'] {
-    const path = ['settings'];
-    if (value === undefined || !this.buildable(path, value)) return undefined;
+  settings(root: Place): DocumentDeclarations['settings'] {
+    const place = this.child(root, 'settings');
+    if (place.value === undefined || !this.buildable(place)) return undefined;
+    const { value } = place;
     const settings = defaultSettings();
-    if (typeof value.prune === 'boolean' && this.usable([...path, 'prune'])) settings.prune = value.prune;
-    if (this.buildable([...path, 'manage'], value.manage)) {
-      settings.manage.users = this.strings([...path, 'manage', 'users'], value.manage.users);
-      settings.manage.rules = this.strings([...path, 'manage', 'rules'], value.manage.rules);
+    if (typeof value.prune === 'boolean' && this.usableField(place, 'prune')) settings.prune = value.prune;
+    const manage = this.child(place, 'manage');
+    if (this.buildable(manage)) {
+      settings.manage.users = this.strings(this.child(manage, 'users'));
+      settings.manage.rules = this.strings(this.child(manage, 'rules'));
     }
-    if (this.buildable([...path, 'protect'], value.protect)) {
-      settings.protect.users = this.strings([...path, 'protect', 'users'], value.protect.users) ?? [];
+    const protect = this.child(place, 'protect');
+    if (this.buildable(protect)) {
+      settings.protect.users = this.strings(this.child(protect, 'users')) ?? [];
     }
-    if (this.buildable([...path, 'limits'], value.limits)) {
-      const del = this.limit([...path, 'limits', 'delete'], value.limits.delete);
-      const update = this.limit([...path, 'limits', 'update'], value.limits.update);
+    const limits = this.child(place, 'limits');
+    if (this.buildable(limits)) {
+      const del = this.limit(this.child(limits, 'delete'));
+      const update = this.limit(this.child(limits, 'update'));
       if (del) settings.limits.delete = del;
       if (update) settings.limits.update = update;
     }
-    const source = this.source(path, value, ['manage', 'protect', 'limits']);
+    const source = this.source(place, ['manage', 'protect', 'limits']);
     settings.source = source;
     return { value: settings, raw: value, source };
   }
 
-  rule(path: DocPath, value: unknown): DesiredRule | undefined {
-    if (!this.buildable(path, value) || !this.usable([...path, 'action']) || !this.usable([...path, 'destination'])) return undefined;
-    const portType = value.port_type !== undefined && this.usable([...path, 'port_type']) ? (value.port_type as PortType) : null;
-    const portRange = value.port_range !== undefined && this.usable([...path, 'port_range']) ? String(value.port_range) : null;
+  rule(place: Place): DesiredRule | undefined {
+    if (!this.buildable(place) || !this.usableField(place, 'action') || !this.usableField(place, 'destination')) return undefined;
+    const { value } = place;
+    const portType = value.port_type !== undefined && this.usableField(place, 'port_type') ? (value.port_type as PortType) : null;
+    const portRange = value.port_range !== undefined && this.usableField(place, 'port_range') ? String(value.port_range) : null;
     return {
       action: value.action as RuleAction,
       destination: value.destination as string,
       port_type: portType,
       port_range: portRange,
-      source: this.source(path, value),
+      source: this.source(place),
     };
   }
 
-  device(path: DocPath, value: unknown): DesiredDevice | undefined {
-    if (!this.buildable(path, value) || !this.usable([...path, 'name'])) return undefined;
+  device(place: Place): DesiredDevice | undefined {
+    if (!this.buildable(place) || !this.usableField(place, 'name')) return undefined;
+    const { value } = place;
     const fields: Record<string, unknown> = {};
     for (const field of DEVICE_FIELDS) {
-      if (value[field] !== undefined && this.usable([...path, field])) fields[field] = value[field];
+      if (value[field] !== undefined && this.usableField(place, field)) fields[field] = value[field];
     }
-    const device: DesiredDevice = { name: value.name as string, fields: applyUseDefaultShorthand(fields as DesiredDeviceFields), source: this.source(path, value) };
-    const presharedKey = this.secret([...path, 'preshared_key'], value.preshared_key);
+    const device: DesiredDevice = { name: value.name as string, fields: applyUseDefaultShorthand(fields as DesiredDeviceFields), source: this.source(place) };
+    const presharedKey = value.preshared_key === undefined ? undefined : this.secret(this.child(place, 'preshared_key'));
     if (presharedKey) device.preshared_key = presharedKey;
     return device;
   }
 
-  user(path: DocPath, value: unknown): DesiredUser | undefined {
-    if (!this.buildable(path, value) || !this.usable([...path, 'email'])) return undefined;
-    const user: DesiredUser = { email: value.email as string, devices: [], rules: [], source: this.source(path, value) };
-    if (value.role !== undefined && this.usable([...path, 'role'])) user.role = value.role as Role;
-    const password = this.secret([...path, 'password'], value.password);
+  user(place: Place): DesiredUser | undefined {
+    if (!this.buildable(place) || !this.usableField(place, 'email')) return undefined;
+    const { value } = place;
+    const user: DesiredUser = { email: value.email as string, devices: [], rules: [], source: this.source(place) };
+    if (value.role !== undefined && this.usableField(place, 'role')) user.role = value.role as Role;
+    const password = value.password === undefined ? undefined : this.secret(this.child(place, 'password'));
     if (password) user.password = password;
-    this.list([...path, 'devices'], value.devices).forEach((item, i) => {
-      const device = this.device([...path, 'devices', i], item);
-      if (device) user.devices.push(device);
-    });
-    this.list([...path, 'rules'], value.rules).forEach((item, i) => {
-      const rule = this.rule([...path, 'rules', i], item);
-      if (rule) user.rules.push(rule);
-    });
+    if (value.devices !== undefined) {
+      for (const item of this.list(this.child(place, 'devices'))) {
+        const device = this.device(item);
+        if (device) user.devices.push(device);
+      }
+    }
+    if (value.rules !== undefined) {
+      for (const item of this.list(this.child(place, 'rules'))) {
+        const rule = this.rule(item);
+        if (rule) user.rules.push(rule);
+      }
+    }
     return user;
   }
 
-  absent(value: unknown): Pick<DocumentDeclarations, 'absentUsers' | 'absentDevices'> {
+  absent(root: Place): Pick<DocumentDeclarations, 'absentUsers' | 'absentDevices'> {
     const result: Pick<DocumentDeclarations, 'absentUsers' | 'absentDevices'> = { absentUsers: [], absentDevices: [] };
-    const path = ['absent'];
-    if (value === undefined || !this.buildable(path, value)) return result;
-    this.list([...path, 'users'], value.users).forEach((email, i) => {
-      const at: DocPath = [...path, 'users', i];
-      if (typeof email === 'string' && this.usable(at)) result.absentUsers.push({ email, source: this.at(at) });
-    });
-    this.list([...path, 'devices'], value.devices).forEach((item, i) => {
-      const at: DocPath = [...path, 'devices', i];
-      if (this.buildable(at, item) && this.usable([...at, 'user']) && this.usable([...at, 'name'])) {
-        result.absentDevices.push({ user: item.user as string, name: item.name as string, source: this.source(at, item) });
+    const place = this.child(root, 'absent');
+    if (place.value === undefined || !this.buildable(place)) return result;
+    for (const at of this.list(this.child(place, 'users'))) {
+      if (typeof at.value === 'string' && this.usable(at.text)) result.absentUsers.push({ email: at.value, source: this.location(at) });
+    }
+    for (const at of this.list(this.child(place, 'devices'))) {
+      if (this.buildable(at) && this.usableField(at, 'user') && this.usableField(at, 'name')) {
+        result.absentDevices.push({ user: at.value.user as string, name: at.value.name as string, source: this.source(at) });
       }
-    });
+    }
     return result;
   }
 }
@@ -211,20 +250,31 @@ class DocumentReader {
 /** The declarations of one document. Call only for a document whose root is a mapping of a supported version. */
 export function readDocument(parsed: ParsedDocument, schema: SchemaResult, env: Environment): DocumentDeclarations {
   const reader = new DocumentReader(parsed, schema, env);
-  const root = isMapping(parsed.value) ? parsed.value : {};
+  const root: Place = { text: '', offset: parsed.offsets.root, value: isMapping(parsed.value) ? parsed.value : {} };
   const declarations: DocumentDeclarations = { file: parsed.file, users: [], rules: [], absentUsers: [], absentDevices: [], diagnostics: reader.diagnostics };
-  const settings = reader.settings(root.settings);
+  const settings = reader.settings(root);
   if (settings) declarations.settings = settings;
-  const users = Array.isArray(root.users) && !schema.faulty.has('users') ? root.users : [];
-  users.forEach((item, i) => {
-    const user = reader.user(['users', i], item);
-    if (user) declarations.users.push(user);
-  });
-  const rules = Array.isArray(root.rules) && !schema.faulty.has('rules') ? root.rules : [];
-  rules.forEach((item, i) => {
-    const rule = reader.rule(['rules', i], item);
-    if (rule) declarations.rules.push(rule);
-  });
-  Object.assign(declarations, reader.absent(root.absent));
+  const users = (root.value as Mapping).users;
+  if (Array.isArray(users) && !schema.faulty.has('users')) {
+    users.forEach((_, i) => {
+      const user = reader.user(childPlace(parsed, root, 'users', i));
+      if (user) declarations.users.push(user);
+    });
+  }
+  const rules = (root.value as Mapping).rules;
+  if (Array.isArray(rules) && !schema.faulty.has('rules')) {
+    rules.forEach((_, i) => {
+      const rule = reader.rule(childPlace(parsed, root, 'rules', i));
+      if (rule) declarations.rules.push(rule);
+    });
+  }
+  Object.assign(declarations, reader.absent(root));
   return declarations;
+}
+
+/** The place of `root[list][index]`. */
+function childPlace(parsed: ParsedDocument, root: Place, list: string, index: number): Place {
+  const container = (root.value as Mapping)[list] as unknown[];
+  const listOffset = childOffset(parsed, root.value, root.offset, list);
+  return { text: `${list}[${index}]`, offset: childOffset(parsed, container, listOffset, index), value: container[index] };
 }
