@@ -12,7 +12,7 @@ import type { SchemaResult } from './schema.js';
 import { resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
 import { applyUseDefaultShorthand } from './shorthand.js';
 import type { Diagnostic } from './types.js';
-import { childOffset, childPath, positionAt, type ParsedDocument } from './yaml.js';
+import { childOffset, childPath, columnAt, lineAt, type ParsedDocument } from './yaml.js';
 
 export interface DocumentDeclarations {
   file: string;
@@ -80,36 +80,51 @@ class DocumentReader {
     return isMapping(place.value) && !this.schema.faulty.has(place.text) && !this.schema.incomplete.has(place.text);
   }
 
-  private child(place: Place, segment: string | number): Place {
+  private child(place: Place, segment: string | number, hint = 0): Place {
     const container = place.value;
     return {
       text: childPath(place.text, segment),
-      offset: childOffset(this.parsed, container, place.offset, segment),
+      offset: childOffset(this.parsed, container, place.offset, segment, hint),
       value: isMapping(container) || Array.isArray(container) ? (container as Record<string | number, unknown>)[segment] : undefined,
     };
   }
 
-  private location(place: Place): SourceLocation {
-    const { line, column } = positionAt(this.parsed, place.offset);
-    return { file: this.parsed.file, line, column, path: place.text };
+  private location(text: string, offset: number): SourceLocation {
+    const { parsed } = this;
+    if (offset === -1) return { file: parsed.file, line: 1, column: 1, path: text };
+    const line = lineAt(parsed, offset);
+    return { file: parsed.file, line, column: columnAt(parsed, offset, line), path: text };
   }
 
   /** The object's location, with the location of each of its values (and of list entries, for lists of strings). */
   private source(place: Place<Mapping>, nested: string[] = []): SourceLocation {
+    const { parsed } = this;
     const fields: Record<string, SourceLocation> = {};
-    const record = (name: string, at: Place): void => {
-      fields[name] = this.location(at);
-      const item = at.value;
-      if (Array.isArray(item)) item.forEach((entry, i) => typeof entry !== 'object' && (fields[`${name}[${i}]`] = this.location(this.child(at, i))));
-      if (isMapping(item) && nested.includes(name)) for (const key of Object.keys(item)) record(childPath(name, key), this.child(at, key));
+    const record = (name: string, text: string, offset: number, item: unknown): void => {
+      fields[name] = this.location(text, offset);
+      if (Array.isArray(item)) {
+        item.forEach((entry, i) => {
+          if (typeof entry !== 'object') fields[`${name}[${i}]`] = this.location(`${text}[${i}]`, childOffset(parsed, item, offset, i));
+        });
+      } else if (nested.length > 0 && isMapping(item) && nested.includes(name)) {
+        for (const key of Object.keys(item)) record(childPath(name, key), childPath(text, key), childOffset(parsed, item, offset, key), item[key]);
+      }
     };
-    for (const key of Object.keys(place.value)) record(childPath('', key), this.child(place, key));
-    return { ...this.location(place), fields };
+    // Keys come in source order, as the offsets do: each is found at once (hint), in one pass.
+    const { value, text, offset } = place;
+    const keys = Object.keys(value);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      record(childPath('', key), childPath(text, key), childOffset(parsed, value, offset, key, 3 * i), value[key]);
+    }
+    const at = this.location(text, offset);
+    at.fields = fields;
+    return at;
   }
 
   private error(place: Place, message: string): void {
-    const { line, column } = positionAt(this.parsed, place.offset);
-    this.diagnostics.push({ file: this.parsed.file, line, column, path: place.text, message });
+    const { file, line, column, path } = this.location(place.text, place.offset);
+    this.diagnostics.push({ file, line, column, path, message });
   }
 
   private list(place: Place): Place[] {
@@ -236,7 +251,7 @@ class DocumentReader {
     const place = this.child(root, 'absent');
     if (place.value === undefined || !this.buildable(place)) return result;
     for (const at of this.list(this.child(place, 'users'))) {
-      if (typeof at.value === 'string' && this.usable(at.text)) result.absentUsers.push({ email: at.value, source: this.location(at) });
+      if (typeof at.value === 'string' && this.usable(at.text)) result.absentUsers.push({ email: at.value, source: this.location(at.text, at.offset) });
     }
     for (const at of this.list(this.child(place, 'devices'))) {
       if (this.buildable(at) && this.usableField(at, 'user') && this.usableField(at, 'name')) {

@@ -107,6 +107,8 @@ class SubsetReader {
   private lineStart = 0;
   /** Indentation of the current line (meaningful after contentLine). */
   private indent = 0;
+  /** Just past the scalar or flow collection read last. */
+  private end = 0;
 
   constructor(private readonly text: string) {}
 
@@ -201,8 +203,8 @@ class SubsetReader {
 
   /** A value written after `key: ` or `- ` on the same line; moves to the next line. */
   private inlineValue(i: number): unknown {
-    const { value, end } = this.flowOrScalar(i, false);
-    this.finishLine(end);
+    const value = this.flowOrScalar(i, false);
+    this.finishLine(this.end);
     return value;
   }
 
@@ -267,8 +269,8 @@ class SubsetReader {
     return items;
   }
 
-  /** A scalar or flow collection on one line, from `i`; `end` is just past it. */
-  private flowOrScalar(i: number, inFlow: boolean): { value: unknown; end: number } {
+  /** A scalar or flow collection on one line, from `i`; sets `end` just past it. */
+  private flowOrScalar(i: number, inFlow: boolean): unknown {
     const c = this.code(i);
     if (c === DOUBLE_QUOTE) return this.doubleQuoted(i);
     if (c === SINGLE_QUOTE) return this.singleQuoted(i);
@@ -277,17 +279,20 @@ class SubsetReader {
     return this.plain(i, inFlow);
   }
 
-  private doubleQuoted(i: number): { value: string; end: number } {
+  private doubleQuoted(i: number): string {
     const { text } = this;
     for (let j = i + 1; j < text.length; j++) {
       const c = text.charCodeAt(j);
-      if (c === DOUBLE_QUOTE) return { value: text.slice(i + 1, j), end: j + 1 };
+      if (c === DOUBLE_QUOTE) {
+        this.end = j + 1;
+        return text.slice(i + 1, j);
+      }
       if (c === BACKSLASH || c === NEWLINE) break;
     }
     throw DECLINE;
   }
 
-  private singleQuoted(i: number): { value: string; end: number } {
+  private singleQuoted(i: number): string {
     const { text } = this;
     let escaped = false;
     for (let j = i + 1; j < text.length; j++) {
@@ -300,12 +305,13 @@ class SubsetReader {
         continue;
       }
       const body = text.slice(i + 1, j);
-      return { value: escaped ? body.replaceAll("''", "'") : body, end: j + 1 };
+      this.end = j + 1;
+      return escaped ? body.replaceAll("''", "'") : body;
     }
     throw DECLINE;
   }
 
-  private plain(i: number, inFlow: boolean): { value: unknown; end: number } {
+  private plain(i: number, inFlow: boolean): unknown {
     const { text } = this;
     const first = text.charCodeAt(i);
     if (INDICATOR_FIRST.has(first) || (first === DASH && (this.atLineEnd(i + 1) || text.charCodeAt(i + 1) === SPACE || (inFlow && FLOW_INDICATOR.has(text.charCodeAt(i + 1)))))) {
@@ -326,10 +332,11 @@ class SubsetReader {
       end = j + 1;
     }
     // In a flow collection, what follows (a line end, a comment) is for the collection to accept or decline.
-    return { value: plainValue(text.slice(i, end), false), end };
+    this.end = end;
+    return plainValue(text.slice(i, end), false);
   }
 
-  private flowMapping(i: number): { value: Record<string, unknown>; end: number } {
+  private flowMapping(i: number): Record<string, unknown> {
     const object: Record<string, unknown> = {};
     const offsets: ContainerOffsets = [];
     let j = this.skipSpaces(i + 1);
@@ -341,20 +348,20 @@ class SubsetReader {
         const valueAt = this.skipSpaces(colon + 1);
         const valueCode = this.code(valueAt);
         if (valueCode === COMMA || valueCode === CLOSE_BRACE) throw DECLINE; // empty value
-        const { value, end } = this.flowOrScalar(valueAt, true);
-        object[key] = value;
+        object[key] = this.flowOrScalar(valueAt, true);
         offsets.push(key, j, valueAt);
-        j = this.skipSpaces(end);
+        j = this.skipSpaces(this.end);
         if (this.code(j) === CLOSE_BRACE) break;
         if (this.code(j) !== COMMA) throw DECLINE;
         j = this.skipSpaces(j + 1); // a trailing comma leaves an empty entry: declined below
       }
     }
     this.containers.set(object, offsets);
-    return { value: object, end: j + 1 };
+    this.end = j + 1;
+    return object;
   }
 
-  private flowSequence(i: number): { value: unknown[]; end: number } {
+  private flowSequence(i: number): unknown[] {
     const items: unknown[] = [];
     const offsets: ContainerOffsets = [];
     let j = this.skipSpaces(i + 1);
@@ -362,17 +369,17 @@ class SubsetReader {
       for (;;) {
         const itemCode = this.code(j);
         if (itemCode === COMMA || itemCode === CLOSE_BRACKET) throw DECLINE; // empty item
-        const { value, end } = this.flowOrScalar(j, true);
-        items.push(value);
+        items.push(this.flowOrScalar(j, true));
         offsets.push(j);
-        j = this.skipSpaces(end);
+        j = this.skipSpaces(this.end);
         if (this.code(j) === CLOSE_BRACKET) break;
         if (this.code(j) !== COMMA) throw DECLINE;
         j = this.skipSpaces(j + 1); // a trailing comma leaves an empty item: declined below
       }
     }
     this.containers.set(items, offsets);
-    return { value: items, end: j + 1 };
+    this.end = j + 1;
+    return items;
   }
 
   /** Skips a `---` line (with nothing else on it) before the first content. */

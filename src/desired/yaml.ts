@@ -142,28 +142,51 @@ export function parseYamlFile(text: string, file: string): { documents: ParsedDo
   return parseWithYamlPackage(text, file);
 }
 
+/**
+ * The 1-based line of an offset: how many lines start at or before it. The same answer as the
+ * yaml package's LineCounter.linePos, without an object per call (a large file converts hundreds
+ * of thousands of offsets).
+ */
+export function lineAt(parsed: ParsedDocument, offset: number): number {
+  const starts = parsed.lineCounter.lineStarts;
+  let low = 0;
+  let high = starts.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (starts[mid]! <= offset) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/** The 1-based column of an offset on its line (see lineAt). */
+export function columnAt(parsed: ParsedDocument, offset: number, line: number): number {
+  return line === 0 ? offset : offset - parsed.lineCounter.lineStarts[line - 1]! + 1;
+}
+
 /** Line and column of an offset; a value without a node is placed at the start of the file. */
 export function positionAt(parsed: ParsedDocument, offset: number): Position {
   if (offset === -1) return { line: 1, column: 1 };
-  const { line, col } = parsed.lineCounter.linePos(offset);
-  return { line, column: col };
+  const line = lineAt(parsed, offset);
+  return { line, column: columnAt(parsed, offset, line) };
 }
 
 /**
- * Where `container[segment]` is written, given where `container` is: the offset of its value
- * (or, for an entry with a key, of its key too). Null when the container holds no such entry.
+ * Where `container[segment]` is in the container's offsets: for a mapping, the index of the
+ * entry's key text (its key offset follows, then its value offset); for a sequence, the item's
+ * index. -1 when the container has no such entry. `hint` is where to look first.
  */
-export function entryOffsets(parsed: ParsedDocument, container: unknown, segment: string | number): { value: number; key: number | null } | null {
-  const offsets = isContainer(container) ? parsed.offsets.containers.get(container) : undefined;
-  if (!offsets) return null;
-  if (Array.isArray(container)) {
-    return typeof segment === 'number' && segment < offsets.length ? { value: offsets[segment] as number, key: null } : null;
-  }
+export function entryIndex(offsets: ContainerOffsets, container: unknown, segment: string | number, hint = 0): number {
+  if (Array.isArray(container)) return typeof segment === 'number' && segment < offsets.length ? segment : -1;
   const key = String(segment);
-  for (let i = 0; i < offsets.length; i += 3) {
-    if (offsets[i] === key) return { value: offsets[i + 2] as number, key: offsets[i + 1] as number };
-  }
-  return null;
+  if (offsets[hint] === key) return hint;
+  for (let i = 0; i < offsets.length; i += 3) if (offsets[i] === key) return i;
+  return -1;
+}
+
+/** The offsets of a mapping or sequence of the document's data; undefined for anything else. */
+export function offsetsOf(parsed: ParsedDocument, container: unknown): ContainerOffsets | undefined {
+  return isContainer(container) ? parsed.offsets.containers.get(container) : undefined;
 }
 
 /** The offset of the value at `path` below `container` (at `offset`), or of the deepest enclosing value that exists. */
@@ -172,10 +195,16 @@ function follow(parsed: ParsedDocument, container: unknown, offset: number, path
   let current = container;
   let at = offset;
   for (const segment of path) {
-    const entry = entryOffsets(parsed, current, segment);
-    if (!entry) return { value: at, key, found: false };
-    at = entry.value;
-    key = entry.key;
+    const offsets = offsetsOf(parsed, current);
+    const index = offsets ? entryIndex(offsets, current, segment) : -1;
+    if (index === -1) return { value: at, key, found: false };
+    if (Array.isArray(current)) {
+      at = offsets![index] as number;
+      key = null;
+    } else {
+      key = offsets![index + 1] as number;
+      at = offsets![index + 2] as number;
+    }
     current = (current as Record<string | number, unknown>)[segment];
   }
   return { value: at, key, found: true };
@@ -193,6 +222,9 @@ export function locateKey(parsed: ParsedDocument, path: DocPath): Position {
 }
 
 /** Offset of `container[segment]` given the container's own offset: the container's when it has no such entry. */
-export function childOffset(parsed: ParsedDocument, container: unknown, offset: number, segment: string | number): number {
-  return entryOffsets(parsed, container, segment)?.value ?? offset;
+export function childOffset(parsed: ParsedDocument, container: unknown, offset: number, segment: string | number, hint = 0): number {
+  const offsets = offsetsOf(parsed, container);
+  const index = offsets ? entryIndex(offsets, container, segment, hint) : -1;
+  if (index === -1) return offset;
+  return (Array.isArray(container) ? offsets![index] : offsets![index + 2]) as number;
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { parseWithYamlPackage, type ParsedDocument } from '../../src/desired/yaml.js';
+import { columnAt, lineAt, parseWithYamlPackage, type ParsedDocument } from '../../src/desired/yaml.js';
 import { readYamlSubset, type SubsetDocument } from '../../src/desired/yaml-subset.js';
 
 /** Differences between the subset's offsets and the yaml path's, walking both data trees together. */
@@ -223,5 +223,20 @@ describe('generated texts', () => {
     // Both sides must be exercised for the comparison to mean something.
     expect(counts.same).toBeGreaterThan(1000);
     expect(counts.declined).toBeGreaterThan(1000);
+  });
+});
+
+describe('line and column of an offset', () => {
+  it('are those of the yaml package\'s LineCounter, at every offset', () => {
+    const texts = ['a: 1\n\nb:\n  - x\n', 'a: 1', '\n\n# c\na: [1, 2]\r\nb: "x\n  y"\n', ''];
+    for (const text of texts) {
+      const { documents } = parseWithYamlPackage(`${text}\nz: 0\n`, 'f.yaml');
+      const parsed = documents[0]!;
+      for (let offset = 0; offset <= text.length + 6; offset++) {
+        const line = lineAt(parsed, offset);
+        const { line: expectedLine, col } = parsed.lineCounter.linePos(offset);
+        expect({ offset, line, column: columnAt(parsed, offset, line) }).toEqual({ offset, line: expectedLine, column: col });
+      }
+    }
   });
 });
