@@ -86,6 +86,8 @@ interface UserEntry extends Declared {
   user: DesiredUser;
   /** Lower-cased, trimmed email when it is valid, else null. */
   key: string | null;
+  /** Index of the user's first device in the list of all devices (a user's devices are consecutive there). */
+  firstDevice: number;
 }
 
 interface DeviceEntry extends Declared {
@@ -258,7 +260,7 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
 
   const users: UserEntry[] = state.users.map((user, i) => {
     const email = checkEmail(user.email);
-    return { user, source: user.source, fallbackPath: `users[${i}]`, key: email.ok ? userKey(email.email) : null };
+    return { user, source: user.source, fallbackPath: `users[${i}]`, key: email.ok ? userKey(email.email) : null, firstDevice: 0 };
   });
   const devices: DeviceEntry[] = [];
   const rules: RuleEntry[] = [];
@@ -267,6 +269,7 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
     rules.push({ rule, owner, parsed: owner && owner.key === null ? null : parsed, source: rule.source, fallbackPath, order: rules.length });
   };
   for (const owner of users) {
+    owner.firstDevice = devices.length;
     owner.user.devices.forEach((device, j) => devices.push({ device, owner, source: device.source, fallbackPath: `${owner.fallbackPath}.devices[${j}]` }));
     owner.user.rules.forEach((rule, j) => addRule(rule, owner, `${owner.fallbackPath}.rules[${j}]`));
   }
@@ -292,7 +295,7 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
 
   for (const owner of users) {
     if (owner.user.devices.length <= DEFAULT_MAX_DEVICES_PER_USER) continue;
-    const firstOver = devices.filter((d) => d.owner === owner)[DEFAULT_MAX_DEVICES_PER_USER]!;
+    const firstOver = devices[owner.firstDevice + DEFAULT_MAX_DEVICES_PER_USER]!;
     into.push(
       report(
         firstOver,
@@ -366,6 +369,8 @@ function checkScope(state: DesiredState, users: UserEntry[], rules: RuleEntry[],
 }
 
 function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEntry[], into: Diagnostic[]): void {
+  // Most states list nothing as absent: the indexes of every declaration are not built for them.
+  if (state.absent.users.length === 0 && state.absent.devices.length === 0) return;
   const declaredUsers = firstByKey(users, (u) => u.key);
   const protectedUsers = new Map<string, number>();
   state.settings.protect.users.forEach((email, i) => {
