@@ -75,6 +75,7 @@ function isKeyPart(c: number): boolean {
   return isKeyStart(c) || (c >= 48 && c <= 57) || c === DASH;
 }
 const MAX_KEY_LENGTH = 128;
+const MAX_DEPTH = 64;
 
 type Tag = { default?: boolean | 'key'; test?: RegExp; collection?: string; resolve: (...args: never[]) => unknown };
 
@@ -109,6 +110,8 @@ class SubsetReader {
   private indent = 0;
   /** Just past the scalar or flow collection read last. */
   private end = 0;
+  /** Collections open around the current one. */
+  private depth = 0;
 
   constructor(private readonly text: string) {}
 
@@ -194,11 +197,18 @@ class SubsetReader {
   private blockBelow(parentIndent: number, sequenceAtParentIndent: boolean): { value: unknown; at: number } {
     const indent = this.contentLine();
     const first = this.lineStart + indent;
-    if (indent > parentIndent) {
-      return this.isSequenceItem(first) ? { value: this.sequence(indent), at: first } : { value: this.mapping(indent, first), at: first };
-    }
-    if (indent === parentIndent && sequenceAtParentIndent && this.isSequenceItem(first)) return { value: this.sequence(indent), at: first };
-    throw DECLINE; // an empty value: left to the yaml package
+    let value: unknown;
+    this.enter();
+    if (indent > parentIndent) value = this.isSequenceItem(first) ? this.sequence(indent) : this.mapping(indent, first);
+    else if (indent === parentIndent && sequenceAtParentIndent && this.isSequenceItem(first)) value = this.sequence(indent);
+    else throw DECLINE; // an empty value: left to the yaml package
+    this.depth--;
+    return { value, at: first };
+  }
+
+  /** One level deeper; a nesting deeper than any desired state is left to the yaml package (and the stack spared). */
+  private enter(): void {
+    if (++this.depth > MAX_DEPTH) throw DECLINE;
   }
 
   /** A value written after `key: ` or `- ` on the same line; moves to the next line. */
@@ -337,6 +347,7 @@ class SubsetReader {
   }
 
   private flowMapping(i: number): Record<string, unknown> {
+    this.enter();
     const object: Record<string, unknown> = {};
     const offsets: ContainerOffsets = [];
     let j = this.skipSpaces(i + 1);
@@ -358,10 +369,12 @@ class SubsetReader {
     }
     this.containers.set(object, offsets);
     this.end = j + 1;
+    this.depth--;
     return object;
   }
 
   private flowSequence(i: number): unknown[] {
+    this.enter();
     const items: unknown[] = [];
     const offsets: ContainerOffsets = [];
     let j = this.skipSpaces(i + 1);
@@ -379,6 +392,7 @@ class SubsetReader {
     }
     this.containers.set(items, offsets);
     this.end = j + 1;
+    this.depth--;
     return items;
   }
 

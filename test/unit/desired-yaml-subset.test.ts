@@ -141,6 +141,8 @@ describe('texts outside the subset are left to the yaml package', () => {
     'a colon inside a flow key': 'a: { b:c: 1 }\n',
     'a lone dash in a flow sequence': 'a: [-, x]\n',
     'content on the document start line': '--- a: 1\n',
+    'flow collections nested deeper than any desired state': `a: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`,
+    'block collections nested deeper than any desired state': Array.from({ length: 5_000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n') + ' 1\n',
     'a lone dash as a flow value': 'a: { b: -}\n',
   };
   for (const [name, text] of Object.entries(declined)) {
