@@ -42,6 +42,7 @@ export interface SubsetDocument extends OffsetTables {
 const DECLINE = Symbol('decline');
 
 const NEWLINE = 10;
+const CARRIAGE_RETURN = 13;
 const SPACE = 32;
 const HASH = 35;
 const DASH = 45;
@@ -56,12 +57,12 @@ const CLOSE_BRACKET = 93;
 const COMMA = 44;
 
 /**
- * Characters the subset accepts anywhere: line feed, printable ASCII, and Unicode letters and
- * symbols beyond Latin-1's controls and no-break space, without line or paragraph separators,
- * byte-order marks, noncharacters or unpaired surrogates. Tabs and carriage returns are left to
- * the yaml package.
+ * Characters the subset accepts anywhere: line ends (LF, or CRLF as Windows checkouts have them),
+ * printable ASCII, and Unicode letters and symbols beyond Latin-1's controls and no-break space,
+ * without line or paragraph separators, byte-order marks, noncharacters or unpaired surrogates.
+ * Tabs and lone carriage returns are left to the yaml package.
  */
-const OUTSIDE_SUBSET_CHARACTER = /[^\n\x20-\x7e\u{a1}-\u{2027}\u{202a}-\u{d7ff}\u{e000}-\u{fefe}\u{ff00}-\u{fffd}\u{10000}-\u{10ffff}]/u;
+const OUTSIDE_SUBSET_CHARACTER = /[^\n\r\x20-\x7e\u{a1}-\u{2027}\u{202a}-\u{d7ff}\u{e000}-\u{fefe}\u{ff00}-\u{fffd}\u{10000}-\u{10ffff}]|\r(?!\n)/u;
 
 /** A first character that makes a plain scalar mean something else (or an error) in YAML. */
 const INDICATOR_FIRST = new Set([...'?:,[]{}#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
@@ -121,7 +122,9 @@ class SubsetReader {
   }
 
   private atLineEnd(i: number): boolean {
-    return i >= this.text.length || this.text.charCodeAt(i) === NEWLINE;
+    // A carriage return is always followed by a line feed here (readYamlSubset declines lone ones).
+    const c = this.text.charCodeAt(i);
+    return i >= this.text.length || c === NEWLINE || c === CARRIAGE_RETURN;
   }
 
   private skipSpaces(i: number): number {
@@ -297,7 +300,7 @@ class SubsetReader {
         this.end = j + 1;
         return text.slice(i + 1, j);
       }
-      if (c === BACKSLASH || c === NEWLINE) break;
+      if (c === BACKSLASH || c === NEWLINE || c === CARRIAGE_RETURN) break;
     }
     throw DECLINE;
   }
@@ -307,7 +310,7 @@ class SubsetReader {
     let escaped = false;
     for (let j = i + 1; j < text.length; j++) {
       const c = text.charCodeAt(j);
-      if (c === NEWLINE) break;
+      if (c === NEWLINE || c === CARRIAGE_RETURN) break;
       if (c !== SINGLE_QUOTE) continue;
       if (text.charCodeAt(j + 1) === SINGLE_QUOTE) {
         escaped = true;
@@ -331,12 +334,12 @@ class SubsetReader {
     let end = i; // just past the last character that is not a space
     for (; j < text.length; j++) {
       const c = text.charCodeAt(j);
-      if (c === NEWLINE) break;
+      if (c === NEWLINE || c === CARRIAGE_RETURN) break;
       if (c === SPACE) continue;
       if (c === HASH && text.charCodeAt(j - 1) === SPACE) break;
       if (c === COLON) {
         const next = text.charCodeAt(j + 1);
-        if (j + 1 >= text.length || next === NEWLINE || next === SPACE || (inFlow && FLOW_INDICATOR.has(next))) throw DECLINE;
+        if (this.atLineEnd(j + 1) || next === SPACE || (inFlow && FLOW_INDICATOR.has(next))) throw DECLINE;
       }
       if (inFlow && FLOW_INDICATOR.has(c)) break;
       end = j + 1;

@@ -69,6 +69,7 @@ describe('texts within the subset', () => {
     'a root sequence': '- a\n- { b: 1 }\n- c: 2\n  d: 3\n',
     'a compact mapping with a block value below': '- devices:\n  - x\n  name: y\n- rules:\n    - z\n',
     'keys like those of the JavaScript object prototype': 'constructor: 1\ntoString: 2\nhasOwnProperty: 3\n',
+    'CRLF line ends': '# c\r\nversion: 1\r\nusers:\r\n  - email: a@b.c   # x\r\n    devices: [ "d" ]\r\n\r\n    rules:\r\n      - { action: drop, destination: \'10.0.0.0/8\' }\r\n',
     'comments at any indentation, extra spaces after indicators': 'a:    1\nb:\n# margin\n      # deep\n  c:   [ x ,y ]\nd:\n  -   e: 1\n      f: 2\n  - # before\n    g: 3\n',
   };
   for (const [name, text] of Object.entries(accepted)) {
@@ -97,7 +98,8 @@ describe('texts within the subset', () => {
 describe('texts outside the subset are left to the yaml package', () => {
   const declined: Record<string, string> = {
     'a tab': 'a:\t1\n',
-    'a carriage return': 'a: 1\r\nb: 2\r\n',
+    'a carriage return without a line feed': 'a: 1\rb: 2\n',
+    'a carriage return inside a line': 'a: x\ry\r\n',
     'a byte-order mark': '\ufeffa: 1\n',
     'an anchor and an alias': 'a: &x 1\nb: *x\n',
     'a tag': 'a: !!str 1\n',
@@ -214,7 +216,9 @@ function generate(next: () => number): string {
     const kind = Math.floor(next() * 4);
     lines[i] = kind === 0 ? line.slice(0, at) + line.slice(at + 1) : kind === 1 ? line.slice(0, at) + line[at - 1] + line.slice(at) : kind === 2 ? ` ${line}` : `${line}\n${line}`;
   }
-  return lines.join('\n') + (next() < 0.9 ? '\n' : '');
+  // Windows checkouts end lines with CRLF.
+  const end = next() < 0.3 ? '\r\n' : '\n';
+  return lines.join(end) + (next() < 0.9 ? end : '');
 }
 
 describe('generated texts', () => {
