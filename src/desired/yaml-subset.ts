@@ -10,12 +10,12 @@
  * ranges) in one pass over the text.
  *
  * It decides nothing the yaml package could decide differently: anything outside the subset (tabs,
- * anchors, aliases, tags, block scalars, multi-line scalars or flow collections, escapes, empty
- * values, explicit keys, several documents, duplicate keys, anything odd) makes it decline, and
- * the caller parses the file with the yaml package, which also reports every syntax error. A file
- * it accepts is one the yaml package reads without error or warning. Plain scalars are typed by the
- * yaml package's own core-schema tags. test/unit/desired-yaml-subset.test.ts holds it to that
- * against the yaml package on generated documents.
+ * anchors, aliases, tags, block scalars, multi-line scalars or flow collections, escapes other
+ * than \" and \\, empty values, explicit keys, several documents, duplicate keys, anything odd)
+ * makes it decline, and the caller parses the file with the yaml package, which also reports every
+ * syntax error. A file it accepts is one the yaml package reads without error or warning. Plain
+ * scalars are typed by the yaml package's own core-schema tags. test/unit/desired-yaml-subset.test.ts
+ * holds it to that against the yaml package on fixtures and generated documents.
  */
 import { Document, isScalar, LineCounter } from 'yaml';
 
@@ -64,8 +64,8 @@ const COMMA = 44;
  */
 const OUTSIDE_SUBSET_CHARACTER = /[^\n\r\x20-\x7e\u{a1}-\u{2027}\u{202a}-\u{d7ff}\u{e000}-\u{fefe}\u{ff00}-\u{fffd}\u{10000}-\u{10ffff}]|\r(?!\n)/u;
 
-/** A first character that makes a plain scalar mean something else (or an error) in YAML. */
-const INDICATOR_FIRST = new Set([...'?:,[]{}#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
+/** A first character that makes a plain scalar mean something else (or an error) in YAML; `-` and `:` only before a space (see plain). */
+const INDICATOR_FIRST = new Set([...'?,[]{}#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
 const FLOW_INDICATOR = new Set([COMMA, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE]);
 
 /** Mapping keys the subset reads: what the desired-state format uses, and typos of it. */
@@ -294,13 +294,22 @@ class SubsetReader {
 
   private doubleQuoted(i: number): string {
     const { text } = this;
+    let escaped = false;
     for (let j = i + 1; j < text.length; j++) {
       const c = text.charCodeAt(j);
       if (c === DOUBLE_QUOTE) {
         this.end = j + 1;
-        return text.slice(i + 1, j);
+        const body = text.slice(i + 1, j);
+        return escaped ? body.replace(/\\(["\\])/g, '$1') : body;
       }
-      if (c === BACKSLASH || c === NEWLINE || c === CARRIAGE_RETURN) break;
+      if (c === NEWLINE || c === CARRIAGE_RETURN) break;
+      if (c === BACKSLASH) {
+        // `\"` and `\\` (what exports of names with quotes hold); every other escape is left to the yaml package.
+        const next = text.charCodeAt(j + 1);
+        if (next !== DOUBLE_QUOTE && next !== BACKSLASH) break;
+        escaped = true;
+        j++;
+      }
     }
     throw DECLINE;
   }
@@ -327,7 +336,8 @@ class SubsetReader {
   private plain(i: number, inFlow: boolean): unknown {
     const { text } = this;
     const first = text.charCodeAt(i);
-    if (INDICATOR_FIRST.has(first) || (first === DASH && (this.atLineEnd(i + 1) || text.charCodeAt(i + 1) === SPACE || (inFlow && FLOW_INDICATOR.has(text.charCodeAt(i + 1)))))) {
+    // `-` and `:` start a plain scalar when a character of it follows (`-1`, `::/0`), else they are indicators.
+    if (INDICATOR_FIRST.has(first) || ((first === DASH || first === COLON) && (this.atLineEnd(i + 1) || text.charCodeAt(i + 1) === SPACE || (inFlow && FLOW_INDICATOR.has(text.charCodeAt(i + 1)))))) {
       throw DECLINE;
     }
     let j = i;

@@ -69,6 +69,8 @@ describe('texts within the subset', () => {
     'a root sequence': '- a\n- { b: 1 }\n- c: 2\n  d: 3\n',
     'a compact mapping with a block value below': '- devices:\n  - x\n  name: y\n- rules:\n    - z\n',
     'keys like those of the JavaScript object prototype': 'constructor: 1\ntoString: 2\nhasOwnProperty: 3\n',
+    'escaped quotes and backslashes': String.raw`a: "Alice's \"work\" laptop \\ x"` + '\nb: { c: "\\\\" }\n',
+    'IPv6 addresses that start with a colon': 'a: [ ::/0, "::1", ::1, ::ffff:10.0.0.1 ]\nb: ::/0\nc: :x\nd: { e: ::1 }\n',
     'CRLF line ends': '# c\r\nversion: 1\r\nusers:\r\n  - email: a@b.c   # x\r\n    devices: [ "d" ]\r\n\r\n    rules:\r\n      - { action: drop, destination: \'10.0.0.0/8\' }\r\n',
     'comments at any indentation, extra spaces after indicators': 'a:    1\nb:\n# margin\n      # deep\n  c:   [ x ,y ]\nd:\n  -   e: 1\n      f: 2\n  - # before\n    g: 3\n',
   };
@@ -142,6 +144,9 @@ describe('texts outside the subset are left to the yaml package', () => {
     'an unclosed flow collection': 'a: [1, 2\n',
     'a colon inside a flow key': 'a: { b:c: 1 }\n',
     'a lone dash in a flow sequence': 'a: [-, x]\n',
+    'a lone colon as a value': 'a: :\n',
+    'a lone colon in a flow sequence': 'a: [ :, x ]\n',
+    'an IPv6 address ending in a colon in a flow sequence': 'a: [ fd00:: ]\n',
     'content on the document start line': '--- a: 1\n',
     'flow collections nested deeper than any desired state': `a: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`,
     'block collections nested deeper than any desired state': Array.from({ length: 5_000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n') + ' 1\n',
@@ -167,7 +172,7 @@ const KEYS = ['name', 'email', 'mtu', 'dns', 'a', 'b', 'use_default_dns', 'x-y',
 const SCALARS = [
   'x', 'laptop', 'alice@example.com', '10.0.0.0/8', 'fd00::1', 'fd00::', '1', '-1', '0', '-0', '1.0', '1e3', '0x1F', '0o7', '.5', '.inf', '~', 'null',
   'true', 'TRUE', 'yes', 'off', '"q"', "'s'", "'it''s'", '"a: b"', '"# x"', '""', "''", '"\\n"', '"x\\"y"', 'a b', 'a  b', 'a #c', 'a#c', 'a:b', 'a: b',
-  'http://x', '- x', '-x', '[a, b]', '[ ]', '[]', '{ a: 1 }', '{}', '{a: 1}', '{ a: [1, { b: c }] }', '[a, [b, c]]', '*x', '&x y', '!t y', '|', '>',
+  'http://x', '::/0', '::1', ':x', '::', ': ', '- x', '-x', '[a, b]', '[ ]', '[]', '{ a: 1 }', '{}', '{a: 1}', '{ a: [1, { b: c }] }', '[a, [b, c]]', '*x', '&x y', '!t y', '|', '>',
   '@x', '`x', '%x', ',x', 'x,y', 'x]', 'x}', '? x', ': x', 'ü', '✓', '😀', '80 - 443', '"80 - 443"', KEY, `"${KEY}"`, '', ' ', '\t', 'a\tb',
 ];
 
