@@ -64,7 +64,7 @@ const COMMA = 44;
  */
 const OUTSIDE_SUBSET_CHARACTER = /[^\n\r\x20-\x7e\u{a1}-\u{2027}\u{202a}-\u{d7ff}\u{e000}-\u{fefe}\u{ff00}-\u{fffd}\u{10000}-\u{10ffff}]|\r(?!\n)/u;
 
-/** A first character that makes a plain scalar mean something else (or an error) in YAML; `-` and `:` only before a space (see plain). */
+/** First characters that make a value something other than a plain scalar, or an error (`-` and `:` depend on what follows: see plain). */
 const INDICATOR_FIRST = new Set([...'?,[]{}#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
 const FLOW_INDICATOR = new Set([COMMA, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE]);
 
@@ -117,7 +117,7 @@ class SubsetReader {
   constructor(private readonly text: string) {}
 
   private code(i: number): number {
-    // NaN past the end compares unequal to every character code, like a line end would not; callers use atLineEnd.
+    // Past the end of the text: NaN, equal to no character; where the end matters, callers use atLineEnd.
     return this.text.charCodeAt(i);
   }
 
