@@ -11,8 +11,8 @@
  * Each measurement runs in a fresh Node process, so that its peak RSS is its own. Three files are
  * loaded: the clean one (what `plan` reads every day); the same file with about 1,000 mistakes in
  * it (schema errors, model errors, duplicates, overlaps), because the loader must stay fast when it
- * has positions to report; and the clean file with one YAML anchor in it, which the fast reader
- * of src/desired/yaml-subset.ts leaves to the yaml package (the cost of that path).
+ * has positions to report; and the clean file with one YAML anchor in it (aliases resolved, the
+ * positions still right).
  *
  * --baseline COMMIT builds that commit (git archive + tsc, in a temporary folder) and measures it
  * in turns with the current dist/, so before/after figures come from one run on the same machine
@@ -274,7 +274,7 @@ try {
     { name: 'clean', path: join(dir, 'netform.yaml'), text: desiredYaml(m, false) },
     { name: 'with ~1,000 mistakes', path: join(dir, 'faulty.yaml'), text: desiredYaml(m, true) },
   ];
-  // One YAML anchor takes the clean file out of the fast reader's subset: the yaml package reads it.
+  // One YAML anchor and its alias: the loader must resolve them and still place every value.
   const anchored = files[0].text.replace('    role: admin\n', '    role: &admin admin\n');
   files.push({ name: 'clean with one anchor (read by the yaml package)', path: join(dir, 'anchor.yaml'), text: anchored });
   for (const f of files) writeFileSync(f.path, f.text);

@@ -2,14 +2,31 @@
  * YAML reading with source positions: every value the loader reads can be traced back to the
  * line and column it was written at, so that errors point at the value to fix.
  *
- * A file is read by ./yaml-subset.ts when it keeps to the plain YAML desired-state files are
- * made of (fast, and little memory), else by the yaml package, which also reports every syntax
- * error. Either way a document comes out as plain data plus the offsets of its values, and
- * offsets become lines and columns only for the values that are reported or located.
+ * Files are read by the yaml package, which also reports every syntax error. A document comes
+ * out as plain data plus the offsets of its values (no node objects are kept), and offsets become
+ * lines and columns only for the values that are reported or located.
+ *
+ * The parser is most of the cost of loading a very large desired state (about 3 s for 5 MB,
+ * bench/desired-load.mjs). A hand-written reader for the plain subset of YAML was measured at a
+ * tenth of that, and deliberately not kept: the file that decides who may reach what is read by
+ * one well-kept parser, not by a second one of our own that could disagree with it.
  */
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 import type { Diagnostic } from './types.js';
-import { readYamlSubset, type ContainerOffsets, type OffsetTables } from './yaml-subset.js';
+
+/**
+ * Where the values of one mapping or sequence are written, as offsets into the file's text.
+ * Mapping: `[key, keyOffset, valueOffset, key, keyOffset, valueOffset, ...]` in source order.
+ * Sequence: the offset of each item. An offset of -1 means the value has no node.
+ */
+export type ContainerOffsets = (string | number)[];
+
+export interface OffsetTables {
+  /** Offset of the document's root value. */
+  root: number;
+  /** The offsets of each mapping and sequence of the plain data, keyed by that object or array. */
+  containers: Map<object, ContainerOffsets>;
+}
 
 /** A path into a document: map keys and list indexes, `['users', 0, 'email']`. */
 export type DocPath = readonly (string | number)[];
@@ -99,8 +116,12 @@ function offsetTablesOf(document: Document, value: unknown): OffsetTables {
   return { root: offsetOf(root), containers };
 }
 
-/** Parses with the yaml package: any file, every syntax error. Exported for the tests that hold ./yaml-subset.ts to it. */
-export function parseWithYamlPackage(text: string, file: string): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
+/**
+ * Parses a file's text into its documents. Syntax errors (and parser warnings, which mean the
+ * file does not say what it seems to) come back as diagnostics; documents with any of them are
+ * left out so that no check runs on half-read data. Empty documents are left out too.
+ */
+export function parseYamlFile(text: string, file: string): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
   const lineCounter = new LineCounter();
   const diagnostics: Diagnostic[] = [];
   const documents: ParsedDocument[] = [];
@@ -127,19 +148,6 @@ export function parseWithYamlPackage(text: string, file: string): { documents: P
     documents.push({ file, index, value, offsets: offsetTablesOf(document, value), lineCounter });
   });
   return { documents, diagnostics };
-}
-
-/**
- * Parses a file's text into its documents. Syntax errors (and parser warnings, which mean the
- * file does not say what it seems to) come back as diagnostics; documents with any of them are
- * left out so that no check runs on half-read data. Empty documents are left out too.
- */
-export function parseYamlFile(text: string, file: string): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
-  const subset = readYamlSubset(text);
-  if (subset) {
-    return { documents: [{ file, index: 0, value: subset.value, offsets: subset, lineCounter: subset.lineCounter }], diagnostics: [] };
-  }
-  return parseWithYamlPackage(text, file);
 }
 
 /**
