@@ -276,7 +276,7 @@ try {
   ];
   // One YAML anchor and its alias: the loader must resolve them and still place every value.
   const anchored = files[0].text.replace('    role: admin\n', '    role: &admin admin\n');
-  files.push({ name: 'clean with one anchor (read by the yaml package)', path: join(dir, 'anchor.yaml'), text: anchored });
+  files.push({ name: 'clean with one anchor', path: join(dir, 'anchor.yaml'), text: anchored });
   for (const f of files) writeFileSync(f.path, f.text);
   const keep = arg('--write-files', undefined);
   if (keep) {
