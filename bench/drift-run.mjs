@@ -12,86 +12,18 @@
  *
  *   npm run build && node bench/drift-run.mjs [--runs N]
  *
- * Seeding goes straight through the server's Store in one transaction, as bench/plan-scale.mjs
- * does, with the same shapes (that script runs on import, so its seeding cannot be imported).
+ * The dataset and its seeding (straight through the server's Store in one transaction) are
+ * bench/scale-data.mjs's, as for bench/plan-scale.mjs.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { issueToken, setServerDefault, startServer } from '../dist/server/index.js';
-import { openStore } from '../dist/server/store/index.js';
-import { formatAddress } from '../dist/src/model/index.js';
+import { startServer } from '../dist/server/index.js';
+import { argValue, CLI, DEVICES, median, model, prepareDatabase, RULES, runCli, seed, timingsOf, USERS } from './scale-data.mjs';
 
-const USERS = 10_000;
-const DEVICES = 20_000;
-const RULES = 30_000;
-const CLI = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
-const runsIndex = process.argv.indexOf('--runs');
-const RUNS = runsIndex === -1 ? 3 : Number(process.argv[runsIndex + 1]);
-
-const key = () => randomBytes(32).toString('base64');
-
-/** The dataset of bench/plan-scale.mjs: every user unprivileged, devices on defaults, /32 rule destinations. */
-async function seed(dbPath) {
-  const store = await openStore(dbPath);
-  const now = new Date().toISOString().replace('Z', '000Z');
-  const users = [];
-  const devices = [];
-  const rules = [];
-  await store.transaction(async (tx) => {
-    for (let i = 0; i < USERS; i++) {
-      const user = { id: randomUUID(), email: `user-${i}@bench.test` };
-      users.push(user);
-      await tx.insertUser({ id: user.id, email: user.email, role: 'unprivileged', password_hash: null, last_signed_in_at: null, last_signed_in_method: null, disabled_at: null, inserted_at: now, updated_at: now });
-    }
-    for (let i = 0; i < DEVICES; i++) {
-      const id = randomUUID();
-      devices.push(id);
-      await tx.insertDevice({
-        id, user_id: users[i % USERS].id, name: `device-${i}`, description: null, public_key: key(), preshared_key: key(),
-        ipv4: formatAddress(4, 0x0a000002n + BigInt(i)), ipv6: formatAddress(6, 0xfd000000000000000000000000000002n + BigInt(i)),
-        allowed_ips: null, dns: null, endpoint: null, mtu: null, persistent_keepalive: null,
-        use_default_allowed_ips: true, use_default_dns: true, use_default_endpoint: true, use_default_mtu: true, use_default_persistent_keepalive: true,
-        remote_ip: null, latest_handshake: null, rx_bytes: null, tx_bytes: null, inserted_at: now, updated_at: now,
-      });
-    }
-    for (let i = 0; i < RULES; i++) {
-      const low = 1 + (i % 9000);
-      const ported = i % 3 !== 0;
-      const id = randomUUID();
-      rules.push(id);
-      await tx.insertRule({
-        id, action: i % 2 === 0 ? 'accept' : 'drop', destination: formatAddress(4, 0x64400000n + BigInt(i * 7)),
-        port_type: ported ? (i % 3 === 1 ? 'tcp' : 'udp') : null, port_range: ported ? `${low} - ${low + 100}` : null,
-        user_id: i % 3 === 0 ? null : users[i % USERS].id, inserted_at: now, updated_at: now,
-      });
-    }
-  });
-  await store.close();
-  return { users, devices, rules };
-}
-
-function runCli(args, env) {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env, NO_COLOR: '1', NETFORM_TIMINGS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, wallMs: performance.now() - started }));
-  });
-}
-
-function timingsOf(stderr) {
-  const line = stderr.split('\n').find((l) => l.startsWith('netform-timings '));
-  return line ? JSON.parse(line.slice('netform-timings '.length)) : {};
-}
+const RUNS = Number(argValue('--runs', '3'));
 
 /** `drift --every` until `count` reports have come, then SIGTERM; returns the reports. */
 function scheduledRuns(args, env, count) {
@@ -120,18 +52,16 @@ async function api(url, token, method, path, body) {
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (x) => (x === undefined ? '–' : x.toFixed(0));
 
 const dir = mkdtempSync(join(tmpdir(), 'netform-drift-bench-'));
 try {
   const dbPath = join(dir, 'netform.db');
-  const { token } = await issueToken({ dbPath, email: 'admin@example.com' });
-  await setServerDefault({ dbPath, key: 'ipv4_network', value: '10.0.0.0/16' });
-  await setServerDefault({ dbPath, key: 'ipv6_network', value: 'fd00::/112' });
-  await setServerDefault({ dbPath, key: 'max_devices_per_user', value: '1000000' });
+  const token = await prepareDatabase(dbPath);
+  // Generating the objects is counted in the seeding time, as it always was here.
   let t = performance.now();
-  const seeded = await seed(dbPath);
+  const seeded = model();
+  await seed(dbPath, seeded);
   const seedSeconds = (performance.now() - t) / 1000;
 
   const server = await startServer({ dbPath, port: 0, host: '127.0.0.1' });
@@ -161,8 +91,8 @@ try {
     // 1% of the objects changed by hand: 100 promotions, 200 device MTUs, 100 rules deleted, 200 new users.
     t = performance.now();
     for (let i = 0; i < 100; i++) await api(server.url, token, 'PATCH', `/v0/users/${seeded.users[i * 100].id}`, { user: { role: 'admin' } });
-    for (let i = 0; i < 200; i++) await api(server.url, token, 'PATCH', `/v0/devices/${seeded.devices[i * 100]}`, { device: { use_default_mtu: false, mtu: 1380 } });
-    for (let i = 0; i < 100; i++) await api(server.url, token, 'DELETE', `/v0/rules/${seeded.rules[i * 300]}`);
+    for (let i = 0; i < 200; i++) await api(server.url, token, 'PATCH', `/v0/devices/${seeded.devices[i * 100].id}`, { device: { use_default_mtu: false, mtu: 1380 } });
+    for (let i = 0; i < 100; i++) await api(server.url, token, 'DELETE', `/v0/rules/${seeded.rules[i * 300].id}`);
     for (let i = 0; i < 200; i++) await api(server.url, token, 'POST', '/v0/users', { user: { email: `hand-made-${i}@bench.test` } });
     const handSeconds = (performance.now() - t) / 1000;
     const driftedRuns = async (files) => {
