@@ -22,11 +22,11 @@
  * --yaml adds timings of the `yaml` package alone on the clean file (parse, parseDocument,
  * Parser + Composer, toJS), to tell the library's share from ours.
  *
- * bench/plan-scale.mjs runs its server seeding at import, so its generator is copied here
- * (model() and desiredYaml(), without the server ids); keep the two in step.
+ * The files come from bench/scale-data.mjs (model() and desiredYaml(), as bench/plan-scale.mjs
+ * uses them), imported in the parent only, so that a measuring child loads nothing else.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -34,9 +34,6 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const USERS = 10_000;
-const DEVICES = 20_000;
-const RULES = 30_000;
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -148,91 +145,6 @@ if (process.argv[2] === '--child') {
   process.exit(0);
 }
 
-// ---------------------------------------------------------------- the files (as bench/plan-scale.mjs)
-
-const key = () => randomBytes(32).toString('base64');
-
-/** The same objects as bench/plan-scale.mjs's model(), addresses formatted by the model as there. */
-function model(formatAddress) {
-  const users = [];
-  for (let i = 0; i < USERS; i++) users.push({ email: `user-${i}@bench.test`, role: 'unprivileged', devices: [], rules: [] });
-  for (let i = 0; i < DEVICES; i++) {
-    const device = { user: users[i % USERS], name: `device-${i}`, public_key: key(), ipv4: formatAddress(4, 0x0a000002n + BigInt(i)), ipv6: formatAddress(6, 0xfd000000000000000000000000000002n + BigInt(i)) };
-    device.user.devices.push(device);
-  }
-  const globalRules = [];
-  for (let i = 0; i < RULES; i++) {
-    const low = 1 + (i % 9000);
-    const ported = i % 3 !== 0;
-    const rule = {
-      action: i % 2 === 0 ? 'accept' : 'drop', destination: formatAddress(4, 0x64400000n + BigInt(i * 7)),
-      port_type: ported ? (i % 3 === 1 ? 'tcp' : 'udp') : null, port_range: ported ? `${low} - ${low + 100}` : null,
-      user: i % 3 === 0 ? null : users[i % USERS],
-    };
-    if (rule.user) rule.user.rules.push(rule);
-    else globalRules.push(rule);
-  }
-  return { users, globalRules };
-}
-
-const ruleYaml = (r) => `{ action: ${r.action}, destination: ${r.destination}${r.port_type ? `, port_type: ${r.port_type}, port_range: "${r.port_range}"` : ''} }`;
-
-/**
- * The desired state of bench/plan-scale.mjs (1% of the objects changed against the server).
- * With `faults`, about 1,000 mistakes of every kind the loader reports are written in as well.
- */
-function desiredYaml(m, faults) {
-  const out = ['version: 1', 'settings:', '  prune: true', 'users:', '  - email: admin@example.com', '    role: admin'];
-  let roleUpdates = 0;
-  let deviceUpdates = 0;
-  let deviceCreates = 0;
-  let deviceDeletes = 0;
-  let ruleCreates = 0;
-  let ruleDeletes = 0;
-  m.users.forEach((u, i) => {
-    const promote = i % 100 === 0 && roleUpdates < 100;
-    if (promote) roleUpdates++;
-    const fault = faults && i % 50 === 7;
-    out.push(`  - email: ${fault && i % 100 === 7 ? u.email.replace('@', ' at ') : u.email}`, `    role: ${promote ? 'admin' : u.role}`);
-    if (fault) out.push(i % 100 === 7 ? '    rolle: admin' : '    role_name: 12');
-    const devices = [];
-    for (const d of u.devices) {
-      if (i % 100 === 1 && deviceDeletes < 100) {
-        deviceDeletes++;
-        continue;
-      }
-      const changed = i % 50 === 2 && deviceUpdates < 200;
-      if (changed) deviceUpdates++;
-      const extra = fault ? (i % 100 === 7 ? ', mtu: 99999, dns: [1.1.1.1, "nope nope", 1.1.1.1]' : ', mtu: high, use_default_endpoint: false') : '';
-      devices.push(`      - { name: ${d.name}, public_key: "${d.public_key}"${changed ? ', mtu: 1380' : ''}${extra} }`);
-    }
-    if (fault) devices.push(`      - { name: ${u.devices[0].name}, public_key: "${u.devices[0].public_key}" }`);
-    if (i % 100 === 3 && deviceCreates < 100) {
-      deviceCreates++;
-      devices.push(`      - { name: new-${i}, public_key: "${key()}" }`);
-    }
-    if (devices.length) out.push('    devices:', ...devices);
-    const rules = [];
-    for (const r of u.rules) {
-      if (i % 200 === 4 && ruleDeletes < 50) {
-        ruleDeletes++;
-        continue;
-      }
-      rules.push(`      - ${ruleYaml(r)}`);
-    }
-    if (i % 200 === 5 && ruleCreates < 50) {
-      ruleCreates++;
-      rules.push(`      - { action: accept, destination: 172.16.${Math.floor(i / 256)}.${i % 256} }`);
-    }
-    if (fault && u.rules.length > 0) rules.push(`      - ${ruleYaml({ ...u.rules[0], port_range: u.rules[0].port_range && u.rules[0].port_range.replace(' - ', '-') })}`);
-    if (fault) rules.push(`      - { action: accept, destination: 10.${i % 256}.0.0/33, port_type: tcp }`);
-    if (rules.length) out.push('    rules:', ...rules);
-  });
-  out.push('rules:', ...m.globalRules.map((r) => `  - ${ruleYaml(r)}`));
-  if (faults) out.push('  - { action: accept, destination: 100.64.0.0/24 }', '  - { action: maybe, destination: 100.64.0.0 }');
-  return `${out.join('\n')}\n`;
-}
-
 // ---------------------------------------------------------------- parent
 
 function child(mode, dist, file) {
@@ -268,11 +180,12 @@ try {
   }
   builds.push({ name: baselineCommit ? 'after (dist/)' : 'dist/', dist: resolve(ROOT, 'dist') });
 
-  const { formatAddress } = await import(pathToFileURL(join(ROOT, 'dist/src/model/index.js')).href);
-  const m = model(formatAddress);
+  const scale = await import('./scale-data.mjs');
+  const { desiredYaml, model } = scale;
+  const m = model();
   const files = [
-    { name: 'clean', path: join(dir, 'netform.yaml'), text: desiredYaml(m, false) },
-    { name: 'with ~1,000 mistakes', path: join(dir, 'faulty.yaml'), text: desiredYaml(m, true) },
+    { name: 'clean', path: join(dir, 'netform.yaml'), text: desiredYaml(m).text },
+    { name: 'with ~1,000 mistakes', path: join(dir, 'faulty.yaml'), text: desiredYaml(m, { faults: true }).text },
   ];
   // One YAML anchor and its alias: the loader must resolve them and still place every value.
   const anchored = files[0].text.replace('    role: admin\n', '    role: &admin admin\n');
@@ -284,14 +197,14 @@ try {
     for (const f of files) writeFileSync(join(keep, f.path.split('/').pop()), f.text);
     console.log(`wrote ${files.map((f) => join(keep, f.path.split('/').pop())).join(', ')}`);
   } else {
-    console.log(measure(builds, files).join('\n'));
+    console.log(measure(builds, files, scale).join('\n'));
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
 
 /** Every build on every file, RUNS times in turns; the report's lines. */
-function measure(builds, files) {
+function measure(builds, files, { USERS, DEVICES, RULES }) {
   const results = builds.map(() => files.map(() => ({ phases: [], loads: [] })));
   for (let run = 0; run < RUNS; run++) {
     // In turns, so that the machine's load falls on every build alike.
