@@ -1,27 +1,12 @@
 /** `netform server defaults ...` on database files, through the real CLI. */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { showDefaults } from '../../server/index.js';
 import { runCli } from '../helpers/cli.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer } from '../helpers/server.js';
+import { useDatabaseFiles } from './server-cli-helpers.js';
 
-let dir: string;
-let n = 0;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'netform-cli-'));
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-const freshDb = () => join(dir, `db-${++n}.db`);
-
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.stop()));
-});
+const { freshDb, servers } = useDatabaseFiles();
 
 describe('netform server defaults', () => {
   it('shows the defaults of spec section 5 on a new database', async () => {

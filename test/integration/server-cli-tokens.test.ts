@@ -1,27 +1,12 @@
 /** `netform server token ...` on database files, through the real CLI. */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer } from '../helpers/server.js';
+import { useDatabaseFiles } from './server-cli-helpers.js';
 
 const TOKEN = /^nf_[A-Za-z0-9_-]{43}$/;
 
-let dir: string;
-let n = 0;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'netform-cli-'));
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-const freshDb = () => join(dir, `db-${++n}.db`);
-
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.stop()));
-});
+const { freshDb, servers } = useDatabaseFiles();
 
 describe('netform server token', () => {
   it('create on an empty database makes the admin, prints only the token on stdout, says so on stderr', async () => {

@@ -1,0 +1,27 @@
+/** Shared setup of the `netform server ...` CLI tests: database files in one temporary folder, servers stopped after each test. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+
+/**
+ * Registers the hooks of the calling test file: a temporary folder removed after all its tests,
+ * and the servers pushed on `servers` stopped after each test. `freshDb()` names a new database
+ * file in that folder.
+ */
+export function useDatabaseFiles(): { freshDb: () => string; servers: TestServer[] } {
+  let dir: string;
+  let n = 0;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'netform-cli-'));
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const servers: TestServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.stop()));
+  });
+  return { freshDb: () => join(dir, `db-${++n}.db`), servers };
+}
