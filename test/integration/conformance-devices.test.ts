@@ -6,16 +6,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { JSON_TYPE, TIMESTAMP, UUID_V4 } from './conformance-helpers.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 const DEVICE_KEYS = [
   'id', 'user_id', 'name', 'description', 'public_key', 'preshared_key', 'server_public_key', 'ipv4', 'ipv6',
   'allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive', 'use_default_allowed_ips', 'use_default_dns',
   'use_default_endpoint', 'use_default_mtu', 'use_default_persistent_keepalive', 'remote_ip', 'latest_handshake',
   'rx_bytes', 'tx_bytes', 'inserted_at', 'updated_at',
 ].sort();
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const LIMIT_MESSAGE = 'Maximum device limit reached. Remove an existing device before creating a new one.';
 const FLAGS = ['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'] as const;
 

@@ -6,10 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
+import { JSON_TYPE, TIMESTAMP, UUID_V4 } from './conformance-helpers.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 let server: TestServer;
 let counter = 0;

@@ -7,8 +7,8 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
+import { JSON_TYPE } from './conformance-helpers.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 const UNAUTHENTICATED = { errors: { auth: 'unauthenticated' } };
 const INVALID_TOKEN = { errors: { auth: 'invalid_token' } };
 const NO_RESOURCE = { errors: { auth: 'no_resource_found' } };

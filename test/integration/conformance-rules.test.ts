@@ -5,10 +5,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { JSON_TYPE, TIMESTAMP } from './conformance-helpers.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 const RULE_KEYS = ['id', 'action', 'destination', 'port_type', 'port_range', 'user_id', 'inserted_at', 'updated_at'].sort();
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const OVERLAP = { errors: { destination: ['destination overlaps with an existing rule'] } };
 
 let server: TestServer;

@@ -6,10 +6,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
+import { JSON_TYPE, TIMESTAMP } from './conformance-helpers.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 const USER_KEYS = ['id', 'email', 'role', 'last_signed_in_at', 'last_signed_in_method', 'disabled_at', 'inserted_at', 'updated_at'].sort();
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const GOOD_PASSWORD = 'correct horse battery';
 
 let server: TestServer;
