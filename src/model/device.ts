@@ -3,7 +3,7 @@ import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js
 import { charLength, has, isBlank, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
 import { isHostname, parseCidrOrAddress, parseEndpoint, parseIpAddress, type IpFamily } from './net.js';
-import { DEFAULTABLE_DEVICE_FIELDS, type DefaultableDeviceField, type UseDefaultFlag } from './types.js';
+import { DEFAULTABLE_DEVICE_FIELDS, type UseDefaultFlag } from './types.js';
 
 export const DEVICE_NAME_MAX_LENGTH = 255;
 export const DEVICE_DESCRIPTION_MAX_LENGTH = 2048;
@@ -238,9 +238,4 @@ export function checkTunnelAddress(address: string, family: IpFamily, network: T
   const server = parseIpAddress(network.serverAddress);
   if (parsed.value === block.start || parsed.value === block.end || (server && server.value === parsed.value)) return Messages.reserved;
   return null;
-}
-
-/** `<x>` of a `use_default_<x>` flag. */
-export function defaultedField(flag: UseDefaultFlag): DefaultableDeviceField {
-  return flag.slice('use_default_'.length) as DefaultableDeviceField;
 }

@@ -24,7 +24,6 @@ export interface ApiUser {
 export const DEFAULTABLE_DEVICE_FIELDS = ['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'] as const;
 export type DefaultableDeviceField = (typeof DEFAULTABLE_DEVICE_FIELDS)[number];
 export type UseDefaultFlag = `use_default_${DefaultableDeviceField}`;
-export const USE_DEFAULT_FLAGS = DEFAULTABLE_DEVICE_FIELDS.map((f) => `use_default_${f}` as UseDefaultFlag);
 
 export interface ApiDevice {
   id: string;
