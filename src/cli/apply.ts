@@ -6,12 +6,11 @@
 import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import { applyPlan, findStaleChanges, readSavedPlan, SavedPlanError, type ApplyProgress } from '../apply/index.js';
-import { ApiError, fetchLiveState } from '../client/index.js';
 import { resolveSecret } from '../desired/index.js';
 import type { Plan } from '../plan/types.js';
 import { applySummaryLine, renderApplySummary } from '../render/apply.js';
 import { limitLine, renderPlan } from '../render/index.js';
-import { addConnectionOptions, openConnection, type Connection } from './connection.js';
+import { addConnectionOptions, openConnection, readLiveState, type Connection } from './connection.js';
 import { action, CliError, ExitCode } from './exit.js';
 import { addPlanningOptions, loadDesired, makePlan, reportTimings, useColor, type PlanningOptions } from './plan.js';
 
@@ -76,13 +75,7 @@ async function applySaved(plan: Plan, opts: ApplyCommandOptions, connection: Con
   const color = useColor(opts);
   process.stdout.write(renderPlan(plan, 'text', { color }));
   if (plan.changes.length === 0) return ExitCode.ok;
-  let live;
-  try {
-    live = await fetchLiveState(connection.client);
-  } catch (error) {
-    if (error instanceof ApiError) throw new CliError(`cannot read the server's state: ${error.message}`);
-    throw error;
-  }
+  const live = await readLiveState(connection);
   const stale = findStaleChanges(plan, live);
   if (stale.length > 0) {
     process.stderr.write(`The saved plan is stale: the server changed since it was made. Nothing was changed.\n${stale.map((s) => `  - ${s}`).join('\n')}\nRun netform plan again.\n`);

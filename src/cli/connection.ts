@@ -6,7 +6,8 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { ApiClient, ApiError } from '../client/index.js';
+import { ApiClient, ApiError, fetchLiveState } from '../client/index.js';
+import type { LiveState } from '../model/state.js';
 import { checkEmail } from '../model/user.js';
 import { CliError } from './exit.js';
 
@@ -148,6 +149,16 @@ async function openEmbedded(path: string, timeoutMs: number): Promise<Connection
     return { client, url: `embedded:${dbPath}`, tokenUser: EMBEDDED_ADMIN_EMAIL, close: () => running.close() };
   } catch (error) {
     await running.close();
+    throw error;
+  }
+}
+
+/** The server's state (one list call per collection); a refusal by the server is an expected failure. */
+export async function readLiveState(connection: Connection): Promise<LiveState> {
+  try {
+    return await fetchLiveState(connection.client);
+  } catch (error) {
+    if (error instanceof ApiError) throw new CliError(`cannot read the server's state: ${error.message}`);
     throw error;
   }
 }

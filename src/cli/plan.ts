@@ -6,12 +6,11 @@
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { ApiError, fetchLiveState } from '../client/index.js';
 import { formatDiagnostic, loadDesiredState } from '../desired/index.js';
 import type { DesiredState } from '../model/state.js';
 import { planChanges, PlanError, type Plan } from '../plan/index.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../render/index.js';
-import { addConnectionOptions, openConnection, type Connection, type ConnectionOptions } from './connection.js';
+import { addConnectionOptions, openConnection, readLiveState, type Connection, type ConnectionOptions } from './connection.js';
 import { action, CliError, ExitCode } from './exit.js';
 
 export interface PlanningOptions extends ConnectionOptions {
@@ -73,13 +72,7 @@ function elapsedSince(started: number): number {
 /** Reads the live state (one list call per collection) and plans against it. */
 export async function makePlan(desired: { state: DesiredState; ms: number; rss: number }, opts: PlanningOptions, connection: Connection): Promise<{ plan: Plan; timings: Timings }> {
   let started = performance.now();
-  let live;
-  try {
-    live = await fetchLiveState(connection.client);
-  } catch (error) {
-    if (error instanceof ApiError) throw new CliError(`cannot read the server's state: ${error.message}`);
-    throw error;
-  }
+  const live = await readLiveState(connection);
   const fetch = elapsedSince(started);
   const fetchRss = rssMb();
   started = performance.now();
