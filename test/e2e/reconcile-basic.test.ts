@@ -3,9 +3,9 @@
  * to do, then one edit of every kind (update, sensitive update, rule replaced in place, prune
  * delete, user delete with cascade, create) and convergence.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { describeResult, netform, serverState, wgKey, workspace, type Workspace } from './reconcile-helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+import { describeResult, netform, serverState, wgKey, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
 
 const KEYS = { alice: wgKey(), bob: wgKey(), dave: wgKey(), carol: wgKey() };
 const PSK1 = wgKey();
@@ -66,14 +66,7 @@ rules:
 let server: TestServer;
 let ws: Workspace;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  ws = workspace();
-});
-afterAll(async () => {
-  await server?.stop();
-  ws?.cleanup();
-});
+useServerAndWorkspace((started) => ({ server, ws } = started));
 
 describe('plan and apply', () => {
   it('creates everything from empty, then has nothing to do', async () => {

@@ -2,22 +2,15 @@
  * A failed write does not stop unrelated ones; the summary says what was done, what failed and
  * why; once the cause is gone, running apply again converges.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { create, describeResult, netform, serverState, wgKey, workspace, type Workspace } from './reconcile-helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+import { create, describeResult, netform, serverState, wgKey, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;
 const TAKEN = wgKey();
 
-beforeAll(async () => {
-  server = await startTestServer();
-  ws = workspace();
-});
-afterAll(async () => {
-  await server?.stop();
-  ws?.cleanup();
-});
+useServerAndWorkspace((started) => ({ server, ws } = started));
 
 describe('partial failure', () => {
   it('reports done, failed and why, then converges on the next run', async () => {

@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
+import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
 
 /** A fresh WireGuard-shaped key (32 random bytes, base64). */
 export function wgKey(): string {
@@ -31,6 +32,28 @@ export function workspace(): Workspace {
     path: (name) => join(dir, name),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * A real server process and a workspace for the tests of one file: started (and seeded by `seed`)
+ * before them, handed to `bind`, stopped and removed after them.
+ */
+export function useServerAndWorkspace(
+  bind: (started: { server: TestServer; ws: Workspace }) => void,
+  seed?: (server: TestServer) => Promise<void>,
+): void {
+  let server: TestServer | undefined;
+  let ws: Workspace | undefined;
+  beforeAll(async () => {
+    server = await startTestServer();
+    ws = workspace();
+    bind({ server, ws });
+    await seed?.(server);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    ws?.cleanup();
+  });
 }
 
 /** Runs `netform ARGS` against the test server, as its admin. */

@@ -2,24 +2,16 @@
  * Safety limits (exit 3 after printing the whole plan; lifted by --allow-* for one run, also for
  * a saved plan), confirmation, output formats, and the errors of a missing server or plan.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { bulkFixture, describeResult, netform, serverState, workspace, type Workspace } from './reconcile-helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+import { bulkFixture, describeResult, netform, serverState, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;
 const bulk = bulkFixture(12);
 const yaml = bulk.yaml;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  ws = workspace();
-  await bulk.seed(server);
-});
-afterAll(async () => {
-  await server?.stop();
-  ws?.cleanup();
-});
+useServerAndWorkspace((started) => ({ server, ws } = started), bulk.seed);
 
 describe('safety limits', () => {
   it('prints the whole plan, then refuses with exit 3; --allow-deletes lifts the limit for one run', async () => {

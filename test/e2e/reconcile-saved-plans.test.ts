@@ -1,23 +1,15 @@
 /** Saved plans: applied exactly; refused with exit 4, changing nothing, when the server changed since. */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { bulkFixture, describeResult, netform, serverState, workspace, type Workspace } from './reconcile-helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+import { bulkFixture, describeResult, netform, serverState, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;
 const bulk = bulkFixture(2);
 const yaml = bulk.yaml;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  ws = workspace();
-  await bulk.seed(server);
-});
-afterAll(async () => {
-  await server?.stop();
-  ws?.cleanup();
-});
+useServerAndWorkspace((started) => ({ server, ws } = started), bulk.seed);
 
 describe('saved plans', () => {
   it('writes the versioned document, applies it exactly, and refuses it once applied (stale)', async () => {

@@ -5,10 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { describeResult, netform, serverState, wgKey, workspace, type Workspace } from './reconcile-helpers.js';
+import type { TestServer } from '../helpers/server.js';
+import { describeResult, netform, serverState, wgKey, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;
@@ -26,14 +26,7 @@ users:
       - { name: phone, public_key: "${wgKey()}" }
 `;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  ws = workspace();
-});
-afterAll(async () => {
-  await server?.stop();
-  ws?.cleanup();
-});
+useServerAndWorkspace((started) => ({ server, ws } = started));
 
 describe('secrets', () => {
   it('appear in no output, error or saved plan', async () => {
