@@ -4,8 +4,11 @@
  * start). Read on every request that needs them, so `netform server defaults set` on a running
  * server takes effect at once.
  */
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
+  CONFIGURATION_BOOLEAN_FIELDS,
+  initialConfigurationExtras,
   DEFAULT_MAX_DEVICES_PER_USER,
   MTU_BOUNDS,
   PERSISTENT_KEEPALIVE_BOUNDS,
@@ -19,6 +22,7 @@ import {
   type IpFamily,
   type TunnelNetwork,
 } from '../../src/model/index.js';
+import { createClock, nowTimestamp, timestampAfter } from '../clock.js';
 import { generateWireguardKeyPair } from '../crypto.js';
 import { AdminError } from '../errors.js';
 import type { Store, StoreReader } from '../store/index.js';
@@ -43,10 +47,24 @@ export const DEFAULT_KEYS: readonly DefaultKey[] = [
   'ipv4_network', 'ipv4_address', 'ipv6_network', 'ipv6_address', 'max_devices_per_user',
 ];
 
+/**
+ * The keys of `/v0/configuration`'s own fields (its `default_client_*` fields are the device
+ * defaults above, under their short names: one store, two ways in), and of its id and timestamps.
+ */
+export const CONFIGURATION_KEYS = [
+  ...CONFIGURATION_BOOLEAN_FIELDS, 'vpn_session_duration', 'openid_connect_providers', 'saml_identity_providers', 'logo',
+] as const;
+export const CONFIGURATION_ID = 'configuration_id';
+export const CONFIGURATION_INSERTED_AT = 'configuration_inserted_at';
+export const CONFIGURATION_UPDATED_AT = 'configuration_updated_at';
+
 const SERVER_PUBLIC_KEY = 'server_public_key';
 const SERVER_PRIVATE_KEY = 'server_private_key';
 
 export const WIREGUARD_PORT = 51820;
+
+/** The defaults `/v0/configuration` shows as its `default_client_*` fields. */
+const CONFIGURATION_DEFAULT_KEYS: ReadonlySet<string> = new Set(['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive']);
 
 function publicHost(): string {
   const name = hostname();
@@ -83,10 +101,20 @@ export function tunnelNetwork(defaults: ServerDefaults, family: IpFamily): Tunne
 export async function ensureSettings(store: Store): Promise<void> {
   const current = await store.getSettings();
   const initial = initialDefaults();
-  if (DEFAULT_KEYS.every((k) => k in current) && SERVER_PUBLIC_KEY in current) return;
+  const complete = (settings: Record<string, unknown>) =>
+    DEFAULT_KEYS.every((k) => k in settings) && CONFIGURATION_KEYS.every((k) => k in settings) && CONFIGURATION_ID in settings;
+  if (complete(current) && SERVER_PUBLIC_KEY in current) return;
   await store.transaction(async (tx) => {
     const settings = await tx.getSettings();
     for (const key of DEFAULT_KEYS) if (!(key in settings)) await tx.setSetting(key, initial[key]);
+    const extras = initialConfigurationExtras();
+    for (const key of CONFIGURATION_KEYS) if (!(key in settings)) await tx.setSetting(key, extras[key]);
+    if (!(CONFIGURATION_ID in settings)) {
+      const now = nowTimestamp(createClock());
+      await tx.setSetting(CONFIGURATION_ID, randomUUID());
+      await tx.setSetting(CONFIGURATION_INSERTED_AT, now);
+      await tx.setSetting(CONFIGURATION_UPDATED_AT, now);
+    }
     if (!(SERVER_PUBLIC_KEY in settings) || !(SERVER_PRIVATE_KEY in settings)) {
       const pair = generateWireguardKeyPair();
       await tx.setSetting(SERVER_PRIVATE_KEY, pair.privateKey);
@@ -206,6 +234,10 @@ export async function setDefault(store: Store, key: string, text: string): Promi
       }
     }
     await tx.setSetting(name, value);
+    if (CONFIGURATION_DEFAULT_KEYS.has(name)) {
+      const previous = (await tx.getSettings())[CONFIGURATION_UPDATED_AT];
+      await tx.setSetting(CONFIGURATION_UPDATED_AT, timestampAfter(createClock(), typeof previous === 'string' ? previous : null));
+    }
     if (name.endsWith('_network')) {
       await tx.setAllocationHint(familyOfKey(name), null);
       await tx.clearFreeAddresses(familyOfKey(name));

@@ -2,11 +2,14 @@
 import {
   DEFAULTABLE_DEVICE_FIELDS,
   DEVICE_RESPONSE_KEYS,
+  CONFIGURATION_RESPONSE_KEYS,
+  type ApiConfiguration,
   type ApiDevice,
   type ApiRule,
   type ApiUser,
 } from '../../src/model/index.js';
 import type { DeviceRow, RuleRow, UserRow } from '../store/index.js';
+import type { StoredConfiguration } from './configuration.js';
 import type { ServerSettings } from './settings.js';
 
 export function userView(row: UserRow): ApiUser {
@@ -44,4 +47,23 @@ export function ruleView(row: RuleRow): ApiRule {
     inserted_at: row.inserted_at,
     updated_at: row.updated_at,
   };
+}
+
+/**
+ * The configuration as upstream renders it, with one difference: OpenID Connect client secrets
+ * are write-only (`null` here; upstream echoed them). `logo` is `{}` when no logo is set.
+ */
+export function configurationView(configuration: StoredConfiguration): ApiConfiguration {
+  const { values } = configuration;
+  const all: Record<string, unknown> = {
+    ...values,
+    id: configuration.id,
+    inserted_at: configuration.inserted_at,
+    updated_at: configuration.updated_at,
+    openid_connect_providers: values.openid_connect_providers.map((p) => ({ ...p, client_secret: null })),
+    logo: values.logo === null ? {} : { url: values.logo.url, data: values.logo.data, type: values.logo.type },
+  };
+  const view: Record<string, unknown> = {};
+  for (const key of CONFIGURATION_RESPONSE_KEYS) view[key] = all[key];
+  return view as unknown as ApiConfiguration;
 }

@@ -44,7 +44,8 @@ export function wireguardKeyMessages(value: unknown): string[] {
   return messages;
 }
 
-function checkInteger(field: string, value: unknown, bounds: { min: number; max: number }, errors: FieldErrors): number | undefined {
+/** An integer field within bounds; `is invalid` for anything else. Shared with the configuration's fields. */
+export function checkInteger(field: string, value: unknown, bounds: { min: number; max: number }, errors: FieldErrors): number | undefined {
   if (typeof value !== 'number' || !Number.isInteger(value)) {
     addError(errors, field, Messages.invalid);
     return undefined;
@@ -54,7 +55,8 @@ function checkInteger(field: string, value: unknown, bounds: { min: number; max:
   return value;
 }
 
-function checkList(field: string, value: unknown, entryValid: (s: string) => string | null, errors: FieldErrors): string[] | undefined {
+/** A list of strings whose entries pass `entryValid` (its normal form, or null), without duplicates. */
+export function checkList(field: string, value: unknown, entryValid: (s: string) => string | null, errors: FieldErrors): string[] | undefined {
   if (!Array.isArray(value)) {
     addError(errors, field, Messages.invalid);
     return undefined;

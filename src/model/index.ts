@@ -1,3 +1,4 @@
+export * from './configuration.js';
 export * from './device.js';
 export * from './errors.js';
 export * from './fields.js';

@@ -28,4 +28,9 @@ export const Messages = {
   lastAdminDemote: 'cannot demote the last admin',
   deviceLimit: 'Maximum device limit reached. Remove an existing device before creating a new one.',
   tokenLimit: (count: number) => `token limit of ${count} reached`,
+  // The configuration's sign-in providers (upstream's wording).
+  uriNoHost: 'does not contain a scheme or a host',
+  uriScheme: 'only http, https schemes are supported',
+  scopeOpenid: 'must include openid scope',
+  scopeEmail: 'must include email scope',
 } as const;
