@@ -9,6 +9,7 @@ import {
   Messages,
   addError,
   checkDeviceInput,
+  emptyOwnLists,
   hasErrors,
   isBlank,
   isUuid,
@@ -137,6 +138,7 @@ export async function createDevice(ctx: ServiceContext, body: RawInput): Promise
     };
     // A field governed by its default keeps no value of its own.
     for (const field of DEFAULTABLE_DEVICE_FIELDS) if (row[`use_default_${field}`] && isEmptyValue(row[field])) row[field] = null;
+    Object.assign(row, emptyOwnLists(row));
     await tx.insertDevice(row);
     return deviceView(row, settings);
   });
@@ -174,6 +176,8 @@ export async function updateDevice(ctx: ServiceContext, id: string, body: RawInp
       // Turning the default on drops the device's own value, which would otherwise linger unseen.
       else if (merged[field] !== null) (patch as Record<string, unknown>)[field] = merged[field] = null;
     }
+    // Turning a list's default off without a list of its own leaves it `[]` (as upstream).
+    Object.assign(patch, emptyOwnLists(merged));
     // An endpoint sent but refused already has its error; blank is only for none at all.
     if (!merged.use_default_endpoint && isBlank(merged.endpoint) && !errors.endpoint) addError(errors, 'endpoint', Messages.blank);
     if (hasErrors(errors)) throw new ValidationError(errors);

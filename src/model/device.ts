@@ -218,6 +218,24 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
   return hasErrors(errors) ? { ok: false, errors, partial: value } : { ok: true, value };
 }
 
+/** The list-valued fields a `use_default_<x>` flag governs. */
+export const LIST_DEVICE_FIELDS = ['allowed_ips', 'dns'] as const;
+
+/**
+ * The list fields a device must hold as `[]`: those whose `use_default_<x>` is false and that
+ * have no list (none given, or null). Upstream 0.7.36 stores and returns `[]` there, not null.
+ */
+export function emptyOwnLists(device: {
+  allowed_ips: string[] | null;
+  dns: string[] | null;
+  use_default_allowed_ips: boolean;
+  use_default_dns: boolean;
+}): Partial<Record<(typeof LIST_DEVICE_FIELDS)[number], string[]>> {
+  const fill: Partial<Record<(typeof LIST_DEVICE_FIELDS)[number], string[]>> = {};
+  for (const field of LIST_DEVICE_FIELDS) if (!device[`use_default_${field}`] && device[field] === null) fill[field] = [];
+  return fill;
+}
+
 function isEmptyValue(value: unknown): boolean {
   return isBlank(value) || (Array.isArray(value) && value.length === 0);
 }

@@ -40,7 +40,8 @@ export function checkPassword(password: unknown, confirmation: unknown, errors: 
 }
 
 /**
- * Checks a `user` body. On create `email` is required and `role` defaults to `unprivileged`.
+ * Checks a `user` body. On create `email` is required and `role` defaults to `unprivileged`
+ * (also when sent empty or null).
  * A null or empty password is ignored (a password cannot be cleared). Read-only and unknown keys
  * are ignored.
  */
@@ -56,7 +57,10 @@ export function checkUserInput(input: RawInput, mode: Mode): Checked<UserInput> 
 
   if (has(input, 'role')) {
     const role = input.role;
-    if (isBlank(role)) addError(errors, 'role', Messages.blank);
+    // Create: an empty or null role is the default, as upstream (whose create ignores any role
+    // but `admin`; clients such as firezone-client-go always send `"role": ""`). Update: required.
+    if (isBlank(role) && mode === 'create') value.role = 'unprivileged';
+    else if (isBlank(role)) addError(errors, 'role', Messages.blank);
     else if (typeof role === 'string' && (ROLES as readonly string[]).includes(role)) value.role = role as Role;
     else addError(errors, 'role', Messages.invalid);
   } else if (mode === 'create') {

@@ -211,18 +211,30 @@ describe('response shape and defaults', () => {
     expect((await server.api('GET', `/v0/devices/${res.body.data.id}`)).body.data).toMatchObject(sent);
   });
 
-  it('use_default_<x> false without <x>: the stored value is shown (null or [])', async () => {
+  it('use_default_<x> false without <x>: lists are stored and shown as [] (as upstream), other fields as null', async () => {
     const device = await createDevice(await freshOwner(), {
       use_default_allowed_ips: false,
       use_default_dns: false,
       use_default_mtu: false,
       use_default_persistent_keepalive: false,
     });
-    expect([null, []]).toContainEqual(device.allowed_ips);
-    expect([null, []]).toContainEqual(device.dns);
+    expect(device.allowed_ips).toEqual([]);
+    expect(device.dns).toEqual([]);
+    expect((await server.api('GET', `/v0/devices/${device.id}`)).body.data).toMatchObject({ allowed_ips: [], dns: [] });
     expect(device.mtu).toBeNull();
     expect(device.persistent_keepalive).toBeNull();
     expect(device.endpoint).toBe(defaults.endpoint);
+  });
+
+  it('use_default_<x> false with a null list, on create or by update, is [] too', async () => {
+    const created = await createDevice(await freshOwner(), { use_default_allowed_ips: false, allowed_ips: null, use_default_dns: false, dns: '' });
+    expect(created).toMatchObject({ allowed_ips: [], dns: [] });
+    const other = await createDevice(await freshOwner());
+    const res = await server.api('PATCH', `/v0/devices/${other.id}`, { device: { use_default_allowed_ips: false, use_default_dns: false } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toMatchObject({ allowed_ips: [], dns: [], use_default_allowed_ips: false, use_default_dns: false });
+    const cleared = await server.api('PATCH', `/v0/devices/${other.id}`, { device: { allowed_ips: null } });
+    expect(cleared.body.data.allowed_ips).toEqual([]);
   });
 
   it('use_default_<x> false with an empty list is stored and shown as []', async () => {

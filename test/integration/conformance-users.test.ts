@@ -226,6 +226,22 @@ describe('role', () => {
     await expect422('PATCH', `/v0/users/${user.id}`, { user: { role } }, { role: ['is invalid'] });
   });
 
+  it('"" or null on create yields an unprivileged user, as upstream (firezone-client-go always sends "role": "")', async () => {
+    for (const role of ['', null, '  ']) {
+      const res = await server.api('POST', '/v0/users', { user: { email: uniqueEmail(), role } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.data.role).toBe('unprivileged');
+    }
+  });
+
+  it('"" or null on update is still refused: can\'t be blank, and the role is kept', async () => {
+    const user = await createUser({ role: 'admin' });
+    for (const role of ['', null]) {
+      await expect422('PATCH', `/v0/users/${user.id}`, { user: { role } }, { role: ["can't be blank"] });
+    }
+    expect((await server.api('GET', `/v0/users/${user.id}`)).body.data.role).toBe('admin');
+  });
+
   it('can be changed by update both ways', async () => {
     const user = await createUser();
     const promoted = await server.api('PATCH', `/v0/users/${user.id}`, { user: { role: 'admin' } });
