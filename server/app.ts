@@ -8,11 +8,14 @@ import type { Writable } from 'node:stream';
 import { bearerAuth } from './auth.js';
 import { createClock, type Clock } from './clock.js';
 import { BadRequestError, NotFoundError, ValidationError } from './errors.js';
+import { clientErrorHandler, frameworkErrorHandler } from './framework-errors.js';
 import { v0Routes } from './routes/index.js';
 import type { ServiceContext } from './services/context.js';
 import type { Store } from './store/index.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/** Longest path parameter (an id, or a user's email): longer ones are 404, as no object has one. */
+export const MAX_PARAM_LENGTH = 1000;
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -76,17 +79,20 @@ function isClientError(error: FastifyError): boolean {
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  const app = Fastify({
-    logger: loggerOptions(options.logger),
-    bodyLimit,
-    exposeHeadRoutes: false,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
-  });
   const ctx: ServiceContext = {
     store: options.store,
     clock: options.clock ?? createClock(),
     legacyDeviceUpdates: options.legacyDeviceUpdates ?? false,
   };
+  const app = Fastify({
+    logger: loggerOptions(options.logger),
+    bodyLimit,
+    exposeHeadRoutes: false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Failures before our routes run, answered with the contract's bodies (see framework-errors.ts).
+    frameworkErrors: frameworkErrorHandler(ctx.store, ctx.clock),
+    clientErrorHandler,
+  });
 
   // JSON whatever the Content-Type says (clients that send none still work); an empty body is
   // no body, so DELETE with a JSON content type and nothing in it is fine.

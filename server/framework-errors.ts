@@ -1,0 +1,53 @@
+/**
+ * Failures Fastify and Node raise before any route or hook of ours runs, answered with the
+ * contract's bodies (docs/api-v0.md §2): never a framework error code, message or echo of the
+ * URL. Fastify's defaults would answer `{"error":"Bad Request","code":"FST_ERR_BAD_URL",
+ * "message":"'/v0/users/%zz' is not a valid url component",...}`.
+ *
+ * - A path that is not valid percent-encoding: 400 `{"error":"Bad Request"}` (a malformed request).
+ * - A path parameter over the router's length limit: 404 `{"error":"not_found"}` (no id or email
+ *   is that long, so nothing can have it).
+ * Both authenticate first, as every other request does: without a valid token the answer is 401.
+ * - A request Node's HTTP parser refuses (over-long request line or headers, bad framing): 400
+ *   `{"error":"Bad Request"}`, then the connection closes; 408 `{"error":"Request Timeout"}` when
+ *   the request did not arrive in time. No request exists yet, so there is no token to check.
+ */
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from './clock.js';
+import { authenticate } from './services/tokens.js';
+import type { StoreReader } from './store/index.js';
+
+const BAD_REQUEST = { error: 'Bad Request' };
+const NOT_FOUND = { error: 'not_found' };
+const INTERNAL = { error: 'Internal Server Error' };
+
+/** Fastify's `frameworkErrors` option: errors of routing, before the request reaches a route. */
+export function frameworkErrorHandler(store: StoreReader, clock: Clock) {
+  return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const auth = await authenticate(store, clock, request.headers.authorization);
+    if (!auth.ok) {
+      await reply.code(401).send(auth.body);
+      return;
+    }
+    if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') await reply.code(404).send(NOT_FOUND);
+    else if (error.code === 'FST_ERR_BAD_URL') await reply.code(400).send(BAD_REQUEST);
+    else await reply.code(500).send(INTERNAL);
+  };
+}
+
+/** Fastify's `clientErrorHandler` option: requests Node's HTTP parser could not read. */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset connection has no one left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const timeout = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  const status = timeout ? '408 Request Timeout' : '400 Bad Request';
+  const body = JSON.stringify(timeout ? { error: 'Request Timeout' } : BAD_REQUEST);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
