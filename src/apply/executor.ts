@@ -16,7 +16,8 @@ import type { SecretRef } from '../model/secret.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import { LEGACY_UPDATABLE_DEVICE_FIELDS, liveDeviceBody, sameDeviceValue, WRITABLE_DEVICE_FIELDS, type WritableDeviceField } from '../plan/device-fields.js';
 import { fingerprintOf } from '../plan/fingerprint.js';
-import type { Change, Plan, ResourceKind } from '../plan/types.js';
+import type { Change, ObjectKind, Plan, ResourceKind } from '../plan/types.js';
+import { applyConfigurationChange } from './configuration.js';
 
 export type ChangeStatus = 'done' | 'failed' | 'not_attempted';
 
@@ -51,7 +52,7 @@ export interface ApplyOptions {
   onProgress?: (progress: ApplyProgress) => void;
 }
 
-const COLLECTION = { user: 'users', device: 'devices', rule: 'rules' } as const satisfies Record<ResourceKind, string>;
+const COLLECTION = { user: 'users', device: 'devices', rule: 'rules' } as const satisfies Record<ObjectKind, string>;
 
 /** A failure of one change, with a message fit for the summary. */
 class ChangeFailure extends Error {}
@@ -143,6 +144,7 @@ interface ExecutionContext {
 
 /** Performs one change; returns a remark for the summary, or throws why it failed. */
 async function executeChange(change: Change, ctx: ExecutionContext): Promise<string | undefined> {
+  if (change.kind === 'configuration') return applyConfigurationChange(change, ctx.client);
   const collection = COLLECTION[change.kind];
   if (change.action === 'create') {
     const body = withSecrets(change, resolveRefs(change.body ?? {}, ctx), ctx);
@@ -175,7 +177,7 @@ async function executeChange(change: Change, ctx: ExecutionContext): Promise<str
 
 /** The live object as it is now; a failure when it changed since the plan saw it. */
 async function freshObject(change: Change, ctx: ExecutionContext): Promise<LiveObject | null> {
-  const current = await ctx.client.find(COLLECTION[change.kind], change.liveId!);
+  const current = await ctx.client.find(COLLECTION[change.kind as ObjectKind], change.liveId!);
   if (current && change.fingerprint && fingerprintOf(change.kind, current) !== change.fingerprint) {
     throw new ChangeFailure('changed by someone else since the plan was made; not overwritten (run plan again)');
   }

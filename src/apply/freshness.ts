@@ -7,7 +7,8 @@
 import type { LiveState } from '../model/state.js';
 import { fingerprintOf } from '../plan/fingerprint.js';
 import { indexLiveState, liveObjectById, type LiveIndex } from '../plan/live-index.js';
-import type { Change, Plan, ResourceKind } from '../plan/types.js';
+import type { Change, ObjectKind, Plan, ResourceKind } from '../plan/types.js';
+import { staleConfiguration } from './configuration.js';
 
 function keyTaken(index: LiveIndex, kind: ResourceKind, key: string): boolean {
   const map = kind === 'user' ? index.usersByKey : kind === 'device' ? index.devicesByKey : index.rulesByKey;
@@ -17,9 +18,13 @@ function keyTaken(index: LiveIndex, kind: ResourceKind, key: string): boolean {
 /** Why the plan no longer holds, one line per object; empty when it can be applied. */
 export function findStaleChanges(plan: Plan, live: LiveState): string[] {
   const index = indexLiveState(live);
-  const find = (kind: ResourceKind, id: string) => liveObjectById(index, kind, id);
+  const find = (kind: ObjectKind, id: string) => liveObjectById(index, kind, id);
   const reasons: string[] = [];
   for (const change of plan.changes) {
+    if (change.kind === 'configuration') {
+      reasons.push(...staleConfiguration(change, live.configuration));
+      continue;
+    }
     const label = change.label ?? `${change.kind} ${change.key}`;
     if (change.action === 'create') {
       if (keyTaken(index, change.kind, change.key)) reasons.push(`${label}: created on the server since the plan was made`);
@@ -41,7 +46,7 @@ export function findStaleChanges(plan: Plan, live: LiveState): string[] {
   return reasons;
 }
 
-function staleCascade(change: Change, index: LiveIndex, find: (kind: ResourceKind, id: string) => ReturnType<typeof liveObjectById>): string[] {
+function staleCascade(change: Change, index: LiveIndex, find: (kind: ObjectKind, id: string) => ReturnType<typeof liveObjectById>): string[] {
   const reasons: string[] = [];
   const listed = new Set((change.cascade ?? []).map((item) => item.liveId));
   for (const item of change.cascade ?? []) {

@@ -7,7 +7,7 @@ export class SavedPlanError extends Error {
 }
 
 const ACTIONS = new Set(['create', 'update', 'delete', 'replace']);
-const KINDS = new Set(['user', 'device', 'rule']);
+const KINDS = new Set(['user', 'device', 'rule', 'configuration']);
 
 export function readSavedPlan(path: string): Plan {
   let text: string;

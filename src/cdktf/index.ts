@@ -17,6 +17,7 @@ export {
   type FirezoneUserResources,
   type FirezoneUserSpec,
   type NetformAbsentSpec,
+  type NetformConfigurationSpec,
   type NetformLimit,
   type NetformSettingsSpec,
   type SecretVariable,

@@ -97,6 +97,23 @@ export interface NetformAbsentSpec {
   devices?: { user: string; name: string }[];
 }
 
+/**
+ * The `configuration` section of the YAML format (the server's `/v0/configuration`), with the
+ * same meaning: only the fields given are managed. Written in the YAML format's snake_case names.
+ */
+export interface NetformConfigurationSpec {
+  defaultClientAllowedIps?: string[];
+  defaultClientDns?: string[];
+  defaultClientEndpoint?: string;
+  defaultClientMtu?: number;
+  defaultClientPersistentKeepalive?: number;
+  allowUnprivilegedDeviceManagement?: boolean;
+  allowUnprivilegedDeviceConfiguration?: boolean;
+  localAuthEnabled?: boolean;
+  disableVpnOnOidcError?: boolean;
+  vpnSessionDuration?: number;
+}
+
 export interface FirezoneStackConfig {
   users: FirezoneUserSpec[];
   /** Rules bound to no user. */
@@ -108,6 +125,7 @@ export interface FirezoneStackConfig {
    */
   provider?: { endpoint?: string; apiKey?: SecretVariable };
   settings?: NetformSettingsSpec;
+  configuration?: NetformConfigurationSpec;
   absent?: NetformAbsentSpec;
 }
 
@@ -153,6 +171,7 @@ export class FirezoneStack extends TerraformStack {
 
     const netform: Record<string, unknown> = {};
     if (config.settings !== undefined) netform.settings = settingsDocument(config.settings);
+    if (config.configuration !== undefined) netform.configuration = configurationDocument(config.configuration);
     if (config.absent !== undefined) netform.absent = config.absent;
     // A top-level "//" entry is a comment to Terraform; netform reads its settings from there.
     if (Object.keys(netform).length > 0) this.addOverride('//.netform', netform);
@@ -252,4 +271,13 @@ export class FirezoneStack extends TerraformStack {
 function settingsDocument(settings: NetformSettingsSpec): Record<string, unknown> {
   // Written in the YAML format's shape, so that both front ends read settings with one set of rules.
   return JSON.parse(JSON.stringify(settings)) as Record<string, unknown>;
+}
+
+/** `defaultClientMtu` -> `default_client_mtu`: the YAML format's names, values as given. */
+function configurationDocument(configuration: NetformConfigurationSpec): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(configuration)) {
+    if (value !== undefined) out[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
+  }
+  return JSON.parse(JSON.stringify(out)) as Record<string, unknown>;
 }

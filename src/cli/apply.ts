@@ -75,7 +75,7 @@ async function applySaved(plan: Plan, opts: ApplyCommandOptions, connection: Con
   const color = useColor(opts);
   process.stdout.write(renderPlan(plan, 'text', { color }));
   if (plan.changes.length === 0) return ExitCode.ok;
-  const live = await readLiveState(connection);
+  const live = await readLiveState(connection, { configuration: plan.changes.some((c) => c.kind === 'configuration') });
   const stale = findStaleChanges(plan, live);
   if (stale.length > 0) {
     process.stderr.write(`The saved plan is stale: the server changed since it was made. Nothing was changed.\n${stale.map((s) => `  - ${s}`).join('\n')}\nRun netform plan again.\n`);

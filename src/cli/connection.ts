@@ -153,10 +153,13 @@ async function openEmbedded(path: string, timeoutMs: number): Promise<Connection
   }
 }
 
-/** The server's state (one list call per collection); a refusal by the server is an expected failure. */
-export async function readLiveState(connection: Connection): Promise<LiveState> {
+/**
+ * The server's state (one list call per collection, and `/v0/configuration` only when
+ * `configuration` is true); a refusal by the server is an expected failure.
+ */
+export async function readLiveState(connection: Connection, options: { configuration?: boolean } = {}): Promise<LiveState> {
   try {
-    return await fetchLiveState(connection.client);
+    return await fetchLiveState(connection.client, { configuration: options.configuration ? 'required' : false });
   } catch (error) {
     if (error instanceof ApiError) throw new CliError(`cannot read the server's state: ${error.message}`);
     throw error;

@@ -45,7 +45,7 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
   let files: ExportedFile[];
   let counts: { users: number; devices: number; rules: number };
   try {
-    const live = await fetchLiveState(connection.client);
+    const live = await fetchLiveState(connection.client, { configuration: 'optional' });
     ({ files, counts } = exportDesiredState(live, {
       split: opts.split ?? false,
       addresses: opts.addresses,

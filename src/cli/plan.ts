@@ -72,7 +72,7 @@ function elapsedSince(started: number): number {
 /** Reads the live state (one list call per collection) and plans against it. */
 export async function makePlan(desired: { state: DesiredState; ms: number; rss: number }, opts: PlanningOptions, connection: Connection): Promise<{ plan: Plan; timings: Timings }> {
   let started = performance.now();
-  const live = await readLiveState(connection);
+  const live = await readLiveState(connection, { configuration: desired.state.configuration !== undefined });
   const fetch = elapsedSince(started);
   const fetchRss = rssMb();
   started = performance.now();

@@ -9,7 +9,8 @@
 import got, { HTTPError, RequestError, type Got, type Method } from 'got';
 import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
 import { ApiError, parseErrorBody } from './errors.js';
-import { MalformedResponseError, READERS, WRAPPER, type Resource, type ResourceName } from './resources.js';
+import type { ApiConfiguration } from '../model/configuration.js';
+import { MalformedResponseError, READERS, readConfiguration, WRAPPER, type Resource, type ResourceName } from './resources.js';
 
 export interface ApiClientOptions {
   /** Base URL of the server, without `/v0`: `https://vpn.example.com`. */
@@ -33,6 +34,7 @@ export interface ApiClientOptions {
 
 /** Network errors where the request cannot have reached the server: safe to send a create again. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EADDRINUSE']);
+const CONFIGURATION_PATH = '/v0/configuration';
 const RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504, 521, 522, 524];
 const RETRY_ERROR_CODES = ['ETIMEDOUT', 'ECONNRESET', 'EADDRINUSE', 'ECONNREFUSED', 'EPIPE', 'ENOTFOUND', 'ENETUNREACH', 'EAI_AGAIN'];
 
@@ -141,6 +143,18 @@ export class ApiClient {
       if (retried && error instanceof ApiError && error.isNotFound) return;
       throw error;
     }
+  }
+
+  /** `GET /v0/configuration` (the singleton of upstream 0.7.36). A server without it answers 404 (ApiError.isNotFound). */
+  async getConfiguration(): Promise<ApiConfiguration> {
+    const data = await this.#send('GET', CONFIGURATION_PATH);
+    return this.#read('GET', CONFIGURATION_PATH, () => readConfiguration(data));
+  }
+
+  /** `PATCH /v0/configuration`: only the keys of `body` change. */
+  async updateConfiguration(body: Record<string, unknown>): Promise<ApiConfiguration> {
+    const data = await this.#send('PATCH', CONFIGURATION_PATH, { configuration: body });
+    return this.#read('PATCH', CONFIGURATION_PATH, () => readConfiguration(data));
   }
 
   /** Looks for the object a create of `body` would have made, by its natural key. */

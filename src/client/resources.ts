@@ -4,6 +4,7 @@
  * likes; the rest of netform sees one shape: the contract's keys, unknown ones dropped, missing
  * ones null. Values stay as the server sent them; the planner normalises when it compares.
  */
+import type { ApiConfiguration } from '../model/configuration.js';
 import type { ApiDevice, ApiRule, ApiUser, PortType, Role, RuleAction } from '../model/types.js';
 
 export type ResourceName = 'users' | 'devices' | 'rules';
@@ -113,6 +114,44 @@ export function readRule(value: unknown): ApiRule {
     port_range: text(raw, 'port_range') || null,
     // Some upstream versions named the owner `user`.
     user_id: text(raw, 'user_id') ?? text(raw, 'user'),
+    inserted_at: text(raw, 'inserted_at') ?? '',
+    updated_at: text(raw, 'updated_at') ?? '',
+  };
+}
+
+function bool(raw: Raw, key: string): boolean {
+  const v = raw[key];
+  return v === true || v === 'true';
+}
+
+function objects(raw: Raw, key: string): Record<string, unknown>[] {
+  const v = raw[key];
+  return Array.isArray(v) ? v.filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null && !Array.isArray(e)) : [];
+}
+
+/**
+ * `/v0/configuration`'s `data`. Upstream before 0.7.27 kept `default_client_allowed_ips` as
+ * comma-separated text, and any version may leave a value null: lists read as lists (empty when
+ * null), a missing number as null.
+ */
+export function readConfiguration(value: unknown): ApiConfiguration {
+  const raw = asObject(value, 'configuration');
+  const logo = raw.logo;
+  return {
+    id: text(raw, 'id') ?? '',
+    local_auth_enabled: bool(raw, 'local_auth_enabled'),
+    allow_unprivileged_device_management: bool(raw, 'allow_unprivileged_device_management'),
+    allow_unprivileged_device_configuration: bool(raw, 'allow_unprivileged_device_configuration'),
+    disable_vpn_on_oidc_error: bool(raw, 'disable_vpn_on_oidc_error'),
+    vpn_session_duration: integer(raw, 'vpn_session_duration') as number,
+    default_client_persistent_keepalive: integer(raw, 'default_client_persistent_keepalive') as number,
+    default_client_mtu: integer(raw, 'default_client_mtu') as number,
+    default_client_endpoint: text(raw, 'default_client_endpoint') as string,
+    default_client_dns: list(raw, 'default_client_dns') ?? [],
+    default_client_allowed_ips: list(raw, 'default_client_allowed_ips') ?? [],
+    openid_connect_providers: objects(raw, 'openid_connect_providers') as unknown as ApiConfiguration['openid_connect_providers'],
+    saml_identity_providers: objects(raw, 'saml_identity_providers') as unknown as ApiConfiguration['saml_identity_providers'],
+    logo: typeof logo === 'object' && logo !== null && !Array.isArray(logo) ? (logo as ApiConfiguration['logo']) : {},
     inserted_at: text(raw, 'inserted_at') ?? '',
     updated_at: text(raw, 'updated_at') ?? '',
   };

@@ -8,6 +8,7 @@
  * (SourceLocation.fields), else at its object, with the path people use to name it.
  */
 import picomatch from 'picomatch';
+import { checkConfigurationInput } from '../model/configuration.js';
 import { allowedIpKey, checkDeviceInput, checkDeviceName, DEFAULT_MAX_DEVICES_PER_USER, dnsEntryKey } from '../model/device.js';
 import type { FieldErrors } from '../model/errors.js';
 import { deviceKey, ruleKey, userKey } from '../model/keys.js';
@@ -227,6 +228,18 @@ function ruleKeyOf(entry: RuleEntry): string {
   });
 }
 
+/** `configuration:`: each value given, with the server's own rules for `/v0/configuration`. */
+function checkConfiguration(state: DesiredState, into: Diagnostic[]): void {
+  if (!state.configuration) return;
+  const item: Declared = { source: state.configuration.source, fallbackPath: 'configuration' };
+  const checked = checkConfigurationInput(state.configuration.values);
+  if (checked.ok) return;
+  for (const [field, messages] of Object.entries(checked.errors)) {
+    const shape = EXPECTED_SHAPES[field.replace(/^default_client_/, '')];
+    for (const message of messages) into.push(report(item, field, shape && message === Messages.invalid ? `${message} (${shape})` : message));
+  }
+}
+
 function checkSettings(state: DesiredState, into: Diagnostic[]): void {
   const settings: Declared = { source: state.settings.source, fallbackPath: 'settings' };
   (state.settings.manage.users ?? []).forEach((glob, i) => {
@@ -257,6 +270,7 @@ function describeList(list: string[]): string {
 export function checkDesiredState(state: DesiredState): Diagnostic[] {
   const into: Diagnostic[] = [];
   checkSettings(state, into);
+  checkConfiguration(state, into);
 
   const users: UserEntry[] = state.users.map((user, i) => {
     const email = checkEmail(user.email);

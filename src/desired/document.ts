@@ -5,7 +5,8 @@
  */
 import { dirname } from 'node:path';
 import { Secret, type SecretRef } from '../model/secret.js';
-import type { AbsentDevice, DesiredDevice, DesiredDeviceFields, DesiredRule, DesiredSettings, DesiredUser, Limit, SourceLocation } from '../model/state.js';
+import type { AbsentDevice, DesiredConfiguration, DesiredDevice, DesiredDeviceFields, DesiredRule, DesiredSettings, DesiredUser, Limit, SourceLocation } from '../model/state.js';
+import { MANAGED_CONFIGURATION_FIELDS, type ManagedConfiguration } from '../model/configuration.js';
 import { defaultSettings } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
 import type { SchemaResult } from './schema.js';
@@ -18,6 +19,8 @@ export interface DocumentDeclarations {
   file: string;
   /** Present when the document has a usable `settings` mapping; `raw` is compared across files. */
   settings?: { value: DesiredSettings; raw: unknown; source: SourceLocation };
+  /** Present when the document has a usable `configuration` mapping; `raw` is compared across files. */
+  configuration?: { value: DesiredConfiguration; raw: unknown };
   users: DesiredUser[];
   rules: DesiredRule[];
   absentUsers: { email: string; source?: SourceLocation }[];
@@ -197,6 +200,17 @@ class DocumentReader {
     return { value: settings, raw: value, source };
   }
 
+  /** `configuration:`: the fields given (those the schema accepted), with where each stands. */
+  configuration(root: Place): DocumentDeclarations['configuration'] {
+    const place = this.child(root, 'configuration');
+    if (place.value === undefined || !this.buildable(place)) return undefined;
+    const values: Record<string, unknown> = {};
+    for (const field of MANAGED_CONFIGURATION_FIELDS) {
+      if (place.value[field] !== undefined && this.usableField(place, field)) values[field] = place.value[field];
+    }
+    return { value: { values: values as ManagedConfiguration, source: this.source(place) }, raw: place.value };
+  }
+
   rule(place: Place): DesiredRule | undefined {
     if (!this.buildable(place) || !this.usableField(place, 'action') || !this.usableField(place, 'destination')) return undefined;
     const { value } = place;
@@ -269,6 +283,8 @@ export function readDocument(parsed: ParsedDocument, schema: SchemaResult, env: 
   const declarations: DocumentDeclarations = { file: parsed.file, users: [], rules: [], absentUsers: [], absentDevices: [], diagnostics: reader.diagnostics };
   const settings = reader.settings(root);
   if (settings) declarations.settings = settings;
+  const configuration = reader.configuration(root);
+  if (configuration) declarations.configuration = configuration;
   const users = (root.value as Mapping).users;
   if (Array.isArray(users) && !schema.faulty.has('users')) {
     users.forEach((_, i) => {

@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Document, isMap, isSeq, type YAMLMap } from 'yaml';
+import { initialConfigurationExtras, MANAGED_CONFIGURATION_FIELDS, type ApiConfiguration } from '../model/configuration.js';
 import { parseCidrOrAddress } from '../model/net.js';
 import { deviceKey, ruleKey, userKey } from '../model/keys.js';
 import { parsePortRange } from '../model/ports.js';
@@ -61,6 +62,7 @@ export class ExportError extends Error {
 
 export const SINGLE_FILE_NAME = 'netform.yaml';
 export const GLOBAL_RULES_FILE_NAME = 'global-rules.yaml';
+export const CONFIGURATION_FILE_NAME = 'configuration.yaml';
 
 type Plain = Record<string, unknown>;
 
@@ -76,18 +78,20 @@ export function exportDesiredState(live: LiveState, options: ExportOptions): Exp
   const mapping: Mapping = { pinAddresses: options.addresses ?? true, explicitDefaults: options.explicitDefaults ?? false };
   const header = headerComment(options, counts, mapping);
 
+  const configuration = live.configuration ? configurationToYaml(live.configuration, mapping) : undefined;
   if (!options.split) {
-    const body: Plain = { version: 1, users: entries.map((e) => userToYaml(e, mapping)), rules: globalRules.map(ruleToYaml) };
+    const body: Plain = { version: 1, ...(configuration ? { configuration } : {}), users: entries.map((e) => userToYaml(e, mapping)), rules: globalRules.map(ruleToYaml) };
     return { files: [{ name: SINGLE_FILE_NAME, content: renderDocument(header, body) }], counts };
   }
 
   const files: ExportedFile[] = [];
-  const taken = new Set<string>([GLOBAL_RULES_FILE_NAME]);
+  const taken = new Set<string>([GLOBAL_RULES_FILE_NAME, CONFIGURATION_FILE_NAME]);
   for (const entry of entries) {
     const name = uniqueName(userFileName(entry.user.email), taken);
     files.push({ name, content: renderDocument(header, { version: 1, users: [userToYaml(entry, mapping)] }) });
   }
   files.push({ name: GLOBAL_RULES_FILE_NAME, content: renderDocument(header, { version: 1, rules: globalRules.map(ruleToYaml) }) });
+  if (configuration) files.push({ name: CONFIGURATION_FILE_NAME, content: renderDocument(header, { version: 1, configuration }) });
   return { files, counts };
 }
 
@@ -280,11 +284,30 @@ function headerComment(options: ExportOptions, counts: ExportResult['counts'], m
     mapping.pinAddresses
       ? '- Device tunnel addresses (ipv4, ipv6) are pinned to what the server assigned, so a recreated device keeps them and a hand change shows as drift. Delete those lines to let the server choose.'
       : '- Device tunnel addresses (ipv4, ipv6) are left out (exported with --no-addresses): the server keeps choosing them.',
+    '- `configuration:` (when the server has /v0/configuration) holds the device defaults and the',
+    '  unprivileged-user flags, managed: a hand change of them shows as drift. Delete a line to stop managing it.',
     mapping.explicitDefaults
       ? '- Every role is written, so a hand promotion or demotion shows as drift.'
       : '- A user whose role is left out is unprivileged today, and its role is unmanaged: write `role: unprivileged` (or export with --explicit-defaults) to have a promotion reported as drift.',
   ];
   return lines.map((line) => `# ${line}`).join('\n') + '\n';
+}
+
+/**
+ * The server's configuration as `configuration:`: the device defaults and the two unprivileged-user
+ * flags always (what a repository exists to own); the sign-in fields only when off upstream's
+ * default or with --explicit-defaults. Sign-in providers and the logo are never exported.
+ */
+function configurationToYaml(live: ApiConfiguration, mapping: Mapping): Plain {
+  const initial = initialConfigurationExtras() as unknown as Plain;
+  const out: Plain = {};
+  for (const field of MANAGED_CONFIGURATION_FIELDS) {
+    const value = live[field];
+    if (value === null || value === undefined) continue;
+    const core = field.startsWith('default_client_') || field.startsWith('allow_unprivileged_');
+    if (core || mapping.explicitDefaults || JSON.stringify(value) !== JSON.stringify(initial[field])) out[field] = value;
+  }
+  return out;
 }
 
 /** `3 users, 1 device, 0 rules`. */

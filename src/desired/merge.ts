@@ -2,11 +2,11 @@
  * Merging the documents of a folder into one DesiredState. Users, rules and absent entries are
  * concatenated in file order (checkDesiredState reports anything declared twice, naming both
  * places). Settings are repository-wide: they may be declared in one document only, or repeated
- * identically; two different `settings` blocks are an error, because which one wins would be a
+ * identically (so is `configuration`); two different `settings` blocks are an error, because which one wins would be a
  * guess and a reader of either file would be misled.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { defaultSettings, type DesiredState } from '../model/state.js';
+import { defaultSettings, type DesiredState, type SourceLocation } from '../model/state.js';
 import type { DocumentDeclarations } from './document.js';
 import type { Diagnostic } from './types.js';
 
@@ -14,6 +14,7 @@ export function mergeDeclarations(documents: DocumentDeclarations[], sources: st
   const diagnostics: Diagnostic[] = [];
   const state: DesiredState = { settings: defaultSettings(), users: [], rules: [], absent: { users: [], devices: [] }, sources };
   let settingsFrom: DocumentDeclarations['settings'];
+  let configurationFrom: DocumentDeclarations['configuration'];
   for (const document of documents) {
     if (document.settings) {
       if (!settingsFrom) {
@@ -31,10 +32,28 @@ export function mergeDeclarations(documents: DocumentDeclarations[], sources: st
         });
       }
     }
+    if (document.configuration) {
+      if (!configurationFrom) {
+        configurationFrom = document.configuration;
+        state.configuration = document.configuration.value;
+      } else if (!isDeepStrictEqual(configurationFrom.raw, document.configuration.raw)) {
+        diagnostics.push(declaredTwice('configuration', configurationFrom.value.source, document.configuration.value.source));
+      }
+    }
     state.users.push(...document.users);
     state.rules.push(...document.rules);
     state.absent.users.push(...document.absentUsers);
     state.absent.devices.push(...document.absentDevices);
   }
   return { state, diagnostics };
+}
+
+/** The same repository-wide block declared differently in a second place. */
+function declaredTwice(what: string, first: SourceLocation | undefined, here: SourceLocation | undefined): Diagnostic {
+  const firstAt = first ? `${first.file}:${first.line}:${first.column}` : 'another file';
+  return {
+    ...(here ? { file: here.file, line: here.line, column: here.column } : {}),
+    path: what,
+    message: `${what} is repository-wide and already declared differently at ${firstAt}; declare it in one file`,
+  };
 }

@@ -338,3 +338,16 @@ export function checkConfigurationInput(input: RawInput, options: ConfigurationC
   }
   return hasErrors(errors) ? { ok: false, errors, partial: value } : { ok: true, value };
 }
+
+/**
+ * The configuration fields a desired state may own (`configuration:` in YAML and CDKTF): the
+ * device defaults and the plain flags and numbers. The sign-in providers and the logo are left
+ * to the server (they hold secrets and files a repository should not carry).
+ */
+export const MANAGED_CONFIGURATION_FIELDS = [
+  'default_client_allowed_ips', 'default_client_dns', 'default_client_endpoint', 'default_client_mtu',
+  'default_client_persistent_keepalive', 'allow_unprivileged_device_management', 'allow_unprivileged_device_configuration',
+  'local_auth_enabled', 'disable_vpn_on_oidc_error', 'vpn_session_duration',
+] as const satisfies readonly (keyof ConfigurationValues)[];
+export type ManagedConfigurationField = (typeof MANAGED_CONFIGURATION_FIELDS)[number];
+export type ManagedConfiguration = Partial<Pick<ConfigurationValues, ManagedConfigurationField>>;

@@ -2,6 +2,7 @@
  * DesiredState is what the front ends (YAML, CDKTF) produce and the planner consumes;
  * LiveState is what the /v0 client reads. Both are plain data.
  */
+import type { ApiConfiguration, ManagedConfiguration } from './configuration.js';
 import type { DeviceInput } from './device.js';
 import type { Secret } from './secret.js';
 import type { ApiDevice, ApiRule, ApiUser, PortType, Role, RuleAction } from './types.js';
@@ -76,8 +77,17 @@ export interface AbsentDevice {
   source?: SourceLocation;
 }
 
+/** The server configuration a repository owns: only the fields given are managed. */
+export interface DesiredConfiguration {
+  values: ManagedConfiguration;
+  /** Where `configuration:` was declared, with `fields` for its values. */
+  source?: SourceLocation;
+}
+
 export interface DesiredState {
   settings: DesiredSettings;
+  /** Left out: the server's configuration is not managed (and never read). */
+  configuration?: DesiredConfiguration;
   users: DesiredUser[];
   /** Rules bound to no user. */
   rules: DesiredRule[];
@@ -94,4 +104,6 @@ export interface LiveState {
   users: ApiUser[];
   devices: ApiDevice[];
   rules: ApiRule[];
+  /** `/v0/configuration`, read only when the desired state declares `configuration:` (or export asks). */
+  configuration?: ApiConfiguration;
 }

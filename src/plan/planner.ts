@@ -9,6 +9,7 @@ import { parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
 import type { DesiredDevice, DesiredRule, DesiredState, DesiredUser, LiveState } from '../model/state.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import { changedDeviceFields, LEGACY_UPDATABLE_DEVICE_FIELDS, liveDeviceBody, managedDeviceFields, type WritableDeviceField } from './device-fields.js';
+import { planConfiguration } from './configuration.js';
 import { fingerprintOf } from './fingerprint.js';
 import { checkLimit } from './limits.js';
 import { indexLiveState, ruleLabel, type LiveIndex } from './live-index.js';
@@ -92,6 +93,8 @@ class Planner {
     if (this.#desired.settings.prune) this.#planPrune();
     this.#makeRoomForNewDevices();
     this.#guardUserRemovals();
+    const configuration = planConfiguration(this.#desired.configuration, this.#live.configuration, PHASE.users);
+    if (configuration) this.#add(configuration);
     if (this.#problems.length > 0) throw new PlanError(this.#problems);
     return this.#document();
   }
@@ -505,7 +508,7 @@ class Planner {
   }
 }
 
-const KIND_ORDER = { user: 0, device: 1, rule: 2 } as const;
+const KIND_ORDER = { configuration: -1, user: 0, device: 1, rule: 2 } as const;
 const PRUNED = 'declared in no file (prune)';
 
 /** Fields of a declared device sent on create: the managed ones, and flags set on. */

@@ -8,7 +8,10 @@ import type { SecretRef } from '../model/secret.js';
 export const PLAN_FORMAT = 'netform.plan';
 export const PLAN_FORMAT_VERSION = 1;
 
-export type ResourceKind = 'user' | 'device' | 'rule';
+/** The kinds of objects in the server's collections. */
+export type ObjectKind = 'user' | 'device' | 'rule';
+/** What a change acts on: an object, or the server's one configuration (`/v0/configuration`). */
+export type ResourceKind = ObjectKind | 'configuration';
 export type ChangeAction = 'create' | 'update' | 'delete' | 'replace';
 
 /** One field's change, as shown to people. Sensitive fields show SENSITIVE_CHANGED, never values. */
@@ -27,7 +30,7 @@ export interface PlanSecret {
 
 /** Something that goes with a user deletion. */
 export interface CascadeItem {
-  kind: ResourceKind;
+  kind: ObjectKind;
   key: string;
   liveId: string;
   /** Human-readable name of the object. */
