@@ -47,15 +47,15 @@ describe('netform export -o DIR', () => {
     expect(await readdir(join(seeded.dir, 'repo'))).toEqual(['netform.yaml']);
   });
 
-  it('splits into one file per user plus global rules, with names safe for any email, and plans with no changes', async () => {
+  it('splits into one file per user plus global rules and the configuration, with names safe for any email, and plans with no changes', async () => {
     const exported = await cli(['export', '-o', 'split', '--split']);
     expect(exported.code).toBe(0);
     const names = (await readdir(join(seeded.dir, 'split'))).sort();
     expect(names).toEqual([
-      'admin@example.com.yaml', 'alice@example.com.yaml', 'carol@example.com.yaml', 'global-rules.yaml',
+      'admin@example.com.yaml', 'alice@example.com.yaml', 'carol@example.com.yaml', 'configuration.yaml', 'global-rules.yaml',
       'o%27brien+vpn@example.com.yaml', 'second.admin@example.com.yaml', 'team%2Fops@example.com.yaml',
     ]);
-    expect(names).toHaveLength(SEEDED_COUNTS.users + 1);
+    expect(names).toHaveLength(SEEDED_COUNTS.users + 2);
     for (const name of names) seeded.expectNoSecrets(await readFile(join(seeded.dir, 'split', name), 'utf8'));
     const plan = await cli(['plan', '-f', 'split']);
     expect(plan.stderr).toBe('');

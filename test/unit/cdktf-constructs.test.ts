@@ -131,6 +131,34 @@ describe('FirezoneStack', () => {
   });
 });
 
+describe('FirezoneStack configuration', () => {
+  async function synthToFile(config: FirezoneStackConfig): Promise<any> {
+    const outdir = await mkdtemp(join(tmpdir(), 'netform-cdktf-configuration-'));
+    try {
+      const app = new App({ outdir });
+      new FirezoneStack(app, 'company', config);
+      app.synth();
+      return JSON.parse(await readFile(join(outdir, 'stacks', 'company', 'cdk.tf.json'), 'utf8'));
+    } finally {
+      await rm(outdir, { recursive: true, force: true });
+    }
+  }
+
+  it('writes configuration into the "//" entry in the YAML format\'s shape (snake_case), only the fields given', async () => {
+    const stack = await synthToFile({
+      users: [],
+      configuration: { defaultClientMtu: 1380, defaultClientDns: ['10.0.0.53'], allowUnprivilegedDeviceManagement: false, defaultClientEndpoint: undefined },
+    });
+    expect(stack['//'].netform).toEqual({
+      configuration: { default_client_mtu: 1380, default_client_dns: ['10.0.0.53'], allow_unprivileged_device_management: false },
+    });
+  });
+
+  it('writes nothing when no configuration is given', async () => {
+    expect((await synthToFile({ users: [] }))['//']?.netform).toBeUndefined();
+  });
+});
+
 describe('terraformName', () => {
   it('makes a valid Terraform name from any text', () => {
     expect(terraformName('alice@example.com')).toBe('alice_example_com');

@@ -188,6 +188,15 @@ describe('what only the whole state shows', () => {
     ]);
   });
 
+  it('configuration: repository-wide like settings (an identical copy is fine), unknown keys named', async () => {
+    expect(await errorsOf(`${F}/configuration-conflict`)).toEqual([
+      `${F}/configuration-conflict/c.yaml:4:3: configuration: configuration is repository-wide and already declared differently at ${F}/configuration-conflict/a.yaml:3:3; declare it in one file`,
+      `${F}/configuration-conflict/c.yaml:5:3: configuration.default_client_mtu_typo: unknown key; did you mean \`default_client_mtu\`?`,
+    ]);
+    const loaded = await loadDesiredState(`${F}/configuration-conflict/a.yaml`, { env: {} });
+    expect(loaded.ok && loaded.state.configuration?.values).toEqual({ default_client_mtu: 1380 });
+  });
+
   it('limits: a count or a percentage, in each document of a multi-document file', async () => {
     expect(await errorsOf(`${F}/limits.yaml`)).toEqual([
       `${F}/limits.yaml:4:13: settings.limits.delete: must be a count of objects (such as 5) or a percentage of the live objects (such as "10%")`,
