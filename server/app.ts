@@ -47,6 +47,8 @@ export const REDACTED_LOG_PATHS = [
   '*.password',
   '*.password_confirmation',
   '*.preshared_key',
+  'client_secret',
+  '*.client_secret',
   'token',
 ];
 

@@ -329,6 +329,34 @@ describe('rules', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
+// configuration: the same values offline (`configuration:`) and through PATCH /v0/configuration
+
+const configurationCases: [string, Fields][] = [
+  ['every managed field valid', {
+    default_client_allowed_ips: ['10.0.0.0/8', 'fd00::/8'], default_client_dns: ['10.0.0.53', 'dns.example.com'],
+    default_client_endpoint: '[2001:db8::1]:51820', default_client_mtu: 1420, default_client_persistent_keepalive: 0,
+    allow_unprivileged_device_management: false, allow_unprivileged_device_configuration: true, local_auth_enabled: true,
+    disable_vpn_on_oidc_error: false, vpn_session_duration: 86400,
+  }],
+  ['an empty DNS list', { default_client_dns: [] }],
+  ['mtu under and keepalive over their bounds', { default_client_mtu: 575, default_client_persistent_keepalive: 121 }],
+  ['mtu over its bound', { default_client_mtu: 1501 }],
+  ['vpn_session_duration below 0', { vpn_session_duration: -1 }],
+  ['an allowed_ips entry that is no address', { default_client_allowed_ips: ['10.0.0.0/33'] }],
+  ['duplicate DNS servers', { default_client_dns: ['1.1.1.1', '1.1.1.1'] }],
+  ['a DNS server with a port', { default_client_dns: ['1.1.1.1:53'] }],
+  ['an endpoint with a bad port', { default_client_endpoint: 'vpn.example.com:99999' }],
+];
+
+describe('configuration', () => {
+  it.each(configurationCases)('%s', async (label, fields) => {
+    const offlineErrors = await offline({ configuration: fields });
+    const res = await server.api('PATCH', '/v0/configuration', { configuration: fields });
+    expectAgreement(label, offlineErrors, res.status === 200 ? 201 : res.status, res.body);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
 // Where the two sides differ on purpose
 
 describe('documented differences', () => {
