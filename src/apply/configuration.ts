@@ -17,13 +17,18 @@ export async function applyConfigurationChange(change: Change, client: ApiClient
   }
   const body = change.body ?? {};
   const answer = await client.updateConfiguration(body);
-  const differing = Object.entries(body).filter(([field, value]) => !sameConfigurationValue(field, value, answer[field as keyof ApiConfiguration]));
-  if (differing.length > 0) throw new Error(`the server's answer does not hold what was asked for ${differing.map(([f]) => f).join(', ')}`);
+  const differing = Object.keys(body).filter(
+    (field) => !sameConfigurationValue(field, body[field], answer[field as keyof ApiConfiguration]),
+  );
+  if (differing.length > 0) {
+    throw new Error(`the server's answer does not hold what was asked for ${differing.join(', ')}`);
+  }
   return undefined;
 }
 
 /** Why a saved plan's configuration change no longer holds (empty when it does). */
 export function staleConfiguration(change: Change, live: ApiConfiguration | undefined): string[] {
   if (!live) return ['configuration: the server no longer answers /v0/configuration'];
-  return fingerprintOf('configuration', live) === change.fingerprint ? [] : ['configuration: changed since the plan was made'];
+  if (fingerprintOf('configuration', live) === change.fingerprint) return [];
+  return ['configuration: changed since the plan was made'];
 }

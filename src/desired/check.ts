@@ -236,7 +236,9 @@ function checkConfiguration(state: DesiredState, into: Diagnostic[]): void {
   if (checked.ok) return;
   for (const [field, messages] of Object.entries(checked.errors)) {
     const shape = EXPECTED_SHAPES[field.replace(/^default_client_/, '')];
-    for (const message of messages) into.push(report(item, field, shape && message === Messages.invalid ? `${message} (${shape})` : message));
+    for (const message of messages) {
+      into.push(report(item, field, shape && message === Messages.invalid ? `${message} (${shape})` : message));
+    }
   }
 }
 

@@ -80,7 +80,12 @@ export function exportDesiredState(live: LiveState, options: ExportOptions): Exp
 
   const configuration = live.configuration ? configurationToYaml(live.configuration, mapping) : undefined;
   if (!options.split) {
-    const body: Plain = { version: 1, ...(configuration ? { configuration } : {}), users: entries.map((e) => userToYaml(e, mapping)), rules: globalRules.map(ruleToYaml) };
+    const body: Plain = {
+      version: 1,
+      ...(configuration ? { configuration } : {}),
+      users: entries.map((e) => userToYaml(e, mapping)),
+      rules: globalRules.map(ruleToYaml),
+    };
     return { files: [{ name: SINGLE_FILE_NAME, content: renderDocument(header, body) }], counts };
   }
 
@@ -91,7 +96,9 @@ export function exportDesiredState(live: LiveState, options: ExportOptions): Exp
     files.push({ name, content: renderDocument(header, { version: 1, users: [userToYaml(entry, mapping)] }) });
   }
   files.push({ name: GLOBAL_RULES_FILE_NAME, content: renderDocument(header, { version: 1, rules: globalRules.map(ruleToYaml) }) });
-  if (configuration) files.push({ name: CONFIGURATION_FILE_NAME, content: renderDocument(header, { version: 1, configuration }) });
+  if (configuration) {
+    files.push({ name: CONFIGURATION_FILE_NAME, content: renderDocument(header, { version: 1, configuration }) });
+  }
   return { files, counts };
 }
 

@@ -5,7 +5,7 @@
  * See docs/api-v0.md section 7 for what the server does with each field.
  */
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
-import { checkInteger, checkList, allowedIpKey, dnsEntryKey, MTU_BOUNDS, PERSISTENT_KEEPALIVE_BOUNDS } from './device.js';
+import { allowedIpKey, checkInteger, checkList, dnsEntryKey, MTU_BOUNDS, PERSISTENT_KEEPALIVE_BOUNDS } from './device.js';
 import { has, isBlank, isPlainObject, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
 import { parseEndpoint } from './net.js';
@@ -96,7 +96,7 @@ export const CONFIGURATION_RESPONSE_KEYS = [
   'saml_identity_providers', 'updated_at', 'vpn_session_duration',
 ] as const satisfies readonly (keyof ApiConfiguration)[];
 
-/** What a configuration holds before anyone changes it (upstream's defaults; the device defaults come from the server). */
+/** What a configuration holds before anyone changes it: upstream's defaults (the device defaults are the server's). */
 export function initialConfigurationExtras(): Omit<ConfigurationValues, DefaultClientField> {
   return {
     local_auth_enabled: true,
@@ -186,7 +186,10 @@ class ItemReader {
  * stored: the stored secret is kept (it is never returned, so a client that sends back what it
  * read must not erase it).
  */
-function checkOidcProvider(raw: RawInput, storedSecret: (id: string) => string | null): { value: OpenIdConnectProvider; errors: ItemErrors } {
+function checkOidcProvider(
+  raw: RawInput,
+  storedSecret: (id: string) => string | null,
+): { value: OpenIdConnectProvider; errors: ItemErrors } {
   const item = new ItemReader(raw);
   const id = item.id();
   const secret = isBlank(raw.client_secret) ? storedSecret(id) : item.text('client_secret', true);
@@ -286,7 +289,10 @@ export interface ConfigurationCheckOptions {
  * ignored. Every field's null is `can't be blank` (upstream let nulls through to the database),
  * except the provider lists and the logo, where null clears them.
  */
-export function checkConfigurationInput(input: RawInput, options: ConfigurationCheckOptions = {}): Checked<ConfigurationInput> {
+export function checkConfigurationInput(
+  input: RawInput,
+  options: ConfigurationCheckOptions = {},
+): Checked<ConfigurationInput> {
   const errors: FieldErrors = {};
   const value: ConfigurationInput = {};
 
@@ -311,8 +317,8 @@ export function checkConfigurationInput(input: RawInput, options: ConfigurationC
   if (has(input, 'default_client_endpoint')) {
     const e = input.default_client_endpoint;
     if (isBlank(e)) addError(errors, 'default_client_endpoint', Messages.blank);
-    else if (typeof e !== 'string' || parseEndpoint(e) === null) addError(errors, 'default_client_endpoint', Messages.invalid);
-    else value.default_client_endpoint = e.trim();
+    else if (typeof e === 'string' && parseEndpoint(e) !== null) value.default_client_endpoint = e.trim();
+    else addError(errors, 'default_client_endpoint', Messages.invalid);
   }
   const lists = [['default_client_allowed_ips', allowedIpKey], ['default_client_dns', dnsEntryKey]] as const;
   for (const [field, entryKey] of lists) {
@@ -325,7 +331,8 @@ export function checkConfigurationInput(input: RawInput, options: ConfigurationC
   }
   if (has(input, 'openid_connect_providers')) {
     const secret = options.storedClientSecret ?? (() => null);
-    const list = checkProviders(errors, 'openid_connect_providers', input.openid_connect_providers, (raw) => checkOidcProvider(raw, secret));
+    const checkItem = (raw: RawInput) => checkOidcProvider(raw, secret);
+    const list = checkProviders(errors, 'openid_connect_providers', input.openid_connect_providers, checkItem);
     if (list) value.openid_connect_providers = list;
   }
   if (has(input, 'saml_identity_providers')) {
@@ -346,8 +353,8 @@ export function checkConfigurationInput(input: RawInput, options: ConfigurationC
  */
 export const MANAGED_CONFIGURATION_FIELDS = [
   'default_client_allowed_ips', 'default_client_dns', 'default_client_endpoint', 'default_client_mtu',
-  'default_client_persistent_keepalive', 'allow_unprivileged_device_management', 'allow_unprivileged_device_configuration',
-  'local_auth_enabled', 'disable_vpn_on_oidc_error', 'vpn_session_duration',
+  'default_client_persistent_keepalive', 'allow_unprivileged_device_management',
+  'allow_unprivileged_device_configuration', 'local_auth_enabled', 'disable_vpn_on_oidc_error', 'vpn_session_duration',
 ] as const satisfies readonly (keyof ConfigurationValues)[];
 export type ManagedConfigurationField = (typeof MANAGED_CONFIGURATION_FIELDS)[number];
 export type ManagedConfiguration = Partial<Pick<ConfigurationValues, ManagedConfigurationField>>;

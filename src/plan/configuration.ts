@@ -6,6 +6,7 @@
  */
 import { DEFAULT_CLIENT_FIELDS, MANAGED_CONFIGURATION_FIELDS, type ApiConfiguration } from '../model/configuration.js';
 import type { DesiredConfiguration } from '../model/state.js';
+import type { DefaultableDeviceField } from '../model/types.js';
 import { sameDeviceValue } from './device-fields.js';
 import { fingerprintOf } from './fingerprint.js';
 import type { Change, FieldChange } from './types.js';
@@ -14,7 +15,7 @@ export const CONFIGURATION_CHANGE_ID = 'configuration';
 
 /** Whether a declared value and a live one are the same, in the server's terms. */
 export function sameConfigurationValue(field: string, declared: unknown, live: unknown): boolean {
-  const deviceField = (DEFAULT_CLIENT_FIELDS as Record<string, 'allowed_ips' | 'dns' | 'endpoint' | 'mtu' | 'persistent_keepalive'>)[field];
+  const deviceField = (DEFAULT_CLIENT_FIELDS as Record<string, DefaultableDeviceField>)[field];
   if (deviceField) return sameDeviceValue(deviceField, declared, live);
   return JSON.stringify(declared ?? null) === JSON.stringify(live ?? null);
 }
@@ -25,7 +26,11 @@ export function sameConfigurationValue(field: string, declared: unknown, live: u
  * new defaults. Throws when configuration is declared but the live state has none (the caller
  * reads it whenever the desired state declares it).
  */
-export function planConfiguration(desired: DesiredConfiguration | undefined, live: ApiConfiguration | undefined, phase: number): Change | null {
+export function planConfiguration(
+  desired: DesiredConfiguration | undefined,
+  live: ApiConfiguration | undefined,
+  phase: number,
+): Change | null {
   if (!desired) return null;
   if (!live) throw new Error('the live state holds no configuration although the desired state declares one');
   const fields: FieldChange[] = [];
