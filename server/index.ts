@@ -3,12 +3,14 @@
  * server machine without any token (issue, list and revoke tokens; show and change defaults).
  */
 import type { FastifyInstance } from 'fastify';
+import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { buildApp, type LogLevel } from './app.js';
 import { createClock, type Clock } from './clock.js';
 import { ensureSettings, readSettings, setDefault, type ServerDefaults } from './services/settings.js';
-import { issueApiToken, listApiTokens, revokeApiToken, TOKEN_DAYS, type TokenSummary } from './services/tokens.js';
-import { openStore, type Store } from './store/index.js';
+import { checkTokenRequest, issueApiToken, listApiTokens, revokeApiToken, TOKEN_DAYS, type TokenSummary } from './services/tokens.js';
+import { MissingDatabaseError, openStore, type Store } from './store/index.js';
+import { AdminError } from './errors.js';
 
 export { buildApp, DEFAULT_BODY_LIMIT, type AppOptions, type LogLevel } from './app.js';
 export { AdminError } from './errors.js';
@@ -47,7 +49,7 @@ function urlOf(host: string, port: number): string {
 
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const clock = createClock();
-  const store = await openStore(options.dbPath);
+  const store = await openStore(options.dbPath, { create: true });
   try {
     await ensureSettings(store);
     const app = await buildApp({
@@ -84,26 +86,67 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   }
 }
 
-/** Runs `fn` on the store of a database file, created and migrated when new, and closes it. */
-async function withStore<T>(dbPath: string, fn: (store: Store, clock: Clock) => Promise<T>): Promise<T> {
-  const store = await openStore(dbPath);
+/**
+ * Runs `fn` on the store of a database file and closes it. Only `create` (serve and token create,
+ * the first step of setting up a server) makes a missing file; otherwise a missing file is an
+ * AdminError naming the full path, and nothing is created.
+ */
+async function withStore<T>(
+  dbPath: string,
+  fn: (store: Store, clock: Clock, created: boolean) => Promise<T>,
+  create = false,
+): Promise<T> {
+  let store: Store;
+  try {
+    store = await openStore(dbPath, { create });
+  } catch (error) {
+    if (error instanceof MissingDatabaseError) {
+      throw new AdminError(
+        `no database at ${error.path} (check --db / NETFORM_DB); only "netform serve" and ` +
+          '"netform server token create" create a new one',
+      );
+    }
+    throw error;
+  }
   try {
     await ensureSettings(store);
-    return await fn(store, createClock());
+    return await fn(store, createClock(), (store as { created?: boolean }).created === true);
   } finally {
     await store.close();
   }
 }
 
+export interface IssuedTokenResult {
+  token: string;
+  userCreated: boolean;
+  id: string;
+  expiresAt: string;
+  /** The full path of the database file when this call created it, else null. */
+  createdDatabase: string | null;
+}
+
 /**
- * Issues an API token for the admin `email`, creating that admin when no user has the email.
- * Refuses (AdminError) an unprivileged or disabled user, and a 26th live token.
+ * Issues an API token for the admin `email`, creating that admin when no user has the email,
+ * and the database file when it does not exist (the first step of setting up a server). Refuses
+ * (AdminError) a bad email or days before touching any file, an unprivileged or disabled user,
+ * and a 26th live token.
  */
-export async function issueToken(options: { dbPath: string; email: string; days?: number }): Promise<{ token: string; userCreated: boolean; id: string; expiresAt: string }> {
-  return withStore(options.dbPath, async (store, clock) => {
-    const issued = await issueApiToken(store, clock, options.email, options.days ?? TOKEN_DAYS.default);
-    return { token: issued.token, userCreated: issued.userCreated, id: issued.id, expiresAt: issued.expiresAt };
-  });
+export async function issueToken(options: { dbPath: string; email: string; days?: number }): Promise<IssuedTokenResult> {
+  checkTokenRequest(options.email, options.days ?? TOKEN_DAYS.default);
+  return withStore(
+    options.dbPath,
+    async (store, clock, created) => {
+      const issued = await issueApiToken(store, clock, options.email, options.days ?? TOKEN_DAYS.default);
+      return {
+        token: issued.token,
+        userCreated: issued.userCreated,
+        id: issued.id,
+        expiresAt: issued.expiresAt,
+        createdDatabase: created ? resolve(options.dbPath) : null,
+      };
+    },
+    true,
+  );
 }
 
 export async function listTokens(options: { dbPath: string }): Promise<TokenSummary[]> {

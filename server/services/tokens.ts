@@ -54,25 +54,30 @@ export function checkTokenDays(days: unknown): number {
   return n;
 }
 
+/** The checks of a token request that need no database (so a refused request creates none). */
+export function checkTokenRequest(email: string, days: unknown): { email: string; days: number } {
+  const checked = checkEmail(email);
+  if (!checked.ok) throw new AdminError(`--email ${JSON.stringify(email)} ${checked.message}`);
+  return { email: checked.email, days: checkTokenDays(days) };
+}
+
 /**
  * Issues a token for the admin with this email, creating the admin when no user has the email
  * (so the first admin can be made on an empty database). An existing user must be an admin and
  * not disabled.
  */
 export async function issueApiToken(store: Store, clock: Clock, email: string, days: number = TOKEN_DAYS.default): Promise<IssuedToken> {
-  const checked = checkEmail(email);
-  if (!checked.ok) throw new AdminError(`--email ${JSON.stringify(email)} ${checked.message}`);
-  const validDays = checkTokenDays(days);
+  const { email: validEmail, days: validDays } = checkTokenRequest(email, days);
   const token = generateApiToken();
   return store.transaction(async (tx) => {
-    let owner = await tx.findUserByEmail(checked.email);
+    let owner = await tx.findUserByEmail(validEmail);
     let userCreated = false;
     const now = clock.nowMicros();
     const nowText = formatTimestamp(now);
     if (!owner) {
       owner = {
         id: randomUUID(),
-        email: checked.email,
+        email: validEmail,
         role: 'admin',
         password_hash: null,
         last_signed_in_at: null,

@@ -1,5 +1,5 @@
 export * from './types.js';
-export { SqliteStore, type SqliteStoreOptions } from './sqlite.js';
+export { MissingDatabaseError, SqliteStore, type SqliteStoreOptions } from './sqlite.js';
 export { MIGRATIONS } from './migrations.js';
 
 import { SqliteStore, type SqliteStoreOptions } from './sqlite.js';

@@ -7,6 +7,8 @@
  * contract says a crash loses no acknowledged write.
  */
 import Database from 'better-sqlite3';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { addressSortKey, parseCidrOrAddress, parseIpAddress, parsePortRange, type IpFamily } from '../../src/model/index.js';
 import { migrate } from './migrations.js';
 import type {
@@ -31,6 +33,36 @@ export interface SqliteStoreOptions {
   now?: () => string;
   /** Called with every SQL statement run (bound values inlined); for diagnostics and tests. */
   verbose?: (sql: string) => void;
+  /**
+   * Create the database file when it does not exist (default true). When false, a missing file
+   * is refused with MissingDatabaseError and nothing is created.
+   */
+  create?: boolean;
+}
+
+/** The database file a command was pointed at does not exist (and the command may not create it). */
+export class MissingDatabaseError extends Error {
+  constructor(readonly path: string) {
+    super(`no database at ${path}`);
+    this.name = 'MissingDatabaseError';
+  }
+}
+
+/**
+ * Makes sure the file exists before SQLite opens it, created empty with mode 0600: it holds
+ * preshared keys and token hashes. SQLite gives the -wal and -shm files it creates the mode of
+ * the database file, so they are 0600 too. Returns whether this call created the file.
+ */
+function prepareDatabaseFile(path: string, create: boolean): boolean {
+  if (existsSync(path)) return false;
+  if (!create) throw new MissingDatabaseError(resolve(path));
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'EEXIST') return false;
+    throw error;
+  }
 }
 
 const USER_COLUMNS = 'id, email, role, password_hash, last_signed_in_at, last_signed_in_method, disabled_at, inserted_at, updated_at';
@@ -424,6 +456,8 @@ export class SqliteStore extends SqliteQueries implements Store {
   readonly #readerDb: Database.Database;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** Whether opening this store created its database file. */
+  created = false;
 
   private constructor(readerDb: Database.Database, writerDb: Database.Database) {
     super(readerDb);
@@ -435,14 +469,18 @@ export class SqliteStore extends SqliteQueries implements Store {
   /** Opens (creating and migrating when needed) the database file at `path`. */
   static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    const inMemory = path === ':memory:' || path === '';
+    const created = !inMemory && prepareDatabaseFile(path, options.create ?? true);
     const writerDb = openConnection(path, busyTimeoutMs, options.verbose);
     try {
       migrate(writerDb, options.now ?? (() => new Date().toISOString()));
       // An in-memory database is private to its connection: read and write through the same one.
-      if (path === ':memory:' || path === '') return new SqliteStore(writerDb, writerDb);
+      if (inMemory) return new SqliteStore(writerDb, writerDb);
       const readerDb = openConnection(path, busyTimeoutMs, options.verbose);
       readerDb.pragma('query_only = ON');
-      return new SqliteStore(readerDb, writerDb);
+      const store = new SqliteStore(readerDb, writerDb);
+      store.created = created;
+      return store;
     } catch (error) {
       writerDb.close();
       throw error;

@@ -20,8 +20,9 @@ function parseFlag(text: string | undefined): boolean {
   return text !== undefined && /^(1|true|yes|on)$/i.test(text.trim());
 }
 
-export function dbOption(): Option {
-  return new Option('--db <path>', 'SQLite database file (created on first use)').env('NETFORM_DB').default(DEFAULT_DB_PATH);
+export function dbOption(creates = false): Option {
+  const what = creates ? 'SQLite database file (created with mode 0600 when missing)' : 'SQLite database file (must exist)';
+  return new Option('--db <path>', what).env('NETFORM_DB').default(DEFAULT_DB_PATH);
 }
 
 interface ServeOptions {
@@ -37,7 +38,7 @@ export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('Run the bundled /v0 server on a SQLite database file (created and migrated on first start).')
-    .addOption(dbOption())
+    .addOption(dbOption(true))
     .addOption(new Option('--host <host>', 'address to listen on').env('NETFORM_HOST').default(DEFAULT_HOST))
     .addOption(new Option('--port <port>', 'port to listen on; 0 picks a free one').env('NETFORM_PORT').default(DEFAULT_PORT).argParser(parsePort))
     .addOption(new Option('--log-level <level>', 'request log level (JSON lines on stderr)').env('NETFORM_LOG_LEVEL').choices(LOG_LEVELS).default('info'))

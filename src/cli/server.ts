@@ -45,10 +45,11 @@ export function registerServer(program: Command): void {
     .description('Issue an API token for an admin (made an admin when no user has the email yet); prints only the token on stdout.')
     .requiredOption('--email <email>', 'email of the admin')
     .addOption(new Option('--days <n>', 'days until the token expires, 1 to 90').default(30).argParser(parseDays))
-    .addOption(dbOption())
+    .addOption(dbOption(true))
     .action(
       action(async (options: { email: string; days: number; db: string }) => {
         const issued = await admin(() => issueToken({ dbPath: options.db, email: options.email, days: options.days }));
+        if (issued.createdDatabase !== null) process.stderr.write(`created a new database at ${issued.createdDatabase}\n`);
         if (issued.userCreated) process.stderr.write(`created admin ${options.email.trim()}\n`);
         process.stderr.write(`token ${issued.id} expires ${issued.expiresAt}; this is the only time it is shown\n`);
         process.stdout.write(`${issued.token}\n`);

@@ -6,11 +6,11 @@ import { runCli } from '../helpers/cli.js';
 import { startTestServer } from '../helpers/server.js';
 import { useDatabaseFiles } from './server-cli-helpers.js';
 
-const { freshDb, servers } = useDatabaseFiles();
+const { createdDb, servers } = useDatabaseFiles();
 
 describe('netform server defaults', () => {
   it('shows the defaults of spec section 5 on a new database', async () => {
-    const res = await runCli(['server', 'defaults', 'show', '--json', '--db', freshDb()]);
+    const res = await runCli(['server', 'defaults', 'show', '--json', '--db', await createdDb()]);
     expect(res.code).toBe(0);
     const values = JSON.parse(res.stdout);
     expect(values).toMatchObject({
@@ -27,7 +27,7 @@ describe('netform server defaults', () => {
     expect(values.endpoint).toMatch(/:51820$/);
     expect(values.server_public_key).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     expect(JSON.stringify(values)).not.toContain('private');
-    const text = await runCli(['server', 'defaults', 'show', '--db', freshDb()]);
+    const text = await runCli(['server', 'defaults', 'show', '--db', await createdDb()]);
     expect(text.stdout).toMatch(/^allowed_ips\s+0\.0\.0\.0\/0, ::\/0$/m);
   });
 
@@ -64,7 +64,7 @@ describe('netform server defaults', () => {
   });
 
   it('set refuses bad keys and values with a clear message, changing nothing', async () => {
-    const db = freshDb();
+    const db = await createdDb();
     const cases: [string[], string][] = [
       [['colour', 'blue'], 'unknown setting "colour"'],
       [['mtu', '2000'], 'mtu must be between 576 and 1500'],

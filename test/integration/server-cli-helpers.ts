@@ -8,9 +8,9 @@ import type { TestServer } from '../helpers/server.js';
 /**
  * Registers the hooks of the calling test file: a temporary folder removed after all its tests,
  * and the servers pushed on `servers` stopped after each test. `freshDb()` names a new database
- * file in that folder.
+ * file in that folder (not created); `createdDb()` creates one.
  */
-export function useDatabaseFiles(): { freshDb: () => string; servers: TestServer[] } {
+export function useDatabaseFiles(): { freshDb: () => string; createdDb: () => Promise<string>; servers: TestServer[] } {
   let dir: string;
   let n = 0;
   beforeAll(() => {
@@ -23,5 +23,13 @@ export function useDatabaseFiles(): { freshDb: () => string; servers: TestServer
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((s) => s.stop()));
   });
-  return { freshDb: () => join(dir, `db-${++n}.db`), servers };
+  const freshDb = () => join(dir, `db-${++n}.db`);
+  /** A new database file, created and migrated (as `netform serve` would on first start). */
+  const createdDb = async () => {
+    const path = freshDb();
+    const { openStore } = await import('../../server/store/index.js');
+    await (await openStore(path, { create: true })).close();
+    return path;
+  };
+  return { freshDb, createdDb, servers };
 }
