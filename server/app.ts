@@ -5,10 +5,12 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Writable } from 'node:stream';
-import { bearerAuth } from './auth.js';
+import { bearerAuth, DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimit } from './auth.js';
 import { createClock, type Clock } from './clock.js';
 import { BadRequestError, NotFoundError, ValidationError } from './errors.js';
 import { clientErrorHandler, frameworkErrorHandler } from './framework-errors.js';
+import { instrumentStore, type ServerMetrics } from './metrics.js';
+import { healthRoutes, metricsRoute, recordRequests } from './operations.js';
 import { v0Routes } from './routes/index.js';
 import type { ServiceContext } from './services/context.js';
 import type { Store } from './store/index.js';
@@ -28,6 +30,16 @@ export interface AppOptions {
   bodyLimit?: number;
   /** Emulate upstream 0.7.26+, where device updates change only name and description. */
   legacyDeviceUpdates?: boolean;
+  /** Record requests and store errors here (see createMetrics); none when omitted. */
+  metrics?: ServerMetrics;
+  /** Serve GET /metrics on this app (default true when `metrics` is given; false when another port serves it). */
+  metricsRoute?: boolean;
+  /** Rate limit of failed authentications per client address; false turns it off. */
+  authFailureLimit?: AuthFailureLimit | false;
+  /** Serve HTTPS with this certificate chain and key (PEM). */
+  https?: { cert: string | Buffer; key: string | Buffer };
+  /** Fastify's trustProxy: the proxies (addresses/CIDRs, comma-separated) whose X-Forwarded-For is believed. */
+  trustProxy?: string | boolean;
 }
 
 /**
@@ -81,12 +93,13 @@ function isClientError(error: FastifyError): boolean {
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const metrics = options.metrics;
   const ctx: ServiceContext = {
-    store: options.store,
+    store: metrics ? instrumentStore(options.store, metrics.storeErrors) : options.store,
     clock: options.clock ?? createClock(),
     legacyDeviceUpdates: options.legacyDeviceUpdates ?? false,
   };
-  const app = Fastify({
+  const app = Fastify(<FastifyServerOptions & { https?: object }>{
     logger: loggerOptions(options.logger),
     bodyLimit,
     exposeHeadRoutes: false,
@@ -94,7 +107,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Failures before our routes run, answered with the contract's bodies (see framework-errors.ts).
     frameworkErrors: frameworkErrorHandler(ctx.store, ctx.clock),
     clientErrorHandler,
-  });
+    ...(options.trustProxy !== undefined ? { trustProxy: options.trustProxy } : {}),
+    ...(options.https ? { https: { cert: options.https.cert, key: options.https.key } } : {}),
+  }) as unknown as FastifyInstance;
 
   // JSON whatever the Content-Type says (clients that send none still work); an empty body is
   // no body, so DELETE with a JSON content type and nothing in it is fine.
@@ -128,7 +143,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (closing) reply.header('connection', 'close');
   });
 
-  await app.register(bearerAuth, { ctx });
+  await app.register(bearerAuth, { ctx, failureLimit: options.authFailureLimit === false ? undefined : (options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT) });
+  if (metrics) {
+    recordRequests(app, metrics);
+    if (options.metricsRoute ?? true) metricsRoute(app, metrics);
+  }
+  healthRoutes(app, { store: ctx.store });
   v0Routes(app, ctx);
   return app;
 }

@@ -1,8 +1,16 @@
 /**
  * Bearer-token authentication for every request, before routing: a request without a valid
- * token gets 401 whether or not the resource (or the route) exists.
+ * token gets 401 whether or not the resource (or the route) exists. Routes marked
+ * `config: { public: true }` (health, readiness, metrics, the API description) need none.
+ *
+ * Failed authentications are rate limited per client address (@fastify/rate-limit's counter):
+ * past `max` failures within the window, a failing request gets 429 with Retry-After instead of
+ * 401. Only failures count, and a request with a valid token is never held back: tokens are 256
+ * random bits, so the limit is there against floods of bad tokens, not to make guessing slower.
  */
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import ipaddr from 'ipaddr.js';
 import type { UserRow } from './store/index.js';
 import type { ServiceContext } from './services/context.js';
 import { authenticate } from './services/tokens.js';
@@ -14,16 +22,69 @@ declare module 'fastify' {
   }
 }
 
-export interface AuthOptions {
-  ctx: ServiceContext;
+export interface AuthFailureLimit {
+  /** Failed authentications allowed per client address within the window; 0 turns the limit off. */
+  max: number;
+  /** The window, in milliseconds. */
+  windowMs: number;
+  /** Client addresses or CIDR blocks never limited (by default loopback, where a local proxy would put everyone). */
+  exempt: string[];
 }
 
-const bearerAuth: FastifyPluginAsync<AuthOptions> = async (app: FastifyInstance, { ctx }) => {
+export const DEFAULT_AUTH_FAILURE_LIMIT: AuthFailureLimit = { max: 20, windowMs: 60_000, exempt: ['127.0.0.0/8', '::1/128'] };
+
+export interface AuthOptions {
+  ctx: ServiceContext;
+  failureLimit?: AuthFailureLimit;
+}
+
+const TOO_MANY = { error: 'Too Many Requests' };
+
+/** A matcher of client addresses against addresses and CIDR blocks (IPv4-mapped IPv6 seen as IPv4). */
+export function addressMatcher(entries: string[]): (address: string) => boolean {
+  const blocks = entries.map((entry) => {
+    const text = entry.trim();
+    if (text.includes('/')) return ipaddr.parseCIDR(text);
+    const address = ipaddr.parse(text);
+    return [address, address.kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number];
+  });
+  return (address: string) => {
+    if (!ipaddr.isValid(address)) return false;
+    const parsed = ipaddr.process(address);
+    return blocks.some(([block, bits]) => block.kind() === parsed.kind() && parsed.match(block as never, bits));
+  };
+}
+
+type Limiter = (request: FastifyRequest) => Promise<{ isAllowed: boolean; isExceeded?: boolean; ttlInSeconds?: number }>;
+
+const bearerAuth: FastifyPluginAsync<AuthOptions> = async (app: FastifyInstance, { ctx, failureLimit }) => {
   app.decorateRequest('actor', null);
+  let limiter: Limiter | null = null;
+  if (failureLimit && failureLimit.max > 0) {
+    await app.register(rateLimit, { global: false });
+    const exempt = addressMatcher(failureLimit.exempt);
+    limiter = (app as unknown as { createRateLimit(options: object): Limiter }).createRateLimit({
+      max: failureLimit.max,
+      timeWindow: failureLimit.windowMs,
+      keyGenerator: (request: FastifyRequest) => request.ip,
+      allowList: (_request: FastifyRequest, key: string) => exempt(key),
+    });
+  }
   app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config?.public) return;
     const result = await authenticate(ctx.store, ctx.clock, request.headers.authorization);
-    if (!result.ok) return reply.code(401).send(result.body);
-    request.actor = result.actor;
+    if (result.ok) {
+      request.actor = result.actor;
+      return;
+    }
+    if (limiter) {
+      const verdict = await limiter(request);
+      if (!verdict.isAllowed && verdict.isExceeded) {
+        request.log.warn({ remoteAddress: request.ip }, 'too many failed authentications from this address');
+        return reply.code(429).header('retry-after', String(verdict.ttlInSeconds ?? 1)).send(TOO_MANY);
+      }
+    }
+    return reply.code(401).send(result.body);
   });
 };
 

@@ -2,10 +2,13 @@
  * The bundled /v0 server: start it on a database file, and the administration that works on the
  * server machine without any token (issue, list and revoke tokens; show and change defaults).
  */
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { buildApp, type LogLevel } from './app.js';
+import type { AuthFailureLimit } from './auth.js';
+import { createMetrics, type ServerMetrics } from './metrics.js';
+import { metricsRoute } from './operations.js';
 import { createClock, type Clock } from './clock.js';
 import { ensureSettings, readSettings, setDefault, type ServerDefaults } from './services/settings.js';
 import { checkTokenRequest, issueApiToken, listApiTokens, revokeApiToken, TOKEN_DAYS, type TokenSummary } from './services/tokens.js';
@@ -13,6 +16,8 @@ import { MissingDatabaseError, openStore, type Store } from './store/index.js';
 import { AdminError } from './errors.js';
 
 export { buildApp, DEFAULT_BODY_LIMIT, type AppOptions, type LogLevel } from './app.js';
+export { DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimit } from './auth.js';
+export { createMetrics, type ServerMetrics } from './metrics.js';
 export { AdminError } from './errors.js';
 export { DEFAULT_KEYS, type DefaultKey, type ServerDefaults } from './services/settings.js';
 export type { TokenSummary } from './services/tokens.js';
@@ -28,6 +33,17 @@ export interface StartServerOptions {
   logStream?: Pick<Writable, 'write'>;
   legacyDeviceUpdates?: boolean;
   bodyLimit?: number;
+  /** Prometheus metrics (default on): recorded, and served at /metrics on the API port unless `metricsPort` is given. */
+  metrics?: boolean;
+  /** Serve /metrics on this port instead (0 picks a free one), on `metricsHost` (default: `host`). */
+  metricsPort?: number;
+  metricsHost?: string;
+  /** HTTPS with this certificate chain and key (PEM text). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Rate limit of failed authentications per client address (default DEFAULT_AUTH_FAILURE_LIMIT); false: off. */
+  authFailureLimit?: AuthFailureLimit | false;
+  /** Proxies (addresses/CIDRs, comma-separated) whose X-Forwarded-For names the client; true trusts any. */
+  trustProxy?: string | boolean;
 }
 
 export interface RunningServer {
@@ -36,6 +52,8 @@ export interface RunningServer {
   host: string;
   port: number;
   app: FastifyInstance;
+  /** `http(s)://HOST:PORT/metrics` when metrics are served on their own port, else null. */
+  metricsUrl: string | null;
   /** Stops accepting connections, lets requests in flight finish, closes the database. */
   close(): Promise<void>;
 }
@@ -43,36 +61,70 @@ export interface RunningServer {
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
 
-function urlOf(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+function urlOf(scheme: 'http' | 'https', host: string, port: number): string {
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+function boundPort(app: FastifyInstance, fallback: number): number {
+  const address = app.server.address();
+  return typeof address === 'object' && address !== null ? address.port : fallback;
+}
+
+/** A second, minimal server for GET /metrics alone (no token, nothing else). */
+async function startMetricsServer(metrics: ServerMetrics, options: StartServerOptions, host: string): Promise<FastifyInstance> {
+  const app = Fastify(<FastifyServerOptions & { https?: object }>{ logger: false, ...(options.tls ? { https: options.tls } : {}) }) as unknown as FastifyInstance;
+  metricsRoute(app, metrics);
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not_found' }));
+  await app.listen({ host, port: options.metricsPort });
+  return app;
 }
 
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const clock = createClock();
   const store = await openStore(options.dbPath, { create: true });
+  let metricsApp: FastifyInstance | null = null;
   try {
     await ensureSettings(store);
+    const metrics = options.metrics === false ? undefined : createMetrics(store);
+    const separateMetrics = metrics !== undefined && options.metricsPort !== undefined;
     const app = await buildApp({
       store,
       clock,
       logger: options.logger ? { level: options.logLevel, stream: options.logStream } : false,
       bodyLimit: options.bodyLimit,
       legacyDeviceUpdates: options.legacyDeviceUpdates,
+      metrics,
+      metricsRoute: !separateMetrics,
+      https: options.tls,
+      authFailureLimit: options.authFailureLimit,
+      trustProxy: options.trustProxy,
     });
     const host = options.host ?? DEFAULT_HOST;
+    const scheme = options.tls ? 'https' : 'http';
     await app.listen({ host, port: options.port ?? DEFAULT_PORT });
-    const address = app.server.address();
-    const port = typeof address === 'object' && address !== null ? address.port : (options.port ?? DEFAULT_PORT);
+    const port = boundPort(app, options.port ?? DEFAULT_PORT);
+    let metricsUrl: string | null = null;
+    if (separateMetrics) {
+      const metricsHost = options.metricsHost ?? host;
+      try {
+        metricsApp = await startMetricsServer(metrics, options, metricsHost);
+      } catch (error) {
+        await app.close();
+        throw error;
+      }
+      metricsUrl = `${urlOf(scheme, metricsHost, boundPort(metricsApp, options.metricsPort!))}/metrics`;
+    }
     let closing: Promise<void> | null = null;
     return {
-      url: urlOf(host, port),
+      url: urlOf(scheme, host, port),
       host,
       port,
       app,
+      metricsUrl,
       close() {
         closing ??= (async () => {
           try {
-            await app.close();
+            await Promise.all([app.close(), metricsApp?.close()]);
           } finally {
             await store.close();
           }

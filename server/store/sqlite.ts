@@ -395,6 +395,11 @@ class SqliteQueries implements StoreWriter {
     return settings;
   }
 
+  async countObjects(): Promise<{ users: number; devices: number; rules: number }> {
+    const sql = 'SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM devices) AS devices, (SELECT COUNT(*) FROM rules) AS rules';
+    return this.#get(sql) as { users: number; devices: number; rules: number };
+  }
+
   async setSetting(key: string, value: unknown): Promise<void> {
     this.#run('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', key, JSON.stringify(value));
   }

@@ -104,6 +104,9 @@ export interface StoreReader {
 
   /** Server settings, JSON values by key. */
   getSettings(): Promise<Record<string, unknown>>;
+
+  /** How many users, devices and rules there are (for metrics); optional: without it they are listed and counted. */
+  countObjects?(): Promise<{ users: number; devices: number; rules: number }>;
   getAllocationHint(family: IpFamily): Promise<AllocationHint | null>;
   /** The lowest listed free address in [from, to], or null. */
   lowestFreeAddress(family: IpFamily, from: bigint, to: bigint): Promise<bigint | null>;

@@ -1,6 +1,8 @@
 /** `netform serve`: the bundled /v0 server on a SQLite file. */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { DEFAULT_HOST, DEFAULT_PORT, startServer, type LogLevel } from '../../server/index.js';
+import { readFileSync } from 'node:fs';
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_HOST, DEFAULT_PORT, startServer, type AuthFailureLimit, type LogLevel } from '../../server/index.js';
+import { parseCidrOrAddress, parseIpAddress } from '../model/index.js';
 import { action, CliError, ExitCode } from './exit.js';
 
 export const DEFAULT_DB_PATH = './netform.db';
@@ -20,9 +22,23 @@ function parseFlag(text: string | undefined): boolean {
   return text !== undefined && /^(1|true|yes|on)$/i.test(text.trim());
 }
 
+function isOff(text: string | undefined): boolean {
+  return text !== undefined && /^(0|false|no|off)$/i.test(text.trim());
+}
+
 export function dbOption(creates = false): Option {
   const what = creates ? 'SQLite database file (created with mode 0600 when missing)' : 'SQLite database file (must exist)';
   return new Option('--db <path>', what).env('NETFORM_DB').default(DEFAULT_DB_PATH);
+}
+
+function parseCount(text: string): number {
+  if (!/^\d+$/.test(text.trim())) throw new InvalidArgumentError('expected a whole number');
+  return Number(text);
+}
+
+function parseSeconds(text: string): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < 1) throw new InvalidArgumentError('expected a whole number of seconds, at least 1');
+  return Number(text);
 }
 
 interface ServeOptions {
@@ -32,6 +48,57 @@ interface ServeOptions {
   logLevel: LogLevel;
   legacyDeviceUpdates?: boolean;
   bodyLimit?: number;
+  metrics: boolean;
+  metricsPort?: number;
+  metricsHost?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  authFailureLimit: number;
+  authFailureWindow: number;
+  authFailureExempt: string;
+  trustProxy?: string;
+}
+
+/** commander hands environment values over unparsed: parse them as the flag would, naming the variable. */
+function fromEnv<T>(value: T | string, parse: (text: string) => T, variable: string): T {
+  if (typeof value !== 'string') return value;
+  try {
+    return parse(value);
+  } catch (error) {
+    throw new CliError(`${variable}=${JSON.stringify(value)}: ${(error as Error).message}`);
+  }
+}
+
+function readPem(path: string, flag: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    throw new CliError(`cannot read ${flag} ${path}${code ? ` (${code})` : ''}`);
+  }
+}
+
+function tlsOptions(options: ServeOptions): { cert: Buffer; key: Buffer } | undefined {
+  if (options.tlsCert === undefined && options.tlsKey === undefined) return undefined;
+  if (options.tlsCert === undefined || options.tlsKey === undefined) {
+    throw new CliError('--tls-cert and --tls-key (NETFORM_TLS_CERT, NETFORM_TLS_KEY) go together: give both or neither');
+  }
+  return { cert: readPem(options.tlsCert, '--tls-cert'), key: readPem(options.tlsKey, '--tls-key') };
+}
+
+function authFailureLimit(options: ServeOptions): AuthFailureLimit | false {
+  const max = fromEnv(options.authFailureLimit, parseCount, 'NETFORM_AUTH_FAILURE_LIMIT');
+  if (max === 0) return false;
+  const windowSeconds = fromEnv(options.authFailureWindow, parseSeconds, 'NETFORM_AUTH_FAILURE_WINDOW');
+  const exempt = options.authFailureExempt.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const entry of exempt) {
+    if (!isAddressOrBlock(entry)) throw new CliError(`--auth-failure-exempt: ${JSON.stringify(entry)} is not an IP address or CIDR block`);
+  }
+  return { max, windowMs: windowSeconds * 1000, exempt };
+}
+
+function isAddressOrBlock(text: string): boolean {
+  return text.includes('/') ? parseCidrOrAddress(text) !== null : parseIpAddress(text) !== null;
 }
 
 export function registerServe(program: Command): void {
@@ -45,7 +112,30 @@ export function registerServe(program: Command): void {
     // Not commander's .env(): for a flag it would count NETFORM_LEGACY_DEVICE_UPDATES=0 as on.
     .option('--legacy-device-updates', 'emulate upstream 0.7.26+: device updates change only name and description (env NETFORM_LEGACY_DEVICE_UPDATES=1)')
     .addOption(new Option('--body-limit <bytes>', 'largest request body; larger ones get 413').default(1024 * 1024).argParser(parseByteCount))
-    .addHelpText('after', '\nPrints "listening on http://HOST:PORT" first on stdout. SIGTERM or SIGINT: finishes requests in flight, closes the database, exits 0.')
+    .addOption(new Option('--tls-cert <file>', 'serve HTTPS with this PEM certificate chain (with --tls-key)').env('NETFORM_TLS_CERT'))
+    .addOption(new Option('--tls-key <file>', 'the PEM private key of --tls-cert').env('NETFORM_TLS_KEY'))
+    .option('--no-metrics', 'do not record or serve Prometheus metrics (env NETFORM_METRICS=0)')
+    .addOption(new Option('--metrics-port <port>', 'serve /metrics on this port instead of the API port').env('NETFORM_METRICS_PORT').argParser(parsePort))
+    .addOption(new Option('--metrics-host <host>', 'address of the metrics port (default: --host)').env('NETFORM_METRICS_HOST'))
+    .addOption(
+      new Option('--auth-failure-limit <n>', 'failed authentications per client address within the window before 429; 0: no limit')
+        .env('NETFORM_AUTH_FAILURE_LIMIT').default(DEFAULT_AUTH_FAILURE_LIMIT.max).argParser(parseCount),
+    )
+    .addOption(
+      new Option('--auth-failure-window <seconds>', 'the window of --auth-failure-limit')
+        .env('NETFORM_AUTH_FAILURE_WINDOW').default(DEFAULT_AUTH_FAILURE_LIMIT.windowMs / 1000).argParser(parseSeconds),
+    )
+    .addOption(
+      new Option('--auth-failure-exempt <list>', 'client addresses/CIDR blocks never limited, comma-separated ("" for none)')
+        .env('NETFORM_AUTH_FAILURE_EXEMPT').default(DEFAULT_AUTH_FAILURE_LIMIT.exempt.join(',')),
+    )
+    .addOption(new Option('--trust-proxy <list>', 'proxies (addresses/CIDR blocks, comma-separated) whose X-Forwarded-For names the client').env('NETFORM_TRUST_PROXY'))
+    .addHelpText(
+      'after',
+      '\nPrints "listening on http(s)://HOST:PORT" first on stdout (then "metrics on URL" with --metrics-port). ' +
+        'SIGTERM or SIGINT: finishes requests in flight, closes the database, exits 0.\n' +
+        'Without a token: GET /healthz, /readyz, /metrics, /v0/openapi.json and /docs.',
+    )
     .action(
       action(async (options: ServeOptions) => {
         // Listen for signals before anything else: one that arrives right after the listening
@@ -68,6 +158,9 @@ export function registerServe(program: Command): void {
         });
         // commander hands an environment value over unparsed.
         const port = typeof options.port === 'string' ? parsePortOrFail(options.port) : options.port;
+        const metricsPort = options.metricsPort === undefined ? undefined : fromEnv(options.metricsPort, parsePort, 'NETFORM_METRICS_PORT');
+        const tls = tlsOptions(options);
+        const failureLimit = authFailureLimit(options);
         let server;
         try {
           server = await startServer({
@@ -78,11 +171,18 @@ export function registerServe(program: Command): void {
             logLevel: options.logLevel,
             legacyDeviceUpdates: options.legacyDeviceUpdates ?? parseFlag(process.env.NETFORM_LEGACY_DEVICE_UPDATES),
             bodyLimit: options.bodyLimit,
+            metrics: options.metrics !== false && !isOff(process.env.NETFORM_METRICS),
+            metricsPort,
+            metricsHost: options.metricsHost,
+            tls,
+            authFailureLimit: failureLimit,
+            trustProxy: options.trustProxy,
           });
         } catch (error) {
           throw new CliError(`cannot start the server: ${describeStartError(error, options)}`);
         }
         process.stdout.write(`listening on ${server.url}\n`);
+        if (server.metricsUrl) process.stdout.write(`metrics on ${server.metricsUrl}\n`);
         const signal = await stopSignal;
         process.stderr.write(`${signal}: finishing requests in flight, then stopping\n`);
         await server.close();
@@ -104,5 +204,9 @@ function describeStartError(error: unknown, options: ServeOptions): string {
   if (code === 'EADDRINUSE') return `port ${options.port} on ${options.host} is already in use`;
   if (code === 'EADDRNOTAVAIL') return `${options.host} is not an address of this machine`;
   if (code === 'SQLITE_CANTOPEN') return `cannot open the database file ${options.db}`;
+  // OpenSSL's reasons name no key material: a certificate or key that does not parse or match.
+  if (options.tlsCert !== undefined && /PEM|ASN1|x509|key values mismatch|certificate|private key/i.test(String((error as Error)?.message))) {
+    return `the TLS certificate ${options.tlsCert} or key ${options.tlsKey} is not usable (${(error as Error).message})`;
+  }
   return error instanceof Error ? error.message : String(error);
 }

@@ -29,7 +29,7 @@ export interface ApiCallOptions {
 }
 
 export interface TestServer {
-  /** `http://127.0.0.1:PORT` of the running process (changes on restart). */
+  /** `http(s)://127.0.0.1:PORT` of the running process (changes on restart). */
   url: string;
   /** A token of the admin `admin@example.com`. */
   token: string;
@@ -136,7 +136,7 @@ function spawnServer(dbPath: string, options: TestServerOptions): Promise<Starte
       if (newline === -1) return;
       clearTimeout(timer);
       child.stdout!.off('data', onData);
-      const match = /^listening on (http:\/\/\S+)$/.exec(stdout.slice(0, newline).trim());
+      const match = /^listening on (https?:\/\/\S+)$/.exec(stdout.slice(0, newline).trim());
       if (!match) {
         child.kill('SIGKILL');
         reject(new Error(`unexpected first line from netform serve: ${stdout.slice(0, newline)}\nstderr:\n${stderr.text}`));

@@ -1,0 +1,114 @@
+/**
+ * Prometheus metrics (prom-client), one registry per server so that several servers in one
+ * process (tests, benches) never mix their figures: requests by route, method and status,
+ * latency histograms, objects per kind (counted by the store when scraped, so replicas agree),
+ * store errors, and Node's process metrics. Labels hold route patterns, never ids or tokens.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { StoreReader } from './store/index.js';
+
+export interface ServerMetrics {
+  registry: Registry;
+  requests: Counter<'route' | 'method' | 'status'>;
+  duration: Histogram<'route' | 'method'>;
+  storeErrors: Counter<'operation'>;
+}
+
+/** The route label of a request that matched no route (so unknown paths cannot grow the label set). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+export function createMetrics(store: StoreReader): ServerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'netform_' });
+  const requests = new Counter({
+    name: 'netform_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status code',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'netform_http_request_duration_seconds',
+    help: 'Time from receiving a request to sending its answer, by route pattern and method',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const storeErrors = new Counter({
+    name: 'netform_store_errors_total',
+    help: 'Store operations that failed (database errors, not refusals), by operation',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'netform_objects',
+    help: 'Objects held by the server, by kind (users, devices, rules)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    async collect() {
+      const counts = await countObjects(store);
+      for (const [kind, n] of Object.entries(counts)) this.set({ kind }, n);
+    },
+  });
+  return { registry, requests, duration, storeErrors };
+}
+
+async function countObjects(store: StoreReader): Promise<{ users: number; devices: number; rules: number }> {
+  if (store.countObjects) return store.countObjects();
+  const [users, devices, rules] = await Promise.all([store.listUsers(), store.listDevices(), store.listRules()]);
+  return { users: users.length, devices: devices.length, rules: rules.length };
+}
+
+type AnyMethod = (...args: unknown[]) => unknown;
+
+/** The names of an object's methods, through its prototype chain (a class instance's included). */
+function methodNames(target: object): string[] {
+  const names = new Set<string>();
+  for (let proto: object | null = target; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      if (name !== 'constructor' && typeof (target as Record<string, unknown>)[name] === 'function') names.add(name);
+    }
+  }
+  return [...names];
+}
+
+/**
+ * The store with every failing operation counted in `storeErrors`. Errors thrown by the work a
+ * transaction runs (a service refusing a request) are not store errors; a failing read or write
+ * inside it is, and so is a transaction that fails on its own (BEGIN or COMMIT).
+ */
+export function instrumentStore<S extends StoreReader>(store: S, storeErrors: ServerMetrics['storeErrors']): S {
+  const wrapped: Record<string, unknown> = {};
+  const fromWork = new WeakSet<object>();
+  for (const name of methodNames(store)) {
+    const method = (store as unknown as Record<string, AnyMethod>)[name]!;
+    if (name === 'transaction') {
+      wrapped[name] = async (fn: (tx: unknown) => Promise<unknown>) => {
+        try {
+          return await method.call(store, async (tx: StoreReader) => {
+            try {
+              return await fn(instrumentStore(tx, storeErrors));
+            } catch (error) {
+              if (typeof error === 'object' && error !== null) fromWork.add(error);
+              throw error;
+            }
+          });
+        } catch (error) {
+          if (typeof error !== 'object' || error === null || !fromWork.has(error)) storeErrors.inc({ operation: name });
+          throw error;
+        }
+      };
+    } else if (name === 'close') {
+      wrapped[name] = (...args: unknown[]) => method.apply(store, args);
+    } else {
+      wrapped[name] = async (...args: unknown[]) => {
+        try {
+          return await method.apply(store, args);
+        } catch (error) {
+          storeErrors.inc({ operation: name });
+          throw error;
+        }
+      };
+    }
+  }
+  return wrapped as unknown as S;
+}

@@ -1,0 +1,108 @@
+/**
+ * What a production deployment needs around /v0, none of it behind a token and none of it
+ * showing a secret: liveness (/healthz), readiness (/readyz: the database answers and holds a
+ * migrated, initialised schema), and Prometheus metrics (/metrics, on this server or another port).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { UNMATCHED_ROUTE, type ServerMetrics } from './metrics.js';
+import type { StoreReader } from './store/index.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Served without a token (health, readiness, metrics, the API description and its docs page). */
+    public?: boolean;
+  }
+}
+
+/** How long /readyz waits for the database before answering 503. */
+export const READINESS_TIMEOUT_MS = 2000;
+
+const PUBLIC = { public: true } as const;
+
+export interface HealthOptions {
+  store: StoreReader;
+}
+
+/** One read through the store, bounded in time; the answer never holds the error's text (it may name a host or user). */
+async function checkDatabase(store: StoreReader): Promise<'ready' | 'database unreachable' | 'database not initialised'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'database unreachable'>((resolve) => {
+    timer = setTimeout(() => resolve('database unreachable'), READINESS_TIMEOUT_MS);
+  });
+  const read = store.getSettings().then(
+    (settings) => ('server_public_key' in settings ? ('ready' as const) : ('database not initialised' as const)),
+    () => 'database unreachable' as const,
+  );
+  try {
+    return await Promise.race([read, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function healthRoutes(app: FastifyInstance, options: HealthOptions): void {
+  app.get('/healthz', { config: PUBLIC, schema: healthSchema('The process is up and serving HTTP.') }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: PUBLIC, schema: readinessSchema() }, async (_request, reply) => {
+    const state = await checkDatabase(options.store);
+    if (state === 'ready') return { status: 'ready' };
+    return reply.code(503).send({ status: 'unavailable', reason: state });
+  });
+}
+
+function healthSchema(description: string) {
+  return {
+    summary: 'Liveness',
+    description,
+    tags: ['operations'],
+    response: {
+      200: { type: 'object', properties: { status: { type: 'string', const: 'ok' } }, required: ['status'], additionalProperties: false },
+    },
+  };
+}
+
+function readinessSchema() {
+  const unavailable = {
+    description: 'The database does not answer in time, or holds no initialised server (no settings).',
+    type: 'object',
+    properties: {
+      status: { type: 'string', const: 'unavailable' },
+      reason: { type: 'string', enum: ['database unreachable', 'database not initialised'] },
+    },
+    required: ['status', 'reason'],
+    additionalProperties: false,
+  };
+  return {
+    summary: 'Readiness',
+    description: `Ready when the database answers within ${READINESS_TIMEOUT_MS} ms and holds an initialised schema.`,
+    tags: ['operations'],
+    response: {
+      200: { type: 'object', properties: { status: { type: 'string', const: 'ready' } }, required: ['status'], additionalProperties: false },
+      503: unavailable,
+    },
+  };
+}
+
+const METRICS_SCHEMA = {
+  summary: 'Prometheus metrics',
+  description: 'Metrics in the Prometheus text exposition format.',
+  tags: ['operations'],
+  response: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+};
+
+/** GET /metrics on `app`, no token. */
+export function metricsRoute(app: FastifyInstance, metrics: ServerMetrics): void {
+  app.get('/metrics', { config: PUBLIC, schema: METRICS_SCHEMA }, async (_request, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply.type(metrics.registry.contentType).send(text);
+  });
+}
+
+/** Counts and times every answer of `app` by route pattern (never the URL: ids stay out of labels). */
+export function recordRequests(app: FastifyInstance, metrics: ServerMetrics): void {
+  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
+    const method = request.method;
+    metrics.requests.inc({ route, method, status: String(reply.statusCode) });
+    metrics.duration.observe({ route, method }, reply.elapsedTime / 1000);
+  });
+}
