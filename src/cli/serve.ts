@@ -59,16 +59,6 @@ interface ServeOptions {
   trustProxy?: string;
 }
 
-/** commander hands environment values over unparsed: parse them as the flag would, naming the variable. */
-function fromEnv<T>(value: T | string, parse: (text: string) => T, variable: string): T {
-  if (typeof value !== 'string') return value;
-  try {
-    return parse(value);
-  } catch (error) {
-    throw new CliError(`${variable}=${JSON.stringify(value)}: ${(error as Error).message}`);
-  }
-}
-
 function readPem(path: string, flag: string): Buffer {
   try {
     return readFileSync(path);
@@ -87,9 +77,10 @@ function tlsOptions(options: ServeOptions): { cert: Buffer; key: Buffer } | unde
 }
 
 function authFailureLimit(options: ServeOptions): AuthFailureLimit | false {
-  const max = fromEnv(options.authFailureLimit, parseCount, 'NETFORM_AUTH_FAILURE_LIMIT');
+  // commander parses environment values with the flag's parser too.
+  const max = options.authFailureLimit;
   if (max === 0) return false;
-  const windowSeconds = fromEnv(options.authFailureWindow, parseSeconds, 'NETFORM_AUTH_FAILURE_WINDOW');
+  const windowSeconds = options.authFailureWindow;
   const exempt = options.authFailureExempt.split(',').map((s) => s.trim()).filter((s) => s !== '');
   for (const entry of exempt) {
     if (!isAddressOrBlock(entry)) throw new CliError(`--auth-failure-exempt: ${JSON.stringify(entry)} is not an IP address or CIDR block`);
@@ -158,7 +149,6 @@ export function registerServe(program: Command): void {
         });
         // commander hands an environment value over unparsed.
         const port = typeof options.port === 'string' ? parsePortOrFail(options.port) : options.port;
-        const metricsPort = options.metricsPort === undefined ? undefined : fromEnv(options.metricsPort, parsePort, 'NETFORM_METRICS_PORT');
         const tls = tlsOptions(options);
         const failureLimit = authFailureLimit(options);
         let server;
@@ -172,7 +162,7 @@ export function registerServe(program: Command): void {
             legacyDeviceUpdates: options.legacyDeviceUpdates ?? parseFlag(process.env.NETFORM_LEGACY_DEVICE_UPDATES),
             bodyLimit: options.bodyLimit,
             metrics: options.metrics !== false && !isOff(process.env.NETFORM_METRICS),
-            metricsPort,
+            metricsPort: options.metricsPort,
             metricsHost: options.metricsHost,
             tls,
             authFailureLimit: failureLimit,

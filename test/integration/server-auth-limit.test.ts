@@ -1,0 +1,89 @@
+/** Failed authentications are rate limited per client address; valid tokens never are. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startInProcessServer, startTestServer, type TestServer } from '../helpers/server.js';
+
+const started: TestServer[] = [];
+async function track(server: Promise<TestServer>): Promise<TestServer> {
+  const s = await server;
+  started.push(s);
+  return s;
+}
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((s) => s.stop()));
+});
+
+const BAD = 'nf_' + 'A'.repeat(43);
+const limit = (max: number, windowMs = 60_000) => ({ authFailureLimit: { max, windowMs, exempt: [] } });
+
+describe('failed authentication limit', () => {
+  it('after the burst a failing client gets 429 with Retry-After; valid tokens from it still pass, and never count', async () => {
+    const server = await track(startInProcessServer(limit(5)));
+    // Many successes first: they do not use up the allowance.
+    for (let i = 0; i < 30; i++) expect((await server.api('GET', '/v0/users')).status).toBe(200);
+    for (let i = 0; i < 5; i++) {
+      const res = await server.api('GET', '/v0/users', undefined, { token: BAD });
+      expect(res.status, `failure ${i + 1}`).toBe(401);
+      expect(res.body).toEqual({ errors: { auth: 'no_resource_found' } });
+    }
+    const limited = await server.api('GET', '/v0/users', undefined, { token: BAD });
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({ error: 'Too Many Requests' });
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Every kind of failure is held back, with or without a token, on any path.
+    expect((await server.api('POST', '/v0/rules', { rule: {} }, { token: null })).status).toBe(429);
+    expect((await server.api('GET', '/v0/nothing', undefined, { token: 'abc' })).status).toBe(429);
+    // The valid token is not slowed.
+    expect((await server.api('GET', '/v0/users')).status).toBe(200);
+    expect((await server.api('POST', '/v0/users', { user: { email: 'still@example.com' } })).status).toBe(201);
+    // Health and metrics need no token, so are never limited.
+    expect((await server.api('GET', '/healthz', undefined, { token: null })).status).toBe(200);
+    expect(server.stderr()).toContain('too many failed authentications from this address');
+    expect(server.stderr()).not.toContain(BAD.slice(3));
+  });
+
+  it('the window ends: failures are answered 401 again', async () => {
+    const server = await track(startInProcessServer(limit(2, 1000)));
+    for (let i = 0; i < 2; i++) expect((await server.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
+    const limited = await server.api('GET', '/v0/users', undefined, { token: BAD });
+    expect(limited.status).toBe(429);
+    // Retry-After tells the client when: waiting it out is the behaviour under test.
+    await new Promise((resolve) => setTimeout(resolve, Number(limited.headers['retry-after']) * 1000 + 50));
+    expect((await server.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
+  });
+
+  it('counts per client address: behind a trusted proxy, each X-Forwarded-For address has its own allowance', async () => {
+    const server = await track(startInProcessServer({ ...limit(3), trustProxy: '127.0.0.1' }));
+    const from = (address: string) => ({ token: BAD, headers: { 'x-forwarded-for': address } });
+    for (let i = 0; i < 3; i++) expect((await server.api('GET', '/v0/users', undefined, from('192.0.2.10'))).status).toBe(401);
+    expect((await server.api('GET', '/v0/users', undefined, from('192.0.2.10'))).status).toBe(429);
+    expect((await server.api('GET', '/v0/users', undefined, from('192.0.2.11'))).status).toBe(401);
+  });
+
+  it('by default loopback is exempt (a local proxy would put every client on one address); 0 turns the limit off', async () => {
+    const defaults = await track(startInProcessServer());
+    for (let i = 0; i < 40; i++) expect((await defaults.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
+    const off = await track(startInProcessServer({ authFailureLimit: false }));
+    for (let i = 0; i < 40; i++) expect((await off.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
+  });
+
+  it('netform serve takes the limit from flags and environment variables, and refuses bad values', async () => {
+    const server = await track(
+      startTestServer({ args: ['--auth-failure-limit', '2', '--auth-failure-exempt', ''], env: { NETFORM_AUTH_FAILURE_WINDOW: '120' } }),
+    );
+    for (let i = 0; i < 2; i++) expect((await server.api('GET', '/v0/rules', undefined, { token: BAD })).status).toBe(401);
+    const limited = await server.api('GET', '/v0/rules', undefined, { token: BAD });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(60);
+    expect((await server.api('GET', '/v0/rules')).status).toBe(200);
+
+    const { runCli } = await import('../helpers/cli.js');
+    const bad = await runCli(['serve', '--port', '0', '--db', `${server.dir}/x.db`, '--auth-failure-exempt', '10.0.0.0/33']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe('error: --auth-failure-exempt: "10.0.0.0/33" is not an IP address or CIDR block\n');
+    const badEnv = await runCli(['serve', '--port', '0', '--db', `${server.dir}/x.db`], { env: { NETFORM_AUTH_FAILURE_LIMIT: 'many' } });
+    expect(badEnv.code).toBe(1);
+    expect(badEnv.stderr).toContain("error: option '--auth-failure-limit <n>' value 'many' from env 'NETFORM_AUTH_FAILURE_LIMIT' is invalid");
+  });
+});
