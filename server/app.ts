@@ -10,6 +10,7 @@ import { createClock, type Clock } from './clock.js';
 import { BadRequestError, NotFoundError, ValidationError } from './errors.js';
 import { clientErrorHandler, frameworkErrorHandler } from './framework-errors.js';
 import { instrumentStore, type ServerMetrics } from './metrics.js';
+import { openApiRoute, registerOpenApi } from './openapi.js';
 import { healthRoutes, metricsRoute, recordRequests } from './operations.js';
 import { v0Routes } from './routes/index.js';
 import type { ServiceContext } from './services/context.js';
@@ -143,12 +144,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (closing) reply.header('connection', 'close');
   });
 
+  await registerOpenApi(app);
   await app.register(bearerAuth, { ctx, failureLimit: options.authFailureLimit === false ? undefined : (options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT) });
   if (metrics) {
     recordRequests(app, metrics);
     if (options.metricsRoute ?? true) metricsRoute(app, metrics);
   }
   healthRoutes(app, { store: ctx.store });
+  openApiRoute(app);
   v0Routes(app, ctx);
   return app;
 }

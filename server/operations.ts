@@ -54,8 +54,9 @@ function healthSchema(description: string) {
     summary: 'Liveness',
     description,
     tags: ['operations'],
+    security: [],
     response: {
-      200: { type: 'object', properties: { status: { type: 'string', const: 'ok' } }, required: ['status'], additionalProperties: false },
+      200: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'], additionalProperties: false },
     },
   };
 }
@@ -65,7 +66,7 @@ function readinessSchema() {
     description: 'The database does not answer in time, or holds no initialised server (no settings).',
     type: 'object',
     properties: {
-      status: { type: 'string', const: 'unavailable' },
+      status: { type: 'string', enum: ['unavailable'] },
       reason: { type: 'string', enum: ['database unreachable', 'database not initialised'] },
     },
     required: ['status', 'reason'],
@@ -73,10 +74,11 @@ function readinessSchema() {
   };
   return {
     summary: 'Readiness',
+    security: [],
     description: `Ready when the database answers within ${READINESS_TIMEOUT_MS} ms and holds an initialised schema.`,
     tags: ['operations'],
     response: {
-      200: { type: 'object', properties: { status: { type: 'string', const: 'ready' } }, required: ['status'], additionalProperties: false },
+      200: { type: 'object', properties: { status: { type: 'string', enum: ['ready'] } }, required: ['status'], additionalProperties: false },
       503: unavailable,
     },
   };
@@ -84,6 +86,7 @@ function readinessSchema() {
 
 const METRICS_SCHEMA = {
   summary: 'Prometheus metrics',
+  security: [],
   description: 'Metrics in the Prometheus text exposition format.',
   tags: ['operations'],
   response: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },

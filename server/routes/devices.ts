@@ -2,22 +2,24 @@ import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
 import { createDevice, deleteDevice, listDevices, showDevice, updateDevice } from '../services/devices.js';
 import { unwrap } from './body.js';
+import { DEVICE_SCHEMAS } from './schemas.js';
 
 type WithId = { Params: { id: string } };
 
 export function deviceRoutes(app: FastifyInstance, ctx: ServiceContext): void {
-  app.get('/v0/devices', async () => ({ data: await listDevices(ctx) }));
-  app.post('/v0/devices', async (request, reply) => {
+  app.get('/v0/devices', { schema: DEVICE_SCHEMAS.list }, async () => ({ data: await listDevices(ctx) }));
+  app.post('/v0/devices', { schema: DEVICE_SCHEMAS.create }, async (request, reply) => {
     const device = await createDevice(ctx, unwrap(request.body, 'device'));
     return reply.code(201).header('location', `/v0/devices/${device.id}`).send({ data: device });
   });
-  app.get<WithId>('/v0/devices/:id', async (request) => ({ data: await showDevice(ctx, request.params.id) }));
+  app.get<WithId>('/v0/devices/:id', { schema: DEVICE_SCHEMAS.show }, async (request) => ({ data: await showDevice(ctx, request.params.id) }));
   app.route<WithId>({
     method: ['PATCH', 'PUT'],
     url: '/v0/devices/:id',
+    schema: DEVICE_SCHEMAS.update,
     handler: async (request) => ({ data: await updateDevice(ctx, request.params.id, unwrap(request.body, 'device')) }),
   });
-  app.delete<WithId>('/v0/devices/:id', async (request, reply) => {
+  app.delete<WithId>('/v0/devices/:id', { schema: DEVICE_SCHEMAS.remove }, async (request, reply) => {
     await deleteDevice(ctx, request.params.id);
     return reply.code(204).send();
   });

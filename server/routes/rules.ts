@@ -2,22 +2,24 @@ import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
 import { createRule, deleteRule, listRules, showRule, updateRule } from '../services/rules.js';
 import { unwrap } from './body.js';
+import { RULE_SCHEMAS } from './schemas.js';
 
 type WithId = { Params: { id: string } };
 
 export function ruleRoutes(app: FastifyInstance, ctx: ServiceContext): void {
-  app.get('/v0/rules', async () => ({ data: await listRules(ctx) }));
-  app.post('/v0/rules', async (request, reply) => {
+  app.get('/v0/rules', { schema: RULE_SCHEMAS.list }, async () => ({ data: await listRules(ctx) }));
+  app.post('/v0/rules', { schema: RULE_SCHEMAS.create }, async (request, reply) => {
     const rule = await createRule(ctx, unwrap(request.body, 'rule'));
     return reply.code(201).header('location', `/v0/rules/${rule.id}`).send({ data: rule });
   });
-  app.get<WithId>('/v0/rules/:id', async (request) => ({ data: await showRule(ctx, request.params.id) }));
+  app.get<WithId>('/v0/rules/:id', { schema: RULE_SCHEMAS.show }, async (request) => ({ data: await showRule(ctx, request.params.id) }));
   app.route<WithId>({
     method: ['PATCH', 'PUT'],
     url: '/v0/rules/:id',
+    schema: RULE_SCHEMAS.update,
     handler: async (request) => ({ data: await updateRule(ctx, request.params.id, unwrap(request.body, 'rule')) }),
   });
-  app.delete<WithId>('/v0/rules/:id', async (request, reply) => {
+  app.delete<WithId>('/v0/rules/:id', { schema: RULE_SCHEMAS.remove }, async (request, reply) => {
     await deleteRule(ctx, request.params.id);
     return reply.code(204).send();
   });
