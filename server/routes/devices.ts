@@ -2,12 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
 import { createDevice, deleteDevice, listDevices, showDevice, updateDevice } from '../services/devices.js';
 import { unwrap } from './body.js';
-import { DEVICE_SCHEMAS } from './schemas.js';
+import { DEVICE_SCHEMAS, stringifyLists } from './schemas.js';
 
 type WithId = { Params: { id: string } };
 
 export function deviceRoutes(app: FastifyInstance, ctx: ServiceContext): void {
-  app.get('/v0/devices', { schema: DEVICE_SCHEMAS.list }, async () => ({ data: await listDevices(ctx) }));
+  app.get('/v0/devices', { schema: DEVICE_SCHEMAS.list, serializerCompiler: stringifyLists }, async () => ({ data: await listDevices(ctx) }));
   app.post('/v0/devices', { schema: DEVICE_SCHEMAS.create }, async (request, reply) => {
     const device = await createDevice(ctx, unwrap(request.body, 'device'));
     return reply.code(201).header('location', `/v0/devices/${device.id}`).send({ data: device });

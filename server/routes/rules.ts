@@ -2,12 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
 import { createRule, deleteRule, listRules, showRule, updateRule } from '../services/rules.js';
 import { unwrap } from './body.js';
-import { RULE_SCHEMAS } from './schemas.js';
+import { RULE_SCHEMAS, stringifyLists } from './schemas.js';
 
 type WithId = { Params: { id: string } };
 
 export function ruleRoutes(app: FastifyInstance, ctx: ServiceContext): void {
-  app.get('/v0/rules', { schema: RULE_SCHEMAS.list }, async () => ({ data: await listRules(ctx) }));
+  app.get('/v0/rules', { schema: RULE_SCHEMAS.list, serializerCompiler: stringifyLists }, async () => ({ data: await listRules(ctx) }));
   app.post('/v0/rules', { schema: RULE_SCHEMAS.create }, async (request, reply) => {
     const rule = await createRule(ctx, unwrap(request.body, 'rule'));
     return reply.code(201).header('location', `/v0/rules/${rule.id}`).send({ data: rule });

@@ -277,3 +277,11 @@ export const RULE_SCHEMAS = resourceSchemas({
 
 /** The shared schemas, added to the app once (referenced as `User#`, `Device#`, `Rule#`). */
 export const SHARED_SCHEMAS = [USER, DEVICE, RULE];
+
+/**
+ * The serialiser of the list routes: V8's JSON.stringify, which on lists of 60,000 objects is
+ * several times faster than the schema-compiled one (measured in bench/server-throughput.mjs);
+ * single objects keep the compiled one, which is faster there.
+ */
+export const stringifyLists = () => (data: unknown) => JSON.stringify(data);
+

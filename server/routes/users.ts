@@ -2,12 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
 import { createUser, deleteUser, listUsers, showUser, updateUser } from '../services/users.js';
 import { unwrap } from './body.js';
-import { USER_SCHEMAS } from './schemas.js';
+import { USER_SCHEMAS, stringifyLists } from './schemas.js';
 
 type WithId = { Params: { id: string } };
 
 export function userRoutes(app: FastifyInstance, ctx: ServiceContext): void {
-  app.get('/v0/users', { schema: USER_SCHEMAS.list }, async () => ({ data: await listUsers(ctx) }));
+  app.get('/v0/users', { schema: USER_SCHEMAS.list, serializerCompiler: stringifyLists }, async () => ({ data: await listUsers(ctx) }));
   app.post('/v0/users', { schema: USER_SCHEMAS.create }, async (request, reply) => {
     const user = await createUser(ctx, unwrap(request.body, 'user'));
     return reply.code(201).header('location', `/v0/users/${user.id}`).send({ data: user });

@@ -66,9 +66,15 @@ export const WIREGUARD_PORT = 51820;
 /** The defaults `/v0/configuration` shows as its `default_client_*` fields. */
 const CONFIGURATION_DEFAULT_KEYS: ReadonlySet<string> = new Set(['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive']);
 
+let cachedPublicHost: string | undefined;
+
+/** The machine's name for the default endpoint; asked once (readSettings runs on every device request). */
 function publicHost(): string {
-  const name = hostname();
-  return isHostname(name) && !/^[\d.]+$/.test(name) ? name : 'localhost';
+  if (cachedPublicHost === undefined) {
+    const name = hostname();
+    cachedPublicHost = isHostname(name) && !/^[\d.]+$/.test(name) ? name : 'localhost';
+  }
+  return cachedPublicHost;
 }
 
 export function initialDefaults(): ServerDefaults {

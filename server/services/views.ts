@@ -1,7 +1,5 @@
 /** The resources as the /v0 contract shows them. */
 import {
-  DEFAULTABLE_DEVICE_FIELDS,
-  DEVICE_RESPONSE_KEYS,
   CONFIGURATION_RESPONSE_KEYS,
   type ApiConfiguration,
   type ApiDevice,
@@ -25,15 +23,40 @@ export function userView(row: UserRow): ApiUser {
   };
 }
 
-/** A device with the effective value of every field whose `use_default_<x>` flag is true. */
+/**
+ * A device with the effective value of every field whose `use_default_<x>` flag is true, keys in
+ * the contract's order (DEVICE_RESPONSE_KEYS), absent values as null. Written out field by
+ * field: lists of 60,000 devices go through it.
+ */
 export function deviceView(row: DeviceRow, settings: ServerSettings): ApiDevice {
-  const effective: Record<string, unknown> = { ...row, server_public_key: settings.serverPublicKey };
-  for (const field of DEFAULTABLE_DEVICE_FIELDS) {
-    if (row[`use_default_${field}`]) effective[field] = settings.defaults[field];
-  }
-  const view: Record<string, unknown> = {};
-  for (const key of DEVICE_RESPONSE_KEYS) view[key] = effective[key] ?? null;
-  return view as unknown as ApiDevice;
+  const defaults = settings.defaults;
+  return {
+    id: row.id ?? null,
+    user_id: row.user_id ?? null,
+    name: row.name ?? null,
+    description: row.description ?? null,
+    public_key: row.public_key ?? null,
+    preshared_key: row.preshared_key ?? null,
+    server_public_key: settings.serverPublicKey ?? null,
+    ipv4: row.ipv4 ?? null,
+    ipv6: row.ipv6 ?? null,
+    allowed_ips: (row.use_default_allowed_ips ? defaults.allowed_ips : row.allowed_ips) ?? null,
+    dns: (row.use_default_dns ? defaults.dns : row.dns) ?? null,
+    endpoint: (row.use_default_endpoint ? defaults.endpoint : row.endpoint) ?? null,
+    mtu: (row.use_default_mtu ? defaults.mtu : row.mtu) ?? null,
+    persistent_keepalive: (row.use_default_persistent_keepalive ? defaults.persistent_keepalive : row.persistent_keepalive) ?? null,
+    use_default_allowed_ips: row.use_default_allowed_ips ?? null,
+    use_default_dns: row.use_default_dns ?? null,
+    use_default_endpoint: row.use_default_endpoint ?? null,
+    use_default_mtu: row.use_default_mtu ?? null,
+    use_default_persistent_keepalive: row.use_default_persistent_keepalive ?? null,
+    remote_ip: row.remote_ip ?? null,
+    latest_handshake: row.latest_handshake ?? null,
+    rx_bytes: row.rx_bytes ?? null,
+    tx_bytes: row.tx_bytes ?? null,
+    inserted_at: row.inserted_at ?? null,
+    updated_at: row.updated_at ?? null,
+  };
 }
 
 export function ruleView(row: RuleRow): ApiRule {

@@ -72,6 +72,11 @@ const DEVICE_COLUMNS =
   'remote_ip, latest_handshake, rx_bytes, tx_bytes, inserted_at, updated_at';
 const RULE_COLUMNS = 'id, action, destination, port_type, port_range, user_id, inserted_at, updated_at';
 const TOKEN_COLUMNS = 'id, user_id, token_hash, inserted_at, expires_at, revoked_at';
+const TOKEN_COLUMN_NAMES = TOKEN_COLUMNS.split(', ');
+const USER_COLUMN_NAMES = USER_COLUMNS.split(', ');
+const TOKEN_WITH_OWNER_SQL =
+  `SELECT ${TOKEN_COLUMN_NAMES.map((c) => `t.${c} AS t_${c}`).join(', ')}, ${USER_COLUMN_NAMES.map((c) => `u.${c} AS u_${c}`).join(', ')} ` +
+  'FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?';
 const BOOLEAN_DEVICE_COLUMNS = new Set([
   'use_default_allowed_ips', 'use_default_dns', 'use_default_endpoint', 'use_default_mtu', 'use_default_persistent_keepalive',
 ]);
@@ -87,11 +92,37 @@ function valueOfKey(key: string): bigint {
   return BigInt(`0x${key}`);
 }
 
-function toDevice(row: SqlRow): DeviceRow {
-  const device = { ...row } as Record<string, unknown>;
-  for (const column of BOOLEAN_DEVICE_COLUMNS) device[column] = row[column] === 1;
-  for (const column of JSON_DEVICE_COLUMNS) device[column] = row[column] === null ? null : JSON.parse(row[column] as string);
-  return device as unknown as DeviceRow;
+/**
+ * A device from its column values in DEVICE_COLUMNS order. Devices are read as arrays (raw
+ * mode): for a list of 60,000 that halves the read, against one object per row made by the driver.
+ */
+function toDevice(v: unknown[]): DeviceRow {
+  return {
+    id: v[0] as string,
+    user_id: v[1] as string,
+    name: v[2] as string,
+    description: v[3] as string | null,
+    public_key: v[4] as string,
+    preshared_key: v[5] as string | null,
+    ipv4: v[6] as string | null,
+    ipv6: v[7] as string | null,
+    allowed_ips: v[8] === null ? null : JSON.parse(v[8] as string),
+    dns: v[9] === null ? null : JSON.parse(v[9] as string),
+    endpoint: v[10] as string | null,
+    mtu: v[11] as number | null,
+    persistent_keepalive: v[12] as number | null,
+    use_default_allowed_ips: v[13] === 1,
+    use_default_dns: v[14] === 1,
+    use_default_endpoint: v[15] === 1,
+    use_default_mtu: v[16] === 1,
+    use_default_persistent_keepalive: v[17] === 1,
+    remote_ip: v[18] as string | null,
+    latest_handshake: v[19] as string | null,
+    rx_bytes: v[20] as number | null,
+    tx_bytes: v[21] as number | null,
+    inserted_at: v[22] as string,
+    updated_at: v[23] as string,
+  };
 }
 
 /** Column values of a device for SQL: booleans as 0/1, lists as JSON, addresses with their index keys. */
@@ -138,6 +169,14 @@ function ruleColumns(rule: RuleRow): SqlRow {
   };
 }
 
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 function familyBits(family: IpFamily): number {
   return family === 4 ? 32 : 128;
 }
@@ -155,8 +194,14 @@ function enclosingStarts(family: IpFamily, start: bigint, prefix: number): strin
 
 class SqliteQueries implements StoreWriter {
   readonly #statements = new Map<string, Database.Statement>();
+  /** Settings as last read, and the connection's data_version then (see getSettings). */
+  #settings: { version: unknown; values: Record<string, unknown> } | null = null;
 
-  constructor(readonly db: Database.Database) {}
+  /**
+   * `cacheSettings` only on a connection that never writes: SQLite's data_version changes when
+   * any other connection (the writer, another process) commits, but not for its own writes.
+   */
+  constructor(readonly db: Database.Database, private readonly cacheSettings = false) {}
 
   #statement(sql: string): Database.Statement {
     let statement = this.#statements.get(sql);
@@ -173,6 +218,25 @@ class SqliteQueries implements StoreWriter {
 
   #get(sql: string, ...params: unknown[]): SqlRow | undefined {
     return this.#statement(sql).get(...params) as SqlRow | undefined;
+  }
+
+  /** Rows as arrays of column values (see toDevice). */
+  #allRaw(sql: string, ...params: unknown[]): unknown[][] {
+    return this.#rawStatement(sql).all(...params) as unknown[][];
+  }
+
+  #getRaw(sql: string, ...params: unknown[]): unknown[] | undefined {
+    return this.#rawStatement(sql).get(...params) as unknown[] | undefined;
+  }
+
+  #rawStatement(sql: string): Database.Statement {
+    const key = `raw:${sql}`;
+    let statement = this.#statements.get(key);
+    if (!statement) {
+      statement = this.db.prepare(sql).raw(true);
+      this.#statements.set(key, statement);
+    }
+    return statement;
   }
 
   #run(sql: string, ...params: unknown[]): Database.RunResult {
@@ -193,7 +257,18 @@ class SqliteQueries implements StoreWriter {
   // Users
 
   async listUsers(): Promise<UserRow[]> {
-    return this.#all(`SELECT ${USER_COLUMNS} FROM users ORDER BY inserted_at, id`) as unknown as UserRow[];
+    // Raw rows turned into objects here: about twice as fast as the driver's objects on big lists.
+    return this.#allRaw(`SELECT ${USER_COLUMNS} FROM users ORDER BY inserted_at, id`).map((v) => ({
+      id: v[0] as string,
+      email: v[1] as string,
+      role: v[2] as UserRow['role'],
+      password_hash: v[3] as string | null,
+      last_signed_in_at: v[4] as string | null,
+      last_signed_in_method: v[5] as string | null,
+      disabled_at: v[6] as string | null,
+      inserted_at: v[7] as string,
+      updated_at: v[8] as string,
+    }));
   }
 
   async getUser(id: string): Promise<UserRow | null> {
@@ -230,11 +305,11 @@ class SqliteQueries implements StoreWriter {
   // Devices
 
   async listDevices(): Promise<DeviceRow[]> {
-    return this.#all(`SELECT ${DEVICE_COLUMNS} FROM devices ORDER BY inserted_at, id`).map(toDevice);
+    return this.#allRaw(`SELECT ${DEVICE_COLUMNS} FROM devices ORDER BY inserted_at, id`).map(toDevice);
   }
 
   async getDevice(id: string): Promise<DeviceRow | null> {
-    const row = this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE id = ?`, id);
+    const row = this.#getRaw(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE id = ?`, id);
     return row ? toDevice(row) : null;
   }
 
@@ -243,17 +318,17 @@ class SqliteQueries implements StoreWriter {
   }
 
   async findDeviceByName(userId: string, name: string): Promise<DeviceRow | null> {
-    const row = this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE user_id = ? AND name = ?`, userId, name);
+    const row = this.#getRaw(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE user_id = ? AND name = ?`, userId, name);
     return row ? toDevice(row) : null;
   }
 
   async findDeviceByPublicKey(publicKey: string): Promise<DeviceRow | null> {
-    const row = this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE public_key = ?`, publicKey);
+    const row = this.#getRaw(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE public_key = ?`, publicKey);
     return row ? toDevice(row) : null;
   }
 
   async findDeviceByAddress(family: IpFamily, address: bigint): Promise<DeviceRow | null> {
-    const row = this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE ipv${family}_key = ?`, keyOf(family, address));
+    const row = this.#getRaw(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE ipv${family}_key = ?`, keyOf(family, address));
     return row ? toDevice(row) : null;
   }
 
@@ -281,7 +356,7 @@ class SqliteQueries implements StoreWriter {
   }
 
   async deleteDevicesOfUser(userId: string): Promise<DeviceRow[]> {
-    const rows = this.#all(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE user_id = ?`, userId).map(toDevice);
+    const rows = this.#allRaw(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE user_id = ?`, userId).map(toDevice);
     this.#run('DELETE FROM devices WHERE user_id = ?', userId);
     return rows;
   }
@@ -289,7 +364,16 @@ class SqliteQueries implements StoreWriter {
   // Rules
 
   async listRules(): Promise<RuleRow[]> {
-    return this.#all(`SELECT ${RULE_COLUMNS} FROM rules ORDER BY inserted_at, id`) as unknown as RuleRow[];
+    return this.#allRaw(`SELECT ${RULE_COLUMNS} FROM rules ORDER BY inserted_at, id`).map((v) => ({
+      id: v[0] as string,
+      action: v[1] as RuleRow['action'],
+      destination: v[2] as string,
+      port_type: v[3] as RuleRow['port_type'],
+      port_range: v[4] as string | null,
+      user_id: v[5] as string | null,
+      inserted_at: v[6] as string,
+      updated_at: v[7] as string,
+    }));
   }
 
   async getRule(id: string): Promise<RuleRow | null> {
@@ -348,11 +432,15 @@ class SqliteQueries implements StoreWriter {
 
   // API tokens
 
+  /** One statement for the token and its owner: it runs on every request. */
   async findTokenByHash(tokenHash: string): Promise<TokenWithOwner | null> {
-    const token = this.#get(`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE token_hash = ?`, tokenHash) as TokenRow | undefined;
-    if (!token) return null;
-    const owner = await this.getUser(token.user_id);
-    return owner ? { token, owner } : null;
+    const row = this.#get(TOKEN_WITH_OWNER_SQL, tokenHash);
+    if (!row) return null;
+    const token: SqlRow = {};
+    const owner: SqlRow = {};
+    for (const column of TOKEN_COLUMN_NAMES) token[column] = row[`t_${column}`];
+    for (const column of USER_COLUMN_NAMES) owner[column] = row[`u_${column}`];
+    return { token: token as unknown as TokenRow, owner: owner as unknown as UserRow };
   }
 
   async getToken(id: string): Promise<TokenRow | null> {
@@ -389,9 +477,17 @@ class SqliteQueries implements StoreWriter {
 
   // Settings and allocation hints
 
+  /**
+   * Read on every device request. On the reader connection the parsed settings are kept until
+   * PRAGMA data_version says something committed since (a change by `server defaults set` in
+   * another process included), so they are never stale; the values are frozen, being shared.
+   */
   async getSettings(): Promise<Record<string, unknown>> {
+    const version = this.cacheSettings ? this.#statement('PRAGMA data_version').pluck().get() : undefined;
+    if (this.#settings && this.cacheSettings && this.#settings.version === version) return this.#settings.values;
     const settings: Record<string, unknown> = {};
-    for (const row of this.#all('SELECT key, value FROM settings')) settings[row.key as string] = JSON.parse(row.value as string);
+    for (const row of this.#all('SELECT key, value FROM settings')) settings[row.key as string] = deepFreeze(JSON.parse(row.value as string));
+    if (this.cacheSettings) this.#settings = { version, values: Object.freeze(settings) as Record<string, unknown> };
     return settings;
   }
 
@@ -465,7 +561,7 @@ export class SqliteStore extends SqliteQueries implements Store {
   created = false;
 
   private constructor(readerDb: Database.Database, writerDb: Database.Database) {
-    super(readerDb);
+    super(readerDb, readerDb !== writerDb);
     this.#readerDb = readerDb;
     this.#writerDb = writerDb;
     this.#writer = readerDb === writerDb ? this : new SqliteQueries(writerDb);

@@ -1,0 +1,275 @@
+#!/usr/bin/env node
+/**
+ * Server throughput, side by side in one run (issue 13, "a faster server, still durable"):
+ *
+ * - GET /v0/devices/{id} against a bare Fastify route returning the same bytes;
+ * - POST /v0/rules and POST /v0/devices against a bare Fastify route doing one durable SQLite
+ *   insert per request (WAL, synchronous=FULL), the floor any durable create must pay;
+ * - the same netform requests on `main`'s build (BASELINE, default /work/main/dist) when present;
+ * - GET of the three lists holding 60,000 objects each, this build against main's.
+ *
+ *   npm run build && node bench/server-throughput.mjs [--seconds 5] [--rounds 3] [--connections 16]
+ *       [--baseline /path/to/other/dist] [--no-lists] [--no-rates]
+ *
+ * Every server is a real `netform serve` process (default options: request logs at info level to
+ * stderr, here /dev/null; metrics on) or a bare Fastify process, each alone on its port; the load
+ * generator (autocannon) runs in this process. Targets take turns round by round so that load on
+ * the shared machine falls on all alike; the figure of a target is the median of its rounds.
+ */
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const OURS = resolve(HERE, '../dist');
+
+function option(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? fallback : process.argv[i + 1];
+}
+const SECONDS = Number(option('seconds', '5'));
+const ROUNDS = Number(option('rounds', '3'));
+const CONNECTIONS = Number(option('connections', '16'));
+const BASELINE = option('baseline', '/work/main/dist');
+const LISTS = !process.argv.includes('--no-lists');
+const RATES = !process.argv.includes('--no-rates');
+const LIST_SIZE = 60_000;
+
+const key = () => randomBytes(32).toString('base64');
+
+// ---------------------------------------------------------------- child processes (servers)
+
+/** A bare Fastify server in its own process: `get BYTES_FILE` or `insert DB_PATH`. */
+async function bareChild(kind, arg) {
+  const { default: Fastify } = await import('fastify');
+  const app = Fastify({ logger: false });
+  if (kind === 'get') {
+    const { readFileSync } = await import('node:fs');
+    const bytes = readFileSync(arg);
+    app.get('/bare/:id', async (_request, reply) => reply.type('application/json; charset=utf-8').send(bytes));
+  } else {
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(arg);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, body TEXT NOT NULL, inserted_at TEXT NOT NULL)');
+    const insert = db.prepare('INSERT INTO items (id, body, inserted_at) VALUES (?, ?, ?)');
+    app.post('/bare', async (request, reply) => {
+      const row = { id: randomUUID(), ...request.body.item, inserted_at: new Date().toISOString() };
+      insert.run(row.id, JSON.stringify(request.body.item), row.inserted_at);
+      return reply.code(201).send({ data: row });
+    });
+  }
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  process.stdout.write(`listening on http://127.0.0.1:${app.server.address().port}\n`);
+}
+
+
+function startProcess(args, label) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+  return new Promise((resolvePromise, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      out += chunk;
+      const match = /listening on (\S+)/.exec(out);
+      if (match) resolvePromise({ url: match[1], stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) });
+    });
+    child.once('exit', (code) => reject(new Error(`${label} exited (${code}) before listening`)));
+  });
+}
+
+const serve = (dist, dbPath, label) => startProcess([join(dist, 'src/cli/main.js'), 'serve', '--port', '0', '--db', dbPath], label);
+
+// ---------------------------------------------------------------- load
+
+async function load(url, requests, extra = {}) {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, requests, ...extra });
+  const bad = result.non2xx + result.errors + result.timeouts;
+  if (bad > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+// ---------------------------------------------------------------- the run
+
+async function prepareDatabase(dist, dir, name) {
+  const { issueToken, setServerDefault } = await import(join(dist, 'server/index.js'));
+  const dbPath = join(dir, `${name}.db`);
+  const { token } = await issueToken({ dbPath, email: 'admin@example.com' });
+  for (const [k, v] of [['ipv4_network', '10.0.0.0/8'], ['ipv6_network', 'fd00::/104'], ['max_devices_per_user', '1000000']]) {
+    await setServerDefault({ dbPath, key: k, value: v });
+  }
+  return { dbPath, token };
+}
+
+async function seedLists(dbPath) {
+  const { openStore } = await import(join(OURS, 'server/store/index.js'));
+  const { formatAddress } = await import(join(OURS, 'src/model/index.js'));
+  const store = await openStore(dbPath);
+  const now = new Date().toISOString().replace('Z', '000Z');
+  await store.transaction(async (tx) => {
+    const users = [];
+    for (let i = 0; i < LIST_SIZE; i++) {
+      const id = randomUUID();
+      users.push(id);
+      await tx.insertUser({ id, email: `list-${i}@example.com`, role: 'unprivileged', password_hash: null, last_signed_in_at: null, last_signed_in_method: null, disabled_at: null, inserted_at: now, updated_at: now });
+    }
+    for (let i = 0; i < LIST_SIZE; i++) {
+      await tx.insertDevice({
+        id: randomUUID(), user_id: users[i], name: `device-${i}`, description: i % 2 ? 'a laptop' : null, public_key: key(), preshared_key: key(),
+        ipv4: formatAddress(4, 0x0b000002n + BigInt(i)), ipv6: formatAddress(6, 0xfd000000000000000000000001000002n + BigInt(i)),
+        allowed_ips: i % 3 ? null : ['10.0.0.0/8'], dns: null, endpoint: null, mtu: i % 3 ? null : 1400, persistent_keepalive: null,
+        use_default_allowed_ips: i % 3 !== 0, use_default_dns: true, use_default_endpoint: true, use_default_mtu: i % 3 !== 0, use_default_persistent_keepalive: true,
+        remote_ip: null, latest_handshake: null, rx_bytes: null, tx_bytes: null, inserted_at: now, updated_at: now,
+      });
+      await tx.insertRule({
+        id: randomUUID(), action: i % 2 ? 'accept' : 'drop', destination: formatAddress(4, 0x64400000n + BigInt(i * 3)),
+        port_type: i % 4 ? 'tcp' : null, port_range: i % 4 ? '443 - 443' : null, user_id: i % 5 ? null : users[i], inserted_at: now, updated_at: now,
+      });
+    }
+  });
+  await store.close();
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'netform-throughput-'));
+  const builds = [{ name: 'this branch', dist: OURS }];
+  if (BASELINE && existsSync(join(BASELINE, 'src/cli/main.js')) && resolve(BASELINE) !== OURS) builds.push({ name: 'main', dist: BASELINE });
+  const started = [];
+  try {
+    // One database per build and target kind, so that one target's writes never slow another's reads.
+    const servers = {};
+    for (const build of builds) {
+      const db = await prepareDatabase(OURS, dir, `${build.name.replace(/\W/g, '')}`);
+      const server = await serve(build.dist, db.dbPath, build.name);
+      started.push(server);
+      servers[build.name] = { ...server, token: db.token };
+    }
+    const ours = servers['this branch'];
+    const headers = (token) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
+    const api = async (server, method, path, body) => {
+      const res = await fetch(`${server.url}${path}`, { method, headers: headers(server.token), body: body && JSON.stringify(body) });
+      return { status: res.status, text: await res.text() };
+    };
+
+    // The GET target: one device per server; the bare server returns this build's exact bytes.
+    for (const server of Object.values(servers)) {
+      const owner = JSON.parse((await api(server, 'POST', '/v0/users', { user: { email: 'owner@example.com' } })).text).data;
+      server.owner = owner;
+      server.device = JSON.parse((await api(server, 'POST', '/v0/devices', { device: { user_id: owner.id, public_key: key() } })).text).data;
+    }
+    const bytes = (await api(ours, 'GET', `/v0/devices/${ours.device.id}`)).text;
+    const bytesFile = join(dir, 'device.json');
+    (await import('node:fs')).writeFileSync(bytesFile, bytes);
+    const bareGet = await startProcess([fileURLToPath(import.meta.url), '--bare', 'get', bytesFile], 'bare get');
+    started.push(bareGet);
+    const bareInsert = await startProcess([fileURLToPath(import.meta.url), '--bare', 'insert', join(dir, 'bare.db')], 'bare insert');
+    started.push(bareInsert);
+
+    let counter = 0;
+    const ruleBody = () => JSON.stringify({ rule: { destination: `100.${64 + ((counter >> 16) & 63)}.${(counter >> 8) & 255}.${counter++ & 255}`, action: 'accept' } });
+    const deviceBody = (server) => JSON.stringify({ device: { user_id: server.owner.id, public_key: key() } });
+
+    const targets = [
+      { group: 'get', name: 'bare Fastify, same bytes', url: `${bareGet.url}/bare/x`, requests: [{ method: 'GET' }] },
+      ...builds.map((b) => ({
+        group: 'get', name: `netform GET /v0/devices/{id} (${b.name})`, url: `${servers[b.name].url}/v0/devices/${servers[b.name].device.id}`,
+        requests: [{ method: 'GET', headers: headers(servers[b.name].token) }],
+      })),
+      {
+        group: 'create', name: 'bare Fastify, one durable SQLite insert', url: `${bareInsert.url}/bare`,
+        requests: [{ method: 'POST', headers: { 'content-type': 'application/json' }, setupRequest: (r) => ({ ...r, body: JSON.stringify({ item: { destination: `10.0.0.${counter++ & 255}`, action: 'accept' } }) }) }],
+      },
+      ...builds.flatMap((b) => [
+        {
+          group: 'create', name: `netform POST /v0/rules (${b.name})`, url: `${servers[b.name].url}/v0/rules`,
+          requests: [{ method: 'POST', headers: headers(servers[b.name].token), setupRequest: (r) => ({ ...r, body: ruleBody() }) }],
+        },
+        {
+          group: 'create', name: `netform POST /v0/devices (${b.name})`, url: `${servers[b.name].url}/v0/devices`,
+          requests: [{ method: 'POST', headers: headers(servers[b.name].token), setupRequest: (r) => ({ ...r, body: deviceBody(servers[b.name]) }) }],
+        },
+      ]),
+    ];
+    if (!RATES) targets.length = 0;
+    // Warm-up, then rounds in turns.
+    for (const t of targets) await load(t.url, t.requests, { duration: 1 });
+    const results = new Map(targets.map((t) => [t, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const t of targets) {
+        const r = await load(t.url, t.requests);
+        results.get(t).push(r);
+        process.stderr.write(`round ${round + 1}: ${t.name}: ${Math.round(r.rps)} req/s\n`);
+      }
+    }
+
+    const row = (t) => {
+      const rs = results.get(t);
+      return { name: t.name, group: t.group, rps: median(rs.map((r) => r.rps)), rounds: rs.map((r) => Math.round(r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)) };
+    };
+    const rows = targets.map(row);
+    const floorOf = (group) => rows.find((r) => r.group === group)?.rps;
+    console.log(`\n${SECONDS} s per round, ${ROUNDS} rounds, ${CONNECTIONS} connections, Node ${process.version}\n`);
+    console.log('| target | req/s (median) | rounds | p50 ms | p99 ms | vs its floor |');
+    console.log('|---|---|---|---|---|---|');
+    for (const r of rows) {
+      const floor = floorOf(r.group);
+      console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.rounds.join(' / ')} | ${r.p50} | ${r.p99} | ${((100 * r.rps) / floor).toFixed(0)}% |`);
+    }
+
+    if (LISTS) {
+      // Lists of 60,000: a copy of one seeded file per build, each served by its build.
+      const seeded = join(dir, 'lists.db');
+      const prepared = await prepareDatabase(OURS, dir, 'lists');
+      copyFileSync(prepared.dbPath, seeded);
+      const t0 = performance.now();
+      await seedLists(prepared.dbPath);
+      const seedSeconds = ((performance.now() - t0) / 1000).toFixed(1);
+      const listServers = [];
+      for (const build of builds) {
+        const path = join(dir, `lists-${build.name.replace(/\W/g, '')}.db`);
+        copyFileSync(prepared.dbPath, path);
+        const server = await serve(build.dist, path, `${build.name} lists`);
+        started.push(server);
+        listServers.push({ build, server });
+      }
+      const times = new Map();
+      for (let round = 0; round < 5; round++) {
+        for (const { build, server } of listServers) {
+          for (const path of ['/v0/users', '/v0/devices', '/v0/rules']) {
+            const t = performance.now();
+            const res = await fetch(`${server.url}${path}`, { headers: headers(prepared.token) });
+            const text = await res.text();
+            const ms = performance.now() - t;
+            if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+            const k = `${path}|${build.name}`;
+            times.set(k, [...(times.get(k) ?? []), ms]);
+            if (round === 0) times.set(`${k}|bytes`, [text.length]);
+          }
+        }
+      }
+      console.log(`\nLists of ${LIST_SIZE.toLocaleString('en')} objects (seeded in ${seedSeconds} s), one request at a time, 5 rounds, median ms:\n`);
+      console.log(`| list | ${builds.map((b) => b.name).join(' | ')} | bytes |`);
+      console.log(`|---|${builds.map(() => '---|').join('')}---|`);
+      for (const path of ['/v0/users', '/v0/devices', '/v0/rules']) {
+        const cells = builds.map((b) => median(times.get(`${path}|${b.name}`)).toFixed(0));
+        console.log(`| GET ${path} | ${cells.join(' | ')} | ${times.get(`${path}|this branch|bytes`)[0].toLocaleString('en')} |`);
+      }
+    }
+  } finally {
+    await Promise.all(started.map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--bare') {
+  await bareChild(process.argv[3], process.argv[4]);
+} else {
+  await main();
+}
