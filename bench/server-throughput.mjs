@@ -47,8 +47,9 @@ const key = () => randomBytes(32).toString('base64');
 /** A bare Fastify server in its own process: `get BYTES_FILE` or `insert DB_PATH`. */
 async function bareChild(kind, arg) {
   const { default: Fastify } = await import('fastify');
-  const app = Fastify({ logger: false });
-  if (kind === 'get') {
+  // `get-logged`: the same route with request logs as `netform serve` writes them (pino, info, stderr).
+  const app = Fastify({ logger: kind === 'get-logged' ? { level: 'info', stream: process.stderr } : false });
+  if (kind === 'get' || kind === 'get-logged') {
     const { readFileSync } = await import('node:fs');
     const bytes = readFileSync(arg);
     app.get('/bare/:id', async (_request, reply) => reply.type('application/json; charset=utf-8').send(bytes));
@@ -70,8 +71,8 @@ async function bareChild(kind, arg) {
 }
 
 
-function startProcess(args, label) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+function startProcess(args, label, env = {}) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env } });
   return new Promise((resolvePromise, reject) => {
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
@@ -83,7 +84,7 @@ function startProcess(args, label) {
   });
 }
 
-const serve = (dist, dbPath, label) => startProcess([join(dist, 'src/cli/main.js'), 'serve', '--port', '0', '--db', dbPath], label);
+const serve = (build, dbPath, label) => startProcess([join(build.dist, 'src/cli/main.js'), 'serve', '--port', '0', '--db', dbPath], label, build.env);
 
 // ---------------------------------------------------------------- load
 
@@ -139,7 +140,10 @@ async function seedLists(dbPath) {
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'netform-throughput-'));
-  const builds = [{ name: 'this branch', dist: OURS }];
+  const builds = [
+    { name: 'this branch', dist: OURS },
+    { name: 'this branch, group commit off', dist: OURS, env: { NETFORM_SQLITE_GROUP_COMMIT: '0' }, writesOnly: true },
+  ];
   if (BASELINE && existsSync(join(BASELINE, 'src/cli/main.js')) && resolve(BASELINE) !== OURS) builds.push({ name: 'main', dist: BASELINE });
   const started = [];
   try {
@@ -147,7 +151,7 @@ async function main() {
     const servers = {};
     for (const build of builds) {
       const db = await prepareDatabase(OURS, dir, `${build.name.replace(/\W/g, '')}`);
-      const server = await serve(build.dist, db.dbPath, build.name);
+      const server = await serve(build, db.dbPath, build.name);
       started.push(server);
       servers[build.name] = { ...server, token: db.token };
     }
@@ -169,6 +173,8 @@ async function main() {
     (await import('node:fs')).writeFileSync(bytesFile, bytes);
     const bareGet = await startProcess([fileURLToPath(import.meta.url), '--bare', 'get', bytesFile], 'bare get');
     started.push(bareGet);
+    const bareGetLogged = await startProcess([fileURLToPath(import.meta.url), '--bare', 'get-logged', bytesFile], 'bare get, logged');
+    started.push(bareGetLogged);
     const bareInsert = await startProcess([fileURLToPath(import.meta.url), '--bare', 'insert', join(dir, 'bare.db')], 'bare insert');
     started.push(bareInsert);
 
@@ -178,7 +184,8 @@ async function main() {
 
     const targets = [
       { group: 'get', name: 'bare Fastify, same bytes', url: `${bareGet.url}/bare/x`, requests: [{ method: 'GET' }] },
-      ...builds.map((b) => ({
+      { group: 'get', name: 'bare Fastify, same bytes, request logs as netform', url: `${bareGetLogged.url}/bare/x`, requests: [{ method: 'GET' }] },
+      ...builds.filter((b) => !b.writesOnly).map((b) => ({
         group: 'get', name: `netform GET /v0/devices/{id} (${b.name})`, url: `${servers[b.name].url}/v0/devices/${servers[b.name].device.id}`,
         requests: [{ method: 'GET', headers: headers(servers[b.name].token) }],
       })),
@@ -232,10 +239,10 @@ async function main() {
       await seedLists(prepared.dbPath);
       const seedSeconds = ((performance.now() - t0) / 1000).toFixed(1);
       const listServers = [];
-      for (const build of builds) {
+      for (const build of builds.filter((b) => !b.writesOnly)) {
         const path = join(dir, `lists-${build.name.replace(/\W/g, '')}.db`);
         copyFileSync(prepared.dbPath, path);
-        const server = await serve(build.dist, path, `${build.name} lists`);
+        const server = await serve(build, path, `${build.name} lists`);
         started.push(server);
         listServers.push({ build, server });
       }
@@ -255,10 +262,11 @@ async function main() {
         }
       }
       console.log(`\nLists of ${LIST_SIZE.toLocaleString('en')} objects (seeded in ${seedSeconds} s), one request at a time, 5 rounds, median ms:\n`);
-      console.log(`| list | ${builds.map((b) => b.name).join(' | ')} | bytes |`);
-      console.log(`|---|${builds.map(() => '---|').join('')}---|`);
+      const listBuilds = builds.filter((b) => !b.writesOnly);
+      console.log(`| list | ${listBuilds.map((b) => b.name).join(' | ')} | bytes |`);
+      console.log(`|---|${listBuilds.map(() => '---|').join('')}---|`);
       for (const path of ['/v0/users', '/v0/devices', '/v0/rules']) {
-        const cells = builds.map((b) => median(times.get(`${path}|${b.name}`)).toFixed(0));
+        const cells = listBuilds.map((b) => median(times.get(`${path}|${b.name}`)).toFixed(0));
         console.log(`| GET ${path} | ${cells.join(' | ')} | ${times.get(`${path}|this branch|bytes`)[0].toLocaleString('en')} |`);
       }
     }

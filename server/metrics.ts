@@ -60,6 +60,9 @@ async function countObjects(store: StoreReader): Promise<{ users: number; device
 
 type AnyMethod = (...args: unknown[]) => unknown;
 
+/** Each store (and each transaction's writer, the same object every time) is wrapped once. */
+const instrumentedWriters = new WeakMap<object, WeakMap<object, object>>();
+
 /** The names of an object's methods, through its prototype chain (a class instance's included). */
 function methodNames(target: object): string[] {
   const names = new Set<string>();
@@ -77,7 +80,12 @@ function methodNames(target: object): string[] {
  * inside it is, and so is a transaction that fails on its own (BEGIN or COMMIT).
  */
 export function instrumentStore<S extends StoreReader>(store: S, storeErrors: ServerMetrics['storeErrors']): S {
+  let writers = instrumentedWriters.get(storeErrors);
+  if (!writers) instrumentedWriters.set(storeErrors, (writers = new WeakMap()));
+  const known = writers.get(store);
+  if (known) return known as S;
   const wrapped: Record<string, unknown> = {};
+  writers.set(store, wrapped);
   const fromWork = new WeakSet<object>();
   for (const name of methodNames(store)) {
     const method = (store as unknown as Record<string, AnyMethod>)[name]!;

@@ -1,7 +1,8 @@
 /**
  * The embedded SQLite store (better-sqlite3). Two connections to one file in WAL mode: a writer
- * used only inside `transaction` (BEGIN IMMEDIATE, one transaction at a time) and a reader for
- * everything else, which therefore never sees a write that has not committed.
+ * used only inside `transaction` (BEGIN IMMEDIATE, one transaction at a time, or one batch of
+ * them with group commit) and a reader for everything else, which therefore never sees a write
+ * that has not committed.
  *
  * `synchronous = FULL`: in WAL mode NORMAL may lose the last commits on power loss, and the
  * contract says a crash loses no acknowledged write.
@@ -38,7 +39,22 @@ export interface SqliteStoreOptions {
    * is refused with MissingDatabaseError and nothing is created.
    */
   create?: boolean;
+  /**
+   * Commit the write transactions that queue up while one runs together, one fsync for all
+   * (see SqliteStore.transaction). Default true; NETFORM_SQLITE_GROUP_COMMIT=0 turns it off
+   * (for comparison in bench/server-throughput.mjs).
+   */
+  groupCommit?: boolean;
 }
+
+interface PendingTransaction {
+  fn: (tx: StoreWriter) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/** At most this many transactions share one commit, so that no answer waits behind too many others. */
+const MAX_BATCH = 256;
 
 /** The database file a command was pointed at does not exist (and the command may not create it). */
 export class MissingDatabaseError extends Error {
@@ -555,13 +571,17 @@ export class SqliteStore extends SqliteQueries implements Store {
   readonly #writer: SqliteQueries;
   readonly #writerDb: Database.Database;
   readonly #readerDb: Database.Database;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #groupCommit: boolean;
+  readonly #pending: PendingTransaction[] = [];
+  #running: Promise<void> | null = null;
+  #scheduled = false;
   #closed = false;
   /** Whether opening this store created its database file. */
   created = false;
 
-  private constructor(readerDb: Database.Database, writerDb: Database.Database) {
+  private constructor(readerDb: Database.Database, writerDb: Database.Database, groupCommit: boolean) {
     super(readerDb, readerDb !== writerDb);
+    this.#groupCommit = groupCommit;
     this.#readerDb = readerDb;
     this.#writerDb = writerDb;
     this.#writer = readerDb === writerDb ? this : new SqliteQueries(writerDb);
@@ -576,10 +596,11 @@ export class SqliteStore extends SqliteQueries implements Store {
     try {
       migrate(writerDb, options.now ?? (() => new Date().toISOString()));
       // An in-memory database is private to its connection: read and write through the same one.
-      if (inMemory) return new SqliteStore(writerDb, writerDb);
+      const groupCommit = options.groupCommit ?? process.env.NETFORM_SQLITE_GROUP_COMMIT !== '0';
+      if (inMemory) return new SqliteStore(writerDb, writerDb, groupCommit);
       const readerDb = openConnection(path, busyTimeoutMs, options.verbose);
       readerDb.pragma('query_only = ON');
-      const store = new SqliteStore(readerDb, writerDb);
+      const store = new SqliteStore(readerDb, writerDb, groupCommit);
       store.created = created;
       return store;
     } catch (error) {
@@ -588,28 +609,88 @@ export class SqliteStore extends SqliteQueries implements Store {
     }
   }
 
+  /**
+   * Runs `fn` in a write transaction. With group commit (the default), the transactions asked for
+   * while the writer was busy run together in one BEGIN IMMEDIATE ... COMMIT, one after another,
+   * each inside its own SAVEPOINT:
+   * - each one's checks see every write before it (committed, or earlier in the same batch);
+   * - one that fails is rolled back to its savepoint alone; the others go on;
+   * - every one is answered (result or refusal) only after the COMMIT, so an acknowledged write
+   *   is durable (synchronous = FULL): one fsync serves the whole batch instead of one each.
+   * If the COMMIT fails, or SQLite rolls the whole transaction back (disk full, I/O error), the
+   * members that had run get that error: none of them was acknowledged, and none was kept.
+   */
   transaction<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('store is closed'));
-    const run = async (): Promise<T> => {
-      this.#writerDb.exec('BEGIN IMMEDIATE');
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({ fn: fn as (tx: StoreWriter) => Promise<unknown>, resolve: resolve as (value: unknown) => void, reject });
+      this.#schedule();
+    });
+  }
+
+  /** The next batch starts once the current one is done, after the I/O of this turn of the event loop has queued its requests. */
+  #schedule(): void {
+    if (this.#running || this.#scheduled || this.#pending.length === 0) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#running = this.#runBatch().finally(() => {
+        this.#running = null;
+        this.#schedule();
+      });
+    });
+  }
+
+  async #runBatch(): Promise<void> {
+    const db = this.#writerDb;
+    const batch = this.#pending.splice(0, this.#groupCommit ? MAX_BATCH : 1);
+    try {
+      db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      for (const member of batch) member.reject(error);
+      return;
+    }
+    const outcomes: { member: PendingTransaction; ok: boolean; value: unknown }[] = [];
+    for (let i = 0; i < batch.length; i++) {
+      const member = batch[i]!;
+      db.exec('SAVEPOINT member');
       try {
-        const result = await fn(this.#writer);
-        this.#writerDb.exec('COMMIT');
-        return result;
+        const value = await member.fn(this.#writer);
+        db.exec('RELEASE member');
+        outcomes.push({ member, ok: true, value });
       } catch (error) {
-        if (this.#writerDb.inTransaction) this.#writerDb.exec('ROLLBACK');
-        throw error;
+        if (db.inTransaction) {
+          db.exec('ROLLBACK TO member');
+          db.exec('RELEASE member');
+          outcomes.push({ member, ok: false, value: error });
+          continue;
+        }
+        // SQLite rolled the whole transaction back: what ran before is gone with it. The rest
+        // go back to the front of the queue for the next batch.
+        for (const done of outcomes) done.member.reject(error);
+        member.reject(error);
+        this.#pending.unshift(...batch.slice(i + 1));
+        return;
       }
-    };
-    const result = this.#queue.then(run, run);
-    this.#queue = result.catch(() => undefined);
-    return result;
+    }
+    try {
+      db.exec('COMMIT');
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      for (const done of outcomes) done.member.reject(error);
+      return;
+    }
+    for (const done of outcomes) (done.ok ? done.member.resolve : done.member.reject)(done.value);
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#queue;
+    // Transactions already asked for still run and are answered.
+    while (this.#running || this.#pending.length > 0) {
+      if (!this.#running) this.#schedule();
+      await (this.#running ?? new Promise((resolve) => setImmediate(resolve)));
+    }
     if (this.#readerDb !== this.#writerDb) this.#readerDb.close();
     // Folds the WAL back into the main file so a copied .db file is complete on its own.
     try {

@@ -171,8 +171,8 @@ export function registerServe(program: Command): void {
         } catch (error) {
           throw new CliError(`cannot start the server: ${describeStartError(error, options)}`);
         }
-        process.stdout.write(`listening on ${server.url}\n`);
-        if (server.metricsUrl) process.stdout.write(`metrics on ${server.metricsUrl}\n`);
+        // One write (atomic on a pipe): whoever reads the first line finds the second with it.
+        process.stdout.write(`listening on ${server.url}\n${server.metricsUrl ? `metrics on ${server.metricsUrl}\n` : ''}`);
         const signal = await stopSignal;
         process.stderr.write(`${signal}: finishing requests in flight, then stopping\n`);
         await server.close();

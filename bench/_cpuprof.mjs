@@ -1,0 +1,20 @@
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+const dist = process.argv[2];
+const what = process.argv[3];
+const { issueToken } = await import(dist + '/server/index.js');
+const dir = '/tmp/cpuprof'; (await import('node:fs')).mkdirSync(dir, { recursive: true });
+const dbPath = `${dir}/p-${Date.now()}.db`;
+const { token } = await issueToken({ dbPath, email: 'a@example.com' });
+const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, dist + '/src/cli/main.js', 'serve', '--port', '0', '--db', dbPath], { stdio: ['ignore', 'pipe', 'ignore'] });
+const url = await new Promise((r) => child.stdout.on('data', (c) => { const m = /listening on (\S+)/.exec(String(c)); if (m) r(m[1]); }));
+const h = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+const u = await (await fetch(`${url}/v0/users`, { method: 'POST', headers: h, body: JSON.stringify({ user: { email: 'o@example.com' } }) })).json();
+const d = await (await fetch(`${url}/v0/devices`, { method: 'POST', headers: h, body: JSON.stringify({ device: { user_id: u.data.id, public_key: randomBytes(32).toString('base64') } }) })).json();
+let n = 0;
+const opts = what === 'get' ? { url: `${url}/v0/devices/${d.data.id}`, headers: h } :
+  { url: `${url}/v0/rules`, method: 'POST', headers: h, requests: [{ method: 'POST', setupRequest: (r) => ({ ...r, body: JSON.stringify({ rule: { destination: `100.${64 + ((n >> 16) & 63)}.${(n >> 8) & 255}.${n++ & 255}`, action: 'accept' } }) }) }] };
+const res = await autocannon({ connections: 16, duration: 5, ...opts });
+console.log('rps', res.requests.average, 'non2xx', res.non2xx);
+child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r));
