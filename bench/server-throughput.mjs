@@ -163,10 +163,14 @@ async function main() {
     };
 
     // The GET target: one device per server; the bare server returns this build's exact bytes.
+    // Device creates go round-robin to OWNERS users, as in a fleet (one user with thousands of
+    // devices would measure the per-user name and limit checks instead).
+    const OWNERS = 500;
     for (const server of Object.values(servers)) {
-      const owner = JSON.parse((await api(server, 'POST', '/v0/users', { user: { email: 'owner@example.com' } })).text).data;
-      server.owner = owner;
-      server.device = JSON.parse((await api(server, 'POST', '/v0/devices', { device: { user_id: owner.id, public_key: key() } })).text).data;
+      server.owners = [];
+      for (let i = 0; i < OWNERS; i++) server.owners.push(JSON.parse((await api(server, 'POST', '/v0/users', { user: { email: `owner${i}@example.com` } })).text).data.id);
+      server.device = JSON.parse((await api(server, 'POST', '/v0/devices', { device: { user_id: server.owners[0], public_key: key() } })).text).data;
+      server.next = 0;
     }
     const bytes = (await api(ours, 'GET', `/v0/devices/${ours.device.id}`)).text;
     const bytesFile = join(dir, 'device.json');
@@ -180,7 +184,7 @@ async function main() {
 
     let counter = 0;
     const ruleBody = () => JSON.stringify({ rule: { destination: `100.${64 + ((counter >> 16) & 63)}.${(counter >> 8) & 255}.${counter++ & 255}`, action: 'accept' } });
-    const deviceBody = (server) => JSON.stringify({ device: { user_id: server.owner.id, public_key: key() } });
+    const deviceBody = (server) => JSON.stringify({ device: { user_id: server.owners[server.next++ % server.owners.length], public_key: key() } });
 
     const targets = [
       { group: 'get', name: 'bare Fastify, same bytes', url: `${bareGet.url}/bare/x`, requests: [{ method: 'GET' }] },

@@ -72,7 +72,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     uiConfig: { validatorUrl: null, deepLinking: true, docExpansion: 'list' },
-    staticCSP: true,
+    // Only this server's own files. Not the plugin's default policy: its upgrade-insecure-requests
+    // would send the page's scripts to https:// on a plain-HTTP server, breaking the page.
+    staticCSP:
+      "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; frame-ancestors 'self'; " +
+      "img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'",
   });
 }
 

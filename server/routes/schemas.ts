@@ -179,9 +179,10 @@ export const ERRORS = {
   500: ERROR_TEXT('Internal Server Error', 'Anything unexpected; never a stack trace.'),
 } as const;
 
-type Status = keyof typeof ERRORS;
+export type Status = keyof typeof ERRORS;
 
-function envelope(data: object, description: string) {
+/** `{ "data": ... }`, the envelope of every success with a body. */
+export function envelope(data: object, description: string) {
   return { description, type: 'object', properties: { data }, required: ['data'], additionalProperties: false };
 }
 
@@ -199,7 +200,8 @@ interface Resource {
   createRequired: string[];
 }
 
-function responses(success: Record<number, object>, errors: Status[]) {
+/** A route's answers: its successes, the error bodies it names, and those every /v0 route can give (401, 429, 500). */
+export function responses(success: Record<number, object>, errors: Status[]) {
   const all: Record<string, object> = { ...success };
   for (const status of [...errors, 401, 429, 500] as Status[]) all[status] = ERRORS[status];
   return all;

@@ -40,9 +40,15 @@ describe.skipIf(!available)('the /docs page in Chromium', () => {
       page.on('request', (request) => requested.push(request.url()));
       const pageErrors: string[] = [];
       page.on('pageerror', (error) => pageErrors.push(error.message));
+      // Console errors include Content-Security-Policy refusals.
+      page.on('console', (message) => {
+        if (message.type() === 'error') pageErrors.push(message.text());
+      });
 
       const response = await page.goto(`${server.url}/docs`, { waitUntil: 'networkidle' });
       expect(response?.status()).toBe(200);
+      // A plain-HTTP server must not ask the browser to fetch its scripts over https.
+      expect(response?.headers()['content-security-policy']).not.toContain('upgrade-insecure-requests');
       await page.waitForSelector('.opblock', { timeout: 20_000 });
 
       const doc = (await (await fetch(`${server.url}/v0/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
