@@ -108,14 +108,12 @@ export function instrumentStore<S extends StoreReader>(store: S, storeErrors: Se
     } else if (name === 'close') {
       wrapped[name] = (...args: unknown[]) => method.apply(store, args);
     } else {
-      wrapped[name] = async (...args: unknown[]) => {
-        try {
-          return await method.apply(store, args);
-        } catch (error) {
-          storeErrors.inc({ operation: name });
-          throw error;
-        }
+      const counted = (error: unknown) => {
+        storeErrors.inc({ operation: name });
+        throw error;
       };
+      // One handler on the store's own promise: every request makes several of these calls.
+      wrapped[name] = (...args: unknown[]) => Promise.resolve(method.apply(store, args)).then(undefined, counted);
     }
   }
   return wrapped as unknown as S;

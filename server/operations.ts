@@ -102,10 +102,11 @@ export function metricsRoute(app: FastifyInstance, metrics: ServerMetrics): void
 
 /** Counts and times every answer of `app` by route pattern (never the URL: ids stay out of labels). */
 export function recordRequests(app: FastifyInstance, metrics: ServerMetrics): void {
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
     const method = request.method;
     metrics.requests.inc({ route, method, status: String(reply.statusCode) });
     metrics.duration.observe({ route, method }, reply.elapsedTime / 1000);
+    done();
   });
 }
