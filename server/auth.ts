@@ -3,7 +3,7 @@
  * token gets 401 whether or not the resource (or the route) exists. Routes marked
  * `config: { public: true }` (health, readiness, metrics, the API description) need none.
  *
- * Failed authentications are rate limited per client address (@fastify/rate-limit's counter):
+ * Failed authentications are rate limited per client address, IPv6 per /64 (@fastify/rate-limit's counter):
  * past `max` failures within the window, a failing request gets 429 with Retry-After instead of
  * 401. Only failures count, and a request with a valid token is never held back: tokens are 256
  * random bits, so the limit is there against floods of bad tokens, not to make guessing slower.
@@ -55,6 +55,18 @@ export function addressMatcher(entries: string[]): (address: string) => boolean 
   };
 }
 
+/**
+ * The key a client's failures are counted under: its IPv4 address, or the /64 of its IPv6
+ * address (one host usually holds a whole /64, and could otherwise change address at will).
+ */
+export function clientKey(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
+  return `${parts.join(':')}::/64`;
+}
+
 type Limiter = (request: FastifyRequest) => Promise<{ isAllowed: boolean; isExceeded?: boolean; ttlInSeconds?: number }>;
 
 const bearerAuth: FastifyPluginAsync<AuthOptions> = async (app: FastifyInstance, { ctx, failureLimit }) => {
@@ -66,8 +78,8 @@ const bearerAuth: FastifyPluginAsync<AuthOptions> = async (app: FastifyInstance,
     limiter = (app as unknown as { createRateLimit(options: object): Limiter }).createRateLimit({
       max: failureLimit.max,
       timeWindow: failureLimit.windowMs,
-      keyGenerator: (request: FastifyRequest) => request.ip,
-      allowList: (_request: FastifyRequest, key: string) => exempt(key),
+      keyGenerator: (request: FastifyRequest) => clientKey(request.ip),
+      allowList: (request: FastifyRequest) => exempt(request.ip),
     });
   }
   app.addHook('onRequest', async (request, reply) => {

@@ -53,12 +53,16 @@ describe('failed authentication limit', () => {
     expect((await server.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
   });
 
-  it('counts per client address: behind a trusted proxy, each X-Forwarded-For address has its own allowance', async () => {
+  it('counts per client address (IPv6 per /64): behind a trusted proxy, each X-Forwarded-For address has its own allowance', async () => {
     const server = await track(startInProcessServer({ ...limit(3), trustProxy: '127.0.0.1' }));
     const from = (address: string) => ({ token: BAD, headers: { 'x-forwarded-for': address } });
     for (let i = 0; i < 3; i++) expect((await server.api('GET', '/v0/users', undefined, from('192.0.2.10'))).status).toBe(401);
     expect((await server.api('GET', '/v0/users', undefined, from('192.0.2.10'))).status).toBe(429);
     expect((await server.api('GET', '/v0/users', undefined, from('192.0.2.11'))).status).toBe(401);
+    // IPv6 clients are counted per /64: a host cannot escape by changing its address within it.
+    for (let i = 1; i <= 3; i++) expect((await server.api('GET', '/v0/users', undefined, from(`2001:db8:1:2::${i}`))).status).toBe(401);
+    expect((await server.api('GET', '/v0/users', undefined, from('2001:db8:1:2:ffff::9'))).status).toBe(429);
+    expect((await server.api('GET', '/v0/users', undefined, from('2001:db8:1:3::1'))).status).toBe(401);
   });
 
   it('by default loopback is exempt (a local proxy would put every client on one address); 0 turns the limit off', async () => {
