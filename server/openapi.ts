@@ -62,6 +62,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'users' },
         { name: 'devices' },
         { name: 'rules' },
+        { name: 'configuration' },
         { name: 'operations', description: 'Health, readiness, metrics and this document: no token.' },
       ],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API token: nf_…' } } },

@@ -8,7 +8,7 @@
  *
  * Every /v0 route must carry a schema from here (see ROUTE_SCHEMA_RULE in the OpenAPI test).
  */
-import { DEVICE_RESPONSE_KEYS, PORT_TYPES, ROLES, RULE_ACTIONS } from '../../src/model/index.js';
+import { CONFIGURATION_RESPONSE_KEYS, DEVICE_RESPONSE_KEYS, PORT_TYPES, ROLES, RULE_ACTIONS } from '../../src/model/index.js';
 
 const TIMESTAMP = { type: 'string', description: 'UTC, microseconds, Z suffix: 2023-03-29T15:11:47.450107Z' };
 const NULLABLE_TIMESTAMP = { type: ['string', 'null'], description: TIMESTAMP.description };
@@ -146,7 +146,7 @@ const ERROR_TEXT = (text: string, description: string) => ({
 
 /** The error bodies of spec section 2, by status. */
 export const ERRORS = {
-  400: ERROR_TEXT('Bad Request', 'Malformed JSON, a missing wrapper key, or a wrapper that is not an object.'),
+  400: ERROR_TEXT('Bad Request', 'Malformed JSON, a missing wrapper key, a wrapper that is not an object, or a path that is not valid percent-encoding.'),
   401: {
     description: 'No token, a malformed, unknown, revoked or expired token, or a token whose owner is no longer an active admin.',
     anyOf: [
@@ -229,7 +229,7 @@ function resourceSchemas(r: Resource) {
       body: body(r.createRequired),
       response: responses({ 201: { ...envelope(ref(r.id), `Created; Location: /v0/${r.collection}/{uuid}.`) } }, [400, 413, 422]),
     },
-    show: { summary: `Show a ${r.key}`, tags, params, response: responses({ 200: one }, [404]) },
+    show: { summary: `Show a ${r.key}`, tags, params, response: responses({ 200: one }, [400, 404]) },
     update: {
       summary: `Update a ${r.key} (PATCH and PUT are the same partial update)`,
       tags,
@@ -241,7 +241,7 @@ function resourceSchemas(r: Resource) {
       summary: `Delete a ${r.key}`,
       tags,
       params,
-      response: responses({ 204: { description: 'Deleted; no body.', type: 'null' } }, [404, ...r.deleteErrors]),
+      response: responses({ 204: { description: 'Deleted; no body.', type: 'null' } }, [400, 404, ...r.deleteErrors]),
     },
   };
 }
@@ -277,8 +277,98 @@ export const RULE_SCHEMAS = resourceSchemas({
   createRequired: ['destination'],
 });
 
-/** The shared schemas, added to the app once (referenced as `User#`, `Device#`, `Rule#`). */
-export const SHARED_SCHEMAS = [USER, DEVICE, RULE];
+const OIDC_PROVIDER = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    label: { type: 'string' },
+    scope: { type: 'string' },
+    response_type: { type: 'string' },
+    client_id: { type: 'string' },
+    client_secret: { type: ['string', 'null'], description: 'write-only: always null in answers; kept when an update leaves it out' },
+    discovery_document_uri: { type: 'string' },
+    redirect_uri: { type: ['string', 'null'] },
+    auto_create_users: { type: 'boolean' },
+  },
+  required: ['id', 'label', 'scope', 'response_type', 'client_id', 'client_secret', 'discovery_document_uri', 'redirect_uri', 'auto_create_users'],
+  additionalProperties: false,
+};
+
+const SAML_PROVIDER = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    label: { type: 'string' },
+    base_url: { type: ['string', 'null'] },
+    metadata: { type: 'string' },
+    sign_requests: { type: 'boolean' },
+    sign_metadata: { type: 'boolean' },
+    signed_assertion_in_resp: { type: 'boolean' },
+    signed_envelopes_in_resp: { type: 'boolean' },
+    auto_create_users: { type: 'boolean' },
+  },
+  required: ['id', 'label', 'base_url', 'metadata', 'sign_requests', 'sign_metadata', 'signed_assertion_in_resp', 'signed_envelopes_in_resp', 'auto_create_users'],
+  additionalProperties: false,
+};
+
+const CONFIGURATION_FIELDS = {
+  allow_unprivileged_device_configuration: { type: 'boolean' },
+  allow_unprivileged_device_management: { type: 'boolean' },
+  default_client_allowed_ips: { type: 'array', items: { type: 'string' }, description: 'the server default of allowed_ips' },
+  default_client_dns: { type: 'array', items: { type: 'string' }, description: 'the server default of dns' },
+  default_client_endpoint: { type: 'string', description: 'the server default of endpoint' },
+  default_client_mtu: { type: 'integer', minimum: 576, maximum: 1500 },
+  default_client_persistent_keepalive: { type: 'integer', minimum: 0, maximum: 120 },
+  disable_vpn_on_oidc_error: { type: 'boolean' },
+  id: UUID,
+  inserted_at: TIMESTAMP,
+  local_auth_enabled: { type: 'boolean' },
+  logo: {
+    type: 'object',
+    description: '{} when no logo is set',
+    properties: { url: { type: ['string', 'null'] }, data: { type: ['string', 'null'] }, type: { type: ['string', 'null'] } },
+    additionalProperties: false,
+  },
+  openid_connect_providers: { type: 'array', items: OIDC_PROVIDER },
+  saml_identity_providers: { type: 'array', items: SAML_PROVIDER },
+  updated_at: TIMESTAMP,
+  vpn_session_duration: { type: 'integer', minimum: 0 },
+};
+
+/** `/v0/configuration`'s `data`, keys in CONFIGURATION_RESPONSE_KEYS order (upstream's, alphabetical). */
+export const CONFIGURATION = {
+  $id: 'Configuration',
+  type: 'object',
+  description: 'The server configuration (a singleton). Its default_client_* fields are the server device defaults.',
+  properties: Object.fromEntries(CONFIGURATION_RESPONSE_KEYS.map((key) => [key, CONFIGURATION_FIELDS[key]])),
+  required: [...CONFIGURATION_RESPONSE_KEYS],
+  additionalProperties: false,
+} as const;
+
+const CONFIGURATION_INPUT = {
+  type: 'object',
+  description: 'Only the keys present change. Unknown keys are ignored. id and the timestamps are read-only.',
+  properties: Object.fromEntries(
+    Object.entries(CONFIGURATION_FIELDS).filter(([key]) => !['id', 'inserted_at', 'updated_at'].includes(key)),
+  ),
+};
+
+export const CONFIGURATION_SCHEMAS = {
+  show: {
+    summary: 'Show the configuration',
+    tags: ['configuration'],
+    response: responses({ 200: envelope(ref('Configuration'), 'The configuration.') }, []),
+  },
+  update: {
+    summary: 'Update the configuration (PATCH and PUT are the same partial update)',
+    tags: ['configuration'],
+    body: { type: 'object', properties: { configuration: CONFIGURATION_INPUT }, required: ['configuration'] },
+    response: responses({ 200: envelope(ref('Configuration'), 'The configuration after the update.') }, [400, 413, 422]),
+  },
+};
+
+/** The shared schemas, added to the app once (referenced as `User#`, `Device#`, `Rule#`, `Configuration#`). */
+export const SHARED_SCHEMAS = [USER, DEVICE, RULE, CONFIGURATION];
 
 /**
  * The serialiser of the list routes: V8's JSON.stringify, which on lists of 60,000 objects is

@@ -79,7 +79,7 @@ const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').r
 describe('the OpenAPI document', () => {
   it('is OpenAPI 3.1, needs no token, and lists every registered route with its request and every answer', () => {
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.components.schemas).sort()).toEqual(['Device', 'Rule', 'User']);
+    expect(Object.keys(doc.components.schemas).sort()).toEqual(['Configuration', 'Device', 'Rule', 'User']);
     const routes = registeredRoutes(server.app).filter((r) => !(r.schema as { hide?: boolean } | undefined)?.hide);
     const v0 = routes.filter((r) => r.url.startsWith('/v0/'));
     expect(v0.length).toBeGreaterThanOrEqual(16);
@@ -149,8 +149,31 @@ describe('the OpenAPI document', () => {
         await call(method, one, `${list}/${ids[collection]}`, invalid[collection]);
         await call(method, one, `${list}/${ids[collection]}`, valid[collection], null);
       }
+      await call('GET', one, `${list}/%zz`);
+      await call('DELETE', one, `${list}/%zz`);
       await call('DELETE', one, `${list}/${missing}`);
       await call('DELETE', one, `${list}/${ids[collection]}`, undefined, null);
+    }
+    // The configuration singleton: show and update, with every error it can give.
+    await call('GET', '/v0/configuration', '/v0/configuration');
+    await call('GET', '/v0/configuration', '/v0/configuration', undefined, null);
+    for (const method of ['PATCH', 'PUT']) {
+      const path = '/v0/configuration';
+      await call(method, path, path, {
+        configuration: {
+          default_client_mtu: 1400,
+          logo: { url: 'https://example.com/logo.png' },
+          openid_connect_providers: [{
+            id: 'okta', label: 'Okta', scope: 'openid email', response_type: 'code', client_id: 'netform',
+            client_secret: 'secret', discovery_document_uri: 'https://example.com/.well-known/openid-configuration',
+            redirect_uri: null, auto_create_users: false,
+          }],
+        },
+      });
+      await call(method, path, path, '{not json');
+      await call(method, path, path, { configuration: big });
+      await call(method, path, path, { configuration: { local_auth_enabled: 'maybe' } });
+      await call(method, path, path, { configuration: {} }, null);
     }
     // The last admin cannot be deleted (422), then deletes of each kind (204, no body).
     await call('DELETE', '/v0/rules/{id}', `/v0/rules/${rule.id}`);
