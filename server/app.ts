@@ -147,7 +147,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   await registerOpenApi(app);
-  await app.register(bearerAuth, { ctx, failureLimit: options.authFailureLimit === false ? undefined : (options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT) });
+  const failureLimit = options.authFailureLimit === false ? undefined : (options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT);
+  await app.register(bearerAuth, { ctx, failureLimit });
   if (metrics) {
     recordRequests(app, metrics);
     if (options.metricsRoute ?? true) metricsRoute(app, metrics);

@@ -31,7 +31,11 @@ export interface AuthFailureLimit {
   exempt: string[];
 }
 
-export const DEFAULT_AUTH_FAILURE_LIMIT: AuthFailureLimit = { max: 20, windowMs: 60_000, exempt: ['127.0.0.0/8', '::1/128'] };
+export const DEFAULT_AUTH_FAILURE_LIMIT: AuthFailureLimit = {
+  max: 20,
+  windowMs: 60_000,
+  exempt: ['127.0.0.0/8', '::1/128'],
+};
 
 export interface AuthOptions {
   ctx: ServiceContext;

@@ -71,8 +71,13 @@ function boundPort(app: FastifyInstance, fallback: number): number {
 }
 
 /** A second, minimal server for GET /metrics alone (no token, nothing else). */
-async function startMetricsServer(metrics: ServerMetrics, options: StartServerOptions, host: string): Promise<FastifyInstance> {
-  const app = Fastify(<FastifyServerOptions & { https?: object }>{ logger: false, ...(options.tls ? { https: options.tls } : {}) }) as unknown as FastifyInstance;
+async function startMetricsServer(
+  metrics: ServerMetrics,
+  options: StartServerOptions,
+  host: string,
+): Promise<FastifyInstance> {
+  const serverOptions = { logger: false, ...(options.tls ? { https: options.tls } : {}) };
+  const app = Fastify(serverOptions as FastifyServerOptions) as unknown as FastifyInstance;
   metricsRoute(app, metrics);
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not_found' }));
   await app.listen({ host, port: options.metricsPort });

@@ -7,12 +7,15 @@ import { DEVICE_SCHEMAS, stringifyLists } from './schemas.js';
 type WithId = { Params: { id: string } };
 
 export function deviceRoutes(app: FastifyInstance, ctx: ServiceContext): void {
-  app.get('/v0/devices', { schema: DEVICE_SCHEMAS.list, serializerCompiler: stringifyLists }, async () => ({ data: await listDevices(ctx) }));
+  const listOptions = { schema: DEVICE_SCHEMAS.list, serializerCompiler: stringifyLists };
+  app.get('/v0/devices', listOptions, async () => ({ data: await listDevices(ctx) }));
   app.post('/v0/devices', { schema: DEVICE_SCHEMAS.create }, async (request, reply) => {
     const device = await createDevice(ctx, unwrap(request.body, 'device'));
     return reply.code(201).header('location', `/v0/devices/${device.id}`).send({ data: device });
   });
-  app.get<WithId>('/v0/devices/:id', { schema: DEVICE_SCHEMAS.show }, async (request) => ({ data: await showDevice(ctx, request.params.id) }));
+  app.get<WithId>('/v0/devices/:id', { schema: DEVICE_SCHEMAS.show }, async (request) => ({
+    data: await showDevice(ctx, request.params.id),
+  }));
   app.route<WithId>({
     method: ['PATCH', 'PUT'],
     url: '/v0/devices/:id',

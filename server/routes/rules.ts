@@ -7,12 +7,15 @@ import { RULE_SCHEMAS, stringifyLists } from './schemas.js';
 type WithId = { Params: { id: string } };
 
 export function ruleRoutes(app: FastifyInstance, ctx: ServiceContext): void {
-  app.get('/v0/rules', { schema: RULE_SCHEMAS.list, serializerCompiler: stringifyLists }, async () => ({ data: await listRules(ctx) }));
+  const listOptions = { schema: RULE_SCHEMAS.list, serializerCompiler: stringifyLists };
+  app.get('/v0/rules', listOptions, async () => ({ data: await listRules(ctx) }));
   app.post('/v0/rules', { schema: RULE_SCHEMAS.create }, async (request, reply) => {
     const rule = await createRule(ctx, unwrap(request.body, 'rule'));
     return reply.code(201).header('location', `/v0/rules/${rule.id}`).send({ data: rule });
   });
-  app.get<WithId>('/v0/rules/:id', { schema: RULE_SCHEMAS.show }, async (request) => ({ data: await showRule(ctx, request.params.id) }));
+  app.get<WithId>('/v0/rules/:id', { schema: RULE_SCHEMAS.show }, async (request) => ({
+    data: await showRule(ctx, request.params.id),
+  }));
   app.route<WithId>({
     method: ['PATCH', 'PUT'],
     url: '/v0/rules/:id',

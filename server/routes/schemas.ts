@@ -146,7 +146,10 @@ const ERROR_TEXT = (text: string, description: string) => ({
 
 /** The error bodies of spec section 2, by status. */
 export const ERRORS = {
-  400: ERROR_TEXT('Bad Request', 'Malformed JSON, a missing wrapper key, a wrapper that is not an object, or a path that is not valid percent-encoding.'),
+  400: ERROR_TEXT(
+    'Bad Request',
+    'Malformed JSON, a missing wrapper key, a wrapper that is not an object, or a path that is not valid percent-encoding.',
+  ),
   401: {
     description: 'No token, a malformed, unknown, revoked or expired token, or a token whose owner is no longer an active admin.',
     anyOf: [
@@ -290,7 +293,10 @@ const OIDC_PROVIDER = {
     redirect_uri: { type: ['string', 'null'] },
     auto_create_users: { type: 'boolean' },
   },
-  required: ['id', 'label', 'scope', 'response_type', 'client_id', 'client_secret', 'discovery_document_uri', 'redirect_uri', 'auto_create_users'],
+  required: [
+    'id', 'label', 'scope', 'response_type', 'client_id', 'client_secret', 'discovery_document_uri', 'redirect_uri',
+    'auto_create_users',
+  ],
   additionalProperties: false,
 };
 
@@ -307,7 +313,10 @@ const SAML_PROVIDER = {
     signed_envelopes_in_resp: { type: 'boolean' },
     auto_create_users: { type: 'boolean' },
   },
-  required: ['id', 'label', 'base_url', 'metadata', 'sign_requests', 'sign_metadata', 'signed_assertion_in_resp', 'signed_envelopes_in_resp', 'auto_create_users'],
+  required: [
+    'id', 'label', 'base_url', 'metadata', 'sign_requests', 'sign_metadata', 'signed_assertion_in_resp',
+    'signed_envelopes_in_resp', 'auto_create_users',
+  ],
   additionalProperties: false,
 };
 

@@ -7,12 +7,15 @@ import { USER_SCHEMAS, stringifyLists } from './schemas.js';
 type WithId = { Params: { id: string } };
 
 export function userRoutes(app: FastifyInstance, ctx: ServiceContext): void {
-  app.get('/v0/users', { schema: USER_SCHEMAS.list, serializerCompiler: stringifyLists }, async () => ({ data: await listUsers(ctx) }));
+  const listOptions = { schema: USER_SCHEMAS.list, serializerCompiler: stringifyLists };
+  app.get('/v0/users', listOptions, async () => ({ data: await listUsers(ctx) }));
   app.post('/v0/users', { schema: USER_SCHEMAS.create }, async (request, reply) => {
     const user = await createUser(ctx, unwrap(request.body, 'user'));
     return reply.code(201).header('location', `/v0/users/${user.id}`).send({ data: user });
   });
-  app.get<WithId>('/v0/users/:id', { schema: USER_SCHEMAS.show }, async (request) => ({ data: await showUser(ctx, request.params.id) }));
+  app.get<WithId>('/v0/users/:id', { schema: USER_SCHEMAS.show }, async (request) => ({
+    data: await showUser(ctx, request.params.id),
+  }));
   app.route<WithId>({
     method: ['PATCH', 'PUT'],
     url: '/v0/users/:id',
