@@ -9,7 +9,7 @@
  * random bits, so the limit is there against floods of bad tokens, not to make guessing slower.
  */
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { UserRow } from './store/index.js';
 import type { ServiceContext } from './services/context.js';
@@ -19,6 +19,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The admin whose token authenticated the request. */
     actor: UserRow | null;
+  }
+  interface FastifyInstance {
+    /**
+     * Answers a failed authentication: 401 with `body`, or 429 once the client is over the
+     * failure limit. For failures answered outside the auth hook (framework-errors.ts).
+     */
+    refuseAuthentication(request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): Promise<FastifyReply>;
   }
 }
 
@@ -86,13 +93,7 @@ const bearerAuth: FastifyPluginAsync<AuthOptions> = async (app: FastifyInstance,
       allowList: (request: FastifyRequest) => exempt(request.ip),
     });
   }
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.routeOptions.config?.public) return;
-    const result = await authenticate(ctx.store, ctx.clock, request.headers.authorization);
-    if (result.ok) {
-      request.actor = result.actor;
-      return;
-    }
+  const refuse = async (request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): Promise<FastifyReply> => {
     if (limiter) {
       const verdict = await limiter(request);
       if (!verdict.isAllowed && verdict.isExceeded) {
@@ -100,7 +101,17 @@ const bearerAuth: FastifyPluginAsync<AuthOptions> = async (app: FastifyInstance,
         return reply.code(429).header('retry-after', String(verdict.ttlInSeconds ?? 1)).send(TOO_MANY);
       }
     }
-    return reply.code(401).send(result.body);
+    return reply.code(401).send(body);
+  };
+  app.decorate('refuseAuthentication', refuse);
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config?.public) return;
+    const result = await authenticate(ctx.store, ctx.clock, request.headers.authorization);
+    if (result.ok) {
+      request.actor = result.actor;
+      return;
+    }
+    return refuse(request, reply, result.body);
   });
 };
 

@@ -27,7 +27,8 @@ export function frameworkErrorHandler(store: StoreReader, clock: Clock) {
   return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const auth = await authenticate(store, clock, request.headers.authorization);
     if (!auth.ok) {
-      await reply.code(401).send(auth.body);
+      // Counted for the failed-authentication limit like every other failure (auth.ts).
+      await request.server.refuseAuthentication(request, reply, auth.body);
       return;
     }
     if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') await reply.code(404).send(NOT_FOUND);

@@ -43,6 +43,14 @@ describe('failed authentication limit', () => {
     expect(server.stderr()).not.toContain(BAD.slice(3));
   });
 
+  it('failures answered before routing (a malformed path) count too, and are held back alike', async () => {
+    const server = await track(startInProcessServer(limit(2)));
+    for (let i = 0; i < 2; i++) expect((await server.api('GET', '/v0/users/%zz', undefined, { token: BAD })).status).toBe(401);
+    expect((await server.api('GET', '/v0/users/%zz', undefined, { token: BAD })).status).toBe(429);
+    expect((await server.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(429);
+    expect((await server.api('GET', '/v0/users/%zz')).status).toBe(400);
+  });
+
   it('the window ends: failures are answered 401 again', async () => {
     const server = await track(startInProcessServer(limit(2, 1000)));
     for (let i = 0; i < 2; i++) expect((await server.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
