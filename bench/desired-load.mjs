@@ -19,8 +19,9 @@
  * load; the bench also checks that both give the same result (DesiredState with its source
  * locations, or the same diagnostics), byte for byte.
  *
- * --yaml adds timings of the `yaml` package alone on the clean file (parse, parseDocument,
- * Parser + Composer, toJS), to tell the library's share from ours.
+ * --yaml adds timings of the parsers alone on the clean file: the `yaml` package (parse,
+ * parseDocument, Parser + Composer, toJS) and js-yaml 4 with the core schema (plain, with a
+ * listener, and as src/desired/yaml.ts uses it), to tell the library's share from ours.
  *
  * The files come from bench/scale-data.mjs (model() and desiredYaml(), as bench/plan-scale.mjs
  * uses them), imported in the parent only, so that a measuring child loads nothing else.
@@ -74,7 +75,7 @@ async function measurePhases(m, file) {
   const rss = {};
   let t = performance.now();
   const text = readFileSync(file, 'utf8');
-  const parsed = m.yaml.parseYamlFile(text, shown);
+  const parsed = await m.yaml.parseYamlFile(text, shown);
   times.parse = performance.now() - t;
   rss.parse = rssMb();
 
@@ -135,6 +136,18 @@ async function measureYaml(file) {
     return n;
   }).ms;
   out.JSONparse = time(() => JSON.parse(JSON.stringify(doc.toJS()))).ms;
+  // The alternative: js-yaml 4 with the core schema, plain, with a listener that does nothing,
+  // and as src/desired/yaml.ts uses it (listener recording every node's offsets).
+  const jsyaml = (await import('js-yaml')).default;
+  out.jsyamlLoad = time(() => jsyaml.load(text, { schema: jsyaml.CORE_SCHEMA })).ms;
+  out.jsyamlLoadListener = time(() => jsyaml.load(text, { schema: jsyaml.CORE_SCHEMA, listener: () => {} })).ms;
+  const { parseYamlFile } = await import(pathToFileURL(join(ROOT, 'dist/src/desired/yaml.js')).href);
+  out.netformParseYamlFile = (await (async () => {
+    const t = performance.now();
+    await parseYamlFile(text, 'netform.yaml');
+    return { ms: performance.now() - t };
+  })()).ms;
+  out.peakRssMb = peakMb();
   return out;
 }
 

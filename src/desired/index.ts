@@ -71,7 +71,7 @@ async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<Loa
       diagnostics.push({ file, message: `cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}` });
       continue;
     }
-    const parsed = parseYamlFile(text, file);
+    const parsed = await parseYamlFile(text, file);
     diagnostics.push(...parsed.diagnostics);
     if (parsed.documents.length === 0 && parsed.diagnostics.length === 0) {
       diagnostics.push({ file, line: 1, column: 1, message: 'the file is empty; a desired-state file starts with `version: 1`' });

@@ -2,16 +2,19 @@
  * YAML reading with source positions: every value the loader reads can be traced back to the
  * line and column it was written at, so that errors point at the value to fix.
  *
- * Files are read by the yaml package, which also reports every syntax error. A document comes
- * out as plain data plus the offsets of its values (no node objects are kept), and offsets become
- * lines and columns only for the values that are reported or located.
+ * Files are read by js-yaml 4 with the YAML 1.2 core schema (no dates, no `<<` merge keys, no
+ * other YAML 1.1 conversions; its int and float rules below are the core schema's, as the `yaml`
+ * package applies them). Its `listener` reports where every node opens and closes; from those
+ * events a document comes out as plain data plus the offsets of its values (no node objects are
+ * kept), and offsets become lines and columns only for the values that are reported or located.
+ * js-yaml reads the 5 MB benchmark file about ten times faster than the `yaml` package's document
+ * API, in a quarter of the memory (bench/desired-load.mjs, bench/RESULTS.md).
  *
- * The parser is most of the cost of loading a very large desired state (about 3 s for 5 MB,
- * bench/desired-load.mjs). A hand-written reader for the plain subset of YAML was measured at a
- * tenth of that, and deliberately not kept: the file that decides who may reach what is read by
- * one well-kept parser, not by a second one of our own that could disagree with it.
+ * A file js-yaml refuses is described, not read: its syntax errors are worded and placed by the
+ * `yaml` package (loaded only then), whose messages name the construct at fault; if it finds
+ * nothing wrong, js-yaml's own message is reported. Either way no document of that file is read.
  */
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
+import jsyaml from 'js-yaml';
 import type { Diagnostic } from './types.js';
 
 /**
@@ -41,7 +44,8 @@ export interface ParsedDocument {
   value: unknown;
   /** Where its values are written: offsets into the file's text. */
   offsets: OffsetTables;
-  lineCounter: LineCounter;
+  /** Offset of the start of each line of the file, in order (shared by its documents). */
+  lineStarts: number[];
 }
 
 export interface Position {
@@ -65,98 +69,244 @@ export function formatPath(path: DocPath): string {
   return text;
 }
 
+function isContainer(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
+}
+
+// ---------------------------------------------------------------- the YAML 1.2 core schema
+
+/** The core schema's integers (decimal, 0o octal, 0x hex; no YAML 1.1 binary or sexagesimal). */
+const INT = new jsyaml.Type('tag:yaml.org,2002:int', {
+  kind: 'scalar',
+  resolve: (data: string) => /^[-+]?[0-9]+$/.test(data) || /^0o[0-7]+$/.test(data) || /^0x[0-9a-fA-F]+$/.test(data),
+  construct: (data: string) => (data.startsWith('0o') ? parseInt(data.slice(2), 8) : data.startsWith('0x') ? parseInt(data.slice(2), 16) : parseInt(data, 10)),
+  predicate: (value: unknown) => typeof value === 'number' && Number.isInteger(value),
+});
+
+const FLOAT_NUMBER = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
+const FLOAT_SPECIAL = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
+
+/** The core schema's floats, with .inf and .nan. */
+const FLOAT = new jsyaml.Type('tag:yaml.org,2002:float', {
+  kind: 'scalar',
+  resolve: (data: string) => FLOAT_NUMBER.test(data) || FLOAT_SPECIAL.test(data),
+  construct: (data: string) => {
+    if (!FLOAT_SPECIAL.test(data)) return parseFloat(data);
+    if (data.slice(-3).toLowerCase() === 'nan') return NaN;
+    return data.startsWith('-') ? -Infinity : Infinity;
+  },
+  predicate: (value: unknown) => typeof value === 'number',
+});
+
+// js-yaml's own null and bool types are the core schema's already (not in its type declarations).
+const { null: NULL, bool: BOOL } = (jsyaml as unknown as { types: Record<'null' | 'bool', jsyaml.Type> }).types;
+const CORE_SCHEMA = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: [NULL, BOOL, INT, FLOAT] });
+
+// ---------------------------------------------------------------- positions from listener events
+
+/** Aliases may add at most this many values to a document: beyond it, expansion is an attack ("billion laughs"). */
+const MAX_ALIASED_VALUES = 100_000;
+
+/** One node js-yaml composed: where its content starts and ends, and its value. */
+interface NodeRecord {
+  start: number;
+  end: number;
+  result: unknown;
+  /** How many values it stands for, aliases expanded (for the alias bound). */
+  size: number;
+}
+
+function isSpace(code: number): boolean {
+  return code === 32 || code === 9 || code === 10 || code === 13;
+}
+
+/** The offset of the first character after spaces, line breaks and comments from `at`. */
+function skipBlank(text: string, at: number): number {
+  let i = at;
+  for (;;) {
+    const code = text.charCodeAt(i);
+    if (isSpace(code)) i++;
+    else if (code === 35 /* # */) {
+      while (i < text.length && text.charCodeAt(i) !== 10) i++;
+    } else return i;
+  }
+}
+
+/** The end of an anchor, alias or tag token starting at `at`. */
+function tokenEnd(text: string, at: number): number {
+  let i = at;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (isSpace(text.charCodeAt(i)) || c === ',' || c === '[' || c === ']' || c === '{' || c === '}') break;
+    i++;
+  }
+  return i;
+}
+
+/**
+ * Builds the offset tables of a file's documents from js-yaml's listener events. Each composed
+ * node's content starts after blanks and its properties (`&anchor`, `!tag`), as the `yaml`
+ * package places nodes; an alias stands at the node it names; an empty value (`key:` with
+ * nothing after it) stands where it would have been written.
+ */
+class OffsetRecorder {
+  readonly roots: NodeRecord[] = [];
+  readonly containers = new Map<object, ContainerOffsets>();
+  /** The nodes being composed, each with the nodes composed inside it so far (keys and values, or items, in order). */
+  #stack: { open: number; children: NodeRecord[] | null }[] = [];
+  #anchors = new Map<string, { start: number; size: number }>();
+  #aliased = 0;
+  #text = '';
+
+  listener = (event: 'open' | 'close', state: jsyaml.State): void => {
+    if (event === 'open') {
+      this.#text = state.input;
+      this.#stack.push({ open: state.position, children: null });
+      return;
+    }
+    const frame = this.#stack.pop()!;
+    const { result, kind, tag } = state as unknown as { result: unknown; kind: string | null; tag: string | null };
+    const text = this.#text;
+    let start = skipBlank(text, frame.open);
+    let anchor: string | null = null;
+    for (let c = text[start]; c === '&' || c === '!'; c = text[start]) {
+      const end = tokenEnd(text, start);
+      if (c === '&') anchor = text.slice(start + 1, end);
+      start = skipBlank(text, end);
+    }
+    const children = frame.children;
+    let size = 1;
+    if (children?.length === 1 && children[0]!.result === result) {
+      // A node read through a mapping attempt that found no key: the inner node is this one.
+      start = children[0]!.start;
+      size = children[0]!.size;
+    } else if (kind === null && text[start] === '*') {
+      const target = this.#anchors.get(text.slice(start + 1, tokenEnd(text, start)));
+      if (target) {
+        start = target.start;
+        size = target.size;
+        this.#aliased += size;
+        if (this.#aliased > MAX_ALIASED_VALUES) throw new AliasBombError();
+      }
+    } else if (kind === null && tag === null) {
+      start = frame.open; // an empty value: where it would have been written
+    } else if (children) {
+      for (const child of children) size += child.size;
+    }
+    const record: NodeRecord = { start, end: state.position, result, size };
+    if (isContainer(result) && !this.containers.has(result)) this.#register(record, result, children ?? []);
+    if (anchor !== null) this.#anchors.set(anchor, { start, size });
+    const parent = this.#stack[this.#stack.length - 1];
+    if (parent) (parent.children ??= []).push(record);
+    else this.roots.push(record);
+  };
+
+  /** Records where the entries of a mapping or sequence are written. */
+  #register(record: NodeRecord, container: object, children: NodeRecord[]): void {
+    const text = this.#text;
+    const offsets: ContainerOffsets = [];
+    if (Array.isArray(container)) {
+      // A flow sequence entry `key: value` is one item of two nodes.
+      const starts: number[] = [];
+      for (let i = 0; i < children.length; i++) {
+        starts.push(children[i]!.start);
+        if (text[skipBlank(text, children[i]!.end)] === ':' && i + 1 < children.length) i++;
+      }
+      const aligned = starts.length === container.length;
+      for (let i = 0; i < container.length; i++) offsets.push(aligned ? starts[i]! : record.start);
+    } else {
+      const wanted = Object.keys(container).length;
+      for (let i = 0; i < children.length && offsets.length < 3 * wanted; i++) {
+        const key = children[i]!;
+        const hasValue = text[skipBlank(text, key.end)] === ':' && i + 1 < children.length;
+        const value = hasValue ? children[++i]! : key;
+        offsets.push(keyText(key.result), key.start, value.start);
+      }
+    }
+    this.containers.set(container, offsets);
+  }
+}
+
+/** A mapping key as js-yaml stores it: a string. */
+function keyText(key: unknown): string {
+  return isContainer(key) && !Array.isArray(key) ? '[object Object]' : String(key);
+}
+
+class AliasBombError extends Error {
+  constructor() {
+    super(`aliases expand the document beyond ${MAX_ALIASED_VALUES.toLocaleString('en')} values; refusing to read it (an alias bomb?)`);
+  }
+}
+
+/** Offsets of the start of every line. */
+function lineStartsOf(text: string): number[] {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return starts;
+}
+
 /** The parser's message without its excerpt of the source: the excerpt could echo anything. */
 function parserMessage(message: string): string {
   return message.replace(/ at line \d+, column \d+:[\s\S]*$/, '').trim();
 }
 
-function resolveAlias(node: unknown, document: Document): unknown {
-  return isAlias(node) ? node.resolve(document) : node;
-}
-
-function offsetOf(node: unknown): number {
-  return (node as Node | null | undefined)?.range?.[0] ?? -1;
-}
-
-function isContainer(value: unknown): value is object {
-  return typeof value === 'object' && value !== null;
-}
-
 /**
- * The offsets of a document the yaml package parsed, walking its nodes beside the plain data
- * toJS made of them. Aliases stand for the node they name, as they do in the data.
+ * The syntax errors of a file js-yaml refused, as the `yaml` package words and places them
+ * (see the module comment); js-yaml's own when that finds none.
  */
-function offsetTablesOf(document: Document, value: unknown): OffsetTables {
-  const containers = new Map<object, ContainerOffsets>();
-  const visited = new Set<unknown>();
-  const visit = (node: unknown, data: unknown): void => {
-    if (!isContainer(data) || visited.has(node)) return;
-    visited.add(node);
-    if (isMap(node) && !Array.isArray(data)) {
-      const offsets: ContainerOffsets = [];
-      for (const pair of node.items) {
-        const valueNode = resolveAlias(pair.value, document);
-        // `key:` with nothing after it has no value node; its key stands for it.
-        offsets.push(isScalar(pair.key) ? String(pair.key.value) : String(pair.key), offsetOf(pair.key), offsetOf(valueNode ?? pair.key));
-        if (isScalar(pair.key)) visit(valueNode, (data as Record<string, unknown>)[pair.key.value === null ? '' : String(pair.key.value)]);
-      }
-      containers.set(data, offsets);
-    } else if (isSeq(node) && Array.isArray(data)) {
-      const offsets: ContainerOffsets = [];
-      node.items.forEach((item, i) => {
-        const itemNode = resolveAlias(item, document);
-        offsets.push(offsetOf(itemNode));
-        visit(itemNode, data[i]);
-      });
-      containers.set(data, offsets);
+async function syntaxDiagnostics(text: string, file: string, error: unknown): Promise<Diagnostic[]> {
+  const { LineCounter, parseAllDocuments } = await import('yaml');
+  const lineCounter = new LineCounter();
+  const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  const diagnostics: Diagnostic[] = [];
+  for (const document of Array.isArray(parsed) ? parsed : [parsed]) {
+    for (const problem of [...document.errors, ...document.warnings]) {
+      const at = problem.linePos?.[0];
+      diagnostics.push({ file, line: at?.line, column: at?.col, message: `YAML syntax: ${parserMessage(problem.message)}` });
     }
-  };
-  const root = resolveAlias(document.contents, document);
-  visit(root, value);
-  return { root: offsetOf(root), containers };
+  }
+  if (diagnostics.length > 0) return diagnostics;
+  const mark = error instanceof jsyaml.YAMLException ? (error as { mark?: { line: number; column: number } }).mark : undefined;
+  const reason = error instanceof jsyaml.YAMLException ? error.reason : String(error);
+  return [{ file, line: mark ? mark.line + 1 : 1, column: mark ? mark.column + 1 : 1, message: `YAML syntax: ${reason}` }];
 }
 
 /**
  * Parses a file's text into its documents. Syntax errors (and parser warnings, which mean the
- * file does not say what it seems to) come back as diagnostics; documents with any of them are
- * left out so that no check runs on half-read data. Empty documents are left out too.
+ * file does not say what it seems to) come back as diagnostics, and then no document of the
+ * file is read, so that no check runs on half-read data. Empty documents are left out.
  */
-export function parseYamlFile(text: string, file: string): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
-  const lineCounter = new LineCounter();
-  const diagnostics: Diagnostic[] = [];
+export async function parseYamlFile(text: string, file: string): Promise<{ documents: ParsedDocument[]; diagnostics: Diagnostic[] }> {
+  // js-yaml drops a byte order mark before reading; offsets are into the text it reads.
+  const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const recorder = new OffsetRecorder();
+  let values: unknown[];
+  try {
+    const warnings: jsyaml.YAMLException[] = [];
+    values = jsyaml.loadAll(source, null, { schema: CORE_SCHEMA, listener: recorder.listener, onWarning: (w) => warnings.push(w) }) as unknown[];
+    if (warnings.length > 0) throw warnings[0];
+  } catch (error) {
+    if (error instanceof AliasBombError) return { documents: [], diagnostics: [{ file, line: 1, column: 1, message: `YAML: ${error.message}` }] };
+    return { documents: [], diagnostics: await syntaxDiagnostics(text, file, error) };
+  }
+  const lineStarts = lineStartsOf(source);
   const documents: ParsedDocument[] = [];
-  const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
-  // parseAllDocuments returns an EmptyStream (an empty array) for a file with no document at all.
-  const list = Array.isArray(parsed) ? parsed : [parsed];
-  list.forEach((document, index) => {
-    const problems = [...document.errors, ...document.warnings];
-    for (const problem of problems) {
-      const at = problem.linePos?.[0];
-      diagnostics.push({ file, line: at?.line, column: at?.col, message: `YAML syntax: ${parserMessage(problem.message)}` });
-    }
-    // `---` followed by nothing holds a null scalar: an empty document, like one of comments only.
-    const contents = document.contents;
-    if (problems.length > 0 || contents === null || (isScalar(contents) && contents.value === null)) return;
-    let value: unknown;
-    try {
-      value = document.toJS({ maxAliasCount: 1000 });
-    } catch (error) {
-      // A document whose aliases expand without bound ("billion laughs") is refused, not expanded.
-      diagnostics.push({ file, line: 1, column: 1, message: `YAML: ${error instanceof Error ? error.message : String(error)}` });
-      return;
-    }
-    documents.push({ file, index, value, offsets: offsetTablesOf(document, value), lineCounter });
+  values.forEach((value, index) => {
+    // `---` followed by nothing, or a document of comments only, holds null: an empty document.
+    if (value === null || value === undefined) return;
+    const root = recorder.roots[index];
+    documents.push({ file, index, value, offsets: { root: root?.start ?? -1, containers: recorder.containers }, lineStarts });
   });
-  return { documents, diagnostics };
+  return { documents, diagnostics: [] };
 }
 
 /**
  * The 1-based line of an offset: how many lines start at or before it. The same answer as the
- * yaml package's LineCounter.linePos, without an object per call (a large file converts hundreds
+ * yaml package's LineCounter.linePos gave, without an object per call (a large file converts hundreds
  * of thousands of offsets).
  */
 export function lineAt(parsed: ParsedDocument, offset: number): number {
-  const starts = parsed.lineCounter.lineStarts;
+  const starts = parsed.lineStarts;
   let low = 0;
   let high = starts.length;
   while (low < high) {
@@ -169,7 +319,7 @@ export function lineAt(parsed: ParsedDocument, offset: number): number {
 
 /** The 1-based column of an offset on its line (see lineAt). */
 export function columnAt(parsed: ParsedDocument, offset: number, line: number): number {
-  return line === 0 ? offset : offset - parsed.lineCounter.lineStarts[line - 1]! + 1;
+  return line === 0 ? offset : offset - parsed.lineStarts[line - 1]! + 1;
 }
 
 /** Line and column of an offset; a value without a node is placed at the start of the file. */
