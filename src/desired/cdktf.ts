@@ -1,44 +1,34 @@
 /**
- * Reads a synthesized CDK for Terraform stack (`cdk.tf.json`) as desired state, with no Terraform
- * binary, into the same DesiredState the equivalent YAML gives; then the shared domain checks run.
+ * Translates a synthesized CDK for Terraform stack (`cdk.tf.json`), with no Terraform binary, into
+ * the same document a YAML file holds (`version`, `settings`, `users[].devices[]`, `users[].rules[]`,
+ * `rules`, `absent`), with a map from each value to its place in the JSON file and its Terraform
+ * address. That document then goes through the one pipeline YAML goes through (pipeline.ts): the
+ * schema check, the document reader, the merge and the domain checks.
  *
- * What Terraform would evaluate, netform evaluates the same way for the expressions a stack of
- * firezone resources needs, and refuses everything else by name:
- * - `${firezone_user.NAME.id}` (a device's or rule's `user_id`) resolves to that user, whom the
- *   DesiredState knows by email; `${firezone_user.NAME.email}` is the email itself;
+ * What stays here is what is Terraform's. What Terraform would evaluate, netform evaluates the same
+ * way for the expressions a stack of firezone resources needs, and refuses everything else by name:
+ * - `${firezone_user.NAME.id}` (a device's or rule's `user_id`) nests the device or rule under that
+ *   user, whom the document knows by email; `${firezone_user.NAME.email}` is the email itself;
  * - `${var.NAME}` is `TF_VAR_NAME` from the environment, else the variable's default;
  * - secrets (password, preshared_key, the provider's api_key) must be exactly `${var.NAME}` of a
- *   variable without a default, so that no secret is ever written in the stack.
+ *   variable without a default, so that no secret is ever written in the stack; they become
+ *   `{ tfvar: NAME }` references, resolved by the document reader.
  * Attribute names, types and which ones are secret or server-set come from
- * schemas/terraform-provider.json, the schema the constructs are generated from.
+ * schemas/terraform-provider.json, the schema the constructs are generated from. netform's own
+ * sections (settings, absent, and any other top-level section of the format) are kept in the
+ * stack's top-level "//" entry under `netform`, which Terraform ignores, and are copied as written.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import providerSchemaDocument from '../../schemas/terraform-provider.json' with { type: 'json' };
-import { Secret } from '../model/secret.js';
-import {
-  defaultSettings,
-  type AbsentDevice,
-  type DesiredDevice,
-  type DesiredDeviceFields,
-  type DesiredRule,
-  type DesiredSettings,
-  type DesiredState,
-  type DesiredUser,
-  type Limit,
-  type SourceLocation,
-} from '../model/state.js';
-import type { PortType, Role, RuleAction } from '../model/types.js';
-import { checkDesiredState } from './check.js';
-// index.js imports this module too; only functions are taken from it, at call time.
-import { displayPath, sortDiagnostics } from './index.js';
-import { resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
-import { applyUseDefaultShorthand } from './shorthand.js';
+import { CDKTF_STACK_FILE, displayPath } from './files.js';
+import { readDocuments } from './pipeline.js';
+import { lineStartsOf, type ContainerOffsets, type ParsedDocument } from './positions.js';
+import type { Environment } from './secrets.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 import { parseTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
 
-/** The file `cdktf synth` writes for each stack (in `cdktf.out/stacks/<name>/`). */
-export const CDKTF_STACK_FILE = 'cdk.tf.json';
+export { CDKTF_STACK_FILE } from './files.js';
 export const FIREZONE_PROVIDER_ADDRESS = 'registry.terraform.io/jindrichskupa/firezone';
 
 type ResourceType = 'firezone_user' | 'firezone_device' | 'firezone_rule';
@@ -135,15 +125,15 @@ type DocPath = readonly (string | number)[];
 export class JsonPositions {
   readonly #root: JsonNode | undefined;
   readonly #properties = new Map<JsonNode, Map<string, JsonNode>>();
-  readonly #lineStarts: number[] = [0];
+  readonly lineStarts: number[];
 
   constructor(text: string) {
-    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.#lineStarts.push(i + 1);
+    this.lineStarts = lineStartsOf(text);
     this.#root = parseTree(text, [], { disallowComments: true });
   }
 
   /** The property nodes of an object by key (the last one wins, as with JSON.parse). */
-  #propertiesOf(node: JsonNode): Map<string, JsonNode> {
+  propertiesOf(node: JsonNode): Map<string, JsonNode> {
     let properties = this.#properties.get(node);
     if (!properties) {
       properties = new Map();
@@ -156,36 +146,42 @@ export class JsonPositions {
     return properties;
   }
 
-  /** Where the value at `path` (or its key) is written; the nearest enclosing value when it is not there. */
-  locate(path: DocPath, ofKey = false): { line: number; column: number } {
+  /** The node of the value at `path` and of its key; the nearest enclosing value when it is not there. */
+  find(path: DocPath): { node: JsonNode | undefined; keyNode: JsonNode | undefined; found: boolean } {
     let node = this.#root;
     let keyNode: JsonNode | undefined;
     for (const segment of path) {
       if (!node) break;
       keyNode = undefined;
       if (node.type === 'object' && typeof segment === 'string') {
-        const property = this.#propertiesOf(node).get(segment);
-        if (!property) break;
+        const property = this.propertiesOf(node).get(segment);
+        if (!property) return { node, keyNode, found: false };
         keyNode = property.children?.[0];
         node = property.children?.[1];
       } else if (node.type === 'array' && typeof segment === 'number' && node.children?.[segment]) {
         node = node.children[segment];
       } else {
-        break;
+        return { node, keyNode, found: false };
       }
     }
+    return { node, keyNode, found: true };
+  }
+
+  /** Where the value at `path` (or its key) is written; the nearest enclosing value when it is not there. */
+  locate(path: DocPath, ofKey = false): { line: number; column: number } {
+    const { node, keyNode } = this.find(path);
     return this.position((ofKey ? keyNode : undefined)?.offset ?? node?.offset ?? 0);
   }
 
   position(offset: number): { line: number; column: number } {
     let low = 0;
-    let high = this.#lineStarts.length - 1;
+    let high = this.lineStarts.length - 1;
     while (low < high) {
       const middle = (low + high + 1) >> 1;
-      if (this.#lineStarts[middle]! <= offset) low = middle;
+      if (this.lineStarts[middle]! <= offset) low = middle;
       else high = middle - 1;
     }
-    return { line: low + 1, column: offset - this.#lineStarts[low]! + 1 };
+    return { line: low + 1, column: offset - this.lineStarts[low]! + 1 };
   }
 }
 
@@ -207,11 +203,29 @@ function typeName(type: string | readonly string[]): string {
   return 'a list of strings';
 }
 
-class StackReader {
+type Mapping = Record<string, unknown>;
+
+/** The translated document's entries for one resource address, e.g. `users[0].devices[1]` -> `firezone_device.laptop`. */
+const RESOURCE_PATH = /^(?:users\[\d+\](?:\.(?:devices|rules)\[\d+\])?|rules\[\d+\])/;
+
+/** Keys of the netform section that the stack declares itself, as resources. */
+const RESOURCE_SECTIONS: Record<string, string> = {
+  version: 'is written by netform itself for a stack',
+  users: 'users are declared as firezone_user resources (FirezoneUser), not here',
+  rules: 'rules are declared as firezone_rule resources (FirezoneRule), not here',
+};
+
+class StackTranslator {
   readonly diagnostics: Diagnostic[] = [];
   readonly #variables = new Map<string, VariableDeclaration>();
-  /** firezone_user resource name -> the user, or null when its email could not be read. */
-  readonly #users = new Map<string, DesiredUser | null>();
+  /** firezone_user resource name -> its entry in the translated document, or null when it could not be translated. */
+  readonly #users = new Map<string, Mapping | null>();
+  /** Where the values of the translated document are written in the stack (see positions.ts). */
+  readonly containers = new Map<object, ContainerOffsets>();
+  /** Document path of each resource's entry -> its Terraform address. */
+  readonly #addresses = new Map<string, string>();
+  readonly #translated: Mapping = { version: 1 };
+  readonly #rootOffsets: ContainerOffsets = [];
 
   constructor(
     readonly file: string,
@@ -229,17 +243,101 @@ class StackReader {
     return FAILED;
   }
 
-  sourceOf(docPath: DocPath, address: string, fields: Record<string, DocPath>): SourceLocation {
-    const at = (path: DocPath, name: string): SourceLocation => {
-      const { line, column } = this.location(path);
-      return { file: this.file, line, column, path: name };
+  /** How people name the value at a path of the translated document: its Terraform address, or `netform.<path>`. */
+  label = (path: string): string => {
+    const resource = RESOURCE_PATH.exec(path);
+    if (resource) return `${this.#addresses.get(resource[0]) ?? resource[0]}${path.slice(resource[0].length)}`;
+    return path === '' ? 'netform' : `netform.${path}`;
+  };
+
+  /** The translated document, with what is needed to locate its values in the stack. */
+  parsedDocument(): ParsedDocument {
+    this.containers.set(this.#translated, this.#rootOffsets);
+    return {
+      file: this.file,
+      index: 0,
+      value: this.#translated,
+      offsets: { root: this.positions.find([]).node?.offset ?? 0, containers: this.containers },
+      lineStarts: this.positions.lineStarts,
+      label: this.label,
+      translated: true,
     };
-    const source = at(docPath, address);
-    source.fields = Object.fromEntries(Object.entries(fields).map(([field, path]) => [field, at(path, `${address}.${field}`)]));
-    return source;
   }
 
-  read(): DesiredState {
+  /**
+   * A mapping of the translated document whose values come from the attributes of the stack
+   * object at `jsonPath` (the same keys); keys not written there are placed at the object.
+   */
+  #entry(jsonPath: DocPath, values: Mapping): Mapping {
+    const entry: Mapping = {};
+    const offsets: ContainerOffsets = [];
+    for (const [key, value] of Object.entries(values)) {
+      if (value === undefined || value === null) continue;
+      entry[key] = value;
+      const { node, keyNode, found } = this.positions.find([...jsonPath, key]);
+      if (!found) continue;
+      offsets.push(key, keyNode?.offset ?? -1, node?.offset ?? -1);
+      if (Array.isArray(value)) this.#placeList(value, node);
+    }
+    this.#copyResourceKeys(jsonPath, entry, offsets);
+    this.containers.set(entry, offsets);
+    return entry;
+  }
+
+  /**
+   * netform's own keys of one resource (keys of the format that are not Terraform attributes, such
+   * as a rename), kept in the resource's "//" entry under `netform`, which Terraform ignores:
+   * copied into its entry as written, for the schema and the document reader to check and read.
+   */
+  #copyResourceKeys(jsonPath: DocPath, entry: Mapping, offsets: ContainerOffsets): void {
+    const { node: commentNode, found } = this.positions.find([...jsonPath, '//', 'netform']);
+    if (!found || !commentNode) return;
+    const address = `${jsonPath[1]}.${jsonPath[2]}.//.netform`;
+    if (commentNode.type !== 'object') {
+      this.report({ docPath: [...jsonPath, '//', 'netform'], address }, 'must be an object of netform keys');
+      return;
+    }
+    for (const [key, property] of this.positions.propertiesOf(commentNode)) {
+      const site = { docPath: [...jsonPath, '//', 'netform', key], address: `${address}.${key}` };
+      if (Object.hasOwn(entry, key) || key === 'devices' || key === 'rules') {
+        this.report(site, `${key} is not a netform key of its own here: write it as the resource's attribute or resource`, true);
+        continue;
+      }
+      const value = this.#jsonValue([...jsonPath, '//', 'netform', key]);
+      entry[key] = value;
+      offsets.push(key, property.children?.[0]?.offset ?? -1, property.children?.[1]?.offset ?? -1);
+      this.#placeJson(value, property.children?.[1]);
+    }
+  }
+
+  /** The parsed value at a path of the stack. */
+  #jsonValue(path: DocPath): unknown {
+    let value: unknown = this.document;
+    for (const segment of path) value = isObject(value) || Array.isArray(value) ? (value as Record<string | number, unknown>)[segment] : undefined;
+    return value;
+  }
+
+  /** A list value's items at the items of the JSON array it was written as; at the value itself when it came from a variable. */
+  #placeList(list: unknown[], node: JsonNode | undefined): void {
+    const items = node?.type === 'array' && node.children?.length === list.length ? node.children : undefined;
+    this.containers.set(list, list.map((_, i) => items?.[i]?.offset ?? node?.offset ?? -1));
+  }
+
+  /** Appends `entry` (written at `jsonPath`) to the list `key` of `owner`, creating the list; returns the entry's document path. */
+  #append(owner: Mapping, ownerPath: string, key: string, entry: Mapping, jsonPath: DocPath): string {
+    let list = owner[key] as Mapping[] | undefined;
+    if (!list) {
+      list = [];
+      owner[key] = list;
+      this.containers.set(list, []);
+    }
+    list.push(entry);
+    this.containers.get(list)!.push(this.positions.find(jsonPath).node?.offset ?? -1);
+    return `${ownerPath === '' ? '' : `${ownerPath}.`}${key}[${list.length - 1}]`;
+  }
+
+  /** Translates the stack; read the result with parsedDocument(). */
+  translate(): void {
     for (const key of Object.keys(this.document)) {
       if (key === 'module') {
         this.report({ docPath: [key], address: 'module' }, 'modules are not supported: netform cannot see the resources inside a module; declare them in the stack itself', true);
@@ -249,6 +347,7 @@ class StackReader {
     }
     this.#readVariables();
     this.#readProviders();
+    this.#copyNetformSections();
 
     const resources = this.document.resource;
     const byType: Partial<Record<ResourceType, [string, Record<string, unknown>][]>> = {};
@@ -273,21 +372,75 @@ class StackReader {
       }
     }
 
-    const users: DesiredUser[] = [];
+    const userPaths = new Map<Mapping, string>();
     for (const [name, body] of byType.firezone_user ?? []) {
       const user = this.#readUser(name, body);
       this.#users.set(name, user);
-      if (user) users.push(user);
+      if (!user) continue;
+      const path = this.#append(this.#translated, '', 'users', user, ['resource', 'firezone_user', name]);
+      userPaths.set(user, path);
+      this.#addresses.set(path, `firezone_user.${name}`);
     }
-    for (const [name, body] of byType.firezone_device ?? []) this.#readDevice(name, body);
-    const globalRules: DesiredRule[] = [];
+    for (const [name, body] of byType.firezone_device ?? []) {
+      const read = this.#readDevice(name, body);
+      if (!read) continue;
+      const path = this.#append(read.owner, userPaths.get(read.owner)!, 'devices', read.device, ['resource', 'firezone_device', name]);
+      this.#addresses.set(path, `firezone_device.${name}`);
+    }
     for (const [name, body] of byType.firezone_rule ?? []) {
       const read = this.#readRule(name, body);
-      if (read) (read.owner?.rules ?? globalRules).push(read.rule);
+      if (!read) continue;
+      const owner = read.owner ?? this.#translated;
+      const path = this.#append(owner, read.owner ? userPaths.get(read.owner)! : '', 'rules', read.rule, ['resource', 'firezone_rule', name]);
+      this.#addresses.set(path, `firezone_rule.${name}`);
     }
+  }
 
-    const { settings, absent } = this.#readNetformSection();
-    return { settings, users, rules: globalRules, absent, sources: [this.file] };
+  /**
+   * netform's own sections (settings, absent, and any other top-level section of the format),
+   * kept in the stack's top-level "//" entry under `netform`: copied into the document as written,
+   * for the schema and the document reader to check and read as they do for YAML.
+   */
+  #copyNetformSections(): void {
+    const comment = this.document['//'];
+    const section = isObject(comment) ? comment.netform : undefined;
+    if (section === undefined) return;
+    const base: DocPath = ['//', 'netform'];
+    if (!isObject(section)) {
+      this.report({ docPath: base, address: 'netform' }, 'must be an object of netform sections (settings, absent)');
+      return;
+    }
+    const sectionNode = this.positions.find(base).node;
+    for (const [key, value] of Object.entries(section)) {
+      const property = sectionNode ? this.positions.propertiesOf(sectionNode).get(key) : undefined;
+      if (Object.hasOwn(RESOURCE_SECTIONS, key)) {
+        this.report({ docPath: [...base, key], address: `netform.${key}` }, RESOURCE_SECTIONS[key]!, true);
+        continue;
+      }
+      this.#translated[key] = value;
+      this.#rootOffsets.push(key, property?.children?.[0]?.offset ?? -1, property?.children?.[1]?.offset ?? -1);
+      this.#placeJson(value, property?.children?.[1]);
+    }
+  }
+
+  /** The offsets of a value copied from the stack as written, and of everything inside it. */
+  #placeJson(value: unknown, node: JsonNode | undefined): void {
+    if (!node || typeof value !== 'object' || value === null || this.containers.has(value)) return;
+    if (Array.isArray(value)) {
+      if (node.type !== 'array') return;
+      this.containers.set(value, value.map((_, i) => node.children?.[i]?.offset ?? node.offset));
+      value.forEach((item, i) => this.#placeJson(item, node.children?.[i]));
+      return;
+    }
+    if (node.type !== 'object') return;
+    const offsets: ContainerOffsets = [];
+    const properties = this.positions.propertiesOf(node);
+    for (const key of Object.keys(value)) {
+      const property = properties.get(key);
+      offsets.push(key, property?.children?.[0]?.offset ?? -1, property?.children?.[1]?.offset ?? -1);
+      this.#placeJson((value as Mapping)[key], property?.children?.[1]);
+    }
+    this.containers.set(value, offsets);
   }
 
   #readVariables(): void {
@@ -390,7 +543,7 @@ class StackReader {
     return ok;
   }
 
-  #readUser(name: string, body: Record<string, unknown>): DesiredUser | null {
+  #readUser(name: string, body: Record<string, unknown>): Mapping | null {
     const address = `firezone_user.${name}`;
     const docPath: DocPath = ['resource', 'firezone_user', name];
     let ok = this.#checkAttributes('firezone_user', name, body);
@@ -401,15 +554,10 @@ class StackReader {
     const password = this.#readSecret(body.password, at('password'));
     if (email === FAILED || role === FAILED || password === FAILED || typeof email !== 'string') ok = false;
     if (!ok) return null;
-
-    const fields = Object.fromEntries(['email', 'role', 'password'].filter((a) => body[a] !== undefined && body[a] !== null).map((a) => [a, [...docPath, a]]));
-    const user: DesiredUser = { email: email as string, devices: [], rules: [], source: this.sourceOf(docPath, address, fields) };
-    if (typeof role === 'string') user.role = role as Role;
-    if (password instanceof Secret) user.password = password;
-    return user;
+    return this.#entry(docPath, { email, role, password });
   }
 
-  #readDevice(name: string, body: Record<string, unknown>): void {
+  #readDevice(name: string, body: Record<string, unknown>): { device: Mapping; owner: Mapping } | null {
     const type = 'firezone_device';
     const address = `${type}.${name}`;
     const docPath: DocPath = ['resource', type, name];
@@ -422,30 +570,19 @@ class StackReader {
     const presharedKey = this.#readSecret(body.preshared_key, at('preshared_key'));
     if (owner === FAILED || deviceName === FAILED || presharedKey === FAILED || typeof deviceName !== 'string') ok = false;
 
-    const fields: Record<string, unknown> = {};
-    const fieldPaths: Record<string, DocPath> = {};
+    const values: Mapping = { name: deviceName };
     for (const [attribute, spec] of Object.entries(specs)) {
       if (['user_id', 'name', 'preshared_key'].includes(attribute) || (spec.computed && !spec.optional)) continue;
       const value = this.#readPlain(body[attribute], at(attribute), spec.type);
       if (value === FAILED) ok = false;
-      else if (value !== undefined && value !== null) {
-        fields[attribute] = value;
-        fieldPaths[attribute] = [...docPath, attribute];
-      }
+      else values[attribute] = value;
     }
-    if (!ok || owner === null || owner === FAILED) return;
-    for (const attribute of ['name', 'preshared_key']) if (body[attribute] !== undefined && body[attribute] !== null) fieldPaths[attribute] = [...docPath, attribute];
-
-    const device: DesiredDevice = {
-      name: deviceName as string,
-      fields: applyUseDefaultShorthand(fields as DesiredDeviceFields),
-      source: this.sourceOf(docPath, address, fieldPaths),
-    };
-    if (presharedKey instanceof Secret) device.preshared_key = presharedKey;
-    owner.devices.push(device);
+    values.preshared_key = presharedKey;
+    if (!ok || owner === null || owner === FAILED) return null;
+    return { device: this.#entry(docPath, values), owner };
   }
 
-  #readRule(name: string, body: Record<string, unknown>): { rule: DesiredRule; owner: DesiredUser | null } | null {
+  #readRule(name: string, body: Record<string, unknown>): { rule: Mapping; owner: Mapping | null } | null {
     const type = 'firezone_rule';
     const address = `${type}.${name}`;
     const docPath: DocPath = ['resource', type, name];
@@ -453,32 +590,21 @@ class StackReader {
     const at = (attribute: string): Site => ({ docPath: [...docPath, attribute], address: `${address}.${attribute}` });
 
     const owner = this.#readOwner(body.user_id, at('user_id'));
-    const values: Record<string, unknown> = {};
+    const values: Mapping = {};
     for (const attribute of ['action', 'destination', 'port_type', 'port_range']) {
       const value = this.#readPlain(body[attribute], at(attribute), 'string');
       if (value === FAILED) ok = false;
-      else values[attribute] = value ?? null;
+      else values[attribute] = value;
     }
     if (!ok || owner === FAILED || typeof values.action !== 'string' || typeof values.destination !== 'string') return null;
-
-    const fieldPaths = Object.fromEntries(
-      ['action', 'destination', 'port_type', 'port_range', 'user_id'].filter((a) => body[a] !== undefined && body[a] !== null).map((a) => [a, [...docPath, a]]),
-    );
-    const rule: DesiredRule = {
-      action: values.action as RuleAction,
-      destination: values.destination,
-      port_type: values.port_type as PortType | null,
-      port_range: values.port_range as string | null,
-      source: this.sourceOf(docPath, address, fieldPaths),
-    };
-    return { rule, owner };
+    return { rule: this.#entry(docPath, values), owner };
   }
 
   /**
    * `user_id`: the owning user of this stack, from `${firezone_user.NAME.id}`; null when the
    * attribute is absent (a rule bound to no user; a device's missing owner is reported as required).
    */
-  #readOwner(raw: unknown, site: Site): DesiredUser | null | Failed {
+  #readOwner(raw: unknown, site: Site): Mapping | null | Failed {
     if (raw === undefined || raw === null) return null;
     const parts = typeof raw === 'string' ? parseTemplate(raw) : null;
     const expression = parts && Array.isArray(parts) && parts.length === 1 && 'expression' in parts[0]! ? parts[0].expression : null;
@@ -496,8 +622,11 @@ class StackReader {
     return this.#users.get(userName) ?? FAILED;
   }
 
-  /** A secret: exactly `${var.NAME}` of a variable without a default, read from TF_VAR_NAME. */
-  #readSecret(raw: unknown, site: Site): Secret | undefined | Failed {
+  /**
+   * A secret: exactly `${var.NAME}` of a variable without a default, which becomes the reference
+   * `{ tfvar: NAME }` (the document reader resolves it from TF_VAR_NAME, as it resolves `{ env }`).
+   */
+  #readSecret(raw: unknown, site: Site): { tfvar: string } | undefined | Failed {
     if (raw === undefined || raw === null) return undefined;
     const parts = typeof raw === 'string' ? parseTemplate(raw) : null;
     if (parts === null || !Array.isArray(parts) || !parts.some((p) => 'expression' in p)) return this.report(site, LITERAL_STACK_SECRET_MESSAGE);
@@ -511,12 +640,7 @@ class StackReader {
     if (declaration.hasDefault) {
       return this.report(site, `variable ${name} has a default in the stack, so the secret would be written there; remove the default and set TF_VAR_${name}`);
     }
-    try {
-      return new Secret(resolveSecret({ tfvar: name }, this.env), { tfvar: name });
-    } catch (error) {
-      if (error instanceof SecretResolutionError) return this.report(site, error.message);
-      throw error;
-    }
+    return { tfvar: name };
   }
 
   /** A value that is not secret, its references resolved and converted to the attribute's type as Terraform converts. */
@@ -623,112 +747,6 @@ class StackReader {
     }
     return this.report(site, `must be ${typeName(type)}`);
   }
-
-  /** netform's own settings and `absent` list, kept in the stack's top-level "//" entry, which Terraform ignores. */
-  #readNetformSection(): { settings: DesiredSettings; absent: DesiredState['absent'] } {
-    const settings = defaultSettings();
-    const absent: DesiredState['absent'] = { users: [], devices: [] };
-    const comment = this.document['//'];
-    const section = isObject(comment) ? comment.netform : undefined;
-    if (section === undefined) return { settings, absent };
-    const base: DocPath = ['//', 'netform'];
-    const site = (path: (string | number)[]): Site => ({ docPath: [...base, ...path], address: ['netform', ...path].map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('').slice(1) });
-    const fail = (path: (string | number)[], message: string, ofKey = false): void => void this.report(site(path), message, ofKey);
-    if (!isObject(section)) {
-      fail([], 'must be an object with settings and absent');
-      return { settings, absent };
-    }
-    for (const key of Object.keys(section)) if (key !== 'settings' && key !== 'absent') fail([key], 'unknown key; netform reads settings and absent here', true);
-
-    const fieldPaths: Record<string, DocPath> = {};
-    const stringList = (value: unknown, path: string[]): string[] | undefined => {
-      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
-        fail(path, 'must be a list of strings');
-        return undefined;
-      }
-      value.forEach((_, i) => (fieldPaths[`${path.slice(1).join('.')}[${i}]`] = [...base, ...path, i]));
-      return value as string[];
-    };
-    const raw = section.settings;
-    if (raw !== undefined && !isObject(raw)) fail(['settings'], 'must be an object (prune, manage, protect, limits)');
-    else if (raw) {
-      for (const key of Object.keys(raw)) if (!['prune', 'manage', 'protect', 'limits'].includes(key)) fail(['settings', key], 'unknown setting; known: prune, manage, protect, limits', true);
-      if (raw.prune !== undefined) {
-        if (typeof raw.prune === 'boolean') settings.prune = raw.prune;
-        else fail(['settings', 'prune'], 'must be true or false');
-        fieldPaths.prune = [...base, 'settings', 'prune'];
-      }
-      const manage = raw.manage;
-      if (manage !== undefined && !isObject(manage)) fail(['settings', 'manage'], 'must be an object (users, rules)');
-      else if (manage) {
-        for (const key of Object.keys(manage)) if (key !== 'users' && key !== 'rules') fail(['settings', 'manage', key], 'unknown key; known: users, rules', true);
-        if (manage.users !== undefined) settings.manage.users = stringList(manage.users, ['settings', 'manage', 'users']) ?? null;
-        if (manage.rules !== undefined) settings.manage.rules = stringList(manage.rules, ['settings', 'manage', 'rules']) ?? null;
-      }
-      const protect = raw.protect;
-      if (protect !== undefined && !isObject(protect)) fail(['settings', 'protect'], 'must be an object (users)');
-      else if (protect) {
-        for (const key of Object.keys(protect)) if (key !== 'users') fail(['settings', 'protect', key], 'unknown key; known: users', true);
-        if (protect.users !== undefined) settings.protect.users = stringList(protect.users, ['settings', 'protect', 'users']) ?? [];
-      }
-      const limits = raw.limits;
-      if (limits !== undefined && !isObject(limits)) fail(['settings', 'limits'], 'must be an object (delete, update)');
-      else if (limits) {
-        for (const [key, value] of Object.entries(limits)) {
-          if (key !== 'delete' && key !== 'update') {
-            fail(['settings', 'limits', key], 'unknown limit; known: delete, update', true);
-            continue;
-          }
-          const limit = parseLimit(value);
-          if (typeof limit === 'string') fail(['settings', 'limits', key], limit);
-          else settings.limits[key] = limit;
-          fieldPaths[`limits.${key}`] = [...base, 'settings', 'limits', key];
-        }
-      }
-      settings.source = this.sourceOf([...base, 'settings'], 'netform.settings', fieldPaths);
-    }
-
-    const rawAbsent = section.absent;
-    if (rawAbsent !== undefined && !isObject(rawAbsent)) fail(['absent'], 'must be an object (users, devices)');
-    else if (rawAbsent) {
-      for (const key of Object.keys(rawAbsent)) if (key !== 'users' && key !== 'devices') fail(['absent', key], 'unknown key; known: users, devices', true);
-      if (rawAbsent.users !== undefined) {
-        if (!Array.isArray(rawAbsent.users)) fail(['absent', 'users'], 'must be a list of emails');
-        else {
-          rawAbsent.users.forEach((email, i) => {
-            if (typeof email !== 'string') return fail(['absent', 'users', i], 'must be an email');
-            absent.users.push({ email, source: this.sourceOf([...base, 'absent', 'users', i], `netform.absent.users[${i}]`, {}) });
-          });
-        }
-      }
-      if (rawAbsent.devices !== undefined) {
-        if (!Array.isArray(rawAbsent.devices)) fail(['absent', 'devices'], 'must be a list of { user, name }');
-        else {
-          rawAbsent.devices.forEach((device, i) => {
-            if (!isObject(device) || typeof device.user !== 'string' || typeof device.name !== 'string' || Object.keys(device).some((k) => k !== 'user' && k !== 'name')) {
-              return fail(['absent', 'devices', i], 'must be { user: EMAIL, name: DEVICE_NAME }');
-            }
-            const entry: AbsentDevice = {
-              user: device.user,
-              name: device.name,
-              source: this.sourceOf([...base, 'absent', 'devices', i], `netform.absent.devices[${i}]`, { user: [...base, 'absent', 'devices', i, 'user'], name: [...base, 'absent', 'devices', i, 'name'] }),
-            };
-            absent.devices.push(entry);
-          });
-        }
-      }
-    }
-    return { settings, absent };
-  }
-}
-
-/** `10` (a count) or `"10%"` (a percentage of the live objects), as in the YAML format; else what is wrong. */
-function parseLimit(value: unknown): Limit | string {
-  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return { kind: 'count', value };
-  const percent = typeof value === 'string' ? /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(value) : null;
-  if (!percent) return 'must be a count of objects (such as 5) or a percentage of the live objects (such as "10%")';
-  const number = Number(percent[1]);
-  return number <= 100 ? { kind: 'percent', value: number } : 'a percentage must be between 0% and 100%';
 }
 
 /** The stack file a path names: the file itself, or the cdk.tf.json in a folder. */
@@ -756,17 +774,12 @@ function jsonSyntaxError(text: string): { line?: number; column?: number; proble
   if (!first) return { problem: 'is not valid JSON' };
   // "PropertyNameExpected" -> "property name expected"
   const problem = printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
-  return { ...positionIn(text, first.offset), problem: `is not valid JSON: ${problem}` };
-}
-
-function positionIn(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset).split('\n');
-  return { line: before.length, column: before[before.length - 1]!.length + 1 };
+  return { ...new JsonPositions(text).position(first.offset), problem: `is not valid JSON: ${problem}` };
 }
 
 /**
- * Reads a synthesized stack (a cdk.tf.json file, or a folder holding one) into a DesiredState, then
- * runs the domain checks every front end shares.
+ * Reads a synthesized stack (a cdk.tf.json file, or a folder holding one) into a DesiredState:
+ * translated, then read by the one pipeline (pipeline.ts) the YAML files go through.
  */
 export async function loadCdktfStack(path: string, options: LoadOptions = {}): Promise<LoadResult> {
   const env = options.env ?? process.env;
@@ -790,8 +803,7 @@ export async function loadCdktfStack(path: string, options: LoadOptions = {}): P
   }
   if (!isObject(document)) return { ok: false, diagnostics: [{ file: shown, line: 1, column: 1, message: 'must be a JSON object (a Terraform JSON configuration)' }] };
 
-  const reader = new StackReader(shown, document, new JsonPositions(text), env);
-  const state = reader.read();
-  const diagnostics = [...reader.diagnostics, ...checkDesiredState(state)];
-  return diagnostics.length > 0 ? { ok: false, diagnostics: sortDiagnostics(diagnostics, [shown]) } : { ok: true, state };
+  const translator = new StackTranslator(shown, document, new JsonPositions(text), env);
+  translator.translate();
+  return readDocuments([translator.parsedDocument()], [shown], env, translator.diagnostics);
 }

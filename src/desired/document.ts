@@ -1,5 +1,5 @@
 /**
- * Reads one schema-checked YAML document into declarations with their source locations.
+ * Reads one schema-checked document (a YAML document, or a translated CDKTF stack) into declarations with their source locations.
  * Values the schema refused are left out (their error is already reported), so that the domain
  * checks run on everything else and one run reports every problem. Secrets are resolved here.
  */
@@ -13,7 +13,7 @@ import type { SchemaResult } from './schema.js';
 import { resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
 import { applyUseDefaultShorthand } from './shorthand.js';
 import type { Diagnostic } from './types.js';
-import { childOffset, childPath, columnAt, lineAt, type ParsedDocument } from './yaml.js';
+import { childOffset, childPath, columnAt, lineAt, type ParsedDocument } from './positions.js';
 
 export interface DocumentDeclarations {
   file: string;
@@ -94,9 +94,10 @@ class DocumentReader {
 
   private location(text: string, offset: number): SourceLocation {
     const { parsed } = this;
-    if (offset === -1) return { file: parsed.file, line: 1, column: 1, path: text };
+    const path = parsed.label ? parsed.label(text) : text;
+    if (offset === -1) return { file: parsed.file, line: 1, column: 1, path };
     const line = lineAt(parsed, offset);
-    return { file: parsed.file, line, column: columnAt(parsed, offset, line), path: text };
+    return { file: parsed.file, line, column: columnAt(parsed, offset, line), path };
   }
 
   /** The object's location, with the location of each of its values (and of list entries, for lists of strings). */
@@ -145,6 +146,7 @@ class DocumentReader {
     let ref: SecretRef;
     if (typeof value.env === 'string') ref = { env: value.env };
     else if (typeof value.file === 'string') ref = { file: value.file, baseDir: dirname(this.parsed.file) };
+    else if (typeof value.tfvar === 'string' && this.parsed.translated) ref = { tfvar: value.tfvar };
     else return undefined; // a reference of no known kind: the schema reported it
     try {
       return new Secret(resolveSecret(ref, this.env), ref);

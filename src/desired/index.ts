@@ -4,40 +4,21 @@
  * one run is reported together, each at the file, line and column of the value at fault.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, join, relative, resolve } from 'node:path';
+import { basename, join } from 'node:path';
 import type { DesiredState } from '../model/state.js';
-import { checkDesiredState } from './check.js';
-import { loadCdktfStack } from './cdktf.js';
-import { readDocument, type DocumentDeclarations } from './document.js';
-import { mergeDeclarations } from './merge.js';
-import { checkSchema } from './schema.js';
+import { CDKTF_STACK_FILE, displayPath } from './files.js';
+import { readDocuments } from './pipeline.js';
+import type { ParsedDocument } from './positions.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 import { parseYamlFile } from './yaml.js';
 
 export { checkDesiredState } from './check.js';
+export { displayPath, sortDiagnostics } from './files.js';
 export { resolveSecret, SecretResolutionError } from './secrets.js';
 export { applyUseDefaultShorthand } from './shorthand.js';
 export { formatDiagnostic, type Diagnostic, type LoadOptions, type LoadResult } from './types.js';
 
-const CDKTF_STACK_FILE = 'cdk.tf.json';
 const YAML_FILE = /\.ya?ml$/i;
-
-/** A path as shown to people: relative to the current directory. */
-export function displayPath(path: string): string {
-  return relative(process.cwd(), resolve(path)) || '.';
-}
-
-/**
- * Puts diagnostics in reading order: by file (in the order the files were read), then line and
- * column; problems that concern no file first.
- */
-export function sortDiagnostics(diagnostics: Diagnostic[], files: string[]): Diagnostic[] {
-  const rank = (d: Diagnostic): number => (d.file === undefined ? -1 : files.includes(d.file) ? files.indexOf(d.file) : files.length);
-  return diagnostics
-    .map((d, i) => ({ d, i }))
-    .sort((a, b) => rank(a.d) - rank(b.d) || (a.d.line ?? 0) - (b.d.line ?? 0) || (a.d.column ?? 0) - (b.d.column ?? 0) || a.i - b.i)
-    .map(({ d }) => d);
-}
 
 async function yamlFilesOf(path: string): Promise<{ files: string[] } | { cdktf: true } | { diagnostic: Diagnostic }> {
   let isFolder: boolean;
@@ -58,10 +39,9 @@ async function yamlFilesOf(path: string): Promise<{ files: string[] } | { cdktf:
 }
 
 async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<LoadResult> {
-  const env = options.env ?? process.env;
   const files = paths.map(displayPath);
   const diagnostics: Diagnostic[] = [];
-  const documents: DocumentDeclarations[] = [];
+  const documents: ParsedDocument[] = [];
   for (const [i, path] of paths.entries()) {
     const file = files[i]!;
     let text: string;
@@ -76,23 +56,9 @@ async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<Loa
     if (parsed.documents.length === 0 && parsed.diagnostics.length === 0) {
       diagnostics.push({ file, line: 1, column: 1, message: 'the file is empty; a desired-state file starts with `version: 1`' });
     }
-    for (const document of parsed.documents) {
-      const schema = checkSchema(document);
-      // A document of another version or shape is not read further: its other errors would be noise.
-      if (schema.faulty.has('') || schema.faulty.has('version')) {
-        diagnostics.push(...schema.diagnostics.filter((d) => d.path === undefined || d.path === 'version'));
-        continue;
-      }
-      diagnostics.push(...schema.diagnostics);
-      const declarations = readDocument(document, schema, env);
-      diagnostics.push(...declarations.diagnostics);
-      documents.push(declarations);
-    }
+    documents.push(...parsed.documents);
   }
-  const merged = mergeDeclarations(documents, files);
-  diagnostics.push(...merged.diagnostics, ...checkDesiredState(merged.state));
-  if (diagnostics.length > 0) return { ok: false, diagnostics: sortDiagnostics(diagnostics, files) };
-  return { ok: true, state: merged.state };
+  return readDocuments(documents, files, options.env ?? process.env, diagnostics);
 }
 
 /**
@@ -102,7 +68,8 @@ async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<Loa
 export async function loadDesiredState(path: string, options: LoadOptions = {}): Promise<LoadResult> {
   const target = await yamlFilesOf(path);
   if ('diagnostic' in target) return { ok: false, diagnostics: [target.diagnostic] };
-  if ('cdktf' in target) return loadCdktfStack(path, options);
+  // The CDKTF translator (and the provider schema it reads) is loaded only for a stack.
+  if ('cdktf' in target) return (await import('./cdktf.js')).loadCdktfStack(path, options);
   return loadYamlFiles(target.files, options);
 }
 

@@ -10,7 +10,7 @@
 import Ajv2020Module, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import schemaDocument from '../../schemas/netform.schema.json' with { type: 'json' };
 import type { Diagnostic } from './types.js';
-import { formatPath, locateKey, locateValue, type DocPath, type ParsedDocument } from './yaml.js';
+import { formatPath, locateKey, locateValue, type DocPath, type ParsedDocument } from './positions.js';
 
 // ajv is CommonJS: under NodeNext its default export arrives as the module object.
 const Ajv2020 = Ajv2020Module.default;
@@ -22,11 +22,32 @@ export const SUPPORTED_VERSION = 1;
 const VALUE_KEYWORDS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'uniqueItems', 'multipleOf']);
 
 let compiled: ValidateFunction | undefined;
+let compiledTranslated: ValidateFunction | undefined;
 
-function validator(): ValidateFunction {
-  if (!compiled) compiled = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true }).compile(schemaDocument);
-  return compiled;
+function compile(schema: object): ValidateFunction {
+  return new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true }).compile(schema);
 }
+
+/**
+ * The schema for documents a translator wrote (CDKTF): the same, except that a secret may also be
+ * `{ tfvar: NAME }`, a Terraform variable. Not in the schema file, so that editors never offer it.
+ */
+function translatedSchema(): object {
+  const copy = structuredClone(schemaDocument) as { $defs: { secret: { properties: Record<string, unknown> } } };
+  copy.$defs.secret.properties.tfvar = { description: 'Name of the Terraform variable (TF_VAR_NAME) that holds the secret.', type: 'string' };
+  return copy;
+}
+
+function validator(translated: boolean): ValidateFunction {
+  if (translated) return (compiledTranslated ??= compile(translatedSchema()));
+  return (compiled ??= compile(schemaDocument));
+}
+
+/**
+ * Keywords whose errors the model reports instead in a translated document: Terraform types these
+ * attributes as plain strings, and a stack has always had the model's message for them.
+ */
+const TRANSLATED_VALUE_KEYWORDS = new Set(['enum']);
 
 export interface SchemaResult {
   diagnostics: Diagnostic[];
@@ -141,10 +162,11 @@ function translate(error: ErrorObject, path: DocPath): { path: DocPath; message:
 /** Checks one document against the schema. */
 export function checkSchema(parsed: ParsedDocument): SchemaResult {
   const result: SchemaResult = { diagnostics: [], faulty: new Set(), incomplete: new Set() };
-  const validate = validator();
+  const validate = validator(parsed.translated === true);
   if (validate(parsed.value)) return result;
   const seen = new Set<string>();
   for (const error of validate.errors ?? []) {
+    if (parsed.translated && TRANSLATED_VALUE_KEYWORDS.has(error.keyword)) continue;
     const translated = translate(error, pointerToPath(error.instancePath, parsed.value));
     if (!translated) continue;
     const path = formatPath(translated.path);
@@ -154,7 +176,8 @@ export function checkSchema(parsed: ParsedDocument): SchemaResult {
     if (translated.kind === 'faulty') result.faulty.add(path);
     if (translated.kind === 'incomplete') result.incomplete.add(path);
     const at = translated.atKey ? locateKey(parsed, translated.path) : locateValue(parsed, translated.path);
-    result.diagnostics.push({ file: parsed.file, line: at.line, column: at.column, path: path || undefined, message: translated.message });
+    const label = parsed.label ? parsed.label(path) : path;
+    result.diagnostics.push({ file: parsed.file, line: at.line, column: at.column, path: label || undefined, message: translated.message });
   }
   return result;
 }

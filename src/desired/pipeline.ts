@@ -1,0 +1,38 @@
+/**
+ * The one reading pipeline of the desired state. Whatever a front end read (YAML files, or a CDKTF
+ * stack translated into the same document shape), its documents go through the same steps: the
+ * schema check, the document reader, the merge of a folder's documents, and the domain checks.
+ */
+import { checkDesiredState } from './check.js';
+import { readDocument, type DocumentDeclarations } from './document.js';
+import { sortDiagnostics } from './files.js';
+import { mergeDeclarations } from './merge.js';
+import type { ParsedDocument } from './positions.js';
+import { checkSchema } from './schema.js';
+import type { Environment } from './secrets.js';
+import type { Diagnostic, LoadResult } from './types.js';
+
+/**
+ * Reads parsed documents into one checked DesiredState. `diagnostics` are what the front end found
+ * already (syntax, unreadable files, Terraform-level problems); `files` are the files read, in order.
+ */
+export function readDocuments(documents: ParsedDocument[], files: string[], env: Environment, diagnostics: Diagnostic[] = []): LoadResult {
+  const all = [...diagnostics];
+  const declarations: DocumentDeclarations[] = [];
+  for (const document of documents) {
+    const schema = checkSchema(document);
+    // A document of another version or shape is not read further: its other errors would be noise.
+    if (schema.faulty.has('') || schema.faulty.has('version')) {
+      all.push(...schema.diagnostics.filter((d) => d.path === undefined || d.path === 'version'));
+      continue;
+    }
+    all.push(...schema.diagnostics);
+    const read = readDocument(document, schema, env);
+    all.push(...read.diagnostics);
+    declarations.push(read);
+  }
+  const merged = mergeDeclarations(declarations, files);
+  all.push(...merged.diagnostics, ...checkDesiredState(merged.state));
+  if (all.length > 0) return { ok: false, diagnostics: sortDiagnostics(all, files) };
+  return { ok: true, state: merged.state };
+}
