@@ -37,19 +37,19 @@ export const rulePorts = (i) => {
 };
 
 /** The objects to seed, kept to write the desired state from: every user unprivileged, devices on defaults. */
-export function model() {
+export function model({ users: userCount = USERS, devices: deviceCount = DEVICES, rules: ruleCount = RULES } = {}) {
   const users = [];
-  for (let i = 0; i < USERS; i++) users.push({ id: randomUUID(), email: `user-${i}@bench.test`, role: 'unprivileged', devices: [], rules: [] });
+  for (let i = 0; i < userCount; i++) users.push({ id: randomUUID(), email: `user-${i}@bench.test`, role: 'unprivileged', devices: [], rules: [] });
   const devices = [];
-  for (let i = 0; i < DEVICES; i++) {
-    const device = { id: randomUUID(), user: users[i % USERS], name: `device-${i}`, public_key: key(), ipv4: deviceIpv4(i), ipv6: deviceIpv6(i) };
+  for (let i = 0; i < deviceCount; i++) {
+    const device = { id: randomUUID(), user: users[i % userCount], name: `device-${i}`, public_key: key(), ipv4: deviceIpv4(i), ipv6: deviceIpv6(i) };
     device.user.devices.push(device);
     devices.push(device);
   }
   const globalRules = [];
   const rules = [];
-  for (let i = 0; i < RULES; i++) {
-    const rule = { id: randomUUID(), action: i % 2 === 0 ? 'accept' : 'drop', destination: ruleHost(i), ...rulePorts(i), user: i % 3 === 0 ? null : users[i % USERS] };
+  for (let i = 0; i < ruleCount; i++) {
+    const rule = { id: randomUUID(), action: i % 2 === 0 ? 'accept' : 'drop', destination: ruleHost(i), ...rulePorts(i), user: i % 3 === 0 ? null : users[i % userCount] };
     if (rule.user) rule.user.rules.push(rule);
     else globalRules.push(rule);
     rules.push(rule);
@@ -75,11 +75,11 @@ export const ruleRow = ({ id, action, destination, port_type, port_range, user_i
  * A new database file with an admin token and tunnel networks large enough for the seeded
  * devices; returns the token.
  */
-export async function prepareDatabase(dbPath) {
+export async function prepareDatabase(dbPath, { ipv4 = '10.0.0.0/16', ipv6 = 'fd00::/112' } = {}) {
   const { issueToken, setServerDefault } = await import('../dist/server/index.js');
   const { token } = await issueToken({ dbPath, email: 'admin@example.com' });
-  await setServerDefault({ dbPath, key: 'ipv4_network', value: '10.0.0.0/16' });
-  await setServerDefault({ dbPath, key: 'ipv6_network', value: 'fd00::/112' });
+  await setServerDefault({ dbPath, key: 'ipv4_network', value: ipv4 });
+  await setServerDefault({ dbPath, key: 'ipv6_network', value: ipv6 });
   await setServerDefault({ dbPath, key: 'max_devices_per_user', value: '1000000' });
   return token;
 }
@@ -115,6 +115,8 @@ const ruleYaml = (r) => `{ action: ${r.action}, destination: ${r.destination}${r
  */
 export function desiredYaml(m, { faults = false } = {}) {
   const out = ['version: 1', 'settings:', '  prune: true', 'users:', '  - email: admin@example.com', '    role: admin'];
+  // 1% of the objects differ whatever the size: the caps grow with the number of users.
+  const k = m.users.length / 10_000;
   let roleUpdates = 0;
   let deviceUpdates = 0;
   let deviceCreates = 0;
@@ -122,37 +124,37 @@ export function desiredYaml(m, { faults = false } = {}) {
   let ruleCreates = 0;
   let ruleDeletes = 0;
   m.users.forEach((u, i) => {
-    const promote = i % 100 === 0 && roleUpdates < 100;
+    const promote = i % 100 === 0 && roleUpdates < 100 * k;
     if (promote) roleUpdates++;
     const fault = faults && i % 50 === 7;
     out.push(`  - email: ${fault && i % 100 === 7 ? u.email.replace('@', ' at ') : u.email}`, `    role: ${promote ? 'admin' : u.role}`);
     if (fault) out.push(i % 100 === 7 ? '    rolle: admin' : '    role_name: 12');
     const devices = [];
     for (const d of u.devices) {
-      if (i % 100 === 1 && deviceDeletes < 100) {
+      if (i % 100 === 1 && deviceDeletes < 100 * k) {
         deviceDeletes++;
         continue;
       }
-      const changed = i % 50 === 2 && deviceUpdates < 200;
+      const changed = i % 50 === 2 && deviceUpdates < 200 * k;
       if (changed) deviceUpdates++;
       const extra = fault ? (i % 100 === 7 ? ', mtu: 99999, dns: [1.1.1.1, "nope nope", 1.1.1.1]' : ', mtu: high, use_default_endpoint: false') : '';
       devices.push(`      - { name: ${d.name}, public_key: "${d.public_key}"${changed ? ', mtu: 1380' : ''}${extra} }`);
     }
     if (fault) devices.push(`      - { name: ${u.devices[0].name}, public_key: "${u.devices[0].public_key}" }`);
-    if (i % 100 === 3 && deviceCreates < 100) {
+    if (i % 100 === 3 && deviceCreates < 100 * k) {
       deviceCreates++;
       devices.push(`      - { name: new-${i}, public_key: "${key()}" }`);
     }
     if (devices.length) out.push('    devices:', ...devices);
     const rules = [];
     for (const r of u.rules) {
-      if (i % 200 === 4 && ruleDeletes < 50) {
+      if (i % 200 === 4 && ruleDeletes < 50 * k) {
         ruleDeletes++;
         continue;
       }
       rules.push(`      - ${ruleYaml(r)}`);
     }
-    if (i % 200 === 5 && ruleCreates < 50) {
+    if (i % 200 === 5 && ruleCreates < 50 * k) {
       ruleCreates++;
       rules.push(`      - { action: accept, destination: 172.16.${Math.floor(i / 256)}.${i % 256} }`);
     }

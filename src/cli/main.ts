@@ -8,18 +8,26 @@ const { version } = require('../../../package.json') as { version: string };
 
 type Register = (program: Command) => void;
 
+interface CommandEntry {
+  /** The command's module, imported only when the command runs or its own help is asked for. */
+  load: () => Promise<Register>;
+  /** Its arguments and one line for the list of commands, so that `netform --help` imports none of them. */
+  args: string;
+  summary: string;
+}
+
 /**
  * Commands load their modules only when asked for: `netform validate` need not load the server,
- * the planner or cdktf. Help and unknown commands load them all, so help lists every command.
+ * the planner or cdktf, and the list of commands (`netform --help`) loads none of them.
  */
-const commands: Record<string, () => Promise<Register>> = {
-  validate: async () => (await import('./validate.js')).registerValidate,
-  plan: async () => (await import('./plan.js')).registerPlan,
-  apply: async () => (await import('./apply.js')).registerApply,
-  drift: async () => (await import('./drift.js')).registerDrift,
-  export: async () => (await import('./export.js')).registerExport,
-  serve: async () => (await import('./serve.js')).registerServe,
-  server: async () => (await import('./server.js')).registerServer,
+const commands: Record<string, CommandEntry> = {
+  validate: { load: async () => (await import('./validate.js')).registerValidate, args: '', summary: 'check the desired state offline' },
+  plan: { load: async () => (await import('./plan.js')).registerPlan, args: '', summary: 'show what apply would change on the server' },
+  apply: { load: async () => (await import('./apply.js')).registerApply, args: '[saved-plan]', summary: 'make the server match the desired state, or apply a saved plan' },
+  drift: { load: async () => (await import('./drift.js')).registerDrift, args: '', summary: 'report differences from the server, once or on a schedule' },
+  export: { load: async () => (await import('./export.js')).registerExport, args: '', summary: 'write the live server as desired-state YAML' },
+  serve: { load: async () => (await import('./serve.js')).registerServe, args: '', summary: 'run the bundled /v0 server on a SQLite database file' },
+  server: { load: async () => (await import('./server.js')).registerServer, args: '', summary: 'administer the bundled server: API tokens and server defaults' },
 };
 
 const program = new Command('netform')
@@ -29,12 +37,13 @@ const program = new Command('netform')
   .configureOutput({ outputError: (text, write) => write(text) });
 
 const requested = process.argv[2];
-const selected =
-  requested !== undefined && Object.hasOwn(commands, requested)
-    ? [requested]
-    : requested === '--version' || requested === '-V'
-      ? []
-      : Object.keys(commands);
-for (const name of selected) (await commands[name]!())(program);
+// `netform help plan` is plan's own help: load plan.
+const target = requested === 'help' ? process.argv[3] : requested;
+if (target !== undefined && Object.hasOwn(commands, target)) {
+  (await commands[target]!.load())(program);
+} else if (requested !== '--version' && requested !== '-V') {
+  // The list of commands (help, an unknown command): names and summaries only.
+  for (const [name, entry] of Object.entries(commands)) program.command(`${name} ${entry.args}`.trim()).summary(entry.summary);
+}
 
 await program.parseAsync(process.argv);
