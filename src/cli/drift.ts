@@ -15,7 +15,7 @@ import type { Plan } from '../plan/types.js';
 import { renderPlan } from '../render/index.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
 import { action, CliError, ExitCode } from './exit.js';
-import { loadDesired, makePlan, reportTimings, useColor } from './plan.js';
+import { loadDesired, loadDesiredAndLive, makePlan, reportTimings, useColor } from './plan.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../../package.json') as { version: string };
@@ -51,15 +51,11 @@ export function registerDrift(program: Command): void {
   cmd.action(action(async (opts: DriftCommandOptions) => (opts.every === undefined ? driftOnce(opts) : driftOnSchedule(opts))));
 }
 
-/**
- * Reads the files (first, so bad files touch no server), then the server, and plans: the same
- * steps and messages as `netform plan`.
- */
+/** Reads the files and the server (at the same time, see loadDesiredAndLive), and plans: the same steps and messages as `netform plan`. */
 async function checkDrift(opts: DriftCommandOptions): Promise<Plan> {
-  const desired = await loadDesired(opts.file);
-  const connection = await openConnection(opts);
+  const { desired, connection, live } = await loadDesiredAndLive(opts.file, opts);
   try {
-    const { plan, timings } = await makePlan(desired, opts, connection);
+    const { plan, timings } = await makePlan(desired, opts, connection, live);
     reportTimings(timings);
     return plan;
   } finally {

@@ -7,7 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { formatDiagnostic, loadDesiredState } from '../desired/index.js';
-import type { DesiredState } from '../model/state.js';
+import { ApiError, fetchConfiguration } from '../client/index.js';
+import type { DesiredState, LiveState } from '../model/state.js';
 import { planChanges, PlanError, type Plan } from '../plan/index.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../render/index.js';
 import { addConnectionOptions, openConnection, readLiveState, type Connection, type ConnectionOptions } from './connection.js';
@@ -69,10 +70,61 @@ function elapsedSince(started: number): number {
   return Math.round((performance.now() - started) * 10) / 10;
 }
 
-/** Reads the live state (one list call per collection) and plans against it. */
-export async function makePlan(desired: { state: DesiredState; ms: number; rss: number }, opts: PlanningOptions, connection: Connection): Promise<{ plan: Plan; timings: Timings }> {
+/**
+ * The desired state, a connection, and the server's state being read: at the same time against a
+ * remote server (it prepares its lists while the files are parsed), so a plan costs little more
+ * than the slower of the two. Bad files still stop the command with their own errors before
+ * anything is written; with --embedded (or no usable connection) the files are read first, so
+ * that bad files touch no database.
+ */
+export async function loadDesiredAndLive(file: string, opts: ConnectionOptions): Promise<{ desired: LoadedDesired; connection: Connection; live: Promise<LiveState> }> {
+  if (opts.embedded) {
+    const desired = await loadDesired(file);
+    const connection = await openConnection(opts);
+    return { desired, connection, live: readLiveState(connection) };
+  }
+  let connection: Connection;
+  try {
+    connection = await openConnection(opts);
+  } catch (error) {
+    await loadDesired(file); // the files' errors come first
+    throw error;
+  }
+  const lists = readLiveState(connection);
+  lists.catch(() => {}); // awaited by makePlan; when the files fail, their errors are the answer
+  try {
+    const desired = await loadDesired(file);
+    // `configuration:` is read only when declared, which is known now.
+    const live = desired.state.configuration === undefined ? lists : withConfiguration(lists, connection);
+    return { desired, connection, live };
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+}
+
+async function withConfiguration(lists: Promise<LiveState>, connection: Connection): Promise<LiveState> {
+  const [live, configuration] = await Promise.all([
+    lists,
+    fetchConfiguration(connection.client, 'required').catch((error: unknown) => {
+      if (error instanceof ApiError) throw new CliError(`cannot read the server's state: ${error.message}`);
+      throw error;
+    }),
+  ]);
+  return configuration ? { ...live, configuration } : live;
+}
+
+export type LoadedDesired = Awaited<ReturnType<typeof loadDesired>>;
+
+/** Reads the live state (one list call per collection; or waits for `reading`, started earlier) and plans against it. */
+export async function makePlan(
+  desired: LoadedDesired,
+  opts: PlanningOptions,
+  connection: Connection,
+  reading?: Promise<LiveState>,
+): Promise<{ plan: Plan; timings: Timings }> {
   let started = performance.now();
-  const live = await readLiveState(connection, { configuration: desired.state.configuration !== undefined });
+  const live = await (reading ?? readLiveState(connection, { configuration: desired.state.configuration !== undefined }));
   const fetch = elapsedSince(started);
   const fetchRss = rssMb();
   started = performance.now();
@@ -115,10 +167,9 @@ export function registerPlan(program: Command): void {
   addConnectionOptions(cmd);
   cmd.action(
     action(async (opts: PlanningOptions & { file: string; out?: string; format: PlanFormat }) => {
-      const desired = await loadDesired(opts.file);
-      const connection = await openConnection(opts);
+      const { desired, connection, live } = await loadDesiredAndLive(opts.file, opts);
       try {
-        const { plan, timings } = await makePlan(desired, opts, connection);
+        const { plan, timings } = await makePlan(desired, opts, connection, live);
         const started = performance.now();
         const output = renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts) });
         timings.render = elapsedSince(started);

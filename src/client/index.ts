@@ -28,7 +28,8 @@ export async function fetchLiveState(client: ApiClient, options: FetchOptions = 
   return configuration ? { users, devices, rules, configuration } : { users, devices, rules };
 }
 
-async function fetchConfiguration(client: ApiClient, mode: 'required' | 'optional'): Promise<ApiConfiguration | undefined> {
+/** `/v0/configuration` as fetchLiveState reads it (also for a plan that read the lists before knowing it was wanted). */
+export async function fetchConfiguration(client: ApiClient, mode: 'required' | 'optional'): Promise<ApiConfiguration | undefined> {
   try {
     return await client.getConfiguration();
   } catch (error) {

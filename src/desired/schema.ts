@@ -7,13 +7,14 @@
  * errors are dropped because the model in src/model checks the same values with the server's own
  * messages, and one rule must have one implementation.
  */
-import Ajv2020Module, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import schemaDocument from '../../schemas/netform.schema.json' with { type: 'json' };
 import type { Diagnostic } from './types.js';
 import { formatPath, locateKey, locateValue, type DocPath, type ParsedDocument } from './positions.js';
 
-// ajv is CommonJS: under NodeNext its default export arrives as the module object.
-const Ajv2020 = Ajv2020Module.default;
+const require = createRequire(import.meta.url);
 
 export const DESIRED_STATE_SCHEMA = schemaDocument;
 export const SUPPORTED_VERSION = 1;
@@ -21,26 +22,55 @@ export const SUPPORTED_VERSION = 1;
 /** Keywords whose errors the model reports instead (see the module comment). */
 const VALUE_KEYWORDS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'uniqueItems', 'multipleOf']);
 
-let compiled: ValidateFunction | undefined;
-let compiledTranslated: ValidateFunction | undefined;
-
-function compile(schema: object): ValidateFunction {
-  return new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true }).compile(schema);
-}
+/** ajv's options for both schemas (scripts/schema-validators.mjs compiles them ahead of time with the same). */
+export const AJV_OPTIONS = { allErrors: true, strict: true, allowUnionTypes: true, verbose: true } as const;
 
 /**
  * The schema for documents a translator wrote (CDKTF): the same, except that a secret may also be
  * `{ tfvar: NAME }`, a Terraform variable. Not in the schema file, so that editors never offer it.
  */
-function translatedSchema(): object {
-  const copy = structuredClone(schemaDocument) as { $defs: { secret: { properties: Record<string, unknown> } } };
+export function translatedSchema(): object {
+  const copy = structuredClone(schemaDocument) as { $id: string; $defs: { secret: { properties: Record<string, unknown> } } };
+  copy.$id = copy.$id.replace(/\.schema\.json$/, '.translated.schema.json');
   copy.$defs.secret.properties.tfvar = { description: 'Name of the Terraform variable (TF_VAR_NAME) that holds the secret.', type: 'string' };
   return copy;
 }
 
+/** Identifies the schema file's content: validators compiled ahead of time from another one are not used. */
+export function schemaDigest(): string {
+  return createHash('sha256').update(JSON.stringify(schemaDocument)).digest('hex');
+}
+
+interface Validators {
+  validate: ValidateFunction;
+  validateTranslated: ValidateFunction;
+}
+
+let validators: Validators | undefined;
+
+/**
+ * Both validators: compiled ahead of time by `npm run build` (dist/src/desired/schema-validators.cjs,
+ * ajv's standalone code), so that a command does not load ajv and compile the schema at every start;
+ * compiled here when that file is absent (tests run from src/) or was built from another schema.
+ */
+function loadValidators(): Validators {
+  try {
+    const built = require('./schema-validators.cjs') as Validators & { digest: string };
+    if (built.digest === schemaDigest()) return built;
+  } catch {
+    // not built: compile below
+  }
+  // ajv is CommonJS: its default export is the class.
+  const { default: Ajv2020 } = require('ajv/dist/2020.js') as { default: new (options: object) => { compile(schema: object): ValidateFunction } };
+  return {
+    validate: new Ajv2020(AJV_OPTIONS).compile(schemaDocument),
+    validateTranslated: new Ajv2020(AJV_OPTIONS).compile(translatedSchema()),
+  };
+}
+
 function validator(translated: boolean): ValidateFunction {
-  if (translated) return (compiledTranslated ??= compile(translatedSchema()));
-  return (compiled ??= compile(schemaDocument));
+  validators ??= loadValidators();
+  return translated ? validators.validateTranslated : validators.validate;
 }
 
 /**
