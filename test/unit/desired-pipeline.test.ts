@@ -95,6 +95,18 @@ describe('one pipeline for YAML and CDKTF', () => {
     expect(withoutSources(fromStack.state)).toEqual(withoutSources(fromYaml.state));
   });
 
+  it('reads a section added to the YAML format (configuration:) from a stack with no change to the translator', async () => {
+    const value = stack();
+    value['//'].netform.configuration = { default_client_mtu: 1380 };
+    const { result } = await loadStack(value);
+    await writeFile(join(dir, 'company.yaml'), `${SAME_IN_YAML}configuration:\n  default_client_mtu: 1380\n`);
+    const fromYaml = await loadDesiredState(join(dir, 'company.yaml'), { env: {} });
+    expect(result.ok && fromYaml.ok).toBe(true);
+    if (!result.ok || !fromYaml.ok) return;
+    expect(result.state.configuration?.values).toEqual({ default_client_mtu: 1380 });
+    expect(withoutSources(result.state)).toEqual(withoutSources(fromYaml.state));
+  });
+
   it("checks the stack's netform sections with the format's schema, at their place in the stack", async () => {
     const value = stack();
     value['//'].netform.settings.prunes = true;
