@@ -21,13 +21,41 @@ interface CommandEntry {
  * the planner or cdktf, and the list of commands (`netform --help`) loads none of them.
  */
 const commands: Record<string, CommandEntry> = {
-  validate: { load: async () => (await import('./validate.js')).registerValidate, args: '', summary: 'check the desired state offline' },
-  plan: { load: async () => (await import('./plan.js')).registerPlan, args: '', summary: 'show what apply would change on the server' },
-  apply: { load: async () => (await import('./apply.js')).registerApply, args: '[saved-plan]', summary: 'make the server match the desired state, or apply a saved plan' },
-  drift: { load: async () => (await import('./drift.js')).registerDrift, args: '', summary: 'report differences from the server, once or on a schedule' },
-  export: { load: async () => (await import('./export.js')).registerExport, args: '', summary: 'write the live server as desired-state YAML' },
-  serve: { load: async () => (await import('./serve.js')).registerServe, args: '', summary: 'run the bundled /v0 server on a SQLite database file' },
-  server: { load: async () => (await import('./server.js')).registerServer, args: '', summary: 'administer the bundled server: API tokens and server defaults' },
+  validate: {
+    load: async () => (await import('./validate.js')).registerValidate,
+    args: '',
+    summary: 'check the desired state offline',
+  },
+  plan: {
+    load: async () => (await import('./plan.js')).registerPlan,
+    args: '',
+    summary: 'show what apply would change on the server',
+  },
+  apply: {
+    load: async () => (await import('./apply.js')).registerApply,
+    args: '[saved-plan]',
+    summary: 'make the server match the desired state, or apply a saved plan',
+  },
+  drift: {
+    load: async () => (await import('./drift.js')).registerDrift,
+    args: '',
+    summary: 'report differences from the server, once or on a schedule',
+  },
+  export: {
+    load: async () => (await import('./export.js')).registerExport,
+    args: '',
+    summary: 'write the live server as desired-state YAML',
+  },
+  serve: {
+    load: async () => (await import('./serve.js')).registerServe,
+    args: '',
+    summary: 'run the bundled /v0 server on a SQLite database file',
+  },
+  server: {
+    load: async () => (await import('./server.js')).registerServer,
+    args: '',
+    summary: 'administer the bundled server: API tokens and server defaults',
+  },
 };
 
 const program = new Command('netform')
@@ -43,7 +71,9 @@ if (target !== undefined && Object.hasOwn(commands, target)) {
   (await commands[target]!.load())(program);
 } else if (requested !== '--version' && requested !== '-V') {
   // The list of commands (help, an unknown command): names and summaries only.
-  for (const [name, entry] of Object.entries(commands)) program.command(`${name} ${entry.args}`.trim()).summary(entry.summary);
+  for (const [name, entry] of Object.entries(commands)) {
+    program.command(`${name} ${entry.args}`.trim()).summary(entry.summary);
+  }
 }
 
 await program.parseAsync(process.argv);

@@ -28,7 +28,10 @@ function isContainer(value: unknown): value is object {
 const INT = new jsyaml.Type('tag:yaml.org,2002:int', {
   kind: 'scalar',
   resolve: (data: string) => /^[-+]?[0-9]+$/.test(data) || /^0o[0-7]+$/.test(data) || /^0x[0-9a-fA-F]+$/.test(data),
-  construct: (data: string) => (data.startsWith('0o') ? parseInt(data.slice(2), 8) : data.startsWith('0x') ? parseInt(data.slice(2), 16) : parseInt(data, 10)),
+  construct: (data: string) => {
+    if (data.startsWith('0o')) return parseInt(data.slice(2), 8);
+    return data.startsWith('0x') ? parseInt(data.slice(2), 16) : parseInt(data, 10);
+  },
   predicate: (value: unknown) => typeof value === 'number' && Number.isInteger(value),
 });
 
@@ -225,10 +228,13 @@ export async function parseYamlFile(text: string, file: string): Promise<{ docum
   let values: unknown[];
   try {
     const warnings: jsyaml.YAMLException[] = [];
-    values = jsyaml.loadAll(source, null, { schema: CORE_SCHEMA, listener: recorder.listener, onWarning: (w) => warnings.push(w) }) as unknown[];
+    const options = { schema: CORE_SCHEMA, listener: recorder.listener, onWarning: (w: jsyaml.YAMLException) => warnings.push(w) };
+    values = jsyaml.loadAll(source, null, options) as unknown[];
     if (warnings.length > 0) throw warnings[0];
   } catch (error) {
-    if (error instanceof AliasBombError) return { documents: [], diagnostics: [{ file, line: 1, column: 1, message: `YAML: ${error.message}` }] };
+    if (error instanceof AliasBombError) {
+      return { documents: [], diagnostics: [{ file, line: 1, column: 1, message: `YAML: ${error.message}` }] };
+    }
     return { documents: [], diagnostics: await syntaxDiagnostics(text, file, error) };
   }
   const lineStarts = lineStartsOf(source);
