@@ -1,0 +1,109 @@
+/**
+ * What the planning stages share: the inputs, the live index, the scope, and the plan being
+ * built (changes, problems, warnings, which live objects a declaration accounts for). Each stage
+ * (matching, renames, rules, deletions, guards, ordering, document) reads and adds to it.
+ */
+import { userKey } from '../model/keys.js';
+import type { DesiredState, DesiredUser, LiveState } from '../model/state.js';
+import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
+import { indexLiveState, type LiveIndex } from './live-index.js';
+import { buildScope, type Scope } from './scope.js';
+import type { Change } from './types.js';
+
+export interface PlanOptions {
+  /** The server the live state came from (shown, and checked when a saved plan is applied). */
+  server: string;
+  /** ISO time the plan is made at (a parameter: the planner reads no clock). */
+  createdAt: string;
+  /** Email of the token's owner; when unknown, no admin is deleted. */
+  tokenUser?: string | null;
+  /** Plan device changes that upstream 0.7.26+ ignores on update as delete-then-create. */
+  replace?: boolean;
+  /** Send declared passwords to existing users too. */
+  rotatePasswords?: boolean;
+  allowDeletes?: number;
+  allowUpdates?: number;
+}
+
+/** The plan cannot be made: every reason, each naming the objects at fault. */
+export class PlanError extends Error {
+  override readonly name = 'PlanError';
+  constructor(readonly problems: string[]) {
+    super(problems.length === 1 ? problems[0] : `${problems.length} problems:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+export const PHASE = { users: 1, makeRoom: 2, members: 3, memberDeletes: 4, userDeletes: 5 } as const;
+
+export const PRUNED = 'declared in no file (prune)';
+
+export type OwnerRef = { userId: unknown; dependsOn: string[] };
+
+export class PlanContext {
+  readonly index: LiveIndex;
+  readonly scope: Scope;
+  readonly changes = new Map<string, Change>();
+  readonly problems: string[] = [];
+  readonly warnings: string[] = [];
+  readonly #reportedDuplicates = new Set<string>();
+  /** Declared users by key, and the live user each was matched to. */
+  readonly declaredUsers = new Map<string, { user: DesiredUser; live: ApiUser | undefined }>();
+  /** Live objects a declaration or an absent entry accounts for (never pruned). */
+  readonly claimedDevices = new Set<ApiDevice>();
+  readonly claimedRules = new Set<ApiRule>();
+  /** Users planned for deletion: their devices and rules go with them. */
+  readonly deletedUserIds = new Set<string>();
+
+  constructor(
+    readonly desired: DesiredState,
+    readonly live: LiveState,
+    readonly options: PlanOptions,
+  ) {
+    this.index = indexLiveState(live);
+    this.scope = buildScope(desired.settings);
+  }
+
+  get prune(): boolean {
+    return this.desired.settings.prune;
+  }
+
+  add(change: Change): void {
+    this.changes.set(change.id, change);
+  }
+
+  /** The live object of a key; several with one key is a problem reported, never a guess. */
+  uniqueLive<T>(kind: 'user' | 'device' | 'rule', key: string, found: T | undefined): T | undefined {
+    this.isDuplicated(kind, key);
+    return found;
+  }
+
+  /** Whether several live objects share the key; reports it (once) as a problem. */
+  isDuplicated(kind: 'user' | 'device' | 'rule', key: string): boolean {
+    const all = this.index.duplicates.get(`${kind}:${key}`);
+    if (!all) return false;
+    if (!this.#reportedDuplicates.has(`${kind}:${key}`)) {
+      this.#reportedDuplicates.add(`${kind}:${key}`);
+      this.problems.push(`the server holds ${all.length} ${kind}s with the key ${key}; netform will not guess which one is meant: remove the extra ones by hand`);
+    }
+    return true;
+  }
+
+  /** Every live object with the key (one, or all duplicates). */
+  allWithKey<T>(kind: 'device' | 'rule', key: string, found: T): T[] {
+    return (this.index.duplicates.get(`${kind}:${key}`) as T[] | undefined) ?? [found];
+  }
+
+  /** How a device or rule body names its owner: the live id, or a reference to the user created in this plan. */
+  ownerRef(user: DesiredUser, live: ApiUser | undefined): OwnerRef {
+    if (live) return { userId: live.id, dependsOn: [] };
+    const id = `user:${userKey(user.email)}`;
+    return { userId: { $ref: id }, dependsOn: [id] };
+  }
+
+  /** Whether a live rule lies inside what this repository manages. */
+  managesLiveRule(rule: ApiRule): boolean {
+    if (rule.user_id === null) return this.scope.managesGlobalRule(rule.destination);
+    const owner = this.index.usersById.get(rule.user_id);
+    return owner !== undefined && this.scope.managesUser(owner.email);
+  }
+}

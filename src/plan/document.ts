@@ -1,0 +1,36 @@
+/** The plan document: ordered changes, the summary, the safety limits, warnings and settings. */
+import type { PlanContext } from './context.js';
+import { checkLimit } from './limits.js';
+import { orderedChanges } from './ordering.js';
+import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Plan, type PlanSummary } from './types.js';
+
+export function planDocument(ctx: PlanContext): Plan {
+  const changes = orderedChanges(ctx);
+  const summary: PlanSummary = { create: 0, update: 0, delete: 0, replace: 0, cascade: 0 };
+  for (const change of changes) {
+    summary[change.action]++;
+    summary.cascade! += change.cascade?.length ?? 0;
+  }
+  const liveCount = ctx.live.users.length + ctx.live.devices.length + ctx.live.rules.length;
+  const limits = ctx.desired.settings.limits;
+  return {
+    format: PLAN_FORMAT,
+    format_version: PLAN_FORMAT_VERSION,
+    created_at: ctx.options.createdAt,
+    server: ctx.options.server,
+    sources: [...ctx.desired.sources],
+    changes,
+    summary,
+    limits: [
+      checkLimit('delete', summary.delete + summary.cascade!, liveCount, limits.delete, ctx.options.allowDeletes),
+      checkLimit('update', summary.update + summary.replace, liveCount, limits.update, ctx.options.allowUpdates),
+    ],
+    warnings: ctx.warnings,
+    settings: {
+      prune: ctx.prune,
+      replace: ctx.options.replace ?? false,
+      rotatePasswords: ctx.options.rotatePasswords ?? false,
+      tokenUser: ctx.options.tokenUser ?? null,
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * Guards: protected users, the token's owner and the last admin are never deleted or demoted.
+ * Runs after every stage that plans a user's deletion or demotion, and cancels those it must.
+ */
+import { userKey } from '../model/keys.js';
+import { PHASE, type PlanContext } from './context.js';
+import type { Change } from './types.js';
+
+export function guardUserRemovals(ctx: PlanContext): void {
+  const tokenUser = ctx.options.tokenUser ? userKey(ctx.options.tokenUser) : null;
+  const removals = [...ctx.changes.values()].filter(
+    (c) => c.kind === 'user' && (c.action === 'delete' || (c.action === 'update' && c.body?.role === 'unprivileged')),
+  );
+  const cancel = (change: Change, why: string) => {
+    const verb = change.action === 'delete' ? 'deleting' : 'demoting';
+    ctx.warnings.push(`not ${verb} ${change.label}: ${why}`);
+    if (change.action === 'update' && change.fields.some((f) => f.field !== 'role')) {
+      // Keep the rest of the update (a password rotation); drop only the demotion.
+      change.fields = change.fields.filter((f) => f.field !== 'role');
+      delete change.body!.role;
+      change.phase = PHASE.users;
+      return;
+    }
+    ctx.changes.delete(change.id);
+    if (change.liveId) ctx.deletedUserIds.delete(change.liveId);
+  };
+  for (const change of removals) {
+    const live = ctx.index.usersById.get(change.liveId!)!;
+    if (ctx.scope.isProtected(live.email)) cancel(change, 'it is protected (settings.protect)');
+    else if (tokenUser !== null && userKey(live.email) === tokenUser) cancel(change, 'the API token in use belongs to it');
+    else if (tokenUser === null && change.action === 'delete' && live.role === 'admin') {
+      cancel(change, "it is an admin and the token's owner is unknown; pass --token-user EMAIL (or NETFORM_TOKEN_USER) to allow deleting other admins");
+    }
+  }
+  // Protected users that prune would have deleted.
+  if (ctx.prune) {
+    for (const user of ctx.live.users) {
+      if (!ctx.declaredUsers.has(userKey(user.email)) && ctx.scope.managesUser(user.email) && ctx.scope.isProtected(user.email)) {
+        ctx.warnings.push(`not deleting user ${user.email}: it is protected (settings.protect)`);
+      }
+    }
+  }
+  // The last admin: at least one admin must remain after the plan.
+  const admins = new Set(ctx.live.users.filter((u) => u.role === 'admin').map((u) => u.id));
+  let remaining = admins.size;
+  for (const change of ctx.changes.values()) {
+    if (change.kind !== 'user') continue;
+    if (change.action === 'create' && change.body?.role === 'admin') remaining++;
+    if (change.action === 'update' && change.body?.role === 'admin') remaining++;
+  }
+  const adminRemovals = [...ctx.changes.values()]
+    .filter((c) => c.kind === 'user' && c.liveId && admins.has(c.liveId) && (c.action === 'delete' || c.body?.role === 'unprivileged'))
+    .sort((a, b) => (a.key < b.key ? -1 : 1));
+  if (admins.size > 0 && adminRemovals.length >= remaining) {
+    for (const change of adminRemovals.slice(Math.max(0, remaining - 1))) cancel(change, 'it would leave the server without an admin');
+  }
+}

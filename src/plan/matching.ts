@@ -1,0 +1,143 @@
+/**
+ * Matching: declared users and devices are paired with live ones by natural key; a pair whose
+ * values differ is an update (or, for device fields a 0.7.26+ server ignores, a replacement), a
+ * declaration without a live object is a create.
+ */
+import { deviceKey, userKey } from '../model/keys.js';
+import type { DesiredDevice, DesiredUser } from '../model/state.js';
+import type { ApiDevice, ApiUser } from '../model/types.js';
+import { PHASE, type OwnerRef, type PlanContext } from './context.js';
+import { changedDeviceFields, LEGACY_UPDATABLE_DEVICE_FIELDS, liveDeviceBody, managedDeviceFields, type WritableDeviceField } from './device-fields.js';
+import { fingerprintOf } from './fingerprint.js';
+import type { FieldChange, PlanSecret } from './types.js';
+
+/** Pairs every declared user with its live user (by email). */
+export function matchDeclaredUsers(ctx: PlanContext): void {
+  const absentUsers = new Set(ctx.desired.absent.users.map((u) => userKey(u.email)));
+  for (const user of ctx.desired.users) {
+    const key = userKey(user.email);
+    if (absentUsers.has(key)) ctx.problems.push(`user ${user.email} is both declared and listed under absent`);
+    ctx.declaredUsers.set(key, { user, live: ctx.uniqueLive('user', key, ctx.index.usersByKey.get(key)) });
+  }
+}
+
+export function planUsers(ctx: PlanContext): void {
+  for (const [key, { user, live }] of ctx.declaredUsers) planUser(ctx, key, user, live);
+}
+
+export function planDevices(ctx: PlanContext): void {
+  for (const { user, live } of ctx.declaredUsers.values()) planUserDevices(ctx, user, live);
+}
+
+function planUser(ctx: PlanContext, key: string, user: DesiredUser, live: ApiUser | undefined): void {
+  const id = `user:${key}`;
+  const label = `user ${user.email}`;
+  if (!live) {
+    const body: Record<string, unknown> = { email: user.email.trim() };
+    const fields: FieldChange[] = [{ field: 'email', before: null, after: user.email.trim() }];
+    if (user.role) body.role = user.role;
+    fields.push({ field: 'role', before: null, after: user.role ?? 'unprivileged' });
+    const secrets: PlanSecret[] = [];
+    if (user.password) {
+      secrets.push({ field: 'password', ref: user.password.ref });
+      fields.push({ field: 'password', before: null, after: null, sensitive: true });
+    }
+    ctx.add({ id, kind: 'user', action: 'create', key, label, phase: PHASE.users, fingerprint: null, fields, body, ...(secrets.length ? { secrets } : {}) });
+    return;
+  }
+  const fields: FieldChange[] = [];
+  const body: Record<string, unknown> = {};
+  const secrets: PlanSecret[] = [];
+  if (user.role && user.role !== live.role) {
+    fields.push({ field: 'role', before: live.role, after: user.role });
+    body.role = user.role;
+  }
+  if (ctx.options.rotatePasswords && user.password) {
+    fields.push({ field: 'password', before: null, after: null, sensitive: true });
+    secrets.push({ field: 'password', ref: user.password.ref });
+  }
+  if (fields.length === 0) return;
+  const demotes = body.role === 'unprivileged' && live.role === 'admin';
+  ctx.add({
+    id, kind: 'user', action: 'update', key, label, liveId: live.id, phase: demotes ? PHASE.userDeletes : PHASE.users,
+    fingerprint: fingerprintOf('user', live), fields, body, ...(secrets.length ? { secrets } : {}),
+  });
+}
+
+function planUserDevices(ctx: PlanContext, user: DesiredUser, liveUser: ApiUser | undefined): void {
+  const owner = ctx.ownerRef(user, liveUser);
+  for (const device of user.devices) {
+    const key = deviceKey(user.email, device.name);
+    const live = liveUser ? ctx.uniqueLive('device', key, ctx.index.devicesByKey.get(key)) : undefined;
+    if (live) {
+      for (const same of ctx.allWithKey('device', key, live)) ctx.claimedDevices.add(same);
+      planDeviceUpdate(ctx, key, device, live);
+    } else {
+      planDeviceCreate(ctx, key, device, owner);
+    }
+  }
+}
+
+function planDeviceCreate(ctx: PlanContext, key: string, device: DesiredDevice, owner: OwnerRef): void {
+  const body: Record<string, unknown> = { user_id: owner.userId, name: device.name.trim() };
+  const fields: FieldChange[] = [{ field: 'name', before: null, after: device.name.trim() }];
+  for (const field of createFields(device)) {
+    body[field] = device.fields[field];
+    fields.push({ field, before: null, after: device.fields[field] });
+  }
+  const secrets: PlanSecret[] = [];
+  if (device.preshared_key) {
+    secrets.push({ field: 'preshared_key', ref: device.preshared_key.ref });
+    fields.push({ field: 'preshared_key', before: null, after: null, sensitive: true });
+  }
+  ctx.add({
+    id: `device:${key}`, kind: 'device', action: 'create', key, label: `device ${key}`, phase: PHASE.members, fingerprint: null,
+    fields, body, ...(secrets.length ? { secrets } : {}), ...(owner.dependsOn.length ? { dependsOn: owner.dependsOn } : {}),
+  });
+}
+
+function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, live: ApiDevice): void {
+  const changed = changedDeviceFields(device, live);
+  const fields: FieldChange[] = changed.map((field) => ({ field, before: live[field], after: device.fields[field] }));
+  const pskChanged = device.preshared_key !== undefined && !device.preshared_key.equals(live.preshared_key);
+  if (pskChanged) fields.push({ field: 'preshared_key', before: null, after: null, sensitive: true });
+  if (fields.length === 0) return;
+  const base = { id: `device:${key}`, kind: 'device' as const, key, label: `device ${key}`, liveId: live.id, fingerprint: fingerprintOf('device', live), fields };
+  const ignoredByLegacyServers = changed.some((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f)) || pskChanged;
+  if (ctx.options.replace && ignoredByLegacyServers) {
+    // Delete then create, keeping what the files do not change: keys, pinned addresses, other values.
+    const body: Record<string, unknown> = { user_id: live.user_id, name: live.name, ...liveDeviceBody(live) };
+    for (const field of managedDeviceFields(device.fields)) body[field] = device.fields[field];
+    for (const field of defaultedFields(device)) delete body[field];
+    const keepFromLive = !device.preshared_key && live.preshared_key ? ['preshared_key'] : [];
+    ctx.add({
+      ...base, action: 'replace', phase: PHASE.members, body,
+      ...(device.preshared_key ? { secrets: [{ field: 'preshared_key' as const, ref: device.preshared_key.ref }] } : {}),
+      ...(keepFromLive.length ? { keepFromLive } : {}),
+      note: 'replaced (delete, then create with the same keys and addresses): the server ignores these fields on update',
+    });
+    return;
+  }
+  const body: Record<string, unknown> = {};
+  for (const field of changed) body[field] = device.fields[field];
+  ctx.add({
+    ...base, action: 'update', phase: PHASE.members, body,
+    ...(pskChanged && device.preshared_key ? { secrets: [{ field: 'preshared_key' as const, ref: device.preshared_key.ref }] } : {}),
+  });
+}
+
+/** Fields of a declared device sent on create: the managed ones, and flags set on. */
+function createFields(device: DesiredDevice): WritableDeviceField[] {
+  const managed = new Set<WritableDeviceField>(managedDeviceFields(device.fields));
+  for (const field of Object.keys(device.fields) as WritableDeviceField[]) {
+    if (field.startsWith('use_default_') && device.fields[field] !== undefined) managed.add(field);
+  }
+  return [...managed];
+}
+
+/** Fields left to the server's default by the declaration (use_default_<x> on). */
+function defaultedFields(device: DesiredDevice): string[] {
+  return Object.entries(device.fields)
+    .filter(([field, value]) => field.startsWith('use_default_') && value === true)
+    .map(([field]) => field.slice('use_default_'.length));
+}

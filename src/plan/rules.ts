@@ -1,0 +1,130 @@
+/**
+ * Rules: declared rules matched to live ones by natural key. A declared rule with no exact live
+ * match may overlap live rules of the same owner and action, which the server would refuse it
+ * beside: a managed one is replaced, others are deleted first (prune) or reported.
+ */
+import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
+import { normalizePortRange } from '../model/ports.js';
+import { parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
+import type { DesiredRule } from '../model/state.js';
+import type { ApiRule, ApiUser } from '../model/types.js';
+import { PHASE, type PlanContext } from './context.js';
+import { planRuleDelete } from './deletions.js';
+import { fingerprintOf } from './fingerprint.js';
+import { ruleLabel } from './live-index.js';
+import type { FieldChange } from './types.js';
+
+interface RuleCandidate {
+  /** Change id once planned. */
+  key: string;
+  ownerEmail: string | null;
+  rule: DesiredRule;
+  parsed: ParsedRule | null;
+}
+
+interface SpareRule {
+  rule: ApiRule;
+  parsed: ParsedRule | null;
+  used: boolean;
+}
+
+export function planRules(ctx: PlanContext): void {
+  const unmatched = unmatchedRules(ctx);
+  if (unmatched.length === 0) return;
+  const spare = spareLiveRules(ctx);
+  unmatched.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (const candidate of unmatched) planUnmatchedRule(ctx, candidate, spare);
+}
+
+/** Declared rules without an exact live match; live rules with an exact match are claimed. */
+function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
+  const unmatched: RuleCandidate[] = [];
+  const consider = (ownerEmail: string | null, rule: DesiredRule, ownerLive: ApiUser | undefined) => {
+    const key = ruleKey({ ownerEmail, action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range });
+    const existing = ownerEmail !== null && !ownerLive ? undefined : ctx.uniqueLive('rule', key, ctx.index.rulesByKey.get(key));
+    if (existing) {
+      for (const same of ctx.allWithKey('rule', key, existing)) ctx.claimedRules.add(same);
+      return;
+    }
+    const parsed = parseRule({ action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range, owner: ownerEmail === null ? null : userKey(ownerEmail) });
+    unmatched.push({ key, ownerEmail, rule, parsed });
+  };
+  for (const { user, live } of ctx.declaredUsers.values()) for (const rule of user.rules) consider(user.email, rule, live);
+  for (const rule of ctx.desired.rules) consider(null, rule, undefined);
+  return unmatched;
+}
+
+/**
+ * Live rules no declaration matches, grouped by owner and action: the only ones a declared rule
+ * can overlap with on the server.
+ */
+function spareLiveRules(ctx: PlanContext): Map<string, SpareRule[]> {
+  const spare = new Map<string, SpareRule[]>();
+  for (const rule of ctx.live.rules) {
+    if (ctx.claimedRules.has(rule)) continue;
+    const owner = ctx.index.ruleOwnerOf(rule);
+    const group = `${owner === null ? '*' : userKey(owner)}|${rule.action}`;
+    const parsed = parseRule({ action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range, owner: owner === null ? null : userKey(owner) });
+    const list = spare.get(group);
+    const entry = { rule, parsed, used: false };
+    if (list) list.push(entry);
+    else spare.set(group, [entry]);
+  }
+  return spare;
+}
+
+function planUnmatchedRule(ctx: PlanContext, candidate: RuleCandidate, spare: Map<string, SpareRule[]>): void {
+  const { ownerEmail, rule, key, parsed } = candidate;
+  const owner = ownerEmail === null ? undefined : ctx.declaredUsers.get(userKey(ownerEmail));
+  const ownerRef = owner ? ctx.ownerRef(owner.user, owner.live) : { userId: null, dependsOn: [] as string[] };
+  const group = spare.get(`${ownerEmail === null ? '*' : userKey(ownerEmail)}|${rule.action}`) ?? [];
+  const overlapping = parsed ? group.filter((e) => e.parsed !== null && rulesOverlap(parsed, e.parsed)) : [];
+  const label = `rule ${ruleLabel(rule, ownerEmail)}`;
+  const wanted = { action: rule.action, destination: rule.destination.trim(), port_type: rule.port_type, port_range: rule.port_range?.trim() || null };
+  const adoptable = overlapping.find((e) => !e.used && ctx.managesLiveRule(e.rule));
+  const id = `rule:${key}`;
+  const makeRoom = overlapping.filter((e) => e !== adoptable);
+  const dependsOn = [...ownerRef.dependsOn];
+  for (const other of makeRoom) {
+    // Another live rule in the way: it must be gone before this one fits (prune deletes it).
+    const otherKey = ctx.index.ruleKeyOf.get(other.rule)!;
+    if (ctx.prune && ctx.managesLiveRule(other.rule) && !other.used) {
+      other.used = true;
+      ctx.claimedRules.add(other.rule);
+      planRuleDelete(ctx, other.rule, PHASE.makeRoom, `declared in no file (prune); deleted first to make room for ${label}`);
+      dependsOn.push(`rule:${otherKey}`);
+    } else if (!other.used) {
+      ctx.warnings.push(`${label} overlaps the live rule ${ruleLabel(other.rule, ctx.index.ruleOwnerOf(other.rule))} that no file declares${ctx.prune ? ' and netform does not manage' : ' (prune is off)'}: the server will refuse it until that rule is removed`);
+    }
+  }
+  if (adoptable) {
+    adoptable.used = true;
+    ctx.claimedRules.add(adoptable.rule);
+    const live = adoptable.rule;
+    const fields: FieldChange[] = [];
+    const body: Record<string, unknown> = {};
+    if (normalizeDestination(live.destination) !== normalizeDestination(wanted.destination)) {
+      fields.push({ field: 'destination', before: live.destination, after: wanted.destination });
+      body.destination = wanted.destination;
+    }
+    // port_type and port_range go together: both are sent when either changes.
+    if (live.port_type !== wanted.port_type || normalizePortRange(live.port_range) !== normalizePortRange(wanted.port_range)) {
+      if (live.port_type !== wanted.port_type) fields.push({ field: 'port_type', before: live.port_type, after: wanted.port_type });
+      if (normalizePortRange(live.port_range) !== normalizePortRange(wanted.port_range)) fields.push({ field: 'port_range', before: live.port_range, after: wanted.port_range });
+      body.port_type = wanted.port_type;
+      body.port_range = wanted.port_range;
+    }
+    ctx.add({
+      id, kind: 'rule', action: 'update', key, label, liveId: live.id, phase: PHASE.members, fingerprint: fingerprintOf('rule', live), fields, body,
+      note: `replaces the overlapping rule ${ruleLabel(live, ctx.index.ruleOwnerOf(live))} in place`,
+      ...(dependsOn.length ? { dependsOn } : {}),
+    });
+    return;
+  }
+  const body: Record<string, unknown> = { ...wanted, user_id: ownerRef.userId };
+  const fields: FieldChange[] = (['action', 'destination', 'port_type', 'port_range'] as const)
+    .filter((f) => wanted[f] !== null)
+    .map((f) => ({ field: f, before: null, after: wanted[f] }));
+  if (ownerEmail !== null) fields.push({ field: 'user', before: null, after: ownerEmail });
+  ctx.add({ id, kind: 'rule', action: 'create', key, label, phase: PHASE.members, fingerprint: null, fields, body, ...(dependsOn.length ? { dependsOn } : {}) });
+}
