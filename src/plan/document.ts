@@ -2,9 +2,9 @@
 import type { PlanContext } from './context.js';
 import { checkLimit } from './limits.js';
 import { orderedChanges } from './ordering.js';
-import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Plan, type PlanSummary } from './types.js';
+import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Plan, type PlanSummary, type UndeclaredItem } from './types.js';
 
-export function planDocument(ctx: PlanContext): Plan {
+export function planDocument(ctx: PlanContext, undeclared: UndeclaredItem[]): Plan {
   const changes = orderedChanges(ctx);
   const summary: PlanSummary = { create: 0, update: 0, delete: 0, replace: 0, cascade: 0 };
   for (const change of changes) {
@@ -26,6 +26,7 @@ export function planDocument(ctx: PlanContext): Plan {
       checkLimit('update', summary.update + summary.replace, liveCount, limits.update, ctx.options.allowUpdates),
     ],
     warnings: ctx.warnings,
+    undeclared,
     settings: {
       prune: ctx.prune,
       replace: ctx.options.replace ?? false,

@@ -5,7 +5,7 @@
  *
  * The plan is made in stages, each in its own module and each doing one thing to a shared
  * PlanContext (context.ts): matching (users, devices), rules, deletions (absent, prune),
- * ordering, guards, and finally the plan document. A new kind of change adds a stage here.
+ * ordering, guards, then what no file declares (undeclared) and the plan document. A new kind of change adds a stage here.
  */
 import type { DesiredState, LiveState } from '../model/state.js';
 import { planConfiguration } from './configuration.js';
@@ -16,6 +16,7 @@ import { guardUserRemovals } from './guards.js';
 import { matchDeclaredUsers, planDevices, planUsers } from './matching.js';
 import { makeRoomForNewDevices } from './ordering.js';
 import { planRules } from './rules.js';
+import { findUndeclared } from './undeclared.js';
 import type { Plan } from './types.js';
 
 export { PHASE, PlanError, type PlanOptions } from './context.js';
@@ -45,5 +46,5 @@ export function planChanges(desired: DesiredState, live: LiveState, options: Pla
   const ctx = new PlanContext(desired, live, options);
   for (const stage of STAGES) stage(ctx);
   if (ctx.problems.length > 0) throw new PlanError(ctx.problems);
-  return planDocument(ctx);
+  return planDocument(ctx, findUndeclared(ctx));
 }

@@ -114,6 +114,18 @@ export interface PlanSettings {
   tokenUser: string | null;
 }
 
+/** A live object inside the managed scope that no file declares, and what the plan does with it. */
+export interface UndeclaredItem {
+  kind: ResourceKind;
+  key: string;
+  liveId: string;
+  label: string;
+  /** `delete`: the plan deletes it (prune on); `keep`: it stays, with the access it grants. */
+  fate: 'delete' | 'keep';
+  /** Why, in words: `prune is off`, `protected (settings.protect)`, ... */
+  reason: string;
+}
+
 export interface Plan {
   format: typeof PLAN_FORMAT;
   format_version: typeof PLAN_FORMAT_VERSION;
@@ -127,5 +139,11 @@ export interface Plan {
   limits: LimitCheck[];
   /** Things a person should know that are not changes: unmanaged objects, detected server quirks. */
   warnings: string[];
+  /**
+   * Live objects inside the managed scope that no file declares (a user stands for its devices
+   * and rules). Never silent: listed whether prune deletes them or leaves them alone.
+   * Absent from plans saved by older versions.
+   */
+  undeclared?: UndeclaredItem[];
   settings?: PlanSettings;
 }

@@ -6,7 +6,7 @@
  */
 import pc from 'picocolors';
 import { SENSITIVE, SENSITIVE_CHANGED } from '../model/secret.js';
-import type { Change, FieldChange, LimitCheck, Plan } from '../plan/types.js';
+import type { Change, FieldChange, LimitCheck, Plan, UndeclaredItem } from '../plan/types.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';
 export const PLAN_FORMATS: readonly PlanFormat[] = ['text', 'json', 'markdown'];
@@ -37,6 +37,26 @@ export function summaryLine(plan: Plan): string {
   if (plan.changes.length === 0) return 'No changes: the server matches the desired state.';
   const cascade = s.cascade ? ` (+${s.cascade} with their user)` : '';
   return `Plan: ${s.create} to create, ${s.update} to update, ${s.replace} to replace, ${s.delete} to delete${cascade}.`;
+}
+
+/**
+ * `Undeclared: 3 live objects inside manage that no file declares: 1 deleted (prune), 2 kept.`,
+ * or null when there are none.
+ */
+export function undeclaredLine(plan: Plan): string | null {
+  const items = plan.undeclared ?? [];
+  if (items.length === 0) return null;
+  const deleted = items.filter((i) => i.fate === 'delete').length;
+  const kept = items.length - deleted;
+  const fates = [deleted ? `${deleted} deleted (prune is on)` : '', kept ? `${kept} kept${plan.settings?.prune ? '' : ' (prune is off)'}` : '']
+    .filter(Boolean)
+    .join(', ');
+  const objects = items.length === 1 ? '1 live object' : `${items.length} live objects`;
+  return `Undeclared: ${objects} inside the managed scope that no file declares: ${fates}.`;
+}
+
+function undeclaredEntry(item: UndeclaredItem): string {
+  return `${item.fate === 'delete' ? '-' : '='} ${item.label}  (${item.fate === 'delete' ? 'deleted' : 'kept'}: ${item.reason})`;
 }
 
 export function exceededLimits(plan: Plan): LimitCheck[] {
@@ -82,12 +102,21 @@ function renderText(plan: Plan, c: Colors): string {
     for (const d of details) out.push(`      ${d.startsWith('- ') ? c.red(d) : d}`);
   }
   if (plan.changes.length > 0) out.push('');
+  const undeclared = plan.undeclared ?? [];
+  if (undeclared.length > 0) {
+    out.push(c.bold('Undeclared (live, inside the managed scope, declared in no file):'));
+    for (const item of undeclared) out.push(`  ${(item.fate === 'delete' ? c.red : c.cyan)(undeclaredEntry(item))}`);
+    out.push('');
+  }
   if (plan.warnings.length > 0) {
     out.push(c.yellow('Warnings:'));
     for (const w of plan.warnings) out.push(c.yellow(`  ! ${w}`));
     out.push('');
   }
   for (const limit of exceededLimits(plan)) out.push(c.red(c.bold(`Over a safety limit: ${limitLine(limit)}`)));
+  // The plan's summary stays the last line (scripts read it); the undeclared line goes just above.
+  const undeclaredSummary = undeclaredLine(plan);
+  if (undeclaredSummary) out.push(undeclaredSummary);
   out.push(c.bold(summaryLine(plan)));
   return `${out.join('\n')}\n`;
 }
@@ -103,10 +132,18 @@ function renderMarkdown(plan: Plan): string {
   const fence = '`'.repeat(Math.max(3, longestBacktickRun(lines.join('\n')) + 1));
   const out: string[] = [MARKDOWN_MARKER, `### netform plan`, ''];
   out.push(`**${summaryLine(plan)}**`, '');
+  const undeclaredSummary = undeclaredLine(plan);
+  if (undeclaredSummary) out.push(undeclaredSummary, '');
   out.push(`Server: \`${plan.server}\`${plan.sources.length ? ` · from ${plan.sources.map((s) => `\`${s}\``).join(', ')}` : ''}`, '');
   for (const limit of exceededLimits(plan)) out.push(`> [!CAUTION]`, `> Over a safety limit: ${limitLine(limit)}`, '');
   if (plan.changes.length > 0) {
     out.push('<details open><summary>Changes</summary>', '', `${fence}diff`, ...lines, fence, '', '</details>', '');
+  }
+  if ((plan.undeclared ?? []).length > 0) {
+    const entries = plan.undeclared!.map(undeclaredEntry);
+    const undeclaredFence = '`'.repeat(Math.max(3, longestBacktickRun(entries.join('\n')) + 1));
+    out.push('<details open><summary>Undeclared (live, inside the managed scope, declared in no file)</summary>', '');
+    out.push(`${undeclaredFence}diff`, ...entries.map((e) => (e.startsWith('=') ? ` ${e.slice(1)}` : e)), undeclaredFence, '', '</details>', '');
   }
   if (plan.warnings.length > 0) {
     out.push('**Warnings**', '', ...plan.warnings.map((w) => `- ${w}`), '');
