@@ -17,6 +17,7 @@ interface ExportCommandOptions extends ConnectionOptions {
   addresses: boolean;
   explicitDefaults?: boolean;
   schema?: string;
+  prune: boolean;
 }
 
 /** The schema shipped with this installation of netform. */
@@ -30,6 +31,7 @@ export function registerExport(program: Command): void {
     .option('--split', 'one file per user plus one for the global rules (needs -o)')
     .option('--force', 'overwrite files that already exist in the folder')
     .option('--no-addresses', "leave device tunnel addresses (ipv4, ipv6) out, so the server keeps choosing them")
+    .option('--no-prune', 'do not write `settings: { prune: true }`: objects removed from the files later are left on the server')
     .option('--explicit-defaults', 'also write `role: unprivileged` and `use_default_<x>: true`, so hand changes of them show as drift')
     .option('--schema <ref>', 'what the `# yaml-language-server: $schema=` comment points at (default: the schema of this netform, relative to the output)');
   addConnectionOptions(cmd);
@@ -50,6 +52,7 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
       split: opts.split ?? false,
       addresses: opts.addresses,
       explicitDefaults: opts.explicitDefaults ?? false,
+      prune: opts.prune,
       schemaRef,
       server: connection.url,
     }));

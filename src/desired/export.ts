@@ -35,6 +35,11 @@ export interface ExportOptions {
   explicitDefaults?: boolean;
   /** One file per user plus one for the global rules, instead of one document. */
   split?: boolean;
+  /**
+   * Write `settings: { prune: true }` (default true): the export is the whole server, so the
+   * repository owns it and whatever a later pull request removes is deleted.
+   */
+  prune?: boolean;
   /** What the `# yaml-language-server: $schema=` comment points at. */
   schemaRef: string;
   /** The server exported from, shown in the header comment (credentials are stripped). */
@@ -77,11 +82,13 @@ export function exportDesiredState(live: LiveState, options: ExportOptions): Exp
   const counts = { users: live.users.length, devices: live.devices.length, rules: live.rules.length };
   const mapping: Mapping = { pinAddresses: options.addresses ?? true, explicitDefaults: options.explicitDefaults ?? false };
   const header = headerComment(options, counts, mapping);
+  const settings = exportedSettings(options);
 
   const configuration = live.configuration ? configurationToYaml(live.configuration, mapping) : undefined;
   if (!options.split) {
     const body: Plain = {
       version: 1,
+      ...settings,
       ...(configuration ? { configuration } : {}),
       users: entries.map((e) => userToYaml(e, mapping)),
       rules: globalRules.map(ruleToYaml),
@@ -95,11 +102,17 @@ export function exportDesiredState(live: LiveState, options: ExportOptions): Exp
     const name = uniqueName(userFileName(entry.user.email), taken);
     files.push({ name, content: renderDocument(header, { version: 1, users: [userToYaml(entry, mapping)] }) });
   }
-  files.push({ name: GLOBAL_RULES_FILE_NAME, content: renderDocument(header, { version: 1, rules: globalRules.map(ruleToYaml) }) });
+  // The settings go once, with the global rules (settings of several files are merged).
+  files.push({ name: GLOBAL_RULES_FILE_NAME, content: renderDocument(header, { version: 1, ...settings, rules: globalRules.map(ruleToYaml) }) });
   if (configuration) {
     files.push({ name: CONFIGURATION_FILE_NAME, content: renderDocument(header, { version: 1, configuration }) });
   }
   return { files, counts };
+}
+
+/** `settings: { prune: true }` unless the export was asked not to own the server. */
+function exportedSettings(options: ExportOptions): Plain {
+  return options.prune === false ? {} : { settings: { prune: true } };
 }
 
 function groupByOwner(live: LiveState): { entries: UserEntry[]; globalRules: ApiRule[] } {
@@ -272,6 +285,9 @@ function headerComment(options: ExportOptions, counts: ExportResult['counts'], m
     `yaml-language-server: $schema=${options.schemaRef}`,
     `Exported by \`netform export\`${server}: ${describeCounts(counts)}.`,
     'Review it, commit it, then `netform plan` shows no changes until the files or the server change.',
+    options.prune === false
+      ? 'Prune is off (exported with --no-prune): a live object that no file declares is listed by plan and left alone.'
+      : '`settings: { prune: true }`: this repository owns the server, so apply deletes what no file declares (export with --no-prune to leave such objects alone).',
     'Only what is written here is managed:',
     '- Passwords cannot be read from the server and are not managed. To set one from now on, give',
     '  the user `password: { env: NAME }` (sent on create, and on `apply --rotate-passwords`).',

@@ -182,7 +182,7 @@ describe('export mapping', () => {
     for (const f of result.files) expect(f.content.startsWith('# yaml-language-server: $schema=s\n')).toBe(true);
     expect(docs[0]).toEqual({ version: 1, users: [{ email: 'Alice@Example.com', role: 'admin', devices: [{ name: 'laptop', public_key: KEY_A, ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2' }] }] });
     expect(docs[1]).toEqual({ version: 1, users: [{ email: 'bob@example.com', rules: [{ action: 'accept', destination: '10.1.0.0/16' }] }] });
-    expect(docs[2]).toEqual({ version: 1, rules: [{ action: 'drop', destination: '10.9.0.0/16' }] });
+    expect(docs[2]).toEqual({ version: 1, settings: { prune: true }, rules: [{ action: 'drop', destination: '10.9.0.0/16' }] });
   });
 
   it('refuses to guess when the server lists an owner it does not have or two objects with one key', () => {
@@ -220,5 +220,26 @@ describe('file names of --split', () => {
     const b = userFileName(`${'a'.repeat(240)}2@example.com`);
     expect(Buffer.byteLength(a)).toBeLessThanOrEqual(255);
     expect(a).not.toBe(b);
+  });
+});
+
+describe('export owns the server: settings.prune', () => {
+  const live: LiveState = { users: [user('u1', 'a@example.com')], devices: [], rules: [] };
+
+  it('writes settings: { prune: true } and says so in the header', () => {
+    const text = exportDesiredState(live, { schemaRef: 's' }).files[0]!.content;
+    expect(parse(text)).toMatchObject({ version: 1, settings: { prune: true } });
+    expect(text).toContain('# `settings: { prune: true }`: this repository owns the server, so apply deletes what no file declares');
+  });
+
+  it('with prune: false (--no-prune) writes no settings, and the header says prune is off', () => {
+    const text = exportDesiredState(live, { schemaRef: 's', prune: false }).files[0]!.content;
+    expect(parse(text).settings).toBeUndefined();
+    expect(text).toContain('# Prune is off (exported with --no-prune)');
+  });
+
+  it('split: the settings are written once, in the global rules file', () => {
+    const files = exportDesiredState(live, { schemaRef: 's', split: true }).files;
+    expect(files.filter((f) => parse(f.content).settings !== undefined).map((f) => f.name)).toEqual([GLOBAL_RULES_FILE_NAME]);
   });
 });
