@@ -11,6 +11,7 @@
  */
 import { ApiError, type ApiClient } from '../client/index.js';
 import { normalizeDestination, userKey } from '../model/keys.js';
+import { Messages } from '../model/messages.js';
 import { normalizePortRange } from '../model/ports.js';
 import type { SecretRef } from '../model/secret.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
@@ -56,6 +57,9 @@ const COLLECTION = { user: 'users', device: 'devices', rule: 'rules' } as const 
 
 /** A failure of one change, with a message fit for the summary. */
 class ChangeFailure extends Error {}
+
+/** A change deliberately not made (the server showed it would be unsafe); reported, not failed. */
+class SkippedChange extends Error {}
 
 type LiveObject = ApiUser | ApiDevice | ApiRule;
 
@@ -112,7 +116,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
           const remark = await executeChange(change, context);
           record(change, 'done', remark);
         } catch (error) {
-          record(change, 'failed', failureMessage(error));
+          record(change, error instanceof SkippedChange ? 'not_attempted' : 'failed', failureMessage(error));
         } finally {
           release();
         }
@@ -130,7 +134,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
 }
 
 function failureMessage(error: unknown): string {
-  if (error instanceof ChangeFailure) return error.message;
+  if (error instanceof ChangeFailure || error instanceof SkippedChange) return error.message;
   if (error instanceof ApiError) return error.message;
   // Secret resolution errors name the reference, never a value.
   return error instanceof Error ? error.message : String(error);
@@ -161,6 +165,7 @@ async function executeChange(change: Change, ctx: ExecutionContext): Promise<str
   const current = await freshObject(change, ctx);
   if (change.action === 'delete') {
     if (!current) return 'already gone';
+    if (change.kind === 'user' && (current as ApiUser).role === 'admin') return deleteAdmin(current as ApiUser, ctx);
     await ctx.client.remove(collection, change.liveId!);
     return undefined;
   }
@@ -173,6 +178,36 @@ async function executeChange(change: Change, ctx: ExecutionContext): Promise<str
     return undefined;
   }
   return replaceDevice(change, current as ApiDevice, ctx);
+}
+
+/**
+ * Deletes an admin only once the server has shown it does not own the API token: the admin is
+ * demoted first, which both upstream 0.7.36 and our server refuse for the token's own user
+ * (`You cannot change your own role`). A refusal skips the deletion; if the deletion then fails,
+ * the admin role is given back, so the probe leaves nothing behind. Any other answer to the
+ * demotion means the server cannot tell: the plan's --token-user guard already decided.
+ */
+async function deleteAdmin(admin: ApiUser, ctx: ExecutionContext): Promise<string | undefined> {
+  let demoted = false;
+  try {
+    await ctx.client.update('users', admin.id, { role: 'unprivileged' });
+    demoted = true;
+  } catch (error) {
+    if (error instanceof ApiError && (error.errors.role ?? []).includes(Messages.ownRole)) {
+      throw new SkippedChange(
+        'not deleted: the server refused to change its role because the API token in use belongs to it; ' +
+          'check --token-user / NETFORM_TOKEN_USER, which names another admin',
+      );
+    }
+    if (!(error instanceof ApiError) || error.status === null || error.status >= 500 || error.isUnauthorized) throw error;
+  }
+  try {
+    await ctx.client.remove('users', admin.id);
+  } catch (error) {
+    if (demoted) await ctx.client.update('users', admin.id, { role: 'admin' }).catch(() => undefined);
+    throw error;
+  }
+  return demoted ? undefined : 'the server could not tell whether it owns the token (--token-user decided)';
 }
 
 /** The live object as it is now; a failure when it changed since the plan saw it. */

@@ -6,6 +6,26 @@ import { userKey } from '../model/keys.js';
 import { PHASE, type PlanContext } from './context.js';
 import type { Change } from './types.js';
 
+/**
+ * A `--token-user` that names no live admin is a mistake (a typo, a stale CI variable): the token's
+ * owner is always an admin, so the guard below would protect the wrong user. Refused before any write.
+ */
+export function checkTokenUser(ctx: PlanContext): void {
+  const given = ctx.options.tokenUser;
+  if (!given) return;
+  const live = ctx.index.usersByKey.get(userKey(given));
+  if (!live) {
+    ctx.problems.push(`--token-user/NETFORM_TOKEN_USER ${given} names no user on the server; give the email of the admin the API token belongs to`);
+  } else if (live.role !== 'admin') {
+    ctx.problems.push(`--token-user/NETFORM_TOKEN_USER ${given} is not an admin on the server, so the API token cannot be its; give the email of the admin the token belongs to`);
+  }
+}
+
+/** The words on an admin's deletion: apply asks the server first whether it owns the token. */
+export const ADMIN_DELETE_NOTE =
+  'apply first demotes it to find out whether it owns the API token (the server refuses to change its own role): ' +
+  'if so the deletion is skipped; a server that cannot tell leaves it to --token-user';
+
 export function guardUserRemovals(ctx: PlanContext): void {
   const tokenUser = ctx.options.tokenUser ? userKey(ctx.options.tokenUser) : null;
   const removals = [...ctx.changes.values()].filter(
@@ -53,5 +73,10 @@ export function guardUserRemovals(ctx: PlanContext): void {
     .sort((a, b) => (a.key < b.key ? -1 : 1));
   if (admins.size > 0 && adminRemovals.length >= remaining) {
     for (const change of adminRemovals.slice(Math.max(0, remaining - 1))) cancel(change, 'it would leave the server without an admin');
+  }
+  for (const change of ctx.changes.values()) {
+    if (change.kind === 'user' && change.action === 'delete' && change.liveId && admins.has(change.liveId)) {
+      change.note = change.note ? `${change.note}; ${ADMIN_DELETE_NOTE}` : ADMIN_DELETE_NOTE;
+    }
   }
 }

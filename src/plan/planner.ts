@@ -12,7 +12,7 @@ import { planConfiguration } from './configuration.js';
 import { PHASE, PlanContext, PlanError, type PlanOptions } from './context.js';
 import { planAbsent, planPrune } from './deletions.js';
 import { planDocument } from './document.js';
-import { guardUserRemovals } from './guards.js';
+import { checkTokenUser, guardUserRemovals } from './guards.js';
 import { matchDeclaredUsers, planDevices, planUsers } from './matching.js';
 import { makeRoomForNewDevices } from './ordering.js';
 import { planRules } from './rules.js';
@@ -38,6 +38,7 @@ const STAGES: readonly Stage[] = [
   planAbsent,
   planPrune,
   makeRoomForNewDevices,
+  checkTokenUser,
   guardUserRemovals,
   planConfigurationStage,
 ];

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
+import { startTestServer, TEST_ADMIN_EMAIL, type TestServer, type TestServerOptions } from '../helpers/server.js';
 
 /** A fresh WireGuard-shaped key (32 random bytes, base64). */
 export function wgKey(): string {
@@ -41,11 +41,12 @@ export function workspace(): Workspace {
 export function useServerAndWorkspace(
   bind: (started: { server: TestServer; ws: Workspace }) => void,
   seed?: (server: TestServer) => Promise<void>,
+  options: TestServerOptions = {},
 ): void {
   let server: TestServer | undefined;
   let ws: Workspace | undefined;
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer(options);
     ws = workspace();
     bind({ server, ws });
     await seed?.(server);

@@ -270,7 +270,7 @@ describe('planChanges: the token owner and the last admin', () => {
     const plan = planChanges(
       desired({ users: [user('a@example.com', { role: 'unprivileged' }), user('b@example.com', { role: 'unprivileged' })] }),
       liveState({ users: [liveUser('a@example.com', { role: 'admin' }), liveUser('b@example.com', { role: 'admin' })] }),
-      { ...OPTIONS, tokenUser: 'someone@else.org' },
+      { ...OPTIONS, tokenUser: null },
     );
     expect(actions(plan)).toEqual(['update user:a@example.com']);
     expect(plan.warnings).toContain('not demoting user b@example.com: it would leave the server without an admin');
@@ -327,5 +327,14 @@ describe('fingerprintOf', () => {
     expect(fingerprintOf('device', { ...d, mtu: 1300 })).not.toBe(f);
     expect(fingerprintOf('device', { ...d, preshared_key: PSK_NEW })).not.toBe(f);
     expect(f).not.toContain(PSK_LIVE);
+  });
+});
+
+describe('planChanges: the token owner given by --token-user', () => {
+  it('is a plan error when it names no live user, or a user that is not an admin', () => {
+    const live = liveState({ users: [liveUser('admin@example.com', { role: 'admin' }), liveUser('plain@example.com')] });
+    expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'admni@example.com' })).toThrow(/admni@example.com names no user on the server/);
+    expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'plain@example.com' })).toThrow(/plain@example.com is not an admin/);
+    expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'ADMIN@example.com' })).not.toThrow();
   });
 });

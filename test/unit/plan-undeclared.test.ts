@@ -48,7 +48,7 @@ describe('undeclared objects', () => {
   });
 
   it('no line at all when everything in scope is declared', () => {
-    const plan = planChanges(desired({ settings: { manage: { users: ['nobody@*'], rules: [] } } }), liveState({ users: [liveUser('a@example.com')] }), OPTIONS);
+    const plan = planChanges(desired({ settings: { manage: { users: ['nobody@*'], rules: [] } } }), liveState({ users: [liveUser('a@example.com')] }), { ...OPTIONS, tokenUser: null });
     expect(plan.undeclared).toEqual([]);
     expect(renderPlan(plan, 'text', { color: false })).not.toContain('Undeclared');
   });

@@ -55,7 +55,7 @@ describe('renderPlan', () => {
   });
 
   it('says so when there is nothing to do', () => {
-    const plan = planChanges(desired(), liveState(), OPTIONS);
+    const plan = planChanges(desired(), liveState(), { ...OPTIONS, tokenUser: null });
     expect(renderPlan(plan, 'text', { color: false })).toContain('No changes: the server matches the desired state.');
     expect(summaryLine(plan)).toBe('No changes: the server matches the desired state.');
   });
