@@ -5,6 +5,7 @@
  * - Before writing an object, it is read again: one changed by someone else since the plan is not
  *   overwritten.
  * - A failed write does not stop unrelated ones; changes that depend on it are not attempted.
+ * - A rule is never updated in place: a rule replacement is a delete, then a create.
  * - After each write, the answer is compared with what was asked, which is how a server that
  *   silently ignores device fields on update (Firezone 0.7.26+) is caught.
  * - Secrets are resolved from their references at the moment they go into a request body.
@@ -177,7 +178,31 @@ async function executeChange(change: Change, ctx: ExecutionContext): Promise<str
     verifyAnswer(change, body, answer, current);
     return undefined;
   }
+  if (change.kind === 'rule') return replaceRule(change, current as ApiRule, ctx);
   return replaceDevice(change, current as ApiDevice, ctx);
+}
+
+/**
+ * A rule is never changed in place (a real server's firewall ignores rule updates): delete the
+ * live rule, then create the new one; on a failed create, put the old rule back.
+ */
+async function replaceRule(change: Change, current: ApiRule, ctx: ExecutionContext): Promise<string | undefined> {
+  const body = resolveRefs(change.body ?? {}, ctx);
+  await ctx.client.remove('rules', current.id);
+  try {
+    const { resource } = await ctx.client.create('rules', body);
+    ctx.createdIds.set(change.id, resource.id);
+    verifyAnswer(change, body, resource, null);
+    return undefined;
+  } catch (createError) {
+    const original = { action: current.action, destination: current.destination, port_type: current.port_type, port_range: current.port_range, user_id: current.user_id };
+    try {
+      await ctx.client.create('rules', original);
+    } catch {
+      throw new ChangeFailure(`the old rule was deleted, but creating the new one failed (${failureMessage(createError)}), and so did restoring the old one: run apply again`);
+    }
+    throw new ChangeFailure(`creating the new rule failed (${failureMessage(createError)}); the old rule was put back`);
+  }
 }
 
 /**

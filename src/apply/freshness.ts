@@ -32,7 +32,7 @@ export function findStaleChanges(plan: Plan, live: LiveState): string[] {
       if (typeof owner === 'string' && !index.usersById.has(owner)) reasons.push(`${label}: its user was deleted since the plan was made`);
       continue;
     }
-    if (change.action === 'update' && change.kind === 'rule' && keyTaken(index, 'rule', change.key)) {
+    if ((change.action === 'update' || change.action === 'replace') && change.kind === 'rule' && keyTaken(index, 'rule', change.key)) {
       reasons.push(`${label}: a rule with this key was created since the plan was made`);
     }
     const object = change.liveId ? find(change.kind, change.liveId) : undefined;

@@ -97,34 +97,78 @@ function planUnmatchedRule(ctx: PlanContext, candidate: RuleCandidate, spare: Ma
       ctx.warnings.push(`${label} overlaps the live rule ${ruleLabel(other.rule, ctx.index.ruleOwnerOf(other.rule))} that no file declares${ctx.prune ? ' and netform does not manage' : ' (prune is off)'}: the server will refuse it until that rule is removed`);
     }
   }
-  if (adoptable) {
-    adoptable.used = true;
-    ctx.claimedRules.add(adoptable.rule);
-    const live = adoptable.rule;
-    const fields: FieldChange[] = [];
-    const body: Record<string, unknown> = {};
-    if (normalizeDestination(live.destination) !== normalizeDestination(wanted.destination)) {
-      fields.push({ field: 'destination', before: live.destination, after: wanted.destination });
-      body.destination = wanted.destination;
-    }
-    // port_type and port_range go together: both are sent when either changes.
-    if (live.port_type !== wanted.port_type || normalizePortRange(live.port_range) !== normalizePortRange(wanted.port_range)) {
-      if (live.port_type !== wanted.port_type) fields.push({ field: 'port_type', before: live.port_type, after: wanted.port_type });
-      if (normalizePortRange(live.port_range) !== normalizePortRange(wanted.port_range)) fields.push({ field: 'port_range', before: live.port_range, after: wanted.port_range });
-      body.port_type = wanted.port_type;
-      body.port_range = wanted.port_range;
-    }
-    ctx.add({
-      id, kind: 'rule', action: 'update', key, label, liveId: live.id, phase: PHASE.members, fingerprint: fingerprintOf('rule', live), fields, body,
-      note: `replaces the overlapping rule ${ruleLabel(live, ctx.index.ruleOwnerOf(live))} in place`,
-      ...(dependsOn.length ? { dependsOn } : {}),
-    });
+  const replaced = adoptable ?? previousVersion(ctx, candidate, spare);
+  if (replaced) {
+    replaced.used = true;
+    ctx.claimedRules.add(replaced.rule);
+    planRuleReplace(ctx, candidate, replaced.rule, { ...wanted, user_id: ownerRef.userId }, dependsOn, adoptable !== undefined);
     return;
   }
+  const kept = ctx.prune ? undefined : keptPreviousVersion(ctx, candidate, spare);
   const body: Record<string, unknown> = { ...wanted, user_id: ownerRef.userId };
   const fields: FieldChange[] = (['action', 'destination', 'port_type', 'port_range'] as const)
     .filter((f) => wanted[f] !== null)
     .map((f) => ({ field: f, before: null, after: wanted[f] }));
   if (ownerEmail !== null) fields.push({ field: 'user', before: null, after: ownerEmail });
-  ctx.add({ id, kind: 'rule', action: 'create', key, label, phase: PHASE.members, fingerprint: null, fields, body, ...(dependsOn.length ? { dependsOn } : {}) });
+  ctx.add({
+    id, kind: 'rule', action: 'create', key, label, phase: PHASE.members, fingerprint: null, fields, body,
+    ...(dependsOn.length ? { dependsOn } : {}), ...(kept ? { note: kept } : {}),
+  });
+}
+
+/** Between the delete and the create of a replaced rule, neither filters: said wherever a rule is replaced. */
+export const RULE_REPLACE_NOTE = 'deleted, then the new one created, never changed in place; between the two requests the old rule no longer filters';
+
+/**
+ * A rule is never updated in place: a real 0.7.x server's firewall applies only inserts and
+ * deletes of rules (spec/rule-semantics.md §5.6). The live rule is deleted, then the declared one
+ * created, as one `replace` change (counted once).
+ */
+function planRuleReplace(ctx: PlanContext, candidate: RuleCandidate, live: ApiRule, body: Record<string, unknown>, dependsOn: string[], overlaps: boolean): void {
+  const liveOwner = ctx.index.ruleOwnerOf(live);
+  const fields: FieldChange[] = [];
+  if (live.action !== body.action) fields.push({ field: 'action', before: live.action, after: body.action });
+  if (normalizeDestination(live.destination) !== normalizeDestination(String(body.destination))) {
+    fields.push({ field: 'destination', before: live.destination, after: body.destination });
+  }
+  if (live.port_type !== body.port_type) fields.push({ field: 'port_type', before: live.port_type, after: body.port_type });
+  if (normalizePortRange(live.port_range) !== normalizePortRange(body.port_range as string | null)) {
+    fields.push({ field: 'port_range', before: live.port_range, after: body.port_range });
+  }
+  ctx.add({
+    id: `rule:${candidate.key}`, kind: 'rule', action: 'replace', key: candidate.key, label: `rule ${ruleLabel(candidate.rule, candidate.ownerEmail)}`,
+    liveId: live.id, phase: PHASE.members, fingerprint: fingerprintOf('rule', live), fields, body,
+    note: `replaces the live rule ${ruleLabel(live, liveOwner)}${overlaps ? ', which it overlaps' : ''}: ${RULE_REPLACE_NOTE}`,
+    ...(dependsOn.length ? { dependsOn } : {}),
+  });
+}
+
+/** Live rules of the owner, unclaimed, in any action group. */
+function spareOfOwner(candidate: RuleCandidate, spare: Map<string, SpareRule[]>): SpareRule[] {
+  const owner = candidate.ownerEmail === null ? '*' : userKey(candidate.ownerEmail);
+  return [...(spare.get(`${owner}|accept`) ?? []), ...(spare.get(`${owner}|drop`) ?? [])].filter((e) => !e.used);
+}
+
+/**
+ * The live rule a declared rule most likely is an edit of: same owner, and the same destination
+ * (its ports or action changed) or the same action and ports (its destination changed).
+ */
+function looksLikePreviousVersion(candidate: RuleCandidate, live: ApiRule): boolean {
+  const rule = candidate.rule;
+  if (normalizeDestination(live.destination) === normalizeDestination(rule.destination)) return true;
+  return live.action === rule.action && live.port_type === rule.port_type && normalizePortRange(live.port_range) === normalizePortRange(rule.port_range);
+}
+
+/** With prune on, a managed live rule no file declares that the declared rule is an edit of: replaced. */
+function previousVersion(ctx: PlanContext, candidate: RuleCandidate, spare: Map<string, SpareRule[]>): SpareRule | undefined {
+  if (!ctx.prune) return undefined;
+  return spareOfOwner(candidate, spare).find((e) => ctx.managesLiveRule(e.rule) && looksLikePreviousVersion(candidate, e.rule));
+}
+
+/** With prune off, the create says in words that the rule it looks like an edit of stays, with its access. */
+function keptPreviousVersion(ctx: PlanContext, candidate: RuleCandidate, spare: Map<string, SpareRule[]>): string | undefined {
+  const previous = spareOfOwner(candidate, spare).filter((e) => looksLikePreviousVersion(candidate, e.rule));
+  if (previous.length === 0) return undefined;
+  const shown = previous.map((e) => ruleLabel(e.rule, ctx.index.ruleOwnerOf(e.rule))).join(', ');
+  return `prune is off: the live rule ${shown} that no file declares stays, and the access it grants remains`;
 }

@@ -153,7 +153,7 @@ describe('planChanges: matching and normalising', () => {
       .toThrow(/^the server holds 2 rules with the key \*\|accept\|10\.0\.0\.0\/8\|any; netform will not guess/);
   });
 
-  it('updates an overlapping live rule of the same owner and action in place instead of delete and create', () => {
+  it('replaces an overlapping live rule of the same owner and action (delete, then create: never an update in place)', () => {
     const old = liveRule({ destination: '10.0.0.0/8', port_type: 'tcp', port_range: '80 - 80' });
     const otherAction = liveRule({ destination: '10.0.0.0/8', action: 'drop' });
     const plan = planChanges(
@@ -163,13 +163,15 @@ describe('planChanges: matching and normalising', () => {
     );
     expect(plan.changes).toHaveLength(1);
     expect(plan.changes[0]).toMatchObject({
-      action: 'update', kind: 'rule', liveId: old.id, key: '*|accept|10.1.0.0/16|tcp:80 - 443',
+      action: 'replace', kind: 'rule', liveId: old.id, key: '*|accept|10.1.0.0/16|tcp:80 - 443',
       fields: [
         { field: 'destination', before: '10.0.0.0/8', after: '10.1.0.0/16' },
         { field: 'port_range', before: '80 - 80', after: '80-443' },
       ],
-      body: { destination: '10.1.0.0/16', port_type: 'tcp', port_range: '80-443' },
+      body: { action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: '80-443', user_id: null },
     });
+    expect(plan.changes[0]!.note).toContain('between the two requests the old rule no longer filters');
+    expect(plan.summary).toMatchObject({ create: 0, update: 0, replace: 1, delete: 0 });
   });
 
   it('deletes other overlapping rules first when prune is on, and warns when prune is off', () => {
@@ -177,11 +179,11 @@ describe('planChanges: matching and normalising', () => {
     const r2 = liveRule({ destination: '10.2.0.0/16' });
     const d = desired({ rules: [rule('10.0.0.0/8')], settings: { prune: true } });
     const pruned = planChanges(d, liveState({ users: [admin()], rules: [r1, r2] }), OPTIONS);
-    expect(actions(pruned)).toEqual(['delete rule:*|accept|10.2.0.0/16|any', 'update rule:*|accept|10.0.0.0/8|any']);
+    expect(actions(pruned)).toEqual(['delete rule:*|accept|10.2.0.0/16|any', 'replace rule:*|accept|10.0.0.0/8|any']);
     expect(pruned.changes[0]!.phase).toBeLessThan(pruned.changes[1]!.phase!);
     expect(pruned.changes[1]!.dependsOn).toEqual(['rule:*|accept|10.2.0.0/16|any']);
     const kept = planChanges({ ...d, settings: { ...d.settings, prune: false } }, liveState({ users: [admin()], rules: [r1, r2] }), OPTIONS);
-    expect(actions(kept)).toEqual(['update rule:*|accept|10.0.0.0/8|any']);
+    expect(actions(kept)).toEqual(['replace rule:*|accept|10.0.0.0/8|any']);
     expect(kept.warnings.join('\n')).toMatch(/overlaps the live rule accept 10\.2\.0\.0\/16 \(global\).*prune is off/);
   });
 });
@@ -336,5 +338,42 @@ describe('planChanges: the token owner given by --token-user', () => {
     expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'admni@example.com' })).toThrow(/admni@example.com names no user on the server/);
     expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'plain@example.com' })).toThrow(/plain@example.com is not an admin/);
     expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'ADMIN@example.com' })).not.toThrow();
+  });
+});
+
+describe('planChanges: a changed rule is a replacement', () => {
+  const setup = () => {
+    const alice = liveUser('alice@example.com');
+    const old = liveRule({ destination: '10.1.0.0/16', user_id: alice.id, port_type: 'tcp', port_range: '22' });
+    const files = (prune: boolean) =>
+      desired({ settings: { prune }, users: [user('alice@example.com', { rules: [rule('10.1.0.0/16', { port_type: 'tcp', port_range: '2222' })] })] });
+    return { live: liveState({ users: [admin(), alice], rules: [old] }), old, files };
+  };
+
+  it('prune on: the port change is one -/+ of the old rule, counted once as a replacement', () => {
+    const { live, old, files } = setup();
+    const plan = planChanges(files(true), live, OPTIONS);
+    expect(actions(plan)).toEqual(['replace rule:alice@example.com|accept|10.1.0.0/16|tcp:2222 - 2222']);
+    expect(plan.changes[0]).toMatchObject({ liveId: old.id, fields: [{ field: 'port_range', before: '22', after: '2222' }] });
+    expect(plan.summary).toMatchObject({ create: 0, replace: 1, delete: 0 });
+    expect(plan.undeclared!.filter((u) => u.kind === 'rule')).toEqual([]);
+  });
+
+  it('prune off: a create, which says in words that the old rule stays and its access remains', () => {
+    const { live, files } = setup();
+    const plan = planChanges(files(false), live, OPTIONS);
+    expect(actions(plan)).toEqual(['create rule:alice@example.com|accept|10.1.0.0/16|tcp:2222 - 2222']);
+    expect(plan.changes[0]!.note).toBe('prune is off: the live rule accept 10.1.0.0/16 tcp 22 (alice@example.com) that no file declares stays, and the access it grants remains');
+  });
+
+  it('an action change on the same destination is a replacement too', () => {
+    const alice = liveUser('alice@example.com');
+    const old = liveRule({ destination: '10.1.0.0/16', user_id: alice.id });
+    const plan = planChanges(
+      desired({ settings: { prune: true }, users: [user('alice@example.com', { rules: [rule('10.1.0.0/16', { action: 'drop' })] })] }),
+      liveState({ users: [admin(), alice], rules: [old] }),
+      OPTIONS,
+    );
+    expect(plan.changes).toMatchObject([{ action: 'replace', liveId: old.id, fields: [{ field: 'action', before: 'accept', after: 'drop' }] }]);
   });
 });

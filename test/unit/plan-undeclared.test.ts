@@ -40,11 +40,12 @@ describe('undeclared objects', () => {
     expect(md).toContain('  user bob@example.com (with 1 device, 0 rules)  (kept: prune is off');
   });
 
-  it('prune on: the same objects are listed as deleted; the admin outside manage is not listed', () => {
+  it('prune on: the same objects are listed as deleted (the changed rule is replaced); the admin outside manage is not listed', () => {
     const plan = scenario(true);
     expect(plan.undeclared!.every((u) => u.fate === 'delete')).toBe(true);
     expect(plan.undeclared!.map((u) => u.key)).not.toContain('admin@example.com');
-    expect(renderPlan(plan, 'text', { color: false })).toContain('Undeclared: 4 live objects inside the managed scope that no file declares: 4 deleted (prune is on).');
+    expect(plan.changes.filter((c) => c.action === 'replace').map((c) => c.label)).toEqual(['rule accept 10.1.0.0/16 tcp 2222 (alice@example.com)']);
+    expect(renderPlan(plan, 'text', { color: false })).toContain('Undeclared: 3 live objects inside the managed scope that no file declares: 3 deleted (prune is on).');
   });
 
   it('no line at all when everything in scope is declared', () => {
