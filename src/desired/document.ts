@@ -237,7 +237,17 @@ class DocumentReader {
     const device: DesiredDevice = { name: value.name as string, fields: applyUseDefaultShorthand(fields as DesiredDeviceFields), source: this.source(place) };
     const presharedKey = value.preshared_key === undefined ? undefined : this.secret(this.child(place, 'preshared_key'));
     if (presharedKey) device.preshared_key = presharedKey;
+    this.renamedFrom(place, device);
     return device;
+  }
+
+  /** `renamed_from: OLD` on a user (old email) or a device (old name), with its own position. */
+  private renamedFrom(place: Place<Mapping>, into: { renamed_from?: string; source?: SourceLocation }): void {
+    const value = place.value.renamed_from;
+    if (typeof value !== 'string' || !this.usableField(place, 'renamed_from')) return;
+    into.renamed_from = value;
+    const at = this.child(place, 'renamed_from');
+    if (into.source) into.source = { ...into.source, fields: { ...into.source.fields, renamed_from: this.location(at.text, at.offset) } };
   }
 
   user(place: Place): DesiredUser | undefined {
@@ -247,6 +257,7 @@ class DocumentReader {
     if (value.role !== undefined && this.usableField(place, 'role')) user.role = value.role as Role;
     const password = value.password === undefined ? undefined : this.secret(this.child(place, 'password'));
     if (password) user.password = password;
+    this.renamedFrom(place, user);
     if (value.devices !== undefined) {
       for (const item of this.list(this.child(place, 'devices'))) {
         const device = this.device(item);

@@ -29,6 +29,8 @@ export type DesiredDeviceFields = Omit<DeviceInput, 'user_id' | 'name' | 'presha
 
 export interface DesiredDevice {
   name: string;
+  /** The device's previous name within its user (a declared rename). */
+  renamed_from?: string;
   fields: DesiredDeviceFields;
   preshared_key?: Secret;
   source?: SourceLocation;
@@ -45,6 +47,8 @@ export interface DesiredRule {
 
 export interface DesiredUser {
   email: string;
+  /** The user's previous email (a declared rename). */
+  renamed_from?: string;
   /** Left out: the role is not managed (create uses the server's default, unprivileged). */
   role?: Role;
   password?: Secret;

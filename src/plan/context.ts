@@ -46,8 +46,10 @@ export class PlanContext {
   readonly problems: string[] = [];
   readonly warnings: string[] = [];
   readonly #reportedDuplicates = new Set<string>();
-  /** Declared users by key, and the live user each was matched to. */
-  readonly declaredUsers = new Map<string, { user: DesiredUser; live: ApiUser | undefined }>();
+  /** Declared users by key, the live user each was matched to, and its old email when renamed. */
+  readonly declaredUsers = new Map<string, { user: DesiredUser; live: ApiUser | undefined; renamedFrom?: string }>();
+  /** Ids of live users a declaration accounts for (by email, or renamed). */
+  readonly matchedUserIds = new Set<string>();
   /** Live objects a declaration or an absent entry accounts for (never pruned). */
   readonly claimedDevices = new Set<ApiDevice>();
   readonly claimedRules = new Set<ApiRule>();

@@ -68,7 +68,7 @@ export function planPrune(ctx: PlanContext): void {
   if (!ctx.prune) return;
   for (const user of ctx.live.users) {
     const key = userKey(user.email);
-    if (ctx.declaredUsers.has(key) || ctx.deletedUserIds.has(user.id) || !ctx.scope.managesUser(user.email)) continue;
+    if (ctx.declaredUsers.has(key) || ctx.matchedUserIds.has(user.id) || ctx.deletedUserIds.has(user.id) || !ctx.scope.managesUser(user.email)) continue;
     if (ctx.scope.isProtected(user.email)) continue; // reported by the guards when it would apply
     planUserDelete(ctx, user, PRUNED);
   }

@@ -55,7 +55,7 @@ export function guardUserRemovals(ctx: PlanContext): void {
   // Protected users that prune would have deleted.
   if (ctx.prune) {
     for (const user of ctx.live.users) {
-      if (!ctx.declaredUsers.has(userKey(user.email)) && ctx.scope.managesUser(user.email) && ctx.scope.isProtected(user.email)) {
+      if (!ctx.declaredUsers.has(userKey(user.email)) && !ctx.matchedUserIds.has(user.id) && ctx.scope.managesUser(user.email) && ctx.scope.isProtected(user.email)) {
         ctx.warnings.push(`not deleting user ${user.email}: it is protected (settings.protect)`);
       }
     }

@@ -9,6 +9,7 @@ import type { ApiDevice, ApiUser } from '../model/types.js';
 import { PHASE, type OwnerRef, type PlanContext } from './context.js';
 import { changedDeviceFields, LEGACY_UPDATABLE_DEVICE_FIELDS, liveDeviceBody, managedDeviceFields, type WritableDeviceField } from './device-fields.js';
 import { fingerprintOf } from './fingerprint.js';
+import { checkDeviceRenameTarget, renamedDevice } from './renames.js';
 import type { FieldChange, PlanSecret } from './types.js';
 
 /** Pairs every declared user with its live user (by email). */
@@ -22,14 +23,14 @@ export function matchDeclaredUsers(ctx: PlanContext): void {
 }
 
 export function planUsers(ctx: PlanContext): void {
-  for (const [key, { user, live }] of ctx.declaredUsers) planUser(ctx, key, user, live);
+  for (const [key, { user, live, renamedFrom }] of ctx.declaredUsers) planUser(ctx, key, user, live, renamedFrom);
 }
 
 export function planDevices(ctx: PlanContext): void {
   for (const { user, live } of ctx.declaredUsers.values()) planUserDevices(ctx, user, live);
 }
 
-function planUser(ctx: PlanContext, key: string, user: DesiredUser, live: ApiUser | undefined): void {
+function planUser(ctx: PlanContext, key: string, user: DesiredUser, live: ApiUser | undefined, renamedFrom?: string): void {
   const id = `user:${key}`;
   const label = `user ${user.email}`;
   if (!live) {
@@ -48,6 +49,10 @@ function planUser(ctx: PlanContext, key: string, user: DesiredUser, live: ApiUse
   const fields: FieldChange[] = [];
   const body: Record<string, unknown> = {};
   const secrets: PlanSecret[] = [];
+  if (renamedFrom !== undefined) {
+    fields.push({ field: 'email', before: live.email, after: user.email.trim() });
+    body.email = user.email.trim();
+  }
   if (user.role && user.role !== live.role) {
     fields.push({ field: 'role', before: live.role, after: user.role });
     body.role = user.role;
@@ -61,6 +66,7 @@ function planUser(ctx: PlanContext, key: string, user: DesiredUser, live: ApiUse
   ctx.add({
     id, kind: 'user', action: 'update', key, label, liveId: live.id, phase: demotes ? PHASE.userDeletes : PHASE.users,
     fingerprint: fingerprintOf('user', live), fields, body, ...(secrets.length ? { secrets } : {}),
+    ...(renamedFrom !== undefined ? { note: `renamed from ${renamedFrom} (renamed_from): its devices and rules stay` } : {}),
   });
 }
 
@@ -68,10 +74,19 @@ function planUserDevices(ctx: PlanContext, user: DesiredUser, liveUser: ApiUser 
   const owner = ctx.ownerRef(user, liveUser);
   for (const device of user.devices) {
     const key = deviceKey(user.email, device.name);
-    const live = liveUser ? ctx.uniqueLive('device', key, ctx.index.devicesByKey.get(key)) : undefined;
+    // A renamed user's devices are found under its live (old) email.
+    const liveKey = liveUser ? deviceKey(liveUser.email, device.name) : key;
+    const live = liveUser ? ctx.uniqueLive('device', liveKey, ctx.index.devicesByKey.get(liveKey)) : undefined;
     if (live) {
-      for (const same of ctx.allWithKey('device', key, live)) ctx.claimedDevices.add(same);
+      for (const same of ctx.allWithKey('device', liveKey, live)) ctx.claimedDevices.add(same);
+      checkDeviceRenameTarget(ctx, device, liveUser!, live);
       planDeviceUpdate(ctx, key, device, live);
+      continue;
+    }
+    const renamed = liveUser ? renamedDevice(ctx, user, liveUser, device) : undefined;
+    if (renamed) {
+      ctx.claimedDevices.add(renamed);
+      planDeviceUpdate(ctx, key, device, renamed);
     } else {
       planDeviceCreate(ctx, key, device, owner);
     }
@@ -99,6 +114,8 @@ function planDeviceCreate(ctx: PlanContext, key: string, device: DesiredDevice, 
 function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, live: ApiDevice): void {
   const changed = changedDeviceFields(device, live);
   const fields: FieldChange[] = changed.map((field) => ({ field, before: live[field], after: device.fields[field] }));
+  const renamed = live.name.trim() !== device.name.trim();
+  if (renamed) fields.unshift({ field: 'name', before: live.name, after: device.name.trim() });
   const pskChanged = device.preshared_key !== undefined && !device.preshared_key.equals(live.preshared_key);
   if (pskChanged) fields.push({ field: 'preshared_key', before: null, after: null, sensitive: true });
   if (fields.length === 0) return;
@@ -106,7 +123,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
   const ignoredByLegacyServers = changed.some((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f)) || pskChanged;
   if (ctx.options.replace && ignoredByLegacyServers) {
     // Delete then create, keeping what the files do not change: keys, pinned addresses, other values.
-    const body: Record<string, unknown> = { user_id: live.user_id, name: live.name, ...liveDeviceBody(live) };
+    const body: Record<string, unknown> = { user_id: live.user_id, name: device.name.trim(), ...liveDeviceBody(live) };
     for (const field of managedDeviceFields(device.fields)) body[field] = device.fields[field];
     for (const field of defaultedFields(device)) delete body[field];
     const keepFromLive = !device.preshared_key && live.preshared_key ? ['preshared_key'] : [];
@@ -119,9 +136,11 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     return;
   }
   const body: Record<string, unknown> = {};
+  if (renamed) body.name = device.name.trim();
   for (const field of changed) body[field] = device.fields[field];
   ctx.add({
     ...base, action: 'update', phase: PHASE.members, body,
+    ...(renamed ? { note: `renamed from ${live.name}: one update of its name; keys, addresses and preshared key stay` } : {}),
     ...(pskChanged && device.preshared_key ? { secrets: [{ field: 'preshared_key' as const, ref: device.preshared_key.ref }] } : {}),
   });
 }

@@ -4,7 +4,7 @@
  * Linear in the number of objects: every lookup goes through maps built once.
  *
  * The plan is made in stages, each in its own module and each doing one thing to a shared
- * PlanContext (context.ts): matching (users, devices), rules, deletions (absent, prune),
+ * PlanContext (context.ts): matching (users, devices), renames, rules, deletions (absent, prune),
  * ordering, guards, then what no file declares (undeclared) and the plan document. A new kind of change adds a stage here.
  */
 import type { DesiredState, LiveState } from '../model/state.js';
@@ -15,6 +15,7 @@ import { planDocument } from './document.js';
 import { checkTokenUser, guardUserRemovals } from './guards.js';
 import { matchDeclaredUsers, planDevices, planUsers } from './matching.js';
 import { makeRoomForNewDevices } from './ordering.js';
+import { matchRenamedUsers } from './renames.js';
 import { planRules } from './rules.js';
 import { findUndeclared } from './undeclared.js';
 import type { Plan } from './types.js';
@@ -32,6 +33,7 @@ function planConfigurationStage(ctx: PlanContext): void {
 /** The stages in the order they run; later stages see what earlier ones planned. */
 const STAGES: readonly Stage[] = [
   matchDeclaredUsers,
+  matchRenamedUsers,
   planUsers,
   planDevices,
   planRules,

@@ -41,9 +41,11 @@ function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
   const unmatched: RuleCandidate[] = [];
   const consider = (ownerEmail: string | null, rule: DesiredRule, ownerLive: ApiUser | undefined) => {
     const key = ruleKey({ ownerEmail, action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range });
-    const existing = ownerEmail !== null && !ownerLive ? undefined : ctx.uniqueLive('rule', key, ctx.index.rulesByKey.get(key));
+    // A renamed user's rules are found under its live (old) email.
+    const liveKey = ownerLive ? ruleKey({ ownerEmail: ownerLive.email, action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range }) : key;
+    const existing = ownerEmail !== null && !ownerLive ? undefined : ctx.uniqueLive('rule', liveKey, ctx.index.rulesByKey.get(liveKey));
     if (existing) {
-      for (const same of ctx.allWithKey('rule', key, existing)) ctx.claimedRules.add(same);
+      for (const same of ctx.allWithKey('rule', liveKey, existing)) ctx.claimedRules.add(same);
       return;
     }
     const parsed = parseRule({ action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range, owner: ownerEmail === null ? null : userKey(ownerEmail) });

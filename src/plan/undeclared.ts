@@ -19,7 +19,7 @@ export function findUndeclared(ctx: PlanContext): UndeclaredItem[] {
   };
   for (const user of ctx.live.users) {
     const key = userKey(user.email);
-    if (ctx.declaredUsers.has(key) || absentUsers.has(key) || !ctx.scope.managesUser(user.email)) continue;
+    if (ctx.declaredUsers.has(key) || ctx.matchedUserIds.has(user.id) || absentUsers.has(key) || !ctx.scope.managesUser(user.email)) continue;
     item('user', key, user.id, userLabel(ctx, user));
   }
   for (const { user, live } of ctx.declaredUsers.values()) {

@@ -1,0 +1,71 @@
+/**
+ * Renames keep the object: a declared user or device whose key has no live object is matched to
+ * the live one it was renamed from, and planned as one update of its email or name (never a
+ * delete and create, which would lose ids, addresses and preshared keys).
+ * - `renamed_from: OLD` declares it, as Terraform's `moved` block: a no-op once done, an error
+ *   when both the old and the new key exist live.
+ * - A device whose public key is held by a live device of the same user under another name,
+ *   which no file declares, is that device renamed.
+ */
+import { deviceKey, userKey } from '../model/keys.js';
+import type { DesiredDevice, DesiredUser, SourceLocation } from '../model/state.js';
+import type { ApiDevice, ApiUser } from '../model/types.js';
+import type { PlanContext } from './context.js';
+
+/** `netform.yaml:12`: where a declaration's `renamed_from` (or the declaration) stands. */
+function where(source: SourceLocation | undefined): string {
+  const at = source?.fields?.renamed_from ?? source;
+  return at ? `${at.file}:${at.line}: ` : '';
+}
+
+/** Declared users not found by email, matched to the live user named by `renamed_from`. */
+export function matchRenamedUsers(ctx: PlanContext): void {
+  for (const [key, entry] of ctx.declaredUsers) {
+    const from = entry.user.renamed_from;
+    if (from === undefined || userKey(from) === key) continue;
+    const old = ctx.index.usersByKey.get(userKey(from));
+    if (!old) continue; // done already, or never existed: nothing to do
+    if (entry.live) {
+      ctx.problems.push(`${where(entry.user.source)}user ${entry.user.email} has renamed_from: ${from}, but both ${entry.live.email} and ${old.email} exist on the server; delete one of them or remove renamed_from`);
+      continue;
+    }
+    if (ctx.declaredUsers.has(userKey(from))) {
+      ctx.problems.push(`${where(entry.user.source)}user ${entry.user.email} has renamed_from: ${from}, which the files also declare`);
+      continue;
+    }
+    if (ctx.isDuplicated('user', userKey(from))) continue;
+    entry.live = old;
+    entry.renamedFrom = old.email;
+  }
+  for (const { live } of ctx.declaredUsers.values()) if (live) ctx.matchedUserIds.add(live.id);
+}
+
+/**
+ * The live device a declared device (not found by name) was renamed from, if any: by
+ * `renamed_from`, or else by a public key a live device of the same user holds under a name no
+ * file declares.
+ */
+export function renamedDevice(ctx: PlanContext, user: DesiredUser, liveUser: ApiUser, device: DesiredDevice): ApiDevice | undefined {
+  const declaredNames = new Set(user.devices.map((d) => deviceKey(liveUser.email, d.name)));
+  if (device.renamed_from !== undefined) {
+    const oldKey = deviceKey(liveUser.email, device.renamed_from);
+    const old = ctx.index.devicesByKey.get(oldKey);
+    if (!old || declaredNames.has(oldKey) || ctx.isDuplicated('device', oldKey)) return undefined;
+    return old;
+  }
+  const publicKey = typeof device.fields.public_key === 'string' ? device.fields.public_key.trim() : null;
+  if (!publicKey) return undefined;
+  return (ctx.index.devicesByUserId.get(liveUser.id) ?? []).find(
+    (d) => d.public_key === publicKey && !ctx.claimedDevices.has(d) && !declaredNames.has(ctx.index.deviceKeyOf.get(d)!),
+  );
+}
+
+/** `renamed_from` on a device whose new name exists live too: an error naming the file and line. */
+export function checkDeviceRenameTarget(ctx: PlanContext, device: DesiredDevice, liveUser: ApiUser, live: ApiDevice): void {
+  if (device.renamed_from === undefined) return;
+  const oldKey = deviceKey(liveUser.email, device.renamed_from);
+  if (oldKey === ctx.index.deviceKeyOf.get(live)) return;
+  if (ctx.index.devicesByKey.has(oldKey)) {
+    ctx.problems.push(`${where(device.source)}device ${device.name} of ${liveUser.email} has renamed_from: ${device.renamed_from}, but both devices exist on the server; delete one of them or remove renamed_from`);
+  }
+}
