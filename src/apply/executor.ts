@@ -246,7 +246,7 @@ async function freshObject(change: Change, ctx: ExecutionContext): Promise<LiveO
 
 /** Delete then create with the same keys and addresses; on a failed create, put the original back. */
 async function replaceDevice(change: Change, current: ApiDevice, ctx: ExecutionContext): Promise<string | undefined> {
-  const body = withSecrets(change, { ...(change.body ?? {}) }, ctx);
+  const body = withSecrets(change, resolveRefs(change.body ?? {}, ctx), ctx);
   for (const field of change.keepFromLive ?? []) {
     const value = (current as unknown as Record<string, unknown>)[field];
     if (value !== null && value !== undefined) body[field] = value;

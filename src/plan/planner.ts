@@ -4,11 +4,13 @@
  * Linear in the number of objects: every lookup goes through maps built once.
  *
  * The plan is made in stages, each in its own module and each doing one thing to a shared
- * PlanContext (context.ts): matching (users, devices), renames, rules, deletions (absent, prune),
+ * PlanContext (context.ts): matching (users, devices), renames, rules, deletions (absent, prune), conflicts
+ * (unique values: free before take, or a plan error),
  * ordering, guards, then what no file declares (undeclared) and the plan document. A new kind of change adds a stage here.
  */
 import type { DesiredState, LiveState } from '../model/state.js';
 import { planConfiguration } from './configuration.js';
+import { resolveUniqueValues } from './conflicts.js';
 import { PHASE, PlanContext, PlanError, type PlanOptions } from './context.js';
 import { planAbsent, planPrune } from './deletions.js';
 import { planDocument } from './document.js';
@@ -39,6 +41,7 @@ const STAGES: readonly Stage[] = [
   planRules,
   planAbsent,
   planPrune,
+  resolveUniqueValues,
   makeRoomForNewDevices,
   checkTokenUser,
   guardUserRemovals,

@@ -96,7 +96,8 @@ function planUnmatchedRule(ctx: PlanContext, candidate: RuleCandidate, spare: Ma
       planRuleDelete(ctx, other.rule, PHASE.makeRoom, `declared in no file (prune); deleted first to make room for ${label}`);
       dependsOn.push(`rule:${otherKey}`);
     } else if (!other.used) {
-      ctx.warnings.push(`${label} overlaps the live rule ${ruleLabel(other.rule, ctx.index.ruleOwnerOf(other.rule))} that no file declares${ctx.prune ? ' and netform does not manage' : ' (prune is off)'}: the server will refuse it until that rule is removed`);
+      // A conflict caught at plan time, never a 422 in the middle of apply.
+      ctx.problems.push(`${label} overlaps the live rule ${ruleLabel(other.rule, ctx.index.ruleOwnerOf(other.rule))} (same owner and action), which no file declares and the plan does not delete${ctx.prune ? ' (outside settings.manage)' : ' (prune is off)'}: the server would refuse it; declare or delete that rule, or change this one`);
     }
   }
   const replaced = adoptable ?? previousVersion(ctx, candidate, spare);

@@ -174,7 +174,7 @@ describe('planChanges: matching and normalising', () => {
     expect(plan.summary).toMatchObject({ create: 0, update: 0, replace: 1, delete: 0 });
   });
 
-  it('deletes other overlapping rules first when prune is on, and warns when prune is off', () => {
+  it('deletes other overlapping rules first when prune is on; prune off, a second overlapping live rule is a plan error', () => {
     const r1 = liveRule({ destination: '10.1.0.0/16' });
     const r2 = liveRule({ destination: '10.2.0.0/16' });
     const d = desired({ rules: [rule('10.0.0.0/8')], settings: { prune: true } });
@@ -182,9 +182,8 @@ describe('planChanges: matching and normalising', () => {
     expect(actions(pruned)).toEqual(['delete rule:*|accept|10.2.0.0/16|any', 'replace rule:*|accept|10.0.0.0/8|any']);
     expect(pruned.changes[0]!.phase).toBeLessThan(pruned.changes[1]!.phase!);
     expect(pruned.changes[1]!.dependsOn).toEqual(['rule:*|accept|10.2.0.0/16|any']);
-    const kept = planChanges({ ...d, settings: { ...d.settings, prune: false } }, liveState({ users: [admin()], rules: [r1, r2] }), OPTIONS);
-    expect(actions(kept)).toEqual(['replace rule:*|accept|10.0.0.0/8|any']);
-    expect(kept.warnings.join('\n')).toMatch(/overlaps the live rule accept 10\.2\.0\.0\/16 \(global\).*prune is off/);
+    expect(() => planChanges({ ...d, settings: { ...d.settings, prune: false } }, liveState({ users: [admin()], rules: [r1, r2] }), OPTIONS))
+      .toThrow(/rule accept 10\.0\.0\.0\/8 \(global\) overlaps the live rule accept 10\.2\.0\.0\/16 \(global\).*prune is off/);
   });
 });
 
@@ -375,5 +374,41 @@ describe('planChanges: a changed rule is a replacement', () => {
       OPTIONS,
     );
     expect(plan.changes).toMatchObject([{ action: 'replace', liveId: old.id, fields: [{ field: 'action', before: 'accept', after: 'drop' }] }]);
+  });
+});
+
+describe('planChanges: unique values (conflicts, and freeing before taking)', () => {
+  it('a create whose public key a live device holds, which the plan keeps, is a plan error naming both', () => {
+    const alice = liveUser('alice@example.com');
+    const bob = liveUser('bob@example.com');
+    const live = liveState({ users: [admin(), alice, bob], devices: [liveDevice(alice, 'laptop', { public_key: KEY_A })] });
+    expect(() => planChanges(desired({ users: [user('bob@example.com', { devices: [device('phone', { public_key: KEY_A })] })] }), live, OPTIONS))
+      .toThrow(/device bob@example.com\/phone needs public_key .*, which the live device alice@example.com\/laptop \(of alice@example.com\) holds/);
+  });
+
+  it("an email change (prune on): the new user's device replaces the old user's device, keeping its preshared key and addresses", () => {
+    const old = liveUser('old@example.com');
+    const laptop = liveDevice(old, 'laptop', { public_key: KEY_A });
+    const plan = planChanges(
+      desired({ settings: { prune: true }, users: [user('admin@example.com'), user('new@example.com', { devices: [device('laptop', { public_key: KEY_A })] })] }),
+      liveState({ users: [admin(), old], devices: [laptop] }),
+      OPTIONS,
+    );
+    expect(actions(plan)).toEqual(['create user:new@example.com', 'replace device:new@example.com/laptop', 'delete user:old@example.com']);
+    const replace = plan.changes[1]!;
+    expect(replace).toMatchObject({ liveId: laptop.id, keepFromLive: ['preshared_key'], body: { ipv4: laptop.ipv4, ipv6: laptop.ipv6, user_id: { $ref: 'user:new@example.com' } } });
+    expect(plan.changes[2]!.cascade ?? []).toEqual([]);
+  });
+
+  it('a pinned address held by a device the plan deletes: the deletion goes first', () => {
+    const alice = liveUser('alice@example.com');
+    const old = liveDevice(alice, 'old', { public_key: KEY_B, ipv4: '10.3.2.9' });
+    const plan = planChanges(
+      desired({ settings: { prune: true }, users: [user('admin@example.com'), user('alice@example.com', { devices: [device('new', { public_key: KEY_A, ipv4: '10.3.2.9' })] })] }),
+      liveState({ users: [admin(), alice], devices: [old] }),
+      OPTIONS,
+    );
+    expect(actions(plan)).toEqual(['delete device:alice@example.com/old', 'create device:alice@example.com/new']);
+    expect(plan.changes[1]!.dependsOn).toEqual(['device:alice@example.com/old']);
   });
 });

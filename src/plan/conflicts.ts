@@ -1,0 +1,106 @@
+/**
+ * Conflicts and the order that frees before it takes. A device create or update that needs a
+ * unique value (public key, pinned ipv4 or ipv6) held by another live device:
+ * - held by a device the plan deletes (itself, or with its user): a create with its public key
+ *   becomes a replacement of that device (delete, then create for the new owner, keeping its
+ *   preshared key and addresses unless the files give others); otherwise the deletion moves
+ *   before the change that needs the value;
+ * - held by a device the plan changes away from that value: that change goes first;
+ * - otherwise: a plan error naming both objects, never a 422 in the middle of apply.
+ */
+import { parseIpAddress } from '../model/net.js';
+import type { ApiDevice } from '../model/types.js';
+import { PHASE, type PlanContext } from './context.js';
+import { fingerprintOf } from './fingerprint.js';
+import type { Change } from './types.js';
+
+const UNIQUE_FIELDS = ['public_key', 'ipv4', 'ipv6'] as const;
+type UniqueField = (typeof UNIQUE_FIELDS)[number];
+
+function normal(field: UniqueField, value: unknown): string | null {
+  if (typeof value !== 'string' || value.trim() === '') return null;
+  return field === 'public_key' ? value.trim() : parseIpAddress(value)?.text ?? value.trim();
+}
+
+/** Where the plan deletes each live device: its own deletion, or its user's. */
+function plannedDeletions(ctx: PlanContext): Map<string, Change> {
+  const deleting = new Map<string, Change>();
+  for (const change of ctx.changes.values()) {
+    if (change.action !== 'delete' || !change.liveId) continue;
+    if (change.kind === 'device') deleting.set(change.liveId, change);
+    if (change.kind === 'user') for (const item of change.cascade ?? []) if (item.kind === 'device') deleting.set(item.liveId, change);
+  }
+  return deleting;
+}
+
+/** The value a change gives a field, when it sets it (creates: any given value; updates: changed ones). */
+function wanted(change: Change, field: UniqueField): string | null {
+  if (change.action === 'create' || change.action === 'replace') return normal(field, change.body?.[field]);
+  return change.fields.some((f) => f.field === field) ? normal(field, change.body?.[field]) : null;
+}
+
+export function resolveUniqueValues(ctx: PlanContext): void {
+  const holders = new Map<string, ApiDevice>();
+  for (const device of ctx.live.devices) {
+    for (const field of UNIQUE_FIELDS) {
+      const value = normal(field, device[field]);
+      if (value) holders.set(`${field}:${value}`, device);
+    }
+  }
+  const deleting = plannedDeletions(ctx);
+  const changingById = new Map<string, Change>();
+  for (const change of ctx.changes.values()) if (change.kind === 'device' && change.liveId && change.action !== 'delete') changingById.set(change.liveId, change);
+
+  for (const change of [...ctx.changes.values()]) {
+    if (change.kind !== 'device' || change.action === 'delete') continue;
+    for (const field of UNIQUE_FIELDS) {
+      const value = wanted(change, field);
+      const holder = value ? holders.get(`${field}:${value}`) : undefined;
+      if (!holder || holder.id === change.liveId) continue;
+      const holderLabel = `device ${ctx.index.deviceKeyOf.get(holder)} (of ${ctx.index.deviceOwnerOf(holder)})`;
+      const deletion = deleting.get(holder.id);
+      if (deletion && field === 'public_key' && change.action === 'create') {
+        replaceHolder(ctx, change, holder, deletion);
+        deleting.delete(holder.id);
+        continue;
+      }
+      if (deletion) {
+        deletion.phase = PHASE.makeRoom;
+        change.dependsOn = [...new Set([...(change.dependsOn ?? []), deletion.id])];
+        continue;
+      }
+      const freeing = changingById.get(holder.id);
+      if (freeing && normal(field, freeing.body?.[field]) !== value && freeing.fields.some((f) => f.field === field)) {
+        freeing.phase = PHASE.makeRoom;
+        change.dependsOn = [...new Set([...(change.dependsOn ?? []), freeing.id])];
+        continue;
+      }
+      ctx.problems.push(
+        `${change.label} needs ${field} ${field === 'public_key' ? value : `${value}`}, which the live ${holderLabel} holds, and the plan neither ` +
+          `deletes nor changes it: remove it from ${holderLabel} first (or declare it elsewhere), or give ${change.label} another ${field}`,
+      );
+    }
+  }
+}
+
+/**
+ * The new device takes the place of the live device the plan deletes (a device moved to another
+ * user, or its user's email changed): delete, then create, keeping the live preshared key and
+ * addresses unless the files give others.
+ */
+function replaceHolder(ctx: PlanContext, change: Change, holder: ApiDevice, deletion: Change): void {
+  if (deletion.kind === 'device') ctx.changes.delete(deletion.id);
+  else deletion.cascade = deletion.cascade?.filter((item) => item.liveId !== holder.id);
+  const body = { ...change.body };
+  for (const field of ['ipv4', 'ipv6'] as const) if (body[field] === undefined && holder[field]) body[field] = holder[field];
+  const keepsPsk = !(change.secrets ?? []).some((s) => s.field === 'preshared_key') && holder.preshared_key;
+  const from = `${ctx.index.deviceKeyOf.get(holder)}`;
+  Object.assign(change, {
+    action: 'replace',
+    liveId: holder.id,
+    fingerprint: fingerprintOf('device', holder),
+    body,
+    ...(keepsPsk ? { keepFromLive: ['preshared_key'] } : {}),
+    note: `replaces the live device ${from}, which holds its public key: deleted, then created for its new owner with the same preshared key and addresses`,
+  } satisfies Partial<Change>);
+}
