@@ -6,8 +6,9 @@
  *   overwritten.
  * - A failed write does not stop unrelated ones; changes that depend on it are not attempted.
  * - A rule is never updated in place: a rule replacement is a delete, then a create.
- * - After each write, the answer is compared with what was asked, which is how a server that
- *   silently ignores device fields on update (Firezone 0.7.26+) is caught.
+ * - Before the first device update of fields a Firezone 0.7.26+ server ignores, one harmless probe
+ *   asks whether this server does; if so, device updates are not attempted (the rest proceeds).
+ * - After each write, the answer is compared with what was asked (a second line of defence).
  * - Secrets are resolved from their references at the moment they go into a request body.
  */
 import { ApiError, type ApiClient } from '../client/index.js';
@@ -96,7 +97,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
     else byPhase.set(change.phase ?? 0, [change]);
   }
 
-  const context: ExecutionContext = { client, createdIds, resolveSecret: options.resolveSecret };
+  const context: ExecutionContext = { client, createdIds, resolveSecret: options.resolveSecret, deviceFieldsIgnored: null };
   for (const phase of [...byPhase.keys()].sort((a, b) => a - b)) {
     await Promise.all(
       byPhase.get(phase)!.map(async (change) => {
@@ -145,6 +146,8 @@ interface ExecutionContext {
   client: ApiClient;
   createdIds: Map<string, string>;
   resolveSecret: (ref: SecretRef) => string;
+  /** Whether the server ignores device fields on update: asked once, before the first such update. */
+  deviceFieldsIgnored: Promise<boolean> | null;
 }
 
 /** Performs one change; returns a remark for the summary, or throws why it failed. */
@@ -173,6 +176,11 @@ async function executeChange(change: Change, ctx: ExecutionContext): Promise<str
   if (!current) throw new ChangeFailure('deleted by someone else since the plan was made');
 
   if (change.action === 'update') {
+    const ignorable = Object.keys(change.body ?? {}).some((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f)) || (change.secrets?.length ?? 0) > 0;
+    if (change.kind === 'device' && ignorable) {
+      ctx.deviceFieldsIgnored ??= serverIgnoresDeviceFields(current as ApiDevice, ctx);
+      if (await ctx.deviceFieldsIgnored) throw new SkippedChange(IGNORED_DEVICE_FIELDS);
+    }
     const body = withSecrets(change, { ...(change.body ?? {}) }, ctx);
     const answer = await ctx.client.update(collection, change.liveId!, body);
     verifyAnswer(change, body, answer, current);
@@ -233,6 +241,30 @@ async function deleteAdmin(admin: ApiUser, ctx: ExecutionContext): Promise<strin
     throw error;
   }
   return demoted ? undefined : 'the server could not tell whether it owns the token (--token-user decided)';
+}
+
+const IGNORED_DEVICE_FIELDS =
+  'not attempted: this server ignores device fields other than name and description on update (Firezone 0.7.26 and later); ' +
+  'add `device_updates: replace` to the files\' settings to plan such changes as replacements that keep keys, addresses and preshared key';
+
+/**
+ * Asks the server, changing nothing, whether it ignores device fields on update: a PATCH that
+ * carries only an invalid mtu is refused (422) by a server that validates it, and answered with
+ * the device unchanged by one that ignores it. Should a server store the value, it is put back.
+ */
+async function serverIgnoresDeviceFields(device: ApiDevice, ctx: ExecutionContext): Promise<boolean> {
+  let answer: ApiDevice;
+  try {
+    answer = await ctx.client.update('devices', device.id, { mtu: -1 });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 422) return false;
+    throw error;
+  }
+  if (answer.mtu === -1) {
+    await ctx.client.update('devices', device.id, { mtu: device.mtu, use_default_mtu: device.use_default_mtu });
+    return false;
+  }
+  return true;
 }
 
 /** The live object as it is now; a failure when it changed since the plan saw it. */
@@ -309,7 +341,7 @@ function verifyAnswer(change: Change, asked: Record<string, unknown>, answer: Li
     if (ignored.length === differing.length) {
       throw new ChangeFailure(
         `the server ignored ${ignored.join(', ')} on update and kept the old values (the behaviour of Firezone 0.7.26 and later); ` +
-          'run plan/apply with --replace to delete and re-create such devices with the same keys and addresses',
+          'add `device_updates: replace` to the files\' settings (or run plan/apply with --replace) to delete and re-create such devices with the same keys and addresses',
       );
     }
   }

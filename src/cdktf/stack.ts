@@ -86,6 +86,8 @@ export type NetformLimit = number | `${number}%`;
 /** The `settings` section of the YAML format, with the same meaning. */
 export interface NetformSettingsSpec {
   prune?: boolean;
+  /** `replace`: device changes a 0.7.26+ server ignores are planned as replacements (see the YAML schema). */
+  device_updates?: 'update' | 'replace';
   manage?: { users?: string[]; rules?: string[] };
   protect?: { users?: string[] };
   limits?: { delete?: NetformLimit; update?: NetformLimit };

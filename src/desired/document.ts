@@ -181,6 +181,9 @@ class DocumentReader {
     const { value } = place;
     const settings = defaultSettings();
     if (typeof value.prune === 'boolean' && this.usableField(place, 'prune')) settings.prune = value.prune;
+    if ((value.device_updates === 'update' || value.device_updates === 'replace') && this.usableField(place, 'device_updates')) {
+      settings.device_updates = value.device_updates;
+    }
     const manage = this.child(place, 'manage');
     if (this.buildable(manage)) {
       settings.manage.users = this.strings(this.child(manage, 'users'));

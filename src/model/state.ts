@@ -62,6 +62,8 @@ export type Limit = { kind: 'count'; value: number } | { kind: 'percent'; value:
 
 export interface DesiredSettings {
   prune: boolean;
+  /** `replace`: plan device changes a 0.7.26+ server ignores on update as replacements. */
+  device_updates?: 'update' | 'replace';
   /** What this repository owns; null means everything on the server. */
   manage: {
     /** Email globs; devices and user-bound rules follow their user. */

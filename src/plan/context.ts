@@ -69,6 +69,11 @@ export class PlanContext {
     return this.desired.settings.prune;
   }
 
+  /** Device changes a 0.7.26+ server ignores are replacements: `--replace`, or `settings.device_updates: replace`. */
+  get replaceDevices(): boolean {
+    return this.options.replace === true || this.desired.settings.device_updates === 'replace';
+  }
+
   add(change: Change): void {
     this.changes.set(change.id, change);
   }

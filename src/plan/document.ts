@@ -29,7 +29,7 @@ export function planDocument(ctx: PlanContext, undeclared: UndeclaredItem[]): Pl
     undeclared,
     settings: {
       prune: ctx.prune,
-      replace: ctx.options.replace ?? false,
+      replace: ctx.replaceDevices,
       rotatePasswords: ctx.options.rotatePasswords ?? false,
       tokenUser: ctx.options.tokenUser ?? null,
     },

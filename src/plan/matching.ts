@@ -121,7 +121,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
   if (fields.length === 0) return;
   const base = { id: `device:${key}`, kind: 'device' as const, key, label: `device ${key}`, liveId: live.id, fingerprint: fingerprintOf('device', live), fields };
   const ignoredByLegacyServers = changed.some((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f)) || pskChanged;
-  if (ctx.options.replace && ignoredByLegacyServers) {
+  if (ctx.replaceDevices && ignoredByLegacyServers) {
     // Delete then create, keeping what the files do not change: keys, pinned addresses, other values.
     const body: Record<string, unknown> = { user_id: live.user_id, name: device.name.trim(), ...liveDeviceBody(live) };
     for (const field of managedDeviceFields(device.fields)) body[field] = device.fields[field];

@@ -1,7 +1,8 @@
 /**
  * Against a server that silently ignores device fields on update (upstream Firezone 0.7.26+,
  * emulated by `serve --legacy-device-updates`): apply notices the answer does not hold what was
- * asked and says so; with --replace the change is planned and applied as delete-then-create,
+ * asked and says so (a harmless probe finds out before the first device update); with
+ * settings.device_updates: replace or --replace the change is planned and applied as delete-then-create,
  * keeping the device's keys and addresses.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,18 +29,41 @@ afterAll(async () => {
 });
 
 describe('servers that ignore device updates', () => {
+  it('settings.device_updates: replace converges with a plain apply -f --yes, and a second plan exits 0', async () => {
+    const KEY2 = wgKey();
+    const doc = (mtu: number) => `version: 1
+settings: { device_updates: replace }
+users:
+  - email: bob@corp.test
+    devices:
+      - { name: phone, public_key: "${KEY2}", mtu: ${mtu} }
+`;
+    const file = ws.write('replace.yaml', doc(1380));
+    expect((await netform(server, ['apply', '-f', file, '--yes'])).code).toBe(0);
+    const before = (await serverState(server)).devices.find((d) => d.public_key === KEY2);
+    ws.write('replace.yaml', doc(1420));
+    const planned = await netform(server, ['plan', '-f', file]);
+    expect(planned.stdout).toContain('  -/+ device bob@corp.test/phone  (replaced (delete, then create with the same keys and addresses)');
+    const applied = await netform(server, ['apply', '-f', file, '--yes']);
+    expect(applied.code, describeResult(applied)).toBe(0);
+    const after = (await serverState(server)).devices.find((d) => d.public_key === KEY2);
+    expect(after).toMatchObject({ mtu: 1420, preshared_key: before.preshared_key, ipv4: before.ipv4, ipv6: before.ipv6 });
+    const again = await netform(server, ['plan', '-f', file]);
+    expect(again.code, describeResult(again)).toBe(0);
+  });
+
   it('detects ignored fields, then replaces the device with --replace keeping keys and addresses', async () => {
     const file = ws.write('netform.yaml', yaml(1380, 'first'));
     expect((await netform(server, ['apply', '-f', file, '--yes'])).code).toBe(0);
-    const original = (await serverState(server)).devices[0];
+    const original = (await serverState(server)).devices.find((d) => d.public_key === KEY);
     expect(original).toMatchObject({ mtu: 1380, description: 'first' });
 
     ws.write('netform.yaml', yaml(1400, 'second'));
     const ignored = await netform(server, ['apply', '-f', file, '--yes']);
     expect(ignored.code, describeResult(ignored)).toBe(1);
-    expect(ignored.stdout).toContain(
-      'FAILED        ~ device alice@corp.test/laptop: the server ignored mtu on update and kept the old values (the behaviour of Firezone 0.7.26 and later); run plan/apply with --replace',
-    );
+    expect(ignored.stdout).toContain('~ device alice@corp.test/laptop: not attempted: this server ignores device fields other than name and description on update');
+    expect(ignored.stdout).toContain('add `device_updates: replace` to the files\' settings');
+    expect((await serverState(server)).devices.find((d) => d.public_key === KEY)).toMatchObject({ id: original.id, mtu: 1380, description: 'first' });
 
     const planned = await netform(server, ['plan', '-f', file, '--replace']);
     expect(planned.code, describeResult(planned)).toBe(2);
@@ -49,7 +73,7 @@ describe('servers that ignore device updates', () => {
 
     const replaced = await netform(server, ['apply', '-f', file, '--yes', '--replace']);
     expect(replaced.code, describeResult(replaced)).toBe(0);
-    const now = (await serverState(server)).devices;
+    const now = (await serverState(server)).devices.filter((d) => d.public_key === KEY);
     expect(now).toHaveLength(1);
     expect(now[0].id).not.toBe(original.id);
     expect(now[0]).toMatchObject({
