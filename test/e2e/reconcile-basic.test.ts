@@ -114,14 +114,14 @@ describe('plan and apply', () => {
     expect(out).toContain('      allowed_ips: ["10.0.0.0/8"] -> ["192.168.0.0/16","10.0.0.0/8"]\n');
     expect(out).toContain('      mtu: 1380 -> 1400\n');
     expect(out).toContain('      preshared_key: (sensitive value changed)\n');
-    expect(out).toContain('  ~ rule accept 10.1.0.0/16 tcp 443-8443 (Alice@corp.test)  (replaces the overlapping rule accept 10.1.0.0/16 tcp 443 (alice@corp.test) in place)\n      port_range: "443 - 443" -> "443 - 8443"\n');
-    expect(out).toContain('  ~ rule drop 10.9.0.0/17 (global)');
+    expect(out).toContain('  -/+ rule accept 10.1.0.0/16 tcp 443-8443 (Alice@corp.test)  (replaces the live rule accept 10.1.0.0/16 tcp 443 (alice@corp.test), which it overlaps: deleted, then the new one created, never changed in place; between the two requests the old rule no longer filters)\n      port_range: "443 - 443" -> "443 - 8443"\n');
+    expect(out).toContain('  -/+ rule drop 10.9.0.0/17 (global)');
     expect(out).toContain('      destination: "10.9.0.0/16" -> "10.9.0.0/17"\n');
     expect(out).toContain('  + user carol@corp.test\n');
     expect(out).toContain('  + device carol@corp.test/laptop\n');
     expect(out).toContain('  - device bob@corp.test/phone  (declared in no file (prune))\n');
     expect(out).toContain('  - user dave@corp.test  (declared in no file (prune))\n      - device dave@corp.test/tablet (goes with the user)\n');
-    expect(out).toContain('Plan: 2 to create, 4 to update, 0 to replace, 2 to delete (+1 with their user).');
+    expect(out).toContain('Plan: 2 to create, 2 to update, 2 to replace, 2 to delete (+1 with their user).');
     // Alice's email case differs from the server's: not a change.
     expect(out).not.toContain('user alice@corp.test');
 
@@ -134,9 +134,10 @@ describe('plan and apply', () => {
     const laptop = after.devices.find((d) => d.public_key === KEYS.alice);
     expect(laptop).toMatchObject({ mtu: 1400, preshared_key: PSK2 });
     expect([...laptop.allowed_ips].sort()).toEqual(['10.0.0.0/8', '192.168.0.0/16']);
-    // Rules changed in place keep their ids.
-    expect(after.rules.find((r) => r.id === aliceRule.id)).toMatchObject({ port_range: '443 - 8443' });
-    expect(after.rules.find((r) => r.id === globalRule.id)).toMatchObject({ destination: '10.9.0.0/17' });
+    // Rules are never changed in place: the old ones are gone, replaced by new ones.
+    expect(after.rules.find((r) => r.id === aliceRule.id)).toBeUndefined();
+    expect(after.rules.find((r) => r.id === globalRule.id)).toBeUndefined();
+    expect(after.rules.map((r) => r.port_range ?? r.destination).sort()).toEqual(['10.9.0.0/17', '443 - 8443']);
     expect(after.devices.map((d) => d.name).sort()).toEqual(['laptop', 'laptop']);
 
     const again = await netform(server, ['plan', '-f', file], ENV);
