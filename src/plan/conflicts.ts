@@ -75,9 +75,12 @@ export function resolveUniqueValues(ctx: PlanContext): void {
         change.dependsOn = [...new Set([...(change.dependsOn ?? []), freeing.id])];
         continue;
       }
+      const movedUser = field === 'public_key' && change.action === 'create' && !ctx.matchedUserIds.has(holder.user_id);
       ctx.problems.push(
-        `${change.label} needs ${field} ${field === 'public_key' ? value : `${value}`}, which the live ${holderLabel} holds, and the plan neither ` +
-          `deletes nor changes it: remove it from ${holderLabel} first (or declare it elsewhere), or give ${change.label} another ${field}`,
+        `${change.label} needs ${field} ${value}, which the live ${holderLabel} holds, and the plan neither deletes nor changes it: ` +
+          (movedUser
+            ? `if ${ctx.index.deviceOwnerOf(holder)} was renamed, give the new user \`renamed_from: ${ctx.index.deviceOwnerOf(holder)}\` (or turn prune on to move the device)`
+            : `free it on ${holderLabel} first, or give ${change.label} another ${field}`),
       );
     }
   }
