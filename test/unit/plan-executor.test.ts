@@ -104,3 +104,30 @@ describe('applyPlan', () => {
     expect(recording.writes.slice(firstDelete).every((w) => w === 'DELETE rules')).toBe(true);
   });
 });
+
+describe('applyPlan: rule replacement', () => {
+  it('deletes then creates, never PATCHes; a refused create puts the old rule back', async () => {
+    const api = client();
+    const old = await api.create('rules', { action: 'accept', destination: '10.1.0.0/16' });
+    const live = await fetchLiveState(api);
+    const good = planChanges(desired({ settings: { prune: true }, rules: [rule('10.1.0.0/24')] }), live, { ...OPTIONS, tokenUser: null });
+    expect(good.changes.map((c) => c.action)).toEqual(['replace']);
+
+    // The same replacement with a body the server refuses: the old rule must come back.
+    const refused = basePlan([{ ...good.changes[0]!, body: { ...good.changes[0]!.body, destination: 'not-a-cidr' } }]);
+    const failed = await applyPlan(refused, { client: api, resolveSecret: noSecrets });
+    expect(failed.results[0]).toMatchObject({ status: 'failed' });
+    expect(failed.results[0]!.message).toContain('the old rule was put back');
+    const afterFailure = await fetchLiveState(api);
+    expect(afterFailure.rules.map((r) => r.destination)).toEqual(['10.1.0.0/16']);
+
+    const fresh = planChanges(desired({ settings: { prune: true }, rules: [rule('10.1.0.0/24')] }), afterFailure, { ...OPTIONS, tokenUser: null });
+    api.writes.length = 0;
+    const done = await applyPlan(fresh, { client: api, resolveSecret: noSecrets });
+    expect(done.failed).toBe(0);
+    expect(api.writes).toEqual(['DELETE rules', 'POST rules']);
+    const after = await fetchLiveState(api);
+    expect(after.rules.map((r) => r.destination)).toEqual(['10.1.0.0/24']);
+    expect(after.rules[0]!.id).not.toBe(old.id);
+  });
+});
