@@ -4,9 +4,10 @@
  * Linear in the number of objects: every lookup goes through maps built once.
  *
  * The plan is made in stages, each in its own module and each doing one thing to a shared
- * PlanContext (context.ts): matching (users, devices), renames, rules, deletions (absent, prune), conflicts
- * (unique values: free before take, or a plan error),
- * ordering, guards, then what no file declares (undeclared) and the plan document. A new kind of change adds a stage here.
+ * PlanContext (context.ts): matching (users, devices), renames, rules, deletions (absent, prune),
+ * guards, conflicts (unique values: free before take, or a plan error), ordering, configuration,
+ * then what no
+ * file declares (undeclared) and the plan document. A new kind of change adds a stage here.
  */
 import type { DesiredState, LiveState } from '../model/state.js';
 import { planConfiguration } from './configuration.js';
@@ -41,10 +42,10 @@ const STAGES: readonly Stage[] = [
   planRules,
   planAbsent,
   planPrune,
+  checkTokenUser,
+  guardUserRemovals, // before conflicts: only deletions that survive the guards may free a value
   resolveUniqueValues,
   makeRoomForNewDevices,
-  checkTokenUser,
-  guardUserRemovals,
   planConfigurationStage,
 ];
 
