@@ -6,8 +6,7 @@
  * The plan is made in stages, each in its own module and each doing one thing to a shared
  * PlanContext (context.ts): matching (users, devices), renames, rules, deletions (absent, prune),
  * guards, conflicts (unique values: free before take, or a plan error), ordering, configuration,
- * then what no
- * file declares (undeclared) and the plan document. A new kind of change adds a stage here.
+ * then what no file declares (undeclared) and the plan document. A new kind of change adds a stage here.
  */
 import type { DesiredState, LiveState } from '../model/state.js';
 import { planConfiguration } from './configuration.js';
