@@ -23,14 +23,14 @@ for (const mode of [[], ['--legacy-device-updates']]) {
     });
     const viaProxy = (args: string[]) => netform(server, args, { NETFORM_URL: proxy.url });
     const writes = () => proxy.requests.filter((r) => !r.startsWith('GET '));
-    const doc = (email: string, device: string, extra = '', userExtra = '') => `version: 1
+    /** One user with one device; each test has its own user and key. */
+    const doc = (email: string, device: string, key: string, extra = '', userExtra = '') => `version: 1
 settings: { prune: true, manage: { users: ["*@rename.test"] } }
 users:
   - email: ${email}${userExtra}
     devices:
-      - { name: ${device}, public_key: "${KEYS[email.split('@')[0]!] ?? KEYS.default}"${extra} }
+      - { name: ${device}, public_key: "${key}"${extra} }
 `;
-    const KEYS: Record<string, string> = { default: wgKey(), dev: wgKey(), moved: wgKey(), both: wgKey(), newname: wgKey() };
     const deviceOf = async (email: string) => {
       const state = await serverState(server);
       const user = state.users.find((u) => u.email === email);
@@ -38,10 +38,11 @@ users:
     };
 
     it('a device renamed in the files (same public key) is one PATCH of its name; id, psk and addresses stay', async () => {
-      const file = ws.write('dev.yaml', doc('dev@rename.test', 'laptop'));
+      const key = wgKey();
+      const file = ws.write('dev.yaml', doc('dev@rename.test', 'laptop', key));
       expect((await viaProxy(['apply', '-f', file, '--yes'])).code).toBe(0);
       const [before] = await deviceOf('dev@rename.test');
-      ws.write('dev.yaml', doc('dev@rename.test', 'work-laptop'));
+      ws.write('dev.yaml', doc('dev@rename.test', 'work-laptop', key));
       const planned = await viaProxy(['plan', '-f', file]);
       expect(planned.code, describeResult(planned)).toBe(2);
       expect(planned.stdout).toContain('  ~ device dev@rename.test/work-laptop  (renamed from laptop: one update of its name; keys, addresses and preshared key stay)\n      name: "laptop" -> "work-laptop"\n');
@@ -57,10 +58,11 @@ users:
     });
 
     it('renamed_from on a device renames it; kept in the file, it is a no-op afterwards', async () => {
-      const file = ws.write('moved.yaml', doc('moved@rename.test', 'phone'));
+      const key = wgKey();
+      const file = ws.write('moved.yaml', doc('moved@rename.test', 'phone', key));
       expect((await viaProxy(['apply', '-f', file, '--yes'])).code).toBe(0);
       const [before] = await deviceOf('moved@rename.test');
-      ws.write('moved.yaml', doc('moved@rename.test', 'pixel', ', renamed_from: phone'));
+      ws.write('moved.yaml', doc('moved@rename.test', 'pixel', key, ', renamed_from: phone'));
       const applied = await viaProxy(['apply', '-f', file, '--yes']);
       expect(applied.code, describeResult(applied)).toBe(0);
       expect((await deviceOf('moved@rename.test'))[0]).toMatchObject({ id: before.id, name: 'pixel', preshared_key: before.preshared_key });
@@ -69,12 +71,12 @@ users:
     });
 
     it('renamed_from on a user is one PATCH of its email; its devices keep their ids', async () => {
-      KEYS.newname = KEYS.default!;
-      const file = ws.write('user.yaml', doc('oldname@rename.test', 'laptop'));
+      const key = wgKey();
+      const file = ws.write('user.yaml', doc('oldname@rename.test', 'laptop', key));
       expect((await viaProxy(['apply', '-f', file, '--yes'])).code).toBe(0);
       const [device] = await deviceOf('oldname@rename.test');
       const userId = (await serverState(server)).users.find((u) => u.email === 'oldname@rename.test').id;
-      ws.write('user.yaml', doc('newname@rename.test', 'laptop', '', '\n    renamed_from: oldname@rename.test'));
+      ws.write('user.yaml', doc('newname@rename.test', 'laptop', key, '', '\n    renamed_from: oldname@rename.test'));
       const planned = await viaProxy(['plan', '-f', file]);
       expect(planned.stdout).toContain('  ~ user newname@rename.test  (renamed from oldname@rename.test (renamed_from): its devices and rules stay)\n      email: "oldname@rename.test" -> "newname@rename.test"\n');
       expect(planned.stdout).toContain('Plan: 0 to create, 1 to update, 0 to replace, 0 to delete.');
