@@ -12,12 +12,12 @@ import { describeResult, netform, serverState, wgKey, workspace, type Workspace 
 let server: TestServer;
 let ws: Workspace;
 const KEY = wgKey();
-const yaml = (mtu: number, description: string) => `version: 1
+const yaml = (mtu: number, description: string, rules = '') => `version: 1
 users:
   - email: alice@corp.test
     devices:
       - { name: laptop, public_key: "${KEY}", mtu: ${mtu}, description: "${description}" }
-`;
+${rules}`;
 
 beforeAll(async () => {
   server = await startTestServer({ args: ['--legacy-device-updates'] });
@@ -58,9 +58,12 @@ users:
     const original = (await serverState(server)).devices.find((d) => d.public_key === KEY);
     expect(original).toMatchObject({ mtu: 1380, description: 'first' });
 
-    ws.write('netform.yaml', yaml(1400, 'second'));
+    // With a rule added in the same edit: the device update is skipped, the rest proceeds.
+    const withRule = yaml(1400, 'second', '    rules:\n      - { action: accept, destination: 10.7.0.0/16 }\n');
+    ws.write('netform.yaml', withRule);
     const ignored = await netform(server, ['apply', '-f', file, '--yes']);
     expect(ignored.code, describeResult(ignored)).toBe(1);
+    expect(ignored.stdout).toMatch(/done +\+ rule accept 10\.7\.0\.0\/16 \(alice@corp\.test\)\n/);
     expect(ignored.stdout).toContain('~ device alice@corp.test/laptop: not attempted: this server ignores device fields other than name and description on update');
     expect(ignored.stdout).toContain('add `device_updates: replace` to the files\' settings');
     expect((await serverState(server)).devices.find((d) => d.public_key === KEY)).toMatchObject({ id: original.id, mtu: 1380, description: 'first' });
