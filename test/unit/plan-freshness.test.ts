@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { findStaleChanges } from '../../src/apply/index.js';
 import { planChanges } from '../../src/plan/index.js';
-import { desired, device, KEY_B, liveDevice, liveRule, liveState, liveUser, OPTIONS, user } from './plan-fixtures.js';
+import { desired, device, KEY_B, liveDevice, liveRule, liveState, liveUser, OPTIONS, rule, user } from './plan-fixtures.js';
 
 describe('findStaleChanges', () => {
   const admin = liveUser('admin@example.com', { role: 'admin' });
@@ -43,5 +43,19 @@ describe('findStaleChanges', () => {
       'user bob@example.com: 1 device(s) or rule(s) were added to it since the plan was made, and would be deleted with it',
     ]);
     expect(findStaleChanges(plan, { ...live, devices: [bobsPhone] })).toEqual(['device alice@example.com/laptop: deleted since the plan was made']);
+  });
+});
+
+describe('findStaleChanges: a rule replacement', () => {
+  it('is stale when the replaced rule changed, or a rule with the new key appeared', () => {
+    const admin = liveUser('admin@example.com', { role: 'admin' });
+    const old = liveRule({ destination: '10.1.0.0/16', port_type: 'tcp', port_range: '22' });
+    const files = desired({ settings: { prune: true }, users: [user('admin@example.com')], rules: [rule('10.1.0.0/16', { port_type: 'tcp', port_range: '2222' })] });
+    const plan = planChanges(files, liveState({ users: [admin], rules: [old] }), OPTIONS);
+    expect(plan.changes.map((c) => c.action)).toEqual(['replace']);
+    expect(findStaleChanges(plan, liveState({ users: [admin], rules: [old] }))).toEqual([]);
+    const taken = liveRule({ destination: '10.1.0.0/16', port_type: 'tcp', port_range: '2222' });
+    expect(findStaleChanges(plan, liveState({ users: [admin], rules: [old, taken] }))[0]).toContain('a rule with this key was created since the plan was made');
+    expect(findStaleChanges(plan, liveState({ users: [admin], rules: [{ ...old, port_range: '23' }] }))[0]).toContain('changed since the plan was made');
   });
 });
