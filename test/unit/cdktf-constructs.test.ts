@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Device, FirezoneProvider, FirezoneStack, Rule, terraformName, User, type FirezoneStackConfig, type SecretVariable } from '../../src/cdktf/index.js';
+import { loadDesiredState } from '../../src/desired/index.js';
 
 const KEY_A = Buffer.alloc(32, 1).toString('base64');
 const KEY_B = Buffer.alloc(32, 2).toString('base64');
@@ -125,6 +126,23 @@ describe('FirezoneStack', () => {
         settings: { prune: true, manage: { users: ['*@example.com'] }, limits: { delete: '10%', update: 3 } },
         absent: { users: ['old@example.com'] },
       });
+    } finally {
+      await rm(outdir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('FirezoneStack settings.device_updates', () => {
+  it('is written in the YAML shape and read back by the loader', async () => {
+    const outdir = await mkdtemp(join(tmpdir(), 'netform-cdktf-device-updates-'));
+    try {
+      const app = new App({ outdir });
+      new FirezoneStack(app, 'company', { users: [], settings: { prune: true, device_updates: 'replace' } });
+      app.synth();
+      const file = join(outdir, 'stacks', 'company', 'cdk.tf.json');
+      expect(JSON.parse(await readFile(file, 'utf8'))['//'].netform.settings).toEqual({ prune: true, device_updates: 'replace' });
+      const loaded = await loadDesiredState(file);
+      expect(loaded.ok && loaded.state.settings.device_updates).toBe('replace');
     } finally {
       await rm(outdir, { recursive: true, force: true });
     }
