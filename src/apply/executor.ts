@@ -160,7 +160,7 @@ async function executeChange(change: Change, ctx: ExecutionContext): Promise<str
       const existing = await ctx.client.find('users', body.email);
       if (existing) throw new ChangeFailure(`a user with this email was created by someone else since the plan was made; not overwritten`);
     }
-    const { resource, foundAfterRetry } = await ctx.client.create(collection, body);
+    const { resource, foundAfterRetry } = await createUnlessTaken(change, collection, body, ctx);
     ctx.createdIds.set(change.id, resource.id);
     verifyAnswer(change, body, resource, null);
     return foundAfterRetry ? 'created (the connection dropped; found on the server by its key)' : undefined;
@@ -265,6 +265,22 @@ async function serverIgnoresDeviceFields(device: ApiDevice, ctx: ExecutionContex
     return false;
   }
   return true;
+}
+
+/**
+ * A create refused with 422 because the object now exists (a concurrent writer got there first)
+ * gets the plain message users get for users, not the server's uniqueness or overlap text.
+ */
+async function createUnlessTaken(change: Change, collection: 'users' | 'devices' | 'rules', body: Record<string, unknown>, ctx: ExecutionContext) {
+  try {
+    return await ctx.client.create(collection, body);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 422 && change.kind !== 'user') {
+      const existing = await ctx.client.findByKey(collection, body).catch(() => null);
+      if (existing) throw new ChangeFailure(`a ${change.kind} with this key was created by someone else since the plan was made; not overwritten`);
+    }
+    throw error;
+  }
 }
 
 /** The live object as it is now; a failure when it changed since the plan saw it. */

@@ -6,7 +6,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { ApiClient, ApiError, fetchLiveState } from '../client/index.js';
+import { ApiClient, ApiError, fetchLiveState, retryLine, type ApiClientOptions } from '../client/index.js';
 import type { LiveState } from '../model/state.js';
 import { checkEmail } from '../model/user.js';
 import { CliError } from './exit.js';
@@ -25,6 +25,8 @@ export interface ConnectionOptions {
   caFile?: string;
   insecure?: boolean;
   timeout?: string;
+  retries?: string;
+  verbose?: boolean;
   /** Set by addConnectionOptions: --url was typed, not taken from NETFORM_URL. */
   urlGivenOnCommandLine?: boolean;
 }
@@ -47,7 +49,9 @@ export function addConnectionOptions(cmd: Command): Command {
     .option('--embedded [path]', `run the bundled server in-process on a local SQLite file (default ${DEFAULT_EMBEDDED_DB})`)
     .option('--ca-file <path>', 'trust the certificate authorities in this PEM file')
     .option('--insecure', "do not verify the server's TLS certificate")
-    .option('--timeout <seconds>', 'timeout of one HTTP request', '30');
+    .option('--timeout <seconds>', 'timeout of one HTTP request; also the bound on one call with its retries', '30')
+    .addOption(new Option('--retries <n>', 'retries of a failed request (network errors, 429, 5xx) within the timeout').env('NETFORM_RETRIES').default('4'))
+    .option('--verbose', 'log each HTTP request (method, path, status, time) on stderr; also NETFORM_LOG=debug');
   // Whether --url was typed or came from NETFORM_URL: --embedded overrides only the environment.
   cmd.hook('preAction', (_self, actionCommand) => {
     actionCommand.setOptionValue('urlGivenOnCommandLine', actionCommand.getOptionValueSource('url') === 'cli');
@@ -55,11 +59,12 @@ export function addConnectionOptions(cmd: Command): Command {
   return cmd;
 }
 
-export async function openConnection(opts: ConnectionOptions): Promise<Connection> {
+/** `signal`: once aborted, calls in progress start no more retries (an interrupted apply). */
+export async function openConnection(opts: ConnectionOptions, signal?: AbortSignal): Promise<Connection> {
   const timeoutMs = parseTimeout(opts.timeout);
   const tokenUser = opts.tokenUser ? checkedTokenUser(opts.tokenUser) : null;
   if (opts.embedded && opts.urlGivenOnCommandLine) throw new CliError('--url and --embedded exclude each other: choose one');
-  if (opts.embedded) return openEmbedded(opts.embedded === true ? DEFAULT_EMBEDDED_DB : opts.embedded, timeoutMs);
+  if (opts.embedded) return openEmbedded(opts.embedded === true ? DEFAULT_EMBEDDED_DB : opts.embedded, clientTuning(opts, timeoutMs, signal));
   if (!opts.url) {
     throw new CliError('no server given: pass --url URL (or set NETFORM_URL) with a token, or --embedded to run the bundled server on a local file');
   }
@@ -73,8 +78,35 @@ export async function openConnection(opts: ConnectionOptions): Promise<Connectio
   if (url.username || url.password) throw new CliError('--url: credentials in the URL are not accepted; pass the token with --token, NETFORM_TOKEN or --token-file');
   const token = readToken(opts);
   const ca = opts.caFile ? readCaFile(opts.caFile) : undefined;
-  const client = new ApiClient({ url: url.href, token, timeoutMs, ca, insecure: opts.insecure ?? false });
+  const client = new ApiClient({ url: url.href, token, ca, insecure: opts.insecure ?? false, ...clientTuning(opts, timeoutMs, signal) });
   return { client, url: client.baseUrl, tokenUser, close: async () => {} };
+}
+
+/**
+ * How the client times out, retries and reports (the same for --url and --embedded): a line on
+ * stderr per retry, and per request with --verbose. NETFORM_RETRY_DELAY_MS sets the first
+ * backoff delay (tests use it to make error paths quick).
+ */
+export function clientTuning(opts: ConnectionOptions, timeoutMs: number, signal?: AbortSignal): Partial<ApiClientOptions> {
+  const retries = parseRetries(opts.retries);
+  const baseDelay = process.env.NETFORM_RETRY_DELAY_MS;
+  const verbose = opts.verbose === true || process.env.NETFORM_LOG === 'debug';
+  return {
+    timeoutMs,
+    retries,
+    ...(baseDelay && /^\d+$/.test(baseDelay) ? { retryBaseMs: Number(baseDelay) } : {}),
+    onRetry: (event) => process.stderr.write(`${retryLine(event)}\n`),
+    ...(verbose
+      ? { onRequest: (e) => process.stderr.write(`debug: ${e.method} ${e.path} ${e.status ?? e.problem ?? 'no answer'} ${e.ms} ms\n`) }
+      : {}),
+    ...(signal ? { signal } : {}),
+  };
+}
+
+function parseRetries(text: string | undefined): number {
+  if (text === undefined) return 4;
+  if (!/^\d+$/.test(text.trim()) || Number(text) > 20) throw new CliError(`--retries (NETFORM_RETRIES): expected a whole number from 0 to 20, got "${text}"`);
+  return Number(text);
 }
 
 function readToken(opts: ConnectionOptions): string {
@@ -120,7 +152,7 @@ export function embeddedTokenPath(dbPath: string): string {
   return `${dbPath}.token`;
 }
 
-async function openEmbedded(path: string, timeoutMs: number): Promise<Connection> {
+async function openEmbedded(path: string, tuning: Partial<ApiClientOptions>): Promise<Connection> {
   const dbPath = resolve(path);
   mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
   // Loaded here so that commands against a remote server never load the server's code.
@@ -138,13 +170,13 @@ async function openEmbedded(path: string, timeoutMs: number): Promise<Connection
 
   const running = await server.startServer({ dbPath, host: '127.0.0.1', port: 0, logger: false });
   try {
-    let client = new ApiClient({ url: running.url, token, timeoutMs });
+    let client = new ApiClient({ ...tuning, url: running.url, token });
     try {
       await client.find('users', EMBEDDED_ADMIN_EMAIL);
     } catch (error) {
       // The kept token expired or was revoked: issue a new one (tokens last at most 90 days).
       if (!(error instanceof ApiError && error.isUnauthorized)) throw error;
-      client = new ApiClient({ url: running.url, token: await issue(), timeoutMs });
+      client = new ApiClient({ ...tuning, url: running.url, token: await issue() });
     }
     return { client, url: `embedded:${dbPath}`, tokenUser: EMBEDDED_ADMIN_EMAIL, close: () => running.close() };
   } catch (error) {

@@ -6,18 +6,25 @@
  * natural key, and if it is there, the earlier attempt did create it. So re-running converges
  * without duplicates.
  */
-import got, { HTTPError, RequestError, type Got, type Method } from 'got';
+import got, { RequestError, type Got, type Method } from 'got';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
-import { ApiError, parseErrorBody } from './errors.js';
+import { ApiError, parseErrorBody, type NetworkProblem } from './errors.js';
 import type { ApiConfiguration } from '../model/configuration.js';
 import { MalformedResponseError, READERS, readConfiguration, WRAPPER, type Resource, type ResourceName } from './resources.js';
+import { isRetryable, parseRetryAfter, retryDelay, type RetryEvent, type RetryPolicy } from './retry.js';
 
 export interface ApiClientOptions {
-  /** Base URL of the server, without `/v0`: `https://vpn.example.com`. */
+  /** Base URL of the server: `https://vpn.example.com` (a trailing `/v0` is accepted and dropped). */
   url: string;
   token: string;
-  /** Per request, including reading the answer. Default 30 s. */
+  /** Per attempt, including reading the answer. Default 30 s. */
   timeoutMs?: number;
+  /**
+   * Bound on one call, retries included: no retry starts after it. Default: timeoutMs, so a
+   * server that is down fails a call within about one timeout, not minutes.
+   */
+  totalTimeoutMs?: number;
   /** Retries after the first attempt. Default 4. */
   retries?: number;
   /** First backoff delay; doubles on each retry, with jitter. Default 500 ms. */
@@ -30,13 +37,29 @@ export interface ApiClientOptions {
   ca?: string | Buffer;
   /** Do not verify the server's certificate (`--insecure`). */
   insecure?: boolean;
+  /** Told before each retry's wait (one line for people: retryLine). */
+  onRetry?: (event: RetryEvent) => void;
+  /** Told after each HTTP exchange: method, path, status (null: no answer), duration. Never a body or header. */
+  onRequest?: (event: RequestEvent) => void;
+  /** Once aborted, no new retry starts (an interrupted apply). */
+  signal?: AbortSignal;
+}
+
+export interface RequestEvent {
+  method: string;
+  path: string;
+  status: number | null;
+  ms: number;
+  /** The network problem of an attempt that got no status. */
+  problem?: NetworkProblem;
 }
 
 /** Network errors where the request cannot have reached the server: safe to send a create again. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EADDRINUSE']);
+const NOT_SENT: ReadonlySet<NetworkProblem | undefined> = new Set(['refused', 'host_not_found', 'tls']);
 const CONFIGURATION_PATH = '/v0/configuration';
-const RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504, 521, 522, 524];
-const RETRY_ERROR_CODES = ['ETIMEDOUT', 'ECONNRESET', 'EADDRINUSE', 'ECONNREFUSED', 'EPIPE', 'ENOTFOUND', 'ENETUNREACH', 'EAI_AGAIN'];
+
+/** Thrown by a beforeRetry hook to end the call with a result instead of another attempt. */
+class StopRetrying extends Error {}
 
 export interface CreateResult<N extends ResourceName> {
   resource: Resource<N>;
@@ -48,42 +71,46 @@ export class ApiClient {
   readonly baseUrl: string;
   readonly #http: Got;
   readonly #token: string;
+  readonly #timeoutMs: number;
+  readonly #totalTimeoutMs: number;
+  readonly #policy: RetryPolicy;
+  readonly #options: ApiClientOptions;
 
   constructor(options: ApiClientOptions) {
-    this.baseUrl = options.url.replace(/\/+$/, '');
+    this.baseUrl = options.url.replace(/\/+$/, '').replace(/\/v0$/, '');
     this.#token = options.token;
-    const base = options.retryBaseMs ?? 500;
-    const maxDelay = options.retryMaxDelayMs ?? 10_000;
+    this.#options = options;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#totalTimeoutMs = options.totalTimeoutMs ?? this.#timeoutMs;
+    this.#policy = {
+      retries: options.retries ?? 4,
+      baseMs: options.retryBaseMs ?? 500,
+      maxDelayMs: options.retryMaxDelayMs ?? 10_000,
+      maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
+    };
     this.#http = got.extend({
-      timeout: { request: options.timeoutMs ?? 30_000 },
       responseType: 'text',
-      throwHttpErrors: true,
+      throwHttpErrors: false,
       followRedirect: false,
+      retry: { limit: 0 },
       https: {
         ...(options.ca !== undefined ? { certificateAuthority: options.ca } : {}),
         ...(options.insecure ? { rejectUnauthorized: false } : {}),
-      },
-      retry: {
-        limit: options.retries ?? 4,
-        methods: ['GET', 'PUT', 'PATCH', 'DELETE', 'POST', 'HEAD'],
-        statusCodes: RETRY_STATUS_CODES,
-        errorCodes: RETRY_ERROR_CODES,
-        maxRetryAfter: options.maxRetryAfterMs ?? 60_000,
-        calculateDelay: ({ attemptCount, computedValue, retryAfter, error }) => {
-          if (computedValue === 0) return 0;
-          // got has already checked Retry-After against maxRetryAfter: honour it as given.
-          if (retryAfter !== undefined && error.response) return computedValue;
-          const backoff = Math.min(base * 2 ** (attemptCount - 1), maxDelay);
-          return backoff / 2 + Math.random() * (backoff / 2);
-        },
       },
     });
   }
 
   async list<N extends ResourceName>(name: N): Promise<Resource<N>[]> {
     const path = `/v0/${name}`;
-    const data = await this.#send('GET', path);
-    if (!Array.isArray(data)) throw this.#malformed('GET', path, `a list of ${name} was expected`);
+    let data: unknown;
+    try {
+      data = await this.#send('GET', path);
+    } catch (error) {
+      // Every /v0 server has this collection: a 404 means the URL points somewhere else.
+      if (error instanceof ApiError && error.status === 404) throw this.#notV0('GET', path, 404, 'it has no /v0/' + name);
+      throw error;
+    }
+    if (!Array.isArray(data)) throw this.#notV0('GET', path, 200, `a list of ${name} was expected`);
     const read = READERS[name];
     return data.map((item) => this.#read('GET', path, () => read(item)));
   }
@@ -107,11 +134,11 @@ export class ApiClient {
   async create<N extends ResourceName>(name: N, body: Record<string, unknown>): Promise<CreateResult<N>> {
     const path = `/v0/${name}`;
     let found: Resource<N> | null = null;
-    const beforeRetry = async (error: RequestError): Promise<void> => {
+    const beforeRetry = async (error: ApiError): Promise<void> => {
       if (!outcomeUnknown(error)) return;
       found = await this.#findCreated(name, body);
-      // Stops got's retry: the object exists, so the earlier attempt created it.
-      if (found) throw new Error('created by an earlier attempt');
+      // Ends the retries: the object exists, so the earlier attempt created it.
+      if (found) throw new StopRetrying();
     };
     try {
       const data = await this.#send('POST', path, { [WRAPPER[name]]: body }, beforeRetry);
@@ -157,6 +184,11 @@ export class ApiClient {
     return this.#read('PATCH', CONFIGURATION_PATH, () => readConfiguration(data));
   }
 
+  /** The live object a create of `body` would make, found by its natural key; null when there is none. */
+  findByKey<N extends ResourceName>(name: N, body: Record<string, unknown>): Promise<Resource<N> | null> {
+    return this.#findCreated(name, body);
+  }
+
   /** Looks for the object a create of `body` would have made, by its natural key. */
   async #findCreated<N extends ResourceName>(name: N, body: Record<string, unknown>): Promise<Resource<N> | null> {
     if (name === 'users') {
@@ -186,29 +218,91 @@ export class ApiClient {
     return (rules.find((r) => keyOf(r) === wanted) as Resource<N>) ?? null;
   }
 
-  async #send(method: Method, path: string, json?: unknown, beforeRetry?: (error: RequestError) => Promise<void>): Promise<unknown> {
+  /**
+   * One call: attempts until an answer, a failure not worth retrying, the retry limit, or the
+   * call's deadline (totalTimeoutMs), whichever comes first. Each retry is announced (onRetry).
+   */
+  async #send(method: Method, path: string, json?: unknown, beforeRetry?: (error: ApiError) => Promise<void>): Promise<unknown> {
+    const deadline = Date.now() + this.#totalTimeoutMs;
+    for (let retry = 1; ; retry++) {
+      const attemptTimeout = Math.max(1, Math.min(this.#timeoutMs, deadline - Date.now()));
+      const outcome = await this.#attempt(method, path, json, attemptTimeout);
+      if (!(outcome instanceof ApiError)) return outcome.data;
+      const error = outcome;
+      if (!isRetryable(error) || this.#options.signal?.aborted) throw error;
+      const delay = retryDelay(retry, this.#policy, error.retryAfterMs ?? null, Math.random());
+      // A retry that could not start before the deadline is not announced or waited for.
+      if (delay === null || Date.now() + delay >= deadline) throw error;
+      this.#options.onRetry?.({ method, path, delayMs: delay, retry, retries: this.#policy.retries, error });
+      try {
+        await sleep(delay, undefined, this.#options.signal ? { signal: this.#options.signal } : undefined);
+      } catch {
+        throw error;
+      }
+      if (beforeRetry) {
+        try {
+          await beforeRetry(error);
+        } catch (stop) {
+          if (stop instanceof StopRetrying) throw error;
+          throw stop;
+        }
+      }
+    }
+  }
+
+  /** One HTTP exchange: the answer's `data`, or the ApiError describing why there is none. */
+  async #attempt(method: Method, path: string, json: unknown, timeoutMs: number): Promise<{ data: unknown } | ApiError> {
+    const started = Date.now();
+    let status: number;
     let text: string;
+    let contentType: string;
+    let retryAfter: string | undefined;
     try {
       const response = await this.#http(this.baseUrl + path, {
         method,
         headers: { authorization: `Bearer ${this.#token}`, accept: 'application/json' },
+        timeout: { request: timeoutMs },
         ...(json !== undefined ? { json } : {}),
-        ...(beforeRetry ? { hooks: { beforeRetry: [beforeRetry] } } : {}),
       });
-      if (response.statusCode === 204) return null;
+      status = response.statusCode;
       text = response.body;
+      contentType = String(response.headers['content-type'] ?? '');
+      retryAfter = response.headers['retry-after'];
     } catch (error) {
-      throw toApiError(method, path, error);
+      const failure = this.#networkError(method, path, error, timeoutMs);
+      this.#options.onRequest?.({ method, path, status: null, ms: Date.now() - started, problem: failure.problem });
+      return failure;
     }
-    if (text === '') return null;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw this.#malformed(method, path, 'the answer is not JSON');
+    this.#options.onRequest?.({ method, path, status, ms: Date.now() - started });
+    const isJson = looksLikeJson(text);
+    if (status >= 200 && status < 300) {
+      if (status === 204 || text === '') return { data: null };
+      if (!isJson) return this.#notV0(method, path, status, describeNonJson(contentType, text));
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return this.#notV0(method, path, status, 'the answer is not valid JSON');
+      }
+      if (typeof parsed !== 'object' || parsed === null || !('data' in parsed)) return this.#notV0(method, path, status, 'the answer has no `data`');
+      return { data: (parsed as { data: unknown }).data };
     }
-    if (typeof parsed !== 'object' || parsed === null || !('data' in parsed)) throw this.#malformed(method, path, 'the answer has no `data`');
-    return (parsed as { data: unknown }).data;
+    if (status >= 300 && status < 400) {
+      return this.#notV0(method, path, status, 'it redirects elsewhere; give the URL it redirects to');
+    }
+    const { errors, reason } = parseErrorBody(text);
+    const shownReason = reason || (isJson || text === '' ? '' : describeNonJson(contentType, text));
+    return new ApiError(method, path, status, errors, shownReason, { server: this.baseUrl, retryAfterMs: parseRetryAfter(retryAfter, Date.now()) });
+  }
+
+  /** Turns got's error into an ApiError without keeping got's error (its options hold the token). */
+  #networkError(method: string, path: string, error: unknown, timeoutMs: number): ApiError {
+    const code = error instanceof RequestError ? (error.code && error.code !== 'ERR_GOT_REQUEST_ERROR' ? error.code : error.message) : error instanceof Error ? error.message : String(error);
+    return new ApiError(method, path, null, {}, code, { server: this.baseUrl, problem: classifyNetworkError(code), timeoutMs });
+  }
+
+  #notV0(method: string, path: string, status: number, why: string): ApiError {
+    return new ApiError(method, path, status, {}, why, { server: this.baseUrl, problem: 'not_v0' });
   }
 
   #read<T>(method: string, path: string, read: () => T): T {
@@ -221,25 +315,33 @@ export class ApiClient {
   }
 
   #malformed(method: string, path: string, why: string): ApiError {
-    return new ApiError(method, path, 200, {}, `unexpected answer: ${why}`);
+    return new ApiError(method, path, 200, {}, `unexpected answer: ${why}`, { server: this.baseUrl });
   }
 }
 
-function outcomeUnknown(error: RequestError): boolean {
-  if (error instanceof HTTPError) return error.response.statusCode >= 500;
-  return !NOT_SENT_CODES.has(error.code);
+/** Whether a failed create may have been applied anyway (so it is looked for before sending it again). */
+function outcomeUnknown(error: ApiError): boolean {
+  if (error.status !== null) return error.status >= 500;
+  return !NOT_SENT.has(error.problem);
 }
 
-/** Turns got's error into an ApiError without keeping got's error (its options hold the token). */
-function toApiError(method: string, path: string, error: unknown): Error {
-  if (error instanceof ApiError) return error;
-  if (error instanceof HTTPError) {
-    const { errors, reason } = parseErrorBody(typeof error.response.body === 'string' ? error.response.body : '');
-    return new ApiError(method, path, error.response.statusCode, errors, reason || error.response.statusMessage || '');
-  }
-  if (error instanceof RequestError) {
-    const code = error.code && error.code !== 'ERR_GOT_REQUEST_ERROR' ? error.code : error.message;
-    return new ApiError(method, path, null, {}, code);
-  }
-  return new ApiError(method, path, null, {}, error instanceof Error ? error.message : String(error));
+const TLS_CODE = /CERT|SSL|TLS|EPROTO|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/;
+
+export function classifyNetworkError(code: string): NetworkProblem {
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') return 'host_not_found';
+  if (code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') return 'timeout';
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED' || code === 'ERR_STREAM_PREMATURE_CLOSE') return 'reset';
+  if (TLS_CODE.test(code)) return 'tls';
+  return 'other';
+}
+
+function looksLikeJson(text: string): boolean {
+  const first = text.trimStart()[0];
+  return first === '{' || first === '[';
+}
+
+function describeNonJson(contentType: string, text: string): string {
+  if (/html/i.test(contentType) || /^\s*</.test(text)) return 'the answer is an HTML page, not JSON';
+  return `the answer is ${contentType ? contentType.split(';')[0] : 'not JSON'}`;
 }

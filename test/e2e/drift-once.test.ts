@@ -93,7 +93,7 @@ describe('netform drift once', () => {
     });
     const down = await runCli(['drift', '-f', desired, '--timeout', '1'], { env: { ...env, NETFORM_URL: `http://127.0.0.1:${closedPort}` } });
     expect(down.code).toBe(1);
-    expect(down.stderr).toMatch(/^error: .*no answer from the server/m);
+    expect(down.stderr).toMatch(/^error: .*connection refused by http:\/\/127\.0\.0\.1:\d+: nothing is listening there/m);
     expect(down.stderr).not.toMatch(/\n\s+at /);
 
     const badToken = await runCli(['drift', '-f', desired], { env: { ...env, NETFORM_TOKEN: 'nf_not-a-real-token' } });

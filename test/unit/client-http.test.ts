@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient, ApiError, fetchLiveState } from '../../src/client/index.js';
+import { ApiClient, ApiError, fetchLiveState, retryLine } from '../../src/client/index.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -146,7 +146,7 @@ describe('ApiClient', () => {
     const s = await scripted((_req, res) => res.socket?.destroy());
     const error = (await client(s.url, { retries: 1 }).list('users').catch((e: unknown) => e)) as ApiError;
     expect(error.status).toBeNull();
-    expect(error.message).toMatch(/no answer from the server/);
+    expect(error.message).toBe(`GET /v0/users: ${s.url} dropped the connection (ECONNRESET)`);
     expect(error.message).not.toContain(TOKEN);
   });
 
@@ -229,4 +229,86 @@ function hasOpenssl(): boolean {
   } catch {
     return false;
   }
+}
+
+describe('ApiClient: errors a person can act on', () => {
+  it('drops a trailing /v0 from the base URL', async () => {
+    const s = await scripted((req, res) => json(res, req.url === '/v0/users' ? 200 : 404, req.url === '/v0/users' ? { data: [] } : { error: 'not_found' }));
+    await expect(client(`${s.url}/v0/`).list('users')).resolves.toEqual([]);
+    expect(s.requests.map((r) => r.url)).toEqual(['/v0/users']);
+  });
+
+  it('says an HTML answer or a missing collection is not a /v0 API, naming the URL, without retrying', async () => {
+    const html = await scripted((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Welcome</title>'));
+    const error = (await client(html.url).list('users').catch((e: unknown) => e)) as ApiError;
+    expect(error.problem).toBe('not_v0');
+    expect(error.message).toBe(`GET /v0/users: ${html.url} answered 200, but this does not look like a /v0 API (the answer is an HTML page, not JSON). --url must be the server's base URL, such as https://vpn.example.com`);
+    expect(html.requests).toHaveLength(1);
+    const elsewhere = await scripted((_req, res) => json(res, 404, { error: 'not_found' }));
+    const missing = (await client(elsewhere.url).list('rules').catch((e: unknown) => e)) as ApiError;
+    expect(missing.message).toContain('this does not look like a /v0 API (it has no /v0/rules)');
+  });
+
+  it('announces each retry with its delay and reason, and stops at the deadline', async () => {
+    const s = await scripted((_req, res) => json(res, 503, { error: 'Service Unavailable' }));
+    const lines: string[] = [];
+    const error = (await client(s.url, { retries: 4, retryBaseMs: 20, onRetry: (e) => lines.push(retryLine(e)) }).list('users').catch((e: unknown) => e)) as ApiError;
+    expect(error.status).toBe(503);
+    expect(lines).toHaveLength(4);
+    lines.forEach((line, i) => expect(line).toMatch(new RegExp(`^retrying GET /v0/users in \\d+ ms \\(${i + 1}/4\\): 503 Service Unavailable$`)));
+    // A long backoff that would end after the call's deadline is not started.
+    const bounded = await scripted((_req, res) => json(res, 503, { error: 'Service Unavailable' }));
+    const started = Date.now();
+    await client(bounded.url, { retries: 4, retryBaseMs: 5_000, totalTimeoutMs: 300 }).list('users').catch(() => undefined);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(bounded.requests).toHaveLength(1);
+  });
+
+  it('times out a server that never answers, naming the URL and --timeout', async () => {
+    const silent = await silentServer();
+    const lines: string[] = [];
+    const started = Date.now();
+    const error = (await client(silent.url, { timeoutMs: 300, retryBaseMs: 10, onRetry: (e) => lines.push(retryLine(e)) }).list('users').catch((e: unknown) => e)) as ApiError;
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(error.problem).toBe('timeout');
+    expect(error.message).toBe(`GET /v0/users: no answer from ${silent.url} within 0.3 s. The server or a proxy in front of it is not answering; --timeout SECONDS waits longer`);
+    // The first attempt used the whole deadline: no retry could start.
+    expect(lines).toEqual([]);
+    await silent.close();
+  });
+
+  it('says a refused connection and an unknown host apart', async () => {
+    const closed = await closedPortUrl();
+    const refused = (await client(closed, { retries: 1, retryBaseMs: 5 }).list('users').catch((e: unknown) => e)) as ApiError;
+    expect(refused.message).toBe(`GET /v0/users: connection refused by ${closed}: nothing is listening there. Is the server running, and is --url (NETFORM_URL) right?`);
+    const unknown = (await client('http://netform-no-such-host.invalid', { retries: 3 }).list('users').catch((e: unknown) => e)) as ApiError;
+    expect(unknown.problem).toBe('host_not_found');
+    expect(unknown.message).toMatch(/^GET \/v0\/users: host not found: netform-no-such-host\.invalid does not resolve \((ENOTFOUND|EAI_AGAIN)\)/);
+  });
+});
+
+/** A TCP server that accepts connections and never answers. */
+async function silentServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const { createServer } = await import('node:net');
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createServer((socket) => sockets.add(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** A loopback URL whose port nothing listens on. */
+async function closedPortUrl(): Promise<string> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
 }
