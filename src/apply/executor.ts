@@ -53,6 +53,15 @@ export interface ApplyOptions {
   /** The value of a secret reference, read at apply time (saved plans hold only references). */
   resolveSecret: (ref: SecretRef) => string;
   onProgress?: (progress: ApplyProgress) => void;
+  /** Told when a write starts (after waiting for a slot). */
+  onStart?: (change: Change) => void;
+  /** Told when each change settles, with how long its write took and the error behind a failure. */
+  onSettled?: (result: ChangeResult, detail: { ms: number; error?: unknown }) => void;
+  /**
+   * Asked before each write starts: a reason stops it (recorded as not attempted with that reason);
+   * null lets it go. How an interrupt or a server that went away stops new writes.
+   */
+  shouldStart?: () => string | null;
 }
 
 const COLLECTION = { user: 'users', device: 'devices', rule: 'rules' } as const satisfies Record<ObjectKind, string>;
@@ -83,10 +92,12 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
 
   let settledCount = 0;
   let failedCount = 0;
-  const record = (change: Change, status: ChangeStatus, message?: string) => {
-    results.set(change.id, { id: change.id, label: change.label ?? `${change.kind} ${change.key}`, action: change.action, status, ...(message ? { message } : {}) });
+  const record = (change: Change, status: ChangeStatus, message?: string, detail: { ms: number; error?: unknown } = { ms: 0 }) => {
+    const result: ChangeResult = { id: change.id, label: change.label ?? `${change.kind} ${change.key}`, action: change.action, status, ...(message ? { message } : {}) };
+    results.set(change.id, result);
     settledCount++;
     if (status === 'failed') failedCount++;
+    options.onSettled?.(result, detail);
     options.onProgress?.({ settled: settledCount, total: plan.changes.length, failed: failedCount });
   };
 
@@ -114,11 +125,19 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
           return;
         }
         await acquire();
+        const stop = options.shouldStart?.() ?? null;
+        if (stop !== null) {
+          release();
+          record(change, 'not_attempted', stop);
+          return;
+        }
+        options.onStart?.(change);
+        const started = Date.now();
         try {
           const remark = await executeChange(change, context);
-          record(change, 'done', remark);
+          record(change, 'done', remark, { ms: Date.now() - started });
         } catch (error) {
-          record(change, error instanceof SkippedChange ? 'not_attempted' : 'failed', failureMessage(error));
+          record(change, error instanceof SkippedChange ? 'not_attempted' : 'failed', failureMessage(error), { ms: Date.now() - started, error });
         } finally {
           release();
         }

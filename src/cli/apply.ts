@@ -4,8 +4,10 @@
  * Exit codes: 0 done, 1 error or a failed write, 3 over a safety limit, 4 stale saved plan.
  */
 import { createInterface } from 'node:readline/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidArgumentError, type Command } from 'commander';
-import { applyPlan, findStaleChanges, readSavedPlan, SavedPlanError, type ApplyProgress } from '../apply/index.js';
+import { applyPlan, findStaleChanges, readSavedPlan, SavedPlanError, ServerGoneBreaker, type ApplySummary, type ChangeResult } from '../apply/index.js';
+import { progressReporter, seconds } from './apply-progress.js';
 import { resolveSecret } from '../desired/index.js';
 import type { Plan } from '../plan/types.js';
 import { applySummaryLine, renderApplySummary } from '../render/apply.js';
@@ -19,6 +21,11 @@ interface ApplyCommandOptions extends PlanningOptions {
   parallelism: number;
 }
 
+function timeoutOf(opts: ApplyCommandOptions): number {
+  const seconds = Number(opts.timeout ?? '30');
+  return Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 1000) : 30_000;
+}
+
 function positiveInteger(value: string): number {
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new InvalidArgumentError('expected a whole number, 1 or more');
   return Number(value);
@@ -29,7 +36,7 @@ export function registerApply(program: Command): void {
     .command('apply [saved-plan]')
     .description('make the server match the desired state (-f PATH), or apply a saved plan exactly; exit 0 done, 1 error or failed writes, 3 over a safety limit, 4 stale saved plan')
     .option('-f, --file <path>', 'desired state to plan and apply: a YAML file, a folder of YAML files, or a cdk.tf.json')
-    .option('-y, --yes', 'apply without asking for confirmation (needed without a terminal)')
+    .option('-y, --yes', 'apply without asking for confirmation (needed without a terminal; a saved plan is applied without asking)')
     .option('--parallelism <n>', 'writes at once', positiveInteger, 8);
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
@@ -50,25 +57,27 @@ export function registerApply(program: Command): void {
         }
       }
       const desired = saved ? undefined : await loadDesired(opts.file!);
-      const connection = await openConnection(opts);
+      const run = watchSignals(timeoutOf(opts));
+      const connection = await openConnection(opts, run.controller.signal);
       try {
-        return desired ? await planAndApply(desired, opts, connection) : await applySaved(saved!, opts, connection);
+        return desired ? await planAndApply(desired, opts, connection, run) : await applySaved(saved!, opts, connection, run);
       } finally {
+        run.dispose();
         await connection.close();
       }
     }),
   );
 }
 
-async function planAndApply(desired: Awaited<ReturnType<typeof loadDesired>>, opts: ApplyCommandOptions, connection: Connection): Promise<ExitCode> {
+async function planAndApply(desired: Awaited<ReturnType<typeof loadDesired>>, opts: ApplyCommandOptions, connection: Connection, run: ApplyRun): Promise<ExitCode> {
   const { plan, timings } = await makePlan(desired, opts, connection);
   const color = useColor(opts);
   process.stdout.write(renderPlan(plan, 'text', { color }));
   reportTimings(timings);
-  return confirmAndApply(plan, plan.limits.filter((l) => l.exceeded).map(limitLine), opts, connection);
+  return confirmAndApply(plan, plan.limits.filter((l) => l.exceeded).map(limitLine), opts, connection, run);
 }
 
-async function applySaved(plan: Plan, opts: ApplyCommandOptions, connection: Connection): Promise<ExitCode> {
+async function applySaved(plan: Plan, opts: ApplyCommandOptions, connection: Connection, run: ApplyRun): Promise<ExitCode> {
   if (plan.server !== connection.url) {
     throw new CliError(`the saved plan was made against ${plan.server}, not ${connection.url}; plan again against this server`);
   }
@@ -89,18 +98,19 @@ async function applySaved(plan: Plan, opts: ApplyCommandOptions, connection: Con
       return limit.planned > allowed ? limitLine({ ...limit, allowed, exceeded: true, source: override !== undefined ? `--allow-${limit.kind}s ${override}` : limit.source }) : null;
     })
     .filter((line): line is string => line !== null);
-  return confirmAndApply(plan, overLimit, opts, connection);
+  return confirmAndApply(plan, overLimit, opts, connection, run, true);
 }
 
-async function confirmAndApply(plan: Plan, overLimit: string[], opts: ApplyCommandOptions, connection: Connection): Promise<ExitCode> {
+async function confirmAndApply(plan: Plan, overLimit: string[], opts: ApplyCommandOptions, connection: Connection, run: ApplyRun, saved = false): Promise<ExitCode> {
   if (overLimit.length > 0) {
     process.stderr.write(`Refused: the plan is over a safety limit. Nothing was changed.\n${overLimit.map((l) => `  - ${l}`).join('\n')}\n`);
     return ExitCode.refused;
   }
   if (plan.changes.length === 0) return ExitCode.ok;
-  if (!opts.yes) {
+  // Writing a saved plan was the approval (as with `terraform apply PLANFILE`): it is applied unasked.
+  if (!opts.yes && !saved) {
     if (!process.stdin.isTTY) {
-      throw new CliError('refusing to apply without confirmation: there is no terminal to ask on; pass --yes to apply unattended');
+      throw new CliError('refusing to apply without confirmation: there is no terminal to ask on; pass --yes to apply unattended, or apply a saved plan (netform plan -o FILE, then netform apply FILE)');
     }
     const rl = createInterface({ input: process.stdin, output: process.stderr });
     const answer = await rl.question(`\nApply these ${plan.changes.length} change(s) to ${connection.url}? Only "yes" applies: `);
@@ -110,38 +120,123 @@ async function confirmAndApply(plan: Plan, overLimit: string[], opts: ApplyComma
       return ExitCode.error;
     }
   }
-  const progress = progressLine(plan.changes.length);
-  const summary = await applyPlan(plan, {
+  return writeChanges(plan, opts, connection, run);
+}
+
+/**
+ * The writes, watched: per-write progress, a breaker for a server that went away, and the first
+ * SIGINT/SIGTERM stopping new writes (the second exits at once). Ends with the summary.
+ */
+async function writeChanges(plan: Plan, opts: ApplyCommandOptions, connection: Connection, run: ApplyRun): Promise<ExitCode> {
+  run.arm();
+  const reporter = progressReporter({ total: plan.changes.length, terminal: process.stderr.isTTY === true });
+  const breaker = new ServerGoneBreaker();
+  const settled = new Map<string, ChangeResult>();
+  let announcedBreak = false;
+  const stopReason = (): string | null => {
+    if (run.signal) return `not started: apply was interrupted (${run.signal})`;
+    const reason = breaker.tripped;
+    if (reason && !announcedBreak) {
+      announcedBreak = true;
+      process.stderr.write(`${reason}: starting no new writes\n`);
+    }
+    return reason ? `not started: ${reason}` : null;
+  };
+  const applying = applyPlan(plan, {
     client: connection.client,
     parallelism: opts.parallelism,
     resolveSecret: (ref) => resolveSecret(ref, process.env),
-    onProgress: progress.update,
+    onProgress: reporter.onProgress,
+    onStart: reporter.onStart,
+    onSettled: (result, detail) => {
+      settled.set(result.id, result);
+      breaker.observe(result, detail.error);
+      reporter.onSettled(result, detail);
+    },
+    shouldStart: stopReason,
   });
-  progress.clear();
-  process.stdout.write(`\n${renderApplySummary(summary, { color: useColor(opts) })}`);
-  if (summary.failed > 0 || summary.notAttempted > 0) {
-    process.stderr.write(`${applySummaryLine(summary)} Running apply again retries what is left.\n`);
+  run.onInterrupt = () => {
+    const waiting = reporter.inFlight().size;
+    process.stderr.write(`${run.signal}: starting no new writes; waiting up to ${seconds(run.timeoutMs)} for the ${waiting} in flight (send it again to exit at once)\n`);
+  };
+  // After an interrupt, writes in flight get at most one request timeout to finish.
+  const summary = await Promise.race([applying, run.interrupted.then(() => sleep(run.timeoutMs + 1000, null, { ref: false }))]);
+  reporter.stop();
+  const final = summary ?? summaryOf(plan, settled, reporter.inFlight());
+  process.stdout.write(`\n${renderApplySummary(final, { color: useColor(opts) })}`);
+  if (run.signal) {
+    process.stderr.write(`Interrupted by ${run.signal}. ${applySummaryLine(final)} Running apply again finishes what is left.\n`);
+    const code = run.signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated;
+    // Writes still in flight after the wait are abandoned, not waited for again.
+    if (summary === null) process.exit(code);
+    return code;
+  }
+  if (final.failed > 0 || final.notAttempted > 0) {
+    process.stderr.write(`${applySummaryLine(final)} Running apply again retries what is left.\n`);
     return ExitCode.error;
   }
   return ExitCode.ok;
 }
 
-/** One line on a terminal's stderr showing how far a long apply is; nothing elsewhere. */
-function progressLine(total: number): { update: (p: ApplyProgress) => void; clear: () => void } {
-  const stream = process.stderr;
-  if (!stream.isTTY || total < 10) return { update: () => {}, clear: () => {} };
-  let last = 0;
-  let shown = false;
+/** The summary when the writes in flight did not finish in time: those are reported as unknown. */
+function summaryOf(plan: Plan, settled: Map<string, ChangeResult>, inFlight: ReadonlySet<string>): ApplySummary {
+  const results = plan.changes.map((change): ChangeResult => {
+    const done = settled.get(change.id);
+    if (done) return done;
+    const label = change.label ?? `${change.kind} ${change.key}`;
+    if (inFlight.has(change.id)) return { id: change.id, label, action: change.action, status: 'failed', message: 'still in flight when apply stopped waiting: its outcome is unknown (netform plan shows it)' };
+    return { id: change.id, label, action: change.action, status: 'not_attempted', message: 'not started: apply was interrupted' };
+  });
   return {
-    update: (p) => {
-      const now = Date.now();
-      if (now - last < 100 && p.settled < p.total) return;
-      last = now;
-      shown = true;
-      stream.write(`\r\x1b[2KApplying: ${p.settled}/${p.total} settled${p.failed ? `, ${p.failed} failed` : ''}`);
+    results,
+    done: results.filter((r) => r.status === 'done').length,
+    failed: results.filter((r) => r.status === 'failed').length,
+    notAttempted: results.filter((r) => r.status === 'not_attempted').length,
+  };
+}
+
+/**
+ * One apply's signal state. Before the writes start a signal ends the process as usual (nothing
+ * was written); during them the first one stops new writes and the second exits at once.
+ */
+interface ApplyRun {
+  controller: AbortController;
+  signal: NodeJS.Signals | null;
+  interrupted: Promise<void>;
+  onInterrupt: () => void;
+  timeoutMs: number;
+  /** Takes over SIGINT/SIGTERM (when the writes start). */
+  arm(): void;
+  dispose(): void;
+}
+
+function watchSignals(timeoutMs: number): ApplyRun {
+  const controller = new AbortController();
+  let resolveInterrupted!: () => void;
+  const run: ApplyRun = {
+    controller,
+    signal: null,
+    interrupted: new Promise<void>((resolve) => (resolveInterrupted = resolve)),
+    onInterrupt: () => {},
+    timeoutMs,
+    arm: () => {
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
     },
-    clear: () => {
-      if (shown) stream.write('\r\x1b[2K');
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
     },
   };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (run.signal) {
+      process.stderr.write(`${signal} again: exiting now. Writes in flight may or may not have happened; netform plan shows where the server is.\n`);
+      process.exit(signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated);
+    }
+    run.signal = signal;
+    controller.abort();
+    run.onInterrupt();
+    resolveInterrupted();
+  };
+  return run;
 }

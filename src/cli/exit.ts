@@ -5,6 +5,9 @@ export const ExitCode = {
   changes: 2,
   refused: 3,
   stale: 4,
+  /** Apply stopped by SIGINT (128 + 2), by SIGTERM (128 + 15). */
+  interrupted: 130,
+  terminated: 143,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 

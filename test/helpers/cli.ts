@@ -35,3 +35,73 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
     child.stdin.end(options.input ?? '');
   });
 }
+
+export interface RunningCli {
+  child: import('node:child_process').ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves once stdout matches (already or later); rejects after the timeout or if the process exits first. */
+  waitForStdout(pattern: string | RegExp, timeoutMs?: number): Promise<void>;
+  waitForStderr(pattern: string | RegExp, timeoutMs?: number): Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGKILL if still running (cleanup). */
+  kill(): void;
+}
+
+/** Starts `netform ARGS` and lets a test read its output while it runs (stdout and stderr are pipes). */
+export function startCli(args: string[], options: CliOptions = {}): RunningCli {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
+  for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin!.end(options.input ?? '');
+  const text = { stdout: '', stderr: '' };
+  const waiters = new Set<() => void>();
+  const notify = () => {
+    for (const check of [...waiters]) check();
+  };
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => ((text.stdout += c), notify()));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => ((text.stderr += c), notify()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('close', (code, signal) => {
+      resolve({ code, signal });
+      notify();
+    });
+  });
+  let done = false;
+  void exited.then(() => (done = true));
+  const waitFor = (which: 'stdout' | 'stderr', pattern: string | RegExp, timeoutMs = 20_000) =>
+    new Promise<void>((resolve, reject) => {
+      const matches = () => (typeof pattern === 'string' ? text[which].includes(pattern) : pattern.test(text[which]));
+      const describe = () => `--- stdout\n${text.stdout}\n--- stderr\n${text.stderr}`;
+      const check = () => {
+        if (matches()) {
+          finish();
+          resolve();
+        } else if (done || child.exitCode !== null) {
+          finish();
+          reject(new Error(`netform exited (${child.exitCode}) before ${which} matched ${String(pattern)}\n${describe()}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`${which} did not match ${String(pattern)} within ${timeoutMs} ms\n${describe()}`));
+      }, timeoutMs);
+      const finish = () => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    });
+  return {
+    child,
+    stdout: () => text.stdout,
+    stderr: () => text.stderr,
+    waitForStdout: (p, t) => waitFor('stdout', p, t),
+    waitForStderr: (p, t) => waitFor('stderr', p, t),
+    exited,
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
