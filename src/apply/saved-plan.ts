@@ -1,5 +1,6 @@
 /** Reading a saved plan (`netform plan -o`): the document must be one this netform can apply exactly. */
 import { readFileSync } from 'node:fs';
+import { planDigest } from '../plan/digest.js';
 import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Plan } from '../plan/types.js';
 
 export class SavedPlanError extends Error {
@@ -28,6 +29,12 @@ export function readSavedPlan(path: string): Plan {
   }
   if (plan.format_version !== PLAN_FORMAT_VERSION) {
     throw new SavedPlanError(`${path}: plan format version ${String(plan.format_version)} is not supported by this netform (it reads version ${PLAN_FORMAT_VERSION}); make the plan again`);
+  }
+  if (typeof plan.digest !== 'string') {
+    throw new SavedPlanError(`${path}: the saved plan has no digest, so it cannot be told apart from a plan edited by hand; make it again with netform plan -o`);
+  }
+  if (plan.digest !== planDigest(plan)) {
+    throw new SavedPlanError(`${path}: the saved plan was modified after netform plan wrote it (its digest does not match); nothing was changed. Make it again with netform plan -o`);
   }
   if (!Array.isArray(plan.changes) || typeof plan.server !== 'string' || !Array.isArray(plan.limits)) {
     throw new SavedPlanError(`${path}: the saved plan is incomplete (changes, server or limits missing)`);

@@ -146,4 +146,6 @@ export interface Plan {
    */
   undeclared?: UndeclaredItem[];
   settings?: PlanSettings;
+  /** SHA-256 of the rest of the document (src/plan/digest.ts), written with the JSON document. */
+  digest?: string;
 }

@@ -6,6 +6,7 @@
  */
 import pc from 'picocolors';
 import { SENSITIVE, SENSITIVE_CHANGED } from '../model/secret.js';
+import { planDigest } from '../plan/digest.js';
 import type { Change, FieldChange, LimitCheck, Plan, UndeclaredItem } from '../plan/types.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';
@@ -26,7 +27,8 @@ const SYMBOL: Record<Change['action'], string> = { create: '+', update: '~', del
 type Colors = ReturnType<typeof pc.createColors>;
 
 export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOptions): string {
-  if (format === 'json') return `${JSON.stringify(plan, null, 2)}\n`;
+  // The JSON document carries its digest: a saved plan edited by hand is refused by apply.
+  if (format === 'json') return `${JSON.stringify({ ...plan, digest: planDigest(plan) }, null, 2)}\n`;
   if (format === 'markdown') return renderMarkdown(plan);
   return renderText(plan, pc.createColors(options.color));
 }

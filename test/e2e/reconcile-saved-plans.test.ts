@@ -27,7 +27,8 @@ describe('saved plans', () => {
 
     // The files change after the plan was made: the saved plan still does exactly what it showed.
     ws.write('saved.yaml', yaml('', 1500));
-    const applied = await netform(server, ['apply', planPath, '--yes']);
+    // Writing the plan was the approval: no --yes, no question, even without a terminal.
+    const applied = await netform(server, ['apply', planPath]);
     expect(applied.code, describeResult(applied)).toBe(0);
     const state = await serverState(server);
     expect(state.devices[0].mtu).toBe(1300);
@@ -61,10 +62,10 @@ describe('saved plans', () => {
     const file = ws.write('elsewhere.yaml', yaml('  - email: x@bulk.test\n', 1300));
     expect((await netform(server, ['plan', '-f', file, '-o', planPath])).code).toBe(2);
     const doc = JSON.parse(readFileSync(planPath, 'utf8'));
-    writeFileSync(planPath, JSON.stringify({ ...doc, server: 'https://vpn.elsewhere.test' }));
-    const other = await netform(server, ['apply', planPath, '--yes']);
+    const sameServerOtherName = server.url.replace('127.0.0.1', 'localhost');
+    const other = await netform(server, ['apply', planPath], { NETFORM_URL: sameServerOtherName });
     expect(other.code, describeResult(other)).toBe(1);
-    expect(other.stderr).toContain(`error: the saved plan was made against https://vpn.elsewhere.test, not ${server.url}`);
+    expect(other.stderr).toContain(`error: the saved plan was made against ${server.url}, not ${sameServerOtherName}`);
 
     writeFileSync(planPath, JSON.stringify({ ...doc, format_version: 99 }));
     const version = await netform(server, ['apply', planPath, '--yes']);
@@ -74,5 +75,26 @@ describe('saved plans', () => {
     expect(notAPlan.code).toBe(1);
     expect(notAPlan.stderr).toContain('not a saved plan (not JSON)');
   });
-});
 
+  it('refuses a saved plan edited by hand (exit 1, nothing written), saying it was modified', async () => {
+    const file = ws.write('tamper.yaml', yaml('  - email: tamper@bulk.test\n', 1300));
+    const planPath = ws.path('tamper.json');
+    expect((await netform(server, ['plan', '-f', file, '-o', planPath])).code).toBe(2);
+    const doc = JSON.parse(readFileSync(planPath, 'utf8'));
+    const create = doc.changes.find((c: any) => c.id === 'user:tamper@bulk.test');
+    // What it would show and what it would send, edited apart: the role shown admin, sent unprivileged.
+    create.fields.push({ field: 'role', before: null, after: 'admin' });
+    create.body.role = 'unprivileged';
+    writeFileSync(planPath, JSON.stringify(doc, null, 2));
+    const refused = await netform(server, ['apply', planPath]);
+    expect(refused.code, describeResult(refused)).toBe(1);
+    expect(refused.stderr).toContain(`error: ${planPath}: the saved plan was modified after netform plan wrote it (its digest does not match); nothing was changed`);
+    expect((await serverState(server)).users.map((u) => u.email)).not.toContain('tamper@bulk.test');
+
+    delete doc.digest;
+    writeFileSync(planPath, JSON.stringify(doc));
+    const unsigned = await netform(server, ['apply', planPath]);
+    expect(unsigned.code).toBe(1);
+    expect(unsigned.stderr).toContain('the saved plan has no digest');
+  });
+});

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { planDigest } from '../../src/plan/digest.js';
 import { planChanges, type Plan } from '../../src/plan/index.js';
 import { MARKDOWN_MARKER, renderPlan, summaryLine } from '../../src/render/index.js';
 import { desired, device, liveDevice, liveRule, liveState, liveUser, OPTIONS, PSK_LIVE, PSK_NEW, rule, secret, user } from './plan-fixtures.js';
@@ -72,7 +73,11 @@ describe('renderPlan', () => {
   it('json: the versioned plan document, round-trips, no secrets', () => {
     const plan = samplePlan();
     const text = renderPlan(plan, 'json', { color: false });
-    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(plan)));
+    const { digest, ...rest } = JSON.parse(text);
+    expect(rest).toEqual(JSON.parse(JSON.stringify(plan)));
+    // The digest covers the document: any edit changes it.
+    expect(digest).toBe(planDigest(plan));
+    expect(planDigest({ ...plan, server: 'https://elsewhere.test' })).not.toBe(digest);
     expect(JSON.parse(text)).toMatchObject({ format: 'netform.plan', format_version: 1 });
     for (const s of [PSK_NEW, PSK_LIVE, 'new-user-password-1']) expect(text).not.toContain(s);
   });
