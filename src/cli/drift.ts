@@ -15,7 +15,7 @@ import type { Plan } from '../plan/types.js';
 import { renderPlan } from '../render/index.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
 import { action, CliError, ExitCode } from './exit.js';
-import { loadDesired, loadDesiredAndLive, makePlan, reportTimings, useColor } from './plan.js';
+import { fullPlanAt, loadDesired, loadDesiredAndLive, makePlan, reportTimings, useColor } from './plan.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../../package.json') as { version: string };
@@ -68,7 +68,7 @@ async function driftOnce(opts: DriftCommandOptions): Promise<ExitCode> {
     if (opts[flag] !== undefined) throw new CliError(`--${kebab(flag)} needs --every (it applies to scheduled checks)`);
   }
   const plan = await checkDrift(opts);
-  process.stdout.write(ensureNewline(renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts) })));
+  process.stdout.write(ensureNewline(renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts), fullPlanAt: fullPlanAt() })));
   return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
 }
 

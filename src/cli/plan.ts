@@ -56,6 +56,18 @@ export function useColor(opts: { color?: boolean }, stream: NodeJS.WriteStream =
   return opts.color !== false && stream.isTTY === true && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '');
 }
 
+/**
+ * Where the full plan is, for a markdown comment that had to leave changes out: in a GitHub
+ * Actions run, that run's page (its artifacts); elsewhere NETFORM_FULL_PLAN_AT if set.
+ */
+export function fullPlanAt(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.NETFORM_FULL_PLAN_AT) return env.NETFORM_FULL_PLAN_AT;
+  if (env.GITHUB_SERVER_URL && env.GITHUB_REPOSITORY && env.GITHUB_RUN_ID) {
+    return `the artifacts of ${env.GITHUB_SERVER_URL}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}`;
+  }
+  return undefined;
+}
+
 /** Reads the desired state; errors name file, line and column. Done before connecting, so bad files touch no server. */
 export async function loadDesired(file: string): Promise<{ state: DesiredState; ms: number; rss: number }> {
   const started = performance.now();
@@ -171,7 +183,7 @@ export function registerPlan(program: Command): void {
       try {
         const { plan, timings } = await makePlan(desired, opts, connection, live);
         const started = performance.now();
-        const output = renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts) });
+        const output = renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts), fullPlanAt: fullPlanAt() });
         timings.render = elapsedSince(started);
         process.stdout.write(output);
         if (opts.out) {

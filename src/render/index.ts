@@ -18,7 +18,13 @@ export const MARKDOWN_MARKER = '<!-- netform-plan -->';
 export interface RenderOptions {
   /** ANSI colours: only on a terminal, never with NO_COLOR (the caller decides). */
   color: boolean;
+  /** Markdown: the most characters the comment may have. Default 60,000 (GitHub refuses over 65,536). */
+  maxChars?: number;
+  /** Markdown: where the full plan is, said when changes had to be left out (a CI run's artifacts). */
+  fullPlanAt?: string;
 }
+
+export const MARKDOWN_MAX_CHARS = 60_000;
 
 const SECRET_FIELDS = new Set(['password', 'password_confirmation', 'preshared_key', 'token']);
 
@@ -29,7 +35,7 @@ type Colors = ReturnType<typeof pc.createColors>;
 export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOptions): string {
   // The JSON document carries its digest: a saved plan edited by hand is refused by apply.
   if (format === 'json') return `${JSON.stringify({ ...plan, digest: planDigest(plan) }, null, 2)}\n`;
-  if (format === 'markdown') return renderMarkdown(plan);
+  if (format === 'markdown') return renderMarkdown(plan, options);
   return renderText(plan, pc.createColors(options.color));
 }
 
@@ -123,23 +129,45 @@ function renderText(plan: Plan, c: Colors): string {
   return `${out.join('\n')}\n`;
 }
 
-function renderMarkdown(plan: Plan): string {
-  const lines: string[] = [];
-  for (const change of plan.changes) {
+/**
+ * A pull-request comment within `maxChars` whatever the plan's size: the summary, server and limits
+ * first, then whole changes while they fit, a closed code block, and a line saying how many
+ * changes are not shown and where the full plan is.
+ */
+function renderMarkdown(plan: Plan, options: RenderOptions): string {
+  const maxChars = options.maxChars ?? MARKDOWN_MAX_CHARS;
+  const blocks = plan.changes.map((change) => {
     const { head, details } = changeLines(change);
     // A diff block colours lines by their first character: `-/+` reads as a deletion there, so it gets `!`.
-    lines.push(change.action === 'replace' ? `! ${head}` : head);
+    const lines = [change.action === 'replace' ? `! ${head}` : head];
     for (const d of details) lines.push(`${change.action === 'delete' ? '-' : change.action === 'create' ? '+' : ' '}     ${d}`);
-  }
-  const fence = '`'.repeat(Math.max(3, longestBacktickRun(lines.join('\n')) + 1));
+    return lines.join('\n');
+  });
   const out: string[] = [MARKDOWN_MARKER, `### netform plan`, ''];
   out.push(`**${summaryLine(plan)}**`, '');
   const undeclaredSummary = undeclaredLine(plan);
   if (undeclaredSummary) out.push(undeclaredSummary, '');
   out.push(`Server: \`${plan.server}\`${plan.sources.length ? ` · from ${plan.sources.map((s) => `\`${s}\``).join(', ')}` : ''}`, '');
   for (const limit of exceededLimits(plan)) out.push(`> [!CAUTION]`, `> Over a safety limit: ${limitLine(limit)}`, '');
-  if (plan.changes.length > 0) {
-    out.push('<details open><summary>Changes</summary>', '', `${fence}diff`, ...lines, fence, '', '</details>', '');
+  const head = out.join('\n');
+  // Room kept for the closing fence, the "not shown" line and the warnings' heading.
+  const reserve = 1_000 + (options.fullPlanAt?.length ?? 0);
+  let budget = maxChars - head.length - reserve;
+  const shown: string[] = [];
+  for (const block of blocks) {
+    if (block.length + 1 > budget) break;
+    shown.push(block);
+    budget -= block.length + 1;
+  }
+  const hidden = blocks.length - shown.length;
+  const tail: string[] = [];
+  if (blocks.length > 0) {
+    const fence = '`'.repeat(Math.max(3, longestBacktickRun(shown.join('\n')) + 1));
+    tail.push('<details open><summary>Changes</summary>', '', `${fence}diff`, ...shown, fence, '', '</details>', '');
+    if (hidden > 0) {
+      const where = options.fullPlanAt ? `The full plan: ${options.fullPlanAt}` : 'Run `netform plan` for the full plan';
+      tail.push(`**${hidden} of ${blocks.length} changes are not shown** (a comment holds at most ${maxChars.toLocaleString('en-US')} characters). ${where}.`, '');
+    }
   }
   if ((plan.undeclared ?? []).length > 0) {
     const entries = plan.undeclared!.map(undeclaredEntry);
@@ -148,9 +176,17 @@ function renderMarkdown(plan: Plan): string {
     out.push(`${undeclaredFence}diff`, ...entries.map((e) => (e.startsWith('=') ? ` ${e.slice(1)}` : e)), undeclaredFence, '', '</details>', '');
   }
   if (plan.warnings.length > 0) {
-    out.push('**Warnings**', '', ...plan.warnings.map((w) => `- ${w}`), '');
+    const warnings: string[] = [];
+    for (const w of plan.warnings) {
+      const line = `- ${w}`;
+      if (line.length + 1 > budget) break;
+      warnings.push(line);
+      budget -= line.length + 1;
+    }
+    const left = plan.warnings.length - warnings.length;
+    tail.push('**Warnings**', '', ...warnings, ...(left > 0 ? [`- … and ${left} more warning(s), not shown`] : []), '');
   }
-  return `${out.join('\n')}`;
+  return `${head}\n${tail.join('\n')}`;
 }
 
 function longestBacktickRun(text: string): number {

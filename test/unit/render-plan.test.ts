@@ -91,4 +91,27 @@ describe('renderPlan', () => {
     expect(md).toContain('-     - device bob@example.com/phone (goes with the user)');
     expect(md).not.toMatch(/\x1b\[/);
   });
+
+  it('markdown: a 3,000-change plan stays under 60,000 characters, summary first, fences closed, the rest counted', () => {
+    const users = Array.from({ length: 3_000 }, (_, i) => user(`person-${String(i).padStart(4, '0')}@example.com`, { role: 'admin' }));
+    const plan = planChanges(desired({ users }), liveState({ users: [liveUser('admin@example.com', { role: 'admin' })] }), { ...OPTIONS, allowDeletes: 10_000, allowUpdates: 10_000 });
+    expect(plan.changes).toHaveLength(3_000);
+    const md = renderPlan(plan, 'markdown', { color: false, fullPlanAt: 'the plan.txt and plan.json artifacts of this run' });
+    expect(md.length).toBeLessThan(60_000);
+    expect(md.length).toBeGreaterThan(50_000);
+    const lines = md.split('\n');
+    expect(lines[0]).toBe(MARKDOWN_MARKER);
+    expect(md.indexOf('**Plan: 3000 to create')).toBeLessThan(md.indexOf('```diff'));
+    // Fences balanced: every opening has its closing.
+    expect(lines.filter((l) => /^`{3,}/.test(l)).length % 2).toBe(0);
+    expect(lines.filter((l) => /^`{3,}diff$/.test(l))).toHaveLength(1);
+    const shown = lines.filter((l) => /^\+ user person-/.test(l)).length;
+    expect(shown).toBeGreaterThan(100);
+    expect(md).toContain(`**${3_000 - shown} of 3000 changes are not shown** (a comment holds at most 60,000 characters). The full plan: the plan.txt and plan.json artifacts of this run.`);
+    // Whole changes only: the last shown change keeps its detail line.
+    const lastShown = lines.findLastIndex((l) => /^\+ user person-/.test(l));
+    expect(lines.slice(lastShown + 1, lastShown + 3)).toEqual([`+     email: "person-${String(shown - 1).padStart(4, '0')}@example.com"`, '+     role: "admin"']);
+    // A small plan is not cut at all.
+    expect(renderPlan(samplePlan(), 'markdown', { color: false })).not.toContain('not shown');
+  });
 });
