@@ -45,7 +45,7 @@ export function registerDrift(program: Command): void {
     .option('--timezone <tz>', 'time zone of the schedule (default: the system time zone)')
     .option('--run-at-start', 'with --every: also check once right away')
     .option('--report <file>', 'with --every: keep the latest report in this file (replaced atomically)')
-    .option('--webhook <url>', 'with --every: POST a report whenever the status changes (clean, drift, failed)')
+    .option('--webhook <url>', 'with --every: POST a report whenever the status or the set of differences changes (recovery included); at most 5 s per run')
     .option('--webhook-always', 'with --webhook: also POST every drifted run');
   addConnectionOptions(cmd);
   cmd.action(action(async (opts: DriftCommandOptions) => (opts.every === undefined ? driftOnce(opts) : driftOnSchedule(opts))));

@@ -4,7 +4,7 @@ import { rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import got, { RequestError } from 'got';
 import type { ReportSink } from './loop.js';
-import { redactSecrets, type DriftStatus } from './report.js';
+import { driftSignature, driftText, redactSecrets, type DriftStatus } from './report.js';
 
 /** One JSON line per report (stdout in the CLI). */
 export function jsonLinesSink(write: (text: string) => void): ReportSink {
@@ -48,11 +48,11 @@ export interface WebhookOptions {
   retries?: number;
   /** First backoff delay; doubled on each retry. Default 1000 ms. */
   backoffMs?: number;
-  /** Longest backoff delay, also the cap on a server's Retry-After. Default 10,000 ms. */
+  /** Longest backoff delay, also the cap on a server's Retry-After. Default 2,000 ms. */
   maxBackoffMs?: number;
-  /** Timeout of one attempt. Default 10,000 ms. */
+  /** Timeout of one attempt. Default 5,000 ms (never more than the whole delivery's bound). */
   attemptTimeoutMs?: number;
-  /** Bound on the whole delivery, retries included, so a dead receiver never holds up the schedule. Default 60,000 ms. */
+  /** Bound on the whole delivery, retries included, so a dead receiver costs a run at most this. Default 5,000 ms. */
   totalTimeoutMs?: number;
   userAgent?: string;
   /** Values that must never appear in a logged error (the API token). */
@@ -61,32 +61,35 @@ export interface WebhookOptions {
 }
 
 /**
- * POSTs a report when its status differs from the last status delivered (so the first report,
- * every change of status, and a change whose delivery failed earlier), and every drifted report
- * with `always`. The request carries the report only: no API token, no credentials.
+ * POSTs a report when it says something new: the first report, every change of status (so also
+ * recovery), every change in the set of differences while drift is open, and a change whose
+ * delivery failed earlier; every drifted report with `always`. The body is the report plus a
+ * `text` summary for chat webhooks; no API token, no credentials.
  */
 export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliveredStatus(): DriftStatus | null } {
   const retries = options.retries ?? 3;
   const backoffMs = options.backoffMs ?? 1000;
-  const maxBackoffMs = options.maxBackoffMs ?? 10_000;
+  const maxBackoffMs = options.maxBackoffMs ?? 2_000;
   const shownUrl = describeWebhookUrl(options.url);
   const secrets = [options.url, ...(options.secrets ?? [])];
   let lastDelivered: DriftStatus | null = null;
+  let lastSignature: string | null = null;
 
   return {
     name: `webhook ${shownUrl}`,
     lastDeliveredStatus: () => lastDelivered,
     async deliver(report) {
-      const wanted = report.status !== lastDelivered || (options.always === true && report.status === 'drift');
+      const signature = driftSignature(report);
+      const wanted = signature !== lastSignature || (options.always === true && report.status === 'drift');
       if (!wanted) return;
-      const totalTimeoutMs = options.totalTimeoutMs ?? 60_000;
+      const totalTimeoutMs = options.totalTimeoutMs ?? 5_000;
       const deadline = AbortSignal.timeout(totalTimeoutMs);
       let attempts = 1;
       try {
         await got.post(options.url, {
-          json: report,
+          json: { ...report, text: driftText(report, lastDelivered) },
           headers: { 'user-agent': options.userAgent ?? 'netform' },
-          timeout: { request: options.attemptTimeoutMs ?? 10_000 },
+          timeout: { request: Math.min(options.attemptTimeoutMs ?? 5_000, totalTimeoutMs) },
           signal: deadline,
           followRedirect: false,
           throwHttpErrors: true,
@@ -109,6 +112,7 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
           },
         });
         lastDelivered = report.status;
+        lastSignature = signature;
       } catch (error) {
         const reason = deadline.aborted ? `no answer within ${totalTimeoutMs} ms` : describeRequestError(error);
         throw new Error(`POST failed after ${attempts} attempt(s): ${redactSecrets(reason, secrets)}`);

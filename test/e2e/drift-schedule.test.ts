@@ -91,12 +91,22 @@ describe('netform drift --every', () => {
       expect(text).not.toContain(server.token);
     }
 
+    // New drift while drift is open: the set of differences changed, so the webhook hears of it.
+    expect((await server.api('PATCH', `/v0/devices/${device.body.data.id}`, { device: { mtu: 1420 } })).status).toBe(200);
+    await hook.waitForCount(3);
+    expect(hook.received[2]!.report.status).toBe('drift');
+    expect(hook.received[2]!.report.changes[0]!.fields).toContainEqual(expect.objectContaining({ field: 'mtu', before: 1420, after: 1380 }));
+    expect((hook.received[2]!.report as unknown as { text: string }).text).toBe(
+      `netform drift on ${server.url}: 1 difference from the desired state: update device alice@example.com/laptop`,
+    );
+
     // The team merges the change into the files: the next runs read them again and are clean.
     const mergedAt = drift.reports.length;
-    await writeFile(desired, desiredYaml(publicKey, 1400));
+    await writeFile(desired, desiredYaml(publicKey, 1420));
     await drift.waitForReport((r) => r.status === 'clean', { from: mergedAt });
-    await hook.waitForCount(3);
-    expect(hook.received[2]!.report.status).toBe('clean');
+    await hook.waitForCount(4);
+    expect(hook.received[3]!.report.status).toBe('clean');
+    expect((hook.received[3]!.report as unknown as { text: string }).text).toBe(`netform drift on ${server.url}: back to clean: the server matches the desired state`);
 
     // SIGTERM: stops after the run in progress, exit 0, every stdout line a report.
     drift.child.kill('SIGTERM');

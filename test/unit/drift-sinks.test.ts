@@ -89,6 +89,29 @@ describe('webhook sink', () => {
     }
   });
 
+  it('POSTs when the set of differences changes during open drift, with a text summary', async () => {
+    const hook = await receiver();
+    try {
+      const sink = webhookSink({ url: hook.url, backoffMs: 1 });
+      const drifted = (changes: { id: string; label: string; after: number }[]) => ({
+        ...report('drift'),
+        changes: changes.map((c) => ({ id: c.id, kind: 'device' as const, action: 'update' as const, key: c.id, label: c.label, fields: [{ field: 'mtu', before: 1, after: c.after }] })),
+      });
+      const a = { id: 'device:a/laptop', label: 'device a/laptop', after: 1380 };
+      const b = { id: 'device:b/phone', label: 'device b/phone', after: 1280 };
+      for (const r of [drifted([a]), drifted([a]), drifted([a, b]), drifted([b, a]), drifted([{ ...a, after: 1400 }, b]), report('clean')]) await sink.deliver(r);
+      expect(hook.received.map((r) => r.body.changes.length)).toEqual([1, 2, 2, 0]);
+      expect(hook.received.map((r) => (r.body as unknown as { text: string }).text)).toEqual([
+        'netform drift on http://s: 1 difference from the desired state: update device a/laptop',
+        'netform drift on http://s: 2 differences from the desired state: update device a/laptop; update device b/phone',
+        'netform drift on http://s: 2 differences from the desired state: update device a/laptop; update device b/phone',
+        'netform drift on http://s: back to clean: the server matches the desired state',
+      ]);
+    } finally {
+      await hook.close();
+    }
+  });
+
   it('POSTs every drifted run with always', async () => {
     const hook = await receiver();
     try {
@@ -154,6 +177,20 @@ describe('webhook sink', () => {
       const started = Date.now();
       await expect(sink.deliver(report('drift'))).rejects.toThrow(/POST failed after \d+ attempt\(s\): no answer within 300 ms/);
       expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('costs a run at most 5 s by default when the receiver never answers', async () => {
+    const server = createServer(() => { /* never answers */ });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const started = Date.now();
+      await expect(webhookSink({ url: `http://127.0.0.1:${port}/x` }).deliver(report('drift'))).rejects.toThrow(/no answer within 5000 ms/);
+      expect(Date.now() - started).toBeLessThan(6_000);
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
