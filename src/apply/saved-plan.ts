@@ -21,7 +21,7 @@ export function readSavedPlan(path: string): Plan {
   try {
     doc = JSON.parse(text);
   } catch {
-    throw new SavedPlanError(`${path}: not a saved plan (not JSON); make one with netform plan -o ${path}`);
+    throw new SavedPlanError(`${path}: not a saved plan (not JSON). To apply desired-state files, pass them with -f: netform apply -f ${path}`);
   }
   const plan = doc as Partial<Plan>;
   if (typeof doc !== 'object' || doc === null || plan.format !== PLAN_FORMAT) {
@@ -31,10 +31,10 @@ export function readSavedPlan(path: string): Plan {
     throw new SavedPlanError(`${path}: plan format version ${String(plan.format_version)} is not supported by this netform (it reads version ${PLAN_FORMAT_VERSION}); make the plan again`);
   }
   if (typeof plan.digest !== 'string') {
-    throw new SavedPlanError(`${path}: the saved plan has no digest, so it cannot be told apart from a plan edited by hand; make it again with netform plan -o`);
+    throw new SavedPlanError(`${path}: the saved plan has no digest, so it cannot be told apart from a plan edited by hand; make it again with netform plan -f PATH -o PLANFILE`);
   }
   if (plan.digest !== planDigest(plan)) {
-    throw new SavedPlanError(`${path}: the saved plan was modified after netform plan wrote it (its digest does not match); nothing was changed. Make it again with netform plan -o`);
+    throw new SavedPlanError(`${path}: the saved plan was modified after netform plan wrote it (its digest does not match); nothing was changed. Make it again with netform plan -f PATH -o PLANFILE`);
   }
   if (!Array.isArray(plan.changes) || typeof plan.server !== 'string' || !Array.isArray(plan.limits)) {
     throw new SavedPlanError(`${path}: the saved plan is incomplete (changes, server or limits missing)`);

@@ -74,6 +74,7 @@ async function driftOnce(opts: DriftCommandOptions): Promise<ExitCode> {
 
 async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
   const expression = opts.every!;
+  if (opts.file === '-') throw new CliError('-f - (stdin) can be read once only: a schedule reads the files again at every run; give a path');
   const problem = cronExpressionProblem(expression);
   if (problem) throw new CliError(`--every: "${expression}" is not a valid cron expression (${problem})`);
   const zoneProblem = opts.timezone === undefined ? null : timeZoneProblem(opts.timezone);

@@ -27,7 +27,7 @@ export function registerExport(program: Command): void {
   const cmd = program
     .command('export')
     .description('write the live server as desired-state YAML (secrets as references, never values)')
-    .option('-o, --output <dir>', 'write the files into this folder (created if missing); without it, print one document')
+    .option('-o, --output <dir>', 'write the files into this folder (created if missing); without it or with -, print one document')
     .option('--split', 'one file per user plus one for the global rules (needs -o)')
     .option('--force', 'overwrite files that already exist in the folder')
     .option('--no-addresses', "leave device tunnel addresses (ipv4, ipv6) out, so the server keeps choosing them")
@@ -39,6 +39,8 @@ export function registerExport(program: Command): void {
 }
 
 async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
+  // `-o -` is standard output, as without -o (never a folder named "-").
+  if (opts.output === '-') delete opts.output;
   if (opts.split && !opts.output) throw new CliError('--split writes one file per user: give the folder with -o DIR');
   const outputDir = opts.output ? resolve(opts.output) : null;
   const schemaRef = opts.schema ?? schemaReference(outputDir ?? process.cwd());

@@ -3,7 +3,8 @@
  * Exit codes: 0 nothing to do, 2 changes pending, 3 over a safety limit (the plan is printed in
  * full first), 1 error.
  */
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { formatDiagnostic, loadDesiredState } from '../desired/index.js';
@@ -168,31 +169,59 @@ export function reportTimings(timings: Timings): void {
   if (process.env.NETFORM_TIMINGS) process.stderr.write(`netform-timings ${JSON.stringify({ ...timings, rss_peak_mb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`);
 }
 
+function writeSavedPlan(out: string, json: string): void {
+  if (out === '-') {
+    process.stdout.write(json);
+    return;
+  }
+  try {
+    writeFileSync(out, json);
+  } catch (error) {
+    throw new CliError(`-o: cannot write ${out} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+/** `plan -f desired/netform.yaml -o desired/netform.yaml` would replace the files with a plan: refused. */
+export function refuseOverwritingInput(out: string, input: string): void {
+  if (out === '-' || input === '-') return;
+  const target = resolve(out);
+  const source = resolve(input);
+  let inputIsFolder = false;
+  try {
+    inputIsFolder = statSync(source).isDirectory();
+  } catch {
+    return;
+  }
+  // A folder is read for its *.yaml/*.yml files, or its cdk.tf.json.
+  const inside = inputIsFolder && dirname(target) === source && /(\.ya?ml|^cdk\.tf\.json)$/i.test(basename(target));
+  if (target === source || inside) {
+    throw new CliError(`-o ${out} would overwrite the desired state read from ${input}; write the saved plan elsewhere (such as plan.json)`);
+  }
+}
+
 export function registerPlan(program: Command): void {
   const cmd = program
     .command('plan')
     .description('show what apply would change on the server; exit 0 nothing to do, 2 changes, 3 over a safety limit, 1 error')
-    .requiredOption('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
-    .option('-o, --out <path>', 'also write the plan as a saved plan (JSON) for `netform apply <path>`')
+    .requiredOption('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, a cdk.tf.json, or - for a YAML stream on stdin')
+    .option('-o, --out <path>', 'also write the plan as a saved plan (JSON) for `netform apply <path>`; - writes it to stdout (the plan for people then goes to stderr)')
     .addOption(new Option('--format <format>', 'output format').choices(PLAN_FORMATS as string[]).default('text'));
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
   cmd.action(
     action(async (opts: PlanningOptions & { file: string; out?: string; format: PlanFormat }) => {
+      if (opts.out) refuseOverwritingInput(opts.out, opts.file);
       const { desired, connection, live } = await loadDesiredAndLive(opts.file, opts);
       try {
         const { plan, timings } = await makePlan(desired, opts, connection, live);
         const started = performance.now();
-        const output = renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts), fullPlanAt: fullPlanAt() });
+        // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
+        const toStdout = opts.out === '-';
+        const shownOn = toStdout ? process.stderr : process.stdout;
+        const output = renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts, shownOn), fullPlanAt: fullPlanAt() });
         timings.render = elapsedSince(started);
-        process.stdout.write(output);
-        if (opts.out) {
-          try {
-            writeFileSync(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false }));
-          } catch (error) {
-            throw new CliError(`-o: cannot write ${opts.out} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-          }
-        }
+        if (!(toStdout && opts.format === 'json')) shownOn.write(output);
+        if (opts.out) writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false }));
         reportTimings(timings);
         return planExitCode(plan);
       } finally {

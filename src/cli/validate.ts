@@ -14,14 +14,14 @@ function escapeProperty(text: string): string {
   return escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
 }
 
-export function githubAnnotation(d: Diagnostic): string {
+export function githubAnnotation(d: Diagnostic, level: 'error' | 'warning' = 'error'): string {
   const properties = [
     d.file !== undefined ? `file=${escapeProperty(d.file)}` : undefined,
     d.line !== undefined ? `line=${d.line}` : undefined,
     d.column !== undefined ? `col=${d.column}` : undefined,
   ].filter((p) => p !== undefined);
   const message = d.path ? `${d.path}: ${d.message}` : d.message;
-  return `::error${properties.length > 0 ? ` ${properties.join(',')}` : ''}::${escapeData(message)}`;
+  return `::${level}${properties.length > 0 ? ` ${properties.join(',')}` : ''}::${escapeData(message)}`;
 }
 
 function plural(count: number, word: string): string {
@@ -32,18 +32,23 @@ export function registerValidate(program: Command): void {
   program
     .command('validate')
     .description('Check the desired state offline: file format, the server\'s field rules, duplicates, overlapping rules, scope, secrets.')
-    .requiredOption('-f, --file <path>', 'a YAML file, a folder of *.yaml/*.yml files, or a cdk.tf.json (or its folder)')
+    .requiredOption('-f, --file <path>', 'a YAML file, a folder of *.yaml/*.yml files, a cdk.tf.json (or its folder), or - for a YAML stream on stdin')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'github', 'json']).default('text'))
     .action(
       action(async (options: { file: string; format: Format }) => {
-        const result = await loadDesiredState(options.file);
+        // Secrets are checked for shape; one that cannot be read here is a warning (forks get no secrets).
+        const result = await loadDesiredState(options.file, { secrets: 'check' });
         const diagnostics = result.ok ? [] : result.diagnostics;
+        const warnings = result.warnings ?? [];
         if (options.format === 'json') {
-          process.stdout.write(`${JSON.stringify(diagnostics, null, 2)}\n`);
+          const entries = [...diagnostics.map((d) => ({ ...d, severity: 'error' })), ...warnings.map((d) => ({ ...d, severity: 'warning' }))];
+          process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
         } else if (options.format === 'github') {
           for (const d of diagnostics) process.stdout.write(`${githubAnnotation(d)}\n`);
+          for (const d of warnings) process.stdout.write(`${githubAnnotation(d, 'warning')}\n`);
         } else {
           for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+          for (const d of warnings) process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
         }
         if (!result.ok) {
           if (options.format !== 'json') process.stderr.write(`${plural(diagnostics.length, 'error')} in ${displayPath(options.file)}\n`);
@@ -51,9 +56,9 @@ export function registerValidate(program: Command): void {
         }
         if (options.format !== 'json') {
           const counts = countDeclarations(result.state);
-          process.stdout.write(
-            `${displayPath(options.file)} is valid: ${plural(counts.users, 'user')}, ${plural(counts.devices, 'device')}, ${plural(counts.rules, 'rule')}\n`,
-          );
+          const shown = options.file === '-' ? 'stdin' : displayPath(options.file);
+          const warned = warnings.length > 0 ? ` (${plural(warnings.length, 'warning')})` : '';
+          process.stdout.write(`${shown} is valid${warned}: ${plural(counts.users, 'user')}, ${plural(counts.devices, 'device')}, ${plural(counts.rules, 'rule')}\n`);
         }
         return ExitCode.ok;
       }),

@@ -26,6 +26,8 @@ export interface DocumentDeclarations {
   absentUsers: { email: string; source?: SourceLocation }[];
   absentDevices: AbsentDevice[];
   diagnostics: Diagnostic[];
+  /** Problems that do not stop this use of the files (secrets that cannot be read, in validate). */
+  warnings: Diagnostic[];
 }
 
 type Mapping = Record<string, unknown>;
@@ -50,6 +52,7 @@ interface Place<T = unknown> {
 
 class DocumentReader {
   readonly diagnostics: Diagnostic[] = [];
+  readonly warnings: Diagnostic[] = [];
   /**
    * The paths of the values that failed the schema, and of everything that holds one: what
    * `usable` refuses. Built once, so that each check is a lookup (a file with a thousand
@@ -61,6 +64,8 @@ class DocumentReader {
     private readonly parsed: ParsedDocument,
     private readonly schema: SchemaResult,
     private readonly env: Environment,
+    /** validate: a secret that cannot be read is a warning (its value is not needed to check the files). */
+    private readonly secretsOptional = false,
   ) {
     for (const faulty of schema.faulty) {
       this.unusable.add(faulty);
@@ -126,6 +131,11 @@ class DocumentReader {
     return at;
   }
 
+  private warn(place: Place, message: string): void {
+    const { file, line, column, path } = this.location(place.text, place.offset);
+    this.warnings.push({ file, line, column, path, message });
+  }
+
   private error(place: Place, message: string): void {
     const { file, line, column, path } = this.location(place.text, place.offset);
     this.diagnostics.push({ file, line, column, path, message });
@@ -152,7 +162,8 @@ class DocumentReader {
       return new Secret(resolveSecret(ref, this.env), ref);
     } catch (error) {
       if (!(error instanceof SecretResolutionError)) throw error;
-      this.error(place, error.message);
+      if (this.secretsOptional) this.warn(place, `${error.message} (needed by plan, apply and drift)`);
+      else this.error(place, error.message);
       return undefined;
     }
   }
@@ -293,10 +304,10 @@ class DocumentReader {
 }
 
 /** The declarations of one document. Call only for a document whose root is a mapping of a supported version. */
-export function readDocument(parsed: ParsedDocument, schema: SchemaResult, env: Environment): DocumentDeclarations {
-  const reader = new DocumentReader(parsed, schema, env);
+export function readDocument(parsed: ParsedDocument, schema: SchemaResult, env: Environment, secretsOptional = false): DocumentDeclarations {
+  const reader = new DocumentReader(parsed, schema, env, secretsOptional);
   const root: Place = { text: '', offset: parsed.offsets.root, value: isMapping(parsed.value) ? parsed.value : {} };
-  const declarations: DocumentDeclarations = { file: parsed.file, users: [], rules: [], absentUsers: [], absentDevices: [], diagnostics: reader.diagnostics };
+  const declarations: DocumentDeclarations = { file: parsed.file, users: [], rules: [], absentUsers: [], absentDevices: [], diagnostics: reader.diagnostics, warnings: reader.warnings };
   const settings = reader.settings(root);
   if (settings) declarations.settings = settings;
   const configuration = reader.configuration(root);

@@ -18,6 +18,16 @@ export { resolveSecret, SecretResolutionError } from './secrets.js';
 export { applyUseDefaultShorthand } from './shorthand.js';
 export { formatDiagnostic, type Diagnostic, type LoadOptions, type LoadResult } from './types.js';
 
+/** `-f -`: one YAML document stream read from standard input, shown under this name. */
+export const STDIN_PATH = '-';
+const STDIN_NAME = 'stdin';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 const YAML_FILE = /\.ya?ml$/i;
 
 async function yamlFilesOf(path: string): Promise<{ files: string[] } | { cdktf: true } | { diagnostic: Diagnostic }> {
@@ -39,14 +49,14 @@ async function yamlFilesOf(path: string): Promise<{ files: string[] } | { cdktf:
 }
 
 async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<LoadResult> {
-  const files = paths.map(displayPath);
+  const files = paths.map((p) => (p === STDIN_PATH ? STDIN_NAME : displayPath(p)));
   const diagnostics: Diagnostic[] = [];
   const documents: ParsedDocument[] = [];
   for (const [i, path] of paths.entries()) {
     const file = files[i]!;
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = path === STDIN_PATH ? await readStdin() : await readFile(path, 'utf8');
     } catch (error) {
       diagnostics.push({ file, message: `cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}` });
       continue;
@@ -58,7 +68,7 @@ async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<Loa
     }
     documents.push(...parsed.documents);
   }
-  return readDocuments(documents, files, options.env ?? process.env, diagnostics);
+  return readDocuments(documents, files, options.env ?? process.env, diagnostics, options.secrets === 'check');
 }
 
 /**
@@ -66,6 +76,7 @@ async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<Loa
  * CDKTF loader; anything else is YAML (a file, or a folder of *.yaml/*.yml files).
  */
 export async function loadDesiredState(path: string, options: LoadOptions = {}): Promise<LoadResult> {
+  if (path === STDIN_PATH) return loadYamlFiles([STDIN_PATH], options);
   const target = await yamlFilesOf(path);
   if ('diagnostic' in target) return { ok: false, diagnostics: [target.diagnostic] };
   // The CDKTF translator (and the provider schema it reads) is loaded only for a stack.

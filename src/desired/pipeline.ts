@@ -15,9 +15,17 @@ import type { Diagnostic, LoadResult } from './types.js';
 /**
  * Reads parsed documents into one checked DesiredState. `diagnostics` are what the front end found
  * already (syntax, unreadable files, Terraform-level problems); `files` are the files read, in order.
+ * `secretsOptional` (validate): a secret that cannot be read is a warning, not an error.
  */
-export function readDocuments(documents: ParsedDocument[], files: string[], env: Environment, diagnostics: Diagnostic[] = []): LoadResult {
+export function readDocuments(
+  documents: ParsedDocument[],
+  files: string[],
+  env: Environment,
+  diagnostics: Diagnostic[] = [],
+  secretsOptional = false,
+): LoadResult {
   const all = [...diagnostics];
+  const warnings: Diagnostic[] = [];
   const declarations: DocumentDeclarations[] = [];
   for (const document of documents) {
     const schema = checkSchema(document);
@@ -27,12 +35,14 @@ export function readDocuments(documents: ParsedDocument[], files: string[], env:
       continue;
     }
     all.push(...schema.diagnostics);
-    const read = readDocument(document, schema, env);
+    const read = readDocument(document, schema, env, secretsOptional);
     all.push(...read.diagnostics);
+    warnings.push(...read.warnings);
     declarations.push(read);
   }
   const merged = mergeDeclarations(declarations, files);
   all.push(...merged.diagnostics, ...checkDesiredState(merged.state));
-  if (all.length > 0) return { ok: false, diagnostics: sortDiagnostics(all, files) };
-  return { ok: true, state: merged.state };
+  const sortedWarnings = warnings.length > 0 ? { warnings: sortDiagnostics(warnings, files) } : {};
+  if (all.length > 0) return { ok: false, diagnostics: sortDiagnostics(all, files), ...sortedWarnings };
+  return { ok: true, state: merged.state, ...sortedWarnings };
 }

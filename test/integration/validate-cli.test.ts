@@ -55,6 +55,7 @@ describe('netform validate', () => {
         path: 'users[0].devices[10]',
         message:
           'Maximum device limit reached. Remove an existing device before creating a new one. (alice@example.com declares 12 devices; the server allows 10 per user unless its limit was raised)',
+        severity: 'error',
       },
     ]);
     const valid = await runCli(['validate', '-f', 'examples/multi-team/search', '--format', 'json']);
@@ -128,5 +129,52 @@ describe('secrets never reach the output', () => {
     // ... and none of the values appears anywhere.
     for (const [name, value] of Object.entries(planted)) expect(all.includes(value), name).toBe(false);
     expect(all).not.toContain('PLANTED');
+  });
+});
+
+describe('validate without secrets, and -f -', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'netform-validate-nosecrets-'));
+    writeFileSync(
+      join(dir, 'netform.yaml'),
+      'version: 1\nusers:\n  - email: a@example.com\n    password: { env: NF_UNSET_PASSWORD }\n    devices:\n' +
+        '      - { name: laptop, public_key: "a6AiqHg3kQ3fepsVVJCJayNNPq3C2wiQU1pLxXGos1A=", preshared_key: { file: secrets/laptop.psk } }\n',
+    );
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('checks the files with secrets unset: warnings, exit 0; plan needs them: errors, exit 1, before any server', async () => {
+    const env = { NF_UNSET_PASSWORD: undefined };
+    const text = await runCli(['validate', '-f', dir], { env });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/is valid \(2 warnings\): 1 user, 1 device, 0 rules\n$/);
+    expect(text.stderr).toContain('warning: ');
+    expect(text.stderr).toMatch(/netform\.yaml:4:\d+: users\[0\]\.password: environment variable NF_UNSET_PASSWORD is not set \(needed by plan, apply and drift\)/);
+    expect(text.stderr).toMatch(/users\[0\]\.devices\[0\]\.preshared_key: secret file secrets\/laptop\.psk cannot be read .*no such file \(needed by plan, apply and drift\)/);
+    const github = await runCli(['validate', '-f', dir, '--format', 'github'], { env });
+    expect(github.code).toBe(0);
+    expect(github.stdout).toMatch(/^::warning file=[^,]+netform\.yaml,line=4,col=\d+::users\[0\]\.password: environment variable NF_UNSET_PASSWORD is not set/m);
+    const json = await runCli(['validate', '-f', dir, '--format', 'json'], { env });
+    expect(JSON.parse(json.stdout).map((d: { severity: string }) => d.severity)).toEqual(['warning', 'warning']);
+
+    // A GitHub secret a fork cannot see is set to the empty string: also a warning only.
+    expect((await runCli(['validate', '-f', dir], { env: { NF_UNSET_PASSWORD: '' } })).code).toBe(0);
+
+    const plan = await runCli(['plan', '-f', dir], { env: { ...env, NETFORM_URL: 'http://127.0.0.1:9', NETFORM_TOKEN: 'x' } });
+    expect(plan.code).toBe(1);
+    expect(plan.stderr).toContain('users[0].password: environment variable NF_UNSET_PASSWORD is not set');
+    expect(plan.stderr).not.toContain('warning');
+    expect(plan.stderr).not.toContain('connection refused');
+  });
+
+  it('-f - reads one YAML document stream from standard input', async () => {
+    const input = 'version: 1\nusers:\n  - email: a@example.com\n---\nversion: 1\nrules:\n  - { action: drop, destination: 10.9.0.0/16 }\n';
+    const ok = await runCli(['validate', '-f', '-'], { input });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toBe('stdin is valid: 1 user, 0 devices, 1 rule\n');
+    const bad = await runCli(['validate', '-f', '-'], { input: 'version: 1\nusers:\n  - email: a@example.com\n    role: superuser\n' });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^stdin:4:\d+: users\[0\]\.role: /m);
   });
 });
