@@ -46,6 +46,16 @@ const commands: Record<string, CommandEntry> = {
     args: '',
     summary: 'write the live server as desired-state YAML',
   },
+  show: {
+    load: async () => (await import('./show.js')).registerShow,
+    args: '[keys...]',
+    summary: 'print live objects as desired-state YAML',
+  },
+  completion: {
+    load: async () => (await import('./completion.js')).registerCompletion,
+    args: '<shell>',
+    summary: 'print a shell completion script (bash, zsh, fish)',
+  },
   serve: {
     load: async () => (await import('./serve.js')).registerServe,
     args: '',

@@ -11,6 +11,7 @@ import { formatDiagnostic, loadDesiredState } from '../desired/index.js';
 import { ApiError, fetchConfiguration } from '../client/index.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import { planChanges, PlanError, type Plan } from '../plan/index.js';
+import { normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../render/index.js';
 import { addConnectionOptions, openConnection, readLiveState, type Connection, type ConnectionOptions } from './connection.js';
 import { action, CliError, ExitCode } from './exit.js';
@@ -22,6 +23,7 @@ export interface PlanningOptions extends ConnectionOptions {
   replace?: boolean;
   rotatePasswords?: boolean;
   color?: boolean;
+  target?: string[];
 }
 
 export interface Timings {
@@ -49,6 +51,7 @@ export function addPlanningOptions(cmd: Command): Command {
     .option('--allow-updates <n>', 'allow up to N updates (replacements included) in this run, whatever the limits say', nonNegativeInteger)
     .option('--replace', 'plan device changes that Firezone 0.7.26+ ignores on update as delete-then-create, keeping keys and addresses')
     .option('--rotate-passwords', 'send declared passwords to existing users too (normally only on create)')
+    .option('--target <key>', 'limit the plan to this object and what it needs (user:EMAIL, device:EMAIL/NAME, rule:KEY); repeatable', (v: string, all: string[] = []) => [...all, v])
     .option('--no-color', 'no colours in the output');
 }
 
@@ -127,6 +130,16 @@ async function withConfiguration(lists: Promise<LiveState>, connection: Connecti
   return configuration ? { ...live, configuration } : live;
 }
 
+/** `--target` values in the plan's key notation, checked before anything is read. */
+export function checkTargets(opts: PlanningOptions): void {
+  try {
+    opts.target?.forEach(normalizeTarget);
+  } catch (error) {
+    if (error instanceof TargetError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
 export type LoadedDesired = Awaited<ReturnType<typeof loadDesired>>;
 
 /** Reads the live state (one list call per collection; or waits for `reading`, started earlier) and plans against it. */
@@ -137,12 +150,13 @@ export async function makePlan(
   reading?: Promise<LiveState>,
 ): Promise<{ plan: Plan; timings: Timings }> {
   let started = performance.now();
+  checkTargets(opts);
   const live = await (reading ?? readLiveState(connection, { configuration: desired.state.configuration !== undefined }));
   const fetch = elapsedSince(started);
   const fetchRss = rssMb();
   started = performance.now();
   try {
-    const plan = planChanges(desired.state, live, {
+    const whole = planChanges(desired.state, live, {
       server: connection.url,
       createdAt: new Date().toISOString(),
       tokenUser: connection.tokenUser,
@@ -151,10 +165,12 @@ export async function makePlan(
       allowDeletes: opts.allowDeletes,
       allowUpdates: opts.allowUpdates,
     });
+    const plan = opts.target?.length ? targetPlan(whole, opts.target) : whole;
     const diff = elapsedSince(started);
     return { plan, timings: { load: desired.ms, fetch, diff, rss_mb: { load: desired.rss, fetch: fetchRss, diff: rssMb() } } };
   } catch (error) {
     if (error instanceof PlanError) throw new CliError(`cannot plan: ${error.message}`);
+    if (error instanceof TargetError) throw new CliError(error.message);
     throw error;
   }
 }
@@ -211,6 +227,7 @@ export function registerPlan(program: Command): void {
   cmd.action(
     action(async (opts: PlanningOptions & { file: string; out?: string; format: PlanFormat }) => {
       if (opts.out) refuseOverwritingInput(opts.out, opts.file);
+      checkTargets(opts);
       const { desired, connection, live } = await loadDesiredAndLive(opts.file, opts);
       try {
         const { plan, timings } = await makePlan(desired, opts, connection, live);

@@ -1,0 +1,97 @@
+/**
+ * `netform show [KEY...]`: live objects in the desired-state YAML format (as `kubectl get -o
+ * yaml` shows live objects in the format they are written in), through export's mapping. Without
+ * keys, everything; with keys (`user:EMAIL`, `device:EMAIL/NAME`, `rule:KEY`, as in plans), those
+ * objects and the user each belongs to. Never writes anything.
+ */
+import { relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { exportDesiredState, ExportError } from '../desired/export.js';
+import type { LiveState } from '../model/state.js';
+import { indexLiveState } from '../plan/live-index.js';
+import { normalizeTarget, TargetError } from '../plan/target.js';
+import { addConnectionOptions, openConnection, readLiveState, type ConnectionOptions } from './connection.js';
+import { action, CliError, ExitCode } from './exit.js';
+
+const SHIPPED_SCHEMA = fileURLToPath(new URL('../../../schemas/netform.schema.json', import.meta.url));
+
+export function registerShow(program: Command): void {
+  const cmd = program
+    .command('show [keys...]')
+    .description('print live objects as desired-state YAML: all, or those given as user:EMAIL, device:EMAIL/NAME, rule:KEY');
+  addConnectionOptions(cmd);
+  cmd.action(
+    action(async (keys: string[], opts: ConnectionOptions) => {
+      let wanted: string[];
+      try {
+        wanted = keys.map(normalizeTarget);
+        if (wanted.includes('configuration')) throw new CliError('show prints users, devices and rules; netform export writes the configuration');
+      } catch (error) {
+        if (error instanceof TargetError) throw new CliError(error.message.replace('--target ', ''));
+        throw error;
+      }
+      const connection = await openConnection(opts);
+      let live: LiveState;
+      try {
+        live = await readLiveState(connection);
+      } finally {
+        await connection.close();
+      }
+      const selected = wanted.length > 0 ? select(live, wanted) : live;
+      try {
+        const { files } = exportDesiredState(selected, {
+          split: false,
+          schemaRef: relative(process.cwd(), SHIPPED_SCHEMA).split(sep).join('/'),
+          server: connection.url,
+        });
+        process.stdout.write(files[0]!.content);
+      } catch (error) {
+        if (error instanceof ExportError) throw new CliError(error.message);
+        throw error;
+      }
+      return ExitCode.ok;
+    }),
+  );
+}
+
+/** The objects named by `ids` (change-id notation), with the user each belongs to. */
+function select(live: LiveState, ids: string[]): LiveState {
+  const index = indexLiveState(live);
+  const users = new Set<string>();
+  const devices = new Set<string>();
+  const rules = new Set<string>();
+  const missing: string[] = [];
+  for (const id of ids) {
+    const key = id.slice(id.indexOf(':') + 1);
+    if (id.startsWith('user:')) {
+      const user = index.usersByKey.get(key);
+      if (!user) missing.push(id);
+      else {
+        users.add(user.id);
+        for (const d of index.devicesByUserId.get(user.id) ?? []) devices.add(d.id);
+        for (const r of index.rulesByUserId.get(user.id) ?? []) rules.add(r.id);
+      }
+    } else if (id.startsWith('device:')) {
+      const device = index.devicesByKey.get(key);
+      if (!device) missing.push(id);
+      else {
+        devices.add(device.id);
+        users.add(device.user_id);
+      }
+    } else {
+      const rule = index.rulesByKey.get(key);
+      if (!rule) missing.push(id);
+      else {
+        rules.add(rule.id);
+        if (rule.user_id) users.add(rule.user_id);
+      }
+    }
+  }
+  if (missing.length > 0) throw new CliError(`the server has no ${missing.join(', ')}`);
+  return {
+    users: live.users.filter((u) => users.has(u.id)),
+    devices: live.devices.filter((d) => devices.has(d.id)),
+    rules: live.rules.filter((r) => rules.has(r.id)),
+  };
+}

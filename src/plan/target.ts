@@ -1,0 +1,66 @@
+/**
+ * `--target KEY`: a plan limited to some objects and what they need, as `terraform -target`. A
+ * filter applied after planning, so the planner stays whole: keep the changes whose id is a
+ * target, then, transitively, the changes they depend on (the user a device belongs to, the rule
+ * that must make room first). Summary and limits are counted again over what is kept.
+ */
+import { userKey } from '../model/keys.js';
+import type { Change, Plan, PlanSummary } from './types.js';
+
+export class TargetError extends Error {
+  override readonly name = 'TargetError';
+}
+
+/** A target in the plan's key notation, normalised as change ids are: `user:EMAIL`, `device:EMAIL/NAME`, `rule:OWNER|ACTION|DEST|PORTS`, `configuration`. */
+export function normalizeTarget(target: string): string {
+  if (target.trim() === 'configuration') return 'configuration';
+  const colon = target.indexOf(':');
+  const kind = colon === -1 ? '' : target.slice(0, colon);
+  const rest = target.slice(colon + 1).trim();
+  if (!['user', 'device', 'rule'].includes(kind) || rest === '') {
+    throw new TargetError(`--target ${target}: expected user:EMAIL, device:EMAIL/NAME, rule:KEY or configuration (the ids netform plan --format json shows)`);
+  }
+  if (kind === 'user') return `user:${userKey(rest)}`;
+  if (kind === 'device') {
+    const slash = rest.lastIndexOf('/');
+    if (slash <= 0) throw new TargetError(`--target ${target}: a device is device:EMAIL/NAME`);
+    return `device:${userKey(rest.slice(0, slash))}/${rest.slice(slash + 1)}`;
+  }
+  return `rule:${rest}`;
+}
+
+export function targetPlan(plan: Plan, targets: readonly string[]): Plan {
+  const wanted = targets.map(normalizeTarget);
+  const byId = new Map(plan.changes.map((c) => [c.id, c]));
+  const keep = new Set<string>();
+  const visit = (id: string) => {
+    const change = byId.get(id);
+    if (!change || keep.has(id)) return;
+    keep.add(id);
+    for (const dep of change.dependsOn ?? []) visit(dep);
+  };
+  for (const id of wanted) visit(id);
+  const changes = plan.changes.filter((c) => keep.has(c.id));
+  const summary = summarize(changes);
+  const limits = plan.limits.map((limit) => {
+    const planned = limit.kind === 'delete' ? summary.delete + (summary.cascade ?? 0) : summary.update + summary.replace;
+    return { ...limit, planned, exceeded: planned > limit.allowed };
+  });
+  const unmatched = wanted.filter((id) => !byId.has(id));
+  const left = plan.changes.length - changes.length;
+  const warnings = [
+    ...plan.warnings,
+    `limited by --target ${wanted.join(', ')}: ${left} other change(s) are left out of this plan; a run without --target makes them`,
+    ...unmatched.map((id) => `--target ${id}: no change is planned for it (already as declared, or not a key of these files)`),
+  ];
+  return { ...plan, changes, summary, limits, warnings };
+}
+
+function summarize(changes: Change[]): PlanSummary {
+  const summary: PlanSummary = { create: 0, update: 0, delete: 0, replace: 0, cascade: 0 };
+  for (const change of changes) {
+    summary[change.action]++;
+    summary.cascade! += change.cascade?.length ?? 0;
+  }
+  return summary;
+}
