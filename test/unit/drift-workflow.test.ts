@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
 const workflow = parse(readFileSync(new URL('../../examples/ci/drift.yml', import.meta.url), 'utf8'));
-const steps = workflow.jobs.drift.steps as { name?: string; run?: string; if?: string }[];
+const steps = workflow.jobs.drift.steps as { name?: string; run?: string; if?: string; id?: string; uses?: string; with?: Record<string, string> }[];
 
 describe('examples/ci/drift.yml', () => {
   it('runs on a schedule and by hand, one run at a time, allowed to write issues only', () => {
@@ -15,17 +15,17 @@ describe('examples/ci/drift.yml', () => {
     expect(workflow.concurrency.group).toBeTruthy();
   });
 
-  it('checks drift in markdown and acts on exit codes 0, 2 and others', () => {
-    const check = steps.find((s) => s.run?.includes('netform drift'))!;
-    expect(check.run).toMatch(/netform drift -f "\$DESIRED_STATE" --format markdown/);
-    expect(check.run).toMatch(/exit_code=\$code/);
+  it('checks drift in markdown with the netform Action and acts on exit codes 0, 2 and others', () => {
+    const check = steps.find((s) => s.id === 'drift')!;
+    expect(check.uses).toMatch(/\/netform@/);
+    expect(check.with).toMatchObject({ command: 'drift', format: 'markdown' });
     const issue = steps.find((s) => s.name?.startsWith('Open or update'))!;
-    expect(issue.if).toContain("exit_code == '2'");
+    expect(issue.if).toContain("steps.drift.outputs.exit-code == '2'");
     expect(issue.run).toMatch(/gh issue edit/);
     expect(issue.run).toMatch(/gh issue create/);
-    expect(steps.find((s) => s.name?.startsWith('Close'))!.if).toContain("exit_code == '0'");
+    expect(steps.find((s) => s.name?.startsWith('Close'))!.if).toContain("exit-code == '0'");
     const fail = steps.find((s) => s.name === 'Fail on drift')!;
-    expect(fail.if).toContain("exit_code == '2'");
+    expect(fail.if).toContain("exit-code == '2'");
     expect(fail.run).toMatch(/exit 1/);
   });
 
