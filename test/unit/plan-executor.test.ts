@@ -8,7 +8,7 @@ import { applyPlan } from '../../src/apply/index.js';
 import { ApiClient, fetchLiveState, type ResourceName } from '../../src/client/index.js';
 import { planChanges, type Change, type Plan } from '../../src/plan/index.js';
 import { startInProcessServer, type TestServer } from '../helpers/server.js';
-import { desired, OPTIONS, rule, user } from './plan-fixtures.js';
+import { desired, device, KEY_A, KEY_B, OPTIONS, rule, user } from './plan-fixtures.js';
 
 let server: TestServer;
 beforeEach(async () => {
@@ -102,6 +102,43 @@ describe('applyPlan', () => {
     const firstDelete = recording.writes.indexOf('DELETE rules');
     expect(recording.writes.slice(0, firstDelete).every((w) => w === 'POST rules')).toBe(true);
     expect(recording.writes.slice(firstDelete).every((w) => w === 'DELETE rules')).toBe(true);
+  });
+
+  it('a device or rule someone else created since the plan gets the plain message, not the raw 422', async () => {
+    const alice = (await server.api('POST', '/v0/users', { user: { email: 'alice@example.com' } })).body.data;
+    const plan = planChanges(
+      desired({ users: [user('admin@example.com'), user('alice@example.com', { devices: [device('laptop', { public_key: KEY_A })] })], rules: [rule('10.9.0.0/16')] }),
+      await fetchLiveState(client()),
+      OPTIONS,
+    );
+    expect(plan.changes.map((c) => `${c.action} ${c.id}`)).toEqual(['create device:alice@example.com/laptop', 'create rule:*|accept|10.9.0.0/16|any']);
+    // A concurrent writer gets there first, with other values.
+    expect((await server.api('POST', '/v0/devices', { device: { user_id: alice.id, name: 'laptop', public_key: KEY_B } })).status).toBe(201);
+    expect((await server.api('POST', '/v0/rules', { rule: { action: 'accept', destination: '10.9.0.0/16' } })).status).toBe(201);
+    const summary = await applyPlan(plan, { client: client(), resolveSecret: noSecrets });
+    expect(summary.results.map((r) => [r.status, r.message])).toEqual([
+      ['failed', 'a device with this key was created by someone else since the plan was made; not overwritten'],
+      ['failed', 'a rule with this key was created by someone else since the plan was made; not overwritten'],
+    ]);
+  });
+
+  it('hooks: shouldStart stops new writes with its reason; onStart/onSettled see each write', async () => {
+    const rules = Array.from({ length: 6 }, (_, i) => rule(`10.${i + 1}.0.0/16`));
+    const plan = planChanges(desired({ rules }), await fetchLiveState(client()), OPTIONS);
+    const started: string[] = [];
+    const settled: string[] = [];
+    const summary = await applyPlan(plan, {
+      client: client(),
+      parallelism: 1,
+      resolveSecret: noSecrets,
+      onStart: (c) => started.push(c.id),
+      onSettled: (r, d) => settled.push(`${r.status} ${d.ms >= 0}`),
+      shouldStart: () => (started.length >= 2 ? 'not started: interrupted' : null),
+    });
+    expect(started).toHaveLength(2);
+    expect(summary).toMatchObject({ done: 2, failed: 0, notAttempted: 4 });
+    expect(summary.results.filter((r) => r.status === 'not_attempted').every((r) => r.message === 'not started: interrupted')).toBe(true);
+    expect(settled).toHaveLength(6);
   });
 });
 
