@@ -59,12 +59,15 @@ export function addConnectionOptions(cmd: Command): Command {
   return cmd;
 }
 
-/** `signal`: once aborted, calls in progress start no more retries (an interrupted apply). */
-export async function openConnection(opts: ConnectionOptions, signal?: AbortSignal): Promise<Connection> {
+/**
+ * `signal`: once aborted, calls in progress start no more retries (an interrupted apply).
+ * `cancel`: once aborted, requests in flight are abandoned as well (reads no longer wanted).
+ */
+export async function openConnection(opts: ConnectionOptions, signal?: AbortSignal, cancel?: AbortSignal): Promise<Connection> {
   const timeoutMs = parseTimeout(opts.timeout);
   const tokenUser = opts.tokenUser ? checkedTokenUser(opts.tokenUser) : null;
   if (opts.embedded && opts.urlGivenOnCommandLine) throw new CliError('--url and --embedded exclude each other: choose one');
-  if (opts.embedded) return openEmbedded(opts.embedded === true ? DEFAULT_EMBEDDED_DB : opts.embedded, clientTuning(opts, timeoutMs, signal));
+  if (opts.embedded) return openEmbedded(opts.embedded === true ? DEFAULT_EMBEDDED_DB : opts.embedded, clientTuning(opts, timeoutMs, signal, cancel));
   if (!opts.url) {
     throw new CliError('no server given: pass --url URL (or set NETFORM_URL) with a token, or --embedded to run the bundled server on a local file');
   }
@@ -78,7 +81,7 @@ export async function openConnection(opts: ConnectionOptions, signal?: AbortSign
   if (url.username || url.password) throw new CliError('--url: credentials in the URL are not accepted; pass the token with --token, NETFORM_TOKEN or --token-file');
   const token = readToken(opts);
   const ca = opts.caFile ? readCaFile(opts.caFile) : undefined;
-  const client = new ApiClient({ url: url.href, token, ca, insecure: opts.insecure ?? false, ...clientTuning(opts, timeoutMs, signal) });
+  const client = new ApiClient({ url: url.href, token, ca, insecure: opts.insecure ?? false, ...clientTuning(opts, timeoutMs, signal, cancel) });
   return { client, url: client.baseUrl, tokenUser, close: async () => {} };
 }
 
@@ -87,7 +90,7 @@ export async function openConnection(opts: ConnectionOptions, signal?: AbortSign
  * stderr per retry, and per request with --verbose. NETFORM_RETRY_DELAY_MS sets the first
  * backoff delay (tests use it to make error paths quick).
  */
-export function clientTuning(opts: ConnectionOptions, timeoutMs: number, signal?: AbortSignal): Partial<ApiClientOptions> {
+export function clientTuning(opts: ConnectionOptions, timeoutMs: number, signal?: AbortSignal, cancel?: AbortSignal): Partial<ApiClientOptions> {
   const retries = parseRetries(opts.retries);
   const baseDelay = process.env.NETFORM_RETRY_DELAY_MS;
   const verbose = opts.verbose === true || process.env.NETFORM_LOG === 'debug';
@@ -100,6 +103,7 @@ export function clientTuning(opts: ConnectionOptions, timeoutMs: number, signal?
       ? { onRequest: (e) => process.stderr.write(`debug: ${e.method} ${e.path} ${e.status ?? e.problem ?? 'no answer'} ${e.ms} ms\n`) }
       : {}),
     ...(signal ? { signal } : {}),
+    ...(cancel ? { cancel } : {}),
   };
 }
 

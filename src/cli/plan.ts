@@ -100,8 +100,10 @@ export async function loadDesiredAndLive(file: string, opts: ConnectionOptions):
     return { desired, connection, live: readLiveState(connection) };
   }
   let connection: Connection;
+  // Bad files make the reads pointless: they are abandoned (no retries of a server that is down).
+  const unwanted = new AbortController();
   try {
-    connection = await openConnection(opts);
+    connection = await openConnection(opts, undefined, unwanted.signal);
   } catch (error) {
     await loadDesired(file); // the files' errors come first
     throw error;
@@ -114,6 +116,7 @@ export async function loadDesiredAndLive(file: string, opts: ConnectionOptions):
     const live = desired.state.configuration === undefined ? lists : withConfiguration(lists, connection);
     return { desired, connection, live };
   } catch (error) {
+    unwanted.abort();
     await connection.close();
     throw error;
   }

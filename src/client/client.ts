@@ -41,8 +41,10 @@ export interface ApiClientOptions {
   onRetry?: (event: RetryEvent) => void;
   /** Told after each HTTP exchange: method, path, status (null: no answer), duration. Never a body or header. */
   onRequest?: (event: RequestEvent) => void;
-  /** Once aborted, no new retry starts (an interrupted apply). */
+  /** Once aborted, no new retry starts (an interrupted apply); requests in flight finish. */
   signal?: AbortSignal;
+  /** Once aborted, requests in flight are abandoned too (their answer is no longer wanted). */
+  cancel?: AbortSignal;
 }
 
 export interface RequestEvent {
@@ -75,11 +77,15 @@ export class ApiClient {
   readonly #totalTimeoutMs: number;
   readonly #policy: RetryPolicy;
   readonly #options: ApiClientOptions;
+  /** What ends a wait between retries: an interrupt or a cancel. */
+  readonly #stopSignal: AbortSignal | undefined;
 
   constructor(options: ApiClientOptions) {
     this.baseUrl = options.url.replace(/\/+$/, '').replace(/\/v0$/, '');
     this.#token = options.token;
     this.#options = options;
+    const stops = [options.signal, options.cancel].filter((x): x is AbortSignal => x !== undefined);
+    this.#stopSignal = stops.length > 1 ? AbortSignal.any(stops) : stops[0];
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#totalTimeoutMs = options.totalTimeoutMs ?? this.#timeoutMs;
     this.#policy = {
@@ -229,13 +235,13 @@ export class ApiClient {
       const outcome = await this.#attempt(method, path, json, attemptTimeout);
       if (!(outcome instanceof ApiError)) return outcome.data;
       const error = outcome;
-      if (!isRetryable(error) || this.#options.signal?.aborted) throw error;
+      if (!isRetryable(error) || this.#options.signal?.aborted || this.#options.cancel?.aborted) throw error;
       const delay = retryDelay(retry, this.#policy, error.retryAfterMs ?? null, Math.random());
       // A retry that could not start before the deadline is not announced or waited for.
       if (delay === null || Date.now() + delay >= deadline) throw error;
       this.#options.onRetry?.({ method, path, delayMs: delay, retry, retries: this.#policy.retries, error });
       try {
-        await sleep(delay, undefined, this.#options.signal ? { signal: this.#options.signal } : undefined);
+        await sleep(delay, undefined, this.#stopSignal ? { signal: this.#stopSignal } : undefined);
       } catch {
         throw error;
       }
@@ -262,6 +268,7 @@ export class ApiClient {
         method,
         headers: { authorization: `Bearer ${this.#token}`, accept: 'application/json' },
         timeout: { request: timeoutMs },
+        ...(this.#options.cancel ? { signal: this.#options.cancel } : {}),
         ...(json !== undefined ? { json } : {}),
       });
       status = response.statusCode;
