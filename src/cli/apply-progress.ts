@@ -7,7 +7,12 @@
 import type { ApplyProgress, ChangeResult } from '../apply/index.js';
 import type { Change } from '../plan/types.js';
 
-const DONE_VERB: Record<Change['action'], string> = { create: 'created', update: 'updated', delete: 'deleted', replace: 'replaced' };
+const DONE_VERB: Record<Change['action'], string> = {
+  create: 'created',
+  update: 'updated',
+  delete: 'deleted',
+  replace: 'replaced',
+};
 
 export interface ProgressReporter {
   onStart(change: Change): void;
@@ -74,7 +79,9 @@ export function progressReporter(options: ProgressOptions): ProgressReporter {
   const everyMs = options.everyMs ?? (Number.isFinite(envEvery) && envEvery > 0 ? envEvery : 10_000);
   const timer = setInterval(() => {
     const p = latest;
-    err(`progress: ${p.settled}/${p.total} settled (${p.failed} failed), ${inFlight.size} in flight, ${seconds(now() - started)} elapsed\n`);
+    err(
+      `progress: ${p.settled}/${p.total} settled (${p.failed} failed), ${inFlight.size} in flight, ${seconds(now() - started)} elapsed\n`,
+    );
   }, everyMs);
   timer.unref();
   return {

@@ -20,10 +20,13 @@ type Shell = (typeof SHELLS)[number];
 export function registerCompletion(program: Command): void {
   program
     .command('completion <shell>')
-    .description('print a completion script: bash (source it, or put it in /etc/bash_completion.d/), zsh (in a folder of $fpath as _netform), fish (in ~/.config/fish/completions/netform.fish)')
+    .description(
+      'print a completion script: bash (source it, or put it in /etc/bash_completion.d/), zsh (in a folder of $fpath as _netform), fish (in ~/.config/fish/completions/netform.fish)',
+    )
     .action(
       action(async (shell: string) => {
-        if (!(SHELLS as readonly string[]).includes(shell)) throw new CliError(`completion: unknown shell "${shell}"; choose one of ${SHELLS.join(', ')}`);
+        if (!(SHELLS as readonly string[]).includes(shell))
+          throw new CliError(`completion: unknown shell "${shell}"; choose one of ${SHELLS.join(', ')}`);
         process.stdout.write(completionScript(shell as Shell, await describeCommands()));
         return ExitCode.ok;
       }),
@@ -50,7 +53,15 @@ async function describeCommands(): Promise<CommandInfo[]> {
     options: c.options.filter((o) => o.long).map((o) => ({ flag: o.long!, description: o.description })),
     subcommands: c.commands.map((sub) => sub.name()),
   }));
-  return [...commands, { name: 'completion', description: 'print a completion script (bash, zsh, fish)', options: [], subcommands: SHELLS.slice() }];
+  return [
+    ...commands,
+    {
+      name: 'completion',
+      description: 'print a completion script (bash, zsh, fish)',
+      options: [],
+      subcommands: SHELLS.slice(),
+    },
+  ];
 }
 
 function firstSentence(text: string): string {
@@ -64,7 +75,9 @@ export function completionScript(shell: Shell, commands: CommandInfo[]): string 
 }
 
 function bashScript(commands: CommandInfo[]): string {
-  const cases = commands.map((c) => `    ${c.name}) opts="${c.options.map((o) => o.flag).join(' ')}"; subs="${c.subcommands.join(' ')}" ;;`).join('\n');
+  const cases = commands
+    .map((c) => `    ${c.name}) opts="${c.options.map((o) => o.flag).join(' ')}"; subs="${c.subcommands.join(' ')}" ;;`)
+    .join('\n');
   return `# netform completion for bash: source this file (netform completion bash > /etc/bash_completion.d/netform)
 _netform() {
   local cur=\${COMP_WORDS[COMP_CWORD]}
@@ -94,7 +107,9 @@ function quoteZsh(text: string): string {
 
 function zshScript(commands: CommandInfo[]): string {
   const list = commands.map((c) => `    '${c.name}:${quoteZsh(firstSentence(c.description))}'`).join('\n');
-  const cases = commands.map((c) => `    ${c.name}) opts=(${c.options.map((o) => o.flag).join(' ')}); subs=(${c.subcommands.join(' ')}) ;;`).join('\n');
+  const cases = commands
+    .map((c) => `    ${c.name}) opts=(${c.options.map((o) => o.flag).join(' ')}); subs=(${c.subcommands.join(' ')}) ;;`)
+    .join('\n');
   return `#compdef netform
 # netform completion for zsh: save as _netform in a folder of $fpath (netform completion zsh > ~/.zfunc/_netform)
 _netform() {
@@ -126,13 +141,22 @@ function quoteFish(text: string): string {
 }
 
 function fishScript(commands: CommandInfo[]): string {
-  const lines = ['# netform completion for fish: netform completion fish > ~/.config/fish/completions/netform.fish', 'complete -c netform -f'];
-  for (const c of commands) lines.push(`complete -c netform -n __fish_use_subcommand -a ${c.name} -d ${quoteFish(firstSentence(c.description))}`);
+  const lines = [
+    '# netform completion for fish: netform completion fish > ~/.config/fish/completions/netform.fish',
+    'complete -c netform -f',
+  ];
+  for (const c of commands)
+    lines.push(
+      `complete -c netform -n __fish_use_subcommand -a ${c.name} -d ${quoteFish(firstSentence(c.description))}`,
+    );
   for (const c of commands) {
     for (const o of c.options) {
-      lines.push(`complete -c netform -n '__fish_seen_subcommand_from ${c.name}' -l ${o.flag.replace(/^--/, '')} -d ${quoteFish(firstSentence(o.description))}`);
+      lines.push(
+        `complete -c netform -n '__fish_seen_subcommand_from ${c.name}' -l ${o.flag.replace(/^--/, '')} -d ${quoteFish(firstSentence(o.description))}`,
+      );
     }
-    if (c.subcommands.length > 0) lines.push(`complete -c netform -n '__fish_seen_subcommand_from ${c.name}' -a '${c.subcommands.join(' ')}'`);
+    if (c.subcommands.length > 0)
+      lines.push(`complete -c netform -n '__fish_seen_subcommand_from ${c.name}' -a '${c.subcommands.join(' ')}'`);
     else lines.push(`complete -c netform -n '__fish_seen_subcommand_from ${c.name}' -F`);
   }
   return `${lines.join('\n')}\n`;

@@ -19,14 +19,17 @@ const SHIPPED_SCHEMA = fileURLToPath(new URL('../../../schemas/netform.schema.js
 export function registerShow(program: Command): void {
   const cmd = program
     .command('show [keys...]')
-    .description('print live objects as desired-state YAML: all, or those given as user:EMAIL, device:EMAIL/NAME, rule:KEY');
+    .description(
+      'print live objects as desired-state YAML: all, or those given as user:EMAIL, device:EMAIL/NAME, rule:KEY',
+    );
   addConnectionOptions(cmd);
   cmd.action(
     action(async (keys: string[], opts: ConnectionOptions) => {
       let wanted: string[];
       try {
         wanted = keys.map(normalizeTarget);
-        if (wanted.includes('configuration')) throw new CliError('show prints users, devices and rules; netform export writes the configuration');
+        if (wanted.includes('configuration'))
+          throw new CliError('show prints users, devices and rules; netform export writes the configuration');
       } catch (error) {
         if (error instanceof TargetError) throw new CliError(error.message.replace('--target ', ''));
         throw error;

@@ -28,7 +28,12 @@ export function isRetryable(error: ApiError): boolean {
  * Milliseconds to wait before retry number `retry` (1-based): the server's Retry-After when it
  * gave one, else exponential backoff with jitter (`random` in [0, 1)). Null: do not retry.
  */
-export function retryDelay(retry: number, policy: RetryPolicy, retryAfterMs: number | null, random: number): number | null {
+export function retryDelay(
+  retry: number,
+  policy: RetryPolicy,
+  retryAfterMs: number | null,
+  random: number,
+): number | null {
   if (retry > policy.retries) return null;
   if (retryAfterMs !== null) return retryAfterMs > policy.maxRetryAfterMs ? null : retryAfterMs;
   const backoff = Math.min(policy.baseMs * 2 ** (retry - 1), policy.maxDelayMs);
@@ -56,7 +61,12 @@ export interface RetryEvent {
 /** `retrying GET /v0/users in 2 s (1/4): connection refused` */
 export function retryLine(event: RetryEvent): string {
   const s = event.delayMs / 1000;
-  const wait = event.delayMs < 1000 ? `${event.delayMs} ms` : s >= 10 || Number.isInteger(s) ? `${Math.round(s)} s` : `${s.toFixed(1)} s`;
+  const wait =
+    event.delayMs < 1000
+      ? `${event.delayMs} ms`
+      : s >= 10 || Number.isInteger(s)
+        ? `${Math.round(s)} s`
+        : `${s.toFixed(1)} s`;
   return `retrying ${event.method} ${event.path} in ${wait} (${event.retry}/${event.retries}): ${whyShort(event.error)}`;
 }
 

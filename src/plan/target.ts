@@ -18,7 +18,9 @@ export function normalizeTarget(target: string): string {
   const kind = colon === -1 ? '' : target.slice(0, colon);
   const rest = target.slice(colon + 1).trim();
   if (!['user', 'device', 'rule'].includes(kind) || rest === '') {
-    throw new TargetError(`--target ${target}: expected user:EMAIL, device:EMAIL/NAME, rule:KEY or configuration (the ids netform plan --format json shows)`);
+    throw new TargetError(
+      `--target ${target}: expected user:EMAIL, device:EMAIL/NAME, rule:KEY or configuration (the ids netform plan --format json shows)`,
+    );
   }
   if (kind === 'user') return `user:${userKey(rest)}`;
   if (kind === 'device') {
@@ -43,7 +45,8 @@ export function targetPlan(plan: Plan, targets: readonly string[]): Plan {
   const changes = plan.changes.filter((c) => keep.has(c.id));
   const summary = summarize(changes);
   const limits = plan.limits.map((limit) => {
-    const planned = limit.kind === 'delete' ? summary.delete + (summary.cascade ?? 0) : summary.update + summary.replace;
+    const planned =
+      limit.kind === 'delete' ? summary.delete + (summary.cascade ?? 0) : summary.update + summary.replace;
     return { ...limit, planned, exceeded: planned > limit.allowed };
   });
   const unmatched = wanted.filter((id) => !byId.has(id));
@@ -51,7 +54,9 @@ export function targetPlan(plan: Plan, targets: readonly string[]): Plan {
   const warnings = [
     ...plan.warnings,
     `limited by --target ${wanted.join(', ')}: ${left} other change(s) are left out of this plan; a run without --target makes them`,
-    ...unmatched.map((id) => `--target ${id}: no change is planned for it (already as declared, or not a key of these files)`),
+    ...unmatched.map(
+      (id) => `--target ${id}: no change is planned for it (already as declared, or not a key of these files)`,
+    ),
   ];
   return { ...plan, changes, summary, limits, warnings };
 }
