@@ -170,10 +170,18 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     }
   }
   if ((plan.undeclared ?? []).length > 0) {
-    const entries = plan.undeclared!.map(undeclaredEntry);
+    const entries: string[] = [];
+    for (const entry of plan.undeclared!.map(undeclaredEntry)) {
+      const line = entry.startsWith('=') ? ` ${entry.slice(1)}` : entry;
+      if (line.length + 1 > budget) break;
+      entries.push(line);
+      budget -= line.length + 1;
+    }
+    const left = plan.undeclared!.length - entries.length;
     const undeclaredFence = '`'.repeat(Math.max(3, longestBacktickRun(entries.join('\n')) + 1));
-    out.push('<details open><summary>Undeclared (live, inside the managed scope, declared in no file)</summary>', '');
-    out.push(`${undeclaredFence}diff`, ...entries.map((e) => (e.startsWith('=') ? ` ${e.slice(1)}` : e)), undeclaredFence, '', '</details>', '');
+    tail.push('<details open><summary>Undeclared (live, inside the managed scope, declared in no file)</summary>', '');
+    tail.push(`${undeclaredFence}diff`, ...entries, undeclaredFence, '', '</details>', '');
+    if (left > 0) tail.push(`**${left} more undeclared object(s) are not shown.**`, '');
   }
   if (plan.warnings.length > 0) {
     const warnings: string[] = [];

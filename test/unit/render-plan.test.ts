@@ -104,7 +104,8 @@ describe('renderPlan', () => {
     expect(md.indexOf('**Plan: 3000 to create')).toBeLessThan(md.indexOf('```diff'));
     // Fences balanced: every opening has its closing.
     expect(lines.filter((l) => /^`{3,}/.test(l)).length % 2).toBe(0);
-    expect(lines.filter((l) => /^`{3,}diff$/.test(l))).toHaveLength(1);
+    // One block of changes, one of undeclared objects (the live admin no file declares).
+    expect(lines.filter((l) => /^`{3,}diff$/.test(l))).toHaveLength(2);
     const shown = lines.filter((l) => /^\+ user person-/.test(l)).length;
     expect(shown).toBeGreaterThan(100);
     expect(md).toContain(`**${3_000 - shown} of 3000 changes are not shown** (a comment holds at most 60,000 characters). The full plan: the plan.txt and plan.json artifacts of this run.`);
