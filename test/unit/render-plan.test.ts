@@ -115,4 +115,15 @@ describe('renderPlan', () => {
     // A small plan is not cut at all.
     expect(renderPlan(samplePlan(), 'markdown', { color: false })).not.toContain('not shown');
   });
+
+  it('markdown: 3,000 undeclared live objects also stay inside the budget', () => {
+    const live = Array.from({ length: 3_000 }, (_, i) => liveUser(`kept-${String(i).padStart(4, '0')}@example.com`));
+    const plan = planChanges(desired({ users: [user('admin@example.com')] }), liveState({ users: [liveUser('admin@example.com', { role: 'admin' }), ...live] }), OPTIONS);
+    expect(plan.undeclared?.length).toBe(3_000);
+    const md = renderPlan(plan, 'markdown', { color: false });
+    expect(md.length).toBeLessThan(60_000);
+    const lines = md.split('\n');
+    expect(lines.filter((l) => /^`{3,}/.test(l)).length % 2).toBe(0);
+    expect(md).toMatch(/\*\*\d+ more undeclared object\(s\) are not shown\.\*\*/);
+  });
 });
