@@ -248,6 +248,18 @@ describe('loadCdktfStack', () => {
     expect(d3.message).toBe('Terraform variable alice_password (environment variable TF_VAR_alice_password) is not set');
   });
 
+  it('with secrets only checked (validate), an unset TF_VAR is a warning and the stack still loads', async () => {
+    const { path } = await writeStack(baseStack());
+    const result = await loadCdktfStack(path, { env: {}, secrets: 'check' });
+    const state = stateOf(result);
+    expect(state.users.map((u) => u.email)).toEqual(['alice@example.com', 'bob@example.com']);
+    const warnings = result.ok ? (result.warnings ?? []) : [];
+    expect(warnings.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      'firezone_user.alice.password: Terraform variable alice_password (environment variable TF_VAR_alice_password) is not set (needed by plan, apply and drift)',
+      'firezone_device.alice_laptop.preshared_key: Terraform variable laptop_psk (environment variable TF_VAR_laptop_psk) is not set (needed by plan, apply and drift)',
+    ]);
+  });
+
   it('refuses a sensitive variable where the value would be shown in plans', async () => {
     const stack = baseStack();
     stack.resource.firezone_device.alice_laptop.description = '${var.laptop_psk}';
