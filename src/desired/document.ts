@@ -10,7 +10,7 @@ import { MANAGED_CONFIGURATION_FIELDS, type ManagedConfiguration } from '../mode
 import { defaultSettings } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
 import type { SchemaResult } from './schema.js';
-import { resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
+import { misplacedSecretFile, resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
 import { applyUseDefaultShorthand } from './shorthand.js';
 import type { Diagnostic } from './types.js';
 import { childOffset, childPath, columnAt, lineAt, type ParsedDocument } from './positions.js';
@@ -158,6 +158,11 @@ class DocumentReader {
     else if (typeof value.file === 'string') ref = { file: value.file, baseDir: dirname(this.parsed.file) };
     else if (typeof value.tfvar === 'string' && this.parsed.translated) ref = { tfvar: value.tfvar };
     else return undefined; // a reference of no known kind: the schema reported it
+    const misplaced = 'file' in ref ? misplacedSecretFile(ref) : null;
+    if (misplaced) {
+      this.error(place, misplaced);
+      return undefined;
+    }
     try {
       return new Secret(resolveSecret(ref, this.env), ref);
     } catch (error) {

@@ -3,8 +3,8 @@
  * and `{ tfvar: NAME }` (a Terraform variable, read from `TF_VAR_<NAME>`). Resolving one gives the
  * value; the errors name the reference, never a value.
  */
-import { readFileSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { SecretRef } from '../model/secret.js';
 
 export type Environment = Record<string, string | undefined>;
@@ -41,6 +41,8 @@ export function resolveSecret(ref: SecretRef, env: Environment = process.env): s
   if ('env' in ref) return readEnvironment(ref.env, env, `environment variable ${ref.env}`);
   if ('tfvar' in ref) return readEnvironment(`TF_VAR_${ref.tfvar}`, env, `Terraform variable ${ref.tfvar} (environment variable TF_VAR_${ref.tfvar})`);
   if (ref.file.trim() === '') throw new SecretResolutionError('the secret file path is empty');
+  const misplaced = misplacedSecretFile(ref);
+  if (misplaced) throw new SecretResolutionError(misplaced);
   const path = resolve(ref.baseDir ?? '.', ref.file);
   const shown = relative(process.cwd(), path) || path;
   let text: string;
@@ -52,4 +54,40 @@ export function resolveSecret(ref: SecretRef, env: Environment = process.env): s
   const value = text.replace(/[\r\n]+$/, '');
   if (value === '') throw new SecretResolutionError(`secret file ${ref.file} is empty (${shown})`);
   return value;
+}
+
+const repositoryRoots = new Map<string, string | null>();
+
+/** The git work tree holding `folder` (the nearest ancestor with a `.git`), or null outside git. */
+function repositoryRootOf(folder: string): string | null {
+  const start = resolve(folder);
+  const known = repositoryRoots.get(start);
+  if (known !== undefined) return known;
+  let root: string | null = null;
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, '.git'))) {
+      root = dir;
+      break;
+    }
+    if (dirname(dir) === dir) break;
+  }
+  repositoryRoots.set(start, root);
+  return root;
+}
+
+/**
+ * Why a `{ file: PATH }` reference may not be used, or null: when the declaring file is inside a git
+ * repository, the secret file must lie inside that repository too. A pull request could otherwise point a password at any file of
+ * the machine that applies it (an SSH key, a cloud credential) and have apply send its contents.
+ * Checked without reading the file, so `validate` can check it where the secret is not present.
+ */
+export function misplacedSecretFile(ref: { file: string; baseDir?: string }): string | null {
+  if (ref.baseDir === undefined || ref.file.trim() === '') return null; // no declaring file: nothing to be inside
+  const base = ref.baseDir;
+  const root = repositoryRootOf(base);
+  if (root === null) return null;
+  const inside = relative(root, resolve(base, ref.file));
+  if (inside !== '' && !inside.startsWith('..') && !isAbsolute(inside)) return null;
+  const shownRoot = relative(process.cwd(), root) || '.';
+  return `secret file ${ref.file} is outside the repository (${shownRoot}); keep secret files inside it, or use { env: NAME }`;
 }

@@ -169,6 +169,30 @@ describe('validate without secrets, and -f -', () => {
     expect(plan.stderr).toMatch(/^error: the desired state has errors:/m);
   });
 
+  it('refuses a secret file outside the repository, in validate too, without reading it', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'netform-validate-repo-'));
+    try {
+      mkdirSync(join(repo, '.git'));
+      mkdirSync(join(repo, 'desired'));
+      writeFileSync(join(repo, 'outside.psk'), 'not a secret of this repository\n');
+      writeFileSync(
+        join(repo, 'desired', 'netform.yaml'),
+        'version: 1\nusers:\n  - email: a@example.com\n    password: { file: /etc/hostname }\n    devices:\n' +
+          '      - { name: laptop, public_key: "a6AiqHg3kQ3fepsVVJCJayNNPq3C2wiQU1pLxXGos1A=", preshared_key: { file: ../../outside.psk } }\n' +
+          '  - email: b@example.com\n    password: { file: ../secrets/b.password }\n',
+      );
+      const result = await runCli(['validate', '-f', join(repo, 'desired')], { cwd: repo });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/netform\.yaml:4:\d+: users\[0\]\.password: secret file \/etc\/hostname is outside the repository \(\.\); keep secret files inside it, or use \{ env: NAME \}/);
+      expect(result.stderr).toMatch(/users\[0\]\.devices\[0\]\.preshared_key: secret file \.\.\/\.\.\/outside\.psk is outside the repository/);
+      // Inside the repository but not present (a fork's checkout): only a warning.
+      expect(result.stderr).toMatch(/warning: .*users\[1\]\.password: secret file \.\.\/secrets\/b\.password cannot be read/);
+      expect(result.stderr).not.toContain('not a secret of this repository');
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
   it('-f - reads one YAML document stream from standard input', async () => {
     const input = 'version: 1\nusers:\n  - email: a@example.com\n---\nversion: 1\nrules:\n  - { action: drop, destination: 10.9.0.0/16 }\n';
     const ok = await runCli(['validate', '-f', '-'], { input });
