@@ -1,0 +1,3 @@
+export * from './evaluate.js';
+export * from './model.js';
+export * from './notation.js';
