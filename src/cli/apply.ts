@@ -13,6 +13,7 @@ import type { Plan } from '../plan/types.js';
 import { applySummaryLine, renderApplySummary } from '../render/apply.js';
 import { limitLine, renderPlan } from '../render/index.js';
 import { addConnectionOptions, openConnection, readLiveState, type Connection } from './connection.js';
+import { refuseFailingTests } from './access.js';
 import { action, CliError, ExitCode } from './exit.js';
 import { addPlanningOptions, loadDesired, makePlan, reportTimings, useColor, type PlanningOptions } from './plan.js';
 
@@ -57,6 +58,7 @@ export function registerApply(program: Command): void {
         }
       }
       const desired = saved ? undefined : await loadDesired(opts.file!);
+      if (desired) refuseFailingTests(desired.state);
       const run = watchSignals(timeoutOf(opts));
       const connection = await openConnection(opts, run.controller.signal);
       try {

@@ -66,6 +66,16 @@ const commands: Record<string, CommandEntry> = {
     args: '',
     summary: 'administer the bundled server: API tokens and server defaults',
   },
+  test: {
+    load: async () => (await import('./access.js')).registerTest,
+    args: '',
+    summary: 'run the access tests (tests:) offline or against the live server',
+  },
+  explain: {
+    load: async () => (await import('./access.js')).registerExplain,
+    args: '<from> <to>',
+    summary: 'how the server decides one packet: verdict, deciding rule and stage',
+  },
 };
 
 const program = new Command('netform')

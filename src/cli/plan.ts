@@ -14,6 +14,7 @@ import { planChanges, PlanError, type Plan } from '../plan/index.js';
 import { normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../render/index.js';
 import { addConnectionOptions, openConnection, readLiveState, type Connection, type ConnectionOptions } from './connection.js';
+import { refuseFailingTests } from './access.js';
 import { action, CliError, ExitCode } from './exit.js';
 
 export interface PlanningOptions extends ConnectionOptions {
@@ -233,6 +234,7 @@ export function registerPlan(program: Command): void {
       checkTargets(opts);
       const { desired, connection, live } = await loadDesiredAndLive(opts.file, opts);
       try {
+        refuseFailingTests(desired.state);
         const { plan, timings } = await makePlan(desired, opts, connection, live);
         const started = performance.now();
         // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.

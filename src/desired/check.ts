@@ -17,6 +17,7 @@ import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } fro
 import { checkRuleInput, checkRulePorts, parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
 import type { DesiredDevice, DesiredRule, DesiredState, DesiredUser, SourceLocation } from '../model/state.js';
 import { checkEmail, checkUserInput } from '../model/user.js';
+import { checkAccessTests } from '../access/tests.js';
 import type { Diagnostic } from './types.js';
 
 /** `users[0]` + `mtu` -> `users[0].mtu`; `settings` + `manage.rules[1]` -> `settings.manage.rules[1]`. */
@@ -273,6 +274,7 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
   const into: Diagnostic[] = [];
   checkSettings(state, into);
   checkConfiguration(state, into);
+  into.push(...checkAccessTests(state));
 
   const users: UserEntry[] = state.users.map((user, i) => {
     const email = checkEmail(user.email);

@@ -5,7 +5,7 @@
  */
 import { dirname } from 'node:path';
 import { Secret, type SecretRef } from '../model/secret.js';
-import type { AbsentDevice, DesiredConfiguration, DesiredDevice, DesiredDeviceFields, DesiredRule, DesiredSettings, DesiredUser, Limit, SourceLocation } from '../model/state.js';
+import type { AbsentDevice, DesiredConfiguration, DesiredDevice, DesiredTest, DesiredDeviceFields, DesiredRule, DesiredSettings, DesiredUser, Limit, SourceLocation } from '../model/state.js';
 import { MANAGED_CONFIGURATION_FIELDS, type ManagedConfiguration } from '../model/configuration.js';
 import { defaultSettings } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
@@ -25,6 +25,7 @@ export interface DocumentDeclarations {
   rules: DesiredRule[];
   absentUsers: { email: string; source?: SourceLocation }[];
   absentDevices: AbsentDevice[];
+  tests: DesiredTest[];
   diagnostics: Diagnostic[];
   /** Problems that do not stop this use of the files (secrets that cannot be read, in validate). */
   warnings: Diagnostic[];
@@ -216,6 +217,7 @@ class DocumentReader {
       if (del) settings.limits.delete = del;
       if (update) settings.limits.update = update;
     }
+    this.accessSettings(place, settings);
     const source = this.source(place, ['manage', 'protect', 'limits']);
     settings.source = source;
     return { value: settings, raw: value, source };
@@ -230,6 +232,21 @@ class DocumentReader {
       if (place.value[field] !== undefined && this.usableField(place, field)) values[field] = place.value[field];
     }
     return { value: { values: values as ManagedConfiguration, source: this.source(place) }, raw: place.value };
+  }
+
+  /** `settings.port_rules` and `settings.server_addresses`, the access evaluator's assumptions. */
+  private accessSettings(place: Place<Mapping>, settings: DesiredSettings): void {
+    const { value } = place;
+    if (typeof value.port_rules === 'boolean' && this.usableField(place, 'port_rules')) settings.port_rules = value.port_rules;
+    const addresses = this.strings(this.child(place, 'server_addresses'));
+    if (addresses) settings.server_addresses = addresses;
+  }
+
+  /** One entry of `tests:`. */
+  test(place: Place): DesiredTest | undefined {
+    if (!this.buildable(place) || !['name', 'from', 'to', 'expect'].every((f) => this.usableField(place, f))) return undefined;
+    const { value } = place;
+    return { name: value.name as string, from: value.from as string, to: value.to as string, expect: value.expect as DesiredTest['expect'], source: this.source(place) };
   }
 
   rule(place: Place): DesiredRule | undefined {
@@ -312,7 +329,7 @@ class DocumentReader {
 export function readDocument(parsed: ParsedDocument, schema: SchemaResult, env: Environment, secretsOptional = false): DocumentDeclarations {
   const reader = new DocumentReader(parsed, schema, env, secretsOptional);
   const root: Place = { text: '', offset: parsed.offsets.root, value: isMapping(parsed.value) ? parsed.value : {} };
-  const declarations: DocumentDeclarations = { file: parsed.file, users: [], rules: [], absentUsers: [], absentDevices: [], diagnostics: reader.diagnostics, warnings: reader.warnings };
+  const declarations: DocumentDeclarations = { file: parsed.file, users: [], rules: [], absentUsers: [], absentDevices: [], tests: [], diagnostics: reader.diagnostics, warnings: reader.warnings };
   const settings = reader.settings(root);
   if (settings) declarations.settings = settings;
   const configuration = reader.configuration(root);
@@ -332,7 +349,17 @@ export function readDocument(parsed: ParsedDocument, schema: SchemaResult, env: 
     });
   }
   Object.assign(declarations, reader.absent(root));
+  readTests(parsed, schema, reader, root, declarations.tests);
   return declarations;
+}
+
+function readTests(parsed: ParsedDocument, schema: SchemaResult, reader: DocumentReader, root: Place, into: DesiredTest[]): void {
+  const tests = (root.value as Mapping).tests;
+  if (!Array.isArray(tests) || schema.faulty.has('tests')) return;
+  tests.forEach((_, i) => {
+    const test = reader.test(childPlace(parsed, root, 'tests', i));
+    if (test) into.push(test);
+  });
 }
 
 /** The place of `root[list][index]`. */

@@ -44,6 +44,7 @@ export function mergeDeclarations(documents: DocumentDeclarations[], sources: st
     state.rules.push(...document.rules);
     state.absent.users.push(...document.absentUsers);
     state.absent.devices.push(...document.absentDevices);
+    if (document.tests.length > 0) (state.tests ??= []).push(...document.tests);
   }
   return { state, diagnostics };
 }

@@ -73,6 +73,10 @@ export interface DesiredSettings {
   };
   protect: { users: string[] };
   limits: { delete?: Limit; update?: Limit };
+  /** false: the server's kernel cannot filter ports, so it ignores rules with ports (access tests do too). */
+  port_rules?: boolean;
+  /** Addresses local to the server, never filtered by rules; left out: the tunnel gateway addresses. */
+  server_addresses?: string[];
   /** Where the settings were declared (with `fields` for their values), when a front end knows it. */
   source?: SourceLocation;
 }
@@ -90,6 +94,17 @@ export interface DesiredConfiguration {
   source?: SourceLocation;
 }
 
+/** An access test (`tests:`): from whom, to what, and the verdict expected. */
+export interface DesiredTest {
+  name: string;
+  /** `*`, an email, or `EMAIL/DEVICE`. */
+  from: string;
+  /** `ADDRESS`, `ADDRESS:PORT/tcp|udp`, `ADDRESS/icmp`; IPv6 as `[ADDRESS]:PORT/tcp`. */
+  to: string;
+  expect: 'accept' | 'drop';
+  source?: SourceLocation;
+}
+
 export interface DesiredState {
   settings: DesiredSettings;
   /** Left out: the server's configuration is not managed (and never read). */
@@ -98,6 +113,8 @@ export interface DesiredState {
   /** Rules bound to no user. */
   rules: DesiredRule[];
   absent: { users: { email: string; source?: SourceLocation }[]; devices: AbsentDevice[] };
+  /** Access tests, checked before plan and apply; left out by front ends that have none. */
+  tests?: DesiredTest[];
   /** The files this state was read from. */
   sources: string[];
 }

@@ -1,0 +1,106 @@
+/**
+ * The `tests:` of a desired state: their offline checks (notation, declared users and devices)
+ * and running them against an access model (the declared rules, or a live server's).
+ */
+import { parseIpAddress } from '../model/net.js';
+import type { DesiredState, DesiredTest, SourceLocation } from '../model/state.js';
+import type { Diagnostic } from '../desired/types.js';
+import { CompiledRules, type Decision, type Match } from './evaluate.js';
+import { describeRule, ruleLocation, type AccessModel } from './model.js';
+import { evaluateFrom, parseFrom, parseTo, type SourceDecision } from './notation.js';
+
+function at(source: SourceLocation | undefined, field: string | undefined, fallback: string, message: string): Diagnostic {
+  const where = (field ? source?.fields?.[field] : undefined) ?? source;
+  const path = where?.path ?? (field ? `${fallback}.${field}` : fallback);
+  return where ? { file: where.file, line: where.line, column: where.column, path, message } : { path, message };
+}
+
+/** The checks `validate` runs on `tests:` and on the evaluator's settings. */
+export function checkAccessTests(state: DesiredState): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  (state.settings.server_addresses ?? []).forEach((address, i) => {
+    if (!parseIpAddress(address)) {
+      diagnostics.push(at(state.settings.source, `server_addresses[${i}]`, 'settings', 'must be an IP address such as 10.3.2.1'));
+    }
+  });
+  const users = new Map(state.users.map((u) => [u.email.trim().toLowerCase(), u]));
+  const names = new Map<string, DesiredTest>();
+  (state.tests ?? []).forEach((test, i) => {
+    const fallback = `tests[${i}]`;
+    const from = parseFrom(test.from);
+    if (!from.ok) diagnostics.push(at(test.source, 'from', fallback, from.message));
+    else if (from.value.kind !== 'everyone') {
+      const user = users.get(from.value.user);
+      if (!user) diagnostics.push(at(test.source, 'from', fallback, `no user ${from.value.user} is declared`));
+      else if (from.value.kind === 'device' && !user.devices.some((d) => d.name === (from.value as { device: string }).device)) {
+        diagnostics.push(at(test.source, 'from', fallback, `user ${from.value.user} declares no device named ${from.value.device}`));
+      }
+    }
+    const to = parseTo(test.to);
+    if (!to.ok) diagnostics.push(at(test.source, 'to', fallback, to.message));
+    const first = names.get(test.name);
+    if (first) {
+      const there = first.source ? ` (first at ${first.source.file}:${first.source.line})` : '';
+      diagnostics.push(at(test.source, 'name', fallback, `another test has the name "${test.name}"${there}; give each test its own name`));
+    } else names.set(test.name, test);
+  });
+  return diagnostics;
+}
+
+export interface TestResult {
+  test: DesiredTest;
+  pass: boolean;
+  /** The verdict of every source (each device of each user `from` names). */
+  decisions: SourceDecision[];
+  /** The source shown: the first that fails, or the first. */
+  shown?: SourceDecision;
+  /** Set when the test could not be evaluated (a user or device unknown to the model). */
+  error?: string;
+}
+
+/** A decision satisfies `expect: drop` when the packet cannot get through: dropped, or no tunnel. */
+export function satisfies(decision: Decision, expect: 'accept' | 'drop'): boolean {
+  return expect === 'accept' ? decision.verdict === 'accept' : decision.verdict !== 'accept';
+}
+
+export function runAccessTests(model: AccessModel, tests: readonly DesiredTest[]): TestResult[] {
+  const rules = new CompiledRules(model);
+  return tests.map((test) => {
+    const from = parseFrom(test.from);
+    const to = parseTo(test.to);
+    if (!from.ok) return { test, pass: false, decisions: [], error: `from: ${from.message}` };
+    if (!to.ok) return { test, pass: false, decisions: [], error: `to: ${to.message}` };
+    const evaluated = evaluateFrom(model, rules, from.value, to.value);
+    if (!evaluated.ok) return { test, pass: false, decisions: [], error: evaluated.message };
+    const decisions = evaluated.value;
+    const failing = decisions.find((d) => !satisfies(d.decision, test.expect));
+    return { test, pass: failing === undefined, decisions, shown: failing ?? decisions[0] };
+  });
+}
+
+/** `accept 10.0.0.0/8 (alice@example.com) at desired/a.yaml:12, user portless-accept`. */
+export function describeMatch(match: Match): string {
+  const where = ruleLocation(match.rule);
+  return `${describeRule(match.rule)}${where ? ` at ${where}` : ''}, ${match.scope} ${match.stage}`;
+}
+
+/** `drop by drop 10.9.0.0/16 (global) at a.yaml:30, global portless-drop`, or the reason without a rule. */
+export function describeDecision(decision: Decision): string {
+  if (decision.decidedBy) return `${decision.verdict} by ${describeMatch(decision.decidedBy)}`;
+  return `${decision.verdict}: ${decision.reason}`;
+}
+
+/** One line per test: `PASS name: from -> to: verdict by rule at file:line` (the failing source for a failure). */
+export function testLine(result: TestResult): string {
+  const { test } = result;
+  const head = `${result.pass ? 'PASS' : 'FAIL'} ${test.name}: ${test.from} -> ${test.to}, expected ${test.expect}`;
+  if (result.error) return `${head}: ${result.error}`;
+  const shown = result.shown;
+  if (!shown) return `${head}: no source to evaluate`;
+  const who = result.decisions.length > 1 || test.from === '*' ? ` (from ${shown.user}${shown.device ? `/${shown.device}` : ''})` : '';
+  return `${head}, got ${describeDecision(shown.decision)}${who}`;
+}
+
+export function accessRulesOf(model: AccessModel): CompiledRules {
+  return new CompiledRules(model);
+}
