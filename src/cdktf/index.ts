@@ -20,5 +20,6 @@ export {
   type NetformConfigurationSpec,
   type NetformLimit,
   type NetformSettingsSpec,
+  type NetformTestSpec,
   type SecretVariable,
 } from './stack.js';

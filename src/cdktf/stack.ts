@@ -91,6 +91,20 @@ export interface NetformSettingsSpec {
   manage?: { users?: string[]; rules?: string[] };
   protect?: { users?: string[] };
   limits?: { delete?: NetformLimit; update?: NetformLimit };
+  /** false for servers whose kernel cannot filter ports (they ignore rules with ports). */
+  port_rules?: boolean;
+  /** Addresses local to the server, never filtered; default 10.3.2.1 and fd00::3:2:1. */
+  server_addresses?: string[];
+}
+
+/** One entry of the YAML format's `tests:` list: an access test checked before plan and apply. */
+export interface NetformTestSpec {
+  name: string;
+  /** `*`, an email, or `EMAIL/DEVICE_NAME`. */
+  from: string;
+  /** `ADDRESS:PORT/tcp`, `ADDRESS:PORT/udp`, `ADDRESS/icmp` or `ADDRESS`; IPv6 as `[ADDRESS]:PORT/tcp`. */
+  to: string;
+  expect: 'accept' | 'drop';
 }
 
 /** The `absent` section of the YAML format: objects to delete even when prune is off. */
@@ -129,6 +143,8 @@ export interface FirezoneStackConfig {
   settings?: NetformSettingsSpec;
   configuration?: NetformConfigurationSpec;
   absent?: NetformAbsentSpec;
+  /** Access tests (the YAML format's `tests:`). */
+  tests?: NetformTestSpec[];
 }
 
 /** The resources declared for one user. */
@@ -175,6 +191,7 @@ export class FirezoneStack extends TerraformStack {
     if (config.settings !== undefined) netform.settings = settingsDocument(config.settings);
     if (config.configuration !== undefined) netform.configuration = configurationDocument(config.configuration);
     if (config.absent !== undefined) netform.absent = config.absent;
+    if (config.tests !== undefined) netform.tests = testsDocument(config.tests);
     // A top-level "//" entry is a comment to Terraform; netform reads its settings from there.
     if (Object.keys(netform).length > 0) this.addOverride('//.netform', netform);
   }
@@ -282,4 +299,9 @@ function configurationDocument(configuration: NetformConfigurationSpec): Record<
     if (value !== undefined) out[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
   }
   return JSON.parse(JSON.stringify(out)) as Record<string, unknown>;
+}
+
+function testsDocument(tests: NetformTestSpec[]): Record<string, unknown>[] {
+  // The YAML format's shape: { name, from, to, expect }.
+  return tests.map(({ name, from, to, expect }) => ({ name, from, to, expect }));
 }
