@@ -2,3 +2,4 @@ export * from './evaluate.js';
 export * from './model.js';
 export * from './notation.js';
 export * from './tests.js';
+export * from './changes.js';

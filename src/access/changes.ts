@@ -1,0 +1,449 @@
+/**
+ * Access changes: for each user, what becomes reachable and what becomes blocked when the rules
+ * go from `before` to `after`, exactly, by interval arithmetic over addresses and ports per
+ * family (never by sampling). Pure.
+ *
+ * Only packets some changed rule matches can change verdict (every other packet meets the same
+ * rules before and after), so the work is confined to the changed rules' blocks. A change of a
+ * global rule is computed once for a user without own rules there, and shown for "all users
+ * except" those whose own rules give them a different result.
+ */
+import { formatAddress, type IpFamily } from '../model/net.js';
+import { compileRule, type AccessRule, type CompiledRule } from './model.js';
+
+/** Protocol classes as rules see them: tcp and udp have ports; every other protocol is `other`. */
+const CLASSES = ['tcp', 'udp', 'other'] as const;
+type ClassIndex = 0 | 1 | 2;
+const MAX_PORT = 65535;
+const BITS: Record<IpFamily, bigint> = { 4: 32n, 6: 128n };
+
+interface Box {
+  family: IpFamily;
+  cls: ClassIndex;
+  a0: bigint;
+  a1: bigint;
+  p0: number;
+  p1: number;
+}
+
+/** A rule placed in evaluation order: `rank` = scope (0 user, 1 global) × 4 + stage. */
+interface Ranked {
+  rule: CompiledRule;
+  rank: number;
+}
+
+export interface AccessBlock {
+  family: IpFamily;
+  /** CIDR blocks covering exactly the addresses. */
+  addresses: string[];
+  /** `all`: every protocol and port; `other`: protocols without ports (ICMP, GRE, …). */
+  protocol: 'all' | 'tcp' | 'udp' | 'other';
+  /** For tcp and udp: `22`, `80-90`, `22, 443`. */
+  ports?: string;
+}
+
+export interface UserAccessChange {
+  user: string;
+  reachable: AccessBlock[];
+  blocked: AccessBlock[];
+}
+
+export interface AccessChanges {
+  /** Users whose own rules make their change differ from everyone else's. */
+  users: UserAccessChange[];
+  /** The change every other user gets (from global rules), when there is one. */
+  everyone?: { except: string[]; reachable: AccessBlock[]; blocked: AccessBlock[] };
+  /** What the bounds left out. */
+  omitted?: { users: number; blocks: number };
+}
+
+export interface AccessChangeInput {
+  before: AccessRule[];
+  after: AccessRule[];
+  /** Users that exist before and after (emails in normal form); rules of others are not reported. */
+  users: string[];
+  portRules: boolean;
+}
+
+export interface AccessChangeLimits {
+  /** Most users listed (default 100). */
+  users?: number;
+  /** Most blocks listed per user and direction (default 20). */
+  blocks?: number;
+}
+
+function boxesOf(rule: CompiledRule): Box[] {
+  const { family, start: a0, end: a1 } = rule;
+  if (rule.portType === null) {
+    return [
+      { family, cls: 0, a0, a1, p0: 0, p1: MAX_PORT },
+      { family, cls: 1, a0, a1, p0: 0, p1: MAX_PORT },
+      { family, cls: 2, a0, a1, p0: 0, p1: 0 },
+    ];
+  }
+  return [{ family, cls: rule.portType === 'tcp' ? 0 : 1, a0, a1, p0: rule.low, p1: rule.high }];
+}
+
+function covers(rule: CompiledRule, family: IpFamily, cls: ClassIndex): boolean {
+  return rule.family === family && (rule.portType === null || CLASSES[cls] === rule.portType);
+}
+
+function ruleIdentity(rule: CompiledRule): string {
+  return `${rule.rule.owner ?? '*'}|${rule.rule.action}|${rule.family}:${rule.start}-${rule.end}|${rule.portType ?? 'any'}:${rule.low}-${rule.high}`;
+}
+
+/** Global rules by prefix length, so that the rules meeting an address range are found by binary search. */
+class RuleIndex {
+  readonly #buckets = new Map<string, { size: bigint; starts: bigint[]; rules: CompiledRule[] }>();
+
+  constructor(rules: CompiledRule[]) {
+    const groups = new Map<string, CompiledRule[]>();
+    for (const rule of rules) {
+      const key = `${rule.family}:${rule.end - rule.start}`;
+      let list = groups.get(key);
+      if (!list) groups.set(key, (list = []));
+      list.push(rule);
+    }
+    for (const [key, list] of groups) {
+      list.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+      this.#buckets.set(key, { size: list[0]!.end - list[0]!.start + 1n, starts: list.map((r) => r.start), rules: list });
+    }
+  }
+
+  /** Rules of `family` whose block meets [a0, a1]. */
+  query(family: IpFamily, a0: bigint, a1: bigint, into: Set<CompiledRule>): void {
+    for (const [key, bucket] of this.#buckets) {
+      if (!key.startsWith(`${family}:`)) continue;
+      // Blocks of one size are aligned: one meets [a0, a1] when it starts in [a0 rounded down, a1].
+      const low = a0 - (a0 % bucket.size);
+      let lo = 0;
+      let hi = bucket.starts.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (bucket.starts[mid]! < low) lo = mid + 1;
+        else hi = mid;
+      }
+      for (let i = lo; i < bucket.starts.length && bucket.starts[i]! <= a1; i++) into.add(bucket.rules[i]!);
+    }
+  }
+}
+
+/** A cell whose verdict changes: the new verdict over an address range × port range of one class. */
+interface Cell {
+  family: IpFamily;
+  cls: ClassIndex;
+  a0: bigint;
+  a1: bigint;
+  p0: number;
+  p1: number;
+  accept: boolean;
+}
+
+/** The verdict of the first stage (lowest rank) among the rules meeting a point; accept when none. */
+function verdictAt(rules: Ranked[], cls: ClassIndex, port: number): boolean {
+  let best = Infinity;
+  let accept = true;
+  for (const { rule, rank } of rules) {
+    if (rank >= best) continue;
+    if (cls !== 2 && (port < rule.low || port > rule.high)) continue;
+    best = rank;
+    accept = rule.rule.action === 'accept';
+  }
+  return accept;
+}
+
+function compareBig(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The cells inside `dirty` whose verdict differs between the `before` and `after` rule lists,
+ * by a sweep over address breakpoints, then over port breakpoints within each address interval.
+ */
+function changedCells(dirty: Box[], before: Ranked[], after: Ranked[]): Cell[] {
+  const cells: Cell[] = [];
+  for (const family of [4, 6] as IpFamily[]) {
+    for (const cls of [0, 1, 2] as ClassIndex[]) {
+      const boxes = dirty.filter((b) => b.family === family && b.cls === cls);
+      if (boxes.length === 0) continue;
+      const b = before.filter((r) => covers(r.rule, family, cls));
+      const a = after.filter((r) => covers(r.rule, family, cls));
+      sweep(family, cls, boxes, b, a, cells);
+    }
+  }
+  return cells;
+}
+
+function sweep(family: IpFamily, cls: ClassIndex, boxes: Box[], before: Ranked[], after: Ranked[], into: Cell[]): void {
+  let hullStart = boxes[0]!.a0;
+  let hullEnd = boxes[0]!.a1;
+  for (const box of boxes) {
+    if (box.a0 < hullStart) hullStart = box.a0;
+    if (box.a1 > hullEnd) hullEnd = box.a1;
+  }
+  type Item = { a0: bigint; a1: bigint; kind: 0 | 1 | 2; box?: Box; ranked?: Ranked };
+  const items: Item[] = boxes.map((box) => ({ a0: box.a0, a1: box.a1, kind: 0, box }));
+  for (const r of before) if (r.rule.end >= hullStart && r.rule.start <= hullEnd) items.push({ a0: r.rule.start, a1: r.rule.end, kind: 1, ranked: r });
+  for (const r of after) if (r.rule.end >= hullStart && r.rule.start <= hullEnd) items.push({ a0: r.rule.start, a1: r.rule.end, kind: 2, ranked: r });
+  const points = new Set<bigint>();
+  for (const item of items) {
+    points.add(item.a0 < hullStart ? hullStart : item.a0);
+    if (item.a1 < hullEnd) points.add(item.a1 + 1n);
+  }
+  points.add(hullEnd + 1n);
+  const breaks = [...points].sort(compareBig);
+  items.sort((x, y) => compareBig(x.a0, y.a0));
+  let next = 0;
+  let active: Item[] = [];
+  for (let i = 0; i + 1 < breaks.length; i++) {
+    const x = breaks[i]!;
+    const end = breaks[i + 1]! - 1n;
+    while (next < items.length && items[next]!.a0 <= x) active.push(items[next++]!);
+    active = active.filter((item) => item.a1 >= x);
+    const dirtyHere = active.filter((item) => item.kind === 0).map((item) => item.box!);
+    if (dirtyHere.length === 0) continue;
+    const b = active.filter((item) => item.kind === 1).map((item) => item.ranked!);
+    const a = active.filter((item) => item.kind === 2).map((item) => item.ranked!);
+    if (cls === 2) {
+      const was = verdictAt(b, cls, 0);
+      const now = verdictAt(a, cls, 0);
+      if (was !== now) into.push({ family, cls, a0: x, a1: end, p0: 0, p1: 0, accept: now });
+      continue;
+    }
+    const portPoints = new Set<number>();
+    for (const box of dirtyHere) {
+      portPoints.add(box.p0);
+      portPoints.add(box.p1 + 1);
+    }
+    for (const r of [...b, ...a]) {
+      if (r.rule.portType === null) continue;
+      portPoints.add(r.rule.low);
+      portPoints.add(r.rule.high + 1);
+    }
+    const ports = [...portPoints].sort((p, q) => p - q);
+    for (let j = 0; j + 1 < ports.length; j++) {
+      const p = ports[j]!;
+      if (p > MAX_PORT) break;
+      if (!dirtyHere.some((box) => box.p0 <= p && p <= box.p1)) continue;
+      const was = verdictAt(b, cls, p);
+      const now = verdictAt(a, cls, p);
+      if (was === now) continue;
+      const last = into.at(-1);
+      const p1 = ports[j + 1]! - 1;
+      // Adjacent port ranges of one address interval with the same outcome are one cell.
+      if (last && last.family === family && last.cls === cls && last.a0 === x && last.accept === now && last.p1 + 1 === p) last.p1 = p1;
+      else into.push({ family, cls, a0: x, a1: end, p0: p, p1, accept: now });
+    }
+  }
+}
+
+/** The smallest list of CIDR blocks covering exactly [a0, a1]. */
+export function rangeToCidrs(family: IpFamily, a0: bigint, a1: bigint): string[] {
+  const bits = BITS[family];
+  const out: string[] = [];
+  let start = a0;
+  while (start <= a1) {
+    let size = 0n;
+    while (size < bits) {
+      const next = size + 1n;
+      const block = 1n << next;
+      if (start % block !== 0n || start + block - 1n > a1) break;
+      size = next;
+    }
+    out.push(`${formatAddress(family, start)}/${bits - size}`);
+    start += 1n << size;
+  }
+  return out;
+}
+
+function portText(ranges: [number, number][]): string {
+  return ranges.map(([lo, hi]) => (lo === hi ? `${lo}` : `${lo}-${hi}`)).join(', ');
+}
+
+/**
+ * Cells to blocks: per family and outcome, address intervals with the same protocols and ports
+ * are joined when adjacent, then written as CIDR blocks with their protocol and ports.
+ */
+function blocksOf(cells: Cell[], accept: boolean): AccessBlock[] {
+  const blocks: AccessBlock[] = [];
+  for (const family of [4, 6] as IpFamily[]) {
+    const mine = cells.filter((c) => c.family === family && c.accept === accept);
+    if (mine.length === 0) continue;
+    const points = new Set<bigint>();
+    for (const c of mine) {
+      points.add(c.a0);
+      points.add(c.a1 + 1n);
+    }
+    const breaks = [...points].sort(compareBig);
+    mine.sort((x, y) => compareBig(x.a0, y.a0));
+    let next = 0;
+    let active: Cell[] = [];
+    const runs: { a0: bigint; a1: bigint; signature: string; ports: [number, number][][] }[] = [];
+    for (let i = 0; i + 1 < breaks.length; i++) {
+      const x = breaks[i]!;
+      const end = breaks[i + 1]! - 1n;
+      while (next < mine.length && mine[next]!.a0 <= x) active.push(mine[next++]!);
+      active = active.filter((c) => c.a1 >= x);
+      if (active.length === 0) continue;
+      const ports: [number, number][][] = [[], [], []];
+      for (const c of active) ports[c.cls]!.push([c.p0, c.p1]);
+      for (const list of ports) {
+        list.sort((p, q) => p[0] - q[0]);
+        for (let k = list.length - 1; k > 0; k--) {
+          if (list[k - 1]![1] + 1 >= list[k]![0]) {
+            list[k - 1]![1] = Math.max(list[k - 1]![1], list[k]![1]);
+            list.splice(k, 1);
+          }
+        }
+      }
+      const signature = JSON.stringify(ports);
+      const last = runs.at(-1);
+      if (last && last.signature === signature && last.a1 + 1n === x) last.a1 = end;
+      else runs.push({ a0: x, a1: end, signature, ports });
+    }
+    for (const run of runs) {
+      const addresses = rangeToCidrs(family, run.a0, run.a1);
+      const [tcp, udp, other] = run.ports as [[number, number][], [number, number][], [number, number][]];
+      const full = (list: [number, number][]) => list.length === 1 && list[0]![0] === 0 && list[0]![1] === MAX_PORT;
+      if (full(tcp) && full(udp) && other.length > 0) {
+        blocks.push({ family, addresses, protocol: 'all' });
+        continue;
+      }
+      if (tcp.length > 0) blocks.push({ family, addresses, protocol: 'tcp', ports: portText(tcp) });
+      if (udp.length > 0) blocks.push({ family, addresses, protocol: 'udp', ports: portText(udp) });
+      if (other.length > 0) blocks.push({ family, addresses, protocol: 'other' });
+    }
+  }
+  // Blocks with the same protocol and ports are one block of several address ranges.
+  const merged = new Map<string, AccessBlock>();
+  for (const block of blocks) {
+    const key = `${block.family}|${block.protocol}|${block.ports ?? ''}`;
+    const first = merged.get(key);
+    if (first) first.addresses.push(...block.addresses);
+    else merged.set(key, { ...block, addresses: [...block.addresses] });
+  }
+  return [...merged.values()];
+}
+
+interface Compiled {
+  byOwner: Map<string, CompiledRule[]>;
+  global: CompiledRule[];
+  identities: Set<string>;
+}
+
+function compileAll(rules: AccessRule[], portRules: boolean): Compiled {
+  const byOwner = new Map<string, CompiledRule[]>();
+  const global: CompiledRule[] = [];
+  const identities = new Set<string>();
+  for (const rule of rules) {
+    const compiled = compileRule(rule);
+    if (!compiled || (compiled.portType !== null && !portRules)) continue;
+    identities.add(ruleIdentity(compiled));
+    if (rule.owner === null) global.push(compiled);
+    else {
+      let list = byOwner.get(rule.owner);
+      if (!list) byOwner.set(rule.owner, (list = []));
+      list.push(compiled);
+    }
+  }
+  return { byOwner, global, identities };
+}
+
+function ranked(own: CompiledRule[], global: Iterable<CompiledRule>): Ranked[] {
+  const list: Ranked[] = own.map((rule) => ({ rule, rank: rule.stage }));
+  for (const rule of global) list.push({ rule, rank: 4 + rule.stage });
+  return list;
+}
+
+function meets(rule: CompiledRule, boxes: Box[]): boolean {
+  return boxes.some((b) => b.family === rule.family && b.a0 <= rule.end && rule.start <= b.a1);
+}
+
+/** The access changes from `before` to `after` rules, unbounded (see boundAccessChanges). */
+export function computeAccessChanges(input: AccessChangeInput): AccessChanges {
+  const before = compileAll(input.before, input.portRules);
+  const after = compileAll(input.after, input.portRules);
+  const changedGlobal = [
+    ...before.global.filter((r) => !after.identities.has(ruleIdentity(r))),
+    ...after.global.filter((r) => !before.identities.has(ruleIdentity(r))),
+  ];
+  const globalDirty = changedGlobal.flatMap(boxesOf);
+  const beforeIndex = new RuleIndex(before.global);
+  const afterIndex = new RuleIndex(after.global);
+  const globalsMeeting = (index: RuleIndex, boxes: Box[]): Set<CompiledRule> => {
+    const found = new Set<CompiledRule>();
+    for (const box of boxes) index.query(box.family, box.a0, box.a1, found);
+    return found;
+  };
+  const resultOf = (dirty: Box[], ownBefore: CompiledRule[], ownAfter: CompiledRule[]) => {
+    const cells = changedCells(dirty, ranked(ownBefore, globalsMeeting(beforeIndex, dirty)), ranked(ownAfter, globalsMeeting(afterIndex, dirty)));
+    return { reachable: blocksOf(cells, true), blocked: blocksOf(cells, false) };
+  };
+
+  const baseline = globalDirty.length > 0 ? resultOf(globalDirty, [], []) : { reachable: [], blocked: [] };
+  const baselineKey = JSON.stringify(baseline);
+  const users: UserAccessChange[] = [];
+  const except: string[] = [];
+  for (const user of input.users) {
+    const ownBefore = before.byOwner.get(user) ?? [];
+    const ownAfter = after.byOwner.get(user) ?? [];
+    const changedOwn = [
+      ...ownBefore.filter((r) => !after.identities.has(ruleIdentity(r))),
+      ...ownAfter.filter((r) => !before.identities.has(ruleIdentity(r))),
+    ];
+    const touchesGlobal = globalDirty.length > 0 && (ownBefore.some((r) => meets(r, globalDirty)) || ownAfter.some((r) => meets(r, globalDirty)));
+    if (changedOwn.length === 0 && !touchesGlobal) continue; // gets the baseline
+    const result = resultOf([...globalDirty, ...changedOwn.flatMap(boxesOf)], ownBefore, ownAfter);
+    if (JSON.stringify(result) === baselineKey) continue;
+    if (globalDirty.length > 0) except.push(user);
+    if (result.reachable.length > 0 || result.blocked.length > 0) users.push({ user, ...result });
+  }
+  const changes: AccessChanges = { users };
+  if (baseline.reachable.length > 0 || baseline.blocked.length > 0) changes.everyone = { except, ...baseline };
+  return changes;
+}
+
+/** Keeps at most `limits.users` users and `limits.blocks` blocks per list, counting what is left out. */
+export function boundAccessChanges(changes: AccessChanges, limits: AccessChangeLimits = {}): AccessChanges {
+  const maxUsers = limits.users ?? 100;
+  const maxBlocks = limits.blocks ?? 20;
+  let omittedBlocks = 0;
+  const cut = (list: AccessBlock[]): AccessBlock[] => {
+    if (list.length <= maxBlocks) return list;
+    omittedBlocks += list.length - maxBlocks;
+    return list.slice(0, maxBlocks);
+  };
+  const users = changes.users.slice(0, maxUsers).map((u) => ({ user: u.user, reachable: cut(u.reachable), blocked: cut(u.blocked) }));
+  const bounded: AccessChanges = { users };
+  if (changes.everyone) {
+    const { except, reachable, blocked } = changes.everyone;
+    bounded.everyone = { except: except.slice(0, maxUsers), reachable: cut(reachable), blocked: cut(blocked) };
+  }
+  const omittedUsers = Math.max(0, changes.users.length - maxUsers) + Math.max(0, (changes.everyone?.except.length ?? 0) - maxUsers);
+  if (omittedUsers > 0 || omittedBlocks > 0) bounded.omitted = { users: omittedUsers, blocks: omittedBlocks };
+  return bounded;
+}
+
+/** `10.2.0.0/16 tcp 22`, `10.9.0.0/16 (all protocols)`, `10.1.2.3/32 other protocols (ICMP, …)`. */
+export function blockText(block: AccessBlock): string {
+  const where = block.addresses.length > 3 ? `${block.addresses.slice(0, 3).join(', ')} (+${block.addresses.length - 3} blocks)` : block.addresses.join(', ');
+  if (block.protocol === 'all') return `${where} (all protocols)`;
+  if (block.protocol === 'other') return `${where} other protocols (icmp, …)`;
+  return `${where} ${block.protocol} ${block.ports}`;
+}
+
+/** Lines of text for the changes: `alice@example.com: now reachable 10.2.0.0/16 tcp 22`. */
+export function accessChangeLines(changes: AccessChanges): string[] {
+  const lines: string[] = [];
+  const add = (who: string, c: { reachable: AccessBlock[]; blocked: AccessBlock[] }) => {
+    for (const b of c.reachable) lines.push(`${who}: now reachable ${blockText(b)}`);
+    for (const b of c.blocked) lines.push(`${who}: now blocked ${blockText(b)}`);
+  };
+  if (changes.everyone) {
+    const { except } = changes.everyone;
+    add(except.length === 0 ? 'all users' : `all users except ${except.join(', ')}`, changes.everyone);
+  }
+  for (const u of changes.users) add(u.user, u);
+  if (changes.omitted) lines.push(`… and ${changes.omitted.users} more users, ${changes.omitted.blocks} more blocks not shown`);
+  return lines;
+}
