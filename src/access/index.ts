@@ -3,3 +3,4 @@ export * from './model.js';
 export * from './notation.js';
 export * from './tests.js';
 export * from './changes.js';
+export * from './plan.js';

@@ -14,6 +14,7 @@ import { planChanges, PlanError, type Plan } from '../plan/index.js';
 import { normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../render/index.js';
 import { addConnectionOptions, openConnection, readLiveState, type Connection, type ConnectionOptions } from './connection.js';
+import { planAccessChanges } from '../access/plan.js';
 import { refuseFailingTests } from './access.js';
 import { action, CliError, ExitCode } from './exit.js';
 
@@ -31,6 +32,8 @@ export interface Timings {
   load: number;
   fetch: number;
   diff: number;
+  /** Computing the plan's access changes. */
+  access?: number;
   render?: number;
   /** Resident memory (MB) at the end of each phase, to see which one needs the memory. */
   rss_mb: Record<string, number>;
@@ -171,7 +174,10 @@ export async function makePlan(
     });
     const plan = opts.target?.length ? targetPlan(whole, opts.target) : whole;
     const diff = elapsedSince(started);
-    return { plan, timings: { load: desired.ms, fetch, diff, rss_mb: { load: desired.rss, fetch: fetchRss, diff: rssMb() } } };
+    started = performance.now();
+    plan.access = planAccessChanges(plan, live, desired.state);
+    const access = elapsedSince(started);
+    return { plan, timings: { load: desired.ms, fetch, diff, access, rss_mb: { load: desired.rss, fetch: fetchRss, diff: rssMb() } } };
   } catch (error) {
     if (error instanceof PlanError) throw new CliError(`cannot plan: ${error.message}`);
     if (error instanceof TargetError) throw new CliError(error.message);

@@ -3,6 +3,7 @@
  * `netform plan -o` writes it as JSON; apply, the renderers and drift all read this one shape.
  * It never holds a secret value: secret fields carry their reference (SecretRef) only.
  */
+import type { AccessChanges } from '../access/changes.js';
 import type { SecretRef } from '../model/secret.js';
 
 export const PLAN_FORMAT = 'netform.plan';
@@ -148,4 +149,6 @@ export interface Plan {
   settings?: PlanSettings;
   /** SHA-256 of the rest of the document (src/plan/digest.ts), written with the JSON document. */
   digest?: string;
+  /** Who can reach what after this plan, compared with now (src/access): set by plan and apply. */
+  access?: AccessChanges;
 }

@@ -8,6 +8,7 @@ import pc from 'picocolors';
 import { SENSITIVE, SENSITIVE_CHANGED } from '../model/secret.js';
 import { planDigest } from '../plan/digest.js';
 import type { Change, FieldChange, LimitCheck, Plan, UndeclaredItem } from '../plan/types.js';
+import { accessMarkdown, accessText } from './access.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';
 export const PLAN_FORMATS: readonly PlanFormat[] = ['text', 'json', 'markdown'];
@@ -116,6 +117,7 @@ function renderText(plan: Plan, c: Colors): string {
     for (const item of undeclared) out.push(`  ${(item.fate === 'delete' ? c.red : c.cyan)(undeclaredEntry(item))}`);
     out.push('');
   }
+  out.push(...accessText(plan.access));
   if (plan.warnings.length > 0) {
     out.push(c.yellow('Warnings:'));
     for (const w of plan.warnings) out.push(c.yellow(`  ! ${w}`));
@@ -183,6 +185,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     tail.push(`${undeclaredFence}diff`, ...entries, undeclaredFence, '', '</details>', '');
     if (left > 0) tail.push(`**${left} more undeclared object(s) are not shown.**`, '');
   }
+  out.push(...accessMarkdown(plan.access));
   if (plan.warnings.length > 0) {
     const warnings: string[] = [];
     for (const w of plan.warnings) {
