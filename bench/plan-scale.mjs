@@ -56,6 +56,7 @@ async function main() {
       row('load the YAML files', (r) => r.load),
       row('fetch (3 list calls, parallel)', (r) => r.fetch),
       row('diff (planChanges)', (r) => r.diff),
+      row('access changes (src/access, part of the plan)', (r) => r.access ?? 0),
       row('render (text)', (r) => r.render),
       row('whole command, process start to exit', (r) => r.wallMs),
       row('RSS after loading the files (MB)', (r) => r.rss_mb.load),
@@ -63,6 +64,8 @@ async function main() {
       row('RSS after the diff (MB)', (r) => r.rss_mb.diff),
       row('peak RSS of the CLI process (MB)', (r) => r.rss_peak_mb),
     ];
+    const share = median(runs.map((r) => (r.access ?? 0) / (r.wallMs - (r.access ?? 0))));
+    report.push('', `Access changes add ${(share * 100).toFixed(1)}% to the plan's time (median of access / (whole command - access)).`);
     console.log(report.join('\n'));
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -93,7 +93,7 @@ function ruleIdentity(rule: CompiledRule): string {
 }
 
 /** Global rules by prefix length, so that the rules meeting an address range are found by binary search. */
-class RuleIndex {
+export class RuleIndex {
   readonly #buckets = new Map<string, { size: bigint; starts: bigint[]; rules: CompiledRule[] }>();
 
   constructor(rules: CompiledRule[]) {

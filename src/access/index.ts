@@ -4,3 +4,4 @@ export * from './notation.js';
 export * from './tests.js';
 export * from './changes.js';
 export * from './plan.js';
+export * from './shadow.js';

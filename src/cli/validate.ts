@@ -1,6 +1,7 @@
 /** `netform validate -f PATH`: every offline check of the desired state, no server needed. */
 import { Option, type Command } from 'commander';
 import { countDeclarations, displayPath, formatDiagnostic, loadDesiredState, type Diagnostic } from '../desired/index.js';
+import { shadowedRuleWarnings } from '../access/shadow.js';
 import { action, ExitCode } from './exit.js';
 
 type Format = 'text' | 'github' | 'json';
@@ -39,7 +40,7 @@ export function registerValidate(program: Command): void {
         // Secrets are checked for shape; one that cannot be read here is a warning (forks get no secrets).
         const result = await loadDesiredState(options.file, { secrets: 'check' });
         const diagnostics = result.ok ? [] : result.diagnostics;
-        const warnings = result.warnings ?? [];
+        const warnings = [...(result.warnings ?? []), ...(result.ok ? shadowedRuleWarnings(result.state) : [])];
         if (options.format === 'json') {
           const entries = [...diagnostics.map((d) => ({ ...d, severity: 'error' })), ...warnings.map((d) => ({ ...d, severity: 'warning' }))];
           process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
