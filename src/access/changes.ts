@@ -88,10 +88,6 @@ function covers(rule: CompiledRule, family: IpFamily, cls: ClassIndex): boolean 
   return rule.family === family && (rule.portType === null || CLASSES[cls] === rule.portType);
 }
 
-function ruleIdentity(rule: CompiledRule): string {
-  return `${rule.rule.owner ?? '*'}|${rule.rule.action}|${rule.family}:${rule.start}-${rule.end}|${rule.portType ?? 'any'}:${rule.low}-${rule.high}`;
-}
-
 /** Global rules by prefix length, so that the rules meeting an address range are found by binary search. */
 export class RuleIndex {
   readonly #buckets = new Map<string, { size: bigint; starts: bigint[]; rules: CompiledRule[] }>();
@@ -325,28 +321,9 @@ function blocksOf(cells: Cell[], accept: boolean): AccessBlock[] {
   return [...merged.values()];
 }
 
-interface Compiled {
-  byOwner: Map<string, CompiledRule[]>;
-  global: CompiledRule[];
-  identities: Set<string>;
-}
-
-function compileAll(rules: AccessRule[], portRules: boolean): Compiled {
-  const byOwner = new Map<string, CompiledRule[]>();
-  const global: CompiledRule[] = [];
-  const identities = new Set<string>();
-  for (const rule of rules) {
-    const compiled = compileRule(rule);
-    if (!compiled || (compiled.portType !== null && !portRules)) continue;
-    identities.add(ruleIdentity(compiled));
-    if (rule.owner === null) global.push(compiled);
-    else {
-      let list = byOwner.get(rule.owner);
-      if (!list) byOwner.set(rule.owner, (list = []));
-      list.push(compiled);
-    }
-  }
-  return { byOwner, global, identities };
+/** The rule as written: rules written the same before and after are unchanged (the same packets meet them). */
+function textKey(rule: AccessRule): string {
+  return `${rule.owner ?? '*'}|${rule.action}|${rule.destination}|${rule.port_type ?? ''}|${rule.port_range ?? ''}`;
 }
 
 function ranked(own: CompiledRule[], global: Iterable<CompiledRule>): Ranked[] {
@@ -355,21 +332,77 @@ function ranked(own: CompiledRule[], global: Iterable<CompiledRule>): Ranked[] {
   return list;
 }
 
-function meets(rule: CompiledRule, boxes: Box[]): boolean {
-  return boxes.some((b) => b.family === rule.family && b.a0 <= rule.end && rule.start <= b.a1);
+/** Disjoint sorted address intervals of a family, for "does this block meet them" by binary search. */
+class Intervals {
+  readonly #starts: bigint[] = [];
+  readonly #ends: bigint[] = [];
+
+  constructor(boxes: Box[], readonly family: IpFamily) {
+    const mine = boxes.filter((b) => b.family === family).sort((x, y) => compareBig(x.a0, y.a0));
+    for (const b of mine) {
+      const last = this.#ends.length - 1;
+      if (last >= 0 && b.a0 <= this.#ends[last]! + 1n) {
+        if (b.a1 > this.#ends[last]!) this.#ends[last] = b.a1;
+      } else {
+        this.#starts.push(b.a0);
+        this.#ends.push(b.a1);
+      }
+    }
+  }
+
+  meets(a0: bigint, a1: bigint): boolean {
+    let lo = 0;
+    let hi = this.#ends.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.#ends[mid]! < a0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.#starts.length && this.#starts[lo]! <= a1;
+  }
 }
 
 /** The access changes from `before` to `after` rules, unbounded (see boundAccessChanges). */
 export function computeAccessChanges(input: AccessChangeInput): AccessChanges {
-  const before = compileAll(input.before, input.portRules);
-  const after = compileAll(input.after, input.portRules);
-  const changedGlobal = [
-    ...before.global.filter((r) => !after.identities.has(ruleIdentity(r))),
-    ...after.global.filter((r) => !before.identities.has(ruleIdentity(r))),
-  ];
-  const globalDirty = changedGlobal.flatMap(boxesOf);
-  const beforeIndex = new RuleIndex(before.global);
-  const afterIndex = new RuleIndex(after.global);
+  // Rules are compiled once each (an unchanged rule is usually the same object on both sides).
+  const compiledOf = new Map<AccessRule, CompiledRule | null>();
+  const compile = (rule: AccessRule): CompiledRule | null => {
+    let compiled = compiledOf.get(rule);
+    if (compiled === undefined) {
+      compiled = compileRule(rule);
+      if (compiled && compiled.portType !== null && !input.portRules) compiled = null;
+      compiledOf.set(rule, compiled);
+    }
+    return compiled;
+  };
+  const compileAll = (rules: AccessRule[]) => rules.map(compile).filter((r): r is CompiledRule => r !== null);
+  // The same object on both sides is unchanged; only the others are compared by text.
+  const beforeObjects = new Set(input.before);
+  const afterObjects = new Set(input.after);
+  const beforeRest = input.before.filter((r) => !afterObjects.has(r));
+  const afterRest = input.after.filter((r) => !beforeObjects.has(r));
+  const beforeKeys = new Set(beforeRest.map(textKey));
+  const afterKeys = new Set(afterRest.map(textKey));
+  const removed = beforeRest.filter((r) => !afterKeys.has(textKey(r)));
+  const added = afterRest.filter((r) => !beforeKeys.has(textKey(r)));
+  const ownersOf = (rules: AccessRule[]) => {
+    const byOwner = new Map<string | null, AccessRule[]>();
+    for (const rule of rules) {
+      let list = byOwner.get(rule.owner);
+      if (!list) byOwner.set(rule.owner, (list = []));
+      list.push(rule);
+    }
+    return byOwner;
+  };
+  const beforeByOwner = ownersOf(input.before);
+  const afterByOwner = ownersOf(input.after);
+  const changedByOwner = ownersOf([...removed, ...added]);
+
+  const globalDirty = compileAll(changedByOwner.get(null) ?? []).flatMap(boxesOf);
+  const globalBefore = compileAll(beforeByOwner.get(null) ?? []);
+  const globalAfter = compileAll(afterByOwner.get(null) ?? []);
+  const beforeIndex = new RuleIndex(globalBefore);
+  const afterIndex = new RuleIndex(globalAfter);
   const globalsMeeting = (index: RuleIndex, boxes: Box[]): Set<CompiledRule> => {
     const found = new Set<CompiledRule>();
     for (const box of boxes) index.query(box.family, box.a0, box.a1, found);
@@ -382,18 +415,21 @@ export function computeAccessChanges(input: AccessChangeInput): AccessChanges {
 
   const baseline = globalDirty.length > 0 ? resultOf(globalDirty, [], []) : { reachable: [], blocked: [] };
   const baselineKey = JSON.stringify(baseline);
+  const dirtyV4 = new Intervals(globalDirty, 4);
+  const dirtyV6 = new Intervals(globalDirty, 6);
+  const meetsGlobalDirty = (rule: AccessRule): boolean => {
+    const compiled = compile(rule);
+    return compiled !== null && (compiled.family === 4 ? dirtyV4 : dirtyV6).meets(compiled.start, compiled.end);
+  };
   const users: UserAccessChange[] = [];
   const except: string[] = [];
   for (const user of input.users) {
-    const ownBefore = before.byOwner.get(user) ?? [];
-    const ownAfter = after.byOwner.get(user) ?? [];
-    const changedOwn = [
-      ...ownBefore.filter((r) => !after.identities.has(ruleIdentity(r))),
-      ...ownAfter.filter((r) => !before.identities.has(ruleIdentity(r))),
-    ];
-    const touchesGlobal = globalDirty.length > 0 && (ownBefore.some((r) => meets(r, globalDirty)) || ownAfter.some((r) => meets(r, globalDirty)));
-    if (changedOwn.length === 0 && !touchesGlobal) continue; // gets the baseline
-    const result = resultOf([...globalDirty, ...changedOwn.flatMap(boxesOf)], ownBefore, ownAfter);
+    const changedOwn = changedByOwner.get(user) ?? [];
+    const ownBefore = beforeByOwner.get(user) ?? [];
+    const ownAfter = afterByOwner.get(user) ?? [];
+    // A user with no changed rule and no own rule where the global rules changed gets the baseline.
+    if (changedOwn.length === 0 && (globalDirty.length === 0 || !(ownBefore.some(meetsGlobalDirty) || ownAfter.some(meetsGlobalDirty)))) continue;
+    const result = resultOf([...globalDirty, ...compileAll(changedOwn).flatMap(boxesOf)], compileAll(ownBefore), compileAll(ownAfter));
     if (JSON.stringify(result) === baselineKey) continue;
     if (globalDirty.length > 0) except.push(user);
     if (result.reachable.length > 0 || result.blocked.length > 0) users.push({ user, ...result });

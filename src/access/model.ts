@@ -3,7 +3,7 @@
  * (../shared/spec/rule-semantics.md). Built from a desired state or from a live state; pure data.
  */
 import { userKey } from '../model/keys.js';
-import { parseCidrOrAddress, parseIpAddress, type IpFamily } from '../model/net.js';
+import { cidrRange, parseIpAddress, type IpFamily } from '../model/net.js';
 import { parsePortRange } from '../model/ports.js';
 import type { DesiredRule, DesiredState, LiveState, SourceLocation } from '../model/state.js';
 import type { PortType, RuleAction } from '../model/types.js';
@@ -79,7 +79,7 @@ export interface CompiledRule {
 
 /** Null when the destination or port range cannot be parsed (validation reports those). */
 export function compileRule(rule: AccessRule): CompiledRule | null {
-  const cidr = parseCidrOrAddress(rule.destination);
+  const cidr = cidrRange(rule.destination);
   if (!cidr) return null;
   let low = 0;
   let high = 65535;

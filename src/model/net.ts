@@ -103,6 +103,29 @@ export function parseCidrOrAddress(text: unknown): ParsedCidr | null {
   };
 }
 
+const DOTTED_CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?$/;
+
+/**
+ * Only the block of `address` or `address/prefix` (family, first and last address), for code that
+ * parses many destinations and needs no canonical text. Same acceptance as parseCidrOrAddress.
+ */
+export function cidrRange(text: string): { family: IpFamily; start: bigint; end: bigint } | null {
+  const m = DOTTED_CIDR.exec(text);
+  if (m) {
+    const octets = [m[1]!, m[2]!, m[3]!, m[4]!];
+    const prefix = m[5] === undefined ? 32 : Number(m[5]);
+    // Leading zeros and out-of-range values take the full parser's path (and its verdict).
+    if (prefix <= 32 && octets.every((o) => (o.length === 1 || o[0] !== '0') && Number(o) <= 255) && (m[5] === undefined || m[5].length === 1 || m[5][0] !== '0')) {
+      const value = octets.reduce((v, o) => v * 256 + Number(o), 0);
+      const size = 2 ** (32 - prefix);
+      const start = value - (value % size);
+      return { family: 4, start: BigInt(start), end: BigInt(start + size - 1) };
+    }
+  }
+  const parsed = parseCidrOrAddress(text);
+  return parsed && { family: parsed.family, start: parsed.start, end: parsed.end };
+}
+
 export function rangesIntersect(a: ParsedCidr, b: ParsedCidr): boolean {
   return a.family === b.family && a.start <= b.end && b.start <= a.end;
 }
