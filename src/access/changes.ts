@@ -49,9 +49,15 @@ export interface UserAccessChange {
 }
 
 export interface AccessChanges {
-  /** Users whose own rules make their change differ from everyone else's. */
+  /**
+   * Users whose change differs from everyone's where their own rules are: each lists its change
+   * within the address blocks of its own rules (before or after); elsewhere everyone's applies.
+   */
   users: UserAccessChange[];
-  /** The change every other user gets (from global rules), when there is one. */
+  /**
+   * The change of global rules for every user, except within the own rules' blocks of the users
+   * in `except` (listed in `users`, or left out when nothing changes for them there).
+   */
   everyone?: { except: string[]; reachable: AccessBlock[]; blocked: AccessBlock[] };
   /** What the bounds left out. */
   omitted?: { users: number; blocks: number };
@@ -63,6 +69,11 @@ export interface AccessChangeInput {
   /** Users that exist before and after (emails in normal form); rules of others are not reported. */
   users: string[];
   portRules: boolean;
+  /**
+   * Most users whose own rules need evaluating one by one (default 1,000); the others are counted in
+   * `omitted.users` (their change may differ from everyone's) so that a plan stays quick.
+   */
+  maxUsersEvaluated?: number;
 }
 
 export interface AccessChangeLimits {
@@ -362,6 +373,37 @@ class Intervals {
   }
 }
 
+/** Sorted disjoint [start, end] ranges of a family from blocks (merged when they touch). */
+function mergedRanges(ranges: { family: IpFamily; a0: bigint; a1: bigint }[], family: IpFamily): [bigint, bigint][] {
+  const mine = ranges.filter((r) => r.family === family).sort((x, y) => compareBig(x.a0, y.a0));
+  const out: [bigint, bigint][] = [];
+  for (const r of mine) {
+    const last = out.at(-1);
+    if (last && r.a0 <= last[1] + 1n) {
+      if (r.a1 > last[1]) last[1] = r.a1;
+    } else out.push([r.a0, r.a1]);
+  }
+  return out;
+}
+
+/** The parts of `items` inside (`keep` true) or outside (`keep` false) the ranges, per family. */
+function clip<T extends { family: IpFamily; a0: bigint; a1: bigint }>(items: T[], ranges: Record<4 | 6, [bigint, bigint][]>, keep: boolean): T[] {
+  const out: T[] = [];
+  for (const item of items) {
+    let cursor = item.a0;
+    for (const [r0, r1] of ranges[item.family]) {
+      if (r1 < item.a0) continue;
+      if (r0 > item.a1) break;
+      if (!keep && r0 > cursor) out.push({ ...item, a0: cursor, a1: r0 - 1n });
+      if (keep) out.push({ ...item, a0: r0 > item.a0 ? r0 : item.a0, a1: r1 < item.a1 ? r1 : item.a1 });
+      cursor = r1 + 1n;
+      if (cursor > item.a1) break;
+    }
+    if (!keep && cursor <= item.a1) out.push({ ...item, a0: cursor });
+  }
+  return out;
+}
+
 /** The access changes from `before` to `after` rules, unbounded (see boundAccessChanges). */
 export function computeAccessChanges(input: AccessChangeInput): AccessChanges {
   // Rules are compiled once each (an unchanged rule is usually the same object on both sides).
@@ -408,13 +450,12 @@ export function computeAccessChanges(input: AccessChangeInput): AccessChanges {
     for (const box of boxes) index.query(box.family, box.a0, box.a1, found);
     return found;
   };
-  const resultOf = (dirty: Box[], ownBefore: CompiledRule[], ownAfter: CompiledRule[]) => {
-    const cells = changedCells(dirty, ranked(ownBefore, globalsMeeting(beforeIndex, dirty)), ranked(ownAfter, globalsMeeting(afterIndex, dirty)));
-    return { reachable: blocksOf(cells, true), blocked: blocksOf(cells, false) };
-  };
+  const cellsOf = (dirty: Box[], ownBefore: CompiledRule[], ownAfter: CompiledRule[]) =>
+    changedCells(dirty, ranked(ownBefore, globalsMeeting(beforeIndex, dirty)), ranked(ownAfter, globalsMeeting(afterIndex, dirty)));
+  const blocks = (cells: Cell[]) => ({ reachable: blocksOf(cells, true), blocked: blocksOf(cells, false) });
 
-  const baseline = globalDirty.length > 0 ? resultOf(globalDirty, [], []) : { reachable: [], blocked: [] };
-  const baselineKey = JSON.stringify(baseline);
+  const baselineCells = globalDirty.length > 0 ? cellsOf(globalDirty, [], []) : [];
+  const baseline = blocks(baselineCells);
   const dirtyV4 = new Intervals(globalDirty, 4);
   const dirtyV6 = new Intervals(globalDirty, 6);
   const meetsGlobalDirty = (rule: AccessRule): boolean => {
@@ -423,19 +464,36 @@ export function computeAccessChanges(input: AccessChangeInput): AccessChanges {
   };
   const users: UserAccessChange[] = [];
   const except: string[] = [];
+  // Users evaluated one by one are bounded: past the bound they are counted, not evaluated.
+  const maxEvaluated = input.maxUsersEvaluated ?? 1000;
+  let evaluated = 0;
+  let notEvaluated = 0;
   for (const user of input.users) {
     const changedOwn = changedByOwner.get(user) ?? [];
     const ownBefore = beforeByOwner.get(user) ?? [];
     const ownAfter = afterByOwner.get(user) ?? [];
     // A user with no changed rule and no own rule where the global rules changed gets the baseline.
     if (changedOwn.length === 0 && (globalDirty.length === 0 || !(ownBefore.some(meetsGlobalDirty) || ownAfter.some(meetsGlobalDirty)))) continue;
-    const result = resultOf([...globalDirty, ...compileAll(changedOwn).flatMap(boxesOf)], compileAll(ownBefore), compileAll(ownAfter));
-    if (JSON.stringify(result) === baselineKey) continue;
+    if (evaluated >= maxEvaluated) {
+      notEvaluated++;
+      continue;
+    }
+    evaluated++;
+    // Only where the user's own rules are can the user's change differ from everyone's: evaluate
+    // there, and take everyone's change elsewhere.
+    const own = [...compileAll(ownBefore), ...compileAll(ownAfter)].map((r) => ({ family: r.family, a0: r.start, a1: r.end }));
+    const ranges = { 4: mergedRanges(own, 4), 6: mergedRanges(own, 6) };
+    const userDirty = [...clip(globalDirty, ranges, true), ...compileAll(changedOwn).flatMap(boxesOf)];
+    const userCells = cellsOf(userDirty, compileAll(ownBefore), compileAll(ownAfter));
+    const baselineThere = clip(baselineCells, ranges, true);
+    const result = blocks(userCells);
+    if (JSON.stringify(result) === JSON.stringify(blocks(baselineThere))) continue;
     if (globalDirty.length > 0) except.push(user);
     if (result.reachable.length > 0 || result.blocked.length > 0) users.push({ user, ...result });
   }
   const changes: AccessChanges = { users };
   if (baseline.reachable.length > 0 || baseline.blocked.length > 0) changes.everyone = { except, ...baseline };
+  if (notEvaluated > 0) changes.omitted = { users: notEvaluated, blocks: 0 };
   return changes;
 }
 
@@ -455,7 +513,8 @@ export function boundAccessChanges(changes: AccessChanges, limits: AccessChangeL
     const { except, reachable, blocked } = changes.everyone;
     bounded.everyone = { except: except.slice(0, maxUsers), reachable: cut(reachable), blocked: cut(blocked) };
   }
-  const omittedUsers = Math.max(0, changes.users.length - maxUsers) + Math.max(0, (changes.everyone?.except.length ?? 0) - maxUsers);
+  const omittedUsers = Math.max(0, changes.users.length - maxUsers) + Math.max(0, (changes.everyone?.except.length ?? 0) - maxUsers)
+    + (changes.omitted?.users ?? 0);
   if (omittedUsers > 0 || omittedBlocks > 0) bounded.omitted = { users: omittedUsers, blocks: omittedBlocks };
   return bounded;
 }
@@ -477,9 +536,11 @@ export function accessChangeLines(changes: AccessChanges): string[] {
   };
   if (changes.everyone) {
     const { except } = changes.everyone;
-    add(except.length === 0 ? 'all users' : `all users except ${except.join(', ')}`, changes.everyone);
+    add(except.length === 0 ? 'all users' : `all users (except where own rules of ${except.join(', ')} apply)`, changes.everyone);
   }
-  for (const u of changes.users) add(u.user, u);
-  if (changes.omitted) lines.push(`… and ${changes.omitted.users} more users, ${changes.omitted.blocks} more blocks not shown`);
+  for (const u of changes.users) add(changes.everyone ? `${u.user} (within its own rules)` : u.user, u);
+  if (changes.omitted) {
+    lines.push(`… and ${changes.omitted.users} more users (whose own rules may change their access differently), ${changes.omitted.blocks} more blocks not shown`);
+  }
   return lines;
 }

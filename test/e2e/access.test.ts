@@ -141,8 +141,8 @@ describe('against a live server', () => {
     const plan = await netform(server, ['plan', '-f', passing]);
     expect(plan.code, plan.stderr).toBe(2);
     expect(plan.stdout).toContain('Access changes:');
-    expect(plan.stdout).toMatch(/all users except alice@example\.com: now blocked 10\.0\.0\.0\/8 \(all protocols\)/);
-    expect(plan.stdout).toMatch(/alice@example\.com: now blocked .*10\.0\.0\.0\/16.* \(all protocols\)/);
+    expect(plan.stdout).toMatch(/all users \(except where own rules of alice@example\.com apply\): now blocked 10\.0\.0\.0\/8 \(all protocols\)/);
+    expect(plan.stdout).toMatch(/alice@example\.com \(within its own rules\): now blocked 10\.1\.0\.0\/16 tcp 0-21, 23-65535/);
     const applied = await netform(server, ['apply', '-f', passing, '--yes']);
     expect(applied.code, applied.stderr).toBe(0);
 

@@ -41,11 +41,15 @@ function inBlocks(blocks: AccessBlock[], address: string, protocol: Protocol, po
   });
 }
 
-function blocksFor(changes: AccessChanges, user: string): { reachable: AccessBlock[]; blocked: AccessBlock[] } {
-  const own = changes.users.find((u) => u.user === user);
-  if (own) return own;
-  if (changes.everyone && !changes.everyone.except.includes(user)) return changes.everyone;
-  return { reachable: [], blocked: [] };
+/** A listed user's own blocks apply within its own rules' blocks; everyone's apply elsewhere. */
+function blocksFor(changes: AccessChanges, user: string, rules: AccessRule[], address: string, portRules: boolean): { reachable: AccessBlock[]; blocked: AccessBlock[] } {
+  const addr = ipaddr.parse(address);
+  const withinOwn = rules.some((r) => r.owner === user && (portRules || r.port_type === null) && (() => { const net = ipaddr.parseCIDR(r.destination); return net[0].kind() === addr.kind() && addr.match(net); })());
+  const listed = changes.users.find((u) => u.user === user);
+  const excepted = changes.everyone?.except.includes(user) ?? false;
+  if (withinOwn && (listed || excepted)) return listed ?? { reachable: [], blocked: [] };
+  if (listed && !changes.everyone) return listed;
+  return changes.everyone ?? { reachable: [], blocked: [] };
 }
 
 function samplePacket(random: () => number, rules: AccessRule[]): { address: string; protocol: Protocol; port?: number } {
@@ -93,7 +97,7 @@ describe('access changes', () => {
         const packet = packetOf(address, protocol, port)!;
         const was = decideByRules(b, user, packet).verdict;
         const now = decideByRules(a, user, packet).verdict;
-        const blocks = blocksFor(changes, user);
+        const blocks = blocksFor(changes, user, [...before, ...after], address, portRules);
         const context = JSON.stringify({ round, before, after, user, address, protocol, port, portRules, changes });
         expect(inBlocks(blocks.reachable, address, protocol, port), context).toBe(was === 'drop' && now === 'accept');
         expect(inBlocks(blocks.blocked, address, protocol, port), context).toBe(was === 'accept' && now === 'drop');
@@ -115,12 +119,10 @@ describe('access changes', () => {
       portRules: true,
     });
     expect(accessChangeLines(changes)).toEqual([
-      'all users except a@x.test, b@x.test: now blocked 10.0.0.0/8 (all protocols)',
-      'a@x.test: now blocked 10.0.0.0/15, 10.3.0.0/16, 10.4.0.0/14 (+5 blocks) (all protocols)',
-      'a@x.test: now blocked 10.2.0.0/16 tcp 0-21, 23-65535',
-      'a@x.test: now blocked 10.2.0.0/16 udp 0-65535',
-      'a@x.test: now blocked 10.2.0.0/16 other protocols (icmp, …)',
-      'b@x.test: now blocked 10.0.0.0/15, 10.3.0.0/16, 10.4.0.0/14 (+5 blocks) (all protocols)',
+      'all users (except where own rules of a@x.test, b@x.test apply): now blocked 10.0.0.0/8 (all protocols)',
+      'a@x.test (within its own rules): now blocked 10.2.0.0/16 tcp 0-21, 23-65535',
+      'a@x.test (within its own rules): now blocked 10.2.0.0/16 udp 0-65535',
+      'a@x.test (within its own rules): now blocked 10.2.0.0/16 other protocols (icmp, …)',
     ]);
   });
 
@@ -138,7 +140,7 @@ describe('access changes', () => {
     expect(bounded.users).toHaveLength(10);
     expect(bounded.users[0]!.blocked).toHaveLength(4);
     expect(bounded.omitted).toEqual({ users: 20, blocks: 70 });
-    expect(accessChangeLines(bounded).at(-1)).toBe('… and 20 more users, 70 more blocks not shown');
+    expect(accessChangeLines(bounded).at(-1)).toBe('… and 20 more users (whose own rules may change their access differently), 70 more blocks not shown');
   });
 
   it('writes ranges as the fewest CIDR blocks', () => {
