@@ -53,3 +53,30 @@ describe('shadowed rules', () => {
     expect(shadowed(state([rule('accept', '10.0.0.1', 'tcp 1 - 100'), rule('drop', '10.0.0.1', 'tcp 50 - 60')], [], false))).toEqual([]);
   });
 });
+
+describe('shadowed rules against the evaluator', () => {
+  it('a rule reported as shadowed never decides a packet (1,000 random rule sets, seeded)', async () => {
+    const { CompiledRules, decideByRules, packetOf } = await import('../../../src/access/index.js');
+    const { int, pick, prng } = await import('./random.js');
+    const random = prng(99);
+    let reported = 0;
+    for (let round = 0; round < 1000; round++) {
+      const rules = Array.from({ length: int(random, 1, 6) }, () => {
+        const ported = random() < 0.5;
+        const lo = int(random, 1, 20);
+        return rule(random() < 0.5 ? 'accept' : 'drop', `10.0.${pick(random, [0, 1])}.${pick(random, [0, 8, 16])}/${pick(random, [16, 24, 28, 32])}`, ported ? `${pick(random, ['tcp', 'udp'])} ${lo} - ${int(random, lo, 25)}` : undefined);
+      });
+      const s = state(rules);
+      const found = findShadowedRules(s).map((f) => f.rule.rule);
+      reported += found.length;
+      const compiled = new CompiledRules({ users: new Map(), rules: rules.map((r) => ({ ...r, owner: null })), settings: { portRules: true, serverAddresses: [] } });
+      for (let p = 0; p < 60; p++) {
+        const protocol = pick(random, ['tcp', 'udp', 'icmp'] as const);
+        const packet = packetOf(`10.0.${int(random, 0, 1)}.${int(random, 0, 40)}`, protocol, protocol === 'icmp' ? undefined : int(random, 0, 26))!;
+        const decided = decideByRules(compiled, null, packet).decidedBy?.rule;
+        if (decided) expect(found.some((f) => f.destination === decided.destination && f.action === decided.action && f.port_range === decided.port_range)).toBe(false);
+      }
+    }
+    expect(reported).toBeGreaterThan(100);
+  });
+});
