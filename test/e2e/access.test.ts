@@ -106,15 +106,24 @@ describe('netform explain', () => {
     expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
   });
 
-  it('from a CDKTF stack', async () => {
+  it('tests and explain from a CDKTF stack', async () => {
     const outdir = ws.path('cdktf.out');
     const app = new App({ outdir });
     new FirezoneStack(app, 'company', {
       users: [{ email: 'alice@example.com', rules: [{ action: 'accept', destination: '10.1.0.0/16', portType: 'tcp', portRange: '22' }] }],
       rules: [{ action: 'drop', destination: '10.0.0.0/8' }],
+      tests: [
+        { name: 'alice reaches ssh', from: 'alice@example.com', to: '10.1.2.3:22/tcp', expect: 'accept' },
+        { name: 'alice reaches telnet', from: 'alice@example.com', to: '10.1.2.3:23/tcp', expect: 'accept' },
+      ],
     });
     app.synth();
     const stack = join(outdir, 'stacks', 'company');
+    const tested = await netform(server, ['test', '-f', stack]);
+    expect(tested.code).toBe(1);
+    expect(tested.stdout).toMatch(/cdk\.tf\.json:\d+: PASS alice reaches ssh: .*got accept by accept 10\.1\.0\.0\/16 tcp 22 \(alice@example\.com\) at .*cdk\.tf\.json:\d+, user port-accept/);
+    expect(tested.stdout).toMatch(/cdk\.tf\.json:\d+: FAIL alice reaches telnet: .*got drop by drop 10\.0\.0\.0\/8 \(global\)/);
+    expect(tested.stdout).toContain('1 passed, 1 failed');
     const r = await netform(server, ['explain', 'alice@example.com', '10.1.2.3:23/tcp', '-f', stack]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('alice@example.com: DROP');
