@@ -185,7 +185,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     tail.push(`${undeclaredFence}diff`, ...entries, undeclaredFence, '', '</details>', '');
     if (left > 0) tail.push(`**${left} more undeclared object(s) are not shown.**`, '');
   }
-  out.push(...accessMarkdown(plan.access));
+  tail.push(...accessMarkdown(plan.access));
   if (plan.warnings.length > 0) {
     const warnings: string[] = [];
     for (const w of plan.warnings) {

@@ -84,6 +84,17 @@ describe('netform test (offline, YAML)', () => {
   });
 });
 
+describe('netform validate', () => {
+  it('warns about a rule that never decides anything, naming both rules, and still exits 0', async () => {
+    const file = ws.write('shadow/netform.yaml', `version: 1\n${RULES}  - { action: accept, destination: 0.0.0.0/0 }\n`);
+    const r = await netform(server, ['validate', '-f', file]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/warning: .*netform\.yaml:11:\d+: rules\[0\]: rule drop 10\.0\.0\.0\/8 \(global\) never decides anything: accept 0\.0\.0\.0\/0 \(global\) at .*netform\.yaml:12 \(portless-accept\)/);
+    const github = await netform(server, ['validate', '-f', file, '--format', 'github']);
+    expect(github.stdout).toMatch(/^::warning file=.*netform\.yaml,line=11,/m);
+  });
+});
+
 describe('netform explain', () => {
   it('from YAML: verdict, deciding rule and stage, later matches', async () => {
     const file = ws.write('explain/netform.yaml', `version: 1\n${RULES}`);
