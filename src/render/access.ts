@@ -10,7 +10,23 @@ export function accessText(access: AccessChanges | undefined): string[] {
   return ['Access changes:', ...accessChangeLines(access).map((line) => `  ${line}`), ''];
 }
 
-export function accessMarkdown(access: AccessChanges | undefined): string[] {
+/**
+ * The markdown section, within `maxChars`: whole lines while they fit, then one line saying how
+ * many are not shown (the text and json plans hold them all).
+ */
+export function accessMarkdown(access: AccessChanges | undefined, maxChars = Infinity): string[] {
   if (!hasAccessChanges(access)) return [];
-  return ['<details open><summary>Access changes</summary>', '', ...accessChangeLines(access).map((line) => `- ${line.replace(/([*_`|<>])/g, '\\$1')}`), '', '</details>', ''];
+  const open = ['<details open><summary>Access changes</summary>', ''];
+  const close = ['', '</details>', ''];
+  const lines = accessChangeLines(access).map((line) => `- ${line.replace(/([*_`|<>])/g, '\\$1')}`);
+  let budget = maxChars - [...open, ...close].join('\n').length - 200;
+  const shown: string[] = [];
+  for (const line of lines) {
+    if (line.length + 1 > budget) break;
+    shown.push(line);
+    budget -= line.length + 1;
+  }
+  const left = lines.length - shown.length;
+  const more = left > 0 ? [`- **… ${left} more line(s) of access changes are not shown** (the text and json plans list them)`] : [];
+  return [...open, ...shown, ...more, ...close];
 }

@@ -154,7 +154,10 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
   const head = out.join('\n');
   // Room kept for the closing fence, the "not shown" line and the warnings' heading.
   const reserve = 1_000 + (options.fullPlanAt?.length ?? 0);
-  let budget = maxChars - head.length - reserve;
+  // Access changes are what a reviewer most needs: their section is laid out first, with at most a
+  // third of the comment, and the changes fill what is left.
+  const access = accessMarkdown(plan.access, Math.floor(maxChars / 3));
+  let budget = maxChars - head.length - reserve - (access.length > 0 ? access.join('\n').length + 1 : 0);
   const shown: string[] = [];
   for (const block of blocks) {
     if (block.length + 1 > budget) break;
@@ -185,7 +188,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     tail.push(`${undeclaredFence}diff`, ...entries, undeclaredFence, '', '</details>', '');
     if (left > 0) tail.push(`**${left} more undeclared object(s) are not shown.**`, '');
   }
-  tail.push(...accessMarkdown(plan.access));
+  tail.push(...access);
   if (plan.warnings.length > 0) {
     const warnings: string[] = [];
     for (const w of plan.warnings) {

@@ -116,6 +116,25 @@ describe('renderPlan', () => {
     expect(renderPlan(samplePlan(), 'markdown', { color: false })).not.toContain('not shown');
   });
 
+  it('markdown: large access changes stay inside the budget too, and leave room for the changes', () => {
+    const users = Array.from({ length: 3_000 }, (_, i) => user(`person-${String(i).padStart(4, '0')}@example.com`, { role: 'admin' }));
+    const plan = planChanges(desired({ users }), liveState({ users: [liveUser('admin@example.com', { role: 'admin' })] }), { ...OPTIONS, allowDeletes: 10_000, allowUpdates: 10_000 });
+    const block = (i: number, j: number) => ({ family: 'ipv4' as const, addresses: [`10.${i % 250}.${j}.0/24`], protocol: 'tcp' as const, ports: '22, 443' });
+    plan.access = {
+      users: Array.from({ length: 100 }, (_, i) => ({
+        user: `person-${String(i).padStart(4, '0')}@example.com`,
+        reachable: Array.from({ length: 20 }, (_, j) => block(i, j)),
+        blocked: Array.from({ length: 20 }, (_, j) => block(i, j + 100)),
+      })),
+    };
+    const md = renderPlan(plan, 'markdown', { color: false });
+    expect(md.length).toBeLessThan(60_000);
+    expect(md).toContain('<summary>Access changes</summary>');
+    expect(md).toMatch(/\*\*… \d+ more line\(s\) of access changes are not shown\*\*/);
+    expect(md.split('\n').filter((l) => /^\+ user person-/.test(l)).length).toBeGreaterThan(100);
+    expect(md.split('\n').filter((l) => /^`{3,}/.test(l)).length % 2).toBe(0);
+  });
+
   it('markdown: 3,000 undeclared live objects also stay inside the budget', () => {
     const live = Array.from({ length: 3_000 }, (_, i) => liveUser(`kept-${String(i).padStart(4, '0')}@example.com`));
     const plan = planChanges(desired({ users: [user('admin@example.com')] }), liveState({ users: [liveUser('admin@example.com', { role: 'admin' }), ...live] }), OPTIONS);
