@@ -1,12 +1,48 @@
 import { defineConfig } from 'vitest/config';
+import { postgresBinDir } from './test/helpers/postgres.js';
+
+/**
+ * Two projects: every test on SQLite, and the server suites again on PostgreSQL (the same files,
+ * the store chosen by NETFORM_TEST_STORE; see test/helpers/store.ts) with the PostgreSQL-only
+ * tests. Without PostgreSQL on the machine the second project is left out with one line saying
+ * why; in CI (CI=true) that is an error, so that CI never passes without having run them.
+ */
+const SERVER_SUITES = ['test/integration/server-*.test.ts', 'test/integration/conformance-*.test.ts'];
+const POSTGRES_ONLY = 'test/integration/postgres-*.test.ts';
+/** SQLite-only by nature: the `server` commands' database files and SQLite's query plans. */
+const SQLITE_ONLY = ['test/integration/server-cli-*.test.ts', 'test/integration/server-indexes.test.ts'];
+
+function postgresProjects() {
+  if (!process.env.NETFORM_TEST_POSTGRES_URL && !postgresBinDir()) {
+    const reason = 'PostgreSQL tests skipped: no PostgreSQL binaries under /usr/lib/postgresql/*/bin and no NETFORM_TEST_POSTGRES_URL';
+    if (process.env.CI === 'true') throw new Error(`${reason} (CI must run them: install the postgresql package)`);
+    console.warn(reason);
+    return [];
+  }
+  return [
+    {
+      extends: true as const,
+      test: {
+        name: 'postgres',
+        include: [...SERVER_SUITES, POSTGRES_ONLY],
+        exclude: SQLITE_ONLY,
+        env: { NETFORM_TEST_STORE: 'postgres' },
+        globalSetup: ['test/helpers/postgres-setup.ts'],
+      },
+    },
+  ];
+}
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Each test file gets its own server and database files; files run in parallel workers.
+    // Each test file gets its own server and database; files run in parallel workers.
     pool: 'forks',
     reporters: ['default'],
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: [POSTGRES_ONLY, 'node_modules/**'] } },
+      ...postgresProjects(),
+    ],
   },
 });

@@ -19,10 +19,12 @@ export { buildApp, DEFAULT_BODY_LIMIT, type AppOptions, type LogLevel } from './
 export { DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimit } from './auth.js';
 export { createMetrics, type ServerMetrics } from './metrics.js';
 export { AdminError } from './errors.js';
+export { StoreOpenError } from './store/index.js';
 export { DEFAULT_KEYS, type DefaultKey, type ServerDefaults } from './services/settings.js';
 export type { TokenSummary } from './services/tokens.js';
 
 export interface StartServerOptions {
+  /** The database location: a SQLite file path or a `postgres://` URL. */
   dbPath: string;
   host?: string;
   /** 0 picks a free port. Default 8080. */

@@ -1,14 +1,29 @@
 export * from './types.js';
 export { MissingDatabaseError, SqliteStore, type SqliteStoreOptions } from './sqlite.js';
+export { PostgresStore, type PostgresStoreOptions } from './postgres.js';
 export { MIGRATIONS } from './migrations.js';
+export { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
+export { StoreOpenError, isPostgresLocation, redactLocation } from './errors.js';
 
+import { StoreOpenError, isPostgresLocation } from './errors.js';
+import { PostgresStore } from './postgres.js';
 import { SqliteStore, type SqliteStoreOptions } from './sqlite.js';
 import type { Store } from './types.js';
 
-/** Opens the store at a database location. Today a SQLite file path; PostgreSQL URLs will follow. */
+/**
+ * Opens the store at a database location: a `postgres://` (or `postgresql://`) URL, else a
+ * SQLite file path (`options` apply to SQLite: whether a missing file may be created). A
+ * PostgreSQL database must exist; either is migrated when behind. A location that cannot be
+ * opened or reached is a StoreOpenError naming it (never with its password).
+ */
 export async function openStore(location: string, options: SqliteStoreOptions = {}): Promise<Store> {
-  if (/^postgres(ql)?:\/\//i.test(location)) {
-    throw new Error('PostgreSQL storage is not available in this build; use a SQLite file path');
+  if (isPostgresLocation(location)) return PostgresStore.open(location);
+  try {
+    return SqliteStore.open(location, options);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_CANTOPEN') {
+      throw new StoreOpenError(`cannot open the database file ${location}`, { cause: error });
+    }
+    throw error;
   }
-  return SqliteStore.open(location, options);
 }

@@ -1,7 +1,9 @@
-/** `netform serve`: the bundled /v0 server on a SQLite file. */
+/** `netform serve`: the bundled /v0 server on a SQLite file or a PostgreSQL database. */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readFileSync } from 'node:fs';
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_HOST, DEFAULT_PORT, startServer, type AuthFailureLimit, type LogLevel } from '../../server/index.js';
+import {
+  DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_HOST, DEFAULT_PORT, startServer, StoreOpenError, type AuthFailureLimit, type LogLevel,
+} from '../../server/index.js';
 import { parseCidrOrAddress, parseIpAddress } from '../model/index.js';
 import { action, CliError, ExitCode } from './exit.js';
 
@@ -28,7 +30,7 @@ function isOff(text: string | undefined): boolean {
 
 export function dbOption(creates = false): Option {
   const what = creates ? 'SQLite database file (created with mode 0600 when missing)' : 'SQLite database file (must exist)';
-  return new Option('--db <path>', what).env('NETFORM_DB').default(DEFAULT_DB_PATH);
+  return new Option('--db <location>', `${what}, or postgres://USER@HOST:PORT/DB (an existing database)`).env('NETFORM_DB').default(DEFAULT_DB_PATH);
 }
 
 function parseCount(text: string): number {
@@ -95,7 +97,7 @@ function isAddressOrBlock(text: string): boolean {
 export function registerServe(program: Command): void {
   program
     .command('serve')
-    .description('Run the bundled /v0 server on a SQLite database file (created and migrated on first start).')
+    .description('Run the bundled /v0 server on a SQLite database file or a PostgreSQL database (created or migrated on start).')
     .addOption(dbOption(true))
     .addOption(new Option('--host <host>', 'address to listen on').env('NETFORM_HOST').default(DEFAULT_HOST))
     .addOption(new Option('--port <port>', 'port to listen on; 0 picks a free one').env('NETFORM_PORT').default(DEFAULT_PORT).argParser(parsePort))
@@ -193,7 +195,7 @@ function describeStartError(error: unknown, options: ServeOptions): string {
   const code = (error as { code?: string }).code;
   if (code === 'EADDRINUSE') return `port ${options.port} on ${options.host} is already in use`;
   if (code === 'EADDRNOTAVAIL') return `${options.host} is not an address of this machine`;
-  if (code === 'SQLITE_CANTOPEN') return `cannot open the database file ${options.db}`;
+  if (error instanceof StoreOpenError) return error.message;
   // OpenSSL's reasons name no key material: a certificate or key that does not parse or match.
   if (options.tlsCert !== undefined && /PEM|ASN1|x509|key values mismatch|certificate|private key/i.test(String((error as Error)?.message))) {
     return `the TLS certificate ${options.tlsCert} or key ${options.tlsKey} is not usable (${(error as Error).message})`;

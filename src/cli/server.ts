@@ -3,7 +3,7 @@
  * no token needed: API tokens (the only way to get one) and the server defaults.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { AdminError, issueToken, listTokens, revokeToken, setServerDefault, showDefaults, DEFAULT_KEYS } from '../../server/index.js';
+import { AdminError, StoreOpenError, issueToken, listTokens, revokeToken, setServerDefault, showDefaults, DEFAULT_KEYS } from '../../server/index.js';
 import { action, CliError, ExitCode } from './exit.js';
 import { dbOption } from './serve.js';
 
@@ -18,8 +18,7 @@ async function admin<T>(run: () => Promise<T>): Promise<T> {
     return await run();
   } catch (error) {
     if (error instanceof AdminError) throw new CliError(error.message);
-    const code = (error as { code?: string }).code;
-    if (code === 'SQLITE_CANTOPEN') throw new CliError('cannot open the database file (check --db / NETFORM_DB)');
+    if (error instanceof StoreOpenError) throw new CliError(`${error.message} (check --db / NETFORM_DB)`);
     throw error;
   }
 }

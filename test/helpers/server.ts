@@ -1,5 +1,6 @@
 /**
- * A real `netform serve` process for end-to-end tests: its own temp folder and database file,
+ * A real `netform serve` process for end-to-end tests: its own temp folder and database (a
+ * file there, or its own PostgreSQL database when the run is on PostgreSQL: test/helpers/store.ts),
  * port 0, an admin token made by `netform server token create`. Build first (`npm test` does).
  *
  *   const server = await startTestServer();
@@ -11,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, runCli } from './cli.js';
+import { disposeLocation, freshLocation } from './store.js';
 import type { StartServerOptions } from '../../server/index.js';
 
 export const TEST_ADMIN_EMAIL = 'admin@example.com';
@@ -33,6 +35,7 @@ export interface TestServer {
   url: string;
   /** A token of the admin `admin@example.com`. */
   token: string;
+  /** The database location: a SQLite file path or a `postgres://` URL. */
   dbPath: string;
   dir: string;
   /** SIGTERM, wait for the process to exit, remove the temp folder. */
@@ -194,7 +197,12 @@ async function callApi(url: string, token: string, method: string, path: string,
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
-  const dbPath = join(dir, 'netform.db');
+  const dbPath = await freshLocation(dir);
+  const cleanUp = async () => {
+    if (options.keep) return;
+    rmSync(dir, { recursive: true, force: true });
+    await disposeLocation(dbPath);
+  };
   try {
     const created = await runCli(['server', 'token', 'create', '--email', TEST_ADMIN_EMAIL, '--db', dbPath], { env: options.env });
     if (created.code !== 0) throw new Error(`netform server token create failed (${created.code}):\n${created.stderr}`);
@@ -211,7 +219,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         try {
           server.lastExit = await terminate(current);
         } finally {
-          if (!options.keep) rmSync(dir, { recursive: true, force: true });
+          await cleanUp();
         }
       },
       async restart() {
@@ -228,7 +236,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     };
     return server;
   } catch (error) {
-    if (!options.keep) rmSync(dir, { recursive: true, force: true });
+    await cleanUp();
     throw error;
   }
 }
@@ -240,10 +248,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
  */
 export async function startInProcessServer(options: Omit<Partial<StartServerOptions>, 'dbPath' | 'port'> & { keep?: boolean } = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
-  const dbPath = join(dir, 'netform.db');
+  const dbPath = await freshLocation(dir);
   const logs = new Output();
   const logStream = { write: (chunk: string) => (logs.append(chunk), true) };
   const { keep, ...serverOptions } = options;
+  const cleanUp = async () => {
+    if (keep) return;
+    rmSync(dir, { recursive: true, force: true });
+    await disposeLocation(dbPath);
+  };
   // Loaded here so that tests of the real process never load the server into the test process.
   const { issueToken, startServer } = await import('../../server/index.js');
   const start = () => startServer({ logger: true, logLevel: 'info', ...serverOptions, logStream, dbPath, port: 0, host: '127.0.0.1' });
@@ -260,7 +273,7 @@ export async function startInProcessServer(options: Omit<Partial<StartServerOpti
         try {
           await current.close();
         } finally {
-          if (!keep) rmSync(dir, { recursive: true, force: true });
+          await cleanUp();
         }
       },
       async restart() {
@@ -277,7 +290,7 @@ export async function startInProcessServer(options: Omit<Partial<StartServerOpti
     };
     return server;
   } catch (error) {
-    if (!keep) rmSync(dir, { recursive: true, force: true });
+    await cleanUp();
     throw error;
   }
 }

@@ -1,0 +1,25 @@
+/** Failures of a store that the CLI reports in one line, whichever database is behind it. */
+
+/** The database could not be opened or reached; `message` names it (never with a password). */
+export class StoreOpenError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreOpenError';
+  }
+}
+
+/** `postgres://user:secret@host/db` as `postgres://user@host/db`, for messages and logs. */
+export function redactLocation(location: string): string {
+  try {
+    const url = new URL(location);
+    if (url.password) url.password = '';
+    for (const key of [...url.searchParams.keys()]) if (/pass/i.test(key)) url.searchParams.set(key, '***');
+    return url.toString();
+  } catch {
+    return location.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1@');
+  }
+}
+
+export function isPostgresLocation(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
