@@ -1,8 +1,8 @@
-import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken, revokeToken } from '../../server/index.js';
 import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { openSql, type SqlHandle } from '../helpers/store.js';
 
 const MISSING = '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70';
 const ENDPOINTS: [string, string, unknown?][] = [
@@ -35,35 +35,35 @@ const NO_RESOURCE = { errors: { auth: 'no_resource_found' } };
 const UNAUTHORIZED = { error: 'Unauthorized' };
 
 let server: TestServer;
-let db: Database.Database;
+let db: SqlHandle;
 const tokens: Record<string, string> = {};
 
-function sql(statement: string, ...params: unknown[]): void {
-  db.prepare(statement).run(...params);
+function sql(statement: string, ...params: unknown[]): Promise<void> {
+  return db.run(statement, ...params);
 }
 
 beforeAll(async () => {
   server = await startInProcessServer();
-  db = new Database(server.dbPath);
+  db = await openSql(server.dbPath);
   const dbPath = server.dbPath;
   tokens.revoked = (await issueToken({ dbPath, email: 'admin@example.com' })).token;
-  const list = db.prepare('SELECT id, token_hash FROM api_tokens').all() as { id: string; token_hash: string }[];
+  const list = await db.all<{ id: string; token_hash: string }>('SELECT id, token_hash FROM api_tokens');
   const hash = (t: string) => createHash('sha256').update(t).digest('hex');
   await revokeToken({ dbPath, id: list.find((t) => t.token_hash === hash(tokens.revoked!))!.id });
 
   tokens.expired = (await issueToken({ dbPath, email: 'admin@example.com', days: 1 })).token;
-  sql("UPDATE api_tokens SET expires_at = '2001-01-01T00:00:00.000000Z' WHERE token_hash = ?", hash(tokens.expired));
+  await sql("UPDATE api_tokens SET expires_at = '2001-01-01T00:00:00.000000Z' WHERE token_hash = ?", hash(tokens.expired));
 
   await server.api('POST', '/v0/users', { user: { email: 'demoted@example.com', role: 'admin' } });
   tokens.nonAdmin = (await issueToken({ dbPath, email: 'demoted@example.com' })).token;
   expect((await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'unprivileged' } })).status).toBe(200);
 
   tokens.disabled = (await issueToken({ dbPath, email: 'disabled@example.com' })).token;
-  sql("UPDATE users SET disabled_at = '2020-01-01T00:00:00.000000Z' WHERE email = 'disabled@example.com'");
+  await sql("UPDATE users SET disabled_at = '2020-01-01T00:00:00.000000Z' WHERE email = 'disabled@example.com'");
 });
 
 afterAll(async () => {
-  db?.close();
+  await db?.close();
   await server?.stop();
 });
 
@@ -117,8 +117,8 @@ describe('valid tokens', () => {
     expect((await server.api('GET', '/v0/users', undefined, { token: tokens.nonAdmin })).body).toEqual(UNAUTHORIZED);
   });
 
-  it('stores only a SHA-256 hash of each token', () => {
-    const rows = db.prepare('SELECT * FROM api_tokens').all() as Record<string, unknown>[];
+  it('stores only a SHA-256 hash of each token', async () => {
+    const rows = await db.all('SELECT * FROM api_tokens');
     const text = JSON.stringify(rows);
     for (const token of [server.token, ...Object.values(tokens)]) expect(text).not.toContain(token.slice(3));
     expect(rows.every((r) => /^[0-9a-f]{64}$/.test(String(r.token_hash)))).toBe(true);

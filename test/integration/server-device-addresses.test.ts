@@ -4,10 +4,10 @@
  * value: uniqueness, moves on update, the free list of the allocator, deletes and cascades.
  */
 import { randomBytes } from 'node:crypto';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setServerDefault } from '../../server/index.js';
 import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { openSql } from '../helpers/store.js';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -30,13 +30,13 @@ async function created(userId: string, fields: Record<string, unknown> = {}) {
   return res.body.data as { id: string; ipv4: string; ipv6: string; updated_at: string };
 }
 
-/** The allocator's free list, read from the database file itself. */
-function listedFree(): { family: number; address_key: string }[] {
-  const db = new Database(server.dbPath, { readonly: true });
+/** The allocator's free list, read from the database itself. */
+async function listedFree(): Promise<{ family: number; address_key: string }[]> {
+  const sql = await openSql(server.dbPath);
   try {
-    return db.prepare('SELECT family, address_key FROM free_addresses ORDER BY family, address_key').all() as { family: number; address_key: string }[];
+    return await sql.all('SELECT family, address_key FROM free_addresses ORDER BY family, address_key');
   } finally {
-    db.close();
+    await sql.close();
   }
 }
 
@@ -83,7 +83,7 @@ describe('device addresses in another spelling', () => {
     const respelled = await server.api('PATCH', `/v0/devices/${first!.id}`, { device: { ipv4: '10.3.2.2 ', ipv6: 'FD00:0:0:0:0:3:2:2' } });
     expect(respelled.status).toBe(200);
     expect(respelled.body.data).toMatchObject({ ipv4: '10.3.2.2', ipv6: 'FD00:0:0:0:0:3:2:2' });
-    expect(listedFree()).toEqual([]);
+    expect(await listedFree()).toEqual([]);
     // The next device gets the next address, not the one the first device still holds.
     expect(await created(user.id)).toMatchObject({ ipv4: '10.3.2.5', ipv6: 'fd00::3:2:5' });
 

@@ -1,7 +1,7 @@
-import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { openSql } from '../helpers/store.js';
 
 const BAD_REQUEST = { error: 'Bad Request' };
 const NOT_FOUND = { error: 'not_found' };
@@ -102,14 +102,14 @@ describe('500 Internal Server Error', () => {
   it('answers JSON without a stack trace or internals, and logs the error', async () => {
     const broken = await startInProcessServer();
     try {
-      const db = new Database(broken.dbPath);
-      db.exec('DROP TABLE rules');
-      db.close();
+      const db = await openSql(broken.dbPath);
+      await db.run('DROP TABLE rules');
+      await db.close();
       const res = await broken.api('GET', '/v0/rules');
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ error: 'Internal Server Error' });
       expect(res.headers['content-type']).toBe(JSON_TYPE);
-      expect(broken.stderr()).toContain('no such table: rules');
+      expect(broken.stderr()).toMatch(/no such table: rules|relation \\?"rules\\?" does not exist/);
       // The server keeps serving the rest.
       expect((await broken.api('GET', '/v0/users')).status).toBe(200);
     } finally {
