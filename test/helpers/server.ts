@@ -294,3 +294,37 @@ export async function startInProcessServer(options: Omit<Partial<StartServerOpti
     throw error;
   }
 }
+
+/**
+ * Another `netform serve` process on the database of `primary` (a replica), with the same admin
+ * token. Its stop() leaves the database to `primary`; kill() ends it with SIGKILL.
+ */
+export async function startReplica(primary: TestServer, options: TestServerOptions = {}): Promise<TestServer & { kill(): Promise<void> }> {
+  let current = await spawnServer(primary.dbPath, options);
+  const replica: TestServer & { kill(): Promise<void> } = {
+    url: current.url,
+    token: primary.token,
+    dbPath: primary.dbPath,
+    dir: primary.dir,
+    lastExit: null,
+    async stop() {
+      replica.lastExit = await terminate(current);
+    },
+    async restart() {
+      replica.lastExit = await terminate(current);
+      current = await spawnServer(primary.dbPath, options);
+      replica.url = current.url;
+    },
+    async kill() {
+      current.child.kill('SIGKILL');
+      replica.lastExit = await current.exited;
+    },
+    api: (method, path, body, callOptions) => callApi(replica.url, primary.token, method, path, body, callOptions),
+    stdout: () => current.stdout.text,
+    stderr: () => current.stderr.text,
+    waitForStderr: (pattern, timeoutMs) => current.stderr.waitFor(pattern, timeoutMs),
+    pid: () => current.child.pid,
+    exited: () => current.exited,
+  };
+  return replica;
+}
