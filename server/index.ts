@@ -22,6 +22,7 @@ export { AdminError } from './errors.js';
 export { StoreOpenError } from './store/index.js';
 export { DEFAULT_KEYS, type DefaultKey, type ServerDefaults } from './services/settings.js';
 export type { TokenSummary } from './services/tokens.js';
+export { copyServerData, type CopyCounts } from './copy.js';
 
 export interface StartServerOptions {
   /** The database location: a SQLite file path or a `postgres://` URL. */

@@ -3,7 +3,7 @@
  * no token needed: API tokens (the only way to get one) and the server defaults.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { AdminError, StoreOpenError, issueToken, listTokens, revokeToken, setServerDefault, showDefaults, DEFAULT_KEYS } from '../../server/index.js';
+import { AdminError, StoreOpenError, copyServerData, issueToken, listTokens, revokeToken, setServerDefault, showDefaults, DEFAULT_KEYS } from '../../server/index.js';
 import { action, CliError, ExitCode } from './exit.js';
 import { dbOption } from './serve.js';
 
@@ -35,7 +35,22 @@ function formatValue(value: unknown): string {
 export function registerServer(program: Command): void {
   const server = program
     .command('server')
-    .description('Administer the bundled server on its machine: API tokens and server defaults.');
+    .description('Administer the bundled server on its machine: API tokens, server defaults, moving its data.');
+
+  server
+    .command('copy')
+    .description('Copy a server\'s data (users, devices, rules, tokens, defaults, key pair) into a new, empty database in one transaction.')
+    .requiredOption('--from <location>', 'the existing database: a SQLite file (or a postgres:// URL)')
+    .requiredOption('--to <location>', 'the new, empty database: a postgres://USER@HOST:PORT/DB URL (or a SQLite file)')
+    .action(
+      action(async (options: { from: string; to: string }) => {
+        const counts = await admin(() => copyServerData(options));
+        process.stdout.write(
+          `copied ${counts.users} users, ${counts.devices} devices, ${counts.rules} rules, ${counts.tokens} tokens, ${counts.settings} settings\n`,
+        );
+        return ExitCode.ok;
+      }),
+    );
 
   const token = server.command('token').description('Issue, list and revoke API tokens.');
 
