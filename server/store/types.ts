@@ -3,9 +3,10 @@
  * services do). Methods are async-shaped so that a PostgreSQL implementation can follow the same
  * interface; the SQLite one answers synchronously underneath.
  *
- * Reads on the Store itself see committed data only. Every write goes through `transaction`,
- * which runs one writer at a time: a check made inside it (uniqueness, overlap, the last admin,
- * a free address) still holds when its write lands.
+ * Reads on the Store itself see committed data only, and nothing is cached: with several server
+ * processes on one PostgreSQL database, a committed write is seen by the next read on any of them.
+ * Every write goes through `transaction`, which runs one writer at a time: a check made inside it
+ * (uniqueness, overlap, the last admin, a free address) still holds when its write lands.
  */
 import type { ApiDevice, ApiRule, ApiUser, IpFamily, PortType, RuleAction } from '../../src/model/index.js';
 
@@ -56,7 +57,7 @@ export interface RuleIntersectionQuery {
   action: RuleAction;
   userId: string | null;
   family: IpFamily;
-  /** The block of the destination: first and last address, and its prefix length. */
+  /** The block of the destination: first and last address, and its prefix length (SQLite's index needs it). */
   start: bigint;
   end: bigint;
   prefix: number;
@@ -144,7 +145,11 @@ export interface StoreWriter extends StoreReader {
 }
 
 export interface Store extends StoreReader {
-  /** Runs `fn` as one transaction: all of its writes land, or none. One at a time. */
+  /**
+   * Runs `fn` as one transaction: all of its writes land, or none. One at a time, across every
+   * process on the database (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory lock). `fn` runs
+   * exactly once: no store retries it, so it may generate ids and timestamps.
+   */
   transaction<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
