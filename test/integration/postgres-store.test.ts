@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, PostgresStore, POSTGRES_MIGRATIONS, StoreOpenError, type DeviceRow, type RuleRow, type UserRow } from '../../server/store/index.js';
 import { createDatabase, dropDatabase } from '../helpers/postgres.js';
+import { runCli } from '../helpers/cli.js';
 import { openSql, testPostgresUrl } from '../helpers/store.js';
 
 const NOW = '2026-01-01T00:00:00.000000Z';
@@ -151,5 +152,18 @@ describe('opening', () => {
     expect((error as Error).message).toBe(
       `cannot connect to PostgreSQL at postgres://netform@${url.host}/no_such_database: the database does not exist (create it with createdb)`,
     );
+  });
+
+  it('netform serve and the server commands say so in one line, without a stack or the password', async () => {
+    const url = new URL(testPostgresUrl());
+    url.password = 'hunter2';
+    url.port = '1';
+    for (const args of [['serve', '--port', '0'], ['server', 'token', 'list']]) {
+      const result = await runCli([...args, '--db', url.toString()]);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(/cannot connect to PostgreSQL at postgres:\/\/netform@127\.0\.0\.1:1\/postgres: connection refused/);
+      expect(result.stderr).not.toContain('hunter2');
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
   });
 });
