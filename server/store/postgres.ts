@@ -38,6 +38,8 @@ import type {
 
 /** Key of the advisory lock every write transaction holds ('netform' + 0x02 in ASCII). */
 export const WRITE_LOCK = 0x6e6574666f726d02n;
+/** How long a write waits for the write lock before failing (SQLite's busy timeout is the same). */
+export const LOCK_TIMEOUT_MS = 5000;
 
 export interface PostgresStoreOptions {
   now?: () => string;
@@ -326,6 +328,13 @@ class PostgresQueries implements StoreWriter {
     return settings;
   }
 
+  async countObjects(): Promise<{ users: number; devices: number; rules: number }> {
+    const row = await this.#get(
+      'SELECT (SELECT COUNT(*) FROM users)::int AS users, (SELECT COUNT(*) FROM devices)::int AS devices, (SELECT COUNT(*) FROM rules)::int AS rules',
+    );
+    return row as { users: number; devices: number; rules: number };
+  }
+
   async setSetting(key: string, value: unknown): Promise<void> {
     await this.#run(
       'INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -420,8 +429,9 @@ export class PostgresStore extends PostgresQueries implements Store {
     // A connection in an unknown state is destroyed rather than handed to the next request.
     let broken: Error | undefined;
     try {
-      // One round trip: begin, then wait for the write lock (see the header).
-      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
+      // One round trip: begin, then wait for the write lock (see the header), at most as long as
+      // SQLite's busy timeout: a writer stuck elsewhere fails this request instead of hanging it.
+      await client.query(`BEGIN; SET LOCAL lock_timeout = '${LOCK_TIMEOUT_MS}ms'; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
     } catch (error) {
       client.release(error as Error);
       throw error;
