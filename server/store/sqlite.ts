@@ -10,8 +10,9 @@
 import Database from 'better-sqlite3';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { addressSortKey, parseCidrOrAddress, parseIpAddress, parsePortRange, type IpFamily } from '../../src/model/index.js';
+import type { IpFamily } from '../../src/model/index.js';
 import { migrate } from './migrations.js';
+import { addressKey, addressOfKey, deviceAddressKey, emailKey, familyBits, markKey, ruleDerivedColumns } from './rows.js';
 import type {
   AllocationHint,
   DevicePatch,
@@ -100,13 +101,8 @@ const JSON_DEVICE_COLUMNS = new Set(['allowed_ips', 'dns']);
 
 type SqlRow = Record<string, unknown>;
 
-function keyOf(family: IpFamily, value: bigint): string {
-  return addressSortKey(family, value);
-}
-
-function valueOfKey(key: string): bigint {
-  return BigInt(`0x${key}`);
-}
+const keyOf = addressKey;
+const valueOfKey = addressOfKey;
 
 /**
  * A device from its column values in DEVICE_COLUMNS order. Devices are read as arrays (raw
@@ -152,36 +148,23 @@ function deviceColumns(patch: DevicePatch): SqlRow {
   }
   for (const family of [4, 6] as const) {
     const column = `ipv${family}` as const;
-    if (!(column in columns)) continue;
-    const text = columns[column] as string | null;
-    const parsed = text === null ? null : parseIpAddress(text);
-    if (text !== null && (!parsed || parsed.family !== family)) throw new Error(`store: ${column} ${text} is not an IPv${family} address`);
-    columns[`${column}_key`] = parsed ? keyOf(family, parsed.value) : null;
+    if (column in columns) columns[`${column}_key`] = deviceAddressKey(family, columns[column] as string | null);
   }
   return columns;
 }
 
 /** Column values of a rule for SQL, with the derived columns the overlap index needs. */
 function ruleColumns(rule: RuleRow): SqlRow {
-  const block = parseCidrOrAddress(rule.destination);
-  if (!block) throw new Error(`store: rule destination ${rule.destination} is not an address or CIDR block`);
-  let portLow: number | null = null;
-  let portHigh: number | null = null;
-  if (rule.port_range !== null) {
-    const parsed = parsePortRange(rule.port_range);
-    if (!parsed.ok) throw new Error(`store: rule port_range ${rule.port_range} is not a port range`);
-    portLow = parsed.range.low;
-    portHigh = parsed.range.high;
-  }
+  const derived = ruleDerivedColumns(rule);
   return {
     ...rule,
-    owner_key: rule.user_id ?? '',
-    family: block.family,
-    start_key: keyOf(block.family, block.start),
-    end_key: keyOf(block.family, block.end),
-    port_group: rule.port_range === null ? '' : (rule.port_type ?? ''),
-    port_low: portLow,
-    port_high: portHigh,
+    owner_key: derived.owner_key,
+    family: derived.family,
+    start_key: derived.start_key,
+    end_key: derived.end_key,
+    port_group: derived.port_group,
+    port_low: derived.has_ports ? derived.port_low : null,
+    port_high: derived.has_ports ? derived.port_high : null,
   };
 }
 
@@ -191,10 +174,6 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
-}
-
-function familyBits(family: IpFamily): number {
-  return family === 4 ? 32 : 128;
 }
 
 /** Start addresses of every block of prefix 0..prefix that contains the block at `start`. */
@@ -292,7 +271,7 @@ class SqliteQueries implements StoreWriter {
   }
 
   async findUserByEmail(email: string): Promise<UserRow | null> {
-    const row = this.#get(`SELECT ${USER_COLUMNS} FROM users WHERE email_key = ?`, email.toLowerCase());
+    const row = this.#get(`SELECT ${USER_COLUMNS} FROM users WHERE email_key = ?`, emailKey(email));
     return (row as unknown as UserRow | undefined) ?? null;
   }
 
@@ -305,12 +284,12 @@ class SqliteQueries implements StoreWriter {
   }
 
   async insertUser(row: UserRow): Promise<void> {
-    this.#insert('users', { ...row, email_key: row.email.toLowerCase() });
+    this.#insert('users', { ...row, email_key: emailKey(row.email) });
   }
 
   async updateUser(id: string, patch: UserPatch): Promise<void> {
     const columns: SqlRow = { ...patch };
-    if (patch.email !== undefined) columns.email_key = patch.email.toLowerCase();
+    if (patch.email !== undefined) columns.email_key = emailKey(patch.email);
     this.#update('users', id, columns);
   }
 
@@ -553,8 +532,7 @@ class SqliteQueries implements StoreWriter {
        ON CONFLICT (family) DO UPDATE SET network = excluded.network, next_key = excluded.next_key`,
       family,
       hint.network,
-      // One past the last address of the family does not fit the fixed width; clamp to the last.
-      keyOf(family, hint.next > (1n << BigInt(familyBits(family))) - 1n ? (1n << BigInt(familyBits(family))) - 1n : hint.next),
+      markKey(family, hint.next),
     );
   }
 }
