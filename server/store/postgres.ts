@@ -387,6 +387,7 @@ function describeConnectError(error: unknown): string {
   if (code === 'ENOTFOUND') return 'unknown host';
   if (code === '3D000') return 'the database does not exist (create it with createdb)';
   if (code === '28P01' || code === '28000') return 'authentication failed';
+  if (/timeout/i.test(error instanceof Error ? error.message : '')) return 'no answer within 10 s';
   return error instanceof Error ? error.message : String(error);
 }
 
@@ -401,7 +402,8 @@ export class PostgresStore extends PostgresQueries implements Store {
 
   /** Connects, and migrates the database (under the migration lock) when it is behind. */
   static async open(location: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const pool = new pg.Pool({ connectionString: location, max: options.poolSize ?? 10 });
+    // A host that never answers fails the start (and each request) after 10 s instead of hanging.
+    const pool = new pg.Pool({ connectionString: location, max: options.poolSize ?? 10, connectionTimeoutMillis: 10_000 });
     // An idle connection dropped by the server (restart, failover) must not crash the process;
     // the next query opens a new one, and fails its own request if the database is still away.
     pool.on('error', () => {});
