@@ -70,8 +70,9 @@ describe('TLS', () => {
 
     const untrusted = await runCli(['plan', '-f', desired], { env });
     expect(untrusted.code).toBe(1);
-    // got names the TLS failure by its code (UNABLE_TO_VERIFY_LEAF_SIGNATURE or similar).
-    expect(untrusted.stderr).toMatch(/no answer from the server \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED|DEPTH_ZERO|UNABLE_TO_GET_ISSUER)/);
+    // The client names the TLS failure, the URL, its code, and the way out.
+    expect(untrusted.stderr).toMatch(/TLS failure talking to https:\/\/127\.0\.0\.1:\d+.*\((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED|DEPTH_ZERO|UNABLE_TO_GET_ISSUER)/);
+    expect(untrusted.stderr).toContain('--ca-file');
     expect(untrusted.stderr).not.toContain(server.token);
   });
 
