@@ -212,7 +212,7 @@ export function refuseOverwritingInput(out: string, input: string): void {
   if (out === '-' || input === '-') return;
   const target = resolve(out);
   const source = resolve(input);
-  let inputIsFolder = false;
+  let inputIsFolder: boolean;
   try {
     inputIsFolder = statSync(source).isDirectory();
   } catch {

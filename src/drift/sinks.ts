@@ -115,6 +115,7 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
         lastSignature = signature;
       } catch (error) {
         const reason = deadline.aborted ? `no answer within ${totalTimeoutMs} ms` : describeRequestError(error);
+        // eslint-disable-next-line preserve-caught-error -- the cause may carry the URL's credentials; its redacted text is in the message
         throw new Error(`POST failed after ${attempts} attempt(s): ${redactSecrets(reason, secrets)}`);
       }
     },

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
-import { create, describeResult, netform, serverState, wgKey, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
+import { describeResult, netform, serverState, wgKey, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;

@@ -43,7 +43,7 @@ async function call(method: string, template: string, path: string, body?: unkno
   const text = await res.text();
   const entry = { template, method: method.toLowerCase(), status: res.status, contentType: res.headers.get('content-type'), text };
   seen.push(entry);
-  let json: any = null;
+  let json: any;
   try {
     json = text === '' ? null : JSON.parse(text);
   } catch {

@@ -362,7 +362,7 @@ describe('configuration', () => {
 describe('documented differences', () => {
   it('validate is stricter: a device needs a name (its natural key); the server would generate one', async () => {
     expect(await offline({ users: [{ email: OWNER, devices: [{ name: '  ', public_key: freshKey() }] }] })).toEqual({ name: ["can't be blank"] });
-    const { status, body } = await post('devices', { device: { user_id: ownerId, name: '  ', public_key: freshKey() } });
+    const { status } = await post('devices', { device: { user_id: ownerId, name: '  ', public_key: freshKey() } });
     expect(status).toBe(201);
   });
 

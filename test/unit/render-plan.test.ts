@@ -40,7 +40,7 @@ describe('renderPlan', () => {
   });
 
   it('text: colours only when asked', () => {
-    expect(renderPlan(samplePlan(), 'text', { color: true })).toMatch(/\x1b\[32m  \+ user new@example.com|\x1b\[32m\+ user/);
+    expect(renderPlan(samplePlan(), 'text', { color: true })).toMatch(/\x1b\[32m {2}\+ user new@example.com|\x1b\[32m\+ user/);
   });
 
   it('text: a replace and an exceeded limit', () => {
