@@ -3,29 +3,35 @@
  * removing a device or changing a rule's port revokes the old access (export writes prune: true);
  * changing a user's email moves its device with its preshared key and addresses (no 422, no
  * second apply); a conflicting create fails the plan with exit 1 and changes nothing.
- * The tests run in order on one server: each starts from the state the previous one left.
+ * Each edit runs on a server of its own, seeded with the same company.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
 import { create, describeResult, netform, serverState, useServerAndWorkspace, wgKey, type Workspace } from './reconcile-helpers.js';
 
-let server: TestServer;
-let ws: Workspace;
 const LAPTOP = wgKey();
 const PHONE = wgKey();
-useServerAndWorkspace(
-  (started) => ({ server, ws } = started),
-  async (s) => {
-    const alice = await create(s, 'users', { email: 'alice@corp.test' });
-    await create(s, 'devices', { user_id: alice.id, name: 'laptop', public_key: LAPTOP });
-    await create(s, 'devices', { user_id: alice.id, name: 'phone', public_key: PHONE });
-    await create(s, 'rules', { user_id: alice.id, action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: '22' });
-  },
-);
 
-describe('everyday edits of an exported repository', () => {
+/** A server of this describe block's own, seeded with alice, her laptop and phone, and one ssh rule. */
+function useSeededServer(): () => { server: TestServer; ws: Workspace } {
+  let started: { server: TestServer; ws: Workspace } | undefined;
+  useServerAndWorkspace(
+    (s) => (started = s),
+    async (s) => {
+      const alice = await create(s, 'users', { email: 'alice@corp.test' });
+      await create(s, 'devices', { user_id: alice.id, name: 'laptop', public_key: LAPTOP });
+      await create(s, 'devices', { user_id: alice.id, name: 'phone', public_key: PHONE });
+      await create(s, 'rules', { user_id: alice.id, action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: '22' });
+    },
+  );
+  return () => started!;
+}
+
+describe('everyday edits of an exported repository: removing a device, changing a port', () => {
+  const seeded = useSeededServer();
   it('export, then remove a device and change a port: the plan deletes the device and replaces the rule, and apply does it', async () => {
+    const { server, ws } = seeded();
     const exported = await netform(server, ['export', '-o', ws.path('repo')]);
     expect(exported.code, describeResult(exported)).toBe(0);
     const file = ws.path('repo/netform.yaml');
@@ -50,8 +56,12 @@ describe('everyday edits of an exported repository', () => {
     expect(state.rules.map((r) => r.port_range)).toEqual(['2222 - 2222']);
     expect((await netform(server, ['plan', '-f', file])).code).toBe(0);
   });
+});
 
+describe("everyday edits: changing a user's email", () => {
+  const seeded = useSeededServer();
   it("changing a user's email (no renamed_from, prune on) moves its device in one apply, keeping its preshared key and addresses", async () => {
+    const { server, ws } = seeded();
     const before = (await serverState(server)).devices.find((d) => d.name === 'laptop');
     const file = ws.write('email.yaml', `version: 1
 settings: { prune: true, manage: { users: ["*@corp.test", "*@new-corp.test"] } }
@@ -74,8 +84,12 @@ users:
     expect(state.users.map((u) => u.email)).not.toContain('alice@corp.test');
     expect((await netform(server, ['plan', '-f', file])).code).toBe(0);
   });
+});
 
+describe('everyday edits: a conflicting create', () => {
+  const seeded = useSeededServer();
   it('a create that needs a public key a kept live device holds fails the plan (exit 1), naming both; the server is unchanged', async () => {
+    const { server, ws } = seeded();
     const file = ws.write('conflict.yaml', `version: 1
 users:
   - email: mallory@corp.test
@@ -86,7 +100,7 @@ users:
     const result = await netform(server, ['apply', '-f', file, '--yes']);
     expect(result.code, describeResult(result)).toBe(1);
     expect(result.stderr).toContain('device mallory@corp.test/copy needs public_key');
-    expect(result.stderr).toContain('which the live device alice@new-corp.test/laptop (of alice@new-corp.test) holds');
+    expect(result.stderr).toContain('which the live device alice@corp.test/laptop (of alice@corp.test) holds');
     expect(await serverState(server)).toEqual(before);
   });
 });
