@@ -15,17 +15,22 @@ const POSTGRES_ONLY = 'test/integration/postgres-*.test.ts';
  * changes (TLS, the auth rate limit, the OpenAPI document, the docs page in Chromium).
  */
 const SQLITE_ONLY = [
-  'test/integration/server-cli-*.test.ts', 'test/integration/server-indexes.test.ts',
-  'test/integration/server-database-files.test.ts', 'test/integration/server-group-commit.test.ts',
+  'test/integration/server-cli-*.test.ts',
+  'test/integration/server-indexes.test.ts',
+  'test/integration/server-database-files.test.ts',
+  'test/integration/server-group-commit.test.ts',
   // Plants rows and holds SQLite's write lock through the file; postgres-operations covers PostgreSQL.
   'test/integration/server-operations.test.ts',
-  'test/integration/server-tls.test.ts', 'test/integration/server-auth-limit.test.ts',
-  'test/integration/server-openapi.test.ts', 'test/integration/server-docs-page.test.ts',
+  'test/integration/server-tls.test.ts',
+  'test/integration/server-auth-limit.test.ts',
+  'test/integration/server-openapi.test.ts',
+  'test/integration/server-docs-page.test.ts',
 ];
 
 function postgresProjects() {
   if (!process.env.NETFORM_TEST_POSTGRES_URL && !postgresBinDir()) {
-    const reason = 'PostgreSQL tests skipped: no PostgreSQL binaries under /usr/lib/postgresql/*/bin and no NETFORM_TEST_POSTGRES_URL';
+    const reason =
+      'PostgreSQL tests skipped: no PostgreSQL binaries under /usr/lib/postgresql/*/bin and no NETFORM_TEST_POSTGRES_URL';
     if (process.env.CI === 'true') throw new Error(`${reason} (CI must run them: install the postgresql package)`);
     console.warn(reason);
     return [];
@@ -52,7 +57,10 @@ export default defineConfig({
     pool: 'forks',
     reporters: ['default'],
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: [POSTGRES_ONLY, 'node_modules/**'] } },
+      {
+        extends: true,
+        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: [POSTGRES_ONLY, 'node_modules/**'] },
+      },
       ...postgresProjects(),
     ],
   },

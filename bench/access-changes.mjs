@@ -15,16 +15,41 @@ import { argValue, median, model } from './scale-data.mjs';
 
 const RUNS = Number(argValue('--runs', '3'));
 const m = model();
-const toRule = (r) => ({ owner: r.user ? r.user.email : null, action: r.action, destination: r.destination, port_type: r.port_type, port_range: r.port_range, id: r.id });
+const toRule = (r) => ({
+  owner: r.user ? r.user.email : null,
+  action: r.action,
+  destination: r.destination,
+  port_type: r.port_type,
+  port_range: r.port_range,
+  id: r.id,
+});
 const before = m.rules.map(toRule);
 const users = m.users.map((u) => u.email);
 const hosts = before.filter((_, i) => i % 100 !== 1);
-for (let i = 0; i < 300; i++) hosts.push({ ...before[i * 100 + 1], destination: `100.127.${i >> 8}.${i & 255}`, id: undefined });
-const broad = [...hosts, { owner: null, action: 'drop', destination: '100.64.0.0/10', port_type: null, port_range: null }, { owner: null, action: 'accept', destination: '100.64.0.0/16', port_type: 'tcp', port_range: '1 - 1024' }];
-const own = [...before, ...m.users.slice(0, 300).map((u, i) => ({ owner: u.email, action: 'drop', destination: `172.16.${i % 256}.0/24`, port_type: null, port_range: null }))];
+for (let i = 0; i < 300; i++)
+  hosts.push({ ...before[i * 100 + 1], destination: `100.127.${i >> 8}.${i & 255}`, id: undefined });
+const broad = [
+  ...hosts,
+  { owner: null, action: 'drop', destination: '100.64.0.0/10', port_type: null, port_range: null },
+  { owner: null, action: 'accept', destination: '100.64.0.0/16', port_type: 'tcp', port_range: '1 - 1024' },
+];
+const own = [
+  ...before,
+  ...m.users.slice(0, 300).map((u, i) => ({
+    owner: u.email,
+    action: 'drop',
+    destination: `172.16.${i % 256}.0/24`,
+    port_type: null,
+    port_range: null,
+  })),
+];
 
 const rows = [];
-for (const [name, after] of [['hosts', hosts], ['broad', broad], ['users', own]]) {
+for (const [name, after] of [
+  ['hosts', hosts],
+  ['broad', broad],
+  ['users', own],
+]) {
   const times = [];
   let shown;
   for (let run = 0; run < RUNS; run++) {

@@ -29,10 +29,20 @@ if (process.argv[2] === '--raw-child') {
   const fleet = JSON.parse(readFileSync(file, 'utf8'));
   const started = performance.now();
   const ids = new Map();
-  await pool(fleet.users.map((u) => async () => ids.set(u.email, (await post(url, token, 'users', { user: { email: u.email } })).id)));
+  await pool(
+    fleet.users.map(
+      (u) => async () => ids.set(u.email, (await post(url, token, 'users', { user: { email: u.email } })).id),
+    ),
+  );
   await pool([
-    ...fleet.devices.map((d) => async () => post(url, token, 'devices', { device: { user_id: ids.get(d.user), name: d.name, public_key: d.public_key } })),
-    ...fleet.rules.map((r) => async () => post(url, token, 'rules', { rule: { ...r.fields, ...(r.user ? { user_id: ids.get(r.user) } : {}) } })),
+    ...fleet.devices.map(
+      (d) => async () =>
+        post(url, token, 'devices', { device: { user_id: ids.get(d.user), name: d.name, public_key: d.public_key } }),
+    ),
+    ...fleet.rules.map(
+      (r) => async () =>
+        post(url, token, 'rules', { rule: { ...r.fields, ...(r.user ? { user_id: ids.get(r.user) } : {}) } }),
+    ),
   ]);
   process.stdout.write(String(performance.now() - started));
   process.exit(0);
@@ -44,13 +54,18 @@ const RUNS = Number(argValue('--runs', '2'));
 const m = model({ users: USERS, devices: 2 * USERS, rules: 3 * USERS });
 const objects = m.users.length + m.devices.length + m.rules.length;
 
-const ruleFields = (r) => ({ action: r.action, destination: r.destination, ...(r.port_type ? { port_type: r.port_type, port_range: r.port_range } : {}) });
+const ruleFields = (r) => ({
+  action: r.action,
+  destination: r.destination,
+  ...(r.port_type ? { port_type: r.port_type, port_range: r.port_range } : {}),
+});
 
 function desiredYaml() {
   const out = ['version: 1', 'users:'];
   for (const u of m.users) {
     out.push(`  - email: ${u.email}`);
-    if (u.devices.length) out.push('    devices:', ...u.devices.map((d) => `      - { name: ${d.name}, public_key: "${d.public_key}" }`));
+    if (u.devices.length)
+      out.push('    devices:', ...u.devices.map((d) => `      - { name: ${d.name}, public_key: "${d.public_key}" }`));
     if (u.rules.length) out.push('    rules:', ...u.rules.map((r) => `      - ${JSON.stringify(ruleFields(r))}`));
   }
   out.push('rules:', ...m.globalRules.map((r) => `  - ${JSON.stringify(ruleFields(r))}`));
@@ -67,7 +82,11 @@ async function pool(tasks) {
 }
 
 async function post(url, token, collection, body) {
-  const response = await fetch(`${url}/v0/${collection}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${url}/v0/${collection}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (response.status !== 201) throw new Error(`POST ${collection}: ${response.status} ${await response.text()}`);
   return (await response.json()).data;
 }
@@ -84,7 +103,11 @@ async function raw(dir, name, fleetFile) {
   const { server, token } = await fresh(dir, name);
   try {
     return await new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--raw-child', server.url, token, fleetFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(
+        process.execPath,
+        [fileURLToPath(import.meta.url), '--raw-child', server.url, token, fleetFile],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
       child.on('error', reject);
@@ -98,7 +121,11 @@ async function raw(dir, name, fleetFile) {
 async function apply(dir, name, file) {
   const { server, token } = await fresh(dir, name);
   try {
-    const r = await runCli(['apply', '-f', file, '--yes'], { NETFORM_URL: server.url, NETFORM_TOKEN: token, NETFORM_TOKEN_USER: 'admin@example.com' });
+    const r = await runCli(['apply', '-f', file, '--yes'], {
+      NETFORM_URL: server.url,
+      NETFORM_TOKEN: token,
+      NETFORM_TOKEN_USER: 'admin@example.com',
+    });
     if (r.code !== 0) throw new Error(`apply exited ${r.code}:\n${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}`);
     return r.wallMs;
   } finally {

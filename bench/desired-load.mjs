@@ -94,7 +94,12 @@ async function measurePhases(m, file) {
   const diagnostics = m.check.checkDesiredState(merged.state);
   times.checks = performance.now() - t;
   rss.checks = rssMb();
-  const count = parsed.diagnostics.length + schemas.reduce((n, s) => n + s.diagnostics.length, 0) + declarations.reduce((n, d) => n + d.diagnostics.length, 0) + merged.diagnostics.length + diagnostics.length;
+  const count =
+    parsed.diagnostics.length +
+    schemas.reduce((n, s) => n + s.diagnostics.length, 0) +
+    declarations.reduce((n, d) => n + d.diagnostics.length, 0) +
+    merged.diagnostics.length +
+    diagnostics.length;
   return { times, rss, peak: peakMb(), diagnostics: count };
 }
 
@@ -104,7 +109,14 @@ async function measureLoad(m, file) {
   const result = await m.index.loadDesiredState(file, { env: {} });
   const ms = performance.now() - t;
   const rss = rssMb();
-  return { ms, rss, peak: peakMb(), ok: result.ok, diagnostics: result.ok ? 0 : result.diagnostics.length, digest: digestOf(result) };
+  return {
+    ms,
+    rss,
+    peak: peakMb(),
+    ok: result.ok,
+    diagnostics: result.ok ? 0 : result.diagnostics.length,
+    digest: digestOf(result),
+  };
 }
 
 /** The yaml package alone. */
@@ -118,9 +130,13 @@ async function measureYaml(file) {
   };
   const out = {};
   out.parse = time(() => yaml.parse(text, { uniqueKeys: true })).ms;
-  out.parseDocument = time(() => yaml.parseDocument(text, { lineCounter: new yaml.LineCounter(), prettyErrors: true, uniqueKeys: true })).ms;
+  out.parseDocument = time(() =>
+    yaml.parseDocument(text, { lineCounter: new yaml.LineCounter(), prettyErrors: true, uniqueKeys: true }),
+  ).ms;
   out.parseDocumentPlain = time(() => yaml.parseDocument(text, { prettyErrors: false, keepSourceTokens: false })).ms;
-  const docs = time(() => yaml.parseAllDocuments(text, { lineCounter: new yaml.LineCounter(), prettyErrors: true, uniqueKeys: true }));
+  const docs = time(() =>
+    yaml.parseAllDocuments(text, { lineCounter: new yaml.LineCounter(), prettyErrors: true, uniqueKeys: true }),
+  );
   out.parseAllDocuments = docs.ms;
   const doc = Array.isArray(docs.value) ? docs.value[0] : docs.value;
   out.toJS = time(() => doc.toJS({ maxAliasCount: 1000 })).ms;
@@ -142,18 +158,25 @@ async function measureYaml(file) {
   out.jsyamlLoad = time(() => jsyaml.load(text, { schema: jsyaml.CORE_SCHEMA })).ms;
   out.jsyamlLoadListener = time(() => jsyaml.load(text, { schema: jsyaml.CORE_SCHEMA, listener: () => {} })).ms;
   const { parseYamlFile } = await import(pathToFileURL(join(ROOT, 'dist/src/desired/yaml.js')).href);
-  out.netformParseYamlFile = (await (async () => {
-    const t = performance.now();
-    await parseYamlFile(text, 'netform.yaml');
-    return { ms: performance.now() - t };
-  })()).ms;
+  out.netformParseYamlFile = (
+    await (async () => {
+      const t = performance.now();
+      await parseYamlFile(text, 'netform.yaml');
+      return { ms: performance.now() - t };
+    })()
+  ).ms;
   out.peakRssMb = peakMb();
   return out;
 }
 
 if (process.argv[2] === '--child') {
   const [, , , mode, dist, file] = process.argv;
-  const result = mode === 'yaml' ? await measureYaml(file) : mode === 'phases' ? await measurePhases(await modulesOf(dist), file) : await measureLoad(await modulesOf(dist), file);
+  const result =
+    mode === 'yaml'
+      ? await measureYaml(file)
+      : mode === 'phases'
+        ? await measurePhases(await modulesOf(dist), file)
+        : await measureLoad(await modulesOf(dist), file);
   process.stdout.write(JSON.stringify(result));
   process.exit(0);
 }
@@ -161,7 +184,10 @@ if (process.argv[2] === '--child') {
 // ---------------------------------------------------------------- parent
 
 function child(mode, dist, file) {
-  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', mode, dist, file], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', mode, dist, file], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
   if (r.status !== 0) throw new Error(`child ${mode} ${dist} failed (${r.status}):\n${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -170,12 +196,16 @@ function child(mode, dist, file) {
 function buildBaseline(commit, dir) {
   const tree = join(dir, 'baseline');
   execFileSync('mkdir', ['-p', tree]);
-  execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${commit}" src server schemas tsconfig.json package.json | tar -x -C "${tree}"`]);
+  execFileSync('sh', [
+    '-c',
+    `git -C "${ROOT}" archive "${commit}" src server schemas tsconfig.json package.json | tar -x -C "${tree}"`,
+  ]);
   symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
   // Other areas' type errors do not stop tsc from emitting; only the loader's files are used.
   spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', tree], { stdio: 'ignore' });
   const dist = join(tree, 'dist');
-  if (!existsSync(join(dist, 'src/desired/index.js'))) throw new Error(`building ${commit} gave no dist/src/desired/index.js`);
+  if (!existsSync(join(dist, 'src/desired/index.js')))
+    throw new Error(`building ${commit} gave no dist/src/desired/index.js`);
   return dist;
 }
 
@@ -188,7 +218,9 @@ const dir = mkdtempSync(join(tmpdir(), 'netform-desired-bench-'));
 try {
   const builds = [];
   if (baselineCommit) {
-    const commit = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', baselineCommit], { encoding: 'utf8' }).trim();
+    const commit = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', baselineCommit], {
+      encoding: 'utf8',
+    }).trim();
     builds.push({ name: `before (${commit})`, dist: buildBaseline(baselineCommit, dir) });
   }
   builds.push({ name: baselineCommit ? 'after (dist/)' : 'dist/', dist: resolve(ROOT, 'dist') });
@@ -230,9 +262,15 @@ function measure(builds, files, { USERS, DEVICES, RULES }) {
   }
 
   const lines = [];
-  lines.push(`Files: ${files.map((f) => `${f.name} ${(f.text.length / 1e6).toFixed(1)} MB`).join('; ')}. ${USERS.toLocaleString('en')} users, ${DEVICES.toLocaleString('en')} devices, ${RULES.toLocaleString('en')} rules; ${RUNS} run(s), each in a fresh process; medians.`);
+  lines.push(
+    `Files: ${files.map((f) => `${f.name} ${(f.text.length / 1e6).toFixed(1)} MB`).join('; ')}. ${USERS.toLocaleString('en')} users, ${DEVICES.toLocaleString('en')} devices, ${RULES.toLocaleString('en')} rules; ${RUNS} run(s), each in a fresh process; medians.`,
+  );
   for (const [fi, f] of files.entries()) {
-    lines.push('', `**${f.name}** (${results[0][fi].loads[0].ok ? 'loads' : `${results[0][fi].loads[0].diagnostics} diagnostics`})`, '');
+    lines.push(
+      '',
+      `**${f.name}** (${results[0][fi].loads[0].ok ? 'loads' : `${results[0][fi].loads[0].diagnostics} diagnostics`})`,
+      '',
+    );
     lines.push(`| | ${builds.map((b) => b.name).join(' | ')}${builds.length > 1 ? ' | ratio |' : ' |'}`);
     lines.push(`|---|${builds.map(() => '---|').join('')}${builds.length > 1 ? '---|' : ''}`);
     const row = (label, pick, unit = '') => {
@@ -251,7 +289,12 @@ function measure(builds, files, { USERS, DEVICES, RULES }) {
       lines.push(`| runs of ${b.name}, whole (ms) | ${results[bi][fi].loads.map((l) => fmt(l.ms)).join(' / ')} |`);
     }
     const digests = new Set(builds.flatMap((_, bi) => results[bi][fi].loads.map((l) => l.digest)));
-    lines.push('', digests.size === 1 ? `Same result from every build and run (digest ${[...digests][0]}).` : `RESULTS DIFFER between builds: ${[...digests].join(', ')}`);
+    lines.push(
+      '',
+      digests.size === 1
+        ? `Same result from every build and run (digest ${[...digests][0]}).`
+        : `RESULTS DIFFER between builds: ${[...digests].join(', ')}`,
+    );
     if (digests.size !== 1) process.exitCode = 1;
   }
 

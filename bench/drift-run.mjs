@@ -21,14 +21,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startServer } from '../dist/server/index.js';
-import { argValue, CLI, DEVICES, median, model, prepareDatabase, RULES, runCli, seed, timingsOf, USERS } from './scale-data.mjs';
+import {
+  argValue,
+  CLI,
+  DEVICES,
+  median,
+  model,
+  prepareDatabase,
+  RULES,
+  runCli,
+  seed,
+  timingsOf,
+  USERS,
+} from './scale-data.mjs';
 
 const RUNS = Number(argValue('--runs', '3'));
 
 /** `drift --every` until `count` reports have come, then SIGTERM; returns the reports. */
 function scheduledRuns(args, env, count) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'drift', ...args], { env: { ...process.env, ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'drift', ...args], {
+      env: { ...process.env, ...env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const reports = [];
     let buffer = '';
     let stderr = '';
@@ -43,12 +58,18 @@ function scheduledRuns(args, env, count) {
       }
     });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(reports) : reject(new Error(`drift --every exited ${code}:\n${stderr}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(reports) : reject(new Error(`drift --every exited ${code}:\n${stderr}`)),
+    );
   });
 }
 
 async function api(url, token, method, path, body) {
-  const response = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
 }
 
@@ -72,15 +93,18 @@ try {
     const exported = await runCli(['export', '-o', desired], env);
     if (exported.code !== 0) throw new Error(`export exited ${exported.code}:\n${exported.stderr}`);
     const exportedSplit = await runCli(['export', '-o', join(dir, 'desired-split'), '--split'], env);
-    if (exportedSplit.code !== 0) throw new Error(`export --split exited ${exportedSplit.code}:\n${exportedSplit.stderr}`);
+    if (exportedSplit.code !== 0)
+      throw new Error(`export --split exited ${exportedSplit.code}:\n${exportedSplit.stderr}`);
     const explicit = join(dir, 'desired-explicit');
     const exportedExplicit = await runCli(['export', '-o', explicit, '--explicit-defaults'], env);
-    if (exportedExplicit.code !== 0) throw new Error(`export --explicit-defaults exited ${exportedExplicit.code}:\n${exportedExplicit.stderr}`);
+    if (exportedExplicit.code !== 0)
+      throw new Error(`export --explicit-defaults exited ${exportedExplicit.code}:\n${exportedExplicit.stderr}`);
 
     const clean = [];
     for (let i = 0; i < RUNS; i++) {
       const r = await runCli(['drift', '-f', desired], env);
-      if (r.code !== 0) throw new Error(`drift on the export exited ${r.code} (expected 0):\n${r.stderr}\n${r.stdout.slice(-2000)}`);
+      if (r.code !== 0)
+        throw new Error(`drift on the export exited ${r.code} (expected 0):\n${r.stderr}\n${r.stdout.slice(-2000)}`);
       clean.push({ wallMs: r.wallMs, ...timingsOf(r.stderr) });
     }
     const splitRun = await runCli(['drift', '-f', join(dir, 'desired-split')], env);
@@ -90,10 +114,15 @@ try {
 
     // 1% of the objects changed by hand: 100 promotions, 200 device MTUs, 100 rules deleted, 200 new users.
     t = performance.now();
-    for (let i = 0; i < 100; i++) await api(server.url, token, 'PATCH', `/v0/users/${seeded.users[i * 100].id}`, { user: { role: 'admin' } });
-    for (let i = 0; i < 200; i++) await api(server.url, token, 'PATCH', `/v0/devices/${seeded.devices[i * 100].id}`, { device: { use_default_mtu: false, mtu: 1380 } });
+    for (let i = 0; i < 100; i++)
+      await api(server.url, token, 'PATCH', `/v0/users/${seeded.users[i * 100].id}`, { user: { role: 'admin' } });
+    for (let i = 0; i < 200; i++)
+      await api(server.url, token, 'PATCH', `/v0/devices/${seeded.devices[i * 100].id}`, {
+        device: { use_default_mtu: false, mtu: 1380 },
+      });
     for (let i = 0; i < 100; i++) await api(server.url, token, 'DELETE', `/v0/rules/${seeded.rules[i * 300].id}`);
-    for (let i = 0; i < 200; i++) await api(server.url, token, 'POST', '/v0/users', { user: { email: `hand-made-${i}@bench.test` } });
+    for (let i = 0; i < 200; i++)
+      await api(server.url, token, 'POST', '/v0/users', { user: { email: `hand-made-${i}@bench.test` } });
     const handSeconds = (performance.now() - t) / 1000;
     const driftedRuns = async (files) => {
       const runs = [];
@@ -109,7 +138,8 @@ try {
     const drifted = await driftedRuns(desired);
     const driftedExplicit = await driftedRuns(explicit);
 
-    const row = (name, runs, pick) => `| ${name} | ${runs.map((r) => ms(pick(r))).join(' / ')} | ${ms(median(runs.map(pick)))} |`;
+    const row = (name, runs, pick) =>
+      `| ${name} | ${runs.map((r) => ms(pick(r))).join(' / ')} | ${ms(median(runs.map(pick)))} |`;
     lines.push(
       `Server: ${USERS.toLocaleString('en')} users, ${DEVICES.toLocaleString('en')} devices, ${RULES.toLocaleString('en')} rules (seeded through the Store in ${seedSeconds.toFixed(1)} s), real HTTP on loopback; the CLI in its own process.`,
       `Export: \`netform export -o DIR\` ${(exported.wallMs / 1000).toFixed(1)} s (one file), \`--split\` ${(exportedSplit.wallMs / 1000).toFixed(1)} s (${USERS + 2} files), \`--explicit-defaults\` ${(exportedExplicit.wallMs / 1000).toFixed(1)} s; \`drift\` on the split export: exit ${splitRun.code} in ${(splitRun.wallMs / 1000).toFixed(1)} s.`,

@@ -41,7 +41,10 @@ if (lists.some((l) => !Array.isArray(l.data))) process.exit(1);
 function timed(args, env = {}) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, ...env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stdout.resume();
     child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
@@ -58,7 +61,10 @@ function rssOfProcess(pid) {
 /** `drift --every` until `count` reports: each run's duration and the process's RSS when its report came. */
 function scheduledRuns(args, env, count) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'drift', ...args], { env: { ...process.env, ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'drift', ...args], {
+      env: { ...process.env, ...env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const runs = [];
     let buffer = '';
     let stderr = '';
@@ -74,7 +80,9 @@ function scheduledRuns(args, env, count) {
       }
     });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(runs) : reject(new Error(`drift --every exited ${code}:\n${stderr}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(runs) : reject(new Error(`drift --every exited ${code}:\n${stderr}`)),
+    );
   });
 }
 
@@ -89,7 +97,14 @@ async function fleet(dir, name, size) {
   writeFileSync(file, desired.text);
   const server = await startServer({ dbPath, port: 0, host: '127.0.0.1' });
   const env = { NETFORM_URL: server.url, NETFORM_TOKEN: token, NETFORM_TOKEN_USER: 'admin@example.com' };
-  return { server, env, file, bytes: desired.text.length, objects: m.users.length + m.devices.length + m.rules.length, changes: desired.changes };
+  return {
+    server,
+    env,
+    file,
+    bytes: desired.text.length,
+    objects: m.users.length + m.devices.length + m.rules.length,
+    changes: desired.changes,
+  };
 }
 
 function check(result, codes, what) {
@@ -103,14 +118,30 @@ try {
   let t = performance.now();
   const small = await fleet(dir, 'fleet10k', { users: 10_000, devices: 20_000, rules: 30_000 });
   fleets.push(small);
-  const large = process.argv.includes('--no-scale') ? null : await fleet(dir, 'fleet50k', { users: 50_000, devices: 100_000, rules: 150_000 });
+  const large = process.argv.includes('--no-scale')
+    ? null
+    : await fleet(dir, 'fleet50k', { users: 50_000, devices: 100_000, rules: 150_000 });
   if (large) fleets.push(large);
   const setupSeconds = (performance.now() - t) / 1000;
 
   const exportDir = join(dir, 'export');
   check(await runCli(['export', '-o', exportDir], small.env), [0], 'export');
 
-  const rows = { floor: [], plan: [], planRss: [], drift: [], driftRss: [], exportMs: [], validateBig: [], node: [], help: [], validateSmall: [], floorLarge: [], planLarge: [], planLargeRss: [] };
+  const rows = {
+    floor: [],
+    plan: [],
+    planRss: [],
+    drift: [],
+    driftRss: [],
+    exportMs: [],
+    validateBig: [],
+    node: [],
+    help: [],
+    validateSmall: [],
+    floorLarge: [],
+    planLarge: [],
+    planLargeRss: [],
+  };
   for (let i = 0; i < RUNS; i++) {
     rows.floor.push(check(await timed(['--input-type=module', '-e', FLOOR_SCRIPT], small.env), [0], 'floor').wallMs);
     const plan = check(await runCli(['plan', '-f', small.file], small.env), [2], 'plan');
@@ -119,21 +150,35 @@ try {
     const drift = check(await runCli(['drift', '-f', exportDir], small.env), [0], 'drift');
     rows.drift.push(drift.wallMs);
     rows.driftRss.push(timingsOf(drift.stderr).rss_peak_mb);
-    rows.exportMs.push(check(await runCli(['export', '-o', join(dir, `export-${i}`)], small.env), [0], 'export').wallMs);
+    rows.exportMs.push(
+      check(await runCli(['export', '-o', join(dir, `export-${i}`)], small.env), [0], 'export').wallMs,
+    );
     rows.validateBig.push(check(await runCli(['validate', '-f', small.file], {}), [0], 'validate').wallMs);
     rows.node.push((await timed(['-e', '0'])).wallMs);
     rows.help.push(check(await timed([CLI, '--help']), [0], 'help').wallMs);
-    rows.validateSmall.push(check(await timed([CLI, 'validate', '-f', SMALL], { ...process.env }), [0], 'validate small').wallMs);
+    rows.validateSmall.push(
+      check(await timed([CLI, 'validate', '-f', SMALL], { ...process.env }), [0], 'validate small').wallMs,
+    );
     if (large) {
-      rows.floorLarge.push(check(await timed(['--input-type=module', '-e', FLOOR_SCRIPT], large.env), [0], 'floor 50k').wallMs);
+      rows.floorLarge.push(
+        check(await timed(['--input-type=module', '-e', FLOOR_SCRIPT], large.env), [0], 'floor 50k').wallMs,
+      );
       const planLarge = check(await runCli(['plan', '-f', large.file], large.env), [2], 'plan 50k');
       rows.planLarge.push(planLarge.wallMs);
       rows.planLargeRss.push(timingsOf(planLarge.stderr).rss_peak_mb);
     }
   }
-  const scheduled = await scheduledRuns(['-f', exportDir, '--every', '* * * * * *', '--run-at-start'], small.env, SCHEDULED);
+  const scheduled = await scheduledRuns(
+    ['-f', exportDir, '--every', '* * * * * *', '--run-at-start'],
+    small.env,
+    SCHEDULED,
+  );
 
-  const m = Object.fromEntries(Object.entries(rows).filter(([, v]) => v.length > 0).map(([k, v]) => [k, median(v)]));
+  const m = Object.fromEntries(
+    Object.entries(rows)
+      .filter(([, v]) => v.length > 0)
+      .map(([k, v]) => [k, median(v)]),
+  );
   const ratio = (a, b) => `${(a / b).toFixed(2)}×`;
   const verdict = (ok) => (ok ? 'met' : '**missed**');
   const ms = (x) => `${x.toFixed(0)} ms`;
@@ -141,7 +186,9 @@ try {
   const lines = [
     `Fleets (seeded through the Store, served by real servers in this process; setup ${setupSeconds.toFixed(0)} s): ` +
       `${small.objects.toLocaleString('en')} objects, desired ${(small.bytes / 1e6).toFixed(1)} MB, changes ${JSON.stringify(small.changes)}` +
-      (large ? `; ${large.objects.toLocaleString('en')} objects, desired ${(large.bytes / 1e6).toFixed(1)} MB, changes ${JSON.stringify(large.changes)}` : '') +
+      (large
+        ? `; ${large.objects.toLocaleString('en')} objects, desired ${(large.bytes / 1e6).toFixed(1)} MB, changes ${JSON.stringify(large.changes)}`
+        : '') +
       `. ${RUNS} rounds, each command in turn; medians.`,
     '',
     '| measurement | runs (ms) | median | against | ratio | target | |',

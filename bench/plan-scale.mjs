@@ -18,7 +18,19 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { startServer } from '../dist/server/index.js';
-import { argValue, DEVICES, desiredYaml, median, model, prepareDatabase, RULES, runCli, seed, timingsOf, USERS } from './scale-data.mjs';
+import {
+  argValue,
+  DEVICES,
+  desiredYaml,
+  median,
+  model,
+  prepareDatabase,
+  RULES,
+  runCli,
+  seed,
+  timingsOf,
+  USERS,
+} from './scale-data.mjs';
 
 async function main() {
   const RUNS = Number(argValue('--runs', '3'));
@@ -38,14 +50,19 @@ async function main() {
     const runs = [];
     try {
       for (let i = 0; i < RUNS; i++) {
-        const r = await runCli(['plan', '-f', file, '--format', 'text'], { NETFORM_URL: server.url, NETFORM_TOKEN: token, NETFORM_TOKEN_USER: 'admin@example.com' });
+        const r = await runCli(['plan', '-f', file, '--format', 'text'], {
+          NETFORM_URL: server.url,
+          NETFORM_TOKEN: token,
+          NETFORM_TOKEN_USER: 'admin@example.com',
+        });
         if (r.code !== 2) throw new Error(`plan exited ${r.code}:\n${r.stderr}\n${r.stdout.slice(-2000)}`);
         runs.push({ wallMs: r.wallMs, ...timingsOf(r.stderr), summary: r.stdout.trim().split('\n').at(-1) });
       }
     } finally {
       await server.close();
     }
-    const row = (name, pick) => `| ${name} | ${runs.map((r) => pick(r).toFixed(0)).join(' / ')} | ${median(runs.map(pick)).toFixed(0)} |`;
+    const row = (name, pick) =>
+      `| ${name} | ${runs.map((r) => pick(r).toFixed(0)).join(' / ')} | ${median(runs.map(pick)).toFixed(0)} |`;
     const report = [
       `Server: ${USERS.toLocaleString('en')} users, ${DEVICES.toLocaleString('en')} devices, ${RULES.toLocaleString('en')} rules (seeded through the Store in ${seedSeconds.toFixed(1)} s).`,
       `Desired state: one YAML file of ${(desired.text.length / 1e6).toFixed(1)} MB, prune on; 1% differs: ${JSON.stringify(desired.changes)}.`,
@@ -65,7 +82,10 @@ async function main() {
       row('peak RSS of the CLI process (MB)', (r) => r.rss_peak_mb),
     ];
     const share = median(runs.map((r) => (r.access ?? 0) / (r.wallMs - (r.access ?? 0))));
-    report.push('', `Access changes add ${(share * 100).toFixed(1)}% to the plan's time (median of access / (whole command - access)).`);
+    report.push(
+      '',
+      `Access changes add ${(share * 100).toFixed(1)}% to the plan's time (median of access / (whole command - access)).`,
+    );
     console.log(report.join('\n'));
   } finally {
     rmSync(dir, { recursive: true, force: true });

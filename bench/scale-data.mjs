@@ -33,23 +33,40 @@ export const ruleHost = (i) => formatAddress(4, 0x64400000n + BigInt(i * 7));
 export const rulePorts = (i) => {
   const low = 1 + (i % 9000);
   const ported = i % 3 !== 0;
-  return { port_type: ported ? (i % 3 === 1 ? 'tcp' : 'udp') : null, port_range: ported ? `${low} - ${low + 100}` : null };
+  return {
+    port_type: ported ? (i % 3 === 1 ? 'tcp' : 'udp') : null,
+    port_range: ported ? `${low} - ${low + 100}` : null,
+  };
 };
 
 /** The objects to seed, kept to write the desired state from: every user unprivileged, devices on defaults. */
 export function model({ users: userCount = USERS, devices: deviceCount = DEVICES, rules: ruleCount = RULES } = {}) {
   const users = [];
-  for (let i = 0; i < userCount; i++) users.push({ id: randomUUID(), email: `user-${i}@bench.test`, role: 'unprivileged', devices: [], rules: [] });
+  for (let i = 0; i < userCount; i++)
+    users.push({ id: randomUUID(), email: `user-${i}@bench.test`, role: 'unprivileged', devices: [], rules: [] });
   const devices = [];
   for (let i = 0; i < deviceCount; i++) {
-    const device = { id: randomUUID(), user: users[i % userCount], name: `device-${i}`, public_key: key(), ipv4: deviceIpv4(i), ipv6: deviceIpv6(i) };
+    const device = {
+      id: randomUUID(),
+      user: users[i % userCount],
+      name: `device-${i}`,
+      public_key: key(),
+      ipv4: deviceIpv4(i),
+      ipv6: deviceIpv6(i),
+    };
     device.user.devices.push(device);
     devices.push(device);
   }
   const globalRules = [];
   const rules = [];
   for (let i = 0; i < ruleCount; i++) {
-    const rule = { id: randomUUID(), action: i % 2 === 0 ? 'accept' : 'drop', destination: ruleHost(i), ...rulePorts(i), user: i % 3 === 0 ? null : users[i % userCount] };
+    const rule = {
+      id: randomUUID(),
+      action: i % 2 === 0 ? 'accept' : 'drop',
+      destination: ruleHost(i),
+      ...rulePorts(i),
+      user: i % 3 === 0 ? null : users[i % userCount],
+    };
     if (rule.user) rule.user.rules.push(rule);
     else globalRules.push(rule);
     rules.push(rule);
@@ -60,16 +77,55 @@ export function model({ users: userCount = USERS, devices: deviceCount = DEVICES
 /** The Store's timestamp format (microseconds). */
 export const storeNow = () => new Date().toISOString().replace('Z', '000Z');
 
-export const userRow = ({ id, email, role }, now) => ({ id, email, role, password_hash: null, last_signed_in_at: null, last_signed_in_method: null, disabled_at: null, inserted_at: now, updated_at: now });
-
-export const deviceRow = ({ id, user_id, name, public_key, ipv4, ipv6 }, now) => ({
-  id, user_id, name, description: null, public_key, preshared_key: key(), ipv4, ipv6,
-  allowed_ips: null, dns: null, endpoint: null, mtu: null, persistent_keepalive: null,
-  use_default_allowed_ips: true, use_default_dns: true, use_default_endpoint: true, use_default_mtu: true, use_default_persistent_keepalive: true,
-  remote_ip: null, latest_handshake: null, rx_bytes: null, tx_bytes: null, inserted_at: now, updated_at: now,
+export const userRow = ({ id, email, role }, now) => ({
+  id,
+  email,
+  role,
+  password_hash: null,
+  last_signed_in_at: null,
+  last_signed_in_method: null,
+  disabled_at: null,
+  inserted_at: now,
+  updated_at: now,
 });
 
-export const ruleRow = ({ id, action, destination, port_type, port_range, user_id }, now) => ({ id, action, destination, port_type, port_range, user_id, inserted_at: now, updated_at: now });
+export const deviceRow = ({ id, user_id, name, public_key, ipv4, ipv6 }, now) => ({
+  id,
+  user_id,
+  name,
+  description: null,
+  public_key,
+  preshared_key: key(),
+  ipv4,
+  ipv6,
+  allowed_ips: null,
+  dns: null,
+  endpoint: null,
+  mtu: null,
+  persistent_keepalive: null,
+  use_default_allowed_ips: true,
+  use_default_dns: true,
+  use_default_endpoint: true,
+  use_default_mtu: true,
+  use_default_persistent_keepalive: true,
+  remote_ip: null,
+  latest_handshake: null,
+  rx_bytes: null,
+  tx_bytes: null,
+  inserted_at: now,
+  updated_at: now,
+});
+
+export const ruleRow = ({ id, action, destination, port_type, port_range, user_id }, now) => ({
+  id,
+  action,
+  destination,
+  port_type,
+  port_range,
+  user_id,
+  inserted_at: now,
+  updated_at: now,
+});
 
 /**
  * A new database file with an admin token and tunnel networks large enough for the seeded
@@ -105,7 +161,8 @@ export async function seed(dbPath, m) {
   });
 }
 
-const ruleYaml = (r) => `{ action: ${r.action}, destination: ${r.destination}${r.port_type ? `, port_type: ${r.port_type}, port_range: "${r.port_range}"` : ''} }`;
+const ruleYaml = (r) =>
+  `{ action: ${r.action}, destination: ${r.destination}${r.port_type ? `, port_type: ${r.port_type}, port_range: "${r.port_range}"` : ''} }`;
 
 /**
  * The desired state: everything as in model(), except 1% of the objects (600 changes: 100 role
@@ -127,7 +184,10 @@ export function desiredYaml(m, { faults = false } = {}) {
     const promote = i % 100 === 0 && roleUpdates < 100 * k;
     if (promote) roleUpdates++;
     const fault = faults && i % 50 === 7;
-    out.push(`  - email: ${fault && i % 100 === 7 ? u.email.replace('@', ' at ') : u.email}`, `    role: ${promote ? 'admin' : u.role}`);
+    out.push(
+      `  - email: ${fault && i % 100 === 7 ? u.email.replace('@', ' at ') : u.email}`,
+      `    role: ${promote ? 'admin' : u.role}`,
+    );
     if (fault) out.push(i % 100 === 7 ? '    rolle: admin' : '    role_name: 12');
     const devices = [];
     for (const d of u.devices) {
@@ -137,7 +197,11 @@ export function desiredYaml(m, { faults = false } = {}) {
       }
       const changed = i % 50 === 2 && deviceUpdates < 200 * k;
       if (changed) deviceUpdates++;
-      const extra = fault ? (i % 100 === 7 ? ', mtu: 99999, dns: [1.1.1.1, "nope nope", 1.1.1.1]' : ', mtu: high, use_default_endpoint: false') : '';
+      const extra = fault
+        ? i % 100 === 7
+          ? ', mtu: 99999, dns: [1.1.1.1, "nope nope", 1.1.1.1]'
+          : ', mtu: high, use_default_endpoint: false'
+        : '';
       devices.push(`      - { name: ${d.name}, public_key: "${d.public_key}"${changed ? ', mtu: 1380' : ''}${extra} }`);
     }
     if (fault) devices.push(`      - { name: ${u.devices[0].name}, public_key: "${u.devices[0].public_key}" }`);
@@ -158,12 +222,16 @@ export function desiredYaml(m, { faults = false } = {}) {
       ruleCreates++;
       rules.push(`      - { action: accept, destination: 172.16.${Math.floor(i / 256)}.${i % 256} }`);
     }
-    if (fault && u.rules.length > 0) rules.push(`      - ${ruleYaml({ ...u.rules[0], port_range: u.rules[0].port_range && u.rules[0].port_range.replace(' - ', '-') })}`);
+    if (fault && u.rules.length > 0)
+      rules.push(
+        `      - ${ruleYaml({ ...u.rules[0], port_range: u.rules[0].port_range && u.rules[0].port_range.replace(' - ', '-') })}`,
+      );
     if (fault) rules.push(`      - { action: accept, destination: 10.${i % 256}.0.0/33, port_type: tcp }`);
     if (rules.length) out.push('    rules:', ...rules);
   });
   out.push('rules:', ...m.globalRules.map((r) => `  - ${ruleYaml(r)}`));
-  if (faults) out.push('  - { action: accept, destination: 100.64.0.0/24 }', '  - { action: maybe, destination: 100.64.0.0 }');
+  if (faults)
+    out.push('  - { action: accept, destination: 100.64.0.0/24 }', '  - { action: maybe, destination: 100.64.0.0 }');
   const changes = { roleUpdates, deviceUpdates, deviceCreates, deviceDeletes, ruleCreates, ruleDeletes };
   return { text: `${out.join('\n')}\n`, changes };
 }
@@ -172,7 +240,10 @@ export function desiredYaml(m, { faults = false } = {}) {
 export function runCli(args, env) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env, NO_COLOR: '1', NETFORM_TIMINGS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, ...env, NO_COLOR: '1', NETFORM_TIMINGS: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));

@@ -38,18 +38,47 @@ async function seed(dbPath) {
   const users = [];
   await store.transaction(async (tx) => {
     for (let i = 0; i < USERS; i++) {
-      const user = { id: randomUUID(), email: `seed-${i}@example.com`, role: 'unprivileged', password_hash: null, last_signed_in_at: null, last_signed_in_method: null, disabled_at: null, inserted_at: now, updated_at: now };
+      const user = {
+        id: randomUUID(),
+        email: `seed-${i}@example.com`,
+        role: 'unprivileged',
+        password_hash: null,
+        last_signed_in_at: null,
+        last_signed_in_method: null,
+        disabled_at: null,
+        inserted_at: now,
+        updated_at: now,
+      };
       await tx.insertUser(user);
       users.push(user.id);
     }
     // Devices packed from the bottom of the networks, as allocation would have placed them.
     for (let i = 0; i < DEVICES; i++) {
       await tx.insertDevice({
-        id: randomUUID(), user_id: users[i % USERS], name: `device-${i}`, description: null, public_key: key(), preshared_key: key(),
-        ipv4: formatAddress(4, 0x0a000002n + BigInt(i)), ipv6: formatAddress(6, 0xfd000000000000000000000000000002n + BigInt(i)),
-        allowed_ips: null, dns: null, endpoint: null, mtu: null, persistent_keepalive: null,
-        use_default_allowed_ips: true, use_default_dns: true, use_default_endpoint: true, use_default_mtu: true, use_default_persistent_keepalive: true,
-        remote_ip: null, latest_handshake: null, rx_bytes: null, tx_bytes: null, inserted_at: now, updated_at: now,
+        id: randomUUID(),
+        user_id: users[i % USERS],
+        name: `device-${i}`,
+        description: null,
+        public_key: key(),
+        preshared_key: key(),
+        ipv4: formatAddress(4, 0x0a000002n + BigInt(i)),
+        ipv6: formatAddress(6, 0xfd000000000000000000000000000002n + BigInt(i)),
+        allowed_ips: null,
+        dns: null,
+        endpoint: null,
+        mtu: null,
+        persistent_keepalive: null,
+        use_default_allowed_ips: true,
+        use_default_dns: true,
+        use_default_endpoint: true,
+        use_default_mtu: true,
+        use_default_persistent_keepalive: true,
+        remote_ip: null,
+        latest_handshake: null,
+        rx_bytes: null,
+        tx_bytes: null,
+        inserted_at: now,
+        updated_at: now,
       });
     }
     // Rules: distinct /32 hosts in 100.64.0.0/10, both actions, global and user-bound, with and
@@ -58,9 +87,14 @@ async function seed(dbPath) {
       const low = 1 + (i % 9000);
       const ported = i % 3 !== 0;
       await tx.insertRule({
-        id: randomUUID(), action: i % 2 === 0 ? 'accept' : 'drop', destination: formatAddress(4, 0x64400000n + BigInt(i * 7)),
-        port_type: ported ? (i % 3 === 1 ? 'tcp' : 'udp') : null, port_range: ported ? `${low} - ${low + 100}` : null,
-        user_id: i % 4 === 0 ? null : users[i % USERS], inserted_at: now, updated_at: now,
+        id: randomUUID(),
+        action: i % 2 === 0 ? 'accept' : 'drop',
+        destination: formatAddress(4, 0x64400000n + BigInt(i * 7)),
+        port_type: ported ? (i % 3 === 1 ? 'tcp' : 'udp') : null,
+        port_range: ported ? `${low} - ${low + 100}` : null,
+        user_id: i % 4 === 0 ? null : users[i % USERS],
+        inserted_at: now,
+        updated_at: now,
       });
     }
   });
@@ -84,7 +118,11 @@ async function prepare(label, seeded) {
   const server = await startServer({ dbPath, port: 0 });
   const call = async (method, path, body) => {
     const t = performance.now();
-    const res = await fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
     const json = text === '' ? null : JSON.parse(text);
     const ms = performance.now() - t;
@@ -92,7 +130,10 @@ async function prepare(label, seeded) {
   };
   const expectStatus = async (status, method, path, body) => {
     const res = await call(method, path, body);
-    if (res.status !== status) throw new Error(`${label}: ${method} ${path} ${JSON.stringify(body)} answered ${res.status} ${JSON.stringify(res.json)}`);
+    if (res.status !== status)
+      throw new Error(
+        `${label}: ${method} ${path} ${JSON.stringify(body)} answered ${res.status} ${JSON.stringify(res.json)}`,
+      );
     return res;
   };
   const owner = (await expectStatus(201, 'POST', '/v0/users', { user: { email: 'bench@example.com' } })).json.data;
@@ -116,7 +157,10 @@ const loaded = await prepare(`${RULES.toLocaleString('en')} rules, ${DEVICES.toL
 const targets = [empty, loaded];
 try {
   // The first allocation after a bulk import walks the used addresses once (no hint yet).
-  for (const t of targets) t.firstDevice = (await t.expectStatus(201, 'POST', '/v0/devices', { device: { user_id: t.owner.id, public_key: key() } })).ms;
+  for (const t of targets)
+    t.firstDevice = (
+      await t.expectStatus(201, 'POST', '/v0/devices', { device: { user_id: t.owner.id, public_key: key() } })
+    ).ms;
 
   // Both databases take turns request by request, so load on the machine hits both alike.
   for (let i = 0; i < REQUESTS; i++) {
@@ -136,20 +180,28 @@ try {
     for (const t of targets) {
       const rule = i % 3 === 2 ? { ...created, user_id: t.owner.id } : created;
       const conflict = i % 3 === 2 ? { ...conflicting, user_id: t.owner.id } : conflicting;
-      const device = await t.expectStatus(201, 'POST', '/v0/devices', { device: { user_id: t.owner.id, public_key: key() } });
+      const device = await t.expectStatus(201, 'POST', '/v0/devices', {
+        device: { user_id: t.owner.id, public_key: key() },
+      });
       t.samples.device.push(device.ms);
       // Every tenth round: give an address back and take it again (the free-list path).
       if (i % 10 === 0) {
         await t.expectStatus(204, 'DELETE', `/v0/devices/${device.json.data.id}`);
-        const again = await t.expectStatus(201, 'POST', '/v0/devices', { device: { user_id: t.owner.id, public_key: key() } });
-        if (again.json.data.ipv4 !== device.json.data.ipv4) throw new Error(`${t.label}: freed ${device.json.data.ipv4} but got ${again.json.data.ipv4}`);
+        const again = await t.expectStatus(201, 'POST', '/v0/devices', {
+          device: { user_id: t.owner.id, public_key: key() },
+        });
+        if (again.json.data.ipv4 !== device.json.data.ipv4)
+          throw new Error(`${t.label}: freed ${device.json.data.ipv4} but got ${again.json.data.ipv4}`);
         t.samples.reuse.push(again.ms);
       }
       t.samples.rule.push((await t.expectStatus(201, 'POST', '/v0/rules', { rule })).ms);
       t.samples.conflict.push((await t.expectStatus(422, 'POST', '/v0/rules', { rule: conflict })).ms);
     }
   }
-  for (const t of targets) t.lastAddress = (await t.expectStatus(201, 'POST', '/v0/devices', { device: { user_id: t.owner.id, public_key: key() } })).json.data.ipv4;
+  for (const t of targets)
+    t.lastAddress = (
+      await t.expectStatus(201, 'POST', '/v0/devices', { device: { user_id: t.owner.id, public_key: key() } })
+    ).json.data.ipv4;
 } finally {
   for (const t of targets) await t.close();
 }
@@ -169,4 +221,6 @@ const rows = [
 console.log(`| request (${REQUESTS} each, over HTTP) | empty | ${loaded.label} | ratio |`);
 console.log('|---|---|---|---|');
 for (const [name, a, b] of rows) console.log(`| ${name} | ${fmt(a)} | ${fmt(b)} | ${ratio(b, a)} |`);
-console.log(`\nseeding ${loaded.label} through the Store in one transaction: ${loaded.seedSeconds.toFixed(1)} s; last address handed out on the loaded database: ${loaded.lastAddress}`);
+console.log(
+  `\nseeding ${loaded.label} through the Store in one transaction: ${loaded.seedSeconds.toFixed(1)} s; last address handed out on the loaded database: ${loaded.lastAddress}`,
+);

@@ -19,7 +19,8 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 
 const CLI = new URL('../dist/src/cli/main.js', import.meta.url).pathname;
-const arg = (name, fallback) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback);
+const arg = (name, fallback) =>
+  process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
 const SECONDS = arg('--seconds', 5);
 const CONNECTIONS = arg('--connections', 10);
 const run = promisify(execFile);
@@ -34,16 +35,28 @@ function freePort() {
 }
 
 async function startCluster() {
-  const bin = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find((d) => existsSync(join(d, 'initdb')));
+  const bin = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find((d) =>
+    existsSync(join(d, 'initdb')),
+  );
   if (!bin) throw new Error('no PostgreSQL binaries: install the postgresql package or set NETFORM_BENCH_POSTGRES_URL');
   const dir = mkdtempSync(join(tmpdir(), 'netform-bench-pg-'));
   const owner = userInfo().uid === 0 ? 'postgres' : null;
   if (owner) chownSync(dir, Number(execFileSync('id', ['-u', owner])), Number(execFileSync('id', ['-g', owner])));
-  const as = (cmd, args) => (owner ? run('runuser', ['-u', owner, '--', join(bin, cmd), ...args]) : run(join(bin, cmd), args));
+  const as = (cmd, args) =>
+    owner ? run('runuser', ['-u', owner, '--', join(bin, cmd), ...args]) : run(join(bin, cmd), args);
   const port = await freePort();
   await as('initdb', ['-D', join(dir, 'data'), '-U', 'netform', '-A', 'trust', '--locale=C', '-E', 'UTF8']);
   // Durable settings (fsync on), as a production server would run.
-  await as('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir}`, '-w', 'start']);
+  await as('pg_ctl', [
+    '-D',
+    join(dir, 'data'),
+    '-l',
+    join(dir, 'log'),
+    '-o',
+    `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir}`,
+    '-w',
+    'start',
+  ]);
   return {
     url: `postgres://netform@127.0.0.1:${port}/postgres`,
     stop: async () => {
@@ -69,11 +82,17 @@ function cli(args) {
 }
 
 function serve(db) {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, '--log-level', 'silent'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, '--log-level', 'silent'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     child.stdout.setEncoding('utf8').once('data', (line) => {
       const match = /listening on (\S+)/.exec(line);
-      if (match) resolve({ url: match[1], stop: () => new Promise((done) => (child.once('exit', done), child.kill('SIGTERM'))) });
+      if (match)
+        resolve({
+          url: match[1],
+          stop: () => new Promise((done) => (child.once('exit', done), child.kill('SIGTERM'))),
+        });
       else reject(new Error(`unexpected: ${line}`));
     });
     child.once('exit', (code) => reject(new Error(`serve exited ${code}`)));
@@ -81,7 +100,11 @@ function serve(db) {
 }
 
 async function api(url, token, method, path, body) {
-  const response = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
   return (await response.json()).data;
 }
@@ -94,7 +117,8 @@ async function measure(urls, token, request) {
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     requests: [request],
   });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors`);
   return Math.round(result.requests.average);
 }
 
@@ -109,7 +133,9 @@ async function bench(db, replicas) {
   const urls = servers.map((s) => s.url);
   try {
     const user = await api(urls[0], token, 'POST', '/v0/users', { user: { email: 'owner@example.com' } });
-    const device = await api(urls[0], token, 'POST', '/v0/devices', { device: { user_id: user.id, public_key: randomBytes(32).toString('base64') } });
+    const device = await api(urls[0], token, 'POST', '/v0/devices', {
+      device: { user_id: user.id, public_key: randomBytes(32).toString('base64') },
+    });
     let n = 0;
     const get = await measure(urls, token, { method: 'GET', path: `/v0/devices/${device.id}` });
     const rule = await measure(urls, token, {
@@ -117,13 +143,21 @@ async function bench(db, replicas) {
       path: '/v0/rules',
       setupRequest: (req) => {
         const i = n++;
-        return { ...req, body: JSON.stringify({ rule: { action: 'drop', destination: `100.${64 + ((i >> 16) & 63)}.${(i >> 8) & 255}.${i & 255}` } }) };
+        return {
+          ...req,
+          body: JSON.stringify({
+            rule: { action: 'drop', destination: `100.${64 + ((i >> 16) & 63)}.${(i >> 8) & 255}.${i & 255}` },
+          }),
+        };
       },
     });
     const deviceCreate = await measure(urls, token, {
       method: 'POST',
       path: '/v0/devices',
-      setupRequest: (req) => ({ ...req, body: JSON.stringify({ device: { user_id: user.id, public_key: randomBytes(32).toString('base64') } }) }),
+      setupRequest: (req) => ({
+        ...req,
+        body: JSON.stringify({ device: { user_id: user.id, public_key: randomBytes(32).toString('base64') } }),
+      }),
     });
     return { get, rule, device: deviceCreate };
   } finally {
@@ -132,7 +166,9 @@ async function bench(db, replicas) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'netform-bench-'));
-const cluster = process.env.NETFORM_BENCH_POSTGRES_URL ? { url: process.env.NETFORM_BENCH_POSTGRES_URL, stop: async () => {} } : await startCluster();
+const cluster = process.env.NETFORM_BENCH_POSTGRES_URL
+  ? { url: process.env.NETFORM_BENCH_POSTGRES_URL, stop: async () => {} }
+  : await startCluster();
 try {
   const rows = [
     ['SQLite', await bench(join(dir, 'netform.db'), 1)],

@@ -70,7 +70,6 @@ async function bareChild(kind, arg) {
   process.stdout.write(`listening on http://127.0.0.1:${app.server.address().port}\n`);
 }
 
-
 function startProcess(args, label, env = {}) {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env } });
   return new Promise((resolvePromise, reject) => {
@@ -78,20 +77,26 @@ function startProcess(args, label, env = {}) {
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
       out += chunk;
       const match = /listening on (\S+)/.exec(out);
-      if (match) resolvePromise({ url: match[1], stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) });
+      if (match)
+        resolvePromise({
+          url: match[1],
+          stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))),
+        });
     });
     child.once('exit', (code) => reject(new Error(`${label} exited (${code}) before listening`)));
   });
 }
 
-const serve = (build, dbPath, label) => startProcess([join(build.dist, 'src/cli/main.js'), 'serve', '--port', '0', '--db', dbPath], label, build.env);
+const serve = (build, dbPath, label) =>
+  startProcess([join(build.dist, 'src/cli/main.js'), 'serve', '--port', '0', '--db', dbPath], label, build.env);
 
 // ---------------------------------------------------------------- load
 
 async function load(url, requests, extra = {}) {
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, requests, ...extra });
   const bad = result.non2xx + result.errors + result.timeouts;
-  if (bad > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  if (bad > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
 
@@ -103,7 +108,11 @@ async function prepareDatabase(dist, dir, name) {
   const { issueToken, setServerDefault } = await import(join(dist, 'server/index.js'));
   const dbPath = join(dir, `${name}.db`);
   const { token } = await issueToken({ dbPath, email: 'admin@example.com' });
-  for (const [k, v] of [['ipv4_network', '10.0.0.0/8'], ['ipv6_network', 'fd00::/104'], ['max_devices_per_user', '1000000']]) {
+  for (const [k, v] of [
+    ['ipv4_network', '10.0.0.0/8'],
+    ['ipv6_network', 'fd00::/104'],
+    ['max_devices_per_user', '1000000'],
+  ]) {
     await setServerDefault({ dbPath, key: k, value: v });
   }
   return { dbPath, token };
@@ -119,19 +128,54 @@ async function seedLists(dbPath) {
     for (let i = 0; i < LIST_SIZE; i++) {
       const id = randomUUID();
       users.push(id);
-      await tx.insertUser({ id, email: `list-${i}@example.com`, role: 'unprivileged', password_hash: null, last_signed_in_at: null, last_signed_in_method: null, disabled_at: null, inserted_at: now, updated_at: now });
+      await tx.insertUser({
+        id,
+        email: `list-${i}@example.com`,
+        role: 'unprivileged',
+        password_hash: null,
+        last_signed_in_at: null,
+        last_signed_in_method: null,
+        disabled_at: null,
+        inserted_at: now,
+        updated_at: now,
+      });
     }
     for (let i = 0; i < LIST_SIZE; i++) {
       await tx.insertDevice({
-        id: randomUUID(), user_id: users[i], name: `device-${i}`, description: i % 2 ? 'a laptop' : null, public_key: key(), preshared_key: key(),
-        ipv4: formatAddress(4, 0x0b000002n + BigInt(i)), ipv6: formatAddress(6, 0xfd000000000000000000000001000002n + BigInt(i)),
-        allowed_ips: i % 3 ? null : ['10.0.0.0/8'], dns: null, endpoint: null, mtu: i % 3 ? null : 1400, persistent_keepalive: null,
-        use_default_allowed_ips: i % 3 !== 0, use_default_dns: true, use_default_endpoint: true, use_default_mtu: i % 3 !== 0, use_default_persistent_keepalive: true,
-        remote_ip: null, latest_handshake: null, rx_bytes: null, tx_bytes: null, inserted_at: now, updated_at: now,
+        id: randomUUID(),
+        user_id: users[i],
+        name: `device-${i}`,
+        description: i % 2 ? 'a laptop' : null,
+        public_key: key(),
+        preshared_key: key(),
+        ipv4: formatAddress(4, 0x0b000002n + BigInt(i)),
+        ipv6: formatAddress(6, 0xfd000000000000000000000001000002n + BigInt(i)),
+        allowed_ips: i % 3 ? null : ['10.0.0.0/8'],
+        dns: null,
+        endpoint: null,
+        mtu: i % 3 ? null : 1400,
+        persistent_keepalive: null,
+        use_default_allowed_ips: i % 3 !== 0,
+        use_default_dns: true,
+        use_default_endpoint: true,
+        use_default_mtu: i % 3 !== 0,
+        use_default_persistent_keepalive: true,
+        remote_ip: null,
+        latest_handshake: null,
+        rx_bytes: null,
+        tx_bytes: null,
+        inserted_at: now,
+        updated_at: now,
       });
       await tx.insertRule({
-        id: randomUUID(), action: i % 2 ? 'accept' : 'drop', destination: formatAddress(4, 0x64400000n + BigInt(i * 3)),
-        port_type: i % 4 ? 'tcp' : null, port_range: i % 4 ? '443 - 443' : null, user_id: i % 5 ? null : users[i], inserted_at: now, updated_at: now,
+        id: randomUUID(),
+        action: i % 2 ? 'accept' : 'drop',
+        destination: formatAddress(4, 0x64400000n + BigInt(i * 3)),
+        port_type: i % 4 ? 'tcp' : null,
+        port_range: i % 4 ? '443 - 443' : null,
+        user_id: i % 5 ? null : users[i],
+        inserted_at: now,
+        updated_at: now,
       });
     }
   });
@@ -144,7 +188,8 @@ async function main() {
     { name: 'this branch', dist: OURS },
     { name: 'this branch, group commit off', dist: OURS, env: { NETFORM_SQLITE_GROUP_COMMIT: '0' }, writesOnly: true },
   ];
-  if (BASELINE && existsSync(join(BASELINE, 'src/cli/main.js')) && resolve(BASELINE) !== OURS) builds.push({ name: 'main', dist: BASELINE });
+  if (BASELINE && existsSync(join(BASELINE, 'src/cli/main.js')) && resolve(BASELINE) !== OURS)
+    builds.push({ name: 'main', dist: BASELINE });
   const started = [];
   try {
     // One database per build and target kind, so that one target's writes never slow another's reads.
@@ -158,7 +203,11 @@ async function main() {
     const ours = servers['this branch'];
     const headers = (token) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
     const api = async (server, method, path, body) => {
-      const res = await fetch(`${server.url}${path}`, { method, headers: headers(server.token), body: body && JSON.stringify(body) });
+      const res = await fetch(`${server.url}${path}`, {
+        method,
+        headers: headers(server.token),
+        body: body && JSON.stringify(body),
+      });
       return { status: res.status, text: await res.text() };
     };
 
@@ -168,8 +217,14 @@ async function main() {
     const OWNERS = 500;
     for (const server of Object.values(servers)) {
       server.owners = [];
-      for (let i = 0; i < OWNERS; i++) server.owners.push(JSON.parse((await api(server, 'POST', '/v0/users', { user: { email: `owner${i}@example.com` } })).text).data.id);
-      server.device = JSON.parse((await api(server, 'POST', '/v0/devices', { device: { user_id: server.owners[0], public_key: key() } })).text).data;
+      for (let i = 0; i < OWNERS; i++)
+        server.owners.push(
+          JSON.parse((await api(server, 'POST', '/v0/users', { user: { email: `owner${i}@example.com` } })).text).data
+            .id,
+        );
+      server.device = JSON.parse(
+        (await api(server, 'POST', '/v0/devices', { device: { user_id: server.owners[0], public_key: key() } })).text,
+      ).data;
       server.next = 0;
     }
     const bytes = (await api(ours, 'GET', `/v0/devices/${ours.device.id}`)).text;
@@ -177,34 +232,83 @@ async function main() {
     (await import('node:fs')).writeFileSync(bytesFile, bytes);
     const bareGet = await startProcess([fileURLToPath(import.meta.url), '--bare', 'get', bytesFile], 'bare get');
     started.push(bareGet);
-    const bareGetLogged = await startProcess([fileURLToPath(import.meta.url), '--bare', 'get-logged', bytesFile], 'bare get, logged');
+    const bareGetLogged = await startProcess(
+      [fileURLToPath(import.meta.url), '--bare', 'get-logged', bytesFile],
+      'bare get, logged',
+    );
     started.push(bareGetLogged);
-    const bareInsert = await startProcess([fileURLToPath(import.meta.url), '--bare', 'insert', join(dir, 'bare.db')], 'bare insert');
+    const bareInsert = await startProcess(
+      [fileURLToPath(import.meta.url), '--bare', 'insert', join(dir, 'bare.db')],
+      'bare insert',
+    );
     started.push(bareInsert);
 
     let counter = 0;
-    const ruleBody = () => JSON.stringify({ rule: { destination: `100.${64 + ((counter >> 16) & 63)}.${(counter >> 8) & 255}.${counter++ & 255}`, action: 'accept' } });
-    const deviceBody = (server) => JSON.stringify({ device: { user_id: server.owners[server.next++ % server.owners.length], public_key: key() } });
+    const ruleBody = () =>
+      JSON.stringify({
+        rule: {
+          destination: `100.${64 + ((counter >> 16) & 63)}.${(counter >> 8) & 255}.${counter++ & 255}`,
+          action: 'accept',
+        },
+      });
+    const deviceBody = (server) =>
+      JSON.stringify({ device: { user_id: server.owners[server.next++ % server.owners.length], public_key: key() } });
 
     const targets = [
       { group: 'get', name: 'bare Fastify, same bytes', url: `${bareGet.url}/bare/x`, requests: [{ method: 'GET' }] },
-      { group: 'get', name: 'bare Fastify, same bytes, request logs as netform', url: `${bareGetLogged.url}/bare/x`, requests: [{ method: 'GET' }] },
-      ...builds.filter((b) => !b.writesOnly).map((b) => ({
-        group: 'get', name: `netform GET /v0/devices/{id} (${b.name})`, url: `${servers[b.name].url}/v0/devices/${servers[b.name].device.id}`,
-        requests: [{ method: 'GET', headers: headers(servers[b.name].token) }],
-      })),
       {
-        group: 'create', name: 'bare Fastify, one durable SQLite insert', url: `${bareInsert.url}/bare`,
-        requests: [{ method: 'POST', headers: { 'content-type': 'application/json' }, setupRequest: (r) => ({ ...r, body: JSON.stringify({ item: { destination: `10.0.0.${counter++ & 255}`, action: 'accept' } }) }) }],
+        group: 'get',
+        name: 'bare Fastify, same bytes, request logs as netform',
+        url: `${bareGetLogged.url}/bare/x`,
+        requests: [{ method: 'GET' }],
+      },
+      ...builds
+        .filter((b) => !b.writesOnly)
+        .map((b) => ({
+          group: 'get',
+          name: `netform GET /v0/devices/{id} (${b.name})`,
+          url: `${servers[b.name].url}/v0/devices/${servers[b.name].device.id}`,
+          requests: [{ method: 'GET', headers: headers(servers[b.name].token) }],
+        })),
+      {
+        group: 'create',
+        name: 'bare Fastify, one durable SQLite insert',
+        url: `${bareInsert.url}/bare`,
+        requests: [
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            setupRequest: (r) => ({
+              ...r,
+              body: JSON.stringify({ item: { destination: `10.0.0.${counter++ & 255}`, action: 'accept' } }),
+            }),
+          },
+        ],
       },
       ...builds.flatMap((b) => [
         {
-          group: 'create', name: `netform POST /v0/rules (${b.name})`, url: `${servers[b.name].url}/v0/rules`,
-          requests: [{ method: 'POST', headers: headers(servers[b.name].token), setupRequest: (r) => ({ ...r, body: ruleBody() }) }],
+          group: 'create',
+          name: `netform POST /v0/rules (${b.name})`,
+          url: `${servers[b.name].url}/v0/rules`,
+          requests: [
+            {
+              method: 'POST',
+              headers: headers(servers[b.name].token),
+              setupRequest: (r) => ({ ...r, body: ruleBody() }),
+            },
+          ],
         },
         {
-          group: 'create', name: `netform POST /v0/devices (${b.name})`, url: `${servers[b.name].url}/v0/devices`,
-          requests: [{ method: 'POST', headers: headers(servers[b.name].token), setupRequest: (r) => ({ ...r, body: deviceBody(servers[b.name]) }) }],
+          group: 'create',
+          name: `netform POST /v0/devices (${b.name})`,
+          url: `${servers[b.name].url}/v0/devices`,
+          requests: [
+            {
+              method: 'POST',
+              headers: headers(servers[b.name].token),
+              setupRequest: (r) => ({ ...r, body: deviceBody(servers[b.name]) }),
+            },
+          ],
         },
       ]),
     ];
@@ -222,7 +326,14 @@ async function main() {
 
     const row = (t) => {
       const rs = results.get(t);
-      return { name: t.name, group: t.group, rps: median(rs.map((r) => r.rps)), rounds: rs.map((r) => Math.round(r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)) };
+      return {
+        name: t.name,
+        group: t.group,
+        rps: median(rs.map((r) => r.rps)),
+        rounds: rs.map((r) => Math.round(r.rps)),
+        p50: median(rs.map((r) => r.p50)),
+        p99: median(rs.map((r) => r.p99)),
+      };
     };
     const rows = targets.map(row);
     const floorOf = (group) => rows.find((r) => r.group === group)?.rps;
@@ -231,7 +342,9 @@ async function main() {
     console.log('|---|---|---|---|---|---|');
     for (const r of rows) {
       const floor = floorOf(r.group);
-      console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.rounds.join(' / ')} | ${r.p50} | ${r.p99} | ${((100 * r.rps) / floor).toFixed(0)}% |`);
+      console.log(
+        `| ${r.name} | ${Math.round(r.rps)} | ${r.rounds.join(' / ')} | ${r.p50} | ${r.p99} | ${((100 * r.rps) / floor).toFixed(0)}% |`,
+      );
     }
 
     if (LISTS) {
@@ -265,13 +378,17 @@ async function main() {
           }
         }
       }
-      console.log(`\nLists of ${LIST_SIZE.toLocaleString('en')} objects (seeded in ${seedSeconds} s), one request at a time, 5 rounds, median ms:\n`);
+      console.log(
+        `\nLists of ${LIST_SIZE.toLocaleString('en')} objects (seeded in ${seedSeconds} s), one request at a time, 5 rounds, median ms:\n`,
+      );
       const listBuilds = builds.filter((b) => !b.writesOnly);
       console.log(`| list | ${listBuilds.map((b) => b.name).join(' | ')} | bytes |`);
       console.log(`|---|${listBuilds.map(() => '---|').join('')}---|`);
       for (const path of ['/v0/users', '/v0/devices', '/v0/rules']) {
         const cells = listBuilds.map((b) => median(times.get(`${path}|${b.name}`)).toFixed(0));
-        console.log(`| GET ${path} | ${cells.join(' | ')} | ${times.get(`${path}|this branch|bytes`)[0].toLocaleString('en')} |`);
+        console.log(
+          `| GET ${path} | ${cells.join(' | ')} | ${times.get(`${path}|this branch|bytes`)[0].toLocaleString('en')} |`,
+        );
       }
     }
   } finally {

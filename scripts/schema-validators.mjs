@@ -24,4 +24,7 @@ const ajv = new Ajv2020({ ...AJV_OPTIONS, code: { source: true } });
 ajv.addSchema(schemaDocument);
 ajv.addSchema(translated);
 const code = standaloneCode(ajv, { validate: schemaDocument.$id, validateTranslated: translated.$id });
-await writeFile(join(root, 'dist/src/desired/schema-validators.cjs'), `${code}\nexports.digest = ${JSON.stringify(schemaDigest())};\n`);
+await writeFile(
+  join(root, 'dist/src/desired/schema-validators.cjs'),
+  `${code}\nexports.digest = ${JSON.stringify(schemaDigest())};\n`,
+);

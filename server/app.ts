@@ -3,7 +3,12 @@
  * Everything answers JSON: successes in the contract's envelope, failures with the bodies of
  * spec section 2, and never a stack trace.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { Writable } from 'node:stream';
 import { bearerAuth, DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimit } from './auth.js';
 import { createClock, type Clock } from './clock.js';
@@ -147,7 +152,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   await registerOpenApi(app);
-  const failureLimit = options.authFailureLimit === false ? undefined : (options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT);
+  const failureLimit =
+    options.authFailureLimit === false ? undefined : (options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT);
   await app.register(bearerAuth, { ctx, failureLimit });
   if (metrics) {
     recordRequests(app, metrics);

@@ -25,7 +25,11 @@ declare module 'fastify' {
      * Answers a failed authentication: 401 with `body`, or 429 once the client is over the
      * failure limit. For failures answered outside the auth hook (framework-errors.ts).
      */
-    refuseAuthentication(request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): Promise<FastifyReply>;
+    refuseAuthentication(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      body: Record<string, unknown>,
+    ): Promise<FastifyReply>;
   }
 }
 
@@ -78,7 +82,9 @@ export function clientKey(address: string): string {
   return `${parts.join(':')}::/64`;
 }
 
-type Limiter = (request: FastifyRequest) => Promise<{ isAllowed: boolean; isExceeded?: boolean; ttlInSeconds?: number }>;
+type Limiter = (
+  request: FastifyRequest,
+) => Promise<{ isAllowed: boolean; isExceeded?: boolean; ttlInSeconds?: number }>;
 
 const bearerAuth: FastifyPluginAsync<AuthOptions> = async (app: FastifyInstance, { ctx, failureLimit }) => {
   app.decorateRequest('actor', null);
@@ -93,12 +99,19 @@ const bearerAuth: FastifyPluginAsync<AuthOptions> = async (app: FastifyInstance,
       allowList: (request: FastifyRequest) => exempt(request.ip),
     });
   }
-  const refuse = async (request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): Promise<FastifyReply> => {
+  const refuse = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    body: Record<string, unknown>,
+  ): Promise<FastifyReply> => {
     if (limiter) {
       const verdict = await limiter(request);
       if (!verdict.isAllowed && verdict.isExceeded) {
         request.log.warn({ remoteAddress: request.ip }, 'too many failed authentications from this address');
-        return reply.code(429).header('retry-after', String(verdict.ttlInSeconds ?? 1)).send(TOO_MANY);
+        return reply
+          .code(429)
+          .header('retry-after', String(verdict.ttlInSeconds ?? 1))
+          .send(TOO_MANY);
       }
     }
     return reply.code(401).send(body);

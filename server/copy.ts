@@ -28,19 +28,31 @@ export async function copyServerData(options: { from: string; to: string }): Pro
   try {
     target = await openStore(options.to);
     const [users, devices, rules, tokens, settings] = await Promise.all([
-      source.listUsers(), source.listDevices(), source.listRules(), source.listTokens(), source.getSettings(),
+      source.listUsers(),
+      source.listDevices(),
+      source.listRules(),
+      source.listTokens(),
+      source.getSettings(),
     ]);
     await target.transaction(async (tx) => {
       // Checked under the target's write lock, so nothing can slip in between check and copy.
-      const present = (await tx.listUsers()).length + (await tx.listRules()).length + Object.keys(await tx.getSettings()).length;
-      if (present > 0) throw new AdminError(`${redactLocation(options.to)} is not empty: copy only into a new database`);
+      const present =
+        (await tx.listUsers()).length + (await tx.listRules()).length + Object.keys(await tx.getSettings()).length;
+      if (present > 0)
+        throw new AdminError(`${redactLocation(options.to)} is not empty: copy only into a new database`);
       for (const user of users) await tx.insertUser(user);
       for (const device of devices) await tx.insertDevice(device);
       for (const rule of rules) await tx.insertRule(rule);
       for (const { email: _email, ...token } of tokens) await tx.insertToken(token);
       for (const [key, value] of Object.entries(settings)) await tx.setSetting(key, value);
     });
-    return { users: users.length, devices: devices.length, rules: rules.length, tokens: tokens.length, settings: Object.keys(settings).length };
+    return {
+      users: users.length,
+      devices: devices.length,
+      rules: rules.length,
+      tokens: tokens.length,
+      settings: Object.keys(settings).length,
+    };
   } finally {
     await target?.close();
     await source.close();

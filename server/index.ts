@@ -11,7 +11,14 @@ import { createMetrics, type ServerMetrics } from './metrics.js';
 import { metricsRoute } from './operations.js';
 import { createClock, type Clock } from './clock.js';
 import { ensureSettings, readSettings, setDefault, type ServerDefaults } from './services/settings.js';
-import { checkTokenRequest, issueApiToken, listApiTokens, revokeApiToken, TOKEN_DAYS, type TokenSummary } from './services/tokens.js';
+import {
+  checkTokenRequest,
+  issueApiToken,
+  listApiTokens,
+  revokeApiToken,
+  TOKEN_DAYS,
+  type TokenSummary,
+} from './services/tokens.js';
 import { MissingDatabaseError, openStore, type Store } from './store/index.js';
 import { AdminError } from './errors.js';
 
@@ -191,7 +198,11 @@ export interface IssuedTokenResult {
  * (AdminError) a bad email or days before touching any file, an unprivileged or disabled user,
  * and a 26th live token.
  */
-export async function issueToken(options: { dbPath: string; email: string; days?: number }): Promise<IssuedTokenResult> {
+export async function issueToken(options: {
+  dbPath: string;
+  email: string;
+  days?: number;
+}): Promise<IssuedTokenResult> {
   checkTokenRequest(options.email, options.days ?? TOKEN_DAYS.default);
   return withStore(
     options.dbPath,
@@ -217,13 +228,19 @@ export async function revokeToken(options: { dbPath: string; id: string }): Prom
   return withStore(options.dbPath, (store, clock) => revokeApiToken(store, clock, options.id));
 }
 
-export async function showDefaults(options: { dbPath: string }): Promise<ServerDefaults & { server_public_key: string }> {
+export async function showDefaults(options: {
+  dbPath: string;
+}): Promise<ServerDefaults & { server_public_key: string }> {
   return withStore(options.dbPath, async (store) => {
     const settings = await readSettings(store);
     return { ...settings.defaults, server_public_key: settings.serverPublicKey };
   });
 }
 
-export async function setServerDefault(options: { dbPath: string; key: string; value: string }): Promise<{ value: unknown; notes: string[] }> {
+export async function setServerDefault(options: {
+  dbPath: string;
+  key: string;
+  value: string;
+}): Promise<{ value: unknown; notes: string[] }> {
   return withStore(options.dbPath, (store) => setDefault(store, options.key, options.value));
 }

@@ -65,7 +65,9 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'configuration' },
         { name: 'operations', description: 'Health, readiness, metrics and this document: no token.' },
       ],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API token: nf_…' } } },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API token: nf_…' } },
+      },
       security: [{ bearer: [] }],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },

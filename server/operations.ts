@@ -24,7 +24,9 @@ export interface HealthOptions {
 }
 
 /** One read through the store, bounded in time; the answer never holds the error's text (it may name a host or user). */
-async function checkDatabase(store: StoreReader): Promise<'ready' | 'database unreachable' | 'database not initialised'> {
+async function checkDatabase(
+  store: StoreReader,
+): Promise<'ready' | 'database unreachable' | 'database not initialised'> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'database unreachable'>((resolve) => {
     timer = setTimeout(() => resolve('database unreachable'), READINESS_TIMEOUT_MS);
@@ -52,7 +54,12 @@ export function healthRoutes(app: FastifyInstance, options: HealthOptions): void
 
 /** `{"status": VALUE}`; enum, not const (the serialiser would write a const whatever the value). */
 function statusBody(value: string) {
-  return { type: 'object', properties: { status: { type: 'string', enum: [value] } }, required: ['status'], additionalProperties: false };
+  return {
+    type: 'object',
+    properties: { status: { type: 'string', enum: [value] } },
+    required: ['status'],
+    additionalProperties: false,
+  };
 }
 
 function healthSchema(description: string) {
@@ -95,7 +102,9 @@ const METRICS_SCHEMA = {
   security: [],
   description: 'Metrics in the Prometheus text exposition format.',
   tags: ['operations'],
-  response: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+  response: {
+    200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } },
+  },
 };
 
 /** GET /metrics on `app`, no token. */

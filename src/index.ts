@@ -3,7 +3,15 @@
  * (The CDKTF constructs are a separate entry point: `netform/cdktf`.)
  */
 export * from './model/index.js';
-export { loadDesiredState, checkDesiredState, resolveSecret, formatDiagnostic, type Diagnostic, type LoadOptions, type LoadResult } from './desired/index.js';
+export {
+  loadDesiredState,
+  checkDesiredState,
+  resolveSecret,
+  formatDiagnostic,
+  type Diagnostic,
+  type LoadOptions,
+  type LoadResult,
+} from './desired/index.js';
 export { ApiClient, ApiError, fetchLiveState, type ApiClientOptions } from './client/index.js';
 export { planChanges, PlanError, type PlanOptions } from './plan/index.js';
 export type { Change, ChangeAction, FieldChange, LimitCheck, Plan, PlanSummary, ResourceKind } from './plan/types.js';

@@ -66,8 +66,17 @@ new FirezoneStack(app, 'example-corp', {
       email: 'carol@example.com',
       role: 'unprivileged',
       devices: [
-        { name: 'laptop', publicKey: 'wO3cJvfdtzNtsv2OpfkaNbfCQ+6DsBbWQKfrJOvAyVs=', presharedKey: { variable: 'carol_laptop_psk' } },
-        { name: 'phone', publicKey: 'IsOdUVXCBDA33YME2lmALQSSj9X0+EL0NpRhg21wgHg=', useDefaultPersistentKeepalive: false, persistentKeepalive: 0 },
+        {
+          name: 'laptop',
+          publicKey: 'wO3cJvfdtzNtsv2OpfkaNbfCQ+6DsBbWQKfrJOvAyVs=',
+          presharedKey: { variable: 'carol_laptop_psk' },
+        },
+        {
+          name: 'phone',
+          publicKey: 'IsOdUVXCBDA33YME2lmALQSSj9X0+EL0NpRhg21wgHg=',
+          useDefaultPersistentKeepalive: false,
+          persistentKeepalive: 0,
+        },
       ],
       rules: [
         { action: 'accept', destination: '10.1.0.0/16', portType: 'tcp', portRange: '443' },

@@ -8,7 +8,13 @@
  *
  * Every /v0 route must carry a schema from here (see ROUTE_SCHEMA_RULE in the OpenAPI test).
  */
-import { CONFIGURATION_RESPONSE_KEYS, DEVICE_RESPONSE_KEYS, PORT_TYPES, ROLES, RULE_ACTIONS } from '../../src/model/index.js';
+import {
+  CONFIGURATION_RESPONSE_KEYS,
+  DEVICE_RESPONSE_KEYS,
+  PORT_TYPES,
+  ROLES,
+  RULE_ACTIONS,
+} from '../../src/model/index.js';
 
 const TIMESTAMP = { type: 'string', description: 'UTC, microseconds, Z suffix: 2023-03-29T15:11:47.450107Z' };
 const NULLABLE_TIMESTAMP = { type: ['string', 'null'], description: TIMESTAMP.description };
@@ -28,7 +34,16 @@ export const USER = {
     inserted_at: TIMESTAMP,
     updated_at: TIMESTAMP,
   },
-  required: ['id', 'email', 'role', 'last_signed_in_at', 'last_signed_in_method', 'disabled_at', 'inserted_at', 'updated_at'],
+  required: [
+    'id',
+    'email',
+    'role',
+    'last_signed_in_at',
+    'last_signed_in_method',
+    'disabled_at',
+    'inserted_at',
+    'updated_at',
+  ],
   additionalProperties: false,
 } as const;
 
@@ -39,14 +54,24 @@ const DEVICE_FIELDS: Record<(typeof DEVICE_RESPONSE_KEYS)[number], object> = {
   description: { type: ['string', 'null'] },
   public_key: { type: 'string', description: 'WireGuard public key, base64 of 32 bytes' },
   preshared_key: { type: ['string', 'null'], description: 'base64 of 32 bytes' },
-  server_public_key: { type: 'string', description: "the server's own WireGuard public key (the same on every device)" },
+  server_public_key: {
+    type: 'string',
+    description: "the server's own WireGuard public key (the same on every device)",
+  },
   ipv4: { type: ['string', 'null'] },
   ipv6: { type: ['string', 'null'] },
-  allowed_ips: { type: ['array', 'null'], items: { type: 'string' }, description: 'the default while use_default_allowed_ips is true' },
+  allowed_ips: {
+    type: ['array', 'null'],
+    items: { type: 'string' },
+    description: 'the default while use_default_allowed_ips is true',
+  },
   dns: { type: ['array', 'null'], items: { type: 'string' }, description: 'the default while use_default_dns is true' },
   endpoint: { type: ['string', 'null'], description: 'the default while use_default_endpoint is true' },
   mtu: { type: ['integer', 'null'], description: 'the default while use_default_mtu is true' },
-  persistent_keepalive: { type: ['integer', 'null'], description: 'the default while use_default_persistent_keepalive is true' },
+  persistent_keepalive: {
+    type: ['integer', 'null'],
+    description: 'the default while use_default_persistent_keepalive is true',
+  },
   use_default_allowed_ips: { type: 'boolean' },
   use_default_dns: { type: 'boolean' },
   use_default_endpoint: { type: 'boolean' },
@@ -151,7 +176,8 @@ export const ERRORS = {
     'Malformed JSON, a missing wrapper key, a wrapper that is not an object, or a path that is not valid percent-encoding.',
   ),
   401: {
-    description: 'No token, a malformed, unknown, revoked or expired token, or a token whose owner is no longer an active admin.',
+    description:
+      'No token, a malformed, unknown, revoked or expired token, or a token whose owner is no longer an active admin.',
     anyOf: [
       {
         type: 'object',
@@ -230,7 +256,10 @@ function resourceSchemas(r: Resource) {
       summary: `Create a ${r.key}`,
       tags,
       body: body(r.createRequired),
-      response: responses({ 201: { ...envelope(ref(r.id), `Created; Location: /v0/${r.collection}/{uuid}.`) } }, [400, 413, 422]),
+      response: responses(
+        { 201: { ...envelope(ref(r.id), `Created; Location: /v0/${r.collection}/{uuid}.`) } },
+        [400, 413, 422],
+      ),
     },
     show: { summary: `Show a ${r.key}`, tags, params, response: responses({ 200: one }, [400, 404]) },
     update: {
@@ -288,13 +317,23 @@ const OIDC_PROVIDER = {
     scope: { type: 'string' },
     response_type: { type: 'string' },
     client_id: { type: 'string' },
-    client_secret: { type: ['string', 'null'], description: 'write-only: always null in answers; kept when an update leaves it out' },
+    client_secret: {
+      type: ['string', 'null'],
+      description: 'write-only: always null in answers; kept when an update leaves it out',
+    },
     discovery_document_uri: { type: 'string' },
     redirect_uri: { type: ['string', 'null'] },
     auto_create_users: { type: 'boolean' },
   },
   required: [
-    'id', 'label', 'scope', 'response_type', 'client_id', 'client_secret', 'discovery_document_uri', 'redirect_uri',
+    'id',
+    'label',
+    'scope',
+    'response_type',
+    'client_id',
+    'client_secret',
+    'discovery_document_uri',
+    'redirect_uri',
     'auto_create_users',
   ],
   additionalProperties: false,
@@ -314,8 +353,15 @@ const SAML_PROVIDER = {
     auto_create_users: { type: 'boolean' },
   },
   required: [
-    'id', 'label', 'base_url', 'metadata', 'sign_requests', 'sign_metadata', 'signed_assertion_in_resp',
-    'signed_envelopes_in_resp', 'auto_create_users',
+    'id',
+    'label',
+    'base_url',
+    'metadata',
+    'sign_requests',
+    'sign_metadata',
+    'signed_assertion_in_resp',
+    'signed_envelopes_in_resp',
+    'auto_create_users',
   ],
   additionalProperties: false,
 };
@@ -323,7 +369,11 @@ const SAML_PROVIDER = {
 const CONFIGURATION_FIELDS = {
   allow_unprivileged_device_configuration: { type: 'boolean' },
   allow_unprivileged_device_management: { type: 'boolean' },
-  default_client_allowed_ips: { type: 'array', items: { type: 'string' }, description: 'the server default of allowed_ips' },
+  default_client_allowed_ips: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'the server default of allowed_ips',
+  },
   default_client_dns: { type: 'array', items: { type: 'string' }, description: 'the server default of dns' },
   default_client_endpoint: { type: 'string', description: 'the server default of endpoint' },
   default_client_mtu: { type: 'integer', minimum: 576, maximum: 1500 },
@@ -335,7 +385,11 @@ const CONFIGURATION_FIELDS = {
   logo: {
     type: 'object',
     description: '{} when no logo is set',
-    properties: { url: { type: ['string', 'null'] }, data: { type: ['string', 'null'] }, type: { type: ['string', 'null'] } },
+    properties: {
+      url: { type: ['string', 'null'] },
+      data: { type: ['string', 'null'] },
+      type: { type: ['string', 'null'] },
+    },
     additionalProperties: false,
   },
   openid_connect_providers: { type: 'array', items: OIDC_PROVIDER },
@@ -372,7 +426,10 @@ export const CONFIGURATION_SCHEMAS = {
     summary: 'Update the configuration (PATCH and PUT are the same partial update)',
     tags: ['configuration'],
     body: { type: 'object', properties: { configuration: CONFIGURATION_INPUT }, required: ['configuration'] },
-    response: responses({ 200: envelope(ref('Configuration'), 'The configuration after the update.') }, [400, 413, 422]),
+    response: responses(
+      { 200: envelope(ref('Configuration'), 'The configuration after the update.') },
+      [400, 413, 422],
+    ),
   },
 };
 
@@ -385,4 +442,3 @@ export const SHARED_SCHEMAS = [USER, DEVICE, RULE, CONFIGURATION];
  * single objects keep the compiled one, which is faster there.
  */
 export const stringifyLists = () => (data: unknown) => JSON.stringify(data);
-

@@ -20,7 +20,9 @@ export function userRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     method: ['PATCH', 'PUT'],
     url: '/v0/users/:id',
     schema: USER_SCHEMAS.update,
-    handler: async (request) => ({ data: await updateUser(ctx, request.actor!, request.params.id, unwrap(request.body, 'user')) }),
+    handler: async (request) => ({
+      data: await updateUser(ctx, request.actor!, request.params.id, unwrap(request.body, 'user')),
+    }),
   });
   app.delete<WithId>('/v0/users/:id', { schema: USER_SCHEMAS.remove }, async (request, reply) => {
     await deleteUser(ctx, request.params.id);

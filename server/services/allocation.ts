@@ -11,7 +11,15 @@
  * - A new tunnel network drops the mark and the list; the first allocation then searches from
  *   the network's start once (also what happens after rows were imported outside the API).
  */
-import { Messages, checkTunnelAddress, formatAddress, parseCidrOrAddress, parseIpAddress, type IpFamily, type TunnelNetwork } from '../../src/model/index.js';
+import {
+  Messages,
+  checkTunnelAddress,
+  formatAddress,
+  parseCidrOrAddress,
+  parseIpAddress,
+  type IpFamily,
+  type TunnelNetwork,
+} from '../../src/model/index.js';
 import type { DeviceRow, StoreReader, StoreWriter } from '../store/index.js';
 
 const BATCH = 256;

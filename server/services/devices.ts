@@ -38,7 +38,9 @@ function isEmptyValue(value: unknown): boolean {
 
 function checkedInput(body: RawInput, mode: 'create' | 'update'): { input: DeviceInput; errors: FieldErrors } {
   const checked = checkDeviceInput(body, mode);
-  return checked.ok ? { input: checked.value, errors: {} } : { input: checked.partial ?? {}, errors: { ...checked.errors } };
+  return checked.ok
+    ? { input: checked.value, errors: {} }
+    : { input: checked.partial ?? {}, errors: { ...checked.errors } };
 }
 
 export async function listDevices(ctx: ServiceContext): Promise<ApiDevice[]> {
@@ -75,7 +77,13 @@ async function checkAddresses(
     const address = input[field];
     // The device's own address in another spelling is not a move: nothing to check again.
     if (address === undefined || address === null || (existing && sameAddress(address, existing[field]))) continue;
-    const problem = await checkRequestedAddress(tx, family, address, tunnelNetwork(settings.defaults, family), existing?.id);
+    const problem = await checkRequestedAddress(
+      tx,
+      family,
+      address,
+      tunnelNetwork(settings.defaults, family),
+      existing?.id,
+    );
     if (problem !== null) addError(errors, field, problem);
   }
 }
@@ -84,17 +92,23 @@ export async function createDevice(ctx: ServiceContext, body: RawInput): Promise
   const { input, errors } = checkedInput(body, 'create');
   return ctx.store.transaction(async (tx) => {
     const settings = await readSettings(tx);
-    const owner = input.user_id !== undefined && isUuid(input.user_id) ? await tx.getUser(input.user_id.toLowerCase()) : null;
+    const owner =
+      input.user_id !== undefined && isUuid(input.user_id) ? await tx.getUser(input.user_id.toLowerCase()) : null;
     if (input.user_id !== undefined && !owner) addError(errors, 'user_id', Messages.doesNotExist);
 
-    if (owner && input.name !== undefined && (await tx.findDeviceByName(owner.id, input.name))) addError(errors, 'name', Messages.taken);
-    if (input.public_key !== undefined && (await tx.findDeviceByPublicKey(input.public_key))) addError(errors, 'public_key', Messages.taken);
+    if (owner && input.name !== undefined && (await tx.findDeviceByName(owner.id, input.name)))
+      addError(errors, 'name', Messages.taken);
+    if (input.public_key !== undefined && (await tx.findDeviceByPublicKey(input.public_key)))
+      addError(errors, 'public_key', Messages.taken);
     await checkAddresses(tx, settings, input, errors);
     if (owner && (await tx.countDevicesOfUser(owner.id)) >= settings.defaults.max_devices_per_user) {
       addError(errors, 'base', Messages.deviceLimit);
     }
 
-    const addresses: { ipv4: string | null; ipv6: string | null } = { ipv4: input.ipv4 ?? null, ipv6: input.ipv6 ?? null };
+    const addresses: { ipv4: string | null; ipv6: string | null } = {
+      ipv4: input.ipv4 ?? null,
+      ipv6: input.ipv6 ?? null,
+    };
     for (const family of [4, 6] as const) {
       const field = family === 4 ? 'ipv4' : 'ipv6';
       if (errors[field]) continue;
@@ -108,7 +122,8 @@ export async function createDevice(ctx: ServiceContext, body: RawInput): Promise
     }
     if (hasErrors(errors) || !owner) throw new ValidationError(errors);
 
-    const name = input.name ?? (await generateDeviceName(async (n) => (await tx.findDeviceByName(owner.id, n)) !== null));
+    const name =
+      input.name ?? (await generateDeviceName(async (n) => (await tx.findDeviceByName(owner.id, n)) !== null));
     const now = nowTimestamp(ctx.clock);
     const row: DeviceRow = {
       id: randomUUID(),
@@ -137,7 +152,8 @@ export async function createDevice(ctx: ServiceContext, body: RawInput): Promise
       updated_at: now,
     };
     // A field governed by its default keeps no value of its own.
-    for (const field of DEFAULTABLE_DEVICE_FIELDS) if (row[`use_default_${field}`] && isEmptyValue(row[field])) row[field] = null;
+    for (const field of DEFAULTABLE_DEVICE_FIELDS)
+      if (row[`use_default_${field}`] && isEmptyValue(row[field])) row[field] = null;
     Object.assign(row, emptyOwnLists(row));
     await tx.insertDevice(row);
     return deviceView(row, settings);
@@ -163,8 +179,10 @@ export async function updateDevice(ctx: ServiceContext, id: string, body: RawInp
       if (key === 'user_id' || value === undefined) continue;
       if (!sameValue(value, device[key as keyof DeviceRow])) (patch as Record<string, unknown>)[key] = value;
     }
-    if (patch.name !== undefined && (await tx.findDeviceByName(device.user_id, patch.name))) addError(errors, 'name', Messages.taken);
-    if (patch.public_key !== undefined && (await tx.findDeviceByPublicKey(patch.public_key))) addError(errors, 'public_key', Messages.taken);
+    if (patch.name !== undefined && (await tx.findDeviceByName(device.user_id, patch.name)))
+      addError(errors, 'name', Messages.taken);
+    if (patch.public_key !== undefined && (await tx.findDeviceByPublicKey(patch.public_key)))
+      addError(errors, 'public_key', Messages.taken);
     await checkAddresses(tx, settings, patch, errors, device);
 
     // Whole-device rules, on the stored device with the patch applied.
@@ -179,7 +197,8 @@ export async function updateDevice(ctx: ServiceContext, id: string, body: RawInp
     // Turning a list's default off without a list of its own leaves it `[]` (as upstream).
     Object.assign(patch, emptyOwnLists(merged));
     // An endpoint sent but refused already has its error; blank is only for none at all.
-    if (!merged.use_default_endpoint && isBlank(merged.endpoint) && !errors.endpoint) addError(errors, 'endpoint', Messages.blank);
+    if (!merged.use_default_endpoint && isBlank(merged.endpoint) && !errors.endpoint)
+      addError(errors, 'endpoint', Messages.blank);
     if (hasErrors(errors)) throw new ValidationError(errors);
 
     if (Object.keys(patch).length === 0) return deviceView(device, settings);

@@ -31,7 +31,11 @@ type RuleFields = Pick<RuleRow, 'action' | 'destination' | 'port_type' | 'port_r
 const CANDIDATES = 32;
 
 /** The first existing rule that overlaps `rule` (other than the rule `excludeId` itself), or null. */
-export async function findOverlappingRule(store: StoreReader, rule: RuleFields, excludeId?: string): Promise<RuleRow | null> {
+export async function findOverlappingRule(
+  store: StoreReader,
+  rule: RuleFields,
+  excludeId?: string,
+): Promise<RuleRow | null> {
   const parsed = parseRule({ ...rule, owner: rule.user_id });
   if (!parsed) return null;
   const candidates = await store.findIntersectingRules({
@@ -55,11 +59,19 @@ export async function findOverlappingRule(store: StoreReader, rule: RuleFields, 
 
 function checkedInput(body: RawInput, mode: 'create' | 'update'): { input: RuleInput; errors: FieldErrors } {
   const checked = checkRuleInput(body, mode);
-  return checked.ok ? { input: checked.value, errors: {} } : { input: checked.partial ?? {}, errors: { ...checked.errors } };
+  return checked.ok
+    ? { input: checked.value, errors: {} }
+    : { input: checked.partial ?? {}, errors: { ...checked.errors } };
 }
 
 /** Checks of the whole rule that need the merged values and the database. */
-async function checkWholeRule(store: StoreReader, rule: RuleFields, errors: FieldErrors, userChanged: boolean, excludeId?: string): Promise<void> {
+async function checkWholeRule(
+  store: StoreReader,
+  rule: RuleFields,
+  errors: FieldErrors,
+  userChanged: boolean,
+  excludeId?: string,
+): Promise<void> {
   if (!errors.port_type && !errors.port_range) mergeErrors(errors, checkRulePorts(rule));
   if (userChanged && rule.user_id !== null) {
     const owner = isUuid(rule.user_id) ? await store.getUser(rule.user_id.toLowerCase()) : null;
@@ -105,7 +117,8 @@ export async function updateRule(ctx: ServiceContext, id: string, body: RawInput
     if (!rule) throw new NotFoundError();
     const patch: RulePatch = {};
     if (input.action !== undefined && input.action !== rule.action) patch.action = input.action;
-    if (input.destination !== undefined && input.destination !== rule.destination) patch.destination = input.destination;
+    if (input.destination !== undefined && input.destination !== rule.destination)
+      patch.destination = input.destination;
     if (input.port_type !== undefined && input.port_type !== rule.port_type) patch.port_type = input.port_type;
     if (input.port_range !== undefined && input.port_range !== rule.port_range) patch.port_range = input.port_range;
     if (input.user_id !== undefined) {

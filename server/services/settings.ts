@@ -43,8 +43,16 @@ export interface ServerDefaults {
 export type DefaultKey = keyof ServerDefaults;
 
 export const DEFAULT_KEYS: readonly DefaultKey[] = [
-  'allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive',
-  'ipv4_network', 'ipv4_address', 'ipv6_network', 'ipv6_address', 'max_devices_per_user',
+  'allowed_ips',
+  'dns',
+  'endpoint',
+  'mtu',
+  'persistent_keepalive',
+  'ipv4_network',
+  'ipv4_address',
+  'ipv6_network',
+  'ipv6_address',
+  'max_devices_per_user',
 ];
 
 /**
@@ -52,7 +60,11 @@ export const DEFAULT_KEYS: readonly DefaultKey[] = [
  * defaults above, under their short names: one store, two ways in), and of its id and timestamps.
  */
 export const CONFIGURATION_KEYS = [
-  ...CONFIGURATION_BOOLEAN_FIELDS, 'vpn_session_duration', 'openid_connect_providers', 'saml_identity_providers', 'logo',
+  ...CONFIGURATION_BOOLEAN_FIELDS,
+  'vpn_session_duration',
+  'openid_connect_providers',
+  'saml_identity_providers',
+  'logo',
 ] as const;
 export const CONFIGURATION_ID = 'configuration_id';
 export const CONFIGURATION_INSERTED_AT = 'configuration_inserted_at';
@@ -64,7 +76,13 @@ const SERVER_PRIVATE_KEY = 'server_private_key';
 export const WIREGUARD_PORT = 51820;
 
 /** The defaults `/v0/configuration` shows as its `default_client_*` fields. */
-const CONFIGURATION_DEFAULT_KEYS: ReadonlySet<string> = new Set(['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive']);
+const CONFIGURATION_DEFAULT_KEYS: ReadonlySet<string> = new Set([
+  'allowed_ips',
+  'dns',
+  'endpoint',
+  'mtu',
+  'persistent_keepalive',
+]);
 
 let cachedPublicHost: string | undefined;
 
@@ -108,7 +126,9 @@ export async function ensureSettings(store: Store): Promise<void> {
   const current = await store.getSettings();
   const initial = initialDefaults();
   const complete = (settings: Record<string, unknown>) =>
-    DEFAULT_KEYS.every((k) => k in settings) && CONFIGURATION_KEYS.every((k) => k in settings) && CONFIGURATION_ID in settings;
+    DEFAULT_KEYS.every((k) => k in settings) &&
+    CONFIGURATION_KEYS.every((k) => k in settings) &&
+    CONFIGURATION_ID in settings;
   if (complete(current) && SERVER_PUBLIC_KEY in current) return;
   await store.transaction(async (tx) => {
     const settings = await tx.getSettings();
@@ -142,7 +162,8 @@ function parseList(text: string): string[] {
   const trimmed = text.trim();
   if (trimmed.startsWith('[')) {
     const parsed: unknown = JSON.parse(trimmed);
-    if (!Array.isArray(parsed) || !parsed.every((e) => typeof e === 'string')) throw new AdminError('expected a JSON array of strings');
+    if (!Array.isArray(parsed) || !parsed.every((e) => typeof e === 'string'))
+      throw new AdminError('expected a JSON array of strings');
     return parsed.map((e: string) => e.trim());
   }
   return trimmed === '' ? [] : trimmed.split(',').map((e) => e.trim());
@@ -183,7 +204,11 @@ function checkServerAddress(family: IpFamily, address: string, network: string):
  * Changes one server default from its command-line text. Returns notes about related values
  * changed along with it (a new tunnel network moves the server address into it).
  */
-export async function setDefault(store: Store, key: string, text: string): Promise<{ value: unknown; notes: string[] }> {
+export async function setDefault(
+  store: Store,
+  key: string,
+  text: string,
+): Promise<{ value: unknown; notes: string[] }> {
   if (!(DEFAULT_KEYS as readonly string[]).includes(key)) {
     throw new AdminError(`unknown setting ${JSON.stringify(key)}; known: ${DEFAULT_KEYS.join(', ')}`);
   }
@@ -201,7 +226,8 @@ export async function setDefault(store: Store, key: string, text: string): Promi
         value = checkListEntries(name, parseList(text), dnsEntryKey);
         break;
       case 'endpoint':
-        if (parseEndpoint(text) === null) throw new AdminError('endpoint must be host, host:port, IPv4:port, IPv6 or [IPv6]:port');
+        if (parseEndpoint(text) === null)
+          throw new AdminError('endpoint must be host, host:port, IPv4:port, IPv6 or [IPv6]:port');
         value = text.trim();
         break;
       case 'mtu':
@@ -218,8 +244,10 @@ export async function setDefault(store: Store, key: string, text: string): Promi
         const family = familyOfKey(name);
         const block = parseCidrOrAddress(text);
         const bits = family === 4 ? 32 : 128;
-        if (!block || block.family !== family || !block.hadPrefix) throw new AdminError(`${name} must be an IPv${family} CIDR block`);
-        if (block.prefix > bits - 2) throw new AdminError(`${name} must leave room for devices (prefix at most /${bits - 2})`);
+        if (!block || block.family !== family || !block.hadPrefix)
+          throw new AdminError(`${name} must be an IPv${family} CIDR block`);
+        if (block.prefix > bits - 2)
+          throw new AdminError(`${name} must leave room for devices (prefix at most /${bits - 2})`);
         value = block.network;
         const addressKey = family === 4 ? 'ipv4_address' : 'ipv6_address';
         if (checkServerAddress(family, defaults[addressKey], block.network) !== null) {
@@ -242,7 +270,10 @@ export async function setDefault(store: Store, key: string, text: string): Promi
     await tx.setSetting(name, value);
     if (CONFIGURATION_DEFAULT_KEYS.has(name)) {
       const previous = (await tx.getSettings())[CONFIGURATION_UPDATED_AT];
-      await tx.setSetting(CONFIGURATION_UPDATED_AT, timestampAfter(createClock(), typeof previous === 'string' ? previous : null));
+      await tx.setSetting(
+        CONFIGURATION_UPDATED_AT,
+        timestampAfter(createClock(), typeof previous === 'string' ? previous : null),
+      );
     }
     if (name.endsWith('_network')) {
       await tx.setAllocationHint(familyOfKey(name), null);

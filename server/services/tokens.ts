@@ -14,8 +14,7 @@ export const MAX_LIVE_TOKENS_PER_USER = 25;
 const MICROS_PER_DAY = 86_400n * 1_000_000n;
 
 export type Authentication =
-  | { ok: true; actor: UserRow; tokenId: string }
-  | { ok: false; body: Record<string, unknown> };
+  { ok: true; actor: UserRow; tokenId: string } | { ok: false; body: Record<string, unknown> };
 
 const UNAUTHENTICATED = { errors: { auth: 'unauthenticated' } };
 const INVALID_TOKEN = { errors: { auth: 'invalid_token' } };
@@ -23,7 +22,11 @@ const NO_RESOURCE = { errors: { auth: 'no_resource_found' } };
 const UNAUTHORIZED = { error: 'Unauthorized' };
 
 /** Checks an Authorization header value. Every failure is a 401 with the body of spec section 2. */
-export async function authenticate(store: StoreReader, clock: Clock, header: string | undefined): Promise<Authentication> {
+export async function authenticate(
+  store: StoreReader,
+  clock: Clock,
+  header: string | undefined,
+): Promise<Authentication> {
   const match = header === undefined ? null : /^\s*bearer(?:\s+(.*?))?\s*$/i.exec(header);
   if (!match) return { ok: false, body: UNAUTHENTICATED };
   const token = match[1] ?? '';
@@ -66,7 +69,12 @@ export function checkTokenRequest(email: string, days: unknown): { email: string
  * (so the first admin can be made on an empty database). An existing user must be an admin and
  * not disabled.
  */
-export async function issueApiToken(store: Store, clock: Clock, email: string, days: number = TOKEN_DAYS.default): Promise<IssuedToken> {
+export async function issueApiToken(
+  store: Store,
+  clock: Clock,
+  email: string,
+  days: number = TOKEN_DAYS.default,
+): Promise<IssuedToken> {
   const { email: validEmail, days: validDays } = checkTokenRequest(email, days);
   const token = generateApiToken();
   return store.transaction(async (tx) => {
@@ -89,16 +97,27 @@ export async function issueApiToken(store: Store, clock: Clock, email: string, d
       await tx.insertUser(owner);
       userCreated = true;
     } else if (owner.role !== 'admin') {
-      throw new AdminError(`${owner.email} is an unprivileged user; only admins get API tokens (make them an admin through /v0 first)`);
+      throw new AdminError(
+        `${owner.email} is an unprivileged user; only admins get API tokens (make them an admin through /v0 first)`,
+      );
     } else if (owner.disabled_at !== null) {
       throw new AdminError(`${owner.email} is disabled; a disabled admin cannot get API tokens`);
     }
     if ((await tx.countLiveTokens(owner.id, nowText)) >= MAX_LIVE_TOKENS_PER_USER) {
-      throw new AdminError(`${owner.email}: ${Messages.tokenLimit(MAX_LIVE_TOKENS_PER_USER)}; revoke one first (netform server token list / revoke)`);
+      throw new AdminError(
+        `${owner.email}: ${Messages.tokenLimit(MAX_LIVE_TOKENS_PER_USER)}; revoke one first (netform server token list / revoke)`,
+      );
     }
     const id = randomUUID();
     const expiresAt = formatTimestamp(now + BigInt(validDays) * MICROS_PER_DAY);
-    await tx.insertToken({ id, user_id: owner.id, token_hash: hashApiToken(token), inserted_at: nowText, expires_at: expiresAt, revoked_at: null });
+    await tx.insertToken({
+      id,
+      user_id: owner.id,
+      token_hash: hashApiToken(token),
+      inserted_at: nowText,
+      expires_at: expiresAt,
+      revoked_at: null,
+    });
     return { token, id, expiresAt, userCreated, email: owner.email };
   });
 }

@@ -1,6 +1,15 @@
 /** Users (spec section 4): lookups by id or email, the own-role and last-admin guards, cascades. */
 import { randomUUID } from 'node:crypto';
-import { Messages, addError, checkUserInput, hasErrors, isUuid, type ApiUser, type FieldErrors, type RawInput } from '../../src/model/index.js';
+import {
+  Messages,
+  addError,
+  checkUserInput,
+  hasErrors,
+  isUuid,
+  type ApiUser,
+  type FieldErrors,
+  type RawInput,
+} from '../../src/model/index.js';
 import { nowTimestamp, timestampAfter } from '../clock.js';
 import { hashPassword } from '../crypto.js';
 import { NotFoundError, ValidationError } from '../errors.js';
@@ -30,7 +39,8 @@ export async function createUser(ctx: ServiceContext, body: RawInput): Promise<A
   const checked = checkUserInput(body, 'create');
   const errors: FieldErrors = checked.ok ? {} : { ...checked.errors };
   // Hashing is slow on purpose: done before the write lock is taken.
-  const passwordHash = checked.ok && checked.value.password !== undefined ? await hashPassword(checked.value.password) : null;
+  const passwordHash =
+    checked.ok && checked.value.password !== undefined ? await hashPassword(checked.value.password) : null;
   return ctx.store.transaction(async (tx) => {
     const email = checked.ok ? checked.value.email : undefined;
     if (email !== undefined && (await tx.findUserByEmail(email))) addError(errors, 'email', Messages.taken);
@@ -52,10 +62,16 @@ export async function createUser(ctx: ServiceContext, body: RawInput): Promise<A
   });
 }
 
-export async function updateUser(ctx: ServiceContext, actor: UserRow, idOrEmail: string, body: RawInput): Promise<ApiUser> {
+export async function updateUser(
+  ctx: ServiceContext,
+  actor: UserRow,
+  idOrEmail: string,
+  body: RawInput,
+): Promise<ApiUser> {
   const checked = checkUserInput(body, 'update');
   const errors: FieldErrors = checked.ok ? {} : { ...checked.errors };
-  const passwordHash = checked.ok && checked.value.password !== undefined ? await hashPassword(checked.value.password) : null;
+  const passwordHash =
+    checked.ok && checked.value.password !== undefined ? await hashPassword(checked.value.password) : null;
   return ctx.store.transaction(async (tx) => {
     const user = await findUser(tx, idOrEmail);
     if (!user) throw new NotFoundError();
@@ -68,7 +84,8 @@ export async function updateUser(ctx: ServiceContext, actor: UserRow, idOrEmail:
     }
     if (input.role !== undefined && input.role !== user.role) {
       if (user.id === actor.id) addError(errors, 'role', Messages.ownRole);
-      if (user.role === 'admin' && (await tx.countActiveAdmins(user.id)) === 0) addError(errors, 'base', Messages.lastAdminDemote);
+      if (user.role === 'admin' && (await tx.countActiveAdmins(user.id)) === 0)
+        addError(errors, 'base', Messages.lastAdminDemote);
       patch.role = input.role;
     }
     if (passwordHash !== null) patch.password_hash = passwordHash;

@@ -44,7 +44,8 @@ export function deviceView(row: DeviceRow, settings: ServerSettings): ApiDevice 
     dns: (row.use_default_dns ? defaults.dns : row.dns) ?? null,
     endpoint: (row.use_default_endpoint ? defaults.endpoint : row.endpoint) ?? null,
     mtu: (row.use_default_mtu ? defaults.mtu : row.mtu) ?? null,
-    persistent_keepalive: (row.use_default_persistent_keepalive ? defaults.persistent_keepalive : row.persistent_keepalive) ?? null,
+    persistent_keepalive:
+      (row.use_default_persistent_keepalive ? defaults.persistent_keepalive : row.persistent_keepalive) ?? null,
     use_default_allowed_ips: row.use_default_allowed_ips ?? null,
     use_default_dns: row.use_default_dns ?? null,
     use_default_endpoint: row.use_default_endpoint ?? null,

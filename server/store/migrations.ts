@@ -127,7 +127,9 @@ export function migrate(db: Database.Database, now: () => string): void {
     const current = row.version ?? 0;
     const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version;
     if (current > latest) {
-      throw new Error(`database schema version ${current} is newer than this netform supports (${latest}); upgrade netform`);
+      throw new Error(
+        `database schema version ${current} is newer than this netform supports (${latest}); upgrade netform`,
+      );
     }
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue;

@@ -124,22 +124,35 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-export async function migratePostgres(client: PoolClient, now: () => string, migrations = POSTGRES_MIGRATIONS): Promise<void> {
+export async function migratePostgres(
+  client: PoolClient,
+  now: () => string,
+  migrations = POSTGRES_MIGRATIONS,
+): Promise<void> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
   try {
-    await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, applied_at text NOT NULL)');
-    const { rows } = await client.query<{ version: number | null }>('SELECT MAX(version) AS version FROM schema_version');
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, applied_at text NOT NULL)',
+    );
+    const { rows } = await client.query<{ version: number | null }>(
+      'SELECT MAX(version) AS version FROM schema_version',
+    );
     const current = rows[0]?.version ?? 0;
     const latest = migrations[migrations.length - 1]!.version;
     if (current > latest) {
-      throw new Error(`database schema version ${current} is newer than this netform supports (${latest}); upgrade netform`);
+      throw new Error(
+        `database schema version ${current} is newer than this netform supports (${latest}); upgrade netform`,
+      );
     }
     for (const migration of migrations) {
       if (migration.version <= current) continue;
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);
-        await client.query('INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)', [migration.version, now()]);
+        await client.query('INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)', [
+          migration.version,
+          now(),
+        ]);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK');

@@ -49,7 +49,8 @@ export interface PostgresStoreOptions {
   migrations?: readonly Migration[];
 }
 
-const USER_COLUMNS = 'id, email, role, password_hash, last_signed_in_at, last_signed_in_method, disabled_at, inserted_at, updated_at';
+const USER_COLUMNS =
+  'id, email, role, password_hash, last_signed_in_at, last_signed_in_method, disabled_at, inserted_at, updated_at';
 const DEVICE_COLUMNS =
   'id, user_id, name, description, public_key, preshared_key, ipv4, ipv6, allowed_ips, dns, endpoint, mtu, persistent_keepalive, ' +
   'use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, use_default_persistent_keepalive, ' +
@@ -64,7 +65,8 @@ type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
 function toDevice(row: SqlRow): DeviceRow {
   const device = { ...row };
-  for (const column of JSON_DEVICE_COLUMNS) device[column] = row[column] === null ? null : JSON.parse(row[column] as string);
+  for (const column of JSON_DEVICE_COLUMNS)
+    device[column] = row[column] === null ? null : JSON.parse(row[column] as string);
   // int8 arrives as text (it may exceed 2^53); byte counters stay well inside.
   for (const column of BIGINT_DEVICE_COLUMNS) device[column] = row[column] === null ? null : Number(row[column]);
   return device as unknown as DeviceRow;
@@ -121,10 +123,10 @@ class PostgresQueries implements StoreWriter {
   async #update(table: string, id: string, columns: SqlRow): Promise<void> {
     const names = Object.keys(columns);
     if (names.length === 0) return;
-    await this.#run(
-      `UPDATE ${table} SET ${names.map((n, i) => `${n} = $${i + 2}`).join(', ')} WHERE id = $1`,
-      [id, ...Object.values(columns)],
-    );
+    await this.#run(`UPDATE ${table} SET ${names.map((n, i) => `${n} = $${i + 2}`).join(', ')} WHERE id = $1`, [
+      id,
+      ...Object.values(columns),
+    ]);
   }
 
   // Users
@@ -134,7 +136,10 @@ class PostgresQueries implements StoreWriter {
   }
 
   async getUser(id: string): Promise<UserRow | null> {
-    return ((await this.#get(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id])) as unknown as UserRow | undefined) ?? null;
+    return (
+      ((await this.#get(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id])) as unknown as UserRow | undefined) ??
+      null
+    );
   }
 
   async findUserByEmail(email: string): Promise<UserRow | null> {
@@ -180,7 +185,10 @@ class PostgresQueries implements StoreWriter {
   }
 
   async findDeviceByName(userId: string, name: string): Promise<DeviceRow | null> {
-    const row = await this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE user_id = $1 AND name = $2`, [userId, name]);
+    const row = await this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE user_id = $1 AND name = $2`, [
+      userId,
+      name,
+    ]);
     return row ? toDevice(row) : null;
   }
 
@@ -190,7 +198,9 @@ class PostgresQueries implements StoreWriter {
   }
 
   async findDeviceByAddress(family: IpFamily, address: bigint): Promise<DeviceRow | null> {
-    const row = await this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE ipv${family}_key = $1`, [addressKey(family, address)]);
+    const row = await this.#get(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE ipv${family}_key = $1`, [
+      addressKey(family, address),
+    ]);
     return row ? toDevice(row) : null;
   }
 
@@ -216,7 +226,9 @@ class PostgresQueries implements StoreWriter {
   }
 
   async deleteDevicesOfUser(userId: string): Promise<DeviceRow[]> {
-    return (await this.#all(`DELETE FROM devices WHERE user_id = $1 RETURNING ${DEVICE_COLUMNS}`, [userId])).map(toDevice);
+    return (await this.#all(`DELETE FROM devices WHERE user_id = $1 RETURNING ${DEVICE_COLUMNS}`, [userId])).map(
+      toDevice,
+    );
   }
 
   // Rules
@@ -226,7 +238,10 @@ class PostgresQueries implements StoreWriter {
   }
 
   async getRule(id: string): Promise<RuleRow | null> {
-    return ((await this.#get(`SELECT ${RULE_COLUMNS} FROM rules WHERE id = $1`, [id])) as unknown as RuleRow | undefined) ?? null;
+    return (
+      ((await this.#get(`SELECT ${RULE_COLUMNS} FROM rules WHERE id = $1`, [id])) as unknown as RuleRow | undefined) ??
+      null
+    );
   }
 
   /** Through the exclusion constraint's GiST index: `&&` on the block and the port range. */
@@ -237,7 +252,13 @@ class PostgresQueries implements StoreWriter {
       port_range: query.ports === null ? null : `${query.ports.low} - ${query.ports.high}`,
       user_id: query.userId,
     });
-    const params: unknown[] = [query.action, derived.owner_key, derived.port_group, derived.network, `[${derived.port_low},${derived.port_high}]`];
+    const params: unknown[] = [
+      query.action,
+      derived.owner_key,
+      derived.port_group,
+      derived.network,
+      `[${derived.port_low},${derived.port_high}]`,
+    ];
     let extra = '';
     if (query.excludeId !== undefined) {
       params.push(query.excludeId);
@@ -275,7 +296,11 @@ class PostgresQueries implements StoreWriter {
 
   async findTokenByHash(tokenHash: string): Promise<TokenWithOwner | null> {
     const row = await this.#get(
-      `SELECT ${TOKEN_COLUMNS.split(', ').map((c) => `t.${c} AS t_${c}`).join(', ')}, ${USER_COLUMNS.split(', ').map((c) => `u.${c}`).join(', ')}
+      `SELECT ${TOKEN_COLUMNS.split(', ')
+        .map((c) => `t.${c} AS t_${c}`)
+        .join(', ')}, ${USER_COLUMNS.split(', ')
+        .map((c) => `u.${c}`)
+        .join(', ')}
        FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1`,
       [tokenHash],
     );
@@ -290,12 +315,16 @@ class PostgresQueries implements StoreWriter {
   }
 
   async getToken(id: string): Promise<TokenRow | null> {
-    return ((await this.#get(`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE id = $1`, [id])) as TokenRow | undefined) ?? null;
+    return (
+      ((await this.#get(`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE id = $1`, [id])) as TokenRow | undefined) ?? null
+    );
   }
 
   async listTokens(): Promise<TokenListing[]> {
     return (await this.#all(
-      `SELECT ${TOKEN_COLUMNS.split(', ').map((c) => `t.${c}`).join(', ')}, u.email AS email
+      `SELECT ${TOKEN_COLUMNS.split(', ')
+        .map((c) => `t.${c}`)
+        .join(', ')}, u.email AS email
        FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY t.inserted_at, t.id`,
     )) as unknown as TokenListing[];
   }
@@ -324,7 +353,8 @@ class PostgresQueries implements StoreWriter {
 
   async getSettings(): Promise<Record<string, unknown>> {
     const settings: Record<string, unknown> = {};
-    for (const row of await this.#all('SELECT key, value FROM settings')) settings[row.key as string] = JSON.parse(row.value as string);
+    for (const row of await this.#all('SELECT key, value FROM settings'))
+      settings[row.key as string] = JSON.parse(row.value as string);
     return settings;
   }
 
@@ -356,11 +386,17 @@ class PostgresQueries implements StoreWriter {
   }
 
   async addFreeAddress(family: IpFamily, address: bigint): Promise<void> {
-    await this.#run('INSERT INTO free_addresses (family, address_key) VALUES ($1, $2) ON CONFLICT DO NOTHING', [family, addressKey(family, address)]);
+    await this.#run('INSERT INTO free_addresses (family, address_key) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
+      family,
+      addressKey(family, address),
+    ]);
   }
 
   async removeFreeAddress(family: IpFamily, address: bigint): Promise<void> {
-    await this.#run('DELETE FROM free_addresses WHERE family = $1 AND address_key = $2', [family, addressKey(family, address)]);
+    await this.#run('DELETE FROM free_addresses WHERE family = $1 AND address_key = $2', [
+      family,
+      addressKey(family, address),
+    ]);
   }
 
   async clearFreeAddresses(family: IpFamily): Promise<void> {
@@ -403,7 +439,11 @@ export class PostgresStore extends PostgresQueries implements Store {
   /** Connects, and migrates the database (under the migration lock) when it is behind. */
   static async open(location: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
     // A host that never answers fails the start (and each request) after 10 s instead of hanging.
-    const pool = new pg.Pool({ connectionString: location, max: options.poolSize ?? 10, connectionTimeoutMillis: 10_000 });
+    const pool = new pg.Pool({
+      connectionString: location,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 10_000,
+    });
     // An idle connection dropped by the server (restart, failover) must not crash the process;
     // the next query opens a new one, and fails its own request if the database is still away.
     pool.on('error', () => {});
@@ -412,10 +452,17 @@ export class PostgresStore extends PostgresQueries implements Store {
       client = await pool.connect();
     } catch (error) {
       await pool.end();
-      throw new StoreOpenError(`cannot connect to PostgreSQL at ${redactLocation(location)}: ${describeConnectError(error)}`, { cause: error });
+      throw new StoreOpenError(
+        `cannot connect to PostgreSQL at ${redactLocation(location)}: ${describeConnectError(error)}`,
+        { cause: error },
+      );
     }
     try {
-      await migratePostgres(client, options.now ?? (() => new Date().toISOString()), options.migrations ?? POSTGRES_MIGRATIONS);
+      await migratePostgres(
+        client,
+        options.now ?? (() => new Date().toISOString()),
+        options.migrations ?? POSTGRES_MIGRATIONS,
+      );
     } catch (error) {
       client.release();
       await pool.end();
@@ -433,7 +480,9 @@ export class PostgresStore extends PostgresQueries implements Store {
     try {
       // One round trip: begin, then wait for the write lock (see the header), at most as long as
       // SQLite's busy timeout: a writer stuck elsewhere fails this request instead of hanging it.
-      await client.query(`BEGIN; SET LOCAL lock_timeout = '${LOCK_TIMEOUT_MS}ms'; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
+      await client.query(
+        `BEGIN; SET LOCAL lock_timeout = '${LOCK_TIMEOUT_MS}ms'; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`,
+      );
     } catch (error) {
       client.release(error as Error);
       throw error;

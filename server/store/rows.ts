@@ -3,7 +3,13 @@
  * PostgreSQL: lower-cased email keys, fixed-width address keys, and a rule's overlap group,
  * block and ports.
  */
-import { addressSortKey, parseCidrOrAddress, parseIpAddress, parsePortRange, type IpFamily } from '../../src/model/index.js';
+import {
+  addressSortKey,
+  parseCidrOrAddress,
+  parseIpAddress,
+  parsePortRange,
+  type IpFamily,
+} from '../../src/model/index.js';
 import type { RuleRow } from './types.js';
 
 /** Fixed-width hex of an address (8 digits IPv4, 32 IPv6): compared as text in numeric order. */
@@ -33,7 +39,8 @@ export function emailKey(email: string): string {
 export function deviceAddressKey(family: IpFamily, text: string | null): string | null {
   if (text === null) return null;
   const parsed = parseIpAddress(text);
-  if (!parsed || parsed.family !== family) throw new Error(`store: ipv${family} ${text} is not an IPv${family} address`);
+  if (!parsed || parsed.family !== family)
+    throw new Error(`store: ipv${family} ${text} is not an IPv${family} address`);
   return addressKey(family, parsed.value);
 }
 
@@ -54,7 +61,9 @@ export interface RuleDerivedColumns {
   has_ports: boolean;
 }
 
-export function ruleDerivedColumns(rule: Pick<RuleRow, 'destination' | 'port_type' | 'port_range' | 'user_id'>): RuleDerivedColumns {
+export function ruleDerivedColumns(
+  rule: Pick<RuleRow, 'destination' | 'port_type' | 'port_range' | 'user_id'>,
+): RuleDerivedColumns {
   const block = parseCidrOrAddress(rule.destination);
   if (!block) throw new Error(`store: rule destination ${rule.destination} is not an address or CIDR block`);
   let ports = { low: 0, high: 65535 };

@@ -12,7 +12,15 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { IpFamily } from '../../src/model/index.js';
 import { migrate } from './migrations.js';
-import { addressKey, addressOfKey, deviceAddressKey, emailKey, familyBits, markKey, ruleDerivedColumns } from './rows.js';
+import {
+  addressKey,
+  addressOfKey,
+  deviceAddressKey,
+  emailKey,
+  familyBits,
+  markKey,
+  ruleDerivedColumns,
+} from './rows.js';
 import type {
   AllocationHint,
   DevicePatch,
@@ -82,7 +90,8 @@ function prepareDatabaseFile(path: string, create: boolean): boolean {
   }
 }
 
-const USER_COLUMNS = 'id, email, role, password_hash, last_signed_in_at, last_signed_in_method, disabled_at, inserted_at, updated_at';
+const USER_COLUMNS =
+  'id, email, role, password_hash, last_signed_in_at, last_signed_in_method, disabled_at, inserted_at, updated_at';
 const DEVICE_COLUMNS =
   'id, user_id, name, description, public_key, preshared_key, ipv4, ipv6, allowed_ips, dns, endpoint, mtu, persistent_keepalive, ' +
   'use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, use_default_persistent_keepalive, ' +
@@ -95,7 +104,11 @@ const TOKEN_WITH_OWNER_SQL =
   `SELECT ${TOKEN_COLUMN_NAMES.map((c) => `t.${c} AS t_${c}`).join(', ')}, ${USER_COLUMN_NAMES.map((c) => `u.${c} AS u_${c}`).join(', ')} ` +
   'FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?';
 const BOOLEAN_DEVICE_COLUMNS = new Set([
-  'use_default_allowed_ips', 'use_default_dns', 'use_default_endpoint', 'use_default_mtu', 'use_default_persistent_keepalive',
+  'use_default_allowed_ips',
+  'use_default_dns',
+  'use_default_endpoint',
+  'use_default_mtu',
+  'use_default_persistent_keepalive',
 ]);
 const JSON_DEVICE_COLUMNS = new Set(['allowed_ips', 'dns']);
 
@@ -196,7 +209,10 @@ class SqliteQueries implements StoreWriter {
    * `cacheSettings` only on a connection that never writes: SQLite's data_version changes when
    * any other connection (the writer, another process) commits, but not for its own writes.
    */
-  constructor(readonly db: Database.Database, private readonly cacheSettings = false) {}
+  constructor(
+    readonly db: Database.Database,
+    private readonly cacheSettings = false,
+  ) {}
 
   #statement(sql: string): Database.Statement {
     let statement = this.#statements.get(sql);
@@ -323,7 +339,10 @@ class SqliteQueries implements StoreWriter {
   }
 
   async findDeviceByAddress(family: IpFamily, address: bigint): Promise<DeviceRow | null> {
-    const row = this.#getRaw(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE ipv${family}_key = ?`, keyOf(family, address));
+    const row = this.#getRaw(
+      `SELECT ${DEVICE_COLUMNS} FROM devices WHERE ipv${family}_key = ?`,
+      keyOf(family, address),
+    );
     return row ? toDevice(row) : null;
   }
 
@@ -377,7 +396,12 @@ class SqliteQueries implements StoreWriter {
 
   async findIntersectingRules(query: RuleIntersectionQuery): Promise<RuleRow[]> {
     const group = 'action = ? AND owner_key = ? AND family = ? AND port_group = ?';
-    const groupParams: unknown[] = [query.action, query.userId ?? '', query.family, query.ports === null ? '' : (query.portType ?? '')];
+    const groupParams: unknown[] = [
+      query.action,
+      query.userId ?? '',
+      query.family,
+      query.ports === null ? '' : (query.portType ?? ''),
+    ];
     let extra = '';
     const extraParams: unknown[] = [];
     if (query.ports !== null) {
@@ -393,14 +417,22 @@ class SqliteQueries implements StoreWriter {
     // Blocks that start inside the queried block (so lie inside it, CIDR blocks being nested or disjoint)...
     const inside = this.#all(
       `SELECT ${RULE_COLUMNS} FROM rules WHERE ${group} AND start_key >= ? AND start_key <= ?${extra} ORDER BY start_key LIMIT ?`,
-      ...groupParams, startKey, endKey, ...extraParams, query.limit,
+      ...groupParams,
+      startKey,
+      endKey,
+      ...extraParams,
+      query.limit,
     );
     if (inside.length >= query.limit) return inside as unknown as RuleRow[];
     // ...and blocks that contain it, which can only start at one of its enclosing blocks' starts.
     const starts = enclosingStarts(query.family, query.start, query.prefix);
     const enclosing = this.#all(
       `SELECT ${RULE_COLUMNS} FROM rules WHERE ${group} AND start_key IN (${starts.map(() => '?').join(', ')}) AND end_key >= ?${extra} LIMIT ?`,
-      ...groupParams, ...starts, startKey, ...extraParams, query.limit - inside.length,
+      ...groupParams,
+      ...starts,
+      startKey,
+      ...extraParams,
+      query.limit - inside.length,
     );
     const seen = new Set(inside.map((r) => r.id));
     return [...inside, ...enclosing.filter((r) => !seen.has(r.id))] as unknown as RuleRow[];
@@ -444,7 +476,9 @@ class SqliteQueries implements StoreWriter {
 
   async listTokens(): Promise<TokenListing[]> {
     return this.#all(
-      `SELECT ${TOKEN_COLUMNS.split(', ').map((c) => `t.${c}`).join(', ')}, u.email AS email
+      `SELECT ${TOKEN_COLUMNS.split(', ')
+        .map((c) => `t.${c}`)
+        .join(', ')}, u.email AS email
        FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY t.inserted_at, t.id`,
     ) as unknown as TokenListing[];
   }
@@ -481,18 +515,24 @@ class SqliteQueries implements StoreWriter {
     const version = this.cacheSettings ? this.#statement('PRAGMA data_version').pluck().get() : undefined;
     if (this.#settings && this.cacheSettings && this.#settings.version === version) return this.#settings.values;
     const settings: Record<string, unknown> = {};
-    for (const row of this.#all('SELECT key, value FROM settings')) settings[row.key as string] = deepFreeze(JSON.parse(row.value as string));
+    for (const row of this.#all('SELECT key, value FROM settings'))
+      settings[row.key as string] = deepFreeze(JSON.parse(row.value as string));
     if (this.cacheSettings) this.#settings = { version, values: Object.freeze(settings) as Record<string, unknown> };
     return settings;
   }
 
   async countObjects(): Promise<{ users: number; devices: number; rules: number }> {
-    const sql = 'SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM devices) AS devices, (SELECT COUNT(*) FROM rules) AS rules';
+    const sql =
+      'SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM devices) AS devices, (SELECT COUNT(*) FROM rules) AS rules';
     return this.#get(sql) as { users: number; devices: number; rules: number };
   }
 
   async setSetting(key: string, value: unknown): Promise<void> {
-    this.#run('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', key, JSON.stringify(value));
+    this.#run(
+      'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      key,
+      JSON.stringify(value),
+    );
   }
 
   async getAllocationHint(family: IpFamily): Promise<AllocationHint | null> {
@@ -511,7 +551,11 @@ class SqliteQueries implements StoreWriter {
   }
 
   async addFreeAddress(family: IpFamily, address: bigint): Promise<void> {
-    this.#run('INSERT OR IGNORE INTO free_addresses (family, address_key) VALUES (?, ?)', family, keyOf(family, address));
+    this.#run(
+      'INSERT OR IGNORE INTO free_addresses (family, address_key) VALUES (?, ?)',
+      family,
+      keyOf(family, address),
+    );
   }
 
   async removeFreeAddress(family: IpFamily, address: bigint): Promise<void> {
@@ -538,7 +582,10 @@ class SqliteQueries implements StoreWriter {
 }
 
 function openConnection(path: string, busyTimeoutMs: number, verbose?: (sql: string) => void): Database.Database {
-  const db = new Database(path, { timeout: busyTimeoutMs, verbose: verbose as ((message?: unknown) => void) | undefined });
+  const db = new Database(path, {
+    timeout: busyTimeoutMs,
+    verbose: verbose as ((message?: unknown) => void) | undefined,
+  });
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   db.pragma('synchronous = FULL');
@@ -601,7 +648,11 @@ export class SqliteStore extends SqliteQueries implements Store {
   transaction<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('store is closed'));
     return new Promise<T>((resolve, reject) => {
-      this.#pending.push({ fn: fn as (tx: StoreWriter) => Promise<unknown>, resolve: resolve as (value: unknown) => void, reject });
+      this.#pending.push({
+        fn: fn as (tx: StoreWriter) => Promise<unknown>,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
       this.#schedule();
     });
   }

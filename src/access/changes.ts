@@ -113,7 +113,11 @@ export class RuleIndex {
     }
     for (const [key, list] of groups) {
       list.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
-      this.#buckets.set(key, { size: list[0]!.end - list[0]!.start + 1n, starts: list.map((r) => r.start), rules: list });
+      this.#buckets.set(key, {
+        size: list[0]!.end - list[0]!.start + 1n,
+        starts: list.map((r) => r.start),
+        rules: list,
+      });
     }
   }
 
@@ -190,8 +194,12 @@ function sweep(family: IpFamily, cls: ClassIndex, boxes: Box[], before: Ranked[]
   }
   type Item = { a0: bigint; a1: bigint; kind: 0 | 1 | 2; box?: Box; ranked?: Ranked };
   const items: Item[] = boxes.map((box) => ({ a0: box.a0, a1: box.a1, kind: 0, box }));
-  for (const r of before) if (r.rule.end >= hullStart && r.rule.start <= hullEnd) items.push({ a0: r.rule.start, a1: r.rule.end, kind: 1, ranked: r });
-  for (const r of after) if (r.rule.end >= hullStart && r.rule.start <= hullEnd) items.push({ a0: r.rule.start, a1: r.rule.end, kind: 2, ranked: r });
+  for (const r of before)
+    if (r.rule.end >= hullStart && r.rule.start <= hullEnd)
+      items.push({ a0: r.rule.start, a1: r.rule.end, kind: 1, ranked: r });
+  for (const r of after)
+    if (r.rule.end >= hullStart && r.rule.start <= hullEnd)
+      items.push({ a0: r.rule.start, a1: r.rule.end, kind: 2, ranked: r });
   const points = new Set<bigint>();
   for (const item of items) {
     points.add(item.a0 < hullStart ? hullStart : item.a0);
@@ -238,7 +246,15 @@ function sweep(family: IpFamily, cls: ClassIndex, boxes: Box[], before: Ranked[]
       const last = into.at(-1);
       const p1 = ports[j + 1]! - 1;
       // Adjacent port ranges of one address interval with the same outcome are one cell.
-      if (last && last.family === family && last.cls === cls && last.a0 === x && last.accept === now && last.p1 + 1 === p) last.p1 = p1;
+      if (
+        last &&
+        last.family === family &&
+        last.cls === cls &&
+        last.a0 === x &&
+        last.accept === now &&
+        last.p1 + 1 === p
+      )
+        last.p1 = p1;
       else into.push({ family, cls, a0: x, a1: end, p0: p, p1, accept: now });
     }
   }
@@ -348,7 +364,10 @@ class Intervals {
   readonly #starts: bigint[] = [];
   readonly #ends: bigint[] = [];
 
-  constructor(boxes: Box[], readonly family: IpFamily) {
+  constructor(
+    boxes: Box[],
+    readonly family: IpFamily,
+  ) {
     const mine = boxes.filter((b) => b.family === family).sort((x, y) => compareBig(x.a0, y.a0));
     for (const b of mine) {
       const last = this.#ends.length - 1;
@@ -387,7 +406,11 @@ function mergedRanges(ranges: { family: IpFamily; a0: bigint; a1: bigint }[], fa
 }
 
 /** The parts of `items` inside (`keep` true) or outside (`keep` false) the ranges, per family. */
-function clip<T extends { family: IpFamily; a0: bigint; a1: bigint }>(items: T[], ranges: Record<4 | 6, [bigint, bigint][]>, keep: boolean): T[] {
+function clip<T extends { family: IpFamily; a0: bigint; a1: bigint }>(
+  items: T[],
+  ranges: Record<4 | 6, [bigint, bigint][]>,
+  keep: boolean,
+): T[] {
   const out: T[] = [];
   for (const item of items) {
     let cursor = item.a0;
@@ -451,7 +474,11 @@ export function computeAccessChanges(input: AccessChangeInput): AccessChanges {
     return found;
   };
   const cellsOf = (dirty: Box[], ownBefore: CompiledRule[], ownAfter: CompiledRule[]) =>
-    changedCells(dirty, ranked(ownBefore, globalsMeeting(beforeIndex, dirty)), ranked(ownAfter, globalsMeeting(afterIndex, dirty)));
+    changedCells(
+      dirty,
+      ranked(ownBefore, globalsMeeting(beforeIndex, dirty)),
+      ranked(ownAfter, globalsMeeting(afterIndex, dirty)),
+    );
   const blocks = (cells: Cell[]) => ({ reachable: blocksOf(cells, true), blocked: blocksOf(cells, false) });
 
   const baselineCells = globalDirty.length > 0 ? cellsOf(globalDirty, [], []) : [];
@@ -473,7 +500,11 @@ export function computeAccessChanges(input: AccessChangeInput): AccessChanges {
     const ownBefore = beforeByOwner.get(user) ?? [];
     const ownAfter = afterByOwner.get(user) ?? [];
     // A user with no changed rule and no own rule where the global rules changed gets the baseline.
-    if (changedOwn.length === 0 && (globalDirty.length === 0 || !(ownBefore.some(meetsGlobalDirty) || ownAfter.some(meetsGlobalDirty)))) continue;
+    if (
+      changedOwn.length === 0 &&
+      (globalDirty.length === 0 || !(ownBefore.some(meetsGlobalDirty) || ownAfter.some(meetsGlobalDirty)))
+    )
+      continue;
     if (evaluated >= maxEvaluated) {
       notEvaluated++;
       continue;
@@ -481,7 +512,11 @@ export function computeAccessChanges(input: AccessChangeInput): AccessChanges {
     evaluated++;
     // Only where the user's own rules are can the user's change differ from everyone's: evaluate
     // there, and take everyone's change elsewhere.
-    const own = [...compileAll(ownBefore), ...compileAll(ownAfter)].map((r) => ({ family: r.family, a0: r.start, a1: r.end }));
+    const own = [...compileAll(ownBefore), ...compileAll(ownAfter)].map((r) => ({
+      family: r.family,
+      a0: r.start,
+      a1: r.end,
+    }));
     const ranges = { 4: mergedRanges(own, 4), 6: mergedRanges(own, 6) };
     const userDirty = [...clip(globalDirty, ranges, true), ...compileAll(changedOwn).flatMap(boxesOf)];
     const userCells = cellsOf(userDirty, compileAll(ownBefore), compileAll(ownAfter));
@@ -507,21 +542,28 @@ export function boundAccessChanges(changes: AccessChanges, limits: AccessChangeL
     omittedBlocks += list.length - maxBlocks;
     return list.slice(0, maxBlocks);
   };
-  const users = changes.users.slice(0, maxUsers).map((u) => ({ user: u.user, reachable: cut(u.reachable), blocked: cut(u.blocked) }));
+  const users = changes.users
+    .slice(0, maxUsers)
+    .map((u) => ({ user: u.user, reachable: cut(u.reachable), blocked: cut(u.blocked) }));
   const bounded: AccessChanges = { users };
   if (changes.everyone) {
     const { except, reachable, blocked } = changes.everyone;
     bounded.everyone = { except: except.slice(0, maxUsers), reachable: cut(reachable), blocked: cut(blocked) };
   }
-  const omittedUsers = Math.max(0, changes.users.length - maxUsers) + Math.max(0, (changes.everyone?.except.length ?? 0) - maxUsers)
-    + (changes.omitted?.users ?? 0);
+  const omittedUsers =
+    Math.max(0, changes.users.length - maxUsers) +
+    Math.max(0, (changes.everyone?.except.length ?? 0) - maxUsers) +
+    (changes.omitted?.users ?? 0);
   if (omittedUsers > 0 || omittedBlocks > 0) bounded.omitted = { users: omittedUsers, blocks: omittedBlocks };
   return bounded;
 }
 
 /** `10.2.0.0/16 tcp 22`, `10.9.0.0/16 (all protocols)`, `10.1.2.3/32 other protocols (ICMP, …)`. */
 export function blockText(block: AccessBlock): string {
-  const where = block.addresses.length > 3 ? `${block.addresses.slice(0, 3).join(', ')} (+${block.addresses.length - 3} blocks)` : block.addresses.join(', ');
+  const where =
+    block.addresses.length > 3
+      ? `${block.addresses.slice(0, 3).join(', ')} (+${block.addresses.length - 3} blocks)`
+      : block.addresses.join(', ');
   if (block.protocol === 'all') return `${where} (all protocols)`;
   if (block.protocol === 'other') return `${where} other protocols (icmp, …)`;
   return `${where} ${block.protocol} ${block.ports}`;
@@ -536,11 +578,16 @@ export function accessChangeLines(changes: AccessChanges): string[] {
   };
   if (changes.everyone) {
     const { except } = changes.everyone;
-    add(except.length === 0 ? 'all users' : `all users (except where own rules of ${except.join(', ')} apply)`, changes.everyone);
+    add(
+      except.length === 0 ? 'all users' : `all users (except where own rules of ${except.join(', ')} apply)`,
+      changes.everyone,
+    );
   }
   for (const u of changes.users) add(changes.everyone ? `${u.user} (within its own rules)` : u.user, u);
   if (changes.omitted) {
-    lines.push(`… and ${changes.omitted.users} more users (whose own rules may change their access differently), ${changes.omitted.blocks} more blocks not shown`);
+    lines.push(
+      `… and ${changes.omitted.users} more users (whose own rules may change their access differently), ${changes.omitted.blocks} more blocks not shown`,
+    );
   }
   return lines;
 }

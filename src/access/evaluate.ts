@@ -7,8 +7,15 @@
  */
 import { parseIpAddress, type IpFamily, type ParsedAddress } from '../model/net.js';
 import {
-  compileRule, serverAddressSet, STAGES, type AccessDevice, type AccessModel, type AccessRule, type AccessUser,
-  type CompiledRule, type StageName,
+  compileRule,
+  serverAddressSet,
+  STAGES,
+  type AccessDevice,
+  type AccessModel,
+  type AccessRule,
+  type AccessUser,
+  type CompiledRule,
+  type StageName,
 } from './model.js';
 
 export type Protocol = 'tcp' | 'udp' | 'icmp' | 'other';
@@ -60,7 +67,13 @@ export class CompiledRules {
   }
 }
 
-export function ruleMatches(rule: CompiledRule, family: IpFamily, address: bigint, protocol: Protocol, port: number | undefined): boolean {
+export function ruleMatches(
+  rule: CompiledRule,
+  family: IpFamily,
+  address: bigint,
+  protocol: Protocol,
+  port: number | undefined,
+): boolean {
   if (rule.family !== family || address < rule.start || address > rule.end) return false;
   if (rule.portType === null) return true;
   return protocol === rule.portType && port !== undefined && rule.low <= port && port <= rule.high;
@@ -70,7 +83,13 @@ export function ruleMatches(rule: CompiledRule, family: IpFamily, address: bigin
 export function decideByRules(rules: CompiledRules, owner: string | null, packet: Packet, collect = false): Decision {
   const { family, value } = packet.destination;
   const matches: Match[] = [];
-  const scopes: [string | null, 'user' | 'global'][] = owner === null ? [[null, 'global']] : [[owner, 'user'], [null, 'global']];
+  const scopes: [string | null, 'user' | 'global'][] =
+    owner === null
+      ? [[null, 'global']]
+      : [
+          [owner, 'user'],
+          [null, 'global'],
+        ];
   for (const [key, scope] of scopes) {
     for (const rule of rules.byOwner.get(key) ?? []) {
       if (!ruleMatches(rule, family, value, packet.protocol, packet.port)) continue;
@@ -80,22 +99,37 @@ export function decideByRules(rules: CompiledRules, owner: string | null, packet
     if (matches.length > 0 && !collect) break;
   }
   const [first, ...rest] = matches;
-  if (!first) return { verdict: 'accept', reason: 'default (no rule matched: the chain policy is accept)', alsoMatched: [] };
+  if (!first)
+    return { verdict: 'accept', reason: 'default (no rule matched: the chain policy is accept)', alsoMatched: [] };
   return { verdict: first.rule.action, reason: 'rule', decidedBy: first, alsoMatched: rest };
 }
 
 /** §6 in full for one device of one user. `collect` also lists the later matches (for explain). */
-export function evaluateDevice(rules: CompiledRules, user: AccessUser, device: AccessDevice | undefined, packet: Packet, collect = false): Decision {
+export function evaluateDevice(
+  rules: CompiledRules,
+  user: AccessUser,
+  device: AccessDevice | undefined,
+  packet: Packet,
+  collect = false,
+): Decision {
   if (user.noTunnel) return { verdict: 'no tunnel', reason: user.noTunnel, alsoMatched: [] };
   const family = packet.destination.family;
   if (device) {
     const source = family === 4 ? device.ipv4 : device.ipv6;
     if (source === null) {
-      return { verdict: 'no tunnel', reason: `device ${device.name} has no IPv${family} tunnel address`, alsoMatched: [] };
+      return {
+        verdict: 'no tunnel',
+        reason: `device ${device.name} has no IPv${family} tunnel address`,
+        alsoMatched: [],
+      };
     }
   }
   if (rules.serverAddresses.has(`${family}:${packet.destination.value}`)) {
-    return { verdict: 'accept', reason: 'server address (traffic to the server itself is never filtered)', alsoMatched: [] };
+    return {
+      verdict: 'accept',
+      reason: 'server address (traffic to the server itself is never filtered)',
+      alsoMatched: [],
+    };
   }
   return decideByRules(rules, user.key, packet, collect);
 }

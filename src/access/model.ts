@@ -89,11 +89,26 @@ export function compileRule(rule: AccessRule): CompiledRule | null {
     if (!parsed.ok) return null;
     ({ low, high } = parsed.range);
   }
-  return { rule, family: cidr.family, start: cidr.start, end: cidr.end, portType: rule.port_type, low, high, stage: stageOf(rule) };
+  return {
+    rule,
+    family: cidr.family,
+    start: cidr.start,
+    end: cidr.end,
+    portType: rule.port_type,
+    low,
+    high,
+    stage: stageOf(rule),
+  };
 }
 
 function fromDesiredRule(rule: DesiredRule, owner: string | null): AccessRule {
-  const access: AccessRule = { owner, action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range };
+  const access: AccessRule = {
+    owner,
+    action: rule.action,
+    destination: rule.destination,
+    port_type: rule.port_type,
+    port_range: rule.port_range,
+  };
   if (rule.source) access.source = rule.source;
   return access;
 }
@@ -107,7 +122,11 @@ export function accessModelOfDesired(desired: DesiredState): AccessModel {
     users.set(key, {
       key,
       email: user.email,
-      devices: user.devices.map((d) => ({ name: d.name, ...pinned('ipv4', d.fields.ipv4), ...pinned('ipv6', d.fields.ipv6) })),
+      devices: user.devices.map((d) => ({
+        name: d.name,
+        ...pinned('ipv4', d.fields.ipv4),
+        ...pinned('ipv6', d.fields.ipv6),
+      })),
     });
     for (const rule of user.rules) rules.push(fromDesiredRule(rule, key));
   }
@@ -147,7 +166,7 @@ export function accessModelOfLive(live: LiveState, settings: AccessSettings = de
     byId.get(device.user_id)?.devices.push({ name: device.name, ipv4: device.ipv4, ipv6: device.ipv6 });
   }
   const rules: AccessRule[] = live.rules.map((rule) => ({
-    owner: rule.user_id === null ? null : byId.get(rule.user_id)?.key ?? `#${rule.user_id}`,
+    owner: rule.user_id === null ? null : (byId.get(rule.user_id)?.key ?? `#${rule.user_id}`),
     action: rule.action,
     destination: rule.destination,
     port_type: rule.port_type,

@@ -9,12 +9,14 @@ import { parseIpAddress } from '../model/net.js';
 import { evaluateDevice, type CompiledRules, type Decision, type Packet, type Protocol } from './evaluate.js';
 import type { AccessModel, AccessUser } from './model.js';
 
-export type FromSpec = { kind: 'everyone' } | { kind: 'user'; user: string } | { kind: 'device'; user: string; device: string };
+export type FromSpec =
+  { kind: 'everyone' } | { kind: 'user'; user: string } | { kind: 'device'; user: string; device: string };
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
 const FROM_HELP = 'must be "*", a user\'s email, or EMAIL/DEVICE_NAME';
-const TO_HELP = 'must be ADDRESS, ADDRESS:PORT/tcp, ADDRESS:PORT/udp, ADDRESS/icmp or ADDRESS/other (IPv6 as [ADDRESS]:PORT/tcp)';
+const TO_HELP =
+  'must be ADDRESS, ADDRESS:PORT/tcp, ADDRESS:PORT/udp, ADDRESS/icmp or ADDRESS/other (IPv6 as [ADDRESS]:PORT/tcp)';
 
 export function parseFrom(text: string): Parsed<FromSpec> {
   const s = text.trim();
@@ -55,7 +57,8 @@ export function parseTo(text: string): Parsed<Packet> {
   }
   if (proto === undefined) return { ok: true, value: { destination, protocol: 'other' } };
   if (proto === 'icmp' || proto === 'other') return { ok: true, value: { destination, protocol: proto as Protocol } };
-  if (proto === 'tcp' || proto === 'udp') return { ok: false, message: `${TO_HELP}; /${proto} needs a port (ADDRESS:PORT/${proto})` };
+  if (proto === 'tcp' || proto === 'udp')
+    return { ok: false, message: `${TO_HELP}; /${proto} needs a port (ADDRESS:PORT/${proto})` };
   return { ok: false, message: `${TO_HELP}; unknown protocol "${protocol}"` };
 }
 
@@ -71,7 +74,13 @@ export interface SourceDecision {
  * (its rules still apply to any device it adds); devices not known to have no address in the
  * family are assumed to have one.
  */
-export function evaluateFrom(model: AccessModel, rules: CompiledRules, from: FromSpec, packet: Packet, collect = false): Parsed<SourceDecision[]> {
+export function evaluateFrom(
+  model: AccessModel,
+  rules: CompiledRules,
+  from: FromSpec,
+  packet: Packet,
+  collect = false,
+): Parsed<SourceDecision[]> {
   const users: AccessUser[] = [];
   if (from.kind === 'everyone') users.push(...model.users.values());
   else {
@@ -84,11 +93,20 @@ export function evaluateFrom(model: AccessModel, rules: CompiledRules, from: Fro
     if (from.kind === 'device') {
       const device = user.devices.find((d) => d.name === from.device);
       if (!device) return { ok: false, message: `user ${user.email} has no device named ${from.device}` };
-      results.push({ user: user.email, device: device.name, decision: evaluateDevice(rules, user, device, packet, collect) });
+      results.push({
+        user: user.email,
+        device: device.name,
+        decision: evaluateDevice(rules, user, device, packet, collect),
+      });
     } else if (user.devices.length === 0) {
       results.push({ user: user.email, decision: evaluateDevice(rules, user, undefined, packet, collect) });
     } else {
-      for (const device of user.devices) results.push({ user: user.email, device: device.name, decision: evaluateDevice(rules, user, device, packet, collect) });
+      for (const device of user.devices)
+        results.push({
+          user: user.email,
+          device: device.name,
+          decision: evaluateDevice(rules, user, device, packet, collect),
+        });
     }
   }
   if (results.length === 0 && from.kind === 'everyone') {

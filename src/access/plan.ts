@@ -13,7 +13,13 @@ import { accessModelOfLive, accessSettingsOf, type AccessRule } from './model.js
 /** A rule's natural key (src/model/keys.ts ruleKey: `owner|action|destination|ports`) back to its fields. */
 export function ruleOfKey(key: string): AccessRule | null {
   const [owner, action, destination, ports] = key.split('|');
-  if (owner === undefined || destination === undefined || ports === undefined || (action !== 'accept' && action !== 'drop')) return null;
+  if (
+    owner === undefined ||
+    destination === undefined ||
+    ports === undefined ||
+    (action !== 'accept' && action !== 'drop')
+  )
+    return null;
   let port_type: PortType | null = null;
   let port_range: string | null = null;
   if (ports !== 'any') {
@@ -25,7 +31,12 @@ export function ruleOfKey(key: string): AccessRule | null {
 }
 
 /** What the plan does to every user's access; bounded for display. */
-export function planAccessChanges(plan: Plan, live: LiveState, desired: DesiredState, limits?: AccessChangeLimits): AccessChanges {
+export function planAccessChanges(
+  plan: Plan,
+  live: LiveState,
+  desired: DesiredState,
+  limits?: AccessChangeLimits,
+): AccessChanges {
   const before = accessModelOfLive(live).rules;
   const removed = new Set<string>();
   const added: AccessRule[] = [];

@@ -37,7 +37,9 @@ function covered(rule: CompiledRule, earlier: CompiledRule[]): boolean {
         if (!active.some((e) => e.portType === null)) return false;
         continue;
       }
-      const ranges = active.map((e) => [e.portType === null ? 0 : e.low, e.portType === null ? MAX_PORT : e.high] as const).sort((a, b) => a[0] - b[0]);
+      const ranges = active
+        .map((e) => [e.portType === null ? 0 : e.low, e.portType === null ? MAX_PORT : e.high] as const)
+        .sort((a, b) => a[0] - b[0]);
       let next = p0;
       for (const [lo, hi] of ranges) {
         if (lo > next) break;
@@ -67,7 +69,8 @@ export function findShadowedRules(state: DesiredState): ShadowedRule[] {
     const indexes = STAGES.map((_, stage) => new RuleIndex(rules.filter((r) => r.stage === stage)));
     for (const rule of rules) {
       const candidates = new Set<CompiledRule>();
-      for (let stage = 0; stage < rule.stage; stage++) indexes[stage]!.query(rule.family, rule.start, rule.end, candidates);
+      for (let stage = 0; stage < rule.stage; stage++)
+        indexes[stage]!.query(rule.family, rule.start, rule.end, candidates);
       if (candidates.size === 0) continue;
       const earlier = [...candidates];
       if (covered(rule, earlier)) found.push({ rule, by: earlier });
@@ -79,13 +82,19 @@ export function findShadowedRules(state: DesiredState): ShadowedRule[] {
 /** Shadowed rules as `validate` warnings, each naming the rule and the rules that shadow it. */
 export function shadowedRuleWarnings(state: DesiredState): Diagnostic[] {
   return findShadowedRules(state).map(({ rule, by }) => {
-    const names = by.slice(0, 3).map((e) => `${describeRule(e.rule)}${ruleLocation(e.rule) ? ` at ${ruleLocation(e.rule)}` : ''} (${STAGES[e.stage]})`);
+    const names = by
+      .slice(0, 3)
+      .map(
+        (e) =>
+          `${describeRule(e.rule)}${ruleLocation(e.rule) ? ` at ${ruleLocation(e.rule)}` : ''} (${STAGES[e.stage]})`,
+      );
     const more = by.length > 3 ? ` and ${by.length - 3} more` : '';
     const source = rule.rule.source;
     return {
       ...(source ? { file: source.file, line: source.line, column: source.column, path: source.path } : {}),
-      message: `rule ${describeRule(rule.rule)} never decides anything: ${names.join(', ')}${more} ${by.length === 1 ? 'matches' : 'match'} `
-        + `every packet it matches and ${by.length === 1 ? 'is' : 'are'} evaluated first (${STAGES[rule.stage]} comes after)`,
+      message:
+        `rule ${describeRule(rule.rule)} never decides anything: ${names.join(', ')}${more} ${by.length === 1 ? 'matches' : 'match'} ` +
+        `every packet it matches and ${by.length === 1 ? 'is' : 'are'} evaluated first (${STAGES[rule.stage]} comes after)`,
     };
   });
 }

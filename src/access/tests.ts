@@ -9,7 +9,12 @@ import { CompiledRules, type Decision, type Match } from './evaluate.js';
 import { describeRule, ruleLocation, type AccessModel } from './model.js';
 import { evaluateFrom, parseFrom, parseTo, type SourceDecision } from './notation.js';
 
-function at(source: SourceLocation | undefined, field: string | undefined, fallback: string, message: string): Diagnostic {
+function at(
+  source: SourceLocation | undefined,
+  field: string | undefined,
+  fallback: string,
+  message: string,
+): Diagnostic {
   const where = (field ? source?.fields?.[field] : undefined) ?? source;
   const path = where?.path ?? (field ? `${fallback}.${field}` : fallback);
   return where ? { file: where.file, line: where.line, column: where.column, path, message } : { path, message };
@@ -20,7 +25,9 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
   (state.settings.server_addresses ?? []).forEach((address, i) => {
     if (!parseIpAddress(address)) {
-      diagnostics.push(at(state.settings.source, `server_addresses[${i}]`, 'settings', 'must be an IP address such as 10.3.2.1'));
+      diagnostics.push(
+        at(state.settings.source, `server_addresses[${i}]`, 'settings', 'must be an IP address such as 10.3.2.1'),
+      );
     }
   });
   const users = new Map(state.users.map((u) => [u.email.trim().toLowerCase(), u]));
@@ -32,8 +39,13 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
     else if (from.value.kind !== 'everyone') {
       const user = users.get(from.value.user);
       if (!user) diagnostics.push(at(test.source, 'from', fallback, `no user ${from.value.user} is declared`));
-      else if (from.value.kind === 'device' && !user.devices.some((d) => d.name === (from.value as { device: string }).device)) {
-        diagnostics.push(at(test.source, 'from', fallback, `user ${from.value.user} declares no device named ${from.value.device}`));
+      else if (
+        from.value.kind === 'device' &&
+        !user.devices.some((d) => d.name === (from.value as { device: string }).device)
+      ) {
+        diagnostics.push(
+          at(test.source, 'from', fallback, `user ${from.value.user} declares no device named ${from.value.device}`),
+        );
       }
     }
     const to = parseTo(test.to);
@@ -41,7 +53,14 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
     const first = names.get(test.name);
     if (first) {
       const there = first.source ? ` (first at ${first.source.file}:${first.source.line})` : '';
-      diagnostics.push(at(test.source, 'name', fallback, `another test has the name "${test.name}"${there}; give each test its own name`));
+      diagnostics.push(
+        at(
+          test.source,
+          'name',
+          fallback,
+          `another test has the name "${test.name}"${there}; give each test its own name`,
+        ),
+      );
     } else names.set(test.name, test);
   });
   return diagnostics;
@@ -97,7 +116,10 @@ export function testLine(result: TestResult): string {
   if (result.error) return `${head}: ${result.error}`;
   const shown = result.shown;
   if (!shown) return `${head}: no source to evaluate`;
-  const who = result.decisions.length > 1 || test.from === '*' ? ` (from ${shown.user}${shown.device ? `/${shown.device}` : ''})` : '';
+  const who =
+    result.decisions.length > 1 || test.from === '*'
+      ? ` (from ${shown.user}${shown.device ? `/${shown.device}` : ''})`
+      : '';
   return `${head}, got ${describeDecision(shown.decision)}${who}`;
 }
 

@@ -17,7 +17,13 @@ import { Messages } from '../model/messages.js';
 import { normalizePortRange } from '../model/ports.js';
 import type { SecretRef } from '../model/secret.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
-import { LEGACY_UPDATABLE_DEVICE_FIELDS, liveDeviceBody, sameDeviceValue, WRITABLE_DEVICE_FIELDS, type WritableDeviceField } from '../plan/device-fields.js';
+import {
+  LEGACY_UPDATABLE_DEVICE_FIELDS,
+  liveDeviceBody,
+  sameDeviceValue,
+  WRITABLE_DEVICE_FIELDS,
+  type WritableDeviceField,
+} from '../plan/device-fields.js';
 import { fingerprintOf } from '../plan/fingerprint.js';
 import type { Change, ObjectKind, Plan, ResourceKind } from '../plan/types.js';
 import { applyConfigurationChange } from './configuration.js';
@@ -83,7 +89,8 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
 
   let active = 0;
   const waiting: (() => void)[] = [];
-  const acquire = () => (active < parallelism ? (active++, Promise.resolve()) : new Promise<void>((resolve) => waiting.push(resolve)));
+  const acquire = () =>
+    active < parallelism ? (active++, Promise.resolve()) : new Promise<void>((resolve) => waiting.push(resolve));
   const release = () => {
     const next = waiting.shift();
     if (next) next();
@@ -92,8 +99,19 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
 
   let settledCount = 0;
   let failedCount = 0;
-  const record = (change: Change, status: ChangeStatus, message?: string, detail: { ms: number; error?: unknown } = { ms: 0 }) => {
-    const result: ChangeResult = { id: change.id, label: change.label ?? `${change.kind} ${change.key}`, action: change.action, status, ...(message ? { message } : {}) };
+  const record = (
+    change: Change,
+    status: ChangeStatus,
+    message?: string,
+    detail: { ms: number; error?: unknown } = { ms: 0 },
+  ) => {
+    const result: ChangeResult = {
+      id: change.id,
+      label: change.label ?? `${change.kind} ${change.key}`,
+      action: change.action,
+      status,
+      ...(message ? { message } : {}),
+    };
     results.set(change.id, result);
     settledCount++;
     if (status === 'failed') failedCount++;
@@ -108,7 +126,12 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
     else byPhase.set(change.phase ?? 0, [change]);
   }
 
-  const context: ExecutionContext = { client, createdIds, resolveSecret: options.resolveSecret, deviceFieldsIgnored: null };
+  const context: ExecutionContext = {
+    client,
+    createdIds,
+    resolveSecret: options.resolveSecret,
+    deviceFieldsIgnored: null,
+  };
   for (const phase of [...byPhase.keys()].sort((a, b) => a - b)) {
     await Promise.all(
       byPhase.get(phase)!.map(async (change) => {
@@ -121,7 +144,11 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
         }
         const blocked = deps.filter((id) => results.get(id)!.status !== 'done');
         if (blocked.length > 0) {
-          record(change, 'not_attempted', `depends on ${blocked.map((id) => results.get(id)!.label).join(', ')}, which did not succeed`);
+          record(
+            change,
+            'not_attempted',
+            `depends on ${blocked.map((id) => results.get(id)!.label).join(', ')}, which did not succeed`,
+          );
           return;
         }
         await acquire();
@@ -137,7 +164,10 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
           const remark = await executeChange(change, context);
           record(change, 'done', remark, { ms: Date.now() - started });
         } catch (error) {
-          record(change, error instanceof SkippedChange ? 'not_attempted' : 'failed', failureMessage(error), { ms: Date.now() - started, error });
+          record(change, error instanceof SkippedChange ? 'not_attempted' : 'failed', failureMessage(error), {
+            ms: Date.now() - started,
+            error,
+          });
         } finally {
           release();
         }
@@ -177,7 +207,10 @@ async function executeChange(change: Change, ctx: ExecutionContext): Promise<str
     const body = withSecrets(change, resolveRefs(change.body ?? {}, ctx), ctx);
     if (change.kind === 'user' && typeof body.email === 'string') {
       const existing = await ctx.client.find('users', body.email);
-      if (existing) throw new ChangeFailure(`a user with this email was created by someone else since the plan was made; not overwritten`);
+      if (existing)
+        throw new ChangeFailure(
+          `a user with this email was created by someone else since the plan was made; not overwritten`,
+        );
     }
     const { resource, foundAfterRetry } = await createUnlessTaken(change, collection, body, ctx);
     ctx.createdIds.set(change.id, resource.id);
@@ -195,7 +228,9 @@ async function executeChange(change: Change, ctx: ExecutionContext): Promise<str
   if (!current) throw new ChangeFailure('deleted by someone else since the plan was made');
 
   if (change.action === 'update') {
-    const ignorable = Object.keys(change.body ?? {}).some((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f)) || (change.secrets?.length ?? 0) > 0;
+    const ignorable =
+      Object.keys(change.body ?? {}).some((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f)) ||
+      (change.secrets?.length ?? 0) > 0;
     if (change.kind === 'device' && ignorable) {
       ctx.deviceFieldsIgnored ??= serverIgnoresDeviceFields(current as ApiDevice, ctx);
       if (await ctx.deviceFieldsIgnored) throw new SkippedChange(IGNORED_DEVICE_FIELDS);
@@ -222,11 +257,19 @@ async function replaceRule(change: Change, current: ApiRule, ctx: ExecutionConte
     verifyAnswer(change, body, resource, null);
     return undefined;
   } catch (createError) {
-    const original = { action: current.action, destination: current.destination, port_type: current.port_type, port_range: current.port_range, user_id: current.user_id };
+    const original = {
+      action: current.action,
+      destination: current.destination,
+      port_type: current.port_type,
+      port_range: current.port_range,
+      user_id: current.user_id,
+    };
     try {
       await ctx.client.create('rules', original);
     } catch {
-      throw new ChangeFailure(`the old rule was deleted, but creating the new one failed (${failureMessage(createError)}), and so did restoring the old one: run apply again`);
+      throw new ChangeFailure(
+        `the old rule was deleted, but creating the new one failed (${failureMessage(createError)}), and so did restoring the old one: run apply again`,
+      );
     }
     throw new ChangeFailure(`creating the new rule failed (${failureMessage(createError)}); the old rule was put back`);
   }
@@ -251,7 +294,8 @@ async function deleteAdmin(admin: ApiUser, ctx: ExecutionContext): Promise<strin
           'check --token-user / NETFORM_TOKEN_USER, which names another admin',
       );
     }
-    if (!(error instanceof ApiError) || error.status === null || error.status >= 500 || error.isUnauthorized) throw error;
+    if (!(error instanceof ApiError) || error.status === null || error.status >= 500 || error.isUnauthorized)
+      throw error;
   }
   try {
     await ctx.client.remove('users', admin.id);
@@ -264,7 +308,7 @@ async function deleteAdmin(admin: ApiUser, ctx: ExecutionContext): Promise<strin
 
 const IGNORED_DEVICE_FIELDS =
   'not attempted: this server ignores device fields other than name and description on update (Firezone 0.7.26 and later); ' +
-  'add `device_updates: replace` to the files\' settings to plan such changes as replacements that keep keys, addresses and preshared key';
+  "add `device_updates: replace` to the files' settings to plan such changes as replacements that keep keys, addresses and preshared key";
 
 /**
  * Asks the server, changing nothing, whether it ignores device fields on update: a PATCH that
@@ -290,13 +334,21 @@ async function serverIgnoresDeviceFields(device: ApiDevice, ctx: ExecutionContex
  * A create refused with 422 because the object now exists (a concurrent writer got there first)
  * gets the plain message users get for users, not the server's uniqueness or overlap text.
  */
-async function createUnlessTaken(change: Change, collection: 'users' | 'devices' | 'rules', body: Record<string, unknown>, ctx: ExecutionContext) {
+async function createUnlessTaken(
+  change: Change,
+  collection: 'users' | 'devices' | 'rules',
+  body: Record<string, unknown>,
+  ctx: ExecutionContext,
+) {
   try {
     return await ctx.client.create(collection, body);
   } catch (error) {
     if (error instanceof ApiError && error.status === 422 && change.kind !== 'user') {
       const existing = await ctx.client.findByKey(collection, body).catch(() => null);
-      if (existing) throw new ChangeFailure(`a ${change.kind} with this key was created by someone else since the plan was made; not overwritten`);
+      if (existing)
+        throw new ChangeFailure(
+          `a ${change.kind} with this key was created by someone else since the plan was made; not overwritten`,
+        );
     }
     throw error;
   }
@@ -324,14 +376,22 @@ async function replaceDevice(change: Change, current: ApiDevice, ctx: ExecutionC
     verifyAnswer(change, body, resource, null);
     return undefined;
   } catch (createError) {
-    const original: Record<string, unknown> = { user_id: current.user_id, name: current.name, ...liveDeviceBody(current) };
+    const original: Record<string, unknown> = {
+      user_id: current.user_id,
+      name: current.name,
+      ...liveDeviceBody(current),
+    };
     if (current.preshared_key) original.preshared_key = current.preshared_key;
     try {
       await ctx.client.create('devices', original);
     } catch {
-      throw new ChangeFailure(`deleted, but creating it again failed (${failureMessage(createError)}), and so did restoring the original: run apply again`);
+      throw new ChangeFailure(
+        `deleted, but creating it again failed (${failureMessage(createError)}), and so did restoring the original: run apply again`,
+      );
     }
-    throw new ChangeFailure(`creating the replacement failed (${failureMessage(createError)}); the original device was put back`);
+    throw new ChangeFailure(
+      `creating the replacement failed (${failureMessage(createError)}); the original device was put back`,
+    );
   }
 }
 
@@ -363,7 +423,12 @@ function withSecrets(change: Change, body: Record<string, unknown>, ctx: Executi
  * The server's answer must hold what was asked. A device update answered with the old values of
  * fields other than name and description is the upstream 0.7.26+ behaviour of ignoring them.
  */
-function verifyAnswer(change: Change, asked: Record<string, unknown>, answer: LiveObject, before: LiveObject | null): void {
+function verifyAnswer(
+  change: Change,
+  asked: Record<string, unknown>,
+  answer: LiveObject,
+  before: LiveObject | null,
+): void {
   const differing: string[] = [];
   for (const [field, value] of Object.entries(asked)) {
     if (field === 'password' || field === 'password_confirmation') continue;
@@ -372,11 +437,13 @@ function verifyAnswer(change: Change, asked: Record<string, unknown>, answer: Li
   if (differing.length === 0) return;
   const shown = differing.join(', ');
   if (change.kind === 'device' && change.action === 'update' && before) {
-    const ignored = differing.filter((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f) && sameAsBefore(f, before as ApiDevice, answer as ApiDevice));
+    const ignored = differing.filter(
+      (f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f) && sameAsBefore(f, before as ApiDevice, answer as ApiDevice),
+    );
     if (ignored.length === differing.length) {
       throw new ChangeFailure(
         `the server ignored ${ignored.join(', ')} on update and kept the old values (the behaviour of Firezone 0.7.26 and later); ` +
-          'add `device_updates: replace` to the files\' settings (or run plan/apply with --replace) to delete and re-create such devices with the same keys and addresses',
+          "add `device_updates: replace` to the files' settings (or run plan/apply with --replace) to delete and re-create such devices with the same keys and addresses",
       );
     }
   }
@@ -385,7 +452,14 @@ function verifyAnswer(change: Change, asked: Record<string, unknown>, answer: Li
 
 function sameAsBefore(field: string, before: ApiDevice, answer: ApiDevice): boolean {
   if (field === 'preshared_key') return before.preshared_key === answer.preshared_key;
-  return (WRITABLE_DEVICE_FIELDS as readonly string[]).includes(field) && sameDeviceValue(field as WritableDeviceField, before[field as WritableDeviceField], answer[field as WritableDeviceField]);
+  return (
+    (WRITABLE_DEVICE_FIELDS as readonly string[]).includes(field) &&
+    sameDeviceValue(
+      field as WritableDeviceField,
+      before[field as WritableDeviceField],
+      answer[field as WritableDeviceField],
+    )
+  );
 }
 
 function answerHolds(kind: ResourceKind, field: string, asked: unknown, answer: LiveObject): boolean {
@@ -400,13 +474,20 @@ function answerHolds(kind: ResourceKind, field: string, asked: unknown, answer: 
     if ((WRITABLE_DEVICE_FIELDS as readonly string[]).includes(field)) {
       // With its default on, the server shows the default's value, not what was stored.
       const flag = `use_default_${field}`;
-      if (flag in answer && (answer as unknown as Record<string, unknown>)[flag] === true && !field.startsWith('use_default_')) return true;
+      if (
+        flag in answer &&
+        (answer as unknown as Record<string, unknown>)[flag] === true &&
+        !field.startsWith('use_default_')
+      )
+        return true;
       return sameDeviceValue(field as WritableDeviceField, asked, got);
     }
     return true;
   }
-  if (field === 'destination') return typeof got === 'string' && normalizeDestination(got) === normalizeDestination(String(asked));
-  if (field === 'port_range') return normalizePortRange(got as string | null) === normalizePortRange(asked as string | null);
+  if (field === 'destination')
+    return typeof got === 'string' && normalizeDestination(got) === normalizeDestination(String(asked));
+  if (field === 'port_range')
+    return normalizePortRange(got as string | null) === normalizePortRange(asked as string | null);
   if (field === 'port_type' || field === 'action' || field === 'user_id') return (got ?? null) === (asked ?? null);
   return true;
 }

@@ -27,12 +27,18 @@ export function findStaleChanges(plan: Plan, live: LiveState): string[] {
     }
     const label = change.label ?? `${change.kind} ${change.key}`;
     if (change.action === 'create') {
-      if (keyTaken(index, change.kind, change.key)) reasons.push(`${label}: created on the server since the plan was made`);
+      if (keyTaken(index, change.kind, change.key))
+        reasons.push(`${label}: created on the server since the plan was made`);
       const owner = change.body?.user_id;
-      if (typeof owner === 'string' && !index.usersById.has(owner)) reasons.push(`${label}: its user was deleted since the plan was made`);
+      if (typeof owner === 'string' && !index.usersById.has(owner))
+        reasons.push(`${label}: its user was deleted since the plan was made`);
       continue;
     }
-    if ((change.action === 'update' || change.action === 'replace') && change.kind === 'rule' && keyTaken(index, 'rule', change.key)) {
+    if (
+      (change.action === 'update' || change.action === 'replace') &&
+      change.kind === 'rule' &&
+      keyTaken(index, 'rule', change.key)
+    ) {
       reasons.push(`${label}: a rule with this key was created since the plan was made`);
     }
     const object = change.liveId ? find(change.kind, change.liveId) : undefined;
@@ -40,23 +46,35 @@ export function findStaleChanges(plan: Plan, live: LiveState): string[] {
       reasons.push(`${label}: deleted since the plan was made`);
       continue;
     }
-    if (fingerprintOf(change.kind, object) !== change.fingerprint) reasons.push(`${label}: changed since the plan was made`);
+    if (fingerprintOf(change.kind, object) !== change.fingerprint)
+      reasons.push(`${label}: changed since the plan was made`);
     if (change.kind === 'user' && change.action === 'delete') reasons.push(...staleCascade(change, index, find));
   }
   return reasons;
 }
 
-function staleCascade(change: Change, index: LiveIndex, find: (kind: ObjectKind, id: string) => ReturnType<typeof liveObjectById>): string[] {
+function staleCascade(
+  change: Change,
+  index: LiveIndex,
+  find: (kind: ObjectKind, id: string) => ReturnType<typeof liveObjectById>,
+): string[] {
   const reasons: string[] = [];
   const listed = new Set((change.cascade ?? []).map((item) => item.liveId));
   for (const item of change.cascade ?? []) {
     const object = find(item.kind, item.liveId);
     const label = item.label ?? `${item.kind} ${item.key}`;
     if (!object) reasons.push(`${label} (goes with ${change.label}): deleted since the plan was made`);
-    else if (item.fingerprint && fingerprintOf(item.kind, object) !== item.fingerprint) reasons.push(`${label} (goes with ${change.label}): changed since the plan was made`);
+    else if (item.fingerprint && fingerprintOf(item.kind, object) !== item.fingerprint)
+      reasons.push(`${label} (goes with ${change.label}): changed since the plan was made`);
   }
-  const now = [...(index.devicesByUserId.get(change.liveId!) ?? []), ...(index.rulesByUserId.get(change.liveId!) ?? [])];
+  const now = [
+    ...(index.devicesByUserId.get(change.liveId!) ?? []),
+    ...(index.rulesByUserId.get(change.liveId!) ?? []),
+  ];
   const added = now.filter((o) => !listed.has(o.id)).length;
-  if (added > 0) reasons.push(`${change.label}: ${added} device(s) or rule(s) were added to it since the plan was made, and would be deleted with it`);
+  if (added > 0)
+    reasons.push(
+      `${change.label}: ${added} device(s) or rule(s) were added to it since the plan was made, and would be deleted with it`,
+    );
   return reasons;
 }

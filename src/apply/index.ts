@@ -1,5 +1,12 @@
 /** Executing plans: the executor, and the check that a saved plan still holds. */
-export { applyPlan, type ApplyOptions, type ApplyProgress, type ApplySummary, type ChangeResult, type ChangeStatus } from './executor.js';
+export {
+  applyPlan,
+  type ApplyOptions,
+  type ApplyProgress,
+  type ApplySummary,
+  type ChangeResult,
+  type ChangeStatus,
+} from './executor.js';
 export { ServerGoneBreaker } from './breaker.js';
 export { findStaleChanges } from './freshness.js';
 export { readSavedPlan, SavedPlanError } from './saved-plan.js';

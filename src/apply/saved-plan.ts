@@ -15,33 +15,50 @@ export function readSavedPlan(path: string): Plan {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new SavedPlanError(`${path}: cannot read the saved plan (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new SavedPlanError(
+      `${path}: cannot read the saved plan (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch {
-    throw new SavedPlanError(`${path}: not a saved plan (not JSON). To apply desired-state files, pass them with -f: netform apply -f ${path}`);
+    throw new SavedPlanError(
+      `${path}: not a saved plan (not JSON). To apply desired-state files, pass them with -f: netform apply -f ${path}`,
+    );
   }
   const plan = doc as Partial<Plan>;
   if (typeof doc !== 'object' || doc === null || plan.format !== PLAN_FORMAT) {
     throw new SavedPlanError(`${path}: not a saved plan (its "format" is not "${PLAN_FORMAT}")`);
   }
   if (plan.format_version !== PLAN_FORMAT_VERSION) {
-    throw new SavedPlanError(`${path}: plan format version ${String(plan.format_version)} is not supported by this netform (it reads version ${PLAN_FORMAT_VERSION}); make the plan again`);
+    throw new SavedPlanError(
+      `${path}: plan format version ${String(plan.format_version)} is not supported by this netform (it reads version ${PLAN_FORMAT_VERSION}); make the plan again`,
+    );
   }
   if (typeof plan.digest !== 'string') {
-    throw new SavedPlanError(`${path}: the saved plan has no digest, so it cannot be told apart from a plan edited by hand; make it again with netform plan -f PATH -o PLANFILE`);
+    throw new SavedPlanError(
+      `${path}: the saved plan has no digest, so it cannot be told apart from a plan edited by hand; make it again with netform plan -f PATH -o PLANFILE`,
+    );
   }
   if (plan.digest !== planDigest(plan)) {
-    throw new SavedPlanError(`${path}: the saved plan was modified after netform plan wrote it (its digest does not match); nothing was changed. Make it again with netform plan -f PATH -o PLANFILE`);
+    throw new SavedPlanError(
+      `${path}: the saved plan was modified after netform plan wrote it (its digest does not match); nothing was changed. Make it again with netform plan -f PATH -o PLANFILE`,
+    );
   }
   if (!Array.isArray(plan.changes) || typeof plan.server !== 'string' || !Array.isArray(plan.limits)) {
     throw new SavedPlanError(`${path}: the saved plan is incomplete (changes, server or limits missing)`);
   }
   plan.changes.forEach((change, i) => {
-    const ok = typeof change === 'object' && change !== null && typeof change.id === 'string' && KINDS.has(change.kind) && ACTIONS.has(change.action) &&
-      typeof change.key === 'string' && Array.isArray(change.fields) && (change.action === 'create' || typeof change.liveId === 'string');
+    const ok =
+      typeof change === 'object' &&
+      change !== null &&
+      typeof change.id === 'string' &&
+      KINDS.has(change.kind) &&
+      ACTIONS.has(change.action) &&
+      typeof change.key === 'string' &&
+      Array.isArray(change.fields) &&
+      (change.action === 'create' || typeof change.liveId === 'string');
     if (!ok) throw new SavedPlanError(`${path}: change ${i + 1} of the saved plan is malformed`);
   });
   return plan as Plan;

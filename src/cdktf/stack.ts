@@ -156,7 +156,11 @@ export interface FirezoneUserResources {
 
 /** A Terraform resource or variable name from any text: lower case, `[a-z0-9_]`, not starting with a digit. */
 export function terraformName(text: string): string {
-  const name = text.trim().toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '');
+  const name = text
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '');
   if (name === '') return '_';
   return /^[0-9]/.test(name) ? `_${name}` : name;
 }
@@ -164,7 +168,10 @@ export function terraformName(text: string): string {
 const VALID_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 function ruleResourceName(owner: string, rule: FirezoneRuleSpec): string {
-  const ports = rule.portType !== undefined || rule.portRange !== undefined ? `_${rule.portType ?? ''}_${rule.portRange ?? ''}` : '';
+  const ports =
+    rule.portType !== undefined || rule.portRange !== undefined
+      ? `_${rule.portType ?? ''}_${rule.portRange ?? ''}`
+      : '';
   return terraformName(`${owner}_${rule.action}_${rule.destination}${ports}`);
 }
 
@@ -181,7 +188,10 @@ export class FirezoneStack extends TerraformStack {
     super(scope, id);
     this.provider = new FirezoneProvider(this, 'firezone', {
       endpoint: config.provider?.endpoint,
-      apiKey: config.provider?.apiKey === undefined ? undefined : this.#secret(config.provider.apiKey, 'the API token', 'provider.api_key'),
+      apiKey:
+        config.provider?.apiKey === undefined
+          ? undefined
+          : this.#secret(config.provider.apiKey, 'the API token', 'provider.api_key'),
     });
 
     for (const spec of config.users) this.#declareUser(spec);
@@ -205,12 +215,16 @@ export class FirezoneStack extends TerraformStack {
     const user = new User(this, name, {
       email: spec.email,
       role: spec.role,
-      password: spec.password === undefined ? undefined : this.#secret(spec.password, `the password of ${spec.email}`, `${name}.password`),
+      password:
+        spec.password === undefined
+          ? undefined
+          : this.#secret(spec.password, `the password of ${spec.email}`, `${name}.password`),
     });
     const resources: FirezoneUserResources = { user, devices: [], rules: [] };
     const deviceNames = new Set<string>();
     for (const device of spec.devices ?? []) {
-      if (deviceNames.has(device.name.trim())) throw new Error(`FirezoneStack: device ${device.name} of ${spec.email} is declared twice`);
+      if (deviceNames.has(device.name.trim()))
+        throw new Error(`FirezoneStack: device ${device.name} of ${spec.email} is declared twice`);
       deviceNames.add(device.name.trim());
       resources.devices.push(this.#declareDevice(device, name, user, spec.email));
     }
@@ -219,12 +233,23 @@ export class FirezoneStack extends TerraformStack {
   }
 
   #declareDevice(spec: FirezoneDeviceSpec, ownerName: string, owner: User, ownerEmail: string): Device {
-    const name = this.#claimName('firezone_device', spec.resourceName ?? terraformName(`${ownerName}_${spec.name}`), `device ${spec.name} of ${ownerEmail}`);
+    const name = this.#claimName(
+      'firezone_device',
+      spec.resourceName ?? terraformName(`${ownerName}_${spec.name}`),
+      `device ${spec.name} of ${ownerEmail}`,
+    );
     return new Device(this, name, {
       userId: owner.id,
       name: spec.name,
       publicKey: spec.publicKey,
-      presharedKey: spec.presharedKey === undefined ? undefined : this.#secret(spec.presharedKey, `the preshared key of device ${spec.name} of ${ownerEmail}`, `${name}.preshared_key`),
+      presharedKey:
+        spec.presharedKey === undefined
+          ? undefined
+          : this.#secret(
+              spec.presharedKey,
+              `the preshared key of device ${spec.name} of ${ownerEmail}`,
+              `${name}.preshared_key`,
+            ),
       description: spec.description,
       allowedIps: spec.allowedIps,
       dns: spec.dns,
@@ -242,7 +267,11 @@ export class FirezoneStack extends TerraformStack {
   }
 
   #declareRule(spec: FirezoneRuleSpec, ownerName: string, owner: User | undefined): Rule {
-    const name = this.#claimName('firezone_rule', spec.resourceName ?? ruleResourceName(ownerName, spec), `rule ${spec.action} ${spec.destination}`);
+    const name = this.#claimName(
+      'firezone_rule',
+      spec.resourceName ?? ruleResourceName(ownerName, spec),
+      `rule ${spec.action} ${spec.destination}`,
+    );
     return new Rule(this, name, {
       userId: owner?.id,
       action: spec.action,
@@ -254,10 +283,13 @@ export class FirezoneStack extends TerraformStack {
 
   /** Reserves a resource name; two declarations deriving the same name must be told apart by hand. */
   #claimName(type: string, name: string, what: string): string {
-    if (!VALID_NAME.test(name)) throw new Error(`FirezoneStack: ${what}: "${name}" is not a valid Terraform resource name`);
+    if (!VALID_NAME.test(name))
+      throw new Error(`FirezoneStack: ${what}: "${name}" is not a valid Terraform resource name`);
     const taken = this.#resourceNames.get(name);
     if (taken !== undefined) {
-      throw new Error(`FirezoneStack: ${what} and ${taken} would both be named ${name}; give one of them a resourceName`);
+      throw new Error(
+        `FirezoneStack: ${what} and ${taken} would both be named ${name}; give one of them a resourceName`,
+      );
     }
     this.#resourceNames.set(name, `${what} (${type})`);
     return name;
@@ -266,20 +298,28 @@ export class FirezoneStack extends TerraformStack {
   /** The `${var.NAME}` expression of a secret; refuses anything that would put a value in the stack. */
   #secret(source: SecretVariable, what: string, attribute: string): string {
     if (source instanceof TerraformVariable) {
-      if (source.sensitive !== true) throw new Error(`FirezoneStack: ${attribute}: the variable for ${what} must be declared sensitive: true`);
-      if (source.default !== undefined) throw new Error(`FirezoneStack: ${attribute}: the variable for ${what} must have no default (a default is a secret written into the stack)`);
+      if (source.sensitive !== true)
+        throw new Error(`FirezoneStack: ${attribute}: the variable for ${what} must be declared sensitive: true`);
+      if (source.default !== undefined)
+        throw new Error(
+          `FirezoneStack: ${attribute}: the variable for ${what} must have no default (a default is a secret written into the stack)`,
+        );
       return source.stringValue;
     }
     if (typeof source !== 'object' || source === null || typeof source.variable !== 'string') {
-      throw new Error(`FirezoneStack: ${attribute}: ${what} must be { variable: 'NAME' } (read from TF_VAR_NAME), never a literal value`);
+      throw new Error(
+        `FirezoneStack: ${attribute}: ${what} must be { variable: 'NAME' } (read from TF_VAR_NAME), never a literal value`,
+      );
     }
-    if (!VALID_NAME.test(source.variable)) throw new Error(`FirezoneStack: ${attribute}: "${source.variable}" is not a valid Terraform variable name`);
+    if (!VALID_NAME.test(source.variable))
+      throw new Error(`FirezoneStack: ${attribute}: "${source.variable}" is not a valid Terraform variable name`);
     let variable = this.#variables.get(source.variable);
     if (variable === undefined) {
       variable = new TerraformVariable(this, source.variable, {
         type: 'string',
         sensitive: true,
-        description: source.description ?? `${what[0]?.toUpperCase() ?? ''}${what.slice(1)} (set TF_VAR_${source.variable})`,
+        description:
+          source.description ?? `${what[0]?.toUpperCase() ?? ''}${what.slice(1)} (set TF_VAR_${source.variable})`,
       });
       this.#variables.set(source.variable, variable);
     }

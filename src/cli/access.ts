@@ -5,8 +5,21 @@
  */
 import { Option, type Command } from 'commander';
 import {
-  accessModelOfDesired, accessModelOfLive, accessSettingsOf, CompiledRules, describeMatch, evaluateFrom, parseFrom,
-  parseTo, ruleLocation, runAccessTests, testLine, type AccessModel, type Decision, type Match, type TestResult,
+  accessModelOfDesired,
+  accessModelOfLive,
+  accessSettingsOf,
+  CompiledRules,
+  describeMatch,
+  evaluateFrom,
+  parseFrom,
+  parseTo,
+  ruleLocation,
+  runAccessTests,
+  testLine,
+  type AccessModel,
+  type Decision,
+  type Match,
+  type TestResult,
 } from '../access/index.js';
 import type { DesiredState } from '../model/state.js';
 import { addConnectionOptions, openConnection, readLiveState, type ConnectionOptions } from './connection.js';
@@ -45,7 +58,11 @@ function testJson(result: TestResult): Record<string, unknown> {
     pass: result.pass,
     ...(test.source ? { file: test.source.file, line: test.source.line } : {}),
     ...(result.error ? { error: result.error } : {}),
-    results: result.decisions.map((d) => ({ user: d.user, ...(d.device ? { device: d.device } : {}), ...decisionJson(d.decision) })),
+    results: result.decisions.map((d) => ({
+      user: d.user,
+      ...(d.device ? { device: d.device } : {}),
+      ...decisionJson(d.decision),
+    })),
   };
 }
 
@@ -53,8 +70,14 @@ function matchJson(match: Match): Record<string, unknown> {
   const { rule } = match;
   const where = ruleLocation(rule);
   return {
-    action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range,
-    user: rule.owner, scope: match.scope, stage: match.stage, ...(where ? { at: where } : {}),
+    action: rule.action,
+    destination: rule.destination,
+    port_type: rule.port_type,
+    port_range: rule.port_range,
+    user: rule.owner,
+    scope: match.scope,
+    stage: match.stage,
+    ...(where ? { at: where } : {}),
   };
 }
 
@@ -72,16 +95,25 @@ export function refuseFailingTests(state: DesiredState): void {
   if (!state.tests || state.tests.length === 0) return;
   const failed = runAccessTests(accessModelOfDesired(state), state.tests).filter((r) => !r.pass);
   if (failed.length === 0) return;
-  const lines = failed.map((r) => `  ${r.test.source ? `${r.test.source.file}:${r.test.source.line}: ` : ''}${testLine(r)}`);
-  throw new CliError(`${failed.length} access test${failed.length === 1 ? '' : 's'} failed; nothing was planned or written:\n${lines.join('\n')}`);
+  const lines = failed.map(
+    (r) => `  ${r.test.source ? `${r.test.source.file}:${r.test.source.line}: ` : ''}${testLine(r)}`,
+  );
+  throw new CliError(
+    `${failed.length} access test${failed.length === 1 ? '' : 's'} failed; nothing was planned or written:\n${lines.join('\n')}`,
+  );
 }
 
 export function registerTest(program: Command): void {
   const cmd = program
     .command('test')
-    .description('run the access tests (tests:) of the desired state against its rules, or with --live against the server; exit 0 all pass, 1 otherwise')
+    .description(
+      'run the access tests (tests:) of the desired state against its rules, or with --live against the server; exit 0 all pass, 1 otherwise',
+    )
     .requiredOption('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
-    .option('--live', "evaluate against the server's rules and devices (--url or --embedded) instead of the declared ones")
+    .option(
+      '--live',
+      "evaluate against the server's rules and devices (--url or --embedded) instead of the declared ones",
+    )
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'github']).default('text'));
   addConnectionOptions(cmd);
   cmd.action(
@@ -91,18 +123,26 @@ export function registerTest(program: Command): void {
       const results = runAccessTests(await modelFor(opts, state), tests);
       const failed = results.filter((r) => !r.pass).length;
       if (opts.format === 'json') {
-        process.stdout.write(`${JSON.stringify({ passed: results.length - failed, failed, tests: results.map(testJson) }, null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ passed: results.length - failed, failed, tests: results.map(testJson) }, null, 2)}\n`,
+        );
       } else {
         for (const result of results) {
           const source = result.test.source;
           if (opts.format === 'github' && !result.pass) {
-            process.stdout.write(`${githubAnnotation({ message: testLine(result), file: source?.file, line: source?.line, column: source?.column })}\n`);
+            process.stdout.write(
+              `${githubAnnotation({ message: testLine(result), file: source?.file, line: source?.line, column: source?.column })}\n`,
+            );
           } else {
             process.stdout.write(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}\n`);
           }
         }
         const against = opts.live ? 'the live server' : 'the declared rules';
-        process.stdout.write(tests.length === 0 ? 'no tests: add a tests: list to the desired state\n' : `${results.length - failed} passed, ${failed} failed (against ${against})\n`);
+        process.stdout.write(
+          tests.length === 0
+            ? 'no tests: add a tests: list to the desired state\n'
+            : `${results.length - failed} passed, ${failed} failed (against ${against})\n`,
+        );
       }
       return failed > 0 ? ExitCode.error : ExitCode.ok;
     }),
@@ -121,7 +161,9 @@ function explainLines(who: string, decision: Decision): string[] {
 export function registerExplain(program: Command): void {
   const cmd = program
     .command('explain <from> <to>')
-    .description('how the server decides one packet: FROM is *, EMAIL or EMAIL/DEVICE; TO is ADDRESS:PORT/tcp|udp, ADDRESS/icmp or ADDRESS')
+    .description(
+      'how the server decides one packet: FROM is *, EMAIL or EMAIL/DEVICE; TO is ADDRESS:PORT/tcp|udp, ADDRESS/icmp or ADDRESS',
+    )
     .option('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
     .option('--live', "evaluate against the server's rules and devices (--url or --embedded)")
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'));
@@ -132,13 +174,18 @@ export function registerExplain(program: Command): void {
       if (!from.ok) throw new CliError(`FROM ${from.message}`);
       const to = parseTo(toText);
       if (!to.ok) throw new CliError(`TO ${to.message}`);
-      if (!opts.file && !opts.live) throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
+      if (!opts.file && !opts.live)
+        throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
       const desired = opts.file ? (await loadDesired(opts.file)).state : undefined;
       const model = await modelFor(opts, desired);
       const evaluated = evaluateFrom(model, new CompiledRules(model), from.value, to.value, true);
       if (!evaluated.ok) throw new CliError(evaluated.message);
       if (opts.format === 'json') {
-        const results = evaluated.value.map((d) => ({ user: d.user, ...(d.device ? { device: d.device } : {}), ...decisionJson(d.decision) }));
+        const results = evaluated.value.map((d) => ({
+          user: d.user,
+          ...(d.device ? { device: d.device } : {}),
+          ...decisionJson(d.decision),
+        }));
         process.stdout.write(`${JSON.stringify({ from: fromText, to: toText, results }, null, 2)}\n`);
         return ExitCode.ok;
       }

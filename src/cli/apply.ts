@@ -6,7 +6,15 @@
 import { createInterface } from 'node:readline/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidArgumentError, type Command } from 'commander';
-import { applyPlan, findStaleChanges, readSavedPlan, SavedPlanError, ServerGoneBreaker, type ApplySummary, type ChangeResult } from '../apply/index.js';
+import {
+  applyPlan,
+  findStaleChanges,
+  readSavedPlan,
+  SavedPlanError,
+  ServerGoneBreaker,
+  type ApplySummary,
+  type ChangeResult,
+} from '../apply/index.js';
 import { progressReporter, seconds } from './apply-progress.js';
 import { resolveSecret } from '../desired/index.js';
 import type { Plan } from '../plan/types.js';
@@ -28,25 +36,39 @@ function timeoutOf(opts: ApplyCommandOptions): number {
 }
 
 function positiveInteger(value: string): number {
-  if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new InvalidArgumentError('expected a whole number, 1 or more');
+  if (!/^\d+$/.test(value.trim()) || Number(value) < 1)
+    throw new InvalidArgumentError('expected a whole number, 1 or more');
   return Number(value);
 }
 
 export function registerApply(program: Command): void {
   const cmd = program
     .command('apply [saved-plan]')
-    .description('make the server match the desired state (-f PATH), or apply a saved plan exactly; exit 0 done, 1 error or failed writes, 3 over a safety limit, 4 stale saved plan')
-    .option('-f, --file <path>', 'desired state to plan and apply: a YAML file, a folder of YAML files, or a cdk.tf.json')
-    .option('-y, --yes', 'apply without asking for confirmation (needed without a terminal; a saved plan is applied without asking)')
+    .description(
+      'make the server match the desired state (-f PATH), or apply a saved plan exactly; exit 0 done, 1 error or failed writes, 3 over a safety limit, 4 stale saved plan',
+    )
+    .option(
+      '-f, --file <path>',
+      'desired state to plan and apply: a YAML file, a folder of YAML files, or a cdk.tf.json',
+    )
+    .option(
+      '-y, --yes',
+      'apply without asking for confirmation (needed without a terminal; a saved plan is applied without asking)',
+    )
     .option('--parallelism <n>', 'writes at once', positiveInteger, 8);
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
   cmd.action(
     action(async (savedPlanPath: string | undefined, opts: ApplyCommandOptions) => {
       if (savedPlanPath && opts.file) throw new CliError('give either a saved plan or -f PATH, not both');
-      if (!savedPlanPath && !opts.file) throw new CliError('nothing to apply: pass -f PATH (desired state) or the path of a saved plan from `netform plan -o`');
+      if (!savedPlanPath && !opts.file)
+        throw new CliError(
+          'nothing to apply: pass -f PATH (desired state) or the path of a saved plan from `netform plan -o`',
+        );
       if (savedPlanPath && (opts.replace || opts.rotatePasswords)) {
-        throw new CliError('--replace and --rotate-passwords shape a plan: pass them to `netform plan`; a saved plan is applied exactly as it was made');
+        throw new CliError(
+          '--replace and --rotate-passwords shape a plan: pass them to `netform plan`; a saved plan is applied exactly as it was made',
+        );
       }
       let saved: Plan | undefined;
       if (savedPlanPath) {
@@ -62,7 +84,9 @@ export function registerApply(program: Command): void {
       const run = watchSignals(timeoutOf(opts));
       const connection = await openConnection(opts, run.controller.signal);
       try {
-        return desired ? await planAndApply(desired, opts, connection, run) : await applySaved(saved!, opts, connection, run);
+        return desired
+          ? await planAndApply(desired, opts, connection, run)
+          : await applySaved(saved!, opts, connection, run);
       } finally {
         run.dispose();
         await connection.close();
@@ -71,7 +95,12 @@ export function registerApply(program: Command): void {
   );
 }
 
-async function planAndApply(desired: Awaited<ReturnType<typeof loadDesired>>, opts: ApplyCommandOptions, connection: Connection, run: ApplyRun): Promise<ExitCode> {
+async function planAndApply(
+  desired: Awaited<ReturnType<typeof loadDesired>>,
+  opts: ApplyCommandOptions,
+  connection: Connection,
+  run: ApplyRun,
+): Promise<ExitCode> {
   const { plan, timings } = await makePlan(desired, opts, connection);
   const color = useColor(opts);
   process.stdout.write(renderPlan(plan, 'text', { color }));
@@ -79,9 +108,16 @@ async function planAndApply(desired: Awaited<ReturnType<typeof loadDesired>>, op
   return confirmAndApply(plan, plan.limits.filter((l) => l.exceeded).map(limitLine), opts, connection, run);
 }
 
-async function applySaved(plan: Plan, opts: ApplyCommandOptions, connection: Connection, run: ApplyRun): Promise<ExitCode> {
+async function applySaved(
+  plan: Plan,
+  opts: ApplyCommandOptions,
+  connection: Connection,
+  run: ApplyRun,
+): Promise<ExitCode> {
   if (plan.server !== connection.url) {
-    throw new CliError(`the saved plan was made against ${plan.server}, not ${connection.url}; plan again against this server`);
+    throw new CliError(
+      `the saved plan was made against ${plan.server}, not ${connection.url}; plan again against this server`,
+    );
   }
   const color = useColor(opts);
   process.stdout.write(renderPlan(plan, 'text', { color }));
@@ -89,7 +125,9 @@ async function applySaved(plan: Plan, opts: ApplyCommandOptions, connection: Con
   const live = await readLiveState(connection, { configuration: plan.changes.some((c) => c.kind === 'configuration') });
   const stale = findStaleChanges(plan, live);
   if (stale.length > 0) {
-    process.stderr.write(`The saved plan is stale: the server changed since it was made. Nothing was changed.\n${stale.map((s) => `  - ${s}`).join('\n')}\nRun netform plan again.\n`);
+    process.stderr.write(
+      `The saved plan is stale: the server changed since it was made. Nothing was changed.\n${stale.map((s) => `  - ${s}`).join('\n')}\nRun netform plan again.\n`,
+    );
     return ExitCode.stale;
   }
   // The limits as the plan recorded them, unless lifted again for this run.
@@ -97,25 +135,45 @@ async function applySaved(plan: Plan, opts: ApplyCommandOptions, connection: Con
     .map((limit) => {
       const override = limit.kind === 'delete' ? opts.allowDeletes : opts.allowUpdates;
       const allowed = override ?? limit.allowed;
-      return limit.planned > allowed ? limitLine({ ...limit, allowed, exceeded: true, source: override !== undefined ? `--allow-${limit.kind}s ${override}` : limit.source }) : null;
+      return limit.planned > allowed
+        ? limitLine({
+            ...limit,
+            allowed,
+            exceeded: true,
+            source: override !== undefined ? `--allow-${limit.kind}s ${override}` : limit.source,
+          })
+        : null;
     })
     .filter((line): line is string => line !== null);
   return confirmAndApply(plan, overLimit, opts, connection, run, true);
 }
 
-async function confirmAndApply(plan: Plan, overLimit: string[], opts: ApplyCommandOptions, connection: Connection, run: ApplyRun, saved = false): Promise<ExitCode> {
+async function confirmAndApply(
+  plan: Plan,
+  overLimit: string[],
+  opts: ApplyCommandOptions,
+  connection: Connection,
+  run: ApplyRun,
+  saved = false,
+): Promise<ExitCode> {
   if (overLimit.length > 0) {
-    process.stderr.write(`Refused: the plan is over a safety limit. Nothing was changed.\n${overLimit.map((l) => `  - ${l}`).join('\n')}\n`);
+    process.stderr.write(
+      `Refused: the plan is over a safety limit. Nothing was changed.\n${overLimit.map((l) => `  - ${l}`).join('\n')}\n`,
+    );
     return ExitCode.refused;
   }
   if (plan.changes.length === 0) return ExitCode.ok;
   // Writing a saved plan was the approval (as with `terraform apply PLANFILE`): it is applied unasked.
   if (!opts.yes && !saved) {
     if (!process.stdin.isTTY) {
-      throw new CliError('refusing to apply without confirmation: there is no terminal to ask on; pass --yes to apply unattended, or apply a saved plan (netform plan -o FILE, then netform apply FILE)');
+      throw new CliError(
+        'refusing to apply without confirmation: there is no terminal to ask on; pass --yes to apply unattended, or apply a saved plan (netform plan -o FILE, then netform apply FILE)',
+      );
     }
     const rl = createInterface({ input: process.stdin, output: process.stderr });
-    const answer = await rl.question(`\nApply these ${plan.changes.length} change(s) to ${connection.url}? Only "yes" applies: `);
+    const answer = await rl.question(
+      `\nApply these ${plan.changes.length} change(s) to ${connection.url}? Only "yes" applies: `,
+    );
     rl.close();
     if (answer.trim() !== 'yes') {
       process.stderr.write('Apply cancelled. Nothing was changed.\n');
@@ -129,7 +187,12 @@ async function confirmAndApply(plan: Plan, overLimit: string[], opts: ApplyComma
  * The writes, watched: per-write progress, a breaker for a server that went away, and the first
  * SIGINT/SIGTERM stopping new writes (the second exits at once). Ends with the summary.
  */
-async function writeChanges(plan: Plan, opts: ApplyCommandOptions, connection: Connection, run: ApplyRun): Promise<ExitCode> {
+async function writeChanges(
+  plan: Plan,
+  opts: ApplyCommandOptions,
+  connection: Connection,
+  run: ApplyRun,
+): Promise<ExitCode> {
   run.arm();
   const reporter = progressReporter({ total: plan.changes.length, terminal: process.stderr.isTTY === true });
   const breaker = new ServerGoneBreaker();
@@ -159,15 +222,22 @@ async function writeChanges(plan: Plan, opts: ApplyCommandOptions, connection: C
   });
   run.onInterrupt = () => {
     const waiting = reporter.inFlight().size;
-    process.stderr.write(`${run.signal}: starting no new writes; waiting up to ${seconds(run.timeoutMs)} for the ${waiting} in flight (send it again to exit at once)\n`);
+    process.stderr.write(
+      `${run.signal}: starting no new writes; waiting up to ${seconds(run.timeoutMs)} for the ${waiting} in flight (send it again to exit at once)\n`,
+    );
   };
   // After an interrupt, writes in flight get at most one request timeout to finish.
-  const summary = await Promise.race([applying, run.interrupted.then(() => sleep(run.timeoutMs + 1000, null, { ref: false }))]);
+  const summary = await Promise.race([
+    applying,
+    run.interrupted.then(() => sleep(run.timeoutMs + 1000, null, { ref: false })),
+  ]);
   reporter.stop();
   const final = summary ?? summaryOf(plan, settled, reporter.inFlight());
   process.stdout.write(`\n${renderApplySummary(final, { color: useColor(opts) })}`);
   if (run.signal) {
-    process.stderr.write(`Interrupted by ${run.signal}. ${applySummaryLine(final)} Running apply again finishes what is left.\n`);
+    process.stderr.write(
+      `Interrupted by ${run.signal}. ${applySummaryLine(final)} Running apply again finishes what is left.\n`,
+    );
     const code = run.signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated;
     // Writes still in flight after the wait are abandoned, not waited for again.
     if (summary === null) process.exit(code);
@@ -186,8 +256,21 @@ function summaryOf(plan: Plan, settled: Map<string, ChangeResult>, inFlight: Rea
     const done = settled.get(change.id);
     if (done) return done;
     const label = change.label ?? `${change.kind} ${change.key}`;
-    if (inFlight.has(change.id)) return { id: change.id, label, action: change.action, status: 'failed', message: 'still in flight when apply stopped waiting: its outcome is unknown (netform plan shows it)' };
-    return { id: change.id, label, action: change.action, status: 'not_attempted', message: 'not started: apply was interrupted' };
+    if (inFlight.has(change.id))
+      return {
+        id: change.id,
+        label,
+        action: change.action,
+        status: 'failed',
+        message: 'still in flight when apply stopped waiting: its outcome is unknown (netform plan shows it)',
+      };
+    return {
+      id: change.id,
+      label,
+      action: change.action,
+      status: 'not_attempted',
+      message: 'not started: apply was interrupted',
+    };
   });
   return {
     results,
@@ -232,7 +315,9 @@ function watchSignals(timeoutMs: number): ApplyRun {
   };
   const onSignal = (signal: NodeJS.Signals) => {
     if (run.signal) {
-      process.stderr.write(`${signal} again: exiting now. Writes in flight may or may not have happened; netform plan shows where the server is.\n`);
+      process.stderr.write(
+        `${signal} again: exiting now. Writes in flight may or may not have happened; netform plan shows where the server is.\n`,
+      );
       process.exit(signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated);
     }
     run.signal = signal;

@@ -45,12 +45,24 @@ export function addConnectionOptions(cmd: Command): Command {
     .addOption(new Option('--url <url>', 'base URL of the /v0 server').env('NETFORM_URL'))
     .addOption(new Option('--token <token>', 'API token of an admin').env('NETFORM_TOKEN'))
     .option('--token-file <path>', 'read the API token from this file')
-    .addOption(new Option('--token-user <email>', "email of the token's owner, who is never deleted or demoted (known by itself with --embedded)").env('NETFORM_TOKEN_USER'))
-    .option('--embedded [path]', `run the bundled server in-process on a local SQLite file (default ${DEFAULT_EMBEDDED_DB})`)
+    .addOption(
+      new Option(
+        '--token-user <email>',
+        "email of the token's owner, who is never deleted or demoted (known by itself with --embedded)",
+      ).env('NETFORM_TOKEN_USER'),
+    )
+    .option(
+      '--embedded [path]',
+      `run the bundled server in-process on a local SQLite file (default ${DEFAULT_EMBEDDED_DB})`,
+    )
     .option('--ca-file <path>', 'trust the certificate authorities in this PEM file')
     .option('--insecure', "do not verify the server's TLS certificate")
     .option('--timeout <seconds>', 'timeout of one HTTP request; also the bound on one call with its retries', '30')
-    .addOption(new Option('--retries <n>', 'retries of a failed request (network errors, 429, 5xx) within the timeout').env('NETFORM_RETRIES').default('4'))
+    .addOption(
+      new Option('--retries <n>', 'retries of a failed request (network errors, 429, 5xx) within the timeout')
+        .env('NETFORM_RETRIES')
+        .default('4'),
+    )
     .option('--verbose', 'log each HTTP request (method, path, status, time) on stderr; also NETFORM_LOG=debug');
   // Whether --url was typed or came from NETFORM_URL: --embedded overrides only the environment.
   cmd.hook('preAction', (_self, actionCommand) => {
@@ -63,13 +75,24 @@ export function addConnectionOptions(cmd: Command): Command {
  * `signal`: once aborted, calls in progress start no more retries (an interrupted apply).
  * `cancel`: once aborted, requests in flight are abandoned as well (reads no longer wanted).
  */
-export async function openConnection(opts: ConnectionOptions, signal?: AbortSignal, cancel?: AbortSignal): Promise<Connection> {
+export async function openConnection(
+  opts: ConnectionOptions,
+  signal?: AbortSignal,
+  cancel?: AbortSignal,
+): Promise<Connection> {
   const timeoutMs = parseTimeout(opts.timeout);
   const tokenUser = opts.tokenUser ? checkedTokenUser(opts.tokenUser) : null;
-  if (opts.embedded && opts.urlGivenOnCommandLine) throw new CliError('--url and --embedded exclude each other: choose one');
-  if (opts.embedded) return openEmbedded(opts.embedded === true ? DEFAULT_EMBEDDED_DB : opts.embedded, clientTuning(opts, timeoutMs, signal, cancel));
+  if (opts.embedded && opts.urlGivenOnCommandLine)
+    throw new CliError('--url and --embedded exclude each other: choose one');
+  if (opts.embedded)
+    return openEmbedded(
+      opts.embedded === true ? DEFAULT_EMBEDDED_DB : opts.embedded,
+      clientTuning(opts, timeoutMs, signal, cancel),
+    );
   if (!opts.url) {
-    throw new CliError('no server given: pass --url URL (or set NETFORM_URL) with a token, or --embedded to run the bundled server on a local file');
+    throw new CliError(
+      'no server given: pass --url URL (or set NETFORM_URL) with a token, or --embedded to run the bundled server on a local file',
+    );
   }
   let url: URL;
   try {
@@ -78,10 +101,19 @@ export async function openConnection(opts: ConnectionOptions, signal?: AbortSign
   } catch {
     throw new CliError(`--url: not an http(s) URL: ${opts.url}`);
   }
-  if (url.username || url.password) throw new CliError('--url: credentials in the URL are not accepted; pass the token with --token, NETFORM_TOKEN or --token-file');
+  if (url.username || url.password)
+    throw new CliError(
+      '--url: credentials in the URL are not accepted; pass the token with --token, NETFORM_TOKEN or --token-file',
+    );
   const token = readToken(opts);
   const ca = opts.caFile ? readCaFile(opts.caFile) : undefined;
-  const client = new ApiClient({ url: url.href, token, ca, insecure: opts.insecure ?? false, ...clientTuning(opts, timeoutMs, signal, cancel) });
+  const client = new ApiClient({
+    url: url.href,
+    token,
+    ca,
+    insecure: opts.insecure ?? false,
+    ...clientTuning(opts, timeoutMs, signal, cancel),
+  });
   return { client, url: client.baseUrl, tokenUser, close: async () => {} };
 }
 
@@ -90,7 +122,12 @@ export async function openConnection(opts: ConnectionOptions, signal?: AbortSign
  * stderr per retry, and per request with --verbose. NETFORM_RETRY_DELAY_MS sets the first
  * backoff delay (tests use it to make error paths quick).
  */
-export function clientTuning(opts: ConnectionOptions, timeoutMs: number, signal?: AbortSignal, cancel?: AbortSignal): Partial<ApiClientOptions> {
+export function clientTuning(
+  opts: ConnectionOptions,
+  timeoutMs: number,
+  signal?: AbortSignal,
+  cancel?: AbortSignal,
+): Partial<ApiClientOptions> {
   const retries = parseRetries(opts.retries);
   const baseDelay = process.env.NETFORM_RETRY_DELAY_MS;
   const verbose = opts.verbose === true || process.env.NETFORM_LOG === 'debug';
@@ -100,7 +137,10 @@ export function clientTuning(opts: ConnectionOptions, timeoutMs: number, signal?
     ...(baseDelay && /^\d+$/.test(baseDelay) ? { retryBaseMs: Number(baseDelay) } : {}),
     onRetry: (event) => process.stderr.write(`${retryLine(event)}\n`),
     ...(verbose
-      ? { onRequest: (e) => process.stderr.write(`debug: ${e.method} ${e.path} ${e.status ?? e.problem ?? 'no answer'} ${e.ms} ms\n`) }
+      ? {
+          onRequest: (e) =>
+            process.stderr.write(`debug: ${e.method} ${e.path} ${e.status ?? e.problem ?? 'no answer'} ${e.ms} ms\n`),
+        }
       : {}),
     ...(signal ? { signal } : {}),
     ...(cancel ? { cancel } : {}),
@@ -109,7 +149,8 @@ export function clientTuning(opts: ConnectionOptions, timeoutMs: number, signal?
 
 function parseRetries(text: string | undefined): number {
   if (text === undefined) return 4;
-  if (!/^\d+$/.test(text.trim()) || Number(text) > 20) throw new CliError(`--retries (NETFORM_RETRIES): expected a whole number from 0 to 20, got "${text}"`);
+  if (!/^\d+$/.test(text.trim()) || Number(text) > 20)
+    throw new CliError(`--retries (NETFORM_RETRIES): expected a whole number from 0 to 20, got "${text}"`);
   return Number(text);
 }
 
@@ -120,7 +161,9 @@ function readToken(opts: ConnectionOptions): string {
     try {
       text = readFileSync(opts.tokenFile, 'utf8');
     } catch (error) {
-      throw new CliError(`--token-file: cannot read ${opts.tokenFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new CliError(
+        `--token-file: cannot read ${opts.tokenFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
     const token = text.trim();
     if (token === '') throw new CliError(`--token-file: ${opts.tokenFile} is empty`);
@@ -141,7 +184,8 @@ function readCaFile(path: string): string {
 function parseTimeout(text: string | undefined): number {
   if (text === undefined) return 30_000;
   const seconds = Number(text);
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new CliError(`--timeout: expected a number of seconds above 0, got "${text}"`);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new CliError(`--timeout: expected a number of seconds above 0, got "${text}"`);
   return Math.round(seconds * 1000);
 }
 
@@ -193,7 +237,10 @@ async function openEmbedded(path: string, tuning: Partial<ApiClientOptions>): Pr
  * The server's state (one list call per collection, and `/v0/configuration` only when
  * `configuration` is true); a refusal by the server is an expected failure.
  */
-export async function readLiveState(connection: Connection, options: { configuration?: boolean } = {}): Promise<LiveState> {
+export async function readLiveState(
+  connection: Connection,
+  options: { configuration?: boolean } = {},
+): Promise<LiveState> {
   try {
     return await fetchLiveState(connection.client, { configuration: options.configuration ? 'required' : false });
   } catch (error) {

@@ -37,18 +37,32 @@ interface DriftCommandOptions extends ConnectionOptions {
 export function registerDrift(program: Command): void {
   const cmd = program
     .command('drift')
-    .description('report differences between the desired state and the server, without writing anything; once, or on a schedule')
+    .description(
+      'report differences between the desired state and the server, without writing anything; once, or on a schedule',
+    )
     .requiredOption('-f, --file <path>', 'desired-state file or folder (read again at every scheduled run)')
-    .addOption(new Option('--format <format>', 'output of a single check (a schedule always writes JSON lines)').choices(['text', 'json', 'markdown']).default('text'))
+    .addOption(
+      new Option('--format <format>', 'output of a single check (a schedule always writes JSON lines)')
+        .choices(['text', 'json', 'markdown'])
+        .default('text'),
+    )
     .option('--no-color', 'no colour in text output')
-    .option('--every <cron>', 'check on this cron schedule until SIGTERM/SIGINT; a leading sixth field is seconds ("*/30 * * * * *")')
+    .option(
+      '--every <cron>',
+      'check on this cron schedule until SIGTERM/SIGINT; a leading sixth field is seconds ("*/30 * * * * *")',
+    )
     .option('--timezone <tz>', 'time zone of the schedule (default: the system time zone)')
     .option('--run-at-start', 'with --every: also check once right away')
     .option('--report <file>', 'with --every: keep the latest report in this file (replaced atomically)')
-    .option('--webhook <url>', 'with --every: POST a report whenever the status or the set of differences changes (recovery included); at most 5 s per run')
+    .option(
+      '--webhook <url>',
+      'with --every: POST a report whenever the status or the set of differences changes (recovery included); at most 5 s per run',
+    )
     .option('--webhook-always', 'with --webhook: also POST every drifted run');
   addConnectionOptions(cmd);
-  cmd.action(action(async (opts: DriftCommandOptions) => (opts.every === undefined ? driftOnce(opts) : driftOnSchedule(opts))));
+  cmd.action(
+    action(async (opts: DriftCommandOptions) => (opts.every === undefined ? driftOnce(opts) : driftOnSchedule(opts))),
+  );
 }
 
 /** Reads the files and the server (at the same time, see loadDesiredAndLive), and plans: the same steps and messages as `netform plan`. */
@@ -68,13 +82,20 @@ async function driftOnce(opts: DriftCommandOptions): Promise<ExitCode> {
     if (opts[flag] !== undefined) throw new CliError(`--${kebab(flag)} needs --every (it applies to scheduled checks)`);
   }
   const plan = await checkDrift(opts);
-  process.stdout.write(ensureNewline(renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts), fullPlanAt: fullPlanAt() })));
+  process.stdout.write(
+    ensureNewline(
+      renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts), fullPlanAt: fullPlanAt() }),
+    ),
+  );
   return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
 }
 
 async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
   const expression = opts.every!;
-  if (opts.file === '-') throw new CliError('-f - (stdin) can be read once only: a schedule reads the files again at every run; give a path');
+  if (opts.file === '-')
+    throw new CliError(
+      '-f - (stdin) can be read once only: a schedule reads the files again at every run; give a path',
+    );
   const problem = cronExpressionProblem(expression);
   if (problem) throw new CliError(`--every: "${expression}" is not a valid cron expression (${problem})`);
   const zoneProblem = opts.timezone === undefined ? null : timeZoneProblem(opts.timezone);
@@ -93,7 +114,16 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
   const secrets = [opts.token, process.env.NETFORM_TOKEN, opts.webhook];
   const sinks: ReportSink[] = [jsonLinesSink((text) => process.stdout.write(text))];
   if (opts.report) sinks.push(reportFileSink(opts.report));
-  if (opts.webhook) sinks.push(webhookSink({ url: opts.webhook, always: opts.webhookAlways ?? false, userAgent: `netform/${version}`, secrets: secrets.filter((s): s is string => !!s), log }));
+  if (opts.webhook)
+    sinks.push(
+      webhookSink({
+        url: opts.webhook,
+        always: opts.webhookAlways ?? false,
+        userAgent: `netform/${version}`,
+        secrets: secrets.filter((s): s is string => !!s),
+        log,
+      }),
+    );
 
   const ticker = cronTicker(expression, { timezone: opts.timezone, log });
   const loop = new DriftLoop({
@@ -136,7 +166,9 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
   loop.start();
   if (opts.runAtStart) loop.tick();
   const next = ticker.nextRun();
-  log(`drift: checking ${opts.file} against ${server} on "${expression}"${next ? `; next run at ${next.toISOString()}` : ''}`);
+  log(
+    `drift: checking ${opts.file} against ${server} on "${expression}"${next ? `; next run at ${next.toISOString()}` : ''}`,
+  );
   await stopped;
   log(`drift: stopped after ${loop.runs} run(s)`);
   return exitCode;
@@ -148,7 +180,9 @@ async function checkReportFolder(path: string): Promise<void> {
     await access(folder, constants.W_OK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new CliError(`--report: ${code === 'ENOENT' ? `the folder ${folder} does not exist` : `cannot write into ${folder} (${code ?? 'error'})`}`);
+    throw new CliError(
+      `--report: ${code === 'ENOENT' ? `the folder ${folder} does not exist` : `cannot write into ${folder} (${code ?? 'error'})`}`,
+    );
   }
 }
 

@@ -30,7 +30,9 @@ export class CliError extends Error {
  * message; anything else is a bug, printed with its message and a hint, never a raw stack unless
  * NETFORM_DEBUG is set.
  */
-export function action<A extends unknown[]>(run: (...args: A) => Promise<ExitCode | void>): (...args: A) => Promise<void> {
+export function action<A extends unknown[]>(
+  run: (...args: A) => Promise<ExitCode | void>,
+): (...args: A) => Promise<void> {
   return async (...args: A) => {
     try {
       const code = await run(...args);

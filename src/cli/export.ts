@@ -27,13 +27,25 @@ export function registerExport(program: Command): void {
   const cmd = program
     .command('export')
     .description('write the live server as desired-state YAML (secrets as references, never values)')
-    .option('-o, --output <dir>', 'write the files into this folder (created if missing); without it or with -, print one document')
+    .option(
+      '-o, --output <dir>',
+      'write the files into this folder (created if missing); without it or with -, print one document',
+    )
     .option('--split', 'one file per user plus one for the global rules (needs -o)')
     .option('--force', 'overwrite files that already exist in the folder')
-    .option('--no-addresses', "leave device tunnel addresses (ipv4, ipv6) out, so the server keeps choosing them")
-    .option('--no-prune', 'do not write `settings: { prune: true }`: objects removed from the files later are left on the server')
-    .option('--explicit-defaults', 'also write `role: unprivileged` and `use_default_<x>: true`, so hand changes of them show as drift')
-    .option('--schema <ref>', 'what the `# yaml-language-server: $schema=` comment points at (default: the schema of this netform, relative to the output)');
+    .option('--no-addresses', 'leave device tunnel addresses (ipv4, ipv6) out, so the server keeps choosing them')
+    .option(
+      '--no-prune',
+      'do not write `settings: { prune: true }`: objects removed from the files later are left on the server',
+    )
+    .option(
+      '--explicit-defaults',
+      'also write `role: unprivileged` and `use_default_<x>: true`, so hand changes of them show as drift',
+    )
+    .option(
+      '--schema <ref>',
+      'what the `# yaml-language-server: $schema=` comment points at (default: the schema of this netform, relative to the output)',
+    );
   addConnectionOptions(cmd);
   cmd.action(action(async (opts: ExportCommandOptions) => runExport(opts)));
 }
@@ -77,9 +89,13 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
   process.stderr.write(`exported ${summary} to ${files.length} file(s) in ${shown}\n`);
   const others = await otherYamlFiles(outputDir, files);
   if (others.length > 0) {
-    process.stderr.write(`warning: ${shown} also holds ${others.join(', ')}, which \`netform plan -f ${shown}\` reads together with the export; remove what no longer applies\n`);
+    process.stderr.write(
+      `warning: ${shown} also holds ${others.join(', ')}, which \`netform plan -f ${shown}\` reads together with the export; remove what no longer applies\n`,
+    );
   }
-  process.stderr.write(`next: review the files, commit them, and check with \`netform plan -f ${shown}\` (no changes expected)\n`);
+  process.stderr.write(
+    `next: review the files, commit them, and check with \`netform plan -f ${shown}\` (no changes expected)\n`,
+  );
   return ExitCode.ok;
 }
 
@@ -93,7 +109,9 @@ async function writeExport(dir: string, files: ExportedFile[], force: boolean): 
     const existing = files.map((f) => f.name).filter((name) => existsSync(join(dir, name)));
     if (existing.length > 0) {
       const shown = existing.slice(0, 5).join(', ') + (existing.length > 5 ? ` and ${existing.length - 5} more` : '');
-      throw new CliError(`-o: ${shown} already exist(s) in ${dir}; nothing was written. Pass --force to overwrite, or choose an empty folder`);
+      throw new CliError(
+        `-o: ${shown} already exist(s) in ${dir}; nothing was written. Pass --force to overwrite, or choose an empty folder`,
+      );
     }
   }
   for (const file of files) {

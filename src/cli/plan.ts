@@ -13,7 +13,13 @@ import type { DesiredState, LiveState } from '../model/state.js';
 import { planChanges, PlanError, type Plan } from '../plan/index.js';
 import { normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../render/index.js';
-import { addConnectionOptions, openConnection, readLiveState, type Connection, type ConnectionOptions } from './connection.js';
+import {
+  addConnectionOptions,
+  openConnection,
+  readLiveState,
+  type Connection,
+  type ConnectionOptions,
+} from './connection.js';
 import { planAccessChanges } from '../access/plan.js';
 import { refuseFailingTests } from './access.js';
 import { action, CliError, ExitCode } from './exit.js';
@@ -51,11 +57,26 @@ export function nonNegativeInteger(value: string): number {
 /** Options shared by plan and apply -f: what to plan and how. */
 export function addPlanningOptions(cmd: Command): Command {
   return cmd
-    .option('--allow-deletes <n>', 'allow up to N deletions (cascades included) in this run, whatever the limits say', nonNegativeInteger)
-    .option('--allow-updates <n>', 'allow up to N updates (replacements included) in this run, whatever the limits say', nonNegativeInteger)
-    .option('--replace', 'plan device changes that Firezone 0.7.26+ ignores on update as delete-then-create, keeping keys and addresses')
+    .option(
+      '--allow-deletes <n>',
+      'allow up to N deletions (cascades included) in this run, whatever the limits say',
+      nonNegativeInteger,
+    )
+    .option(
+      '--allow-updates <n>',
+      'allow up to N updates (replacements included) in this run, whatever the limits say',
+      nonNegativeInteger,
+    )
+    .option(
+      '--replace',
+      'plan device changes that Firezone 0.7.26+ ignores on update as delete-then-create, keeping keys and addresses',
+    )
     .option('--rotate-passwords', 'send declared passwords to existing users too (normally only on create)')
-    .option('--target <key>', 'limit the plan to this object and what it needs (user:EMAIL, device:EMAIL/NAME, rule:KEY); repeatable', (v: string, all: string[] = []) => [...all, v])
+    .option(
+      '--target <key>',
+      'limit the plan to this object and what it needs (user:EMAIL, device:EMAIL/NAME, rule:KEY); repeatable',
+      (v: string, all: string[] = []) => [...all, v],
+    )
     .option('--no-color', 'no colours in the output');
 }
 
@@ -81,7 +102,9 @@ export async function loadDesired(file: string): Promise<{ state: DesiredState; 
   const started = performance.now();
   const loaded = await loadDesiredState(file);
   if (!loaded.ok) {
-    throw new CliError(`the desired state has errors:\n${loaded.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`);
+    throw new CliError(
+      `the desired state has errors:\n${loaded.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`,
+    );
   }
   return { state: loaded.state, ms: elapsedSince(started), rss: rssMb() };
 }
@@ -97,7 +120,10 @@ function elapsedSince(started: number): number {
  * anything is written; with --embedded (or no usable connection) the files are read first, so
  * that bad files touch no database.
  */
-export async function loadDesiredAndLive(file: string, opts: ConnectionOptions): Promise<{ desired: LoadedDesired; connection: Connection; live: Promise<LiveState> }> {
+export async function loadDesiredAndLive(
+  file: string,
+  opts: ConnectionOptions,
+): Promise<{ desired: LoadedDesired; connection: Connection; live: Promise<LiveState> }> {
   if (opts.embedded) {
     const desired = await loadDesired(file);
     const connection = await openConnection(opts);
@@ -158,7 +184,8 @@ export async function makePlan(
 ): Promise<{ plan: Plan; timings: Timings }> {
   let started = performance.now();
   checkTargets(opts);
-  const live = await (reading ?? readLiveState(connection, { configuration: desired.state.configuration !== undefined }));
+  const live = await (reading ??
+    readLiveState(connection, { configuration: desired.state.configuration !== undefined }));
   const fetch = elapsedSince(started);
   const fetchRss = rssMb();
   started = performance.now();
@@ -177,7 +204,10 @@ export async function makePlan(
     started = performance.now();
     plan.access = planAccessChanges(plan, live, desired.state);
     const access = elapsedSince(started);
-    return { plan, timings: { load: desired.ms, fetch, diff, access, rss_mb: { load: desired.rss, fetch: fetchRss, diff: rssMb() } } };
+    return {
+      plan,
+      timings: { load: desired.ms, fetch, diff, access, rss_mb: { load: desired.rss, fetch: fetchRss, diff: rssMb() } },
+    };
   } catch (error) {
     if (error instanceof PlanError) throw new CliError(`cannot plan: ${error.message}`);
     if (error instanceof TargetError) throw new CliError(error.message);
@@ -192,7 +222,10 @@ export function planExitCode(plan: Plan): ExitCode {
 
 /** With NETFORM_TIMINGS set, one JSON line of phase durations (ms) on stderr, for bench/. */
 export function reportTimings(timings: Timings): void {
-  if (process.env.NETFORM_TIMINGS) process.stderr.write(`netform-timings ${JSON.stringify({ ...timings, rss_peak_mb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`);
+  if (process.env.NETFORM_TIMINGS)
+    process.stderr.write(
+      `netform-timings ${JSON.stringify({ ...timings, rss_peak_mb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`,
+    );
 }
 
 function writeSavedPlan(out: string, json: string): void {
@@ -221,16 +254,26 @@ export function refuseOverwritingInput(out: string, input: string): void {
   // A folder is read for its *.yaml/*.yml files, or its cdk.tf.json.
   const inside = inputIsFolder && dirname(target) === source && /(\.ya?ml|^cdk\.tf\.json)$/i.test(basename(target));
   if (target === source || inside) {
-    throw new CliError(`-o ${out} would overwrite the desired state read from ${input}; write the saved plan elsewhere (such as plan.json)`);
+    throw new CliError(
+      `-o ${out} would overwrite the desired state read from ${input}; write the saved plan elsewhere (such as plan.json)`,
+    );
   }
 }
 
 export function registerPlan(program: Command): void {
   const cmd = program
     .command('plan')
-    .description('show what apply would change on the server; exit 0 nothing to do, 2 changes, 3 over a safety limit, 1 error')
-    .requiredOption('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, a cdk.tf.json, or - for a YAML stream on stdin')
-    .option('-o, --out <path>', 'also write the plan as a saved plan (JSON) for `netform apply <path>`; - writes it to stdout (the plan for people then goes to stderr)')
+    .description(
+      'show what apply would change on the server; exit 0 nothing to do, 2 changes, 3 over a safety limit, 1 error',
+    )
+    .requiredOption(
+      '-f, --file <path>',
+      'desired state: a YAML file, a folder of YAML files, a cdk.tf.json, or - for a YAML stream on stdin',
+    )
+    .option(
+      '-o, --out <path>',
+      'also write the plan as a saved plan (JSON) for `netform apply <path>`; - writes it to stdout (the plan for people then goes to stderr)',
+    )
     .addOption(new Option('--format <format>', 'output format').choices(PLAN_FORMATS as string[]).default('text'));
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
@@ -246,10 +289,14 @@ export function registerPlan(program: Command): void {
         // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
         const toStdout = opts.out === '-';
         const shownOn = toStdout ? process.stderr : process.stdout;
-        const output = renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts, shownOn), fullPlanAt: fullPlanAt() });
+        const output = renderPlan(plan, opts.format, {
+          color: opts.format === 'text' && useColor(opts, shownOn),
+          fullPlanAt: fullPlanAt(),
+        });
         timings.render = elapsedSince(started);
         if (!(toStdout && opts.format === 'json')) shownOn.write(output);
-        if (opts.out) writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false }));
+        if (opts.out)
+          writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false }));
         reportTimings(timings);
         return planExitCode(plan);
       } finally {

@@ -2,7 +2,13 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import {
-  DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_HOST, DEFAULT_PORT, startServer, StoreOpenError, type AuthFailureLimit, type LogLevel,
+  DEFAULT_AUTH_FAILURE_LIMIT,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  startServer,
+  StoreOpenError,
+  type AuthFailureLimit,
+  type LogLevel,
 } from '../../server/index.js';
 import { parseCidrOrAddress, parseIpAddress } from '../model/index.js';
 import { action, CliError, ExitCode } from './exit.js';
@@ -11,7 +17,8 @@ export const DEFAULT_DB_PATH = './netform.db';
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function parsePort(text: string): number {
-  if (!/^\d{1,5}$/.test(text.trim()) || Number(text) > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  if (!/^\d{1,5}$/.test(text.trim()) || Number(text) > 65535)
+    throw new InvalidArgumentError('expected a port number from 0 to 65535');
   return Number(text);
 }
 
@@ -29,8 +36,12 @@ function isOff(text: string | undefined): boolean {
 }
 
 export function dbOption(creates = false): Option {
-  const what = creates ? 'SQLite database file (created with mode 0600 when missing)' : 'SQLite database file (must exist)';
-  return new Option('--db <location>', `${what}, or postgres://USER@HOST:PORT/DB (an existing database)`).env('NETFORM_DB').default(DEFAULT_DB_PATH);
+  const what = creates
+    ? 'SQLite database file (created with mode 0600 when missing)'
+    : 'SQLite database file (must exist)';
+  return new Option('--db <location>', `${what}, or postgres://USER@HOST:PORT/DB (an existing database)`)
+    .env('NETFORM_DB')
+    .default(DEFAULT_DB_PATH);
 }
 
 function parseCount(text: string): number {
@@ -39,7 +50,8 @@ function parseCount(text: string): number {
 }
 
 function parseSeconds(text: string): number {
-  if (!/^\d+$/.test(text.trim()) || Number(text) < 1) throw new InvalidArgumentError('expected a whole number of seconds, at least 1');
+  if (!/^\d+$/.test(text.trim()) || Number(text) < 1)
+    throw new InvalidArgumentError('expected a whole number of seconds, at least 1');
   return Number(text);
 }
 
@@ -73,7 +85,9 @@ function readPem(path: string, flag: string): Buffer {
 function tlsOptions(options: ServeOptions): { cert: Buffer; key: Buffer } | undefined {
   if (options.tlsCert === undefined && options.tlsKey === undefined) return undefined;
   if (options.tlsCert === undefined || options.tlsKey === undefined) {
-    throw new CliError('--tls-cert and --tls-key (NETFORM_TLS_CERT, NETFORM_TLS_KEY) go together: give both or neither');
+    throw new CliError(
+      '--tls-cert and --tls-key (NETFORM_TLS_CERT, NETFORM_TLS_KEY) go together: give both or neither',
+    );
   }
   return { cert: readPem(options.tlsCert, '--tls-cert'), key: readPem(options.tlsKey, '--tls-key') };
 }
@@ -83,9 +97,13 @@ function authFailureLimit(options: ServeOptions): AuthFailureLimit | false {
   const max = options.authFailureLimit;
   if (max === 0) return false;
   const windowSeconds = options.authFailureWindow;
-  const exempt = options.authFailureExempt.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const exempt = options.authFailureExempt
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const entry of exempt) {
-    if (!isAddressOrBlock(entry)) throw new CliError(`--auth-failure-exempt: ${JSON.stringify(entry)} is not an IP address or CIDR block`);
+    if (!isAddressOrBlock(entry))
+      throw new CliError(`--auth-failure-exempt: ${JSON.stringify(entry)} is not an IP address or CIDR block`);
   }
   return { max, windowMs: windowSeconds * 1000, exempt };
 }
@@ -97,32 +115,77 @@ function isAddressOrBlock(text: string): boolean {
 export function registerServe(program: Command): void {
   program
     .command('serve')
-    .description('Run the bundled /v0 server on a SQLite database file or a PostgreSQL database (created or migrated on start).')
+    .description(
+      'Run the bundled /v0 server on a SQLite database file or a PostgreSQL database (created or migrated on start).',
+    )
     .addOption(dbOption(true))
     .addOption(new Option('--host <host>', 'address to listen on').env('NETFORM_HOST').default(DEFAULT_HOST))
-    .addOption(new Option('--port <port>', 'port to listen on; 0 picks a free one').env('NETFORM_PORT').default(DEFAULT_PORT).argParser(parsePort))
-    .addOption(new Option('--log-level <level>', 'request log level (JSON lines on stderr)').env('NETFORM_LOG_LEVEL').choices(LOG_LEVELS).default('info'))
+    .addOption(
+      new Option('--port <port>', 'port to listen on; 0 picks a free one')
+        .env('NETFORM_PORT')
+        .default(DEFAULT_PORT)
+        .argParser(parsePort),
+    )
+    .addOption(
+      new Option('--log-level <level>', 'request log level (JSON lines on stderr)')
+        .env('NETFORM_LOG_LEVEL')
+        .choices(LOG_LEVELS)
+        .default('info'),
+    )
     // Not commander's .env(): for a flag it would count NETFORM_LEGACY_DEVICE_UPDATES=0 as on.
-    .option('--legacy-device-updates', 'emulate upstream 0.7.26+: device updates change only name and description (env NETFORM_LEGACY_DEVICE_UPDATES=1)')
-    .addOption(new Option('--body-limit <bytes>', 'largest request body; larger ones get 413').default(1024 * 1024).argParser(parseByteCount))
-    .addOption(new Option('--tls-cert <file>', 'serve HTTPS with this PEM certificate chain (with --tls-key)').env('NETFORM_TLS_CERT'))
+    .option(
+      '--legacy-device-updates',
+      'emulate upstream 0.7.26+: device updates change only name and description (env NETFORM_LEGACY_DEVICE_UPDATES=1)',
+    )
+    .addOption(
+      new Option('--body-limit <bytes>', 'largest request body; larger ones get 413')
+        .default(1024 * 1024)
+        .argParser(parseByteCount),
+    )
+    .addOption(
+      new Option('--tls-cert <file>', 'serve HTTPS with this PEM certificate chain (with --tls-key)').env(
+        'NETFORM_TLS_CERT',
+      ),
+    )
     .addOption(new Option('--tls-key <file>', 'the PEM private key of --tls-cert').env('NETFORM_TLS_KEY'))
     .option('--no-metrics', 'do not record or serve Prometheus metrics (env NETFORM_METRICS=0)')
-    .addOption(new Option('--metrics-port <port>', 'serve /metrics on this port instead of the API port').env('NETFORM_METRICS_PORT').argParser(parsePort))
-    .addOption(new Option('--metrics-host <host>', 'address of the metrics port (default: --host)').env('NETFORM_METRICS_HOST'))
     .addOption(
-      new Option('--auth-failure-limit <n>', 'failed authentications per client address within the window before 429; 0: no limit')
-        .env('NETFORM_AUTH_FAILURE_LIMIT').default(DEFAULT_AUTH_FAILURE_LIMIT.max).argParser(parseCount),
+      new Option('--metrics-port <port>', 'serve /metrics on this port instead of the API port')
+        .env('NETFORM_METRICS_PORT')
+        .argParser(parsePort),
+    )
+    .addOption(
+      new Option('--metrics-host <host>', 'address of the metrics port (default: --host)').env('NETFORM_METRICS_HOST'),
+    )
+    .addOption(
+      new Option(
+        '--auth-failure-limit <n>',
+        'failed authentications per client address within the window before 429; 0: no limit',
+      )
+        .env('NETFORM_AUTH_FAILURE_LIMIT')
+        .default(DEFAULT_AUTH_FAILURE_LIMIT.max)
+        .argParser(parseCount),
     )
     .addOption(
       new Option('--auth-failure-window <seconds>', 'the window of --auth-failure-limit')
-        .env('NETFORM_AUTH_FAILURE_WINDOW').default(DEFAULT_AUTH_FAILURE_LIMIT.windowMs / 1000).argParser(parseSeconds),
+        .env('NETFORM_AUTH_FAILURE_WINDOW')
+        .default(DEFAULT_AUTH_FAILURE_LIMIT.windowMs / 1000)
+        .argParser(parseSeconds),
     )
     .addOption(
-      new Option('--auth-failure-exempt <list>', 'client addresses/CIDR blocks never limited, comma-separated ("" for none)')
-        .env('NETFORM_AUTH_FAILURE_EXEMPT').default(DEFAULT_AUTH_FAILURE_LIMIT.exempt.join(',')),
+      new Option(
+        '--auth-failure-exempt <list>',
+        'client addresses/CIDR blocks never limited, comma-separated ("" for none)',
+      )
+        .env('NETFORM_AUTH_FAILURE_EXEMPT')
+        .default(DEFAULT_AUTH_FAILURE_LIMIT.exempt.join(',')),
     )
-    .addOption(new Option('--trust-proxy <list>', 'proxies (addresses/CIDR blocks, comma-separated) whose X-Forwarded-For names the client').env('NETFORM_TRUST_PROXY'))
+    .addOption(
+      new Option(
+        '--trust-proxy <list>',
+        'proxies (addresses/CIDR blocks, comma-separated) whose X-Forwarded-For names the client',
+      ).env('NETFORM_TRUST_PROXY'),
+    )
     .addHelpText(
       'after',
       '\nPrints "listening on http(s)://HOST:PORT" first on stdout (then "metrics on URL" with --metrics-port). ' +
@@ -174,7 +237,9 @@ export function registerServe(program: Command): void {
           throw new CliError(`cannot start the server: ${describeStartError(error, options)}`);
         }
         // One write (atomic on a pipe): whoever reads the first line finds the second with it.
-        process.stdout.write(`listening on ${server.url}\n${server.metricsUrl ? `metrics on ${server.metricsUrl}\n` : ''}`);
+        process.stdout.write(
+          `listening on ${server.url}\n${server.metricsUrl ? `metrics on ${server.metricsUrl}\n` : ''}`,
+        );
         const signal = await stopSignal;
         process.stderr.write(`${signal}: finishing requests in flight, then stopping\n`);
         await server.close();
@@ -197,7 +262,10 @@ function describeStartError(error: unknown, options: ServeOptions): string {
   if (code === 'EADDRNOTAVAIL') return `${options.host} is not an address of this machine`;
   if (error instanceof StoreOpenError) return error.message;
   // OpenSSL's reasons name no key material: a certificate or key that does not parse or match.
-  if (options.tlsCert !== undefined && /PEM|ASN1|x509|key values mismatch|certificate|private key/i.test(String((error as Error)?.message))) {
+  if (
+    options.tlsCert !== undefined &&
+    /PEM|ASN1|x509|key values mismatch|certificate|private key/i.test(String((error as Error)?.message))
+  ) {
     return `the TLS certificate ${options.tlsCert} or key ${options.tlsKey} is not usable (${(error as Error).message})`;
   }
   return error instanceof Error ? error.message : String(error);

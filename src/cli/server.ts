@@ -3,7 +3,17 @@
  * no token needed: API tokens (the only way to get one) and the server defaults.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { AdminError, StoreOpenError, copyServerData, issueToken, listTokens, revokeToken, setServerDefault, showDefaults, DEFAULT_KEYS } from '../../server/index.js';
+import {
+  AdminError,
+  StoreOpenError,
+  copyServerData,
+  issueToken,
+  listTokens,
+  revokeToken,
+  setServerDefault,
+  showDefaults,
+  DEFAULT_KEYS,
+} from '../../server/index.js';
 import { action, CliError, ExitCode } from './exit.js';
 import { dbOption } from './serve.js';
 
@@ -25,7 +35,16 @@ async function admin<T>(run: () => Promise<T>): Promise<T> {
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 function formatValue(value: unknown): string {
@@ -39,7 +58,9 @@ export function registerServer(program: Command): void {
 
   server
     .command('copy')
-    .description('Copy a server\'s data (users, devices, rules, tokens, defaults, key pair) into a new, empty database in one transaction.')
+    .description(
+      "Copy a server's data (users, devices, rules, tokens, defaults, key pair) into a new, empty database in one transaction.",
+    )
     .requiredOption('--from <location>', 'the existing database: a SQLite file (or a postgres:// URL)')
     .requiredOption('--to <location>', 'the new, empty database: a postgres://USER@HOST:PORT/DB URL (or a SQLite file)')
     .action(
@@ -56,14 +77,17 @@ export function registerServer(program: Command): void {
 
   token
     .command('create')
-    .description('Issue an API token for an admin (made an admin when no user has the email yet); prints only the token on stdout.')
+    .description(
+      'Issue an API token for an admin (made an admin when no user has the email yet); prints only the token on stdout.',
+    )
     .requiredOption('--email <email>', 'email of the admin')
     .addOption(new Option('--days <n>', 'days until the token expires, 1 to 90').default(30).argParser(parseDays))
     .addOption(dbOption(true))
     .action(
       action(async (options: { email: string; days: number; db: string }) => {
         const issued = await admin(() => issueToken({ dbPath: options.db, email: options.email, days: options.days }));
-        if (issued.createdDatabase !== null) process.stderr.write(`created a new database at ${issued.createdDatabase}\n`);
+        if (issued.createdDatabase !== null)
+          process.stderr.write(`created a new database at ${issued.createdDatabase}\n`);
         if (issued.userCreated) process.stderr.write(`created admin ${options.email.trim()}\n`);
         process.stderr.write(`token ${issued.id} expires ${issued.expiresAt}; this is the only time it is shown\n`);
         process.stdout.write(`${issued.token}\n`);
@@ -81,7 +105,13 @@ export function registerServer(program: Command): void {
         const tokens = await admin(() => listTokens({ dbPath: options.db }));
         if (options.json) process.stdout.write(`${JSON.stringify(tokens, null, 2)}\n`);
         else if (tokens.length === 0) process.stdout.write('no tokens\n');
-        else process.stdout.write(table([['ID', 'EMAIL', 'CREATED', 'EXPIRES', 'STATUS'], ...tokens.map((t) => [t.id, t.email, t.created, t.expires, t.status])]));
+        else
+          process.stdout.write(
+            table([
+              ['ID', 'EMAIL', 'CREATED', 'EXPIRES', 'STATUS'],
+              ...tokens.map((t) => [t.id, t.email, t.created, t.expires, t.status]),
+            ]),
+          );
         return ExitCode.ok;
       }),
     );
@@ -99,7 +129,9 @@ export function registerServer(program: Command): void {
       }),
     );
 
-  const defaults = server.command('defaults').description('Show and change the server defaults (device defaults, tunnel networks, device limit).');
+  const defaults = server
+    .command('defaults')
+    .description('Show and change the server defaults (device defaults, tunnel networks, device limit).');
 
   defaults
     .command('show')

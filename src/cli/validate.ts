@@ -1,6 +1,12 @@
 /** `netform validate -f PATH`: every offline check of the desired state, no server needed. */
 import { Option, type Command } from 'commander';
-import { countDeclarations, displayPath, formatDiagnostic, loadDesiredState, type Diagnostic } from '../desired/index.js';
+import {
+  countDeclarations,
+  displayPath,
+  formatDiagnostic,
+  loadDesiredState,
+  type Diagnostic,
+} from '../desired/index.js';
 import { shadowedRuleWarnings } from '../access/shadow.js';
 import { action, ExitCode } from './exit.js';
 
@@ -32,8 +38,13 @@ function plural(count: number, word: string): string {
 export function registerValidate(program: Command): void {
   program
     .command('validate')
-    .description('Check the desired state offline: file format, the server\'s field rules, duplicates, overlapping rules, scope, secrets.')
-    .requiredOption('-f, --file <path>', 'a YAML file, a folder of *.yaml/*.yml files, a cdk.tf.json (or its folder), or - for a YAML stream on stdin')
+    .description(
+      "Check the desired state offline: file format, the server's field rules, duplicates, overlapping rules, scope, secrets.",
+    )
+    .requiredOption(
+      '-f, --file <path>',
+      'a YAML file, a folder of *.yaml/*.yml files, a cdk.tf.json (or its folder), or - for a YAML stream on stdin',
+    )
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'github', 'json']).default('text'))
     .action(
       action(async (options: { file: string; format: Format }) => {
@@ -42,7 +53,10 @@ export function registerValidate(program: Command): void {
         const diagnostics = result.ok ? [] : result.diagnostics;
         const warnings = [...(result.warnings ?? []), ...(result.ok ? shadowedRuleWarnings(result.state) : [])];
         if (options.format === 'json') {
-          const entries = [...diagnostics.map((d) => ({ ...d, severity: 'error' })), ...warnings.map((d) => ({ ...d, severity: 'warning' }))];
+          const entries = [
+            ...diagnostics.map((d) => ({ ...d, severity: 'error' })),
+            ...warnings.map((d) => ({ ...d, severity: 'warning' })),
+          ];
           process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
         } else if (options.format === 'github') {
           for (const d of diagnostics) process.stdout.write(`${githubAnnotation(d)}\n`);
@@ -52,14 +66,17 @@ export function registerValidate(program: Command): void {
           for (const d of warnings) process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
         }
         if (!result.ok) {
-          if (options.format !== 'json') process.stderr.write(`${plural(diagnostics.length, 'error')} in ${displayPath(options.file)}\n`);
+          if (options.format !== 'json')
+            process.stderr.write(`${plural(diagnostics.length, 'error')} in ${displayPath(options.file)}\n`);
           return ExitCode.error;
         }
         if (options.format !== 'json') {
           const counts = countDeclarations(result.state);
           const shown = options.file === '-' ? 'stdin' : displayPath(options.file);
           const warned = warnings.length > 0 ? ` (${plural(warnings.length, 'warning')})` : '';
-          process.stdout.write(`${shown} is valid${warned}: ${plural(counts.users, 'user')}, ${plural(counts.devices, 'device')}, ${plural(counts.rules, 'rule')}\n`);
+          process.stdout.write(
+            `${shown} is valid${warned}: ${plural(counts.users, 'user')}, ${plural(counts.devices, 'device')}, ${plural(counts.rules, 'rule')}\n`,
+          );
         }
         return ExitCode.ok;
       }),

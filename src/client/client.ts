@@ -11,7 +11,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
 import { ApiError, parseErrorBody, type NetworkProblem } from './errors.js';
 import type { ApiConfiguration } from '../model/configuration.js';
-import { MalformedResponseError, READERS, readConfiguration, WRAPPER, type Resource, type ResourceName } from './resources.js';
+import {
+  MalformedResponseError,
+  READERS,
+  readConfiguration,
+  WRAPPER,
+  type Resource,
+  type ResourceName,
+} from './resources.js';
 import { isRetryable, parseRetryAfter, retryDelay, type RetryEvent, type RetryPolicy } from './retry.js';
 
 export interface ApiClientOptions {
@@ -113,7 +120,8 @@ export class ApiClient {
       data = await this.#send('GET', path);
     } catch (error) {
       // Every /v0 server has this collection: a 404 means the URL points somewhere else.
-      if (error instanceof ApiError && error.status === 404) throw this.#notV0('GET', path, 404, 'it has no /v0/' + name);
+      if (error instanceof ApiError && error.status === 404)
+        throw this.#notV0('GET', path, 404, 'it has no /v0/' + name);
       throw error;
     }
     if (!Array.isArray(data)) throw this.#notV0('GET', path, 200, `a list of ${name} was expected`);
@@ -211,8 +219,20 @@ export class ApiClient {
     }
     if (typeof body.destination !== 'string') return null;
     const owner = typeof body.user_id === 'string' ? body.user_id : null;
-    const keyOf = (r: { user_id: string | null; action: string; destination: string; port_type: string | null; port_range: string | null }) =>
-      ruleKey({ ownerEmail: r.user_id, action: r.action, destination: normalizeDestination(r.destination), port_type: r.port_type, port_range: r.port_range });
+    const keyOf = (r: {
+      user_id: string | null;
+      action: string;
+      destination: string;
+      port_type: string | null;
+      port_range: string | null;
+    }) =>
+      ruleKey({
+        ownerEmail: r.user_id,
+        action: r.action,
+        destination: normalizeDestination(r.destination),
+        port_type: r.port_type,
+        port_range: r.port_range,
+      });
     const wanted = keyOf({
       user_id: owner,
       action: typeof body.action === 'string' ? body.action : 'drop',
@@ -228,7 +248,12 @@ export class ApiClient {
    * One call: attempts until an answer, a failure not worth retrying, the retry limit, or the
    * call's deadline (totalTimeoutMs), whichever comes first. Each retry is announced (onRetry).
    */
-  async #send(method: Method, path: string, json?: unknown, beforeRetry?: (error: ApiError) => Promise<void>): Promise<unknown> {
+  async #send(
+    method: Method,
+    path: string,
+    json?: unknown,
+    beforeRetry?: (error: ApiError) => Promise<void>,
+  ): Promise<unknown> {
     const deadline = Date.now() + this.#totalTimeoutMs;
     for (let retry = 1; ; retry++) {
       const attemptTimeout = Math.max(1, Math.min(this.#timeoutMs, deadline - Date.now()));
@@ -257,7 +282,12 @@ export class ApiClient {
   }
 
   /** One HTTP exchange: the answer's `data`, or the ApiError describing why there is none. */
-  async #attempt(method: Method, path: string, json: unknown, timeoutMs: number): Promise<{ data: unknown } | ApiError> {
+  async #attempt(
+    method: Method,
+    path: string,
+    json: unknown,
+    timeoutMs: number,
+  ): Promise<{ data: unknown } | ApiError> {
     const started = Date.now();
     let status: number;
     let text: string;
@@ -291,7 +321,8 @@ export class ApiClient {
       } catch {
         return this.#notV0(method, path, status, 'the answer is not valid JSON');
       }
-      if (typeof parsed !== 'object' || parsed === null || !('data' in parsed)) return this.#notV0(method, path, status, 'the answer has no `data`');
+      if (typeof parsed !== 'object' || parsed === null || !('data' in parsed))
+        return this.#notV0(method, path, status, 'the answer has no `data`');
       return { data: (parsed as { data: unknown }).data };
     }
     if (status >= 300 && status < 400) {
@@ -299,13 +330,27 @@ export class ApiClient {
     }
     const { errors, reason } = parseErrorBody(text);
     const shownReason = reason || (isJson || text === '' ? '' : describeNonJson(contentType, text));
-    return new ApiError(method, path, status, errors, shownReason, { server: this.baseUrl, retryAfterMs: parseRetryAfter(retryAfter, Date.now()) });
+    return new ApiError(method, path, status, errors, shownReason, {
+      server: this.baseUrl,
+      retryAfterMs: parseRetryAfter(retryAfter, Date.now()),
+    });
   }
 
   /** Turns got's error into an ApiError without keeping got's error (its options hold the token). */
   #networkError(method: string, path: string, error: unknown, timeoutMs: number): ApiError {
-    const code = error instanceof RequestError ? (error.code && error.code !== 'ERR_GOT_REQUEST_ERROR' ? error.code : error.message) : error instanceof Error ? error.message : String(error);
-    return new ApiError(method, path, null, {}, code, { server: this.baseUrl, problem: classifyNetworkError(code), timeoutMs });
+    const code =
+      error instanceof RequestError
+        ? error.code && error.code !== 'ERR_GOT_REQUEST_ERROR'
+          ? error.code
+          : error.message
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    return new ApiError(method, path, null, {}, code, {
+      server: this.baseUrl,
+      problem: classifyNetworkError(code),
+      timeoutMs,
+    });
   }
 
   #notV0(method: string, path: string, status: number, why: string): ApiError {
@@ -338,7 +383,8 @@ export function classifyNetworkError(code: string): NetworkProblem {
   if (code === 'ECONNREFUSED') return 'refused';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') return 'host_not_found';
   if (code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') return 'timeout';
-  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED' || code === 'ERR_STREAM_PREMATURE_CLOSE') return 'reset';
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED' || code === 'ERR_STREAM_PREMATURE_CLOSE')
+    return 'reset';
   if (TLS_CODE.test(code)) return 'tls';
   return 'other';
 }

@@ -54,7 +54,12 @@ export class ApiError extends Error {
 
   /** The server did not answer at all (refused, timed out, dropped): it may be down. */
   get serverUnreachable(): boolean {
-    return this.problem === 'refused' || this.problem === 'timeout' || this.problem === 'reset' || this.problem === 'host_not_found';
+    return (
+      this.problem === 'refused' ||
+      this.problem === 'timeout' ||
+      this.problem === 'reset' ||
+      this.problem === 'host_not_found'
+    );
   }
 }
 
@@ -83,7 +88,14 @@ function seconds(ms: number): string {
   return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
 }
 
-function describe(method: string, path: string, status: number | null, errors: FieldErrors, reason: string, details: ApiErrorDetails): string {
+function describe(
+  method: string,
+  path: string,
+  status: number | null,
+  errors: FieldErrors,
+  reason: string,
+  details: ApiErrorDetails,
+): string {
   const where = `${method} ${path}`;
   const server = details.server ?? 'the server';
   switch (details.problem) {
@@ -105,8 +117,11 @@ function describe(method: string, path: string, status: number | null, errors: F
       break;
   }
   if (status === null) return `${where}: no answer from ${server} (${reason})`;
-  const fields = Object.entries(errors).flatMap(([field, messages]) => messages.map((m) => (field === 'base' || m.startsWith(`${field} `) ? m : `${field} ${m}`)));
-  if (status === 401) return `${where}: 401 the server refused the token (${fields.join('; ') || reason}); check --token / NETFORM_TOKEN`;
+  const fields = Object.entries(errors).flatMap(([field, messages]) =>
+    messages.map((m) => (field === 'base' || m.startsWith(`${field} `) ? m : `${field} ${m}`)),
+  );
+  if (status === 401)
+    return `${where}: 401 the server refused the token (${fields.join('; ') || reason}); check --token / NETFORM_TOKEN`;
   const detail = fields.length > 0 ? fields.join('; ') : reason;
   return `${where}: ${status}${detail ? ` ${detail}` : ''}`;
 }
@@ -138,7 +153,9 @@ export function parseErrorBody(text: string): { errors: FieldErrors; reason: str
     if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
       for (const [field, value] of Object.entries(raw)) {
         const list = Array.isArray(value) ? value : [value];
-        errors[field] = list.filter((m) => m !== null && m !== undefined).map((m) => (typeof m === 'string' ? m : JSON.stringify(m)));
+        errors[field] = list
+          .filter((m) => m !== null && m !== undefined)
+          .map((m) => (typeof m === 'string' ? m : JSON.stringify(m)));
       }
     } else if (typeof raw === 'string') {
       reason = raw;

@@ -7,7 +7,15 @@ import { ApiError } from './errors.js';
 export { ApiClient, type ApiClientOptions, type CreateResult, type RequestEvent } from './client.js';
 export { ApiError, parseErrorBody, type NetworkProblem } from './errors.js';
 export { retryLine, type RetryEvent } from './retry.js';
-export { readConfiguration, readDevice, readRule, readUser, WRAPPER, type Resource, type ResourceName } from './resources.js';
+export {
+  readConfiguration,
+  readDevice,
+  readRule,
+  readUser,
+  WRAPPER,
+  type Resource,
+  type ResourceName,
+} from './resources.js';
 
 export interface FetchOptions {
   /**
@@ -30,7 +38,10 @@ export async function fetchLiveState(client: ApiClient, options: FetchOptions = 
 }
 
 /** `/v0/configuration` as fetchLiveState reads it (also for a plan that read the lists before knowing it was wanted). */
-export async function fetchConfiguration(client: ApiClient, mode: 'required' | 'optional'): Promise<ApiConfiguration | undefined> {
+export async function fetchConfiguration(
+  client: ApiClient,
+  mode: 'required' | 'optional',
+): Promise<ApiConfiguration | undefined> {
   try {
     return await client.getConfiguration();
   } catch (error) {

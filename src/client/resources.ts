@@ -11,7 +11,11 @@ export type ResourceName = 'users' | 'devices' | 'rules';
 export type Resource<N extends ResourceName> = N extends 'users' ? ApiUser : N extends 'devices' ? ApiDevice : ApiRule;
 
 /** The wrapper key of a request body, per collection. */
-export const WRAPPER: Record<ResourceName, 'user' | 'device' | 'rule'> = { users: 'user', devices: 'device', rules: 'rule' };
+export const WRAPPER: Record<ResourceName, 'user' | 'device' | 'rule'> = {
+  users: 'user',
+  devices: 'device',
+  rules: 'rule',
+};
 
 export class MalformedResponseError extends Error {
   override readonly name = 'MalformedResponseError';
@@ -49,12 +53,17 @@ function list(raw: Raw, key: string): string[] | null {
   if (v === null || v === undefined) return null;
   if (Array.isArray(v)) return v.map((e) => String(e));
   // Some upstream versions stored these as comma-separated text.
-  if (typeof v === 'string') return v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (typeof v === 'string')
+    return v
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   return null;
 }
 
 function asObject(value: unknown, what: string): Raw {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new MalformedResponseError(`the server sent a ${what} that is not an object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new MalformedResponseError(`the server sent a ${what} that is not an object`);
   return value as Raw;
 }
 
@@ -126,7 +135,9 @@ function bool(raw: Raw, key: string): boolean {
 
 function objects(raw: Raw, key: string): Record<string, unknown>[] {
   const v = raw[key];
-  return Array.isArray(v) ? v.filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null && !Array.isArray(e)) : [];
+  return Array.isArray(v)
+    ? v.filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null && !Array.isArray(e))
+    : [];
 }
 
 /**
@@ -149,8 +160,14 @@ export function readConfiguration(value: unknown): ApiConfiguration {
     default_client_endpoint: text(raw, 'default_client_endpoint') as string,
     default_client_dns: list(raw, 'default_client_dns') ?? [],
     default_client_allowed_ips: list(raw, 'default_client_allowed_ips') ?? [],
-    openid_connect_providers: objects(raw, 'openid_connect_providers') as unknown as ApiConfiguration['openid_connect_providers'],
-    saml_identity_providers: objects(raw, 'saml_identity_providers') as unknown as ApiConfiguration['saml_identity_providers'],
+    openid_connect_providers: objects(
+      raw,
+      'openid_connect_providers',
+    ) as unknown as ApiConfiguration['openid_connect_providers'],
+    saml_identity_providers: objects(
+      raw,
+      'saml_identity_providers',
+    ) as unknown as ApiConfiguration['saml_identity_providers'],
     logo: typeof logo === 'object' && logo !== null && !Array.isArray(logo) ? (logo as ApiConfiguration['logo']) : {},
     inserted_at: text(raw, 'inserted_at') ?? '',
     updated_at: text(raw, 'updated_at') ?? '',

@@ -55,7 +55,20 @@ const IGNORED_META_ARGUMENTS = new Set(['//', 'depends_on', 'lifecycle', 'provis
 /** Meta-arguments that would make one resource stand for several objects. */
 const MULTIPLYING_META_ARGUMENTS = new Set(['count', 'for_each']);
 /** Top-level blocks that declare nothing netform manages (the provider, backend, outputs, locals are read where used). */
-const IGNORED_TOP_LEVEL = new Set(['//', 'terraform', 'provider', 'variable', 'output', 'locals', 'data', 'resource', 'moved', 'import', 'check', 'removed']);
+const IGNORED_TOP_LEVEL = new Set([
+  '//',
+  'terraform',
+  'provider',
+  'variable',
+  'output',
+  'locals',
+  'data',
+  'resource',
+  'moved',
+  'import',
+  'check',
+  'removed',
+]);
 
 const NAME = '[A-Za-z_][A-Za-z0-9_-]*';
 const VARIABLE_REFERENCE = new RegExp(`^var\\.(${NAME})$`);
@@ -300,7 +313,11 @@ class StackTranslator {
     for (const [key, property] of this.positions.propertiesOf(commentNode)) {
       const site = { docPath: [...jsonPath, '//', 'netform', key], address: `${address}.${key}` };
       if (Object.hasOwn(entry, key) || key === 'devices' || key === 'rules') {
-        this.report(site, `${key} is not a netform key of its own here: write it as the resource's attribute or resource`, true);
+        this.report(
+          site,
+          `${key} is not a netform key of its own here: write it as the resource's attribute or resource`,
+          true,
+        );
         continue;
       }
       const value = this.#jsonValue([...jsonPath, '//', 'netform', key]);
@@ -313,14 +330,19 @@ class StackTranslator {
   /** The parsed value at a path of the stack. */
   #jsonValue(path: DocPath): unknown {
     let value: unknown = this.document;
-    for (const segment of path) value = isObject(value) || Array.isArray(value) ? (value as Record<string | number, unknown>)[segment] : undefined;
+    for (const segment of path)
+      value =
+        isObject(value) || Array.isArray(value) ? (value as Record<string | number, unknown>)[segment] : undefined;
     return value;
   }
 
   /** A list value's items at the items of the JSON array it was written as; at the value itself when it came from a variable. */
   #placeList(list: unknown[], node: JsonNode | undefined): void {
     const items = node?.type === 'array' && node.children?.length === list.length ? node.children : undefined;
-    this.containers.set(list, list.map((_, i) => items?.[i]?.offset ?? node?.offset ?? -1));
+    this.containers.set(
+      list,
+      list.map((_, i) => items?.[i]?.offset ?? node?.offset ?? -1),
+    );
   }
 
   /** Appends `entry` (written at `jsonPath`) to the list `key` of `owner`, creating the list; returns the entry's document path. */
@@ -340,9 +362,17 @@ class StackTranslator {
   translate(): void {
     for (const key of Object.keys(this.document)) {
       if (key === 'module') {
-        this.report({ docPath: [key], address: 'module' }, 'modules are not supported: netform cannot see the resources inside a module; declare them in the stack itself', true);
+        this.report(
+          { docPath: [key], address: 'module' },
+          'modules are not supported: netform cannot see the resources inside a module; declare them in the stack itself',
+          true,
+        );
       } else if (!IGNORED_TOP_LEVEL.has(key)) {
-        this.report({ docPath: [key], address: key }, `unknown top-level block "${key}" of a Terraform JSON configuration`, true);
+        this.report(
+          { docPath: [key], address: key },
+          `unknown top-level block "${key}" of a Terraform JSON configuration`,
+          true,
+        );
       }
     }
     this.#readVariables();
@@ -357,7 +387,11 @@ class StackTranslator {
       for (const [type, instances] of Object.entries(resources)) {
         const site = { docPath: ['resource', type], address: type };
         if (!(RESOURCE_TYPES as readonly string[]).includes(type)) {
-          this.report(site, `netform manages only ${RESOURCE_TYPES.join(', ')}; ${type} cannot be part of this stack`, true);
+          this.report(
+            site,
+            `netform manages only ${RESOURCE_TYPES.join(', ')}; ${type} cannot be part of this stack`,
+            true,
+          );
           continue;
         }
         if (!isObject(instances)) {
@@ -366,7 +400,10 @@ class StackTranslator {
         }
         byType[type as ResourceType] = Object.entries(instances).flatMap(([name, body]) => {
           if (isObject(body)) return [[name, body] as [string, Record<string, unknown>]];
-          this.report({ docPath: ['resource', type, name], address: `${type}.${name}` }, 'must be an object of attributes');
+          this.report(
+            { docPath: ['resource', type, name], address: `${type}.${name}` },
+            'must be an object of attributes',
+          );
           return [];
         });
       }
@@ -384,14 +421,22 @@ class StackTranslator {
     for (const [name, body] of byType.firezone_device ?? []) {
       const read = this.#readDevice(name, body);
       if (!read) continue;
-      const path = this.#append(read.owner, userPaths.get(read.owner)!, 'devices', read.device, ['resource', 'firezone_device', name]);
+      const path = this.#append(read.owner, userPaths.get(read.owner)!, 'devices', read.device, [
+        'resource',
+        'firezone_device',
+        name,
+      ]);
       this.#addresses.set(path, `firezone_device.${name}`);
     }
     for (const [name, body] of byType.firezone_rule ?? []) {
       const read = this.#readRule(name, body);
       if (!read) continue;
       const owner = read.owner ?? this.#translated;
-      const path = this.#append(owner, read.owner ? userPaths.get(read.owner)! : '', 'rules', read.rule, ['resource', 'firezone_rule', name]);
+      const path = this.#append(owner, read.owner ? userPaths.get(read.owner)! : '', 'rules', read.rule, [
+        'resource',
+        'firezone_rule',
+        name,
+      ]);
       this.#addresses.set(path, `firezone_rule.${name}`);
     }
   }
@@ -428,7 +473,10 @@ class StackTranslator {
     if (!node || typeof value !== 'object' || value === null || this.containers.has(value)) return;
     if (Array.isArray(value)) {
       if (node.type !== 'array') return;
-      this.containers.set(value, value.map((_, i) => node.children?.[i]?.offset ?? node.offset));
+      this.containers.set(
+        value,
+        value.map((_, i) => node.children?.[i]?.offset ?? node.offset),
+      );
       value.forEach((item, i) => this.#placeJson(item, node.children?.[i]));
       return;
     }
@@ -458,7 +506,10 @@ class StackTranslator {
       }
       const type = declaration.type;
       if (type !== undefined && typeof type !== 'string') {
-        this.report({ docPath: ['variable', name, 'type'], address: `var.${name}` }, 'type must be a type constraint such as "string"');
+        this.report(
+          { docPath: ['variable', name, 'type'], address: `var.${name}` },
+          'type must be a type constraint such as "string"',
+        );
         continue;
       }
       this.#variables.set(name, {
@@ -489,14 +540,26 @@ class StackTranslator {
           if (!spec.sensitive || value === undefined || value === null) continue;
           const site = { docPath: [...base, attribute], address: `provider.firezone.${attribute}` };
           const parts = typeof value === 'string' ? parseTemplate(value) : null;
-          const isVariable = parts !== null && Array.isArray(parts) && parts.length === 1 && 'expression' in parts[0]! && VARIABLE_REFERENCE.test(parts[0].expression);
+          const isVariable =
+            parts !== null &&
+            Array.isArray(parts) &&
+            parts.length === 1 &&
+            'expression' in parts[0]! &&
+            VARIABLE_REFERENCE.test(parts[0].expression);
           if (!isVariable) {
-            this.report(site, `${LITERAL_STACK_SECRET_MESSAGE} (or leave it out and set FIREZONE_API_KEY for Terraform; netform takes its token from --token / NETFORM_TOKEN)`);
+            this.report(
+              site,
+              `${LITERAL_STACK_SECRET_MESSAGE} (or leave it out and set FIREZONE_API_KEY for Terraform; netform takes its token from --token / NETFORM_TOKEN)`,
+            );
             continue;
           }
           const name = VARIABLE_REFERENCE.exec((parts[0] as { expression: string }).expression)![1]!;
           const declaration = this.#variables.get(name);
-          if (declaration?.hasDefault) this.report(site, `variable ${name} has a default in the stack, so the secret would be written there; remove the default and set TF_VAR_${name}`);
+          if (declaration?.hasDefault)
+            this.report(
+              site,
+              `variable ${name} has a default in the stack, so the secret would be written there; remove the default and set TF_VAR_${name}`,
+            );
         }
       });
     }
@@ -515,19 +578,32 @@ class StackTranslator {
       if (key === 'provider') {
         // cdktf writes "firezone" for the default configuration; an alias means another server.
         if (body.provider !== 'firezone') {
-          this.report(site, `netform applies a stack to one server (--url); a resource of another provider configuration (${typeof body.provider === 'string' ? body.provider : 'not "firezone"'}) belongs in a stack of its own`);
+          this.report(
+            site,
+            `netform applies a stack to one server (--url); a resource of another provider configuration (${typeof body.provider === 'string' ? body.provider : 'not "firezone"'}) belongs in a stack of its own`,
+          );
           ok = false;
         }
         continue;
       }
       if (MULTIPLYING_META_ARGUMENTS.has(key)) {
-        this.report(site, `${key} is not supported: netform reads one object per resource; loop in TypeScript instead (one construct per object)`, true);
+        this.report(
+          site,
+          `${key} is not supported: netform reads one object per resource; loop in TypeScript instead (one construct per object)`,
+          true,
+        );
         ok = false;
         continue;
       }
       const spec = specs[key];
       if (!spec) {
-        this.report(site, `unknown attribute of ${type}; known: ${Object.keys(specs).filter((a) => !specs[a]!.computed || specs[a]!.optional).join(', ')}`, true);
+        this.report(
+          site,
+          `unknown attribute of ${type}; known: ${Object.keys(specs)
+            .filter((a) => !specs[a]!.computed || specs[a]!.optional)
+            .join(', ')}`,
+          true,
+        );
         ok = false;
       } else if (spec.computed && !spec.optional) {
         this.report(site, 'is set by the server and cannot be declared', true);
@@ -536,7 +612,10 @@ class StackTranslator {
     }
     for (const [attribute, spec] of Object.entries(specs)) {
       if (spec.required && (body[attribute] === undefined || body[attribute] === null)) {
-        this.report({ docPath: ['resource', type, name], address: `${type}.${name}.${attribute}` }, `is required (${typeName(spec.type)})`);
+        this.report(
+          { docPath: ['resource', type, name], address: `${type}.${name}.${attribute}` },
+          `is required (${typeName(spec.type)})`,
+        );
         ok = false;
       }
     }
@@ -568,7 +647,8 @@ class StackTranslator {
     const owner = this.#readOwner(body.user_id, at('user_id'));
     const deviceName = this.#readPlain(body.name, at('name'), 'string');
     const presharedKey = this.#readSecret(body.preshared_key, at('preshared_key'));
-    if (owner === FAILED || deviceName === FAILED || presharedKey === FAILED || typeof deviceName !== 'string') ok = false;
+    if (owner === FAILED || deviceName === FAILED || presharedKey === FAILED || typeof deviceName !== 'string')
+      ok = false;
 
     const values: Mapping = { name: deviceName };
     for (const [attribute, spec] of Object.entries(specs)) {
@@ -596,7 +676,8 @@ class StackTranslator {
       if (value === FAILED) ok = false;
       else values[attribute] = value;
     }
-    if (!ok || owner === FAILED || typeof values.action !== 'string' || typeof values.destination !== 'string') return null;
+    if (!ok || owner === FAILED || typeof values.action !== 'string' || typeof values.destination !== 'string')
+      return null;
     return { rule: this.#entry(docPath, values), owner };
   }
 
@@ -607,7 +688,8 @@ class StackTranslator {
   #readOwner(raw: unknown, site: Site): Mapping | null | Failed {
     if (raw === undefined || raw === null) return null;
     const parts = typeof raw === 'string' ? parseTemplate(raw) : null;
-    const expression = parts && Array.isArray(parts) && parts.length === 1 && 'expression' in parts[0]! ? parts[0].expression : null;
+    const expression =
+      parts && Array.isArray(parts) && parts.length === 1 && 'expression' in parts[0]! ? parts[0].expression : null;
     const reference = expression === null ? null : USER_REFERENCE.exec(expression);
     if (reference === null || reference[2] !== 'id') {
       const shown = expression !== null ? `\${${expression}}` : 'a literal value';
@@ -617,7 +699,8 @@ class StackTranslator {
       );
     }
     const userName = reference[1]!;
-    if (!this.#users.has(userName)) return this.report(site, `references firezone_user.${userName}, which this stack does not declare`);
+    if (!this.#users.has(userName))
+      return this.report(site, `references firezone_user.${userName}, which this stack does not declare`);
     // A user whose own attributes failed has been reported; its devices and rules say nothing more.
     return this.#users.get(userName) ?? FAILED;
   }
@@ -629,16 +712,28 @@ class StackTranslator {
   #readSecret(raw: unknown, site: Site): { tfvar: string } | undefined | Failed {
     if (raw === undefined || raw === null) return undefined;
     const parts = typeof raw === 'string' ? parseTemplate(raw) : null;
-    if (parts === null || !Array.isArray(parts) || !parts.some((p) => 'expression' in p)) return this.report(site, LITERAL_STACK_SECRET_MESSAGE);
-    if (parts.length !== 1) return this.report(site, `must be exactly \${var.NAME}: a secret cannot be assembled from text written in the stack`);
+    if (parts === null || !Array.isArray(parts) || !parts.some((p) => 'expression' in p))
+      return this.report(site, LITERAL_STACK_SECRET_MESSAGE);
+    if (parts.length !== 1)
+      return this.report(
+        site,
+        `must be exactly \${var.NAME}: a secret cannot be assembled from text written in the stack`,
+      );
     const expression = (parts[0] as { expression: string }).expression;
     const variable = VARIABLE_REFERENCE.exec(expression);
-    if (!variable) return this.report(site, `must come from a sensitive Terraform variable (\${var.NAME}); netform cannot resolve \${${expression}}`);
+    if (!variable)
+      return this.report(
+        site,
+        `must come from a sensitive Terraform variable (\${var.NAME}); netform cannot resolve \${${expression}}`,
+      );
     const name = variable[1]!;
     const declaration = this.#variables.get(name);
     if (!declaration) return this.report(site, `references variable ${name}, which this stack does not declare`);
     if (declaration.hasDefault) {
-      return this.report(site, `variable ${name} has a default in the stack, so the secret would be written there; remove the default and set TF_VAR_${name}`);
+      return this.report(
+        site,
+        `variable ${name} has a default in the stack, so the secret would be written there; remove the default and set TF_VAR_${name}`,
+      );
     }
     return { tfvar: name };
   }
@@ -683,8 +778,10 @@ class StackTranslator {
     const user = USER_REFERENCE.exec(expression);
     if (user) {
       const [, userName, attribute] = user;
-      if (!this.#users.has(userName!)) return this.report(site, `references firezone_user.${userName}, which this stack does not declare`);
-      if (attribute === 'id') return this.report(site, `\${${expression}} is the id the server assigns; only user_id may reference it`);
+      if (!this.#users.has(userName!))
+        return this.report(site, `references firezone_user.${userName}, which this stack does not declare`);
+      if (attribute === 'id')
+        return this.report(site, `\${${expression}} is the id the server assigns; only user_id may reference it`);
       const target = this.#users.get(userName!);
       return target ? target.email : FAILED;
     }
@@ -699,7 +796,10 @@ class StackTranslator {
     const declaration = this.#variables.get(name);
     if (!declaration) return this.report(site, `references variable ${name}, which this stack does not declare`);
     if (declaration.sensitive) {
-      return this.report(site, `variable ${name} is sensitive, but ${site.address} is not a secret: netform would show its value in plans; use a variable that is not sensitive`);
+      return this.report(
+        site,
+        `variable ${name} is sensitive, but ${site.address} is not a secret: netform would show its value in plans; use a variable that is not sensitive`,
+      );
     }
     const text = this.env[`TF_VAR_${name}`];
     if (text === undefined) {
@@ -725,10 +825,17 @@ class StackTranslator {
       } catch {
         list = undefined;
       }
-      if (Array.isArray(list) && list.every((item) => ['string', 'number', 'boolean'].includes(typeof item))) return list;
-      return this.report(site, `TF_VAR_${name} must be a list such as ["10.0.0.0/8", "192.168.0.0/16"] (variable ${name} is of type ${type})`);
+      if (Array.isArray(list) && list.every((item) => ['string', 'number', 'boolean'].includes(typeof item)))
+        return list;
+      return this.report(
+        site,
+        `TF_VAR_${name} must be a list such as ["10.0.0.0/8", "192.168.0.0/16"] (variable ${name} is of type ${type})`,
+      );
     }
-    return this.report(site, `variable ${name} is of type ${declaration.type}, which netform cannot read from TF_VAR_${name}; use string, number, bool or a list`);
+    return this.report(
+      site,
+      `variable ${name} is of type ${declaration.type}, which netform cannot read from TF_VAR_${name}; use string, number, bool or a list`,
+    );
   }
 
   #convert(value: unknown, site: Site, type: string | readonly string[]): unknown {
@@ -762,7 +869,9 @@ async function stackFileOf(path: string): Promise<{ file: string } | { error: st
     await stat(file);
     return { file };
   } catch {
-    return { error: `holds no ${CDKTF_STACK_FILE}; point at a synthesized stack such as cdktf.out/stacks/NAME (run your CDKTF app first)` };
+    return {
+      error: `holds no ${CDKTF_STACK_FILE}; point at a synthesized stack such as cdktf.out/stacks/NAME (run your CDKTF app first)`,
+    };
   }
 }
 
@@ -773,7 +882,9 @@ function jsonSyntaxError(text: string): { line?: number; column?: number; proble
   const first = errors[0];
   if (!first) return { problem: 'is not valid JSON' };
   // "PropertyNameExpected" -> "property name expected"
-  const problem = printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  const problem = printParseErrorCode(first.error)
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase();
   return { ...new JsonPositions(text).position(first.offset), problem: `is not valid JSON: ${problem}` };
 }
 
@@ -791,7 +902,10 @@ export async function loadCdktfStack(path: string, options: LoadOptions = {}): P
   try {
     text = await readFile(located.file, 'utf8');
   } catch (error) {
-    return { ok: false, diagnostics: [{ file: shown, message: `cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }] };
+    return {
+      ok: false,
+      diagnostics: [{ file: shown, message: `cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }],
+    };
   }
   let document: unknown;
   try {
@@ -799,11 +913,28 @@ export async function loadCdktfStack(path: string, options: LoadOptions = {}): P
   } catch {
     // JSON.parse's own message quotes the source, which may hold a secret: say where and what only.
     const { problem, ...at } = jsonSyntaxError(text);
-    return { ok: false, diagnostics: [{ file: shown, ...at, message: `${problem} (a synthesized stack is written by cdktf synth or app.synth())` }] };
+    return {
+      ok: false,
+      diagnostics: [
+        { file: shown, ...at, message: `${problem} (a synthesized stack is written by cdktf synth or app.synth())` },
+      ],
+    };
   }
-  if (!isObject(document)) return { ok: false, diagnostics: [{ file: shown, line: 1, column: 1, message: 'must be a JSON object (a Terraform JSON configuration)' }] };
+  if (!isObject(document))
+    return {
+      ok: false,
+      diagnostics: [
+        { file: shown, line: 1, column: 1, message: 'must be a JSON object (a Terraform JSON configuration)' },
+      ],
+    };
 
   const translator = new StackTranslator(shown, document, new JsonPositions(text), env);
   translator.translate();
-  return readDocuments([translator.parsedDocument()], [shown], env, translator.diagnostics, options.secrets === 'check');
+  return readDocuments(
+    [translator.parsedDocument()],
+    [shown],
+    env,
+    translator.diagnostics,
+    options.secrets === 'check',
+  );
 }

@@ -9,7 +9,13 @@
  */
 import picomatch from 'picomatch';
 import { checkConfigurationInput } from '../model/configuration.js';
-import { allowedIpKey, checkDeviceInput, checkDeviceName, DEFAULT_MAX_DEVICES_PER_USER, dnsEntryKey } from '../model/device.js';
+import {
+  allowedIpKey,
+  checkDeviceInput,
+  checkDeviceName,
+  DEFAULT_MAX_DEVICES_PER_USER,
+  dnsEntryKey,
+} from '../model/device.js';
 import type { FieldErrors } from '../model/errors.js';
 import { deviceKey, ruleKey, userKey } from '../model/keys.js';
 import { Messages } from '../model/messages.js';
@@ -50,7 +56,10 @@ function whereIs(item: Declared, field?: string): string {
  */
 function report(item: Declared, field: string | undefined, message: string, alternates: string[] = []): Diagnostic {
   const fields = item.source?.fields;
-  const at = field === undefined ? item.source : (fields?.[field] ?? alternates.map((a) => fields?.[a]).find((l) => l !== undefined) ?? item.source);
+  const at =
+    field === undefined
+      ? item.source
+      : (fields?.[field] ?? alternates.map((a) => fields?.[a]).find((l) => l !== undefined) ?? item.source);
   return {
     message,
     ...(at ? { file: at.file, line: at.line, column: at.column } : {}),
@@ -79,7 +88,11 @@ function reportFieldErrors(item: Declared, errors: FieldErrors, into: Diagnostic
   for (const [field, messages] of Object.entries(errors)) {
     if (ignore.includes(field)) continue;
     for (const message of messages) {
-      into.push(field === 'base' ? report(item, undefined, message) : report(item, field, explain(field, message), [`use_default_${field}`]));
+      into.push(
+        field === 'base'
+          ? report(item, undefined, message)
+          : report(item, field, explain(field, message), [`use_default_${field}`]),
+      );
     }
   }
 }
@@ -109,7 +122,11 @@ function checkUser(entry: UserEntry, into: Diagnostic[]): void {
   const { user } = entry;
   const password = user.password?.reveal();
   const result = checkUserInput(
-    { email: user.email, ...(user.role !== undefined ? { role: user.role } : {}), ...(password !== undefined ? { password, password_confirmation: password } : {}) },
+    {
+      email: user.email,
+      ...(user.role !== undefined ? { role: user.role } : {}),
+      ...(password !== undefined ? { password, password_confirmation: password } : {}),
+    },
     'create',
   );
   if (!result.ok) reportFieldErrors(entry, result.errors, into, ['password_confirmation']);
@@ -126,7 +143,8 @@ function listEntriesAt(list: unknown, keyOf: (text: string) => string | null, me
   if (!Array.isArray(list)) return [];
   const keys = list.map((entry) => (typeof entry === 'string' ? keyOf(entry.trim()) : null));
   if (message === Messages.invalid) return keys.flatMap((key, i) => (key === null ? [i] : []));
-  if (message === Messages.duplicates) return keys.flatMap((key, i) => (key !== null && keys.indexOf(key) < i ? [i] : []));
+  if (message === Messages.duplicates)
+    return keys.flatMap((key, i) => (key !== null && keys.indexOf(key) < i ? [i] : []));
   return [];
 }
 
@@ -136,7 +154,14 @@ function checkDevice(entry: DeviceEntry, into: Diagnostic[]): void {
   if (typeof name !== 'string') into.push(report(entry, 'name', name.message));
   const presharedKey = device.preshared_key?.reveal();
   // The owner's id is unknown offline; any non-blank value satisfies the create shape.
-  const result = checkDeviceInput({ ...device.fields, user_id: 'declared-owner', ...(presharedKey !== undefined ? { preshared_key: presharedKey } : {}) }, 'create');
+  const result = checkDeviceInput(
+    {
+      ...device.fields,
+      user_id: 'declared-owner',
+      ...(presharedKey !== undefined ? { preshared_key: presharedKey } : {}),
+    },
+    'create',
+  );
   if (result.ok) return;
   const { errors } = result;
   for (const field of Object.keys(LIST_ENTRY_KEYS) as (keyof typeof LIST_ENTRY_KEYS)[]) {
@@ -152,13 +177,23 @@ function checkDevice(entry: DeviceEntry, into: Diagnostic[]): void {
 
 function checkRule(entry: RuleEntry, into: Diagnostic[]): void {
   const { rule } = entry;
-  const result = checkRuleInput({ action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range }, 'create');
+  const result = checkRuleInput(
+    { action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range },
+    'create',
+  );
   if (!result.ok) reportFieldErrors(entry, result.errors, into);
-  reportFieldErrors(entry, checkRulePorts({ port_type: rule.port_type ?? null, port_range: rule.port_range ?? null }), into);
+  reportFieldErrors(
+    entry,
+    checkRulePorts({ port_type: rule.port_type ?? null, port_range: rule.port_range ?? null }),
+    into,
+  );
 }
 
 function describeRule(rule: DesiredRule): string {
-  const ports = rule.port_type !== null || rule.port_range !== null ? ` ${rule.port_type ?? ''} ${rule.port_range ?? ''}`.trimEnd() : '';
+  const ports =
+    rule.port_type !== null || rule.port_range !== null
+      ? ` ${rule.port_type ?? ''} ${rule.port_range ?? ''}`.trimEnd()
+      : '';
   return `${rule.action} ${rule.destination}${ports}`;
 }
 
@@ -173,7 +208,12 @@ function firstByKey<T>(items: T[], keyOf: (item: T) => string | null): Map<strin
 }
 
 /** Reports each later declaration whose key an earlier one already holds. */
-function reportDuplicates<T extends Declared>(items: T[], keyOf: (item: T) => string | null, describe: (item: T, first: T) => Diagnostic, into: Diagnostic[]): void {
+function reportDuplicates<T extends Declared>(
+  items: T[],
+  keyOf: (item: T) => string | null,
+  describe: (item: T, first: T) => Diagnostic,
+  into: Diagnostic[],
+): void {
   const first = new Map<string, T>();
   for (const item of items) {
     const key = keyOf(item);
@@ -199,7 +239,13 @@ function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
     groups.set(group, list);
   }
   for (const list of groups.values()) {
-    list.sort((a, b) => (a.parsed!.destination.start < b.parsed!.destination.start ? -1 : a.parsed!.destination.start > b.parsed!.destination.start ? 1 : a.order - b.order));
+    list.sort((a, b) =>
+      a.parsed!.destination.start < b.parsed!.destination.start
+        ? -1
+        : a.parsed!.destination.start > b.parsed!.destination.start
+          ? 1
+          : a.order - b.order,
+    );
     for (let i = 0; i < list.length; i++) {
       const a = list[i]!;
       for (let j = i + 1; j < list.length && list[j]!.parsed!.destination.start <= a.parsed!.destination.end; j++) {
@@ -246,10 +292,12 @@ function checkConfiguration(state: DesiredState, into: Diagnostic[]): void {
 function checkSettings(state: DesiredState, into: Diagnostic[]): void {
   const settings: Declared = { source: state.settings.source, fallbackPath: 'settings' };
   (state.settings.manage.users ?? []).forEach((glob, i) => {
-    if (typeof glob !== 'string' || glob.trim() === '') into.push(report(settings, `manage.users[${i}]`, 'must be an email glob such as *@example.com'));
+    if (typeof glob !== 'string' || glob.trim() === '')
+      into.push(report(settings, `manage.users[${i}]`, 'must be an email glob such as *@example.com'));
   });
   (state.settings.manage.rules ?? []).forEach((block, i) => {
-    if (parseCidrOrAddress(block) === null) into.push(report(settings, `manage.rules[${i}]`, 'must be an IP address or CIDR block such as 10.0.0.0/8'));
+    if (parseCidrOrAddress(block) === null)
+      into.push(report(settings, `manage.rules[${i}]`, 'must be an IP address or CIDR block such as 10.0.0.0/8'));
   });
   state.settings.protect.users.forEach((email, i) => {
     const checked = checkEmail(email);
@@ -278,17 +326,38 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
 
   const users: UserEntry[] = state.users.map((user, i) => {
     const email = checkEmail(user.email);
-    return { user, source: user.source, fallbackPath: `users[${i}]`, key: email.ok ? userKey(email.email) : null, firstDevice: 0 };
+    return {
+      user,
+      source: user.source,
+      fallbackPath: `users[${i}]`,
+      key: email.ok ? userKey(email.email) : null,
+      firstDevice: 0,
+    };
   });
   const devices: DeviceEntry[] = [];
   const rules: RuleEntry[] = [];
   const addRule = (rule: DesiredRule, owner: UserEntry | null, fallbackPath: string): void => {
-    const parsed = parseRule({ action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range, owner: owner ? owner.key : null });
-    rules.push({ rule, owner, parsed: owner && owner.key === null ? null : parsed, source: rule.source, fallbackPath, order: rules.length });
+    const parsed = parseRule({
+      action: rule.action,
+      destination: rule.destination,
+      port_type: rule.port_type,
+      port_range: rule.port_range,
+      owner: owner ? owner.key : null,
+    });
+    rules.push({
+      rule,
+      owner,
+      parsed: owner && owner.key === null ? null : parsed,
+      source: rule.source,
+      fallbackPath,
+      order: rules.length,
+    });
   };
   for (const owner of users) {
     owner.firstDevice = devices.length;
-    owner.user.devices.forEach((device, j) => devices.push({ device, owner, source: device.source, fallbackPath: `${owner.fallbackPath}.devices[${j}]` }));
+    owner.user.devices.forEach((device, j) =>
+      devices.push({ device, owner, source: device.source, fallbackPath: `${owner.fallbackPath}.devices[${j}]` }),
+    );
     owner.user.rules.forEach((rule, j) => addRule(rule, owner, `${owner.fallbackPath}.rules[${j}]`));
   }
   state.rules.forEach((rule, i) => addRule(rule, null, `rules[${i}]`));
@@ -300,14 +369,27 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
   reportDuplicates(
     users,
     (u) => u.key,
-    (u, first) => report(u, 'email', `${Messages.taken}: ${u.key} is also declared at ${whereIs(first, 'email')} (emails are compared case-insensitively)`),
+    (u, first) =>
+      report(
+        u,
+        'email',
+        `${Messages.taken}: ${u.key} is also declared at ${whereIs(first, 'email')} (emails are compared case-insensitively)`,
+      ),
     into,
   );
 
   reportDuplicates(
     devices,
-    (d) => (d.owner.key !== null && typeof d.device.name === 'string' && d.device.name.trim() !== '' ? deviceKey(d.owner.key, d.device.name) : null),
-    (d, first) => report(d, 'name', `${Messages.taken}: ${d.owner.key} already has a device named "${d.device.name.trim()}" at ${whereIs(first, 'name')}`),
+    (d) =>
+      d.owner.key !== null && typeof d.device.name === 'string' && d.device.name.trim() !== ''
+        ? deviceKey(d.owner.key, d.device.name)
+        : null,
+    (d, first) =>
+      report(
+        d,
+        'name',
+        `${Messages.taken}: ${d.owner.key} already has a device named "${d.device.name.trim()}" at ${whereIs(first, 'name')}`,
+      ),
     into,
   );
 
@@ -326,14 +408,24 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
   reportDuplicates(
     devices,
     (d) => (typeof d.device.fields.public_key === 'string' ? d.device.fields.public_key.trim() : null),
-    (d, first) => report(d, 'public_key', `${Messages.taken}: the same public key is declared for ${first.owner.key ?? first.owner.user.email}/${first.device.name} at ${whereIs(first, 'public_key')}; each device needs its own key`),
+    (d, first) =>
+      report(
+        d,
+        'public_key',
+        `${Messages.taken}: the same public key is declared for ${first.owner.key ?? first.owner.user.email}/${first.device.name} at ${whereIs(first, 'public_key')}; each device needs its own key`,
+      ),
     into,
   );
   for (const family of ['ipv4', 'ipv6'] as const) {
     reportDuplicates(
       devices,
       (d) => parseIpAddress(d.device.fields[family])?.text ?? null,
-      (d, first) => report(d, family, `${Messages.taken}: ${first.owner.key ?? first.owner.user.email}/${first.device.name} pins the same address at ${whereIs(first, family)}`),
+      (d, first) =>
+        report(
+          d,
+          family,
+          `${Messages.taken}: ${first.owner.key ?? first.owner.user.email}/${first.device.name} pins the same address at ${whereIs(first, family)}`,
+        ),
       into,
     );
   }
@@ -341,7 +433,12 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
   reportDuplicates(
     rules,
     (r) => (r.parsed ? ruleKeyOf(r) : null),
-    (r, first) => report(r, 'destination', `${Messages.overlaps}: the same rule (${describeRule(r.rule)}${r.owner ? ` of ${r.owner.key}` : ''}) is also declared at ${whereIs(first)}`),
+    (r, first) =>
+      report(
+        r,
+        'destination',
+        `${Messages.overlaps}: the same rule (${describeRule(r.rule)}${r.owner ? ` of ${r.owner.key}` : ''}) is also declared at ${whereIs(first)}`,
+      ),
     into,
   );
   checkRuleOverlaps(rules, into);
@@ -358,19 +455,37 @@ function checkScope(state: DesiredState, users: UserEntry[], rules: RuleEntry[],
     const scope = describeList(manage.users);
     for (const u of users) {
       if (u.key !== null && !inScope(u.key)) {
-        into.push(report(u, 'email', `${u.key} is outside settings.manage.users (${scope}): this repository does not manage it; widen the scope or remove the user`));
+        into.push(
+          report(
+            u,
+            'email',
+            `${u.key} is outside settings.manage.users (${scope}): this repository does not manage it; widen the scope or remove the user`,
+          ),
+        );
       }
     }
     state.absent.users.forEach((a, i) => {
       const email = checkEmail(a.email);
       if (email.ok && !inScope(email.email)) {
-        into.push(report({ source: a.source, fallbackPath: `absent.users[${i}]` }, undefined, `${userKey(email.email)} is outside settings.manage.users (${scope}): this repository cannot delete it`));
+        into.push(
+          report(
+            { source: a.source, fallbackPath: `absent.users[${i}]` },
+            undefined,
+            `${userKey(email.email)} is outside settings.manage.users (${scope}): this repository cannot delete it`,
+          ),
+        );
       }
     });
     state.absent.devices.forEach((a, i) => {
       const email = checkEmail(a.user);
       if (email.ok && !inScope(email.email)) {
-        into.push(report({ source: a.source, fallbackPath: `absent.devices[${i}]` }, 'user', `${userKey(email.email)} is outside settings.manage.users (${scope}): this repository cannot delete its devices`));
+        into.push(
+          report(
+            { source: a.source, fallbackPath: `absent.devices[${i}]` },
+            'user',
+            `${userKey(email.email)} is outside settings.manage.users (${scope}): this repository cannot delete its devices`,
+          ),
+        );
       }
     });
   }
@@ -380,7 +495,13 @@ function checkScope(state: DesiredState, users: UserEntry[], rules: RuleEntry[],
     for (const r of rules) {
       if (r.owner !== null || !r.parsed) continue;
       if (!blocks.some((block) => cidrContains(block, r.parsed!.destination))) {
-        into.push(report(r, 'destination', `${r.rule.destination} is outside settings.manage.rules (${scope}): this repository does not manage global rules there; widen the scope or remove the rule`));
+        into.push(
+          report(
+            r,
+            'destination',
+            `${r.rule.destination} is outside settings.manage.rules (${scope}): this repository does not manage global rules there; widen the scope or remove the rule`,
+          ),
+        );
       }
     }
   }
@@ -397,7 +518,12 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
   });
   const settings: Declared = { source: state.settings.source, fallbackPath: 'settings' };
 
-  const absentUsers = state.absent.users.map((a, i) => ({ ...a, source: a.source, fallbackPath: `absent.users[${i}]`, key: null as string | null }));
+  const absentUsers = state.absent.users.map((a, i) => ({
+    ...a,
+    source: a.source,
+    fallbackPath: `absent.users[${i}]`,
+    key: null as string | null,
+  }));
   for (const a of absentUsers) {
     const email = checkEmail(a.email);
     if (!email.ok) {
@@ -406,16 +532,41 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
     }
     a.key = userKey(email.email);
     const declared = declaredUsers.get(a.key);
-    if (declared) into.push(report(a, undefined, `${a.key} is declared at ${whereIs(declared, 'email')} and listed as absent; keep one of the two`));
+    if (declared)
+      into.push(
+        report(
+          a,
+          undefined,
+          `${a.key} is declared at ${whereIs(declared, 'email')} and listed as absent; keep one of the two`,
+        ),
+      );
     const protectedAt = protectedUsers.get(a.key);
     if (protectedAt !== undefined) {
-      into.push(report(a, undefined, `${a.key} is protected (settings.protect.users at ${whereIs(settings, `protect.users[${protectedAt}]`)}) and cannot be deleted; remove it from one of the two`));
+      into.push(
+        report(
+          a,
+          undefined,
+          `${a.key} is protected (settings.protect.users at ${whereIs(settings, `protect.users[${protectedAt}]`)}) and cannot be deleted; remove it from one of the two`,
+        ),
+      );
     }
   }
-  reportDuplicates(absentUsers, (a) => a.key, (a, first) => report(a, undefined, `${a.key} is already listed as absent at ${whereIs(first)}`), into);
+  reportDuplicates(
+    absentUsers,
+    (a) => a.key,
+    (a, first) => report(a, undefined, `${a.key} is already listed as absent at ${whereIs(first)}`),
+    into,
+  );
 
-  const declaredDevices = firstByKey(devices, (d) => (d.owner.key !== null ? deviceKey(d.owner.key, d.device.name ?? '') : null));
-  const absentDevices = state.absent.devices.map((a, i) => ({ ...a, source: a.source, fallbackPath: `absent.devices[${i}]`, key: null as string | null }));
+  const declaredDevices = firstByKey(devices, (d) =>
+    d.owner.key !== null ? deviceKey(d.owner.key, d.device.name ?? '') : null,
+  );
+  const absentDevices = state.absent.devices.map((a, i) => ({
+    ...a,
+    source: a.source,
+    fallbackPath: `absent.devices[${i}]`,
+    key: null as string | null,
+  }));
   for (const a of absentDevices) {
     const email = checkEmail(a.user);
     const name = checkDeviceName(a.name);
@@ -424,7 +575,19 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
     if (!email.ok || typeof name !== 'string') continue;
     a.key = deviceKey(email.email, name);
     const declared = declaredDevices.get(a.key);
-    if (declared) into.push(report(a, undefined, `device "${name}" of ${userKey(email.email)} is declared at ${whereIs(declared, 'name')} and listed as absent; keep one of the two`));
+    if (declared)
+      into.push(
+        report(
+          a,
+          undefined,
+          `device "${name}" of ${userKey(email.email)} is declared at ${whereIs(declared, 'name')} and listed as absent; keep one of the two`,
+        ),
+      );
   }
-  reportDuplicates(absentDevices, (a) => a.key, (a, first) => report(a, undefined, `this device is already listed as absent at ${whereIs(first)}`), into);
+  reportDuplicates(
+    absentDevices,
+    (a) => a.key,
+    (a, first) => report(a, undefined, `this device is already listed as absent at ${whereIs(first)}`),
+    into,
+  );
 }

@@ -5,7 +5,18 @@
  */
 import { dirname } from 'node:path';
 import { Secret, type SecretRef } from '../model/secret.js';
-import type { AbsentDevice, DesiredConfiguration, DesiredDevice, DesiredTest, DesiredDeviceFields, DesiredRule, DesiredSettings, DesiredUser, Limit, SourceLocation } from '../model/state.js';
+import type {
+  AbsentDevice,
+  DesiredConfiguration,
+  DesiredDevice,
+  DesiredTest,
+  DesiredDeviceFields,
+  DesiredRule,
+  DesiredSettings,
+  DesiredUser,
+  Limit,
+  SourceLocation,
+} from '../model/state.js';
 import { MANAGED_CONFIGURATION_FIELDS, type ManagedConfiguration } from '../model/configuration.js';
 import { defaultSettings } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
@@ -34,8 +45,20 @@ export interface DocumentDeclarations {
 type Mapping = Record<string, unknown>;
 
 const DEVICE_FIELDS = [
-  'description', 'public_key', 'allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive', 'ipv4', 'ipv6',
-  'use_default_allowed_ips', 'use_default_dns', 'use_default_endpoint', 'use_default_mtu', 'use_default_persistent_keepalive',
+  'description',
+  'public_key',
+  'allowed_ips',
+  'dns',
+  'endpoint',
+  'mtu',
+  'persistent_keepalive',
+  'ipv4',
+  'ipv6',
+  'use_default_allowed_ips',
+  'use_default_dns',
+  'use_default_endpoint',
+  'use_default_mtu',
+  'use_default_persistent_keepalive',
 ] as const satisfies readonly (keyof DesiredDeviceFields)[];
 
 const LIMIT_MESSAGE = 'must be a count of objects (such as 5) or a percentage of the live objects (such as "10%")';
@@ -70,7 +93,8 @@ class DocumentReader {
   ) {
     for (const faulty of schema.faulty) {
       this.unusable.add(faulty);
-      for (let i = 0; i < faulty.length; i++) if (faulty[i] === '.' || faulty[i] === '[') this.unusable.add(faulty.slice(0, i));
+      for (let i = 0; i < faulty.length; i++)
+        if (faulty[i] === '.' || faulty[i] === '[') this.unusable.add(faulty.slice(0, i));
     }
   }
 
@@ -94,7 +118,10 @@ class DocumentReader {
     return {
       text: childPath(place.text, segment),
       offset: childOffset(this.parsed, container, place.offset, segment, hint),
-      value: isMapping(container) || Array.isArray(container) ? (container as Record<string | number, unknown>)[segment] : undefined,
+      value:
+        isMapping(container) || Array.isArray(container)
+          ? (container as Record<string | number, unknown>)[segment]
+          : undefined,
     };
   }
 
@@ -114,10 +141,12 @@ class DocumentReader {
       fields[name] = this.location(text, offset);
       if (Array.isArray(item)) {
         item.forEach((entry, i) => {
-          if (typeof entry !== 'object') fields[`${name}[${i}]`] = this.location(`${text}[${i}]`, childOffset(parsed, item, offset, i));
+          if (typeof entry !== 'object')
+            fields[`${name}[${i}]`] = this.location(`${text}[${i}]`, childOffset(parsed, item, offset, i));
         });
       } else if (nested.length > 0 && isMapping(item) && nested.includes(name)) {
-        for (const key of Object.keys(item)) record(childPath(name, key), childPath(text, key), childOffset(parsed, item, offset, key), item[key]);
+        for (const key of Object.keys(item))
+          record(childPath(name, key), childPath(text, key), childOffset(parsed, item, offset, key), item[key]);
       }
     };
     // Keys come in source order, as the offsets do: each is found at once (hint), in one pass.
@@ -198,7 +227,10 @@ class DocumentReader {
     const { value } = place;
     const settings = defaultSettings();
     if (typeof value.prune === 'boolean' && this.usableField(place, 'prune')) settings.prune = value.prune;
-    if ((value.device_updates === 'update' || value.device_updates === 'replace') && this.usableField(place, 'device_updates')) {
+    if (
+      (value.device_updates === 'update' || value.device_updates === 'replace') &&
+      this.usableField(place, 'device_updates')
+    ) {
       settings.device_updates = value.device_updates;
     }
     const manage = this.child(place, 'manage');
@@ -237,23 +269,34 @@ class DocumentReader {
   /** `settings.port_rules` and `settings.server_addresses`, the access evaluator's assumptions. */
   private accessSettings(place: Place<Mapping>, settings: DesiredSettings): void {
     const { value } = place;
-    if (typeof value.port_rules === 'boolean' && this.usableField(place, 'port_rules')) settings.port_rules = value.port_rules;
+    if (typeof value.port_rules === 'boolean' && this.usableField(place, 'port_rules'))
+      settings.port_rules = value.port_rules;
     const addresses = this.strings(this.child(place, 'server_addresses'));
     if (addresses) settings.server_addresses = addresses;
   }
 
   /** One entry of `tests:`. */
   test(place: Place): DesiredTest | undefined {
-    if (!this.buildable(place) || !['name', 'from', 'to', 'expect'].every((f) => this.usableField(place, f))) return undefined;
+    if (!this.buildable(place) || !['name', 'from', 'to', 'expect'].every((f) => this.usableField(place, f)))
+      return undefined;
     const { value } = place;
-    return { name: value.name as string, from: value.from as string, to: value.to as string, expect: value.expect as DesiredTest['expect'], source: this.source(place) };
+    return {
+      name: value.name as string,
+      from: value.from as string,
+      to: value.to as string,
+      expect: value.expect as DesiredTest['expect'],
+      source: this.source(place),
+    };
   }
 
   rule(place: Place): DesiredRule | undefined {
-    if (!this.buildable(place) || !this.usableField(place, 'action') || !this.usableField(place, 'destination')) return undefined;
+    if (!this.buildable(place) || !this.usableField(place, 'action') || !this.usableField(place, 'destination'))
+      return undefined;
     const { value } = place;
-    const portType = value.port_type !== undefined && this.usableField(place, 'port_type') ? (value.port_type as PortType) : null;
-    const portRange = value.port_range !== undefined && this.usableField(place, 'port_range') ? String(value.port_range) : null;
+    const portType =
+      value.port_type !== undefined && this.usableField(place, 'port_type') ? (value.port_type as PortType) : null;
+    const portRange =
+      value.port_range !== undefined && this.usableField(place, 'port_range') ? String(value.port_range) : null;
     return {
       action: value.action as RuleAction,
       destination: value.destination as string,
@@ -270,8 +313,13 @@ class DocumentReader {
     for (const field of DEVICE_FIELDS) {
       if (value[field] !== undefined && this.usableField(place, field)) fields[field] = value[field];
     }
-    const device: DesiredDevice = { name: value.name as string, fields: applyUseDefaultShorthand(fields as DesiredDeviceFields), source: this.source(place) };
-    const presharedKey = value.preshared_key === undefined ? undefined : this.secret(this.child(place, 'preshared_key'));
+    const device: DesiredDevice = {
+      name: value.name as string,
+      fields: applyUseDefaultShorthand(fields as DesiredDeviceFields),
+      source: this.source(place),
+    };
+    const presharedKey =
+      value.preshared_key === undefined ? undefined : this.secret(this.child(place, 'preshared_key'));
     if (presharedKey) device.preshared_key = presharedKey;
     this.renamedFrom(place, device);
     return device;
@@ -283,7 +331,11 @@ class DocumentReader {
     if (typeof value !== 'string' || !this.usableField(place, 'renamed_from')) return;
     into.renamed_from = value;
     const at = this.child(place, 'renamed_from');
-    if (into.source) into.source = { ...into.source, fields: { ...into.source.fields, renamed_from: this.location(at.text, at.offset) } };
+    if (into.source)
+      into.source = {
+        ...into.source,
+        fields: { ...into.source.fields, renamed_from: this.location(at.text, at.offset) },
+      };
   }
 
   user(place: Place): DesiredUser | undefined {
@@ -314,11 +366,16 @@ class DocumentReader {
     const place = this.child(root, 'absent');
     if (place.value === undefined || !this.buildable(place)) return result;
     for (const at of this.list(this.child(place, 'users'))) {
-      if (typeof at.value === 'string' && this.usable(at.text)) result.absentUsers.push({ email: at.value, source: this.location(at.text, at.offset) });
+      if (typeof at.value === 'string' && this.usable(at.text))
+        result.absentUsers.push({ email: at.value, source: this.location(at.text, at.offset) });
     }
     for (const at of this.list(this.child(place, 'devices'))) {
       if (this.buildable(at) && this.usableField(at, 'user') && this.usableField(at, 'name')) {
-        result.absentDevices.push({ user: at.value.user as string, name: at.value.name as string, source: this.source(at) });
+        result.absentDevices.push({
+          user: at.value.user as string,
+          name: at.value.name as string,
+          source: this.source(at),
+        });
       }
     }
     return result;
@@ -326,10 +383,24 @@ class DocumentReader {
 }
 
 /** The declarations of one document. Call only for a document whose root is a mapping of a supported version. */
-export function readDocument(parsed: ParsedDocument, schema: SchemaResult, env: Environment, secretsOptional = false): DocumentDeclarations {
+export function readDocument(
+  parsed: ParsedDocument,
+  schema: SchemaResult,
+  env: Environment,
+  secretsOptional = false,
+): DocumentDeclarations {
   const reader = new DocumentReader(parsed, schema, env, secretsOptional);
   const root: Place = { text: '', offset: parsed.offsets.root, value: isMapping(parsed.value) ? parsed.value : {} };
-  const declarations: DocumentDeclarations = { file: parsed.file, users: [], rules: [], absentUsers: [], absentDevices: [], tests: [], diagnostics: reader.diagnostics, warnings: reader.warnings };
+  const declarations: DocumentDeclarations = {
+    file: parsed.file,
+    users: [],
+    rules: [],
+    absentUsers: [],
+    absentDevices: [],
+    tests: [],
+    diagnostics: reader.diagnostics,
+    warnings: reader.warnings,
+  };
   const settings = reader.settings(root);
   if (settings) declarations.settings = settings;
   const configuration = reader.configuration(root);
@@ -353,7 +424,13 @@ export function readDocument(parsed: ParsedDocument, schema: SchemaResult, env: 
   return declarations;
 }
 
-function readTests(parsed: ParsedDocument, schema: SchemaResult, reader: DocumentReader, root: Place, into: DesiredTest[]): void {
+function readTests(
+  parsed: ParsedDocument,
+  schema: SchemaResult,
+  reader: DocumentReader,
+  root: Place,
+  into: DesiredTest[],
+): void {
   const tests = (root.value as Mapping).tests;
   if (!Array.isArray(tests) || schema.faulty.has('tests')) return;
   tests.forEach((_, i) => {
@@ -366,5 +443,9 @@ function readTests(parsed: ParsedDocument, schema: SchemaResult, reader: Documen
 function childPlace(parsed: ParsedDocument, root: Place, list: string, index: number): Place {
   const container = (root.value as Mapping)[list] as unknown[];
   const listOffset = childOffset(parsed, root.value, root.offset, list);
-  return { text: `${list}[${index}]`, offset: childOffset(parsed, container, listOffset, index), value: container[index] };
+  return {
+    text: `${list}[${index}]`,
+    offset: childOffset(parsed, container, listOffset, index),
+    value: container[index],
+  };
 }

@@ -13,7 +13,11 @@
  */
 import { createHash } from 'node:crypto';
 import { Document, isMap, isSeq, type YAMLMap } from 'yaml';
-import { initialConfigurationExtras, MANAGED_CONFIGURATION_FIELDS, type ApiConfiguration } from '../model/configuration.js';
+import {
+  initialConfigurationExtras,
+  MANAGED_CONFIGURATION_FIELDS,
+  type ApiConfiguration,
+} from '../model/configuration.js';
 import { parseCidrOrAddress } from '../model/net.js';
 import { deviceKey, ruleKey, userKey } from '../model/keys.js';
 import { parsePortRange } from '../model/ports.js';
@@ -80,7 +84,10 @@ interface UserEntry {
 export function exportDesiredState(live: LiveState, options: ExportOptions): ExportResult {
   const { entries, globalRules } = groupByOwner(live);
   const counts = { users: live.users.length, devices: live.devices.length, rules: live.rules.length };
-  const mapping: Mapping = { pinAddresses: options.addresses ?? true, explicitDefaults: options.explicitDefaults ?? false };
+  const mapping: Mapping = {
+    pinAddresses: options.addresses ?? true,
+    explicitDefaults: options.explicitDefaults ?? false,
+  };
   const header = headerComment(options, counts, mapping);
   const settings = exportedSettings(options);
 
@@ -103,7 +110,10 @@ export function exportDesiredState(live: LiveState, options: ExportOptions): Exp
     files.push({ name, content: renderDocument(header, { version: 1, users: [userToYaml(entry, mapping)] }) });
   }
   // The settings go once, with the global rules (settings of several files are merged).
-  files.push({ name: GLOBAL_RULES_FILE_NAME, content: renderDocument(header, { version: 1, ...settings, rules: globalRules.map(ruleToYaml) }) });
+  files.push({
+    name: GLOBAL_RULES_FILE_NAME,
+    content: renderDocument(header, { version: 1, ...settings, rules: globalRules.map(ruleToYaml) }),
+  });
   if (configuration) {
     files.push({ name: CONFIGURATION_FILE_NAME, content: renderDocument(header, { version: 1, configuration }) });
   }
@@ -131,12 +141,17 @@ function groupByOwner(live: LiveState): { entries: UserEntry[]; globalRules: Api
   for (const device of live.devices) {
     const owner = byId.get(device.user_id);
     if (!owner) {
-      problems.push(`device ${device.id} (${JSON.stringify(device.name)}) belongs to user ${device.user_id}, which the server did not list`);
+      problems.push(
+        `device ${device.id} (${JSON.stringify(device.name)}) belongs to user ${device.user_id}, which the server did not list`,
+      );
       continue;
     }
     const key = deviceKey(owner.user.email, device.name);
     const other = devicesByKey.get(key);
-    if (other) problems.push(`devices ${other.id} and ${device.id} are both named ${JSON.stringify(device.name)} for ${owner.user.email}`);
+    if (other)
+      problems.push(
+        `devices ${other.id} and ${device.id} are both named ${JSON.stringify(device.name)} for ${owner.user.email}`,
+      );
     devicesByKey.set(key, device);
     owner.devices.push(device);
   }
@@ -146,19 +161,26 @@ function groupByOwner(live: LiveState): { entries: UserEntry[]; globalRules: Api
   for (const rule of live.rules) {
     const owner = rule.user_id === null ? null : byId.get(rule.user_id);
     if (owner === undefined) {
-      problems.push(`rule ${rule.id} (${rule.action} ${rule.destination}) is bound to user ${rule.user_id}, which the server did not list`);
+      problems.push(
+        `rule ${rule.id} (${rule.action} ${rule.destination}) is bound to user ${rule.user_id}, which the server did not list`,
+      );
       continue;
     }
     const key = ruleKey({ ownerEmail: owner?.user.email ?? null, ...rule });
     const other = rulesByKey.get(key);
-    if (other) problems.push(`rules ${other.id} and ${rule.id} are the same rule (${describeRule(rule)}${owner ? ` of ${owner.user.email}` : ''})`);
+    if (other)
+      problems.push(
+        `rules ${other.id} and ${rule.id} are the same rule (${describeRule(rule)}${owner ? ` of ${owner.user.email}` : ''})`,
+      );
     rulesByKey.set(key, rule);
     if (owner) owner.rules.push(rule);
     else globalRules.push(rule);
   }
   if (problems.length > 0) throw new ExportError(problems);
 
-  const entries = [...byId.values()].sort((a, b) => compareText(userKey(a.user.email), userKey(b.user.email)) || compareText(a.user.email, b.user.email));
+  const entries = [...byId.values()].sort(
+    (a, b) => compareText(userKey(a.user.email), userKey(b.user.email)) || compareText(a.user.email, b.user.email),
+  );
   for (const entry of entries) {
     entry.devices.sort((a, b) => compareText(a.name.trim(), b.name.trim()));
     entry.rules = sortRules(entry.rules);
@@ -261,17 +283,19 @@ function ruleOrder(rule: ApiRule): RuleOrder {
 function sortRules(rules: ApiRule[]): ApiRule[] {
   return rules
     .map(ruleOrder)
-    .sort((a, b) =>
-      compareText(a.action, b.action)
-      || a.family - b.family
-      || compareBigint(a.start, b.start)
-      || a.prefix - b.prefix
-      || compareBigint(a.address, b.address)
-      || compareText(a.destination, b.destination)
-      || compareText(a.portType, b.portType)
-      || a.low - b.low
-      || a.high - b.high
-      || compareText(a.key, b.key))
+    .sort(
+      (a, b) =>
+        compareText(a.action, b.action) ||
+        a.family - b.family ||
+        compareBigint(a.start, b.start) ||
+        a.prefix - b.prefix ||
+        compareBigint(a.address, b.address) ||
+        compareText(a.destination, b.destination) ||
+        compareText(a.portType, b.portType) ||
+        a.low - b.low ||
+        a.high - b.high ||
+        compareText(a.key, b.key),
+    )
     .map((order) => order.rule);
 }
 
@@ -296,11 +320,11 @@ function headerComment(options: ExportOptions, counts: ExportResult['counts'], m
     '  (a file holding the base64 key, relative to this file; keep such files out of git).',
     ...(mapping.explicitDefaults
       ? [
-          '- `use_default_<x>: true` keeps a device on the server\'s default for <x> (allowed_ips, dns,',
+          "- `use_default_<x>: true` keeps a device on the server's default for <x> (allowed_ips, dns,",
           '  endpoint, mtu, persistent_keepalive), and is managed: taking it off by hand shows as drift.',
         ]
       : [
-          '- Device fields that follow the server\'s defaults (allowed_ips, dns, endpoint, mtu,',
+          "- Device fields that follow the server's defaults (allowed_ips, dns, endpoint, mtu,",
           '  persistent_keepalive) are left out and keep following them, unmanaged: a hand change of',
           '  them is not drift (export with --explicit-defaults to manage them). A value written here is pinned.',
         ]),
@@ -328,7 +352,8 @@ function configurationToYaml(live: ApiConfiguration, mapping: Mapping): Plain {
     const value = live[field];
     if (value === null || value === undefined) continue;
     const core = field.startsWith('default_client_') || field.startsWith('allow_unprivileged_');
-    if (core || mapping.explicitDefaults || JSON.stringify(value) !== JSON.stringify(initial[field])) out[field] = value;
+    if (core || mapping.explicitDefaults || JSON.stringify(value) !== JSON.stringify(initial[field]))
+      out[field] = value;
   }
   return out;
 }
@@ -357,7 +382,10 @@ function renderDocument(header: string, body: Plain): string {
   flowStyleLeaves(doc.contents);
   // A blank line between users keeps a long file readable.
   const users = isMap(doc.contents) ? doc.contents.get('users', true) : undefined;
-  if (isSeq(users)) users.items.forEach((item, index) => { if (index > 0 && isMap(item)) item.spaceBefore = true; });
+  if (isSeq(users))
+    users.items.forEach((item, index) => {
+      if (index > 0 && isMap(item)) item.spaceBefore = true;
+    });
   return header + doc.toString({ lineWidth: 0, indentSeq: true });
 }
 
@@ -389,7 +417,10 @@ const MAX_FILE_NAME_BYTES = 200;
 export function userFileName(email: string): string {
   let stem = '';
   for (const char of email.trim().toLowerCase()) {
-    stem += FILE_NAME_SAFE.test(char) && char.length === 1 ? char : [...Buffer.from(char, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+    stem +=
+      FILE_NAME_SAFE.test(char) && char.length === 1
+        ? char
+        : [...Buffer.from(char, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
   }
   if (stem.startsWith('.')) stem = `%2E${stem.slice(1)}`;
   if (Buffer.byteLength(stem) > MAX_FILE_NAME_BYTES) {

@@ -15,9 +15,16 @@ export function displayPath(path: string): string {
  * column; problems that concern no file first.
  */
 export function sortDiagnostics(diagnostics: Diagnostic[], files: string[]): Diagnostic[] {
-  const rank = (d: Diagnostic): number => (d.file === undefined ? -1 : files.includes(d.file) ? files.indexOf(d.file) : files.length);
+  const rank = (d: Diagnostic): number =>
+    d.file === undefined ? -1 : files.includes(d.file) ? files.indexOf(d.file) : files.length;
   return diagnostics
     .map((d, i) => ({ d, i }))
-    .sort((a, b) => rank(a.d) - rank(b.d) || (a.d.line ?? 0) - (b.d.line ?? 0) || (a.d.column ?? 0) - (b.d.column ?? 0) || a.i - b.i)
+    .sort(
+      (a, b) =>
+        rank(a.d) - rank(b.d) ||
+        (a.d.line ?? 0) - (b.d.line ?? 0) ||
+        (a.d.column ?? 0) - (b.d.column ?? 0) ||
+        a.i - b.i,
+    )
     .map(({ d }) => d);
 }

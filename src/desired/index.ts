@@ -41,9 +41,17 @@ async function yamlFilesOf(path: string): Promise<{ files: string[] } | { cdktf:
   const entries = await readdir(path, { withFileTypes: true });
   if (entries.some((e) => e.name === CDKTF_STACK_FILE)) return { cdktf: true };
   // Dot files are editor and tool leftovers; subfolders hold other things (secrets, other teams).
-  const names = entries.filter((e) => !e.isDirectory() && YAML_FILE.test(e.name) && !e.name.startsWith('.')).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => !e.isDirectory() && YAML_FILE.test(e.name) && !e.name.startsWith('.'))
+    .map((e) => e.name)
+    .sort();
   if (names.length === 0) {
-    return { diagnostic: { file: displayPath(path), message: 'no *.yaml or *.yml file in this folder (subfolders are not read)' } };
+    return {
+      diagnostic: {
+        file: displayPath(path),
+        message: 'no *.yaml or *.yml file in this folder (subfolders are not read)',
+      },
+    };
   }
   return { files: names.map((name) => join(path, name)) };
 }
@@ -64,7 +72,12 @@ async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<Loa
     const parsed = await parseYamlFile(text, file);
     diagnostics.push(...parsed.diagnostics);
     if (parsed.documents.length === 0 && parsed.diagnostics.length === 0) {
-      diagnostics.push({ file, line: 1, column: 1, message: 'the file is empty; a desired-state file starts with `version: 1`' });
+      diagnostics.push({
+        file,
+        line: 1,
+        column: 1,
+        message: 'the file is empty; a desired-state file starts with `version: 1`',
+      });
     }
     documents.push(...parsed.documents);
   }

@@ -10,9 +10,18 @@ import { defaultSettings, type DesiredState, type SourceLocation } from '../mode
 import type { DocumentDeclarations } from './document.js';
 import type { Diagnostic } from './types.js';
 
-export function mergeDeclarations(documents: DocumentDeclarations[], sources: string[]): { state: DesiredState; diagnostics: Diagnostic[] } {
+export function mergeDeclarations(
+  documents: DocumentDeclarations[],
+  sources: string[],
+): { state: DesiredState; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
-  const state: DesiredState = { settings: defaultSettings(), users: [], rules: [], absent: { users: [], devices: [] }, sources };
+  const state: DesiredState = {
+    settings: defaultSettings(),
+    users: [],
+    rules: [],
+    absent: { users: [], devices: [] },
+    sources,
+  };
   let settingsFrom: DocumentDeclarations['settings'];
   let configurationFrom: DocumentDeclarations['configuration'];
   for (const document of documents) {
@@ -37,7 +46,9 @@ export function mergeDeclarations(documents: DocumentDeclarations[], sources: st
         configurationFrom = document.configuration;
         state.configuration = document.configuration.value;
       } else if (!isDeepStrictEqual(configurationFrom.raw, document.configuration.raw)) {
-        diagnostics.push(declaredTwice('configuration', configurationFrom.value.source, document.configuration.value.source));
+        diagnostics.push(
+          declaredTwice('configuration', configurationFrom.value.source, document.configuration.value.source),
+        );
       }
     }
     state.users.push(...document.users);

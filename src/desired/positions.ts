@@ -126,7 +126,12 @@ export function offsetsOf(parsed: ParsedDocument, container: unknown): Container
 }
 
 /** The offset of the value at `path` below `container` (at `offset`), or of the deepest enclosing value that exists. */
-function follow(parsed: ParsedDocument, container: unknown, offset: number, path: DocPath): { value: number; key: number | null; found: boolean } {
+function follow(
+  parsed: ParsedDocument,
+  container: unknown,
+  offset: number,
+  path: DocPath,
+): { value: number; key: number | null; found: boolean } {
   let key: number | null = null;
   let current = container;
   let at = offset;
@@ -165,7 +170,13 @@ export function locateKey(parsed: ParsedDocument, path: DocPath): Position {
 }
 
 /** Offset of `container[segment]` given the container's own offset: the container's when it has no such entry. */
-export function childOffset(parsed: ParsedDocument, container: unknown, offset: number, segment: string | number, hint = 0): number {
+export function childOffset(
+  parsed: ParsedDocument,
+  container: unknown,
+  offset: number,
+  segment: string | number,
+  hint = 0,
+): number {
   const offsets = offsetsOf(parsed, container);
   const index = offsets ? entryIndex(offsets, container, segment, hint) : -1;
   if (index === -1) return offset;

@@ -20,7 +20,17 @@ export const DESIRED_STATE_SCHEMA = schemaDocument;
 export const SUPPORTED_VERSION = 1;
 
 /** Keywords whose errors the model reports instead (see the module comment). */
-const VALUE_KEYWORDS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'uniqueItems', 'multipleOf']);
+const VALUE_KEYWORDS = new Set([
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'uniqueItems',
+  'multipleOf',
+]);
 
 /** ajv's options for both schemas (scripts/schema-validators.mjs compiles them ahead of time with the same). */
 export const AJV_OPTIONS = { allErrors: true, strict: true, allowUnionTypes: true, verbose: true } as const;
@@ -30,9 +40,15 @@ export const AJV_OPTIONS = { allErrors: true, strict: true, allowUnionTypes: tru
  * `{ tfvar: NAME }`, a Terraform variable. Not in the schema file, so that editors never offer it.
  */
 export function translatedSchema(): object {
-  const copy = structuredClone(schemaDocument) as { $id: string; $defs: { secret: { properties: Record<string, unknown> } } };
+  const copy = structuredClone(schemaDocument) as {
+    $id: string;
+    $defs: { secret: { properties: Record<string, unknown> } };
+  };
   copy.$id = copy.$id.replace(/\.schema\.json$/, '.translated.schema.json');
-  copy.$defs.secret.properties.tfvar = { description: 'Name of the Terraform variable (TF_VAR_NAME) that holds the secret.', type: 'string' };
+  copy.$defs.secret.properties.tfvar = {
+    description: 'Name of the Terraform variable (TF_VAR_NAME) that holds the secret.',
+    type: 'string',
+  };
   return copy;
 }
 
@@ -61,7 +77,9 @@ function loadValidators(): Validators {
     // not built: compile below
   }
   // ajv is CommonJS: its default export is the class.
-  const { default: Ajv2020 } = require('ajv/dist/2020.js') as { default: new (options: object) => { compile(schema: object): ValidateFunction } };
+  const { default: Ajv2020 } = require('ajv/dist/2020.js') as {
+    default: new (options: object) => { compile(schema: object): ValidateFunction };
+  };
   return {
     validate: new Ajv2020(AJV_OPTIONS).compile(schemaDocument),
     validateTranslated: new Ajv2020(AJV_OPTIONS).compile(translatedSchema()),
@@ -153,19 +171,27 @@ function shortValue(value: unknown): string {
   return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
 
-function translate(error: ErrorObject, path: DocPath): { path: DocPath; message: string; atKey?: boolean; kind: 'faulty' | 'incomplete' | 'note' } | null {
+function translate(
+  error: ErrorObject,
+  path: DocPath,
+): { path: DocPath; message: string; atKey?: boolean; kind: 'faulty' | 'incomplete' | 'note' } | null {
   if (VALUE_KEYWORDS.has(error.keyword)) return null;
   const isSecret = error.schemaPath.startsWith('#/$defs/secret/');
   switch (error.keyword) {
     case 'type':
       if (path.length === 0) {
-        return { path, kind: 'faulty', message: 'the file must hold a mapping (key: value pairs) that starts with `version: 1`' };
+        return {
+          path,
+          kind: 'faulty',
+          message: 'the file must hold a mapping (key: value pairs) that starts with `version: 1`',
+        };
       }
       if (isSecret && typeof error.data === 'string') return { path, kind: 'faulty', message: LITERAL_SECRET_MESSAGE };
       return { path, kind: 'faulty', message: `must be ${describeType(error.params.type)}` };
     case 'required': {
       const missing = String(error.params.missingProperty);
-      const hint = path.length === 0 && missing === 'version' ? ` (this netform reads \`version: ${SUPPORTED_VERSION}\`)` : '';
+      const hint =
+        path.length === 0 && missing === 'version' ? ` (this netform reads \`version: ${SUPPORTED_VERSION}\`)` : '';
       return { path, kind: 'incomplete', message: `\`${missing}\` is required${hint}` };
     }
     case 'additionalProperties': {
@@ -175,14 +201,27 @@ function translate(error: ErrorObject, path: DocPath): { path: DocPath; message:
     }
     case 'const':
       if (path.length === 1 && path[0] === 'version') {
-        return { path, kind: 'faulty', message: `unsupported version ${shortValue(error.data)}; this netform reads version ${SUPPORTED_VERSION}` };
+        return {
+          path,
+          kind: 'faulty',
+          message: `unsupported version ${shortValue(error.data)}; this netform reads version ${SUPPORTED_VERSION}`,
+        };
       }
       return { path, kind: 'faulty', message: `must be ${shortValue(error.params.allowedValue)}` };
     case 'enum':
-      return { path, kind: 'faulty', message: `must be one of: ${(error.params.allowedValues as unknown[]).map(String).join(', ')}` };
+      return {
+        path,
+        kind: 'faulty',
+        message: `must be one of: ${(error.params.allowedValues as unknown[]).map(String).join(', ')}`,
+      };
     case 'minProperties':
     case 'maxProperties':
-      if (isSecret) return { path, kind: 'faulty', message: 'a secret reference names exactly one source: { env: VARIABLE_NAME } or { file: path/to/file }' };
+      if (isSecret)
+        return {
+          path,
+          kind: 'faulty',
+          message: 'a secret reference names exactly one source: { env: VARIABLE_NAME } or { file: path/to/file }',
+        };
       return { path, kind: 'faulty', message: error.message ?? 'is invalid' };
     default:
       return { path, kind: 'faulty', message: error.message ?? 'is invalid' };
@@ -207,7 +246,13 @@ export function checkSchema(parsed: ParsedDocument): SchemaResult {
     if (translated.kind === 'incomplete') result.incomplete.add(path);
     const at = translated.atKey ? locateKey(parsed, translated.path) : locateValue(parsed, translated.path);
     const label = parsed.label ? parsed.label(path) : path;
-    result.diagnostics.push({ file: parsed.file, line: at.line, column: at.column, path: label || undefined, message: translated.message });
+    result.diagnostics.push({
+      file: parsed.file,
+      line: at.line,
+      column: at.column,
+      path: label || undefined,
+      message: translated.message,
+    });
   }
   return result;
 }

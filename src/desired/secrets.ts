@@ -39,7 +39,12 @@ function fileProblem(error: unknown): string {
  */
 export function resolveSecret(ref: SecretRef, env: Environment = process.env): string {
   if ('env' in ref) return readEnvironment(ref.env, env, `environment variable ${ref.env}`);
-  if ('tfvar' in ref) return readEnvironment(`TF_VAR_${ref.tfvar}`, env, `Terraform variable ${ref.tfvar} (environment variable TF_VAR_${ref.tfvar})`);
+  if ('tfvar' in ref)
+    return readEnvironment(
+      `TF_VAR_${ref.tfvar}`,
+      env,
+      `Terraform variable ${ref.tfvar} (environment variable TF_VAR_${ref.tfvar})`,
+    );
   if (ref.file.trim() === '') throw new SecretResolutionError('the secret file path is empty');
   const misplaced = misplacedSecretFile(ref);
   if (misplaced) throw new SecretResolutionError(misplaced);

@@ -14,7 +14,9 @@ export interface Diagnostic {
 }
 
 /** `warnings`: problems that do not make the files unusable for this command (unreadable secrets in validate). */
-export type LoadResult = { ok: true; state: DesiredState; warnings?: Diagnostic[] } | { ok: false; diagnostics: Diagnostic[]; warnings?: Diagnostic[] };
+export type LoadResult =
+  | { ok: true; state: DesiredState; warnings?: Diagnostic[] }
+  | { ok: false; diagnostics: Diagnostic[]; warnings?: Diagnostic[] };
 
 export interface LoadOptions {
   /** Environment for `{ env: NAME }` and Terraform `var.*` secrets (`TF_VAR_*`). Default process.env. */
@@ -29,6 +31,8 @@ export interface LoadOptions {
 
 /** `file:line:column: path: message` (as much of the location as is known). */
 export function formatDiagnostic(d: Diagnostic): string {
-  const where = d.file ? [d.file, d.line, d.line !== undefined ? d.column : undefined].filter((p) => p !== undefined).join(':') : undefined;
+  const where = d.file
+    ? [d.file, d.line, d.line !== undefined ? d.column : undefined].filter((p) => p !== undefined).join(':')
+    : undefined;
   return [where, d.path, d.message].filter((part) => part !== undefined && part !== '').join(': ');
 }

@@ -186,7 +186,9 @@ function keyText(key: unknown): string {
 
 class AliasBombError extends Error {
   constructor() {
-    super(`aliases expand the document beyond ${MAX_ALIASED_VALUES.toLocaleString('en')} values; refusing to read it (an alias bomb?)`);
+    super(
+      `aliases expand the document beyond ${MAX_ALIASED_VALUES.toLocaleString('en')} values; refusing to read it (an alias bomb?)`,
+    );
   }
 }
 
@@ -207,13 +209,21 @@ async function syntaxDiagnostics(text: string, file: string, error: unknown): Pr
   for (const document of Array.isArray(parsed) ? parsed : [parsed]) {
     for (const problem of [...document.errors, ...document.warnings]) {
       const at = problem.linePos?.[0];
-      diagnostics.push({ file, line: at?.line, column: at?.col, message: `YAML syntax: ${parserMessage(problem.message)}` });
+      diagnostics.push({
+        file,
+        line: at?.line,
+        column: at?.col,
+        message: `YAML syntax: ${parserMessage(problem.message)}`,
+      });
     }
   }
   if (diagnostics.length > 0) return diagnostics;
-  const mark = error instanceof jsyaml.YAMLException ? (error as { mark?: { line: number; column: number } }).mark : undefined;
+  const mark =
+    error instanceof jsyaml.YAMLException ? (error as { mark?: { line: number; column: number } }).mark : undefined;
   const reason = error instanceof jsyaml.YAMLException ? error.reason : String(error);
-  return [{ file, line: mark ? mark.line + 1 : 1, column: mark ? mark.column + 1 : 1, message: `YAML syntax: ${reason}` }];
+  return [
+    { file, line: mark ? mark.line + 1 : 1, column: mark ? mark.column + 1 : 1, message: `YAML syntax: ${reason}` },
+  ];
 }
 
 /**
@@ -221,14 +231,21 @@ async function syntaxDiagnostics(text: string, file: string, error: unknown): Pr
  * file does not say what it seems to) come back as diagnostics, and then no document of the
  * file is read, so that no check runs on half-read data. Empty documents are left out.
  */
-export async function parseYamlFile(text: string, file: string): Promise<{ documents: ParsedDocument[]; diagnostics: Diagnostic[] }> {
+export async function parseYamlFile(
+  text: string,
+  file: string,
+): Promise<{ documents: ParsedDocument[]; diagnostics: Diagnostic[] }> {
   // js-yaml drops a byte order mark before reading; offsets are into the text it reads.
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const recorder = new OffsetRecorder();
   let values: unknown[];
   try {
     const warnings: jsyaml.YAMLException[] = [];
-    const options = { schema: CORE_SCHEMA, listener: recorder.listener, onWarning: (w: jsyaml.YAMLException) => warnings.push(w) };
+    const options = {
+      schema: CORE_SCHEMA,
+      listener: recorder.listener,
+      onWarning: (w: jsyaml.YAMLException) => warnings.push(w),
+    };
     values = jsyaml.loadAll(source, null, options) as unknown[];
     if (warnings.length > 0) throw warnings[0];
   } catch (error) {
@@ -243,7 +260,13 @@ export async function parseYamlFile(text: string, file: string): Promise<{ docum
     // `---` followed by nothing, or a document of comments only, holds null: an empty document.
     if (value === null || value === undefined) return;
     const root = recorder.roots[index];
-    documents.push({ file, index, value, offsets: { root: root?.start ?? -1, containers: recorder.containers }, lineStarts });
+    documents.push({
+      file,
+      index,
+      value,
+      offsets: { root: root?.start ?? -1, containers: recorder.containers },
+      lineStarts,
+    });
   });
   return { documents, diagnostics: [] };
 }

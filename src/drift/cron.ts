@@ -36,10 +36,14 @@ export function cronTicker(expression: string, options: CronTickerOptions): Tick
   let task: ScheduledTask | null = null;
   return {
     start(onTick) {
-      task = cron.createTask(expression, (context) => {
-        // The loop decides about overlap itself; node-cron only says when.
-        onTick(context.date);
-      }, { timezone: options.timezone, logger, name: 'netform-drift' });
+      task = cron.createTask(
+        expression,
+        (context) => {
+          // The loop decides about overlap itself; node-cron only says when.
+          onTick(context.date);
+        },
+        { timezone: options.timezone, logger, name: 'netform-drift' },
+      );
       void task.start();
     },
     async stop() {

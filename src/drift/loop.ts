@@ -93,7 +93,9 @@ export class DriftLoop {
     if (this.#current) {
       this.#skippedTicks += 1;
       const since = new Date(this.#currentStartedAt).toISOString();
-      this.#options.log(`drift: skipped the run due at ${scheduledAt.toISOString()}: the run started at ${since} is still in progress`);
+      this.#options.log(
+        `drift: skipped the run due at ${scheduledAt.toISOString()}: the run started at ${since} is still in progress`,
+      );
       return;
     }
     this.#current = this.#runOnce().finally(() => {

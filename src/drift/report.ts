@@ -79,7 +79,11 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
   };
 }
 
-export function reportFromFailure(message: string, context: { server: string | null; sources: string[] }, timing: ReportTiming): DriftReport {
+export function reportFromFailure(
+  message: string,
+  context: { server: string | null; sources: string[] },
+  timing: ReportTiming,
+): DriftReport {
   return {
     ...reportBase(timing),
     status: 'failed',
@@ -124,16 +128,21 @@ export function redactSecrets(text: string, secrets: readonly (string | undefine
  */
 export function driftSignature(report: DriftReport): string {
   if (report.status !== 'drift') return report.status;
-  const changes = report.changes.map((c) => JSON.stringify([c.id, c.action, c.fields.map((f) => [f.field, f.before, f.after])])).sort();
+  const changes = report.changes
+    .map((c) => JSON.stringify([c.id, c.action, c.fields.map((f) => [f.field, f.before, f.after])]))
+    .sort();
   return `drift:${changes.join('\n')}`;
 }
 
 /** A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`. */
 export function driftText(report: DriftReport, previous: DriftStatus | null = null, shown = 5): string {
   const where = report.server ?? 'the server';
-  if (report.status === 'failed') return `netform drift on ${where}: the check failed: ${report.error ?? 'unknown error'}`;
+  if (report.status === 'failed')
+    return `netform drift on ${where}: the check failed: ${report.error ?? 'unknown error'}`;
   if (report.status === 'clean') {
-    return previous === 'drift' || previous === 'failed' ? `netform drift on ${where}: back to clean: the server matches the desired state` : `netform drift on ${where}: clean`;
+    return previous === 'drift' || previous === 'failed'
+      ? `netform drift on ${where}: back to clean: the server matches the desired state`
+      : `netform drift on ${where}: clean`;
   }
   const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${c.label ?? `${c.kind} ${c.key}`}`);
   const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';

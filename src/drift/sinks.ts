@@ -106,7 +106,9 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
             beforeRetry: [
               (error, retryCount) => {
                 attempts = retryCount + 1;
-                options.log?.(`drift: webhook ${shownUrl}: attempt ${retryCount} failed (${redactSecrets(describeRequestError(error), secrets)}); retrying`);
+                options.log?.(
+                  `drift: webhook ${shownUrl}: attempt ${retryCount} failed (${redactSecrets(describeRequestError(error), secrets)}); retrying`,
+                );
               },
             ],
           },

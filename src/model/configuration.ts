@@ -5,7 +5,14 @@
  * See docs/api-v0.md section 7 for what the server does with each field.
  */
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
-import { allowedIpKey, checkInteger, checkList, dnsEntryKey, MTU_BOUNDS, PERSISTENT_KEEPALIVE_BOUNDS } from './device.js';
+import {
+  allowedIpKey,
+  checkInteger,
+  checkList,
+  dnsEntryKey,
+  MTU_BOUNDS,
+  PERSISTENT_KEEPALIVE_BOUNDS,
+} from './device.js';
 import { has, isBlank, isPlainObject, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
 import { parseEndpoint } from './net.js';
@@ -74,7 +81,9 @@ export interface ApiConfiguration extends Omit<ConfigurationValues, 'logo'> {
 export type ConfigurationInput = Partial<ConfigurationValues>;
 
 export const CONFIGURATION_BOOLEAN_FIELDS = [
-  'local_auth_enabled', 'allow_unprivileged_device_management', 'allow_unprivileged_device_configuration',
+  'local_auth_enabled',
+  'allow_unprivileged_device_management',
+  'allow_unprivileged_device_configuration',
   'disable_vpn_on_oidc_error',
 ] as const;
 
@@ -90,10 +99,22 @@ export type DefaultClientField = keyof typeof DEFAULT_CLIENT_FIELDS;
 
 /** The keys of `data`, in upstream's documented (alphabetical) order. */
 export const CONFIGURATION_RESPONSE_KEYS = [
-  'allow_unprivileged_device_configuration', 'allow_unprivileged_device_management', 'default_client_allowed_ips',
-  'default_client_dns', 'default_client_endpoint', 'default_client_mtu', 'default_client_persistent_keepalive',
-  'disable_vpn_on_oidc_error', 'id', 'inserted_at', 'local_auth_enabled', 'logo', 'openid_connect_providers',
-  'saml_identity_providers', 'updated_at', 'vpn_session_duration',
+  'allow_unprivileged_device_configuration',
+  'allow_unprivileged_device_management',
+  'default_client_allowed_ips',
+  'default_client_dns',
+  'default_client_endpoint',
+  'default_client_mtu',
+  'default_client_persistent_keepalive',
+  'disable_vpn_on_oidc_error',
+  'id',
+  'inserted_at',
+  'local_auth_enabled',
+  'logo',
+  'openid_connect_providers',
+  'saml_identity_providers',
+  'updated_at',
+  'vpn_session_duration',
 ] as const satisfies readonly (keyof ApiConfiguration)[];
 
 /** What a configuration holds before anyone changes it: upstream's defaults (the device defaults are the server's). */
@@ -320,7 +341,10 @@ export function checkConfigurationInput(
     else if (typeof e === 'string' && parseEndpoint(e) !== null) value.default_client_endpoint = e.trim();
     else addError(errors, 'default_client_endpoint', Messages.invalid);
   }
-  const lists = [['default_client_allowed_ips', allowedIpKey], ['default_client_dns', dnsEntryKey]] as const;
+  const lists = [
+    ['default_client_allowed_ips', allowedIpKey],
+    ['default_client_dns', dnsEntryKey],
+  ] as const;
   for (const [field, entryKey] of lists) {
     if (!has(input, field)) continue;
     if (input[field] === null) addError(errors, field, Messages.blank);
@@ -352,9 +376,16 @@ export function checkConfigurationInput(
  * to the server (they hold secrets and files a repository should not carry).
  */
 export const MANAGED_CONFIGURATION_FIELDS = [
-  'default_client_allowed_ips', 'default_client_dns', 'default_client_endpoint', 'default_client_mtu',
-  'default_client_persistent_keepalive', 'allow_unprivileged_device_management',
-  'allow_unprivileged_device_configuration', 'local_auth_enabled', 'disable_vpn_on_oidc_error', 'vpn_session_duration',
+  'default_client_allowed_ips',
+  'default_client_dns',
+  'default_client_endpoint',
+  'default_client_mtu',
+  'default_client_persistent_keepalive',
+  'allow_unprivileged_device_management',
+  'allow_unprivileged_device_configuration',
+  'local_auth_enabled',
+  'disable_vpn_on_oidc_error',
+  'vpn_session_duration',
 ] as const satisfies readonly (keyof ConfigurationValues)[];
 export type ManagedConfigurationField = (typeof MANAGED_CONFIGURATION_FIELDS)[number];
 export type ManagedConfiguration = Partial<Pick<ConfigurationValues, ManagedConfigurationField>>;

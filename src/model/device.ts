@@ -45,7 +45,12 @@ export function wireguardKeyMessages(value: unknown): string[] {
 }
 
 /** An integer field within bounds; `is invalid` for anything else. Shared with the configuration's fields. */
-export function checkInteger(field: string, value: unknown, bounds: { min: number; max: number }, errors: FieldErrors): number | undefined {
+export function checkInteger(
+  field: string,
+  value: unknown,
+  bounds: { min: number; max: number },
+  errors: FieldErrors,
+): number | undefined {
   if (typeof value !== 'number' || !Number.isInteger(value)) {
     addError(errors, field, Messages.invalid);
     return undefined;
@@ -56,7 +61,12 @@ export function checkInteger(field: string, value: unknown, bounds: { min: numbe
 }
 
 /** A list of strings whose entries pass `entryValid` (its normal form, or null), without duplicates. */
-export function checkList(field: string, value: unknown, entryValid: (s: string) => string | null, errors: FieldErrors): string[] | undefined {
+export function checkList(
+  field: string,
+  value: unknown,
+  entryValid: (s: string) => string | null,
+  errors: FieldErrors,
+): string[] | undefined {
   if (!Array.isArray(value)) {
     addError(errors, field, Messages.invalid);
     return undefined;
@@ -122,7 +132,8 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
     const d = input.description;
     if (isBlank(d)) value.description = null;
     else if (typeof d !== 'string') addError(errors, 'description', Messages.invalid);
-    else if (charLength(d) > DEVICE_DESCRIPTION_MAX_LENGTH) addError(errors, 'description', Messages.tooLong(DEVICE_DESCRIPTION_MAX_LENGTH));
+    else if (charLength(d) > DEVICE_DESCRIPTION_MAX_LENGTH)
+      addError(errors, 'description', Messages.tooLong(DEVICE_DESCRIPTION_MAX_LENGTH));
     else value.description = d;
   }
 
@@ -189,7 +200,10 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
     }
   }
 
-  for (const [field, family] of [['ipv4', 4], ['ipv6', 6]] as const) {
+  for (const [field, family] of [
+    ['ipv4', 4],
+    ['ipv6', 6],
+  ] as const) {
     if (!has(input, field)) continue;
     const a = input[field];
     if (isBlank(a)) {
@@ -211,7 +225,11 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
     if (useDefault === true && !isEmptyValue(input[field])) addError(errors, field, Messages.mustNotBePresent);
   }
   // An endpoint is needed when the default one is not used.
-  if (input.use_default_endpoint === false && isBlank(input.endpoint) && (mode === 'create' || has(input, 'endpoint'))) {
+  if (
+    input.use_default_endpoint === false &&
+    isBlank(input.endpoint) &&
+    (mode === 'create' || has(input, 'endpoint'))
+  ) {
     addError(errors, 'endpoint', Messages.blank);
   }
 
@@ -232,7 +250,8 @@ export function emptyOwnLists(device: {
   use_default_dns: boolean;
 }): Partial<Record<(typeof LIST_DEVICE_FIELDS)[number], string[]>> {
   const fill: Partial<Record<(typeof LIST_DEVICE_FIELDS)[number], string[]>> = {};
-  for (const field of LIST_DEVICE_FIELDS) if (!device[`use_default_${field}`] && device[field] === null) fill[field] = [];
+  for (const field of LIST_DEVICE_FIELDS)
+    if (!device[`use_default_${field}`] && device[field] === null) fill[field] = [];
   return fill;
 }
 
@@ -256,6 +275,7 @@ export function checkTunnelAddress(address: string, family: IpFamily, network: T
   if (!parsed || parsed.family !== family || !block) return Messages.invalid;
   if (parsed.value < block.start || parsed.value > block.end) return Messages.notInCidr(block.network);
   const server = parseIpAddress(network.serverAddress);
-  if (parsed.value === block.start || parsed.value === block.end || (server && server.value === parsed.value)) return Messages.reserved;
+  if (parsed.value === block.start || parsed.value === block.end || (server && server.value === parsed.value))
+    return Messages.reserved;
   return null;
 }

@@ -37,9 +37,10 @@ export interface RuleKeyParts {
 
 export function ruleKey(rule: RuleKeyParts): string {
   const owner = rule.ownerEmail === null ? '*' : userKey(rule.ownerEmail);
-  const ports = rule.port_type === null && (rule.port_range === null || rule.port_range === '')
-    ? 'any'
-    : `${(rule.port_type ?? '').toLowerCase()}:${normalizePortRange(rule.port_range) ?? ''}`;
+  const ports =
+    rule.port_type === null && (rule.port_range === null || rule.port_range === '')
+      ? 'any'
+      : `${(rule.port_type ?? '').toLowerCase()}:${normalizePortRange(rule.port_range) ?? ''}`;
   return `${owner}|${rule.action}|${normalizeDestination(rule.destination)}|${ports}`;
 }
 

@@ -115,7 +115,11 @@ export function cidrRange(text: string): { family: IpFamily; start: bigint; end:
     const octets = [m[1]!, m[2]!, m[3]!, m[4]!];
     const prefix = m[5] === undefined ? 32 : Number(m[5]);
     // Leading zeros and out-of-range values take the full parser's path (and its verdict).
-    if (prefix <= 32 && octets.every((o) => (o.length === 1 || o[0] !== '0') && Number(o) <= 255) && (m[5] === undefined || m[5].length === 1 || m[5][0] !== '0')) {
+    if (
+      prefix <= 32 &&
+      octets.every((o) => (o.length === 1 || o[0] !== '0') && Number(o) <= 255) &&
+      (m[5] === undefined || m[5].length === 1 || m[5][0] !== '0')
+    ) {
       const value = octets.reduce((v, o) => v * 256 + Number(o), 0);
       const size = 2 ** (32 - prefix);
       const start = value - (value % size);

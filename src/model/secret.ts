@@ -6,10 +6,7 @@
 import { inspect } from 'node:util';
 
 /** Where a secret comes from. `file` is resolved relative to `baseDir` (the declaring file's folder). */
-export type SecretRef =
-  | { env: string }
-  | { file: string; baseDir?: string }
-  | { tfvar: string };
+export type SecretRef = { env: string } | { file: string; baseDir?: string } | { tfvar: string };
 
 export const SENSITIVE_CHANGED = '(sensitive value changed)';
 export const SENSITIVE = '(sensitive)';

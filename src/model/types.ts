@@ -55,10 +55,31 @@ export interface ApiDevice {
 
 /** The 25 keys of a device response, in the contract's order. */
 export const DEVICE_RESPONSE_KEYS = [
-  'id', 'user_id', 'name', 'description', 'public_key', 'preshared_key', 'server_public_key', 'ipv4', 'ipv6',
-  'allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive', 'use_default_allowed_ips', 'use_default_dns',
-  'use_default_endpoint', 'use_default_mtu', 'use_default_persistent_keepalive', 'remote_ip', 'latest_handshake',
-  'rx_bytes', 'tx_bytes', 'inserted_at', 'updated_at',
+  'id',
+  'user_id',
+  'name',
+  'description',
+  'public_key',
+  'preshared_key',
+  'server_public_key',
+  'ipv4',
+  'ipv6',
+  'allowed_ips',
+  'dns',
+  'endpoint',
+  'mtu',
+  'persistent_keepalive',
+  'use_default_allowed_ips',
+  'use_default_dns',
+  'use_default_endpoint',
+  'use_default_mtu',
+  'use_default_persistent_keepalive',
+  'remote_ip',
+  'latest_handshake',
+  'rx_bytes',
+  'tx_bytes',
+  'inserted_at',
+  'updated_at',
 ] as const satisfies readonly (keyof ApiDevice)[];
 
 export interface ApiRule {

@@ -19,7 +19,7 @@ type UniqueField = (typeof UNIQUE_FIELDS)[number];
 
 function normal(field: UniqueField, value: unknown): string | null {
   if (typeof value !== 'string' || value.trim() === '') return null;
-  return field === 'public_key' ? value.trim() : parseIpAddress(value)?.text ?? value.trim();
+  return field === 'public_key' ? value.trim() : (parseIpAddress(value)?.text ?? value.trim());
 }
 
 /** Where the plan deletes each live device: its own deletion, or its user's. */
@@ -28,7 +28,8 @@ function plannedDeletions(ctx: PlanContext): Map<string, Change> {
   for (const change of ctx.changes.values()) {
     if (change.action !== 'delete' || !change.liveId) continue;
     if (change.kind === 'device') deleting.set(change.liveId, change);
-    if (change.kind === 'user') for (const item of change.cascade ?? []) if (item.kind === 'device') deleting.set(item.liveId, change);
+    if (change.kind === 'user')
+      for (const item of change.cascade ?? []) if (item.kind === 'device') deleting.set(item.liveId, change);
   }
   return deleting;
 }
@@ -49,7 +50,9 @@ export function resolveUniqueValues(ctx: PlanContext): void {
   }
   const deleting = plannedDeletions(ctx);
   const changingById = new Map<string, Change>();
-  for (const change of ctx.changes.values()) if (change.kind === 'device' && change.liveId && change.action !== 'delete') changingById.set(change.liveId, change);
+  for (const change of ctx.changes.values())
+    if (change.kind === 'device' && change.liveId && change.action !== 'delete')
+      changingById.set(change.liveId, change);
 
   for (const change of [...ctx.changes.values()]) {
     if (change.kind !== 'device' || change.action === 'delete') continue;
@@ -95,7 +98,8 @@ function replaceHolder(ctx: PlanContext, change: Change, holder: ApiDevice, dele
   if (deletion.kind === 'device') ctx.changes.delete(deletion.id);
   else deletion.cascade = deletion.cascade?.filter((item) => item.liveId !== holder.id);
   const body = { ...change.body };
-  for (const field of ['ipv4', 'ipv6'] as const) if (body[field] === undefined && holder[field]) body[field] = holder[field];
+  for (const field of ['ipv4', 'ipv6'] as const)
+    if (body[field] === undefined && holder[field]) body[field] = holder[field];
   const keepsPsk = !(change.secrets ?? []).some((s) => s.field === 'preshared_key') && holder.preshared_key;
   const from = `${ctx.index.deviceKeyOf.get(holder)}`;
   Object.assign(change, {

@@ -29,7 +29,11 @@ export interface PlanOptions {
 export class PlanError extends Error {
   override readonly name = 'PlanError';
   constructor(readonly problems: string[]) {
-    super(problems.length === 1 ? problems[0] : `${problems.length} problems:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super(
+      problems.length === 1
+        ? problems[0]
+        : `${problems.length} problems:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
   }
 }
 
@@ -90,7 +94,9 @@ export class PlanContext {
     if (!all) return false;
     if (!this.#reportedDuplicates.has(`${kind}:${key}`)) {
       this.#reportedDuplicates.add(`${kind}:${key}`);
-      this.problems.push(`the server holds ${all.length} ${kind}s with the key ${key}; netform will not guess which one is meant: remove the extra ones by hand`);
+      this.problems.push(
+        `the server holds ${all.length} ${kind}s with the key ${key}; netform will not guess which one is meant: remove the extra ones by hand`,
+      );
     }
     return true;
   }

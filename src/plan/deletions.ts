@@ -13,14 +13,36 @@ export function planRuleDelete(ctx: PlanContext, rule: ApiRule, phase: number, n
   const key = ctx.index.ruleKeyOf.get(rule)!;
   const id = `rule:${key}`;
   if (ctx.changes.has(id) || ctx.isDuplicated('rule', key)) return;
-  ctx.add({ id, kind: 'rule', action: 'delete', key, label: `rule ${ruleLabel(rule, ctx.index.ruleOwnerOf(rule))}`, liveId: rule.id, phase, fingerprint: fingerprintOf('rule', rule), fields: [], note });
+  ctx.add({
+    id,
+    kind: 'rule',
+    action: 'delete',
+    key,
+    label: `rule ${ruleLabel(rule, ctx.index.ruleOwnerOf(rule))}`,
+    liveId: rule.id,
+    phase,
+    fingerprint: fingerprintOf('rule', rule),
+    fields: [],
+    note,
+  });
 }
 
 export function planDeviceDelete(ctx: PlanContext, device: ApiDevice, note?: string): void {
   const key = ctx.index.deviceKeyOf.get(device)!;
   const id = `device:${key}`;
   if (ctx.changes.has(id) || ctx.isDuplicated('device', key)) return;
-  ctx.add({ id, kind: 'device', action: 'delete', key, label: `device ${key}`, liveId: device.id, phase: PHASE.memberDeletes, fingerprint: fingerprintOf('device', device), fields: [], ...(note ? { note } : {}) });
+  ctx.add({
+    id,
+    kind: 'device',
+    action: 'delete',
+    key,
+    label: `device ${key}`,
+    liveId: device.id,
+    phase: PHASE.memberDeletes,
+    fingerprint: fingerprintOf('device', device),
+    fields: [],
+    ...(note ? { note } : {}),
+  });
 }
 
 export function planUserDelete(ctx: PlanContext, user: ApiUser, note?: string): void {
@@ -31,16 +53,37 @@ export function planUserDelete(ctx: PlanContext, user: ApiUser, note?: string): 
   for (const device of ctx.index.devicesByUserId.get(user.id) ?? []) {
     const deviceId = `device:${ctx.index.deviceKeyOf.get(device)}`;
     ctx.changes.delete(deviceId);
-    cascade.push({ kind: 'device', key: ctx.index.deviceKeyOf.get(device)!, liveId: device.id, label: `device ${ctx.index.deviceKeyOf.get(device)}`, fingerprint: fingerprintOf('device', device) });
+    cascade.push({
+      kind: 'device',
+      key: ctx.index.deviceKeyOf.get(device)!,
+      liveId: device.id,
+      label: `device ${ctx.index.deviceKeyOf.get(device)}`,
+      fingerprint: fingerprintOf('device', device),
+    });
   }
   for (const rule of ctx.index.rulesByUserId.get(user.id) ?? []) {
     ctx.changes.delete(`rule:${ctx.index.ruleKeyOf.get(rule)}`);
-    cascade.push({ kind: 'rule', key: ctx.index.ruleKeyOf.get(rule)!, liveId: rule.id, label: `rule ${ruleLabel(rule, user.email)}`, fingerprint: fingerprintOf('rule', rule) });
+    cascade.push({
+      kind: 'rule',
+      key: ctx.index.ruleKeyOf.get(rule)!,
+      liveId: rule.id,
+      label: `rule ${ruleLabel(rule, user.email)}`,
+      fingerprint: fingerprintOf('rule', rule),
+    });
   }
   ctx.deletedUserIds.add(user.id);
   ctx.add({
-    id, kind: 'user', action: 'delete', key, label: `user ${user.email}`, liveId: user.id, phase: PHASE.userDeletes, fingerprint: fingerprintOf('user', user), fields: [],
-    ...(cascade.length ? { cascade } : {}), ...(note ? { note } : {}),
+    id,
+    kind: 'user',
+    action: 'delete',
+    key,
+    label: `user ${user.email}`,
+    liveId: user.id,
+    phase: PHASE.userDeletes,
+    fingerprint: fingerprintOf('user', user),
+    fields: [],
+    ...(cascade.length ? { cascade } : {}),
+    ...(note ? { note } : {}),
   });
 }
 
@@ -68,7 +111,13 @@ export function planPrune(ctx: PlanContext): void {
   if (!ctx.prune) return;
   for (const user of ctx.live.users) {
     const key = userKey(user.email);
-    if (ctx.declaredUsers.has(key) || ctx.matchedUserIds.has(user.id) || ctx.deletedUserIds.has(user.id) || !ctx.scope.managesUser(user.email)) continue;
+    if (
+      ctx.declaredUsers.has(key) ||
+      ctx.matchedUserIds.has(user.id) ||
+      ctx.deletedUserIds.has(user.id) ||
+      !ctx.scope.managesUser(user.email)
+    )
+      continue;
     if (ctx.scope.isProtected(user.email)) continue; // reported by the guards when it would apply
     planUserDelete(ctx, user, PRUNED);
   }

@@ -10,9 +10,20 @@ import { DEFAULTABLE_DEVICE_FIELDS, type ApiDevice, type DefaultableDeviceField 
 
 /** Fields a create body may carry besides user_id, name and preshared_key, in a stable order. */
 export const WRITABLE_DEVICE_FIELDS = [
-  'description', 'public_key', 'ipv4', 'ipv6',
-  'use_default_allowed_ips', 'allowed_ips', 'use_default_dns', 'dns', 'use_default_endpoint', 'endpoint',
-  'use_default_mtu', 'mtu', 'use_default_persistent_keepalive', 'persistent_keepalive',
+  'description',
+  'public_key',
+  'ipv4',
+  'ipv6',
+  'use_default_allowed_ips',
+  'allowed_ips',
+  'use_default_dns',
+  'dns',
+  'use_default_endpoint',
+  'endpoint',
+  'use_default_mtu',
+  'mtu',
+  'use_default_persistent_keepalive',
+  'persistent_keepalive',
 ] as const satisfies readonly (keyof DesiredDeviceFields)[];
 export type WritableDeviceField = (typeof WRITABLE_DEVICE_FIELDS)[number];
 
@@ -68,7 +79,9 @@ export function managedDeviceFields(fields: DesiredDeviceFields): WritableDevice
 
 /** Managed fields whose declared value differs from the live one. */
 export function changedDeviceFields(desired: DesiredDevice, live: ApiDevice): WritableDeviceField[] {
-  return managedDeviceFields(desired.fields).filter((field) => !sameDeviceValue(field, desired.fields[field], live[field]));
+  return managedDeviceFields(desired.fields).filter(
+    (field) => !sameDeviceValue(field, desired.fields[field], live[field]),
+  );
 }
 
 /**

@@ -12,7 +12,15 @@ import type { ApiConfiguration } from '../model/configuration.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import type { ResourceKind } from './types.js';
 
-const VOLATILE = new Set(['latest_handshake', 'remote_ip', 'rx_bytes', 'tx_bytes', 'updated_at', 'last_signed_in_at', 'last_signed_in_method']);
+const VOLATILE = new Set([
+  'latest_handshake',
+  'remote_ip',
+  'rx_bytes',
+  'tx_bytes',
+  'updated_at',
+  'last_signed_in_at',
+  'last_signed_in_method',
+]);
 
 type LiveObject = ApiUser | ApiDevice | ApiRule | ApiConfiguration;
 

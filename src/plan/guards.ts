@@ -15,9 +15,13 @@ export function checkTokenUser(ctx: PlanContext): void {
   if (!given) return;
   const live = ctx.index.usersByKey.get(userKey(given));
   if (!live) {
-    ctx.problems.push(`--token-user/NETFORM_TOKEN_USER ${given} names no user on the server; give the email of the admin the API token belongs to`);
+    ctx.problems.push(
+      `--token-user/NETFORM_TOKEN_USER ${given} names no user on the server; give the email of the admin the API token belongs to`,
+    );
   } else if (live.role !== 'admin') {
-    ctx.problems.push(`--token-user/NETFORM_TOKEN_USER ${given} is not an admin on the server, so the API token cannot be its; give the email of the admin the token belongs to`);
+    ctx.problems.push(
+      `--token-user/NETFORM_TOKEN_USER ${given} is not an admin on the server, so the API token cannot be its; give the email of the admin the token belongs to`,
+    );
   }
 }
 
@@ -47,15 +51,24 @@ export function guardUserRemovals(ctx: PlanContext): void {
   for (const change of removals) {
     const live = ctx.index.usersById.get(change.liveId!)!;
     if (ctx.scope.isProtected(live.email)) cancel(change, 'it is protected (settings.protect)');
-    else if (tokenUser !== null && userKey(live.email) === tokenUser) cancel(change, 'the API token in use belongs to it');
+    else if (tokenUser !== null && userKey(live.email) === tokenUser)
+      cancel(change, 'the API token in use belongs to it');
     else if (tokenUser === null && change.action === 'delete' && live.role === 'admin') {
-      cancel(change, "it is an admin and the token's owner is unknown; pass --token-user EMAIL (or NETFORM_TOKEN_USER) to allow deleting other admins");
+      cancel(
+        change,
+        "it is an admin and the token's owner is unknown; pass --token-user EMAIL (or NETFORM_TOKEN_USER) to allow deleting other admins",
+      );
     }
   }
   // Protected users that prune would have deleted.
   if (ctx.prune) {
     for (const user of ctx.live.users) {
-      if (!ctx.declaredUsers.has(userKey(user.email)) && !ctx.matchedUserIds.has(user.id) && ctx.scope.managesUser(user.email) && ctx.scope.isProtected(user.email)) {
+      if (
+        !ctx.declaredUsers.has(userKey(user.email)) &&
+        !ctx.matchedUserIds.has(user.id) &&
+        ctx.scope.managesUser(user.email) &&
+        ctx.scope.isProtected(user.email)
+      ) {
         ctx.warnings.push(`not deleting user ${user.email}: it is protected (settings.protect)`);
       }
     }
@@ -69,10 +82,17 @@ export function guardUserRemovals(ctx: PlanContext): void {
     if (change.action === 'update' && change.body?.role === 'admin') remaining++;
   }
   const adminRemovals = [...ctx.changes.values()]
-    .filter((c) => c.kind === 'user' && c.liveId && admins.has(c.liveId) && (c.action === 'delete' || c.body?.role === 'unprivileged'))
+    .filter(
+      (c) =>
+        c.kind === 'user' &&
+        c.liveId &&
+        admins.has(c.liveId) &&
+        (c.action === 'delete' || c.body?.role === 'unprivileged'),
+    )
     .sort((a, b) => (a.key < b.key ? -1 : 1));
   if (admins.size > 0 && adminRemovals.length >= remaining) {
-    for (const change of adminRemovals.slice(Math.max(0, remaining - 1))) cancel(change, 'it would leave the server without an admin');
+    for (const change of adminRemovals.slice(Math.max(0, remaining - 1)))
+      cancel(change, 'it would leave the server without an admin');
   }
   for (const change of ctx.changes.values()) {
     if (change.kind === 'user' && change.action === 'delete' && change.liveId && admins.has(change.liveId)) {

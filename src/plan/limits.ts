@@ -14,7 +14,13 @@ export const DEFAULT_LIMITS = {
   update: { percent: 50, atLeast: 10 },
 } as const;
 
-export function checkLimit(kind: 'delete' | 'update', planned: number, liveCount: number, configured: Limit | undefined, override: number | undefined): LimitCheck {
+export function checkLimit(
+  kind: 'delete' | 'update',
+  planned: number,
+  liveCount: number,
+  configured: Limit | undefined,
+  override: number | undefined,
+): LimitCheck {
   let allowed: number;
   let source: string;
   if (override !== undefined) {

@@ -34,7 +34,13 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 }
 
 /** One object per key; a second one with the same key is recorded under `duplicates`, never dropped. */
-function indexByKey<V extends ApiUser | ApiDevice | ApiRule>(map: Map<string, V>, duplicates: LiveIndex['duplicates'], kind: string, key: string, value: V): void {
+function indexByKey<V extends ApiUser | ApiDevice | ApiRule>(
+  map: Map<string, V>,
+  duplicates: LiveIndex['duplicates'],
+  kind: string,
+  key: string,
+  value: V,
+): void {
   const first = map.get(key);
   if (first === undefined) {
     map.set(key, value);
@@ -54,7 +60,8 @@ export function indexLiveState(live: LiveState): LiveIndex {
     usersById.set(user.id, user);
   }
   const deviceOwnerOf = (device: ApiDevice) => usersById.get(device.user_id)?.email ?? `#${device.user_id}`;
-  const ruleOwnerOf = (rule: ApiRule) => (rule.user_id === null ? null : usersById.get(rule.user_id)?.email ?? `#${rule.user_id}`);
+  const ruleOwnerOf = (rule: ApiRule) =>
+    rule.user_id === null ? null : (usersById.get(rule.user_id)?.email ?? `#${rule.user_id}`);
 
   const devicesByKey = new Map<string, ApiDevice>();
   const devicesByUserId = new Map<string, ApiDevice[]>();
@@ -79,15 +86,41 @@ export function indexLiveState(live: LiveState): LiveIndex {
     indexByKey(rulesByKey, duplicates, 'rule', key, rule);
     if (rule.user_id !== null) push(rulesByUserId, rule.user_id, rule);
   }
-  return { usersByKey, usersById, devicesByKey, devicesById, devicesByUserId, rulesByKey, duplicates, rulesById, rulesByUserId, deviceKeyOf, ruleKeyOf, ruleOwnerOf, deviceOwnerOf };
+  return {
+    usersByKey,
+    usersById,
+    devicesByKey,
+    devicesById,
+    devicesByUserId,
+    rulesByKey,
+    duplicates,
+    rulesById,
+    rulesByUserId,
+    deviceKeyOf,
+    ruleKeyOf,
+    ruleOwnerOf,
+    deviceOwnerOf,
+  };
 }
 
-export function liveRuleKey(rule: Pick<ApiRule, 'action' | 'destination' | 'port_type' | 'port_range'>, ownerEmail: string | null): string {
-  return ruleKey({ ownerEmail, action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range });
+export function liveRuleKey(
+  rule: Pick<ApiRule, 'action' | 'destination' | 'port_type' | 'port_range'>,
+  ownerEmail: string | null,
+): string {
+  return ruleKey({
+    ownerEmail,
+    action: rule.action,
+    destination: rule.destination,
+    port_type: rule.port_type,
+    port_range: rule.port_range,
+  });
 }
 
 /** `accept 10.1.0.0/16 tcp 443 (alice@example.com)`: a rule as people read it. */
-export function ruleLabel(rule: { action: string; destination: string; port_type: PortType | null; port_range: string | null }, ownerEmail: string | null): string {
+export function ruleLabel(
+  rule: { action: string; destination: string; port_type: PortType | null; port_range: string | null },
+  ownerEmail: string | null,
+): string {
   const range = normalizePortRange(rule.port_range);
   const [low, high] = range ? range.split(' - ') : [];
   const ports = rule.port_type || range ? ` ${rule.port_type ?? '?'} ${low === high ? low : `${low}-${high}`}` : '';
@@ -95,6 +128,14 @@ export function ruleLabel(rule: { action: string; destination: string; port_type
 }
 
 /** The live object of a kind with an id, if the server has it. */
-export function liveObjectById(index: LiveIndex, kind: 'user' | 'device' | 'rule', id: string): ApiUser | ApiDevice | ApiRule | undefined {
-  return kind === 'user' ? index.usersById.get(id) : kind === 'device' ? index.devicesById.get(id) : index.rulesById.get(id);
+export function liveObjectById(
+  index: LiveIndex,
+  kind: 'user' | 'device' | 'rule',
+  id: string,
+): ApiUser | ApiDevice | ApiRule | undefined {
+  return kind === 'user'
+    ? index.usersById.get(id)
+    : kind === 'device'
+      ? index.devicesById.get(id)
+      : index.rulesById.get(id);
 }

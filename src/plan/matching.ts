@@ -7,7 +7,13 @@ import { deviceKey, userKey } from '../model/keys.js';
 import type { DesiredDevice, DesiredUser } from '../model/state.js';
 import type { ApiDevice, ApiUser } from '../model/types.js';
 import { PHASE, type OwnerRef, type PlanContext } from './context.js';
-import { changedDeviceFields, LEGACY_UPDATABLE_DEVICE_FIELDS, liveDeviceBody, managedDeviceFields, type WritableDeviceField } from './device-fields.js';
+import {
+  changedDeviceFields,
+  LEGACY_UPDATABLE_DEVICE_FIELDS,
+  liveDeviceBody,
+  managedDeviceFields,
+  type WritableDeviceField,
+} from './device-fields.js';
 import { fingerprintOf } from './fingerprint.js';
 import { checkDeviceRenameTarget, renamedDevice } from './renames.js';
 import type { FieldChange, PlanSecret } from './types.js';
@@ -30,7 +36,13 @@ export function planDevices(ctx: PlanContext): void {
   for (const { user, live } of ctx.declaredUsers.values()) planUserDevices(ctx, user, live);
 }
 
-function planUser(ctx: PlanContext, key: string, user: DesiredUser, live: ApiUser | undefined, renamedFrom?: string): void {
+function planUser(
+  ctx: PlanContext,
+  key: string,
+  user: DesiredUser,
+  live: ApiUser | undefined,
+  renamedFrom?: string,
+): void {
   const id = `user:${key}`;
   const label = `user ${user.email}`;
   if (!live) {
@@ -43,7 +55,18 @@ function planUser(ctx: PlanContext, key: string, user: DesiredUser, live: ApiUse
       secrets.push({ field: 'password', ref: user.password.ref });
       fields.push({ field: 'password', before: null, after: null, sensitive: true });
     }
-    ctx.add({ id, kind: 'user', action: 'create', key, label, phase: PHASE.users, fingerprint: null, fields, body, ...(secrets.length ? { secrets } : {}) });
+    ctx.add({
+      id,
+      kind: 'user',
+      action: 'create',
+      key,
+      label,
+      phase: PHASE.users,
+      fingerprint: null,
+      fields,
+      body,
+      ...(secrets.length ? { secrets } : {}),
+    });
     return;
   }
   const fields: FieldChange[] = [];
@@ -64,9 +87,20 @@ function planUser(ctx: PlanContext, key: string, user: DesiredUser, live: ApiUse
   if (fields.length === 0) return;
   const demotes = body.role === 'unprivileged' && live.role === 'admin';
   ctx.add({
-    id, kind: 'user', action: 'update', key, label, liveId: live.id, phase: demotes ? PHASE.userDeletes : PHASE.users,
-    fingerprint: fingerprintOf('user', live), fields, body, ...(secrets.length ? { secrets } : {}),
-    ...(renamedFrom !== undefined ? { note: `renamed from ${renamedFrom} (renamed_from): its devices and rules stay` } : {}),
+    id,
+    kind: 'user',
+    action: 'update',
+    key,
+    label,
+    liveId: live.id,
+    phase: demotes ? PHASE.userDeletes : PHASE.users,
+    fingerprint: fingerprintOf('user', live),
+    fields,
+    body,
+    ...(secrets.length ? { secrets } : {}),
+    ...(renamedFrom !== undefined
+      ? { note: `renamed from ${renamedFrom} (renamed_from): its devices and rules stay` }
+      : {}),
   });
 }
 
@@ -106,8 +140,17 @@ function planDeviceCreate(ctx: PlanContext, key: string, device: DesiredDevice, 
     fields.push({ field: 'preshared_key', before: null, after: null, sensitive: true });
   }
   ctx.add({
-    id: `device:${key}`, kind: 'device', action: 'create', key, label: `device ${key}`, phase: PHASE.members, fingerprint: null,
-    fields, body, ...(secrets.length ? { secrets } : {}), ...(owner.dependsOn.length ? { dependsOn: owner.dependsOn } : {}),
+    id: `device:${key}`,
+    kind: 'device',
+    action: 'create',
+    key,
+    label: `device ${key}`,
+    phase: PHASE.members,
+    fingerprint: null,
+    fields,
+    body,
+    ...(secrets.length ? { secrets } : {}),
+    ...(owner.dependsOn.length ? { dependsOn: owner.dependsOn } : {}),
   });
 }
 
@@ -119,7 +162,15 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
   const pskChanged = device.preshared_key !== undefined && !device.preshared_key.equals(live.preshared_key);
   if (pskChanged) fields.push({ field: 'preshared_key', before: null, after: null, sensitive: true });
   if (fields.length === 0) return;
-  const base = { id: `device:${key}`, kind: 'device' as const, key, label: `device ${key}`, liveId: live.id, fingerprint: fingerprintOf('device', live), fields };
+  const base = {
+    id: `device:${key}`,
+    kind: 'device' as const,
+    key,
+    label: `device ${key}`,
+    liveId: live.id,
+    fingerprint: fingerprintOf('device', live),
+    fields,
+  };
   const ignoredByLegacyServers = changed.some((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f)) || pskChanged;
   if (ctx.replaceDevices && ignoredByLegacyServers) {
     // Delete then create, keeping what the files do not change: keys, pinned addresses, other values.
@@ -128,8 +179,13 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     for (const field of defaultedFields(device)) delete body[field];
     const keepFromLive = !device.preshared_key && live.preshared_key ? ['preshared_key'] : [];
     ctx.add({
-      ...base, action: 'replace', phase: PHASE.members, body,
-      ...(device.preshared_key ? { secrets: [{ field: 'preshared_key' as const, ref: device.preshared_key.ref }] } : {}),
+      ...base,
+      action: 'replace',
+      phase: PHASE.members,
+      body,
+      ...(device.preshared_key
+        ? { secrets: [{ field: 'preshared_key' as const, ref: device.preshared_key.ref }] }
+        : {}),
       ...(keepFromLive.length ? { keepFromLive } : {}),
       note: 'replaced (delete, then create with the same keys and addresses): the server ignores these fields on update',
     });
@@ -139,9 +195,16 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
   if (renamed) body.name = device.name.trim();
   for (const field of changed) body[field] = device.fields[field];
   ctx.add({
-    ...base, action: 'update', phase: PHASE.members, body,
-    ...(renamed ? { note: `renamed from ${live.name}: one update of its name; keys, addresses and preshared key stay` } : {}),
-    ...(pskChanged && device.preshared_key ? { secrets: [{ field: 'preshared_key' as const, ref: device.preshared_key.ref }] } : {}),
+    ...base,
+    action: 'update',
+    phase: PHASE.members,
+    body,
+    ...(renamed
+      ? { note: `renamed from ${live.name}: one update of its name; keys, addresses and preshared key stay` }
+      : {}),
+    ...(pskChanged && device.preshared_key
+      ? { secrets: [{ field: 'preshared_key' as const, ref: device.preshared_key.ref }] }
+      : {}),
   });
 }
 

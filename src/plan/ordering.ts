@@ -9,7 +9,8 @@ import type { Change } from './types.js';
 export function makeRoomForNewDevices(ctx: PlanContext): void {
   const usersWithNewDevices = new Set<string>();
   for (const change of ctx.changes.values()) {
-    if (change.kind === 'device' && change.action === 'create' && typeof change.body?.user_id === 'string') usersWithNewDevices.add(change.body.user_id);
+    if (change.kind === 'device' && change.action === 'create' && typeof change.body?.user_id === 'string')
+      usersWithNewDevices.add(change.body.user_id);
   }
   for (const change of ctx.changes.values()) {
     if (change.kind !== 'device' || change.action !== 'delete' || !change.liveId) continue;
@@ -23,6 +24,9 @@ const KIND_ORDER = { configuration: -1, user: 0, device: 1, rule: 2 } as const;
 /** By phase, then users before devices before rules, then by key. */
 export function orderedChanges(ctx: PlanContext): Change[] {
   return [...ctx.changes.values()].sort(
-    (a, b) => (a.phase ?? 0) - (b.phase ?? 0) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+    (a, b) =>
+      (a.phase ?? 0) - (b.phase ?? 0) ||
+      KIND_ORDER[a.kind] - KIND_ORDER[b.kind] ||
+      (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
   );
 }

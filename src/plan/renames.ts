@@ -26,11 +26,15 @@ export function matchRenamedUsers(ctx: PlanContext): void {
     const old = ctx.index.usersByKey.get(userKey(from));
     if (!old) continue; // done already, or never existed: nothing to do
     if (entry.live) {
-      ctx.problems.push(`${where(entry.user.source)}user ${entry.user.email} has renamed_from: ${from}, but both ${entry.live.email} and ${old.email} exist on the server; delete one of them or remove renamed_from`);
+      ctx.problems.push(
+        `${where(entry.user.source)}user ${entry.user.email} has renamed_from: ${from}, but both ${entry.live.email} and ${old.email} exist on the server; delete one of them or remove renamed_from`,
+      );
       continue;
     }
     if (ctx.declaredUsers.has(userKey(from))) {
-      ctx.problems.push(`${where(entry.user.source)}user ${entry.user.email} has renamed_from: ${from}, which the files also declare`);
+      ctx.problems.push(
+        `${where(entry.user.source)}user ${entry.user.email} has renamed_from: ${from}, which the files also declare`,
+      );
       continue;
     }
     if (ctx.isDuplicated('user', userKey(from))) continue;
@@ -45,7 +49,12 @@ export function matchRenamedUsers(ctx: PlanContext): void {
  * `renamed_from`, or else by a public key a live device of the same user holds under a name no
  * file declares.
  */
-export function renamedDevice(ctx: PlanContext, user: DesiredUser, liveUser: ApiUser, device: DesiredDevice): ApiDevice | undefined {
+export function renamedDevice(
+  ctx: PlanContext,
+  user: DesiredUser,
+  liveUser: ApiUser,
+  device: DesiredDevice,
+): ApiDevice | undefined {
   const declaredNames = new Set(user.devices.map((d) => deviceKey(liveUser.email, d.name)));
   if (device.renamed_from !== undefined) {
     const oldKey = deviceKey(liveUser.email, device.renamed_from);
@@ -56,16 +65,24 @@ export function renamedDevice(ctx: PlanContext, user: DesiredUser, liveUser: Api
   const publicKey = typeof device.fields.public_key === 'string' ? device.fields.public_key.trim() : null;
   if (!publicKey) return undefined;
   return (ctx.index.devicesByUserId.get(liveUser.id) ?? []).find(
-    (d) => d.public_key === publicKey && !ctx.claimedDevices.has(d) && !declaredNames.has(ctx.index.deviceKeyOf.get(d)!),
+    (d) =>
+      d.public_key === publicKey && !ctx.claimedDevices.has(d) && !declaredNames.has(ctx.index.deviceKeyOf.get(d)!),
   );
 }
 
 /** `renamed_from` on a device whose new name exists live too: an error naming the file and line. */
-export function checkDeviceRenameTarget(ctx: PlanContext, device: DesiredDevice, liveUser: ApiUser, live: ApiDevice): void {
+export function checkDeviceRenameTarget(
+  ctx: PlanContext,
+  device: DesiredDevice,
+  liveUser: ApiUser,
+  live: ApiDevice,
+): void {
   if (device.renamed_from === undefined) return;
   const oldKey = deviceKey(liveUser.email, device.renamed_from);
   if (oldKey === ctx.index.deviceKeyOf.get(live)) return;
   if (ctx.index.devicesByKey.has(oldKey)) {
-    ctx.problems.push(`${where(device.source)}device ${device.name} of ${liveUser.email} has renamed_from: ${device.renamed_from}, but both devices exist on the server; delete one of them or remove renamed_from`);
+    ctx.problems.push(
+      `${where(device.source)}device ${device.name} of ${liveUser.email} has renamed_from: ${device.renamed_from}, but both devices exist on the server; delete one of them or remove renamed_from`,
+    );
   }
 }

@@ -40,18 +40,42 @@ export function planRules(ctx: PlanContext): void {
 function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
   const unmatched: RuleCandidate[] = [];
   const consider = (ownerEmail: string | null, rule: DesiredRule, ownerLive: ApiUser | undefined) => {
-    const key = ruleKey({ ownerEmail, action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range });
+    const key = ruleKey({
+      ownerEmail,
+      action: rule.action,
+      destination: rule.destination,
+      port_type: rule.port_type,
+      port_range: rule.port_range,
+    });
     // A renamed user's rules are found under its live (old) email.
-    const liveKey = ownerLive ? ruleKey({ ownerEmail: ownerLive.email, action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range }) : key;
-    const existing = ownerEmail !== null && !ownerLive ? undefined : ctx.uniqueLive('rule', liveKey, ctx.index.rulesByKey.get(liveKey));
+    const liveKey = ownerLive
+      ? ruleKey({
+          ownerEmail: ownerLive.email,
+          action: rule.action,
+          destination: rule.destination,
+          port_type: rule.port_type,
+          port_range: rule.port_range,
+        })
+      : key;
+    const existing =
+      ownerEmail !== null && !ownerLive
+        ? undefined
+        : ctx.uniqueLive('rule', liveKey, ctx.index.rulesByKey.get(liveKey));
     if (existing) {
       for (const same of ctx.allWithKey('rule', liveKey, existing)) ctx.claimedRules.add(same);
       return;
     }
-    const parsed = parseRule({ action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range, owner: ownerEmail === null ? null : userKey(ownerEmail) });
+    const parsed = parseRule({
+      action: rule.action,
+      destination: rule.destination,
+      port_type: rule.port_type,
+      port_range: rule.port_range,
+      owner: ownerEmail === null ? null : userKey(ownerEmail),
+    });
     unmatched.push({ key, ownerEmail, rule, parsed });
   };
-  for (const { user, live } of ctx.declaredUsers.values()) for (const rule of user.rules) consider(user.email, rule, live);
+  for (const { user, live } of ctx.declaredUsers.values())
+    for (const rule of user.rules) consider(user.email, rule, live);
   for (const rule of ctx.desired.rules) consider(null, rule, undefined);
   return unmatched;
 }
@@ -66,7 +90,13 @@ function spareLiveRules(ctx: PlanContext): Map<string, SpareRule[]> {
     if (ctx.claimedRules.has(rule)) continue;
     const owner = ctx.index.ruleOwnerOf(rule);
     const group = `${owner === null ? '*' : userKey(owner)}|${rule.action}`;
-    const parsed = parseRule({ action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range, owner: owner === null ? null : userKey(owner) });
+    const parsed = parseRule({
+      action: rule.action,
+      destination: rule.destination,
+      port_type: rule.port_type,
+      port_range: rule.port_range,
+      owner: owner === null ? null : userKey(owner),
+    });
     const list = spare.get(group);
     const entry = { rule, parsed, used: false };
     if (list) list.push(entry);
@@ -82,7 +112,12 @@ function planUnmatchedRule(ctx: PlanContext, candidate: RuleCandidate, spare: Ma
   const group = spare.get(`${ownerEmail === null ? '*' : userKey(ownerEmail)}|${rule.action}`) ?? [];
   const overlapping = parsed ? group.filter((e) => e.parsed !== null && rulesOverlap(parsed, e.parsed)) : [];
   const label = `rule ${ruleLabel(rule, ownerEmail)}`;
-  const wanted = { action: rule.action, destination: rule.destination.trim(), port_type: rule.port_type, port_range: rule.port_range?.trim() || null };
+  const wanted = {
+    action: rule.action,
+    destination: rule.destination.trim(),
+    port_type: rule.port_type,
+    port_range: rule.port_range?.trim() || null,
+  };
   const adoptable = overlapping.find((e) => !e.used && ctx.managesLiveRule(e.rule));
   const id = `rule:${key}`;
   const makeRoom = overlapping.filter((e) => e !== adoptable);
@@ -93,18 +128,32 @@ function planUnmatchedRule(ctx: PlanContext, candidate: RuleCandidate, spare: Ma
     if (ctx.prune && ctx.managesLiveRule(other.rule) && !other.used) {
       other.used = true;
       ctx.claimedRules.add(other.rule);
-      planRuleDelete(ctx, other.rule, PHASE.makeRoom, `declared in no file (prune); deleted first to make room for ${label}`);
+      planRuleDelete(
+        ctx,
+        other.rule,
+        PHASE.makeRoom,
+        `declared in no file (prune); deleted first to make room for ${label}`,
+      );
       dependsOn.push(`rule:${otherKey}`);
     } else if (!other.used) {
       // A conflict caught at plan time, never a 422 in the middle of apply.
-      ctx.problems.push(`${label} overlaps the live rule ${ruleLabel(other.rule, ctx.index.ruleOwnerOf(other.rule))} (same owner and action), which no file declares and the plan does not delete${ctx.prune ? ' (outside settings.manage)' : ' (prune is off)'}: the server would refuse it; declare or delete that rule, or change this one`);
+      ctx.problems.push(
+        `${label} overlaps the live rule ${ruleLabel(other.rule, ctx.index.ruleOwnerOf(other.rule))} (same owner and action), which no file declares and the plan does not delete${ctx.prune ? ' (outside settings.manage)' : ' (prune is off)'}: the server would refuse it; declare or delete that rule, or change this one`,
+      );
     }
   }
   const replaced = adoptable ?? previousVersion(ctx, candidate, spare);
   if (replaced) {
     replaced.used = true;
     ctx.claimedRules.add(replaced.rule);
-    planRuleReplace(ctx, candidate, replaced.rule, { ...wanted, user_id: ownerRef.userId }, dependsOn, adoptable !== undefined);
+    planRuleReplace(
+      ctx,
+      candidate,
+      replaced.rule,
+      { ...wanted, user_id: ownerRef.userId },
+      dependsOn,
+      adoptable !== undefined,
+    );
     return;
   }
   const kept = ctx.prune ? undefined : keptPreviousVersion(ctx, candidate, spare);
@@ -114,33 +163,59 @@ function planUnmatchedRule(ctx: PlanContext, candidate: RuleCandidate, spare: Ma
     .map((f) => ({ field: f, before: null, after: wanted[f] }));
   if (ownerEmail !== null) fields.push({ field: 'user', before: null, after: ownerEmail });
   ctx.add({
-    id, kind: 'rule', action: 'create', key, label, phase: PHASE.members, fingerprint: null, fields, body,
-    ...(dependsOn.length ? { dependsOn } : {}), ...(kept ? { note: kept } : {}),
+    id,
+    kind: 'rule',
+    action: 'create',
+    key,
+    label,
+    phase: PHASE.members,
+    fingerprint: null,
+    fields,
+    body,
+    ...(dependsOn.length ? { dependsOn } : {}),
+    ...(kept ? { note: kept } : {}),
   });
 }
 
 /** Between the delete and the create of a replaced rule, neither filters: said wherever a rule is replaced. */
-export const RULE_REPLACE_NOTE = 'deleted, then the new one created, never changed in place; between the two requests the old rule no longer filters';
+export const RULE_REPLACE_NOTE =
+  'deleted, then the new one created, never changed in place; between the two requests the old rule no longer filters';
 
 /**
  * A rule is never updated in place: a real 0.7.x server's firewall applies only inserts and
  * deletes of rules (spec/rule-semantics.md §5.6). The live rule is deleted, then the declared one
  * created, as one `replace` change (counted once).
  */
-function planRuleReplace(ctx: PlanContext, candidate: RuleCandidate, live: ApiRule, body: Record<string, unknown>, dependsOn: string[], overlaps: boolean): void {
+function planRuleReplace(
+  ctx: PlanContext,
+  candidate: RuleCandidate,
+  live: ApiRule,
+  body: Record<string, unknown>,
+  dependsOn: string[],
+  overlaps: boolean,
+): void {
   const liveOwner = ctx.index.ruleOwnerOf(live);
   const fields: FieldChange[] = [];
   if (live.action !== body.action) fields.push({ field: 'action', before: live.action, after: body.action });
   if (normalizeDestination(live.destination) !== normalizeDestination(String(body.destination))) {
     fields.push({ field: 'destination', before: live.destination, after: body.destination });
   }
-  if (live.port_type !== body.port_type) fields.push({ field: 'port_type', before: live.port_type, after: body.port_type });
+  if (live.port_type !== body.port_type)
+    fields.push({ field: 'port_type', before: live.port_type, after: body.port_type });
   if (normalizePortRange(live.port_range) !== normalizePortRange(body.port_range as string | null)) {
     fields.push({ field: 'port_range', before: live.port_range, after: body.port_range });
   }
   ctx.add({
-    id: `rule:${candidate.key}`, kind: 'rule', action: 'replace', key: candidate.key, label: `rule ${ruleLabel(candidate.rule, candidate.ownerEmail)}`,
-    liveId: live.id, phase: PHASE.members, fingerprint: fingerprintOf('rule', live), fields, body,
+    id: `rule:${candidate.key}`,
+    kind: 'rule',
+    action: 'replace',
+    key: candidate.key,
+    label: `rule ${ruleLabel(candidate.rule, candidate.ownerEmail)}`,
+    liveId: live.id,
+    phase: PHASE.members,
+    fingerprint: fingerprintOf('rule', live),
+    fields,
+    body,
     note: `replaces the live rule ${ruleLabel(live, liveOwner)}${overlaps ? ', which it overlaps' : ''}: ${RULE_REPLACE_NOTE}`,
     ...(dependsOn.length ? { dependsOn } : {}),
   });
@@ -159,17 +234,31 @@ function spareOfOwner(candidate: RuleCandidate, spare: Map<string, SpareRule[]>)
 function looksLikePreviousVersion(candidate: RuleCandidate, live: ApiRule): boolean {
   const rule = candidate.rule;
   if (normalizeDestination(live.destination) === normalizeDestination(rule.destination)) return true;
-  return live.action === rule.action && live.port_type === rule.port_type && normalizePortRange(live.port_range) === normalizePortRange(rule.port_range);
+  return (
+    live.action === rule.action &&
+    live.port_type === rule.port_type &&
+    normalizePortRange(live.port_range) === normalizePortRange(rule.port_range)
+  );
 }
 
 /** With prune on, a managed live rule no file declares that the declared rule is an edit of: replaced. */
-function previousVersion(ctx: PlanContext, candidate: RuleCandidate, spare: Map<string, SpareRule[]>): SpareRule | undefined {
+function previousVersion(
+  ctx: PlanContext,
+  candidate: RuleCandidate,
+  spare: Map<string, SpareRule[]>,
+): SpareRule | undefined {
   if (!ctx.prune) return undefined;
-  return spareOfOwner(candidate, spare).find((e) => ctx.managesLiveRule(e.rule) && looksLikePreviousVersion(candidate, e.rule));
+  return spareOfOwner(candidate, spare).find(
+    (e) => ctx.managesLiveRule(e.rule) && looksLikePreviousVersion(candidate, e.rule),
+  );
 }
 
 /** With prune off, the create says in words that the rule it looks like an edit of stays, with its access. */
-function keptPreviousVersion(ctx: PlanContext, candidate: RuleCandidate, spare: Map<string, SpareRule[]>): string | undefined {
+function keptPreviousVersion(
+  ctx: PlanContext,
+  candidate: RuleCandidate,
+  spare: Map<string, SpareRule[]>,
+): string | undefined {
   const previous = spareOfOwner(candidate, spare).filter((e) => looksLikePreviousVersion(candidate, e.rule));
   if (previous.length === 0) return undefined;
   const shown = previous.map((e) => ruleLabel(e.rule, ctx.index.ruleOwnerOf(e.rule))).join(', ');

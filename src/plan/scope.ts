@@ -13,19 +13,24 @@ export interface Scope {
 
 function emailMatcher(globs: readonly string[]): (email: string) => boolean {
   if (globs.length === 0) return () => false;
-  const match = picomatch(globs.map((g) => g.trim()), { nocase: true, dot: true });
+  const match = picomatch(
+    globs.map((g) => g.trim()),
+    { nocase: true, dot: true },
+  );
   return (email) => match(email.trim());
 }
 
 export function buildScope(settings: DesiredSettings): Scope {
   const userGlobs = settings.manage.users;
   const managesUser = userGlobs === null ? () => true : emailMatcher(userGlobs);
-  const ruleBlocks = settings.manage.rules?.map((c) => parseCidrOrAddress(c)).filter((c): c is ParsedCidr => c !== null) ?? null;
-  const managesGlobalRule = ruleBlocks === null
-    ? () => true
-    : (destination: string) => {
-        const parsed = parseCidrOrAddress(destination);
-        return parsed !== null && ruleBlocks.some((block) => cidrContains(block, parsed));
-      };
+  const ruleBlocks =
+    settings.manage.rules?.map((c) => parseCidrOrAddress(c)).filter((c): c is ParsedCidr => c !== null) ?? null;
+  const managesGlobalRule =
+    ruleBlocks === null
+      ? () => true
+      : (destination: string) => {
+          const parsed = parseCidrOrAddress(destination);
+          return parsed !== null && ruleBlocks.some((block) => cidrContains(block, parsed));
+        };
   return { managesUser, managesGlobalRule, isProtected: emailMatcher(settings.protect.users) };
 }

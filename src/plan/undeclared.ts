@@ -15,17 +15,31 @@ export function findUndeclared(ctx: PlanContext): UndeclaredItem[] {
   const item = (kind: ResourceKind, key: string, liveId: string, label: string): void => {
     const change = ctx.changes.get(`${kind}:${key}`);
     const deleted = change !== undefined && change.action === 'delete' && change.liveId === liveId;
-    items.push({ kind, key, liveId, label, fate: deleted ? 'delete' : 'keep', reason: deleted ? 'prune is on' : keptBecause(ctx, kind, key) });
+    items.push({
+      kind,
+      key,
+      liveId,
+      label,
+      fate: deleted ? 'delete' : 'keep',
+      reason: deleted ? 'prune is on' : keptBecause(ctx, kind, key),
+    });
   };
   for (const user of ctx.live.users) {
     const key = userKey(user.email);
-    if (ctx.declaredUsers.has(key) || ctx.matchedUserIds.has(user.id) || absentUsers.has(key) || !ctx.scope.managesUser(user.email)) continue;
+    if (
+      ctx.declaredUsers.has(key) ||
+      ctx.matchedUserIds.has(user.id) ||
+      absentUsers.has(key) ||
+      !ctx.scope.managesUser(user.email)
+    )
+      continue;
     item('user', key, user.id, userLabel(ctx, user));
   }
   for (const { user, live } of ctx.declaredUsers.values()) {
     if (!live || !ctx.scope.managesUser(user.email)) continue;
     for (const device of ctx.index.devicesByUserId.get(live.id) ?? []) {
-      if (!ctx.claimedDevices.has(device)) item('device', ctx.index.deviceKeyOf.get(device)!, device.id, deviceLabel(ctx, device));
+      if (!ctx.claimedDevices.has(device))
+        item('device', ctx.index.deviceKeyOf.get(device)!, device.id, deviceLabel(ctx, device));
     }
     for (const rule of ctx.index.rulesByUserId.get(live.id) ?? []) {
       if (!ctx.claimedRules.has(rule)) item('rule', ctx.index.ruleKeyOf.get(rule)!, rule.id, liveRuleLabel(ctx, rule));
@@ -39,7 +53,12 @@ export function findUndeclared(ctx: PlanContext): UndeclaredItem[] {
 }
 
 function keptBecause(ctx: PlanContext, kind: ResourceKind, key: string): string {
-  const access = kind === 'user' ? 'it, its devices and its rules stay' : kind === 'device' ? 'it stays connected' : 'the access it grants remains';
+  const access =
+    kind === 'user'
+      ? 'it, its devices and its rules stay'
+      : kind === 'device'
+        ? 'it stays connected'
+        : 'the access it grants remains';
   if (!ctx.prune) return `prune is off: ${access}`;
   if (kind === 'user' && ctx.scope.isProtected(key)) return `protected (settings.protect): ${access}`;
   return `not deleted (see the warnings): ${access}`;

@@ -27,6 +27,9 @@ export function accessMarkdown(access: AccessChanges | undefined, maxChars = Inf
     budget -= line.length + 1;
   }
   const left = lines.length - shown.length;
-  const more = left > 0 ? [`- **… ${left} more line(s) of access changes are not shown** (the text and json plans list them)`] : [];
+  const more =
+    left > 0
+      ? [`- **… ${left} more line(s) of access changes are not shown** (the text and json plans list them)`]
+      : [];
   return [...open, ...shown, ...more, ...close];
 }

@@ -57,7 +57,10 @@ export function undeclaredLine(plan: Plan): string | null {
   if (items.length === 0) return null;
   const deleted = items.filter((i) => i.fate === 'delete').length;
   const kept = items.length - deleted;
-  const fates = [deleted ? `${deleted} deleted (prune is on)` : '', kept ? `${kept} kept${plan.settings?.prune ? '' : ' (prune is off)'}` : '']
+  const fates = [
+    deleted ? `${deleted} deleted (prune is on)` : '',
+    kept ? `${kept} kept${plan.settings?.prune ? '' : ' (prune is off)'}` : '',
+  ]
     .filter(Boolean)
     .join(', ');
   const objects = items.length === 1 ? '1 live object' : `${items.length} live objects`;
@@ -80,7 +83,8 @@ export function limitLine(limit: LimitCheck): string {
 
 function formatValue(value: unknown): string {
   if (value === null || value === undefined) return '(none)';
-  if (typeof value === 'object' && value !== null && '$ref' in value) return `(id of ${String((value as { $ref: unknown }).$ref).replace(/^user:/, 'user ')})`;
+  if (typeof value === 'object' && value !== null && '$ref' in value)
+    return `(id of ${String((value as { $ref: unknown }).$ref).replace(/^user:/, 'user ')})`;
   return JSON.stringify(value);
 }
 
@@ -95,15 +99,24 @@ function fieldLine(change: Change, field: FieldChange): string {
 function changeLines(change: Change): { head: string; details: string[] } {
   const label = change.label ?? `${change.kind} ${change.key}`;
   const details = change.fields.map((f) => fieldLine(change, f));
-  for (const item of change.cascade ?? []) details.push(`- ${item.label ?? `${item.kind} ${item.key}`} (goes with the user)`);
+  for (const item of change.cascade ?? [])
+    details.push(`- ${item.label ?? `${item.kind} ${item.key}`} (goes with the user)`);
   const note = change.note ? `  (${change.note})` : '';
   return { head: `${SYMBOL[change.action]} ${label}${note}`, details };
 }
 
 function renderText(plan: Plan, c: Colors): string {
-  const paint: Record<Change['action'], (s: string) => string> = { create: c.green, update: c.yellow, delete: c.red, replace: c.magenta };
+  const paint: Record<Change['action'], (s: string) => string> = {
+    create: c.green,
+    update: c.yellow,
+    delete: c.red,
+    replace: c.magenta,
+  };
   const out: string[] = [];
-  out.push(c.bold(`netform plan for ${plan.server}`) + (plan.sources.length ? c.dim(` (from ${plan.sources.join(', ')})`) : ''));
+  out.push(
+    c.bold(`netform plan for ${plan.server}`) +
+      (plan.sources.length ? c.dim(` (from ${plan.sources.join(', ')})`) : ''),
+  );
   out.push('');
   for (const change of plan.changes) {
     const { head, details } = changeLines(change);
@@ -142,14 +155,18 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     const { head, details } = changeLines(change);
     // A diff block colours lines by their first character: `-/+` reads as a deletion there, so it gets `!`.
     const lines = [change.action === 'replace' ? `! ${head}` : head];
-    for (const d of details) lines.push(`${change.action === 'delete' ? '-' : change.action === 'create' ? '+' : ' '}     ${d}`);
+    for (const d of details)
+      lines.push(`${change.action === 'delete' ? '-' : change.action === 'create' ? '+' : ' '}     ${d}`);
     return lines.join('\n');
   });
   const out: string[] = [MARKDOWN_MARKER, `### netform plan`, ''];
   out.push(`**${summaryLine(plan)}**`, '');
   const undeclaredSummary = undeclaredLine(plan);
   if (undeclaredSummary) out.push(undeclaredSummary, '');
-  out.push(`Server: \`${plan.server}\`${plan.sources.length ? ` · from ${plan.sources.map((s) => `\`${s}\``).join(', ')}` : ''}`, '');
+  out.push(
+    `Server: \`${plan.server}\`${plan.sources.length ? ` · from ${plan.sources.map((s) => `\`${s}\``).join(', ')}` : ''}`,
+    '',
+  );
   for (const limit of exceededLimits(plan)) out.push(`> [!CAUTION]`, `> Over a safety limit: ${limitLine(limit)}`, '');
   const head = out.join('\n');
   // Room kept for the closing fence, the "not shown" line and the warnings' heading.
@@ -170,8 +187,13 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     const fence = '`'.repeat(Math.max(3, longestBacktickRun(shown.join('\n')) + 1));
     tail.push('<details open><summary>Changes</summary>', '', `${fence}diff`, ...shown, fence, '', '</details>', '');
     if (hidden > 0) {
-      const where = options.fullPlanAt ? `The full plan: ${options.fullPlanAt}` : 'Run `netform plan` for the full plan';
-      tail.push(`**${hidden} of ${blocks.length} changes are not shown** (a comment holds at most ${maxChars.toLocaleString('en-US')} characters). ${where}.`, '');
+      const where = options.fullPlanAt
+        ? `The full plan: ${options.fullPlanAt}`
+        : 'Run `netform plan` for the full plan';
+      tail.push(
+        `**${hidden} of ${blocks.length} changes are not shown** (a comment holds at most ${maxChars.toLocaleString('en-US')} characters). ${where}.`,
+        '',
+      );
     }
   }
   if ((plan.undeclared ?? []).length > 0) {

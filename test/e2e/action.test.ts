@@ -18,15 +18,29 @@ import { serverState, workspace, type Workspace } from './reconcile-helpers.js';
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8'));
 
-interface Step { name?: string; id?: string; uses?: string; run?: string; shell?: string; env?: Record<string, string>; 'working-directory'?: string; with?: Record<string, string> }
+interface Step {
+  name?: string;
+  id?: string;
+  uses?: string;
+  run?: string;
+  shell?: string;
+  env?: Record<string, string>;
+  'working-directory'?: string;
+  with?: Record<string, string>;
+}
 
 /**
  * Runs the action's steps with these inputs in `workspaceDir`, as one step of a job whose
  * RUNNER_TEMP is `runnerTemp`; returns its outputs and the last step's status.
  */
-function runAction(inputs: Record<string, string>, workspaceDir: string, jobTemp?: string): { status: number | null; outputs: Record<string, string>; stdout: string; stderr: string; summary: string } {
+function runAction(
+  inputs: Record<string, string>,
+  workspaceDir: string,
+  jobTemp?: string,
+): { status: number | null; outputs: Record<string, string>; stdout: string; stderr: string; summary: string } {
   const given: Record<string, string> = {};
-  for (const [name, spec] of Object.entries(action.inputs as Record<string, { default?: string }>)) given[name] = inputs[name] ?? spec.default ?? '';
+  for (const [name, spec] of Object.entries(action.inputs as Record<string, { default?: string }>))
+    given[name] = inputs[name] ?? spec.default ?? '';
   const temp = mkdtempSync(join(tmpdir(), 'netform-action-runner-'));
   const runnerTemp = jobTemp ?? temp;
   const stepOutputs: Record<string, Record<string, string>> = {};
@@ -50,20 +64,39 @@ function runAction(inputs: Record<string, string>, workspaceDir: string, jobTemp
       }
       const outputPath = join(temp, `output-${step.id ?? 'step'}`);
       writeFileSync(outputPath, '');
-      const env: Record<string, string> = { ...(process.env as Record<string, string>), GITHUB_OUTPUT: outputPath, GITHUB_STEP_SUMMARY: summaryPath, RUNNER_TEMP: runnerTemp, NO_COLOR: '1', NETFORM_RETRY_DELAY_MS: '5' };
+      const env: Record<string, string> = {
+        ...(process.env as Record<string, string>),
+        GITHUB_OUTPUT: outputPath,
+        GITHUB_STEP_SUMMARY: summaryPath,
+        RUNNER_TEMP: runnerTemp,
+        NO_COLOR: '1',
+        NETFORM_RETRY_DELAY_MS: '5',
+      };
       delete env.NETFORM_URL;
       delete env.NETFORM_TOKEN;
       for (const [k, v] of Object.entries(step.env ?? {})) env[k] = expand(v);
       const cwd = step['working-directory'] ? expand(step['working-directory']) : workspaceDir;
       expect(step.shell).toBe('bash');
-      const result = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', expand(step.run!)], { cwd, env, encoding: 'utf8', timeout: 120_000 });
+      const result = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', expand(step.run!)], {
+        cwd,
+        env,
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
       last = { status: result.status, stdout: result.stdout, stderr: result.stderr };
       if (step.id) {
-        stepOutputs[step.id] = Object.fromEntries(readFileSync(outputPath, 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+        stepOutputs[step.id] = Object.fromEntries(
+          readFileSync(outputPath, 'utf8')
+            .split('\n')
+            .filter((l) => l.includes('='))
+            .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+        );
       }
       if (result.status !== 0) break;
     }
-    const outputs = Object.fromEntries(Object.entries(action.outputs as Record<string, { value: string }>).map(([k, v]) => [k, expand(v.value)]));
+    const outputs = Object.fromEntries(
+      Object.entries(action.outputs as Record<string, { value: string }>).map(([k, v]) => [k, expand(v.value)]),
+    );
     return { ...last, outputs, summary: readFileSync(summaryPath, 'utf8') };
   } finally {
     rmSync(temp, { recursive: true, force: true });
@@ -73,7 +106,8 @@ function runAction(inputs: Record<string, string>, workspaceDir: string, jobTemp
 describe('action.yml', () => {
   it('is a composite action with the inputs and outputs CI needs', () => {
     expect(action.runs.using).toBe('composite');
-    for (const input of ['command', 'path', 'format', 'url', 'token', 'token-user', 'plan-file', 'args']) expect(action.inputs).toHaveProperty(input);
+    for (const input of ['command', 'path', 'format', 'url', 'token', 'token-user', 'plan-file', 'args'])
+      expect(action.inputs).toHaveProperty(input);
     for (const output of ['exit-code', 'plan-file', 'output-file']) expect(action.outputs).toHaveProperty(output);
     const install = (action.runs.steps as Step[]).find((s) => s.run?.includes('action-install.sh'))!;
     expect(install['working-directory']).toBe('${{ github.action_path }}');

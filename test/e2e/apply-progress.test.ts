@@ -29,13 +29,21 @@ afterEach(async () => {
 
 const USERS = 16;
 function desiredFile(): string {
-  const users = Array.from({ length: USERS }, (_, i) => `  - email: u${String(i).padStart(2, '0')}@slow.test\n`).join('');
+  const users = Array.from({ length: USERS }, (_, i) => `  - email: u${String(i).padStart(2, '0')}@slow.test\n`).join(
+    '',
+  );
   return ws.write('netform.yaml', `version: 1\nusers:\n${users}`);
 }
 
 function startApply(file: string, extraEnv: Record<string, string> = {}): RunningCli {
   return startCli(['apply', '-f', file, '--yes', '--parallelism', '2'], {
-    env: { NETFORM_URL: proxy.url, NETFORM_TOKEN: server.token, NETFORM_TOKEN_USER: TEST_ADMIN_EMAIL, NETFORM_RETRY_DELAY_MS: '5', ...extraEnv },
+    env: {
+      NETFORM_URL: proxy.url,
+      NETFORM_TOKEN: server.token,
+      NETFORM_TOKEN_USER: TEST_ADMIN_EMAIL,
+      NETFORM_RETRY_DELAY_MS: '5',
+      ...extraEnv,
+    },
   });
 }
 
@@ -56,7 +64,10 @@ describe('apply progress without a terminal', () => {
 });
 
 describe('interrupts', () => {
-  for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, exitCode] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     it(`${signal}: no new writes, the summary, exit ${exitCode}; a re-run converges`, async () => {
       const file = desiredFile();
       proxy.setDelay(150);
@@ -65,7 +76,9 @@ describe('interrupts', () => {
       apply.child.kill(signal);
       const { code } = await apply.exited;
       expect(code, `${apply.stdout()}\n${apply.stderr()}`).toBe(exitCode);
-      expect(apply.stderr()).toMatch(new RegExp(`^${signal}: starting no new writes; waiting up to 30\\.0 s for the \\d+ in flight`, 'm'));
+      expect(apply.stderr()).toMatch(
+        new RegExp(`^${signal}: starting no new writes; waiting up to 30\\.0 s for the \\d+ in flight`, 'm'),
+      );
       const summary = /Apply: (\d+) done, (\d+) failed, (\d+) not attempted\./.exec(apply.stdout());
       expect(summary, apply.stdout()).not.toBeNull();
       const [done, failed, notAttempted] = summary!.slice(1).map(Number) as [number, number, number];
@@ -99,7 +112,9 @@ describe('a second signal', () => {
     apply.child.kill('SIGINT');
     const { code } = await apply.exited;
     expect(code).toBe(130);
-    expect(apply.stderr()).toContain('SIGINT again: exiting now. Writes in flight may or may not have happened; netform plan shows where the server is.');
+    expect(apply.stderr()).toContain(
+      'SIGINT again: exiting now. Writes in flight may or may not have happened; netform plan shows where the server is.',
+    );
   });
 });
 
@@ -114,8 +129,12 @@ describe('a server that goes away mid-apply', () => {
     const { code } = await apply.exited;
     expect(Date.now() - goneAt).toBeLessThan(30_000);
     expect(code, `${apply.stdout()}\n${apply.stderr()}`).toBe(1);
-    expect(apply.stderr()).toMatch(/^the server stopped answering \(3 writes in a row: .+ at http:\/\/127\.0\.0\.1:\d+\): starting no new writes$/m);
-    expect(apply.stdout()).toMatch(/not attempted +\+ user u\d\d@slow\.test: not started: the server stopped answering/);
+    expect(apply.stderr()).toMatch(
+      /^the server stopped answering \(3 writes in a row: .+ at http:\/\/127\.0\.0\.1:\d+\): starting no new writes$/m,
+    );
+    expect(apply.stdout()).toMatch(
+      /not attempted +\+ user u\d\d@slow\.test: not started: the server stopped answering/,
+    );
     const summary = /Apply: (\d+) done, (\d+) failed, (\d+) not attempted\./.exec(apply.stdout());
     expect(Number(summary![3])).toBeGreaterThan(0);
   });

@@ -40,7 +40,8 @@ function show(result: CliResult): string {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'netform-cdktf-e2e-'));
-  const secret = async (name: string) => (await readFile(join(root, 'examples', 'basic', 'secrets', name), 'utf8')).trim();
+  const secret = async (name: string) =>
+    (await readFile(join(root, 'examples', 'basic', 'secrets', name), 'utf8')).trim();
   secrets = {
     alice_password: await secret('example-alice.password'),
     bob_password: await secret('example-bob.password'),
@@ -68,19 +69,41 @@ describe('a synthesized CDKTF stack against a real server', () => {
     expect(apply.code, show(apply)).toBe(0);
     for (const value of Object.values(secrets)) expect(apply.stdout + apply.stderr).not.toContain(value);
 
-    const [users, devices, rules] = await Promise.all(['/v0/users', '/v0/devices', '/v0/rules'].map((path) => server.api('GET', path)));
+    const [users, devices, rules] = await Promise.all(
+      ['/v0/users', '/v0/devices', '/v0/rules'].map((path) => server.api('GET', path)),
+    );
     const userIds = new Map<string, string>(users!.body.data.map((u: any) => [u.email, u.id]));
-    expect([...userIds.keys()].sort()).toEqual(['admin@example.com', 'alice@example.com', 'bob@example.com', 'carol@example.com', 'dave@example.com', 'erin@example.com']);
+    expect([...userIds.keys()].sort()).toEqual([
+      'admin@example.com',
+      'alice@example.com',
+      'bob@example.com',
+      'carol@example.com',
+      'dave@example.com',
+      'erin@example.com',
+    ]);
     expect(users!.body.data.find((u: any) => u.email === 'bob@example.com').role).toBe('admin');
 
-    const device = (email: string, name: string) => devices!.body.data.find((d: any) => d.user_id === userIds.get(email) && d.name === name);
+    const device = (email: string, name: string) =>
+      devices!.body.data.find((d: any) => d.user_id === userIds.get(email) && d.name === name);
     expect(devices!.body.data).toHaveLength(6);
-    expect(device('alice@example.com', 'laptop')).toMatchObject({ mtu: 1380, use_default_mtu: false, allowed_ips: ['10.0.0.0/8'], preshared_key: secrets.alice_laptop_psk });
+    expect(device('alice@example.com', 'laptop')).toMatchObject({
+      mtu: 1380,
+      use_default_mtu: false,
+      allowed_ips: ['10.0.0.0/8'],
+      preshared_key: secrets.alice_laptop_psk,
+    });
     expect(device('carol@example.com', 'laptop')).toMatchObject({ preshared_key: secrets.carol_laptop_psk });
-    expect(device('carol@example.com', 'phone')).toMatchObject({ persistent_keepalive: 0, use_default_persistent_keepalive: false });
+    expect(device('carol@example.com', 'phone')).toMatchObject({
+      persistent_keepalive: 0,
+      use_default_persistent_keepalive: false,
+    });
     expect(device('dave@example.com', 'desktop')).toMatchObject({ ipv4: '10.3.2.20' });
 
-    const ruleOf = (email: string | null) => rules!.body.data.filter((r: any) => r.user_id === (email === null ? null : userIds.get(email))).map((r: any) => `${r.action} ${r.destination}`).sort();
+    const ruleOf = (email: string | null) =>
+      rules!.body.data
+        .filter((r: any) => r.user_id === (email === null ? null : userIds.get(email)))
+        .map((r: any) => `${r.action} ${r.destination}`)
+        .sort();
     expect(ruleOf('carol@example.com')).toEqual(['accept 10.1.0.0/16', 'accept 10.1.2.0/24']);
     expect(ruleOf('erin@example.com')).toEqual(['accept 10.1.0.53', 'drop 10.1.0.0/16']);
     expect(ruleOf(null)).toEqual(['accept 10.1.0.0/16', 'drop 10.10.0.0/16', 'drop 10.9.0.0/16']);
@@ -104,7 +127,9 @@ describe('a synthesized CDKTF stack against a real server', () => {
 
     const apply = await netform(['apply', '-f', broken, '--yes']);
     expect(apply.code, show(apply)).toBe(1);
-    expect(apply.stderr).toMatch(/cdk\.tf\.json:\d+:\d+: firezone_device\.bob_example_com_laptop\.user_id: references firezone_user\.zoe, which this stack does not declare/);
+    expect(apply.stderr).toMatch(
+      /cdk\.tf\.json:\d+:\d+: firezone_device\.bob_example_com_laptop\.user_id: references firezone_user\.zoe, which this stack does not declare/,
+    );
     expect((await server.api('GET', '/v0/devices')).body.data).toEqual(before.body.data);
   });
 });

@@ -43,13 +43,18 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       remote.write(chunk);
     });
     remote.on('data', (chunk) => {
-      const forward = () => { if (!client.destroyed) client.write(chunk); };
+      const forward = () => {
+        if (!client.destroyed) client.write(chunk);
+      };
       if (delayMs > 0) setTimeout(forward, delayMs);
       else forward();
     });
     const closeBoth = () => {
       // The end of the server's answer must not overtake its delayed data.
-      setTimeout(() => { client.destroy(); remote.destroy(); }, delayMs);
+      setTimeout(() => {
+        client.destroy();
+        remote.destroy();
+      }, delayMs);
     };
     remote.on('close', closeBoth);
     client.on('close', () => remote.destroy());
@@ -58,13 +63,18 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    setTarget: (url) => { upstream = new URL(url); },
-    setDelay: (ms) => { delayMs = ms; },
+    setTarget: (url) => {
+      upstream = new URL(url);
+    },
+    setDelay: (ms) => {
+      delayMs = ms;
+    },
     events,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -81,26 +91,38 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const events = new EventEmitter();
   const server = createHttpServer((req, res) => {
     let text = '';
-    req.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => {
-      received.push({ headers: req.headers, text, report: JSON.parse(text) as DriftReport });
-      res.writeHead(204).end();
-      events.emit('report');
-    });
+    req
+      .setEncoding('utf8')
+      .on('data', (c: string) => (text += c))
+      .on('end', () => {
+        received.push({ headers: req.headers, text, report: JSON.parse(text) as DriftReport });
+        res.writeHead(204).end();
+        events.emit('report');
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/hooks/netform-drift/s3cr3t`,
     received,
-    waitForCount: (count, timeoutMs = 20_000) => waitUntil(events, 'report', () => received.length >= count, timeoutMs, `${count} webhook report(s)`),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    waitForCount: (count, timeoutMs = 20_000) =>
+      waitUntil(events, 'report', () => received.length >= count, timeoutMs, `${count} webhook report(s)`),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-function waitUntil(events: EventEmitter, event: string, done: () => boolean, timeoutMs: number, what: string, describe?: () => string): Promise<void> {
+function waitUntil(
+  events: EventEmitter,
+  event: string,
+  done: () => boolean,
+  timeoutMs: number,
+  what: string,
+  describe?: () => string,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     if (done()) return resolve();
     const timer = setTimeout(() => {
@@ -122,7 +144,10 @@ export interface DriftProcess {
   reports: DriftReport[];
   stderr(): string;
   /** Resolves with the first report at or after index `from` that matches. */
-  waitForReport(match: (r: DriftReport) => boolean, options?: { from?: number; timeoutMs?: number }): Promise<DriftReport>;
+  waitForReport(
+    match: (r: DriftReport) => boolean,
+    options?: { from?: number; timeoutMs?: number },
+  ): Promise<DriftReport>;
   /** Resolves when stderr contains the text. */
   waitForStderr(text: string | RegExp, timeoutMs?: number): Promise<void>;
   /** Resolves with the exit code and signal. */
@@ -132,9 +157,19 @@ export interface DriftProcess {
 }
 
 export function startDrift(args: string[], env: Record<string, string | undefined> = {}, cwd?: string): DriftProcess {
-  const fullEnv: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', NETFORM_URL: undefined, NETFORM_TOKEN: undefined, ...env };
+  const fullEnv: Record<string, string | undefined> = {
+    ...process.env,
+    NO_COLOR: '1',
+    NETFORM_URL: undefined,
+    NETFORM_TOKEN: undefined,
+    ...env,
+  };
   for (const k of Object.keys(fullEnv)) if (fullEnv[k] === undefined) delete fullEnv[k];
-  const child = spawn(process.execPath, [CLI, 'drift', ...args], { env: fullEnv as NodeJS.ProcessEnv, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'drift', ...args], {
+    env: fullEnv as NodeJS.ProcessEnv,
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const events = new EventEmitter();
   const reports: DriftReport[] = [];
   let stdoutBuffer = '';
@@ -168,7 +203,14 @@ export function startDrift(args: string[], env: Record<string, string | undefine
     async waitForReport(match, options = {}) {
       const from = options.from ?? 0;
       const find = () => reports.slice(from).find(match);
-      await waitUntil(events, 'change', () => find() !== undefined || child.exitCode !== null, options.timeoutMs ?? 20_000, 'a matching drift report', describe);
+      await waitUntil(
+        events,
+        'change',
+        () => find() !== undefined || child.exitCode !== null,
+        options.timeoutMs ?? 20_000,
+        'a matching drift report',
+        describe,
+      );
       const found = find();
       if (!found) throw new Error(`drift exited (code ${child.exitCode}) before a matching report\n${describe()}`);
       return found;

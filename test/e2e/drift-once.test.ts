@@ -20,19 +20,24 @@ beforeAll(async () => {
   env = { NETFORM_URL: server.url, NETFORM_TOKEN: server.token };
   const publicKey = randomBytes(32).toString('base64');
   const bob = await server.api('POST', '/v0/users', { user: { email: 'bob@example.com' } });
-  const device = await server.api('POST', '/v0/devices', { device: { user_id: bob.body.data.id, name: 'phone', public_key: publicKey, use_default_mtu: false, mtu: 1380 } });
+  const device = await server.api('POST', '/v0/devices', {
+    device: { user_id: bob.body.data.id, name: 'phone', public_key: publicKey, use_default_mtu: false, mtu: 1380 },
+  });
   expect(device.status).toBe(201);
   deviceId = device.body.data.id;
   presharedKey = device.body.data.preshared_key;
   desired = join(dir, 'netform.yaml');
-  await writeFile(desired, [
-    'version: 1',
-    'users:',
-    '  - email: bob@example.com',
-    '    devices:',
-    `      - { name: phone, public_key: "${publicKey}", mtu: 1380 }`,
-    '',
-  ].join('\n'));
+  await writeFile(
+    desired,
+    [
+      'version: 1',
+      'users:',
+      '  - email: bob@example.com',
+      '    devices:',
+      `      - { name: phone, public_key: "${publicKey}", mtu: 1380 }`,
+      '',
+    ].join('\n'),
+  );
 });
 
 afterAll(async () => {
@@ -59,7 +64,9 @@ describe('netform drift once', () => {
       expect(json.code).toBe(2);
       const plan = JSON.parse(json.stdout);
       expect(plan).toMatchObject({ format: 'netform.plan', summary: { update: 1 } });
-      expect(plan.changes[0].fields).toContainEqual(expect.objectContaining({ field: 'mtu', before: 1420, after: 1380 }));
+      expect(plan.changes[0].fields).toContainEqual(
+        expect.objectContaining({ field: 'mtu', before: 1420, after: 1380 }),
+      );
 
       const markdown = await runCli(['drift', '-f', desired, '--format', 'markdown'], { env });
       expect(markdown.code).toBe(2);
@@ -91,9 +98,13 @@ describe('netform drift once', () => {
         probe.close(() => resolve(port));
       });
     });
-    const down = await runCli(['drift', '-f', desired, '--timeout', '1'], { env: { ...env, NETFORM_URL: `http://127.0.0.1:${closedPort}` } });
+    const down = await runCli(['drift', '-f', desired, '--timeout', '1'], {
+      env: { ...env, NETFORM_URL: `http://127.0.0.1:${closedPort}` },
+    });
     expect(down.code).toBe(1);
-    expect(down.stderr).toMatch(/^error: .*connection refused by http:\/\/127\.0\.0\.1:\d+: nothing is listening there/m);
+    expect(down.stderr).toMatch(
+      /^error: .*connection refused by http:\/\/127\.0\.0\.1:\d+: nothing is listening there/m,
+    );
     expect(down.stderr).not.toMatch(/\n\s+at /);
 
     const badToken = await runCli(['drift', '-f', desired], { env: { ...env, NETFORM_TOKEN: 'nf_not-a-real-token' } });

@@ -33,7 +33,10 @@ afterEach(async () => {
 describe('netform drift --every with runs slower than the schedule', () => {
   it('never overlaps runs, skips and reports the ticks missed, and stops after the run in progress on SIGTERM', async () => {
     proxy.setDelay(SLOWER_THAN_SCHEDULE_MS);
-    drift = startDrift(['-f', join(dir, 'netform.yaml'), '--every', '*/1 * * * * *', '--run-at-start'], { NETFORM_URL: proxy.url, NETFORM_TOKEN: server.token });
+    drift = startDrift(['-f', join(dir, 'netform.yaml'), '--every', '*/1 * * * * *', '--run-at-start'], {
+      NETFORM_URL: proxy.url,
+      NETFORM_TOKEN: server.token,
+    });
 
     await drift.waitForReport((r) => r.skipped_ticks > 0, { timeoutMs: 20_000 });
     await drift.waitForReport(() => true, { from: 2, timeoutMs: 20_000 });

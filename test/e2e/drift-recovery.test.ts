@@ -18,8 +18,13 @@ let drift: DriftProcess | undefined;
 beforeEach(async () => {
   [server, dir] = await Promise.all([startTestServer(), mkdtemp(join(tmpdir(), 'netform-drift-'))]);
   proxy = await startTcpProxy(server.url);
-  await writeFile(join(dir, 'netform.yaml'), 'version: 1\nusers:\n  - email: admin@example.com\n    role: admin\nrules:\n  - { action: drop, destination: 10.9.0.0/16 }\n');
-  expect((await server.api('POST', '/v0/rules', { rule: { action: 'drop', destination: '10.9.0.0/16' } })).status).toBe(201);
+  await writeFile(
+    join(dir, 'netform.yaml'),
+    'version: 1\nusers:\n  - email: admin@example.com\n    role: admin\nrules:\n  - { action: drop, destination: 10.9.0.0/16 }\n',
+  );
+  expect((await server.api('POST', '/v0/rules', { rule: { action: 'drop', destination: '10.9.0.0/16' } })).status).toBe(
+    201,
+  );
 });
 
 afterEach(async () => {
@@ -30,7 +35,10 @@ afterEach(async () => {
 
 describe('netform drift --every, when runs fail', () => {
   it('reports failed runs while the server is down and recovers once it is back on the same URL', async () => {
-    drift = startDrift(['-f', join(dir, 'netform.yaml'), '--every', '*/1 * * * * *', '--timeout', '2'], { NETFORM_URL: proxy.url, NETFORM_TOKEN: server.token });
+    drift = startDrift(['-f', join(dir, 'netform.yaml'), '--every', '*/1 * * * * *', '--timeout', '2'], {
+      NETFORM_URL: proxy.url,
+      NETFORM_TOKEN: server.token,
+    });
     await drift.waitForReport((r) => r.status === 'clean');
 
     // The server process stops and starts again on a new port; until the proxy points at it,
@@ -39,7 +47,11 @@ describe('netform drift --every, when runs fail', () => {
     const downAt = drift.reports.length;
     const failed = await drift.waitForReport((r) => r.status === 'failed', { from: downAt });
     expect(failed.error).toMatch(/dropped the connection|connection refused by|no answer from/);
-    expect(failed).toMatchObject({ server: proxy.url, changes: [], counts: { create: 0, update: 0, delete: 0, replace: 0 } });
+    expect(failed).toMatchObject({
+      server: proxy.url,
+      changes: [],
+      counts: { create: 0, update: 0, delete: 0, replace: 0 },
+    });
 
     proxy.setTarget(server.url);
     const upAt = drift.reports.length;
@@ -55,7 +67,9 @@ describe('netform drift --every, when runs fail', () => {
   it('reports a refused token as a failed run and picks up a renewed token file at the next run', async () => {
     const tokenFile = join(dir, 'token');
     await writeFile(tokenFile, `${server.token}\n`);
-    drift = startDrift(['-f', join(dir, 'netform.yaml'), '--every', '*/1 * * * * *', '--token-file', tokenFile], { NETFORM_URL: server.url });
+    drift = startDrift(['-f', join(dir, 'netform.yaml'), '--every', '*/1 * * * * *', '--token-file', tokenFile], {
+      NETFORM_URL: server.url,
+    });
     await drift.waitForReport((r) => r.status === 'clean');
 
     const wrongToken = `${server.token.slice(0, -4)}AAAA`;

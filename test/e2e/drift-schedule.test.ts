@@ -37,7 +37,11 @@ function desiredYaml(publicKey: string, mtu: number): string {
 }
 
 beforeEach(async () => {
-  [server, dir, hook] = await Promise.all([startTestServer(), mkdtemp(join(tmpdir(), 'netform-drift-')), startWebhookReceiver()]);
+  [server, dir, hook] = await Promise.all([
+    startTestServer(),
+    mkdtemp(join(tmpdir(), 'netform-drift-')),
+    startWebhookReceiver(),
+  ]);
 });
 
 afterEach(async () => {
@@ -51,20 +55,46 @@ describe('netform drift --every', () => {
     const publicKey = randomBytes(32).toString('base64');
     const alice = await server.api('POST', '/v0/users', { user: { email: 'alice@example.com' } });
     expect(alice.status).toBe(201);
-    const device = await server.api('POST', '/v0/devices', { device: { user_id: alice.body.data.id, name: 'laptop', public_key: publicKey, use_default_mtu: false, mtu: 1380 } });
+    const device = await server.api('POST', '/v0/devices', {
+      device: { user_id: alice.body.data.id, name: 'laptop', public_key: publicKey, use_default_mtu: false, mtu: 1380 },
+    });
     expect(device.status).toBe(201);
-    expect((await server.api('POST', '/v0/rules', { rule: { user_id: alice.body.data.id, action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: '443' } })).status).toBe(201);
-    expect((await server.api('POST', '/v0/rules', { rule: { action: 'drop', destination: '10.9.0.0/16' } })).status).toBe(201);
+    expect(
+      (
+        await server.api('POST', '/v0/rules', {
+          rule: {
+            user_id: alice.body.data.id,
+            action: 'accept',
+            destination: '10.1.0.0/16',
+            port_type: 'tcp',
+            port_range: '443',
+          },
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (await server.api('POST', '/v0/rules', { rule: { action: 'drop', destination: '10.9.0.0/16' } })).status,
+    ).toBe(201);
     const desired = join(dir, 'netform.yaml');
     await writeFile(desired, desiredYaml(publicKey, 1380));
     const reportFile = join(dir, 'drift-report.json');
 
-    drift = startDrift(['-f', desired, '--every', EVERY_SECOND, '--report', reportFile, '--webhook', hook.url], { NETFORM_URL: server.url, NETFORM_TOKEN: server.token });
+    drift = startDrift(['-f', desired, '--every', EVERY_SECOND, '--report', reportFile, '--webhook', hook.url], {
+      NETFORM_URL: server.url,
+      NETFORM_TOKEN: server.token,
+    });
 
     // Clean runs, one per second.
     await drift.waitForReport((r) => r.status === 'clean', { from: 1 });
     const [first, second] = drift.reports;
-    expect(first).toMatchObject({ format: 'netform.drift', format_version: 1, status: 'clean', server: server.url, changes: [], skipped_ticks: 0 });
+    expect(first).toMatchObject({
+      format: 'netform.drift',
+      format_version: 1,
+      status: 'clean',
+      server: server.url,
+      changes: [],
+      skipped_ticks: 0,
+    });
     expect(Date.parse(second!.time) - Date.parse(first!.time)).toBeGreaterThanOrEqual(900);
     expect(typeof first!.duration_ms).toBe('number');
     expect(JSON.parse(await readFile(reportFile, 'utf8')).status).toBe('clean');
@@ -79,7 +109,9 @@ describe('netform drift --every', () => {
     expect(drifted.counts.update).toBe(1);
     expect(drifted.changes).toHaveLength(1);
     expect(drifted.changes[0]).toMatchObject({ kind: 'device', action: 'update' });
-    expect(drifted.changes[0]!.fields).toContainEqual(expect.objectContaining({ field: 'mtu', before: 1400, after: 1380 }));
+    expect(drifted.changes[0]!.fields).toContainEqual(
+      expect.objectContaining({ field: 'mtu', before: 1400, after: 1380 }),
+    );
     await expect.poll(async () => JSON.parse(await readFile(reportFile, 'utf8')).status).toBe('drift');
 
     // The webhook heard of the first status and of the change, not of the repeats.
@@ -92,10 +124,14 @@ describe('netform drift --every', () => {
     }
 
     // New drift while drift is open: the set of differences changed, so the webhook hears of it.
-    expect((await server.api('PATCH', `/v0/devices/${device.body.data.id}`, { device: { mtu: 1420 } })).status).toBe(200);
+    expect((await server.api('PATCH', `/v0/devices/${device.body.data.id}`, { device: { mtu: 1420 } })).status).toBe(
+      200,
+    );
     await hook.waitForCount(3);
     expect(hook.received[2]!.report.status).toBe('drift');
-    expect(hook.received[2]!.report.changes[0]!.fields).toContainEqual(expect.objectContaining({ field: 'mtu', before: 1420, after: 1380 }));
+    expect(hook.received[2]!.report.changes[0]!.fields).toContainEqual(
+      expect.objectContaining({ field: 'mtu', before: 1420, after: 1380 }),
+    );
     expect((hook.received[2]!.report as unknown as { text: string }).text).toBe(
       `netform drift on ${server.url}: 1 difference from the desired state: update device alice@example.com/laptop`,
     );
@@ -106,7 +142,9 @@ describe('netform drift --every', () => {
     await drift.waitForReport((r) => r.status === 'clean', { from: mergedAt });
     await hook.waitForCount(4);
     expect(hook.received[3]!.report.status).toBe('clean');
-    expect((hook.received[3]!.report as unknown as { text: string }).text).toBe(`netform drift on ${server.url}: back to clean: the server matches the desired state`);
+    expect((hook.received[3]!.report as unknown as { text: string }).text).toBe(
+      `netform drift on ${server.url}: back to clean: the server matches the desired state`,
+    );
 
     // SIGTERM: stops after the run in progress, exit 0, every stdout line a report.
     drift.child.kill('SIGTERM');
@@ -139,7 +177,10 @@ describe('netform drift --every', () => {
     expect(badFile.stderr()).toMatch(/netform\.yaml:3:\d+/);
 
     await writeFile(desired, 'version: 1\n');
-    const badReport = startDrift(['-f', desired, '--every', EVERY_SECOND, '--report', join(dir, 'missing', 'report.json')], env);
+    const badReport = startDrift(
+      ['-f', desired, '--every', EVERY_SECOND, '--report', join(dir, 'missing', 'report.json')],
+      env,
+    );
     expect((await badReport.exited).code).toBe(1);
     expect(badReport.stderr()).toMatch(/--report: the folder .*missing does not exist/);
 

@@ -23,7 +23,9 @@ describe('netform export -o DIR', () => {
     const exported = await cli(['export', '-o', 'repo']);
     expect(exported.code).toBe(0);
     expect(exported.stdout).toBe('');
-    expect(exported.stderr).toContain(`exported ${SEEDED_COUNTS.users} users, ${SEEDED_COUNTS.devices} devices, ${SEEDED_COUNTS.rules} rules to 1 file(s) in repo`);
+    expect(exported.stderr).toContain(
+      `exported ${SEEDED_COUNTS.users} users, ${SEEDED_COUNTS.devices} devices, ${SEEDED_COUNTS.rules} rules to 1 file(s) in repo`,
+    );
     expect(await readdir(join(seeded.dir, 'repo'))).toEqual(['netform.yaml']);
     const text = await readFile(join(seeded.dir, 'repo', 'netform.yaml'), 'utf8');
     seeded.expectNoSecrets(text);
@@ -52,8 +54,14 @@ describe('netform export -o DIR', () => {
     expect(exported.code).toBe(0);
     const names = (await readdir(join(seeded.dir, 'split'))).sort();
     expect(names).toEqual([
-      'admin@example.com.yaml', 'alice@example.com.yaml', 'carol@example.com.yaml', 'configuration.yaml', 'global-rules.yaml',
-      'o%27brien+vpn@example.com.yaml', 'second.admin@example.com.yaml', 'team%2Fops@example.com.yaml',
+      'admin@example.com.yaml',
+      'alice@example.com.yaml',
+      'carol@example.com.yaml',
+      'configuration.yaml',
+      'global-rules.yaml',
+      'o%27brien+vpn@example.com.yaml',
+      'second.admin@example.com.yaml',
+      'team%2Fops@example.com.yaml',
     ]);
     expect(names).toHaveLength(SEEDED_COUNTS.users + 2);
     for (const name of names) seeded.expectNoSecrets(await readFile(join(seeded.dir, 'split', name), 'utf8'));

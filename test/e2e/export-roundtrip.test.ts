@@ -36,7 +36,13 @@ describe('netform export round trip', () => {
     expect(doc.users.map((u: { email: string }) => u.email)).toEqual(SEEDED_EMAILS);
     const alice = doc.users[1];
     const workstation = alice.devices.find((d: { name: string }) => d.name === 'workstation');
-    expect(workstation).toMatchObject({ mtu: 1380, persistent_keepalive: 0, ipv4: '10.3.2.50', ipv6: 'fd00::3:2:50', endpoint: 'vpn.example.com:51821' });
+    expect(workstation).toMatchObject({
+      mtu: 1380,
+      persistent_keepalive: 0,
+      ipv4: '10.3.2.50',
+      ipv6: 'fd00::3:2:50',
+      endpoint: 'vpn.example.com:51821',
+    });
     expect(workstation).not.toHaveProperty('preshared_key');
     expect(alice.devices.find((d: { name: string }) => d.name === 'laptop')).not.toHaveProperty('mtu');
     expect(alice).not.toHaveProperty('role');
@@ -66,12 +72,19 @@ describe('netform export round trip', () => {
     try {
       const drift = await runCli(['drift', '-f', file, '--format', 'json'], { env: seeded.env });
       expect(drift.code).toBe(2);
-      const changes = JSON.parse(drift.stdout).changes as { kind: string; fields: { field: string; before: unknown; after: unknown }[] }[];
+      const changes = JSON.parse(drift.stdout).changes as {
+        kind: string;
+        fields: { field: string; before: unknown; after: unknown }[];
+      }[];
       expect(changes).toHaveLength(1);
-      expect(changes[0]!.fields).toEqual([expect.objectContaining({ field: 'role', before: 'admin', after: 'unprivileged' })]);
+      expect(changes[0]!.fields).toEqual([
+        expect.objectContaining({ field: 'role', before: 'admin', after: 'unprivileged' }),
+      ]);
       // The default export, made while carol was unprivileged, leaves her role unmanaged: the
       // same promotion is not drift there.
-      expect((await server.api('PATCH', '/v0/users/carol@example.com', { user: { role: 'unprivileged' } })).status).toBe(200);
+      expect(
+        (await server.api('PATCH', '/v0/users/carol@example.com', { user: { role: 'unprivileged' } })).status,
+      ).toBe(200);
       const { file: lenient, text: lenientText } = await exportToFile('lenient.yaml');
       expect(lenientText).not.toMatch(/^\s+role: unprivileged$/m);
       expect((await server.api('PATCH', '/v0/users/carol@example.com', { user: { role: 'admin' } })).status).toBe(200);
@@ -85,7 +98,9 @@ describe('netform export round trip', () => {
     const { file } = await exportToFile('pinned.yaml');
     const { server, ids } = seeded;
     expect((await server.api('PATCH', `/v0/devices/${ids.workstation}`, { device: { mtu: 1400 } })).status).toBe(200);
-    expect((await server.api('PATCH', `/v0/rules/${ids.aliceHttpsRule}`, { rule: { port_range: '8443' } })).status).toBe(200);
+    expect(
+      (await server.api('PATCH', `/v0/rules/${ids.aliceHttpsRule}`, { rule: { port_range: '8443' } })).status,
+    ).toBe(200);
     try {
       const plan = await runCli(['plan', '-f', file, '--format', 'json'], { env: seeded.env });
       expect(plan.code).toBe(2);

@@ -24,7 +24,14 @@ export interface SeededServer {
 
 const key = () => randomBytes(32).toString('base64');
 
-export const SEEDED_EMAILS = ['admin@example.com', 'alice@example.com', 'carol@example.com', "o'brien+vpn@example.com", 'Second.Admin@Example.com', 'team/ops@example.com'];
+export const SEEDED_EMAILS = [
+  'admin@example.com',
+  'alice@example.com',
+  'carol@example.com',
+  "o'brien+vpn@example.com",
+  'Second.Admin@Example.com',
+  'team/ops@example.com',
+];
 export const SEEDED_COUNTS = { users: 6, devices: 5, rules: 12 };
 
 export async function startSeededServer(): Promise<SeededServer> {
@@ -33,7 +40,8 @@ export async function startSeededServer(): Promise<SeededServer> {
   const ids = { workstation: '', aliceHttpsRule: '' };
   const create = async (collection: string, wrapper: string, body: Record<string, unknown>): Promise<any> => {
     const answer = await server.api('POST', `/v0/${collection}`, { [wrapper]: body });
-    if (answer.status !== 201) throw new Error(`seeding ${collection} ${JSON.stringify(body)}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    if (answer.status !== 201)
+      throw new Error(`seeding ${collection} ${JSON.stringify(body)}: ${answer.status} ${JSON.stringify(answer.body)}`);
     return answer.body.data;
   };
   try {
@@ -64,7 +72,12 @@ type Create = (collection: string, wrapper: string, body: Record<string, unknown
 
 async function seed(create: Create, presharedKeys: string[], ids: SeededServer['ids']): Promise<void> {
   const admin2 = await create('users', 'user', { email: 'Second.Admin@Example.com', role: 'admin' });
-  const alice = await create('users', 'user', { email: 'alice@example.com', role: 'unprivileged', password: 'a-long-enough-password', password_confirmation: 'a-long-enough-password' });
+  const alice = await create('users', 'user', {
+    email: 'alice@example.com',
+    role: 'unprivileged',
+    password: 'a-long-enough-password',
+    password_confirmation: 'a-long-enough-password',
+  });
   await create('users', 'user', { email: "o'brien+vpn@example.com" });
   await create('users', 'user', { email: 'team/ops@example.com' });
   const carol = await create('users', 'user', { email: 'carol@example.com' });
@@ -72,15 +85,51 @@ async function seed(create: Create, presharedKeys: string[], ids: SeededServer['
   const devices = [
     { user_id: alice.id, name: 'laptop', public_key: key() },
     {
-      user_id: alice.id, name: 'workstation', public_key: key(), preshared_key: key(),
+      user_id: alice.id,
+      name: 'workstation',
+      public_key: key(),
+      preshared_key: key(),
       description: "Alice's desk — 2nd floor\nsecond line",
-      allowed_ips: ['10.0.0.0/8', 'fd00:1::/64', '192.168.1.10'], dns: ['10.0.0.53', 'dns.corp.example.com', '2001:db8::53'],
-      endpoint: 'vpn.example.com:51821', mtu: 1380, persistent_keepalive: 0, ipv4: '10.3.2.50', ipv6: 'fd00::3:2:50',
-      use_default_allowed_ips: false, use_default_dns: false, use_default_endpoint: false, use_default_mtu: false, use_default_persistent_keepalive: false,
+      allowed_ips: ['10.0.0.0/8', 'fd00:1::/64', '192.168.1.10'],
+      dns: ['10.0.0.53', 'dns.corp.example.com', '2001:db8::53'],
+      endpoint: 'vpn.example.com:51821',
+      mtu: 1380,
+      persistent_keepalive: 0,
+      ipv4: '10.3.2.50',
+      ipv6: 'fd00::3:2:50',
+      use_default_allowed_ips: false,
+      use_default_dns: false,
+      use_default_endpoint: false,
+      use_default_mtu: false,
+      use_default_persistent_keepalive: false,
     },
-    { user_id: alice.id, name: 'ipv6 endpoint', public_key: key(), endpoint: '[2001:db8::1]:51820', allowed_ips: ['::/0'], use_default_endpoint: false, use_default_allowed_ips: false },
-    { user_id: alice.id, name: 'no values', public_key: key(), use_default_allowed_ips: false, use_default_dns: false, use_default_mtu: false, use_default_persistent_keepalive: false },
-    { user_id: admin2.id, name: 'admin phone', public_key: key(), persistent_keepalive: 120, use_default_persistent_keepalive: false, dns: ['1.1.1.1'], use_default_dns: false },
+    {
+      user_id: alice.id,
+      name: 'ipv6 endpoint',
+      public_key: key(),
+      endpoint: '[2001:db8::1]:51820',
+      allowed_ips: ['::/0'],
+      use_default_endpoint: false,
+      use_default_allowed_ips: false,
+    },
+    {
+      user_id: alice.id,
+      name: 'no values',
+      public_key: key(),
+      use_default_allowed_ips: false,
+      use_default_dns: false,
+      use_default_mtu: false,
+      use_default_persistent_keepalive: false,
+    },
+    {
+      user_id: admin2.id,
+      name: 'admin phone',
+      public_key: key(),
+      persistent_keepalive: 120,
+      use_default_persistent_keepalive: false,
+      dns: ['1.1.1.1'],
+      use_default_dns: false,
+    },
   ];
   for (const body of devices) {
     const device = await create('devices', 'device', body);
@@ -106,5 +155,4 @@ async function seed(create: Create, presharedKeys: string[], ids: SeededServer['
     const rule = await create('rules', 'rule', body);
     if (body.destination === '10.1.0.0/16' && body.port_type === 'tcp') ids.aliceHttpsRule = rule.id;
   }
-
 }

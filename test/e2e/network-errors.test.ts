@@ -35,8 +35,13 @@ describe('network errors', () => {
     const url = await closedPortUrl();
     const result = await plan(url);
     expect(result.code, describeResult(result)).toBe(1);
-    for (let i = 1; i <= 4; i++) expect(result.stderr).toMatch(new RegExp(`^retrying GET /v0/users in \\d+ ms \\(${i}/4\\): connection refused$`, 'm'));
-    expect(result.stderr).toContain(`connection refused by ${url}: nothing is listening there. Is the server running, and is --url (NETFORM_URL) right?`);
+    for (let i = 1; i <= 4; i++)
+      expect(result.stderr).toMatch(
+        new RegExp(`^retrying GET /v0/users in \\d+ ms \\(${i}/4\\): connection refused$`, 'm'),
+      );
+    expect(result.stderr).toContain(
+      `connection refused by ${url}: nothing is listening there. Is the server running, and is --url (NETFORM_URL) right?`,
+    );
     expect(result.stderr).not.toContain(env.NETFORM_TOKEN);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
@@ -44,7 +49,9 @@ describe('network errors', () => {
   it('host not found: names the host, no retries for a misspelt name', async () => {
     const result = await plan('https://netform-no-such-host.invalid');
     expect(result.code, describeResult(result)).toBe(1);
-    expect(result.stderr).toMatch(/host not found: netform-no-such-host\.invalid does not resolve \((ENOTFOUND|EAI_AGAIN)\)\. Check the host name in --url/);
+    expect(result.stderr).toMatch(
+      /host not found: netform-no-such-host\.invalid does not resolve \((ENOTFOUND|EAI_AGAIN)\)\. Check the host name in --url/,
+    );
   });
 
   it('a server that never answers: fails within --timeout, naming the URL', async () => {
@@ -54,18 +61,26 @@ describe('network errors', () => {
       const result = await plan(silent.url, ['--timeout', '1']);
       expect(result.code, describeResult(result)).toBe(1);
       expect(Date.now() - started).toBeLessThan(10_000);
-      expect(result.stderr).toContain(`no answer from ${silent.url} within 1 s. The server or a proxy in front of it is not answering; --timeout SECONDS waits longer`);
+      expect(result.stderr).toContain(
+        `no answer from ${silent.url} within 1 s. The server or a proxy in front of it is not answering; --timeout SECONDS waits longer`,
+      );
     } finally {
       await silent.close();
     }
   });
 
   it('an HTML answer: "this does not look like a /v0 API"', async () => {
-    const page = await startFixedAnswerServer(200, 'text/html; charset=utf-8', '<!doctype html><html><body>Welcome to nginx!</body></html>');
+    const page = await startFixedAnswerServer(
+      200,
+      'text/html; charset=utf-8',
+      '<!doctype html><html><body>Welcome to nginx!</body></html>',
+    );
     try {
       const result = await plan(page.url);
       expect(result.code, describeResult(result)).toBe(1);
-      expect(result.stderr).toContain(`${page.url} answered 200, but this does not look like a /v0 API (the answer is an HTML page, not JSON). --url must be the server's base URL`);
+      expect(result.stderr).toContain(
+        `${page.url} answered 200, but this does not look like a /v0 API (the answer is an HTML page, not JSON). --url must be the server's base URL`,
+      );
       expect(result.stderr).not.toContain('retrying');
     } finally {
       await page.close();
@@ -73,17 +88,45 @@ describe('network errors', () => {
   });
 
   it.skipIf(!hasOpenssl())('TLS failure: says so, with the --ca-file / --insecure hint', async () => {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
-    const server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
-    });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const server = createHttpsServer(
+      { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+      },
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
       const result = await plan(url);
       expect(result.code, describeResult(result)).toBe(1);
-      expect(result.stderr).toMatch(new RegExp(`TLS failure talking to ${url.replace(/\./g, '\\.')} \\([A-Z_]+\\)\\. If the server uses a private or self-signed certificate, pass --ca-file CA\\.pem; --insecure skips verification`));
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `TLS failure talking to ${url.replace(/\./g, '\\.')} \\([A-Z_]+\\)\\. If the server uses a private or self-signed certificate, pass --ca-file CA\\.pem; --insecure skips verification`,
+        ),
+      );
       expect(result.stderr).not.toContain('retrying');
       const trusted = await plan(url, ['--ca-file', join(dir, 'cert.pem')]);
       expect(trusted.code, describeResult(trusted)).toBe(2);
@@ -112,7 +155,8 @@ describe('the base URL', () => {
   it('--verbose logs method, path, status and time of each request, never the token', async () => {
     const result = await plan(server.url, ['--verbose'], { NETFORM_TOKEN: server.token });
     expect(result.code, describeResult(result)).toBe(2);
-    for (const path of ['/v0/users', '/v0/devices', '/v0/rules']) expect(result.stderr).toMatch(new RegExp(`^debug: GET ${path} 200 \\d+ ms$`, 'm'));
+    for (const path of ['/v0/users', '/v0/devices', '/v0/rules'])
+      expect(result.stderr).toMatch(new RegExp(`^debug: GET ${path} 200 \\d+ ms$`, 'm'));
     expect(result.stderr).not.toContain(server.token);
   });
 });

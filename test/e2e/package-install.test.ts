@@ -26,8 +26,18 @@ afterAll(async () => {
 });
 
 function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}) {
-  const result = spawnSync(command, args, { cwd, env: { ...process.env, NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: 540_000 });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr, all: `${result.stdout}\n${result.stderr}` };
+  const result = spawnSync(command, args, {
+    cwd,
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    encoding: 'utf8',
+    timeout: 540_000,
+  });
+  return {
+    code: result.status,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    all: `${result.stdout}\n${result.stderr}`,
+  };
 }
 
 describe('npm pack', () => {
@@ -41,20 +51,28 @@ describe('npm pack', () => {
     const app = join(dir, 'app');
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), '{ "name": "gitops-repo", "private": true }\n');
-    const installed = run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', join(dir, tarball)], app);
+    const installed = run(
+      'npm',
+      ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', join(dir, tarball)],
+      app,
+    );
     expect(installed.code, installed.all).toBe(0);
 
     const help = run('npx', ['--no-install', 'netform', '--help'], app);
     expect(help.code, help.all).toBe(0);
     expect(help.stdout).toContain('Usage: netform');
-    for (const command of ['validate', 'plan', 'apply', 'drift', 'export', 'show']) expect(help.stdout).toContain(command);
+    for (const command of ['validate', 'plan', 'apply', 'drift', 'export', 'show'])
+      expect(help.stdout).toContain(command);
 
     writeFileSync(join(app, 'netform.yaml'), 'version: 1\nusers:\n  - email: packed@example.com\n');
     const validated = run('npx', ['--no-install', 'netform', 'validate', '-f', 'netform.yaml'], app);
     expect(validated.code, validated.all).toBe(0);
     expect(validated.stdout).toBe('netform.yaml is valid: 1 user, 0 devices, 0 rules\n');
 
-    const planned = run('npx', ['--no-install', 'netform', 'plan', '-f', 'netform.yaml'], app, { NETFORM_URL: server.url, NETFORM_TOKEN: server.token });
+    const planned = run('npx', ['--no-install', 'netform', 'plan', '-f', 'netform.yaml'], app, {
+      NETFORM_URL: server.url,
+      NETFORM_TOKEN: server.token,
+    });
     expect(planned.code, planned.all).toBe(2);
     expect(planned.stdout).toContain('+ user packed@example.com');
   });

@@ -15,7 +15,13 @@ beforeAll(async () => {
   server = await startTestServer();
   ws = workspace();
   const hand = await create(server, 'users', { email: 'hand@corp.test' });
-  await create(server, 'devices', { user_id: hand.id, name: 'phone', public_key: PHONE, use_default_mtu: false, mtu: 1300 });
+  await create(server, 'devices', {
+    user_id: hand.id,
+    name: 'phone',
+    public_key: PHONE,
+    use_default_mtu: false,
+    mtu: 1300,
+  });
   await create(server, 'devices', { user_id: hand.id, name: 'old', public_key: wgKey() });
   await create(server, 'rules', { action: 'accept', destination: '10.20.0.0/16' });
   await create(server, 'users', { email: 'gone@corp.test' });
@@ -27,7 +33,9 @@ afterAll(async () => {
 
 describe('adoption, prune, protect, absent', () => {
   it('adopts objects made by hand and changes only what the files say; absent deletes with prune off', async () => {
-    const file = ws.write('adopt.yaml', `version: 1
+    const file = ws.write(
+      'adopt.yaml',
+      `version: 1
 users:
   - email: HAND@corp.test
     devices:
@@ -37,7 +45,8 @@ rules:
 absent:
   users: [gone@corp.test, never-existed@corp.test]
   devices: [{ user: hand@corp.test, name: old }]
-`);
+`,
+    );
     const planned = await netform(server, ['plan', '-f', file]);
     expect(planned.code, describeResult(planned)).toBe(2);
     expect(planned.stdout).toContain('  ~ device hand@corp.test/phone\n      description: (none) -> "adopted"\n');
@@ -50,7 +59,12 @@ absent:
     expect(applied.code, describeResult(applied)).toBe(0);
     const state = await serverState(server);
     expect(state.devices).toHaveLength(1);
-    expect(state.devices[0]).toMatchObject({ name: 'phone', description: 'adopted', mtu: 1300, use_default_mtu: false });
+    expect(state.devices[0]).toMatchObject({
+      name: 'phone',
+      description: 'adopted',
+      mtu: 1300,
+      use_default_mtu: false,
+    });
     expect(state.users.map((u) => u.email).sort()).toEqual(['admin@example.com', 'hand@corp.test']);
 
     const again = await netform(server, ['plan', '-f', file]);
@@ -86,7 +100,9 @@ rules:
     const on = await netform(server, ['plan', '-f', onFile]);
     expect(on.code, describeResult(on)).toBe(2);
     expect(on.stdout).toContain('  - rule accept 10.30.0.0/16 (global)  (declared in no file (prune))\n');
-    expect(on.stdout).toContain('  - user extra@corp.test  (declared in no file (prune))\n      - device extra@corp.test/laptop (goes with the user)\n      - rule drop 10.5.0.0/16 (extra@corp.test) (goes with the user)\n');
+    expect(on.stdout).toContain(
+      '  - user extra@corp.test  (declared in no file (prune))\n      - device extra@corp.test/laptop (goes with the user)\n      - rule drop 10.5.0.0/16 (extra@corp.test) (goes with the user)\n',
+    );
     expect(on.stdout).toContain('  ! not deleting user keep@corp.test: it is protected (settings.protect)');
     expect(on.stdout).toContain('Plan: 0 to create, 0 to update, 0 to replace, 2 to delete (+2 with their user).');
     expect(on.stdout).not.toContain('other@else.org');
@@ -96,7 +112,12 @@ rules:
     const applied = await netform(server, ['apply', '-f', onFile, '--yes']);
     expect(applied.code, describeResult(applied)).toBe(0);
     const state = await serverState(server);
-    expect(state.users.map((u) => u.email).sort()).toEqual(['admin@example.com', 'hand@corp.test', 'keep@corp.test', 'other@else.org']);
+    expect(state.users.map((u) => u.email).sort()).toEqual([
+      'admin@example.com',
+      'hand@corp.test',
+      'keep@corp.test',
+      'other@else.org',
+    ]);
     expect(state.rules.map((r) => r.destination).sort()).toEqual(['10.20.0.0/16', '172.16.0.0/12']);
     expect(state.devices).toHaveLength(2);
     const again = await netform(server, ['plan', '-f', onFile]);

@@ -5,7 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
-import { describeResult, netform, serverState, wgKey, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
+import {
+  describeResult,
+  netform,
+  serverState,
+  wgKey,
+  type Workspace,
+  useServerAndWorkspace,
+} from './reconcile-helpers.js';
 
 const KEYS = { alice: wgKey(), bob: wgKey(), dave: wgKey(), carol: wgKey() };
 const PSK1 = wgKey();
@@ -85,11 +92,19 @@ describe('plan and apply', () => {
     const alice = state.users.find((u) => u.email === 'alice@corp.test');
     expect(alice.role).toBe('admin');
     const laptop = state.devices.find((d) => d.user_id === alice.id);
-    expect(laptop).toMatchObject({ name: 'laptop', public_key: KEYS.alice, preshared_key: PSK1, mtu: 1380, use_default_mtu: false, allowed_ips: ['10.0.0.0/8'] });
-    expect(state.rules.map((r) => `${r.action} ${r.destination} ${r.port_type} ${r.user_id === alice.id ? 'alice' : r.user_id}`).sort()).toEqual([
-      'accept 10.1.0.0/16 tcp alice',
-      'drop 10.9.0.0/16 null null',
-    ]);
+    expect(laptop).toMatchObject({
+      name: 'laptop',
+      public_key: KEYS.alice,
+      preshared_key: PSK1,
+      mtu: 1380,
+      use_default_mtu: false,
+      allowed_ips: ['10.0.0.0/8'],
+    });
+    expect(
+      state.rules
+        .map((r) => `${r.action} ${r.destination} ${r.port_type} ${r.user_id === alice.id ? 'alice' : r.user_id}`)
+        .sort(),
+    ).toEqual(['accept 10.1.0.0/16 tcp alice', 'drop 10.9.0.0/16 null null']);
     expect(state.devices).toHaveLength(3);
 
     const again = await netform(server, ['plan', '-f', file], ENV);
@@ -114,13 +129,17 @@ describe('plan and apply', () => {
     expect(out).toContain('      allowed_ips: ["10.0.0.0/8"] -> ["192.168.0.0/16","10.0.0.0/8"]\n');
     expect(out).toContain('      mtu: 1380 -> 1400\n');
     expect(out).toContain('      preshared_key: (sensitive value changed)\n');
-    expect(out).toContain('  -/+ rule accept 10.1.0.0/16 tcp 443-8443 (Alice@corp.test)  (replaces the live rule accept 10.1.0.0/16 tcp 443 (alice@corp.test), which it overlaps: deleted, then the new one created, never changed in place; between the two requests the old rule no longer filters)\n      port_range: "443 - 443" -> "443 - 8443"\n');
+    expect(out).toContain(
+      '  -/+ rule accept 10.1.0.0/16 tcp 443-8443 (Alice@corp.test)  (replaces the live rule accept 10.1.0.0/16 tcp 443 (alice@corp.test), which it overlaps: deleted, then the new one created, never changed in place; between the two requests the old rule no longer filters)\n      port_range: "443 - 443" -> "443 - 8443"\n',
+    );
     expect(out).toContain('  -/+ rule drop 10.9.0.0/17 (global)');
     expect(out).toContain('      destination: "10.9.0.0/16" -> "10.9.0.0/17"\n');
     expect(out).toContain('  + user carol@corp.test\n');
     expect(out).toContain('  + device carol@corp.test/laptop\n');
     expect(out).toContain('  - device bob@corp.test/phone  (declared in no file (prune))\n');
-    expect(out).toContain('  - user dave@corp.test  (declared in no file (prune))\n      - device dave@corp.test/tablet (goes with the user)\n');
+    expect(out).toContain(
+      '  - user dave@corp.test  (declared in no file (prune))\n      - device dave@corp.test/tablet (goes with the user)\n',
+    );
     expect(out).toContain('Plan: 2 to create, 2 to update, 2 to replace, 2 to delete (+1 with their user).');
     // Alice's email case differs from the server's: not a change.
     expect(out).not.toContain('user alice@corp.test');
@@ -130,7 +149,12 @@ describe('plan and apply', () => {
     expect(applied.stdout).toContain('Apply: 8 done, 0 failed, 0 not attempted.');
 
     const after = await serverState(server);
-    expect(after.users.map((u) => `${u.email} ${u.role}`).sort()).toEqual(['admin@example.com admin', 'alice@corp.test admin', 'bob@corp.test admin', 'carol@corp.test unprivileged']);
+    expect(after.users.map((u) => `${u.email} ${u.role}`).sort()).toEqual([
+      'admin@example.com admin',
+      'alice@corp.test admin',
+      'bob@corp.test admin',
+      'carol@corp.test unprivileged',
+    ]);
     const laptop = after.devices.find((d) => d.public_key === KEYS.alice);
     expect(laptop).toMatchObject({ mtu: 1400, preshared_key: PSK2 });
     expect([...laptop.allowed_ips].sort()).toEqual(['10.0.0.0/8', '192.168.0.0/16']);

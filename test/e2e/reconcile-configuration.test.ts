@@ -61,8 +61,13 @@ describe('configuration: planned, applied, drifted, exported', () => {
     const change = JSON.parse(res.stdout).changes.find((c: any) => c.kind === 'configuration');
     expect(change).toMatchObject({ id: 'configuration', action: 'update', label: 'configuration' });
     expect(Object.keys(change.body).sort()).toEqual([
-      'allow_unprivileged_device_configuration', 'allow_unprivileged_device_management', 'default_client_allowed_ips',
-      'default_client_dns', 'default_client_endpoint', 'default_client_mtu', 'default_client_persistent_keepalive',
+      'allow_unprivileged_device_configuration',
+      'allow_unprivileged_device_management',
+      'default_client_allowed_ips',
+      'default_client_dns',
+      'default_client_endpoint',
+      'default_client_mtu',
+      'default_client_persistent_keepalive',
     ]);
   });
 
@@ -82,18 +87,28 @@ describe('configuration: planned, applied, drifted, exported', () => {
       local_auth_enabled: before.local_auth_enabled,
     });
     const device = (await server.api('GET', '/v0/devices')).body.data.find((d: any) => d.name === 'laptop');
-    expect(device).toMatchObject({ mtu: 1380, dns: ['10.0.0.53'], allowed_ips: ['10.0.0.0/8'], endpoint: 'vpn.corp.test:51820', persistent_keepalive: 15 });
+    expect(device).toMatchObject({
+      mtu: 1380,
+      dns: ['10.0.0.53'],
+      allowed_ips: ['10.0.0.0/8'],
+      endpoint: 'vpn.corp.test:51820',
+      persistent_keepalive: 15,
+    });
     const again = await netform(server, ['plan', '-f', ws.path('desired.yaml')]);
     expect(again.code, describeResult(again)).toBe(0);
   });
 
   it('drift: a hand change of a managed field through the API shows; of an unmanaged one, not', async () => {
-    const unmanaged = await server.api('PATCH', '/v0/configuration', { configuration: { local_auth_enabled: false, vpn_session_duration: 3600 } });
+    const unmanaged = await server.api('PATCH', '/v0/configuration', {
+      configuration: { local_auth_enabled: false, vpn_session_duration: 3600 },
+    });
     expect(unmanaged.status).toBe(200);
     const clean = await netform(server, ['drift', '-f', ws.path('desired.yaml')]);
     expect(clean.code, describeResult(clean)).toBe(0);
 
-    const hand = await server.api('PATCH', '/v0/configuration', { configuration: { default_client_mtu: 1420, default_client_dns: ['10.0.0.53', '9.9.9.9'] } });
+    const hand = await server.api('PATCH', '/v0/configuration', {
+      configuration: { default_client_mtu: 1420, default_client_dns: ['10.0.0.53', '9.9.9.9'] },
+    });
     expect(hand.status).toBe(200);
     const drift = await netform(server, ['drift', '-f', ws.path('desired.yaml')]);
     expect(drift.code, describeResult(drift)).toBe(2);
@@ -103,11 +118,18 @@ describe('configuration: planned, applied, drifted, exported', () => {
 
     const fixed = await netform(server, ['apply', '-f', ws.path('desired.yaml'), '--yes']);
     expect(fixed.code, describeResult(fixed)).toBe(0);
-    expect(await liveConfiguration()).toMatchObject({ default_client_mtu: 1380, default_client_dns: ['10.0.0.53'], local_auth_enabled: false });
+    expect(await liveConfiguration()).toMatchObject({
+      default_client_mtu: 1380,
+      default_client_dns: ['10.0.0.53'],
+      local_auth_enabled: false,
+    });
   });
 
   it('a saved plan whose configuration was changed by hand since is refused as stale (exit 4), changing nothing', async () => {
-    const file = ws.write('saved/desired.yaml', DESIRED.replace('default_client_mtu: 1380', 'default_client_mtu: 1300'));
+    const file = ws.write(
+      'saved/desired.yaml',
+      DESIRED.replace('default_client_mtu: 1380', 'default_client_mtu: 1300'),
+    );
     const planned = await netform(server, ['plan', '-f', file, '-o', ws.path('saved/plan.json')]);
     expect(planned.code, describeResult(planned)).toBe(2);
     await server.api('PATCH', '/v0/configuration', { configuration: { default_client_persistent_keepalive: 30 } });
@@ -133,7 +155,9 @@ describe('configuration: planned, applied, drifted, exported', () => {
     const plan = await netform(server, ['plan', '-f', out]);
     expect(plan.code, describeResult(plan)).toBe(0);
     // The round trip holds: a hand change after the export is drift against the exported files.
-    await server.api('PATCH', '/v0/configuration', { configuration: { allow_unprivileged_device_configuration: true } });
+    await server.api('PATCH', '/v0/configuration', {
+      configuration: { allow_unprivileged_device_configuration: true },
+    });
     const drift = await netform(server, ['drift', '-f', out]);
     expect(drift.code, describeResult(drift)).toBe(2);
     expect(drift.stdout).toContain('allow_unprivileged_device_configuration: true -> false');
@@ -144,21 +168,30 @@ describe('configuration: planned, applied, drifted, exported', () => {
     mkdirSync(out);
     const res = await netform(server, ['export', '-o', out, '--split']);
     expect(res.code, describeResult(res)).toBe(0);
-    expect(readFileSync(join(out, 'configuration.yaml'), 'utf8')).toMatch(/^configuration:\n {2}default_client_allowed_ips:/m);
+    expect(readFileSync(join(out, 'configuration.yaml'), 'utf8')).toMatch(
+      /^configuration:\n {2}default_client_allowed_ips:/m,
+    );
   });
 
-  it('validate checks the values offline with the server\'s rules, at file:line:column', async () => {
-    const file = ws.write('bad.yaml', 'version: 1\nconfiguration:\n  default_client_mtu: 100\n  default_client_dns: [1.1.1.1, 1.1.1.1]\n  default_client_endpoint: "no such:host"\n');
+  it("validate checks the values offline with the server's rules, at file:line:column", async () => {
+    const file = ws.write(
+      'bad.yaml',
+      'version: 1\nconfiguration:\n  default_client_mtu: 100\n  default_client_dns: [1.1.1.1, 1.1.1.1]\n  default_client_endpoint: "no such:host"\n',
+    );
     const res = await runCli(['validate', '-f', file]);
     expect(res.code, describeResult(res)).toBe(1);
-    expect(res.stdout + res.stderr).toContain('bad.yaml:3:23: configuration.default_client_mtu: must be greater than or equal to 576');
+    expect(res.stdout + res.stderr).toContain(
+      'bad.yaml:3:23: configuration.default_client_mtu: must be greater than or equal to 576',
+    );
     expect(res.stdout + res.stderr).toContain('configuration.default_client_dns: should not contain duplicates');
     expect(res.stdout + res.stderr).toMatch(/bad\.yaml:5:\d+: configuration\.default_client_endpoint: is invalid/);
   });
 });
 
 /** An HTTP proxy in front of the test server that records every path and answers 404 for /v0/configuration. */
-async function withoutConfiguration(target: string): Promise<{ url: string; paths: string[]; close: () => Promise<void> }> {
+async function withoutConfiguration(
+  target: string,
+): Promise<{ url: string; paths: string[]; close: () => Promise<void> }> {
   const upstream = new URL(target);
   const paths: string[] = [];
   const proxy: Server = createServer((req, res) => {
@@ -167,10 +200,13 @@ async function withoutConfiguration(target: string): Promise<{ url: string; path
       res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":"not_found"}');
       return;
     }
-    const forward = request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const forward = request(
+      { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     req.pipe(forward);
   });
   proxy.listen(0, '127.0.0.1');
@@ -190,7 +226,10 @@ describe('a server without /v0/configuration', () => {
   afterAll(async () => {
     await proxy?.close();
   });
-  const viaProxy = (args: string[]) => runCli(args, { env: { NETFORM_URL: proxy.url, NETFORM_TOKEN: server.token, NETFORM_TOKEN_USER: TEST_ADMIN_EMAIL } });
+  const viaProxy = (args: string[]) =>
+    runCli(args, {
+      env: { NETFORM_URL: proxy.url, NETFORM_TOKEN: server.token, NETFORM_TOKEN_USER: TEST_ADMIN_EMAIL },
+    });
 
   it('a plan that does not declare configuration never asks for it', async () => {
     const file = ws.write('plain.yaml', `version: 1\nusers:\n  - email: ann@corp.test\n`);

@@ -9,7 +9,12 @@ import { runCli } from '../helpers/cli.js';
 import { describeResult, workspace, type Workspace } from './reconcile-helpers.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/basic', import.meta.url));
-const NO_SERVER = { NETFORM_URL: undefined, NETFORM_TOKEN: undefined, NETFORM_TOKEN_USER: undefined, ALICE_PASSWORD: undefined };
+const NO_SERVER = {
+  NETFORM_URL: undefined,
+  NETFORM_TOKEN: undefined,
+  NETFORM_TOKEN_USER: undefined,
+  ALICE_PASSWORD: undefined,
+};
 let ws: Workspace;
 
 beforeAll(() => {
@@ -31,13 +36,19 @@ describe('--embedded', () => {
   });
 
   it('takes another database path', async () => {
-    const planned = await runCli(['plan', '--embedded', 'other/state.db', '-f', EXAMPLE], { cwd: ws.dir, env: NO_SERVER });
+    const planned = await runCli(['plan', '--embedded', 'other/state.db', '-f', EXAMPLE], {
+      cwd: ws.dir,
+      env: NO_SERVER,
+    });
     expect(planned.code, describeResult(planned)).toBe(2);
     expect(statSync(ws.path('other/state.db.token')).mode & 0o777).toBe(0o600);
   });
 
   it('refuses --url together with --embedded', async () => {
-    const both = await runCli(['plan', '--embedded', '--url', 'http://127.0.0.1:1', '-f', EXAMPLE], { cwd: ws.dir, env: NO_SERVER });
+    const both = await runCli(['plan', '--embedded', '--url', 'http://127.0.0.1:1', '-f', EXAMPLE], {
+      cwd: ws.dir,
+      env: NO_SERVER,
+    });
     expect(both.code).toBe(1);
     expect(both.stderr).toBe('error: --url and --embedded exclude each other: choose one\n');
   });

@@ -8,7 +8,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
-import { create, describeResult, netform, serverState, useServerAndWorkspace, wgKey, type Workspace } from './reconcile-helpers.js';
+import {
+  create,
+  describeResult,
+  netform,
+  serverState,
+  useServerAndWorkspace,
+  wgKey,
+  type Workspace,
+} from './reconcile-helpers.js';
 
 const LAPTOP = wgKey();
 const PHONE = wgKey();
@@ -22,7 +30,13 @@ function useSeededServer(): () => { server: TestServer; ws: Workspace } {
       const alice = await create(s, 'users', { email: 'alice@corp.test' });
       await create(s, 'devices', { user_id: alice.id, name: 'laptop', public_key: LAPTOP });
       await create(s, 'devices', { user_id: alice.id, name: 'phone', public_key: PHONE });
-      await create(s, 'rules', { user_id: alice.id, action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: '22' });
+      await create(s, 'rules', {
+        user_id: alice.id,
+        action: 'accept',
+        destination: '10.1.0.0/16',
+        port_type: 'tcp',
+        port_range: '22',
+      });
     },
   );
   return () => started!;
@@ -63,7 +77,9 @@ describe("everyday edits: changing a user's email", () => {
   it("changing a user's email (no renamed_from, prune on) moves its device in one apply, keeping its preshared key and addresses", async () => {
     const { server, ws } = seeded();
     const before = (await serverState(server)).devices.find((d) => d.name === 'laptop');
-    const file = ws.write('email.yaml', `version: 1
+    const file = ws.write(
+      'email.yaml',
+      `version: 1
 settings: { prune: true, manage: { users: ["*@corp.test", "*@new-corp.test"] } }
 users:
   - email: alice@new-corp.test
@@ -71,10 +87,13 @@ users:
       - { name: laptop, public_key: "${LAPTOP}" }
     rules:
       - { action: accept, destination: 10.1.0.0/16, port_type: tcp, port_range: "2222" }
-`);
+`,
+    );
     const planned = await netform(server, ['plan', '-f', file]);
     expect(planned.code, describeResult(planned)).toBe(2);
-    expect(planned.stdout).toContain('  -/+ device alice@new-corp.test/laptop  (replaces the live device alice@corp.test/laptop');
+    expect(planned.stdout).toContain(
+      '  -/+ device alice@new-corp.test/laptop  (replaces the live device alice@corp.test/laptop',
+    );
     const applied = await netform(server, ['apply', '-f', file, '--yes']);
     expect(applied.code, describeResult(applied)).toBe(0);
     const state = await serverState(server);
@@ -90,12 +109,15 @@ describe('everyday edits: a conflicting create', () => {
   const seeded = useSeededServer();
   it('a create that needs a public key a kept live device holds fails the plan (exit 1), naming both; the server is unchanged', async () => {
     const { server, ws } = seeded();
-    const file = ws.write('conflict.yaml', `version: 1
+    const file = ws.write(
+      'conflict.yaml',
+      `version: 1
 users:
   - email: mallory@corp.test
     devices:
       - { name: copy, public_key: "${LAPTOP}" }
-`);
+`,
+    );
     const before = await serverState(server);
     const result = await netform(server, ['apply', '-f', file, '--yes']);
     expect(result.code, describeResult(result)).toBe(1);

@@ -4,7 +4,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
-import { describeResult, netform, serverState, wgKey, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
+import {
+  describeResult,
+  netform,
+  serverState,
+  wgKey,
+  type Workspace,
+  useServerAndWorkspace,
+} from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;
@@ -31,7 +38,9 @@ users:
     const file = ws.write('netform.yaml', doc(', ipv4: 10.3.2.0'));
     const first = await netform(server, ['apply', '-f', file, '--yes']);
     expect(first.code, describeResult(first)).toBe(1);
-    expect(first.stdout).toMatch(/FAILED +\+ device alice@corp\.test\/laptop: POST \/v0\/devices: 422 ipv4 is reserved\n/);
+    expect(first.stdout).toMatch(
+      /FAILED +\+ device alice@corp\.test\/laptop: POST \/v0\/devices: 422 ipv4 is reserved\n/,
+    );
     expect(first.stdout).toMatch(/done +\+ device alice@corp\.test\/phone\n/);
     expect(first.stdout).toMatch(/done +\+ device bob@corp\.test\/laptop\n/);
     expect(first.stdout).toMatch(/done +\+ rule accept 10\.1\.0\.0\/16 \(alice@corp\.test\)\n/);
@@ -57,7 +66,9 @@ users:
     const bad = 'nf_this_token_is_not_valid_0123456789';
     const refused = await netform(server, ['plan', '-f', file], { NETFORM_TOKEN: bad });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/error: cannot read the server's state: GET \/v0\/(users|devices|rules): 401 the server refused the token/);
+    expect(refused.stderr).toMatch(
+      /error: cannot read the server's state: GET \/v0\/(users|devices|rules): 401 the server refused the token/,
+    );
     expect(refused.stdout + refused.stderr).not.toContain(bad);
   });
 });

@@ -58,7 +58,12 @@ export function useServerAndWorkspace(
 }
 
 /** Runs `netform ARGS` against the test server, as its admin. */
-export function netform(server: TestServer, args: string[], env: Record<string, string | undefined> = {}, cwd?: string): Promise<CliResult> {
+export function netform(
+  server: TestServer,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  cwd?: string,
+): Promise<CliResult> {
   return runCli(args, {
     cwd,
     env: { NETFORM_URL: server.url, NETFORM_TOKEN: server.token, NETFORM_TOKEN_USER: TEST_ADMIN_EMAIL, ...env },
@@ -67,15 +72,22 @@ export function netform(server: TestServer, args: string[], env: Record<string, 
 
 /** Everything the server holds, for assertions. */
 export async function serverState(server: TestServer): Promise<{ users: any[]; devices: any[]; rules: any[] }> {
-  const [users, devices, rules] = await Promise.all(['/v0/users', '/v0/devices', '/v0/rules'].map((p) => server.api('GET', p)));
+  const [users, devices, rules] = await Promise.all(
+    ['/v0/users', '/v0/devices', '/v0/rules'].map((p) => server.api('GET', p)),
+  );
   return { users: users!.body.data, devices: devices!.body.data, rules: rules!.body.data };
 }
 
 /** Creates an object by hand through the API, as a person would; fails loudly if the server refuses. */
-export async function create(server: TestServer, collection: 'users' | 'devices' | 'rules', body: Record<string, unknown>): Promise<any> {
+export async function create(
+  server: TestServer,
+  collection: 'users' | 'devices' | 'rules',
+  body: Record<string, unknown>,
+): Promise<any> {
   const wrapper = { users: 'user', devices: 'device', rules: 'rule' }[collection];
   const res = await server.api('POST', `/v0/${collection}`, { [wrapper]: body });
-  if (res.status !== 201) throw new Error(`creating ${collection} by hand failed: ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== 201)
+    throw new Error(`creating ${collection} by hand failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data;
 }
 

@@ -43,11 +43,18 @@ users:
     const before = (await serverState(server)).devices.find((d) => d.public_key === KEY2);
     ws.write('replace.yaml', doc(1420));
     const planned = await netform(server, ['plan', '-f', file]);
-    expect(planned.stdout).toContain('  -/+ device bob@corp.test/phone  (replaced (delete, then create with the same keys and addresses)');
+    expect(planned.stdout).toContain(
+      '  -/+ device bob@corp.test/phone  (replaced (delete, then create with the same keys and addresses)',
+    );
     const applied = await netform(server, ['apply', '-f', file, '--yes']);
     expect(applied.code, describeResult(applied)).toBe(0);
     const after = (await serverState(server)).devices.find((d) => d.public_key === KEY2);
-    expect(after).toMatchObject({ mtu: 1420, preshared_key: before.preshared_key, ipv4: before.ipv4, ipv6: before.ipv6 });
+    expect(after).toMatchObject({
+      mtu: 1420,
+      preshared_key: before.preshared_key,
+      ipv4: before.ipv4,
+      ipv6: before.ipv6,
+    });
     const again = await netform(server, ['plan', '-f', file]);
     expect(again.code, describeResult(again)).toBe(0);
   });
@@ -64,13 +71,21 @@ users:
     const ignored = await netform(server, ['apply', '-f', file, '--yes']);
     expect(ignored.code, describeResult(ignored)).toBe(1);
     expect(ignored.stdout).toMatch(/done +\+ rule accept 10\.7\.0\.0\/16 \(alice@corp\.test\)\n/);
-    expect(ignored.stdout).toContain('~ device alice@corp.test/laptop: not attempted: this server ignores device fields other than name and description on update');
-    expect(ignored.stdout).toContain('add `device_updates: replace` to the files\' settings');
-    expect((await serverState(server)).devices.find((d) => d.public_key === KEY)).toMatchObject({ id: original.id, mtu: 1380, description: 'first' });
+    expect(ignored.stdout).toContain(
+      '~ device alice@corp.test/laptop: not attempted: this server ignores device fields other than name and description on update',
+    );
+    expect(ignored.stdout).toContain("add `device_updates: replace` to the files' settings");
+    expect((await serverState(server)).devices.find((d) => d.public_key === KEY)).toMatchObject({
+      id: original.id,
+      mtu: 1380,
+      description: 'first',
+    });
 
     const planned = await netform(server, ['plan', '-f', file, '--replace']);
     expect(planned.code, describeResult(planned)).toBe(2);
-    expect(planned.stdout).toContain('  -/+ device alice@corp.test/laptop  (replaced (delete, then create with the same keys and addresses)');
+    expect(planned.stdout).toContain(
+      '  -/+ device alice@corp.test/laptop  (replaced (delete, then create with the same keys and addresses)',
+    );
     expect(planned.stdout).toContain('      mtu: 1380 -> 1400\n');
     expect(planned.stdout).toContain('Plan: 0 to create, 0 to update, 1 to replace, 0 to delete.');
 
@@ -80,7 +95,12 @@ users:
     expect(now).toHaveLength(1);
     expect(now[0].id).not.toBe(original.id);
     expect(now[0]).toMatchObject({
-      mtu: 1400, description: 'second', public_key: KEY, preshared_key: original.preshared_key, ipv4: original.ipv4, ipv6: original.ipv6,
+      mtu: 1400,
+      description: 'second',
+      public_key: KEY,
+      preshared_key: original.preshared_key,
+      ipv4: original.ipv4,
+      ipv6: original.ipv6,
     });
     const converged = await netform(server, ['plan', '-f', file]);
     expect(converged.code, describeResult(converged)).toBe(0);

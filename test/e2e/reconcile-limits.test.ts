@@ -4,7 +4,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
-import { bulkFixture, describeResult, netform, serverState, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
+import {
+  bulkFixture,
+  describeResult,
+  netform,
+  serverState,
+  type Workspace,
+  useServerAndWorkspace,
+} from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;
@@ -19,7 +26,9 @@ describe('safety limits', () => {
     const planned = await netform(server, ['plan', '-f', file]);
     expect(planned.code, describeResult(planned)).toBe(3);
     for (let i = 2; i < 12; i++) expect(planned.stdout).toContain(`  - user u${i}@bulk.test`);
-    expect(planned.stdout).toContain('Over a safety limit: 10 deletions (cascades included) exceed the limit of 5 (default (25%, at least 5)); pass --allow-deletes 10 to allow this run');
+    expect(planned.stdout).toContain(
+      'Over a safety limit: 10 deletions (cascades included) exceed the limit of 5 (default (25%, at least 5)); pass --allow-deletes 10 to allow this run',
+    );
 
     const refused = await netform(server, ['apply', '-f', file, '--yes']);
     expect(refused.code, describeResult(refused)).toBe(3);
@@ -38,11 +47,18 @@ describe('safety limits', () => {
     const lifted = await netform(server, ['apply', savedPath, '--yes', '--allow-deletes', '10']);
     expect(lifted.code, describeResult(lifted)).toBe(0);
     expect(lifted.stdout).toContain('Apply: 11 done, 0 failed, 0 not attempted.');
-    expect((await serverState(server)).users.map((u) => u.email).sort()).toEqual(['admin@example.com', 'u0@bulk.test', 'u1@bulk.test']);
+    expect((await serverState(server)).users.map((u) => u.email).sort()).toEqual([
+      'admin@example.com',
+      'u0@bulk.test',
+      'u1@bulk.test',
+    ]);
   });
 
   it('honours limits written in the files', async () => {
-    const file = ws.write('update-limit.yaml', yaml().replace('  prune: true\n', '  prune: true\n  limits: { update: 0 }\n').replace('mtu: 1400', 'mtu: 1420'));
+    const file = ws.write(
+      'update-limit.yaml',
+      yaml().replace('  prune: true\n', '  prune: true\n  limits: { update: 0 }\n').replace('mtu: 1400', 'mtu: 1420'),
+    );
     const refused = await netform(server, ['plan', '-f', file]);
     expect(refused.code, describeResult(refused)).toBe(3);
     expect(refused.stdout).toContain('1 updates (replacements included) exceed the limit of 0 (0)');
@@ -56,7 +72,9 @@ describe('confirmation and output formats', () => {
     const file = ws.write('confirm.yaml', yaml('  - email: confirm@bulk.test\n', 1300));
     const refused = await netform(server, ['apply', '-f', file]);
     expect(refused.code, describeResult(refused)).toBe(1);
-    expect(refused.stderr).toContain('refusing to apply without confirmation: there is no terminal to ask on; pass --yes to apply unattended');
+    expect(refused.stderr).toContain(
+      'refusing to apply without confirmation: there is no terminal to ask on; pass --yes to apply unattended',
+    );
     expect(refused.stdout).toContain('+ user confirm@bulk.test');
     expect((await serverState(server)).users.map((u) => u.email)).not.toContain('confirm@bulk.test');
 
@@ -72,7 +90,9 @@ describe('confirmation and output formats', () => {
     expect(none.stderr).toContain('nothing to apply: pass -f PATH');
     const noServer = await netform(server, ['plan', '-f', ws.path('confirm.yaml')], { NETFORM_URL: undefined });
     expect(noServer.code).toBe(1);
-    expect(noServer.stderr).toContain('no server given: pass --url URL (or set NETFORM_URL) with a token, or --embedded');
+    expect(noServer.stderr).toContain(
+      'no server given: pass --url URL (or set NETFORM_URL) with a token, or --embedded',
+    );
     expect(noServer.stderr).not.toMatch(/\n\s+at /);
   });
 });

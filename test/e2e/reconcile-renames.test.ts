@@ -7,7 +7,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
 import { startRecordingProxy, type RecordingProxy } from './recording-proxy.js';
-import { describeResult, netform, serverState, useServerAndWorkspace, wgKey, type Workspace } from './reconcile-helpers.js';
+import {
+  describeResult,
+  netform,
+  serverState,
+  useServerAndWorkspace,
+  wgKey,
+  type Workspace,
+} from './reconcile-helpers.js';
 
 for (const mode of [[], ['--legacy-device-updates']]) {
   describe(`renames (server ${mode.join(' ') || 'default'})`, () => {
@@ -45,7 +52,9 @@ users:
       ws.write('dev.yaml', doc('dev@rename.test', 'work-laptop', key));
       const planned = await viaProxy(['plan', '-f', file]);
       expect(planned.code, describeResult(planned)).toBe(2);
-      expect(planned.stdout).toContain('  ~ device dev@rename.test/work-laptop  (renamed from laptop: one update of its name; keys, addresses and preshared key stay)\n      name: "laptop" -> "work-laptop"\n');
+      expect(planned.stdout).toContain(
+        '  ~ device dev@rename.test/work-laptop  (renamed from laptop: one update of its name; keys, addresses and preshared key stay)\n      name: "laptop" -> "work-laptop"\n',
+      );
       expect(planned.stdout).toContain('Plan: 0 to create, 1 to update, 0 to replace, 0 to delete.');
       proxy.requests.length = 0;
       const applied = await viaProxy(['apply', '-f', file, '--yes']);
@@ -53,7 +62,13 @@ users:
       expect(writes()).toEqual([`PATCH /v0/devices/${before.id}`]);
       const after = await deviceOf('dev@rename.test');
       expect(after).toHaveLength(1);
-      expect(after[0]).toMatchObject({ id: before.id, name: 'work-laptop', preshared_key: before.preshared_key, ipv4: before.ipv4, ipv6: before.ipv6 });
+      expect(after[0]).toMatchObject({
+        id: before.id,
+        name: 'work-laptop',
+        preshared_key: before.preshared_key,
+        ipv4: before.ipv4,
+        ipv6: before.ipv6,
+      });
       expect((await viaProxy(['plan', '-f', file])).code).toBe(0);
     });
 
@@ -65,7 +80,11 @@ users:
       ws.write('moved.yaml', doc('moved@rename.test', 'pixel', key, ', renamed_from: phone'));
       const applied = await viaProxy(['apply', '-f', file, '--yes']);
       expect(applied.code, describeResult(applied)).toBe(0);
-      expect((await deviceOf('moved@rename.test'))[0]).toMatchObject({ id: before.id, name: 'pixel', preshared_key: before.preshared_key });
+      expect((await deviceOf('moved@rename.test'))[0]).toMatchObject({
+        id: before.id,
+        name: 'pixel',
+        preshared_key: before.preshared_key,
+      });
       const again = await viaProxy(['plan', '-f', file]);
       expect(again.code, describeResult(again)).toBe(0);
     });
@@ -78,32 +97,44 @@ users:
       const userId = (await serverState(server)).users.find((u) => u.email === 'oldname@rename.test').id;
       ws.write('user.yaml', doc('newname@rename.test', 'laptop', key, '', '\n    renamed_from: oldname@rename.test'));
       const planned = await viaProxy(['plan', '-f', file]);
-      expect(planned.stdout).toContain('  ~ user newname@rename.test  (renamed from oldname@rename.test (renamed_from): its devices and rules stay)\n      email: "oldname@rename.test" -> "newname@rename.test"\n');
+      expect(planned.stdout).toContain(
+        '  ~ user newname@rename.test  (renamed from oldname@rename.test (renamed_from): its devices and rules stay)\n      email: "oldname@rename.test" -> "newname@rename.test"\n',
+      );
       expect(planned.stdout).toContain('Plan: 0 to create, 1 to update, 0 to replace, 0 to delete.');
       proxy.requests.length = 0;
       const applied = await viaProxy(['apply', '-f', file, '--yes']);
       expect(applied.code, describeResult(applied)).toBe(0);
       expect(writes()).toEqual([`PATCH /v0/users/${userId}`]);
-      expect(await deviceOf('newname@rename.test')).toMatchObject([{ id: device.id, preshared_key: device.preshared_key }]);
+      expect(await deviceOf('newname@rename.test')).toMatchObject([
+        { id: device.id, preshared_key: device.preshared_key },
+      ]);
       expect((await viaProxy(['plan', '-f', file])).code).toBe(0);
     });
 
     it('renamed_from naming a user that exists beside the new one is an error naming the file and line; nothing changes', async () => {
-      const file = ws.write('both.yaml', `version: 1
+      const file = ws.write(
+        'both.yaml',
+        `version: 1
 users:
   - email: both-new@rename.test
   - email: both-old@rename.test
-`);
+`,
+      );
       expect((await viaProxy(['apply', '-f', file, '--yes'])).code).toBe(0);
-      ws.write('both.yaml', `version: 1
+      ws.write(
+        'both.yaml',
+        `version: 1
 users:
   - email: both-new@rename.test
     renamed_from: both-old@rename.test
-`);
+`,
+      );
       const before = await serverState(server);
       const planned = await viaProxy(['apply', '-f', file, '--yes']);
       expect(planned.code, describeResult(planned)).toBe(1);
-      expect(planned.stderr).toMatch(/both\.yaml:4: user both-new@rename\.test has renamed_from: both-old@rename\.test, but both both-new@rename\.test and both-old@rename\.test exist on the server/);
+      expect(planned.stderr).toMatch(
+        /both\.yaml:4: user both-new@rename\.test has renamed_from: both-old@rename\.test, but both both-new@rename\.test and both-old@rename\.test exist on the server/,
+      );
       expect(await serverState(server)).toEqual(before);
     });
   });

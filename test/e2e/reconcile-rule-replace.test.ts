@@ -7,7 +7,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
 import { startRecordingProxy, type RecordingProxy } from './recording-proxy.js';
-import { create, describeResult, netform, serverState, useServerAndWorkspace, type Workspace } from './reconcile-helpers.js';
+import {
+  create,
+  describeResult,
+  netform,
+  serverState,
+  useServerAndWorkspace,
+  type Workspace,
+} from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;
@@ -23,7 +30,13 @@ afterEach(async () => {
 /** A user of its own for each test, with one live rule made by hand. */
 async function userWithRule(email: string, ports: string): Promise<void> {
   const user = await create(server, 'users', { email });
-  await create(server, 'rules', { user_id: user.id, action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: ports });
+  await create(server, 'rules', {
+    user_id: user.id,
+    action: 'accept',
+    destination: '10.1.0.0/16',
+    port_type: 'tcp',
+    port_range: ports,
+  });
 }
 const files = (email: string, prune: boolean, ports: string) => `version: 1
 settings: { prune: ${prune}, manage: { users: ["${email}"], rules: [] } }
@@ -33,7 +46,8 @@ users:
       - { action: accept, destination: 10.1.0.0/16, port_type: tcp, port_range: "${ports}" }
 `;
 const viaProxy = (args: string[]) => netform(server, args, { NETFORM_URL: proxy.url });
-const ruleWrites = () => proxy.requests.filter((r) => /^(POST|PATCH|PUT|DELETE) \/v0\/rules/.test(r)).map((r) => r.split(' ')[0]);
+const ruleWrites = () =>
+  proxy.requests.filter((r) => /^(POST|PATCH|PUT|DELETE) \/v0\/rules/.test(r)).map((r) => r.split(' ')[0]);
 const portsOf = async (email: string) => {
   const state = await serverState(server);
   const id = state.users.find((u) => u.email === email).id;
@@ -64,7 +78,9 @@ describe('rule changes are delete-then-create', () => {
     await userWithRule('overlap@corp.test', '2222');
     const file = ws.write('overlap.yaml', files('overlap@corp.test', false, '2000-3000'));
     const planned = await viaProxy(['plan', '-f', file]);
-    expect(planned.stdout).toContain('  -/+ rule accept 10.1.0.0/16 tcp 2000-3000 (overlap@corp.test)  (replaces the live rule accept 10.1.0.0/16 tcp 2222 (overlap@corp.test), which it overlaps:');
+    expect(planned.stdout).toContain(
+      '  -/+ rule accept 10.1.0.0/16 tcp 2000-3000 (overlap@corp.test)  (replaces the live rule accept 10.1.0.0/16 tcp 2222 (overlap@corp.test), which it overlaps:',
+    );
     const applied = await viaProxy(['apply', '-f', file, '--yes']);
     expect(applied.code, describeResult(applied)).toBe(0);
     expect(ruleWrites()).toEqual(['DELETE', 'POST']);
@@ -76,8 +92,14 @@ describe('rule changes are delete-then-create', () => {
     const file = ws.write('keep.yaml', files('keep@corp.test', false, '2222'));
     const planned = await viaProxy(['plan', '-f', file]);
     expect(planned.code, describeResult(planned)).toBe(2);
-    expect(planned.stdout).toContain('(prune is off: the live rule accept 10.1.0.0/16 tcp 22 (keep@corp.test) that no file declares stays, and the access it grants remains)');
-    expect(planned.stdout).toContain('  = rule accept 10.1.0.0/16 tcp 22 (keep@corp.test)  (kept: prune is off: the access it grants remains)');
-    expect(planned.stdout).toContain('Undeclared: 1 live object inside the managed scope that no file declares: 1 kept (prune is off).');
+    expect(planned.stdout).toContain(
+      '(prune is off: the live rule accept 10.1.0.0/16 tcp 22 (keep@corp.test) that no file declares stays, and the access it grants remains)',
+    );
+    expect(planned.stdout).toContain(
+      '  = rule accept 10.1.0.0/16 tcp 22 (keep@corp.test)  (kept: prune is off: the access it grants remains)',
+    );
+    expect(planned.stdout).toContain(
+      'Undeclared: 1 live object inside the managed scope that no file declares: 1 kept (prune is off).',
+    );
   });
 });

@@ -2,7 +2,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
-import { bulkFixture, describeResult, netform, serverState, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
+import {
+  bulkFixture,
+  describeResult,
+  netform,
+  serverState,
+  type Workspace,
+  useServerAndWorkspace,
+} from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;
@@ -19,7 +26,12 @@ describe('saved plans', () => {
     expect(planned.code, describeResult(planned)).toBe(2);
     const doc = JSON.parse(readFileSync(planPath, 'utf8'));
     expect(JSON.parse(planned.stdout)).toEqual(doc);
-    expect(doc).toMatchObject({ format: 'netform.plan', format_version: 1, server: server.url, summary: { create: 1, update: 1, delete: 0, replace: 0 } });
+    expect(doc).toMatchObject({
+      format: 'netform.plan',
+      format_version: 1,
+      server: server.url,
+      summary: { create: 1, update: 1, delete: 0, replace: 0 },
+    });
     expect(doc.changes.map((c: any) => `${c.action} ${c.id} ${c.fingerprint === null ? 'absent' : 'fp'}`)).toEqual([
       'create user:new@bulk.test absent',
       'update device:u0@bulk.test/laptop fp',
@@ -50,7 +62,9 @@ describe('saved plans', () => {
 
     const refused = await netform(server, ['apply', planPath, '--yes']);
     expect(refused.code, describeResult(refused)).toBe(4);
-    expect(refused.stderr).toContain('The saved plan is stale: the server changed since it was made. Nothing was changed.');
+    expect(refused.stderr).toContain(
+      'The saved plan is stale: the server changed since it was made. Nothing was changed.',
+    );
     expect(refused.stderr).toContain('device u0@bulk.test/laptop: changed since the plan was made');
     const state = await serverState(server);
     expect(state.users.map((u) => u.email)).not.toContain('later@bulk.test');
@@ -88,7 +102,9 @@ describe('saved plans', () => {
     writeFileSync(planPath, JSON.stringify(doc, null, 2));
     const refused = await netform(server, ['apply', planPath]);
     expect(refused.code, describeResult(refused)).toBe(1);
-    expect(refused.stderr).toContain(`error: ${planPath}: the saved plan was modified after netform plan wrote it (its digest does not match); nothing was changed`);
+    expect(refused.stderr).toContain(
+      `error: ${planPath}: the saved plan was modified after netform plan wrote it (its digest does not match); nothing was changed`,
+    );
     expect((await serverState(server)).users.map((u) => u.email)).not.toContain('tamper@bulk.test');
 
     delete doc.digest;

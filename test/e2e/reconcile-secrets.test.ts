@@ -8,7 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
 import type { TestServer } from '../helpers/server.js';
-import { describeResult, netform, serverState, wgKey, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
+import {
+  describeResult,
+  netform,
+  serverState,
+  wgKey,
+  type Workspace,
+  useServerAndWorkspace,
+} from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;
@@ -41,9 +48,18 @@ describe('secrets', () => {
     const env = { ALICE_PW: PASSWORD_1 };
 
     for (const format of ['text', 'json', 'markdown']) {
-      keep(`plan ${format}`, await netform(server, ['plan', '-f', file, '--format', format, '-o', ws.path(`plan-${format}.json`)], env));
+      keep(
+        `plan ${format}`,
+        await netform(server, ['plan', '-f', file, '--format', format, '-o', ws.path(`plan-${format}.json`)], env),
+      );
     }
-    const created = keep('apply', await netform(server, ['apply', '-f', file, '--yes', '--token-file', ws.path('token')], { ...env, NETFORM_TOKEN: undefined }));
+    const created = keep(
+      'apply',
+      await netform(server, ['apply', '-f', file, '--yes', '--token-file', ws.path('token')], {
+        ...env,
+        NETFORM_TOKEN: undefined,
+      }),
+    );
     expect(created.code, describeResult(created)).toBe(0);
     const state = await serverState(server);
     const generatedPsk = state.devices.find((d: any) => d.name === 'phone').preshared_key as string;
@@ -51,7 +67,10 @@ describe('secrets', () => {
 
     ws.write('psk/alice.psk', PSK_2);
     const env2 = { ALICE_PW: PASSWORD_2 };
-    const rotated = keep('plan rotate', await netform(server, ['plan', '-f', file, '--rotate-passwords', '-o', ws.path('rotate.json')], env2));
+    const rotated = keep(
+      'plan rotate',
+      await netform(server, ['plan', '-f', file, '--rotate-passwords', '-o', ws.path('rotate.json')], env2),
+    );
     expect(rotated.code, describeResult(rotated)).toBe(2);
     expect(rotated.stdout).toContain('      password: (sensitive value changed)\n');
     expect(rotated.stdout).toContain('      preshared_key: (sensitive value changed)\n');
@@ -61,7 +80,10 @@ describe('secrets', () => {
     keep('stale', await netform(server, ['apply', ws.path('rotate.json'), '--yes'], env2));
     keep('plan json again', await netform(server, ['plan', '-f', file, '--format', 'json'], env2));
 
-    const missing = keep('missing secret', await netform(server, ['apply', '-f', file, '--yes', '--rotate-passwords'], { ALICE_PW: undefined }));
+    const missing = keep(
+      'missing secret',
+      await netform(server, ['apply', '-f', file, '--yes', '--rotate-passwords'], { ALICE_PW: undefined }),
+    );
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('ALICE_PW');
     keep('bad token', await netform(server, ['plan', '-f', file, '--token', `${server.token}x`], env2));

@@ -23,10 +23,22 @@ afterAll(async () => {
 });
 
 /** Runs the CLI on a pseudo-terminal; answers `answer` once the question shows. */
-function onTerminal(args: string[], answer: string | null, env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
+function onTerminal(
+  args: string[],
+  answer: string | null,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; output: string }> {
   const command = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   const child = spawn('script', ['-qec', command, '/dev/null'], {
-    env: { ...process.env, NETFORM_URL: server.url, NETFORM_TOKEN: server.token, NETFORM_TOKEN_USER: TEST_ADMIN_EMAIL, NO_COLOR: '', ...env, TERM: 'xterm' },
+    env: {
+      ...process.env,
+      NETFORM_URL: server.url,
+      NETFORM_TOKEN: server.token,
+      NETFORM_TOKEN_USER: TEST_ADMIN_EMAIL,
+      NO_COLOR: '',
+      ...env,
+      TERM: 'xterm',
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let output = '';

@@ -6,7 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { create, describeResult, netform, serverState, useServerAndWorkspace, type Workspace } from './reconcile-helpers.js';
+import {
+  create,
+  describeResult,
+  netform,
+  serverState,
+  useServerAndWorkspace,
+  type Workspace,
+} from './reconcile-helpers.js';
 
 for (const mode of [[], ['--legacy-device-updates']]) {
   describe(`token owner guard (server ${mode.join(' ') || 'default'})`, () => {
@@ -20,12 +27,16 @@ for (const mode of [[], ['--legacy-device-updates']]) {
       },
       { args: mode },
     );
-    const files = () => ws.write('netform.yaml', `version: 1
+    const files = () =>
+      ws.write(
+        'netform.yaml',
+        `version: 1
 settings: { prune: true }
 users:
   - { email: other@corp.test, role: admin }
   - { email: plain@corp.test }
-`);
+`,
+      );
 
     it('a --token-user naming no live admin is an error before any write', async () => {
       const before = await serverState(server);
@@ -40,9 +51,13 @@ users:
     it('a wrong but existing admin as --token-user: the real owner is not deleted, and it stays an admin', async () => {
       const planned = await netform(server, ['plan', '-f', files()], { NETFORM_TOKEN_USER: 'other@corp.test' });
       expect(planned.code, describeResult(planned)).toBe(2);
-      expect(planned.stdout).toContain(`- user ${TEST_ADMIN_EMAIL}  (declared in no file (prune); apply first demotes it`);
+      expect(planned.stdout).toContain(
+        `- user ${TEST_ADMIN_EMAIL}  (declared in no file (prune); apply first demotes it`,
+      );
 
-      const applied = await netform(server, ['apply', '-f', files(), '--yes'], { NETFORM_TOKEN_USER: 'other@corp.test' });
+      const applied = await netform(server, ['apply', '-f', files(), '--yes'], {
+        NETFORM_TOKEN_USER: 'other@corp.test',
+      });
       expect(applied.code, describeResult(applied)).toBe(1);
       expect(applied.stdout).toContain('the API token in use belongs to it');
       const users = (await serverState(server)).users;

@@ -3,7 +3,14 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import type { TestServer } from '../helpers/server.js';
-import { describeResult, netform, serverState, wgKey, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
+import {
+  describeResult,
+  netform,
+  serverState,
+  wgKey,
+  type Workspace,
+  useServerAndWorkspace,
+} from './reconcile-helpers.js';
 
 let server: TestServer;
 let ws: Workspace;
@@ -25,14 +32,36 @@ rules:
 describe('--target', () => {
   it('limits plan and apply to the targets and what they need; repeatable; a later full run does the rest', async () => {
     const file = ws.write('netform.yaml', YAML);
-    const device = await netform(server, ['plan', '-f', file, '--target', 'device:Alice@target.test/laptop', '--format', 'json']);
+    const device = await netform(server, [
+      'plan',
+      '-f',
+      file,
+      '--target',
+      'device:Alice@target.test/laptop',
+      '--format',
+      'json',
+    ]);
     expect(device.code, describeResult(device)).toBe(2);
     const doc = JSON.parse(device.stdout);
-    expect(doc.changes.map((c: { id: string }) => c.id)).toEqual(['user:alice@target.test', 'device:alice@target.test/laptop']);
+    expect(doc.changes.map((c: { id: string }) => c.id)).toEqual([
+      'user:alice@target.test',
+      'device:alice@target.test/laptop',
+    ]);
     expect(doc.summary).toMatchObject({ create: 2, update: 0, delete: 0 });
-    expect(doc.warnings).toContain('limited by --target device:alice@target.test/laptop: 3 other change(s) are left out of this plan; a run without --target makes them');
+    expect(doc.warnings).toContain(
+      'limited by --target device:alice@target.test/laptop: 3 other change(s) are left out of this plan; a run without --target makes them',
+    );
 
-    const applied = await netform(server, ['apply', '-f', file, '--yes', '--target', 'user:bob@target.test', '--target', 'rule:*|drop|10.99.0.0/16|any']);
+    const applied = await netform(server, [
+      'apply',
+      '-f',
+      file,
+      '--yes',
+      '--target',
+      'user:bob@target.test',
+      '--target',
+      'rule:*|drop|10.99.0.0/16|any',
+    ]);
     expect(applied.code, describeResult(applied)).toBe(0);
     expect(applied.stdout).toContain('Apply: 2 done, 0 failed, 0 not attempted.');
     const state = await serverState(server);
@@ -47,7 +76,9 @@ describe('--target', () => {
     const file = ws.path('netform.yaml');
     const bad = await netform(server, ['plan', '-f', file, '--target', 'alice@target.test']);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('error: --target alice@target.test: expected user:EMAIL, device:EMAIL/NAME, rule:KEY or configuration');
+    expect(bad.stderr).toContain(
+      'error: --target alice@target.test: expected user:EMAIL, device:EMAIL/NAME, rule:KEY or configuration',
+    );
   });
 });
 
@@ -93,7 +124,10 @@ describe('netform completion', () => {
     expect(complete(['netform', 'plan', '--ti'])).toBe('--timeout');
   });
 
-  it.each([['zsh', ['-n']], ['fish', ['-n']]] as const)('%s: a script the shell parses', async (shell, args) => {
+  it.each([
+    ['zsh', ['-n']],
+    ['fish', ['-n']],
+  ] as const)('%s: a script the shell parses', async (shell, args) => {
     const script = await runCli(['completion', shell]);
     expect(script.code).toBe(0);
     expect(script.stdout).toContain('netform');

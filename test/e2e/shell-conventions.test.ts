@@ -29,7 +29,10 @@ describe('shell conventions', () => {
   });
 
   it('apply -f - applies a YAML stream from stdin', async () => {
-    const result = await runCli(['apply', '-f', '-', '--yes'], { input: `${YAML}  - email: stdin2@shell.test\n`, env: env() });
+    const result = await runCli(['apply', '-f', '-', '--yes'], {
+      input: `${YAML}  - email: stdin2@shell.test\n`,
+      env: env(),
+    });
     expect(result.code, describeResult(result)).toBe(0);
     expect(result.stdout).toContain('created user stdin2@shell.test');
   });
@@ -45,7 +48,9 @@ describe('shell conventions', () => {
     const file = ws.write('desired/netform.yaml', YAML);
     const wrong = await netform(server, ['apply', file]);
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain(`not a saved plan (not JSON). To apply desired-state files, pass them with -f: netform apply -f ${file}`);
+    expect(wrong.stderr).toContain(
+      `not a saved plan (not JSON). To apply desired-state files, pass them with -f: netform apply -f ${file}`,
+    );
     expect(wrong.stderr).not.toMatch(/plan -o \S*netform\.yaml/);
     for (const out of [file, ws.path('desired/plan.yaml')]) {
       const refused = await netform(server, ['plan', '-f', out === file ? file : ws.path('desired'), '-o', out]);

@@ -21,7 +21,11 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: 'pipe' });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: options.cwd,
+      env: env as NodeJS.ProcessEnv,
+      stdio: 'pipe',
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -52,7 +56,11 @@ export interface RunningCli {
 export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd,
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   child.stdin!.end(options.input ?? '');
   const text = { stdout: '', stderr: '' };
   const waiters = new Set<() => void>();
@@ -79,7 +87,9 @@ export function startCli(args: string[], options: CliOptions = {}): RunningCli {
           resolve();
         } else if (done || child.exitCode !== null) {
           finish();
-          reject(new Error(`netform exited (${child.exitCode}) before ${which} matched ${String(pattern)}\n${describe()}`));
+          reject(
+            new Error(`netform exited (${child.exitCode}) before ${which} matched ${String(pattern)}\n${describe()}`),
+          );
         }
       };
       const timer = setTimeout(() => {

@@ -31,7 +31,11 @@ export async function startSilentServer(): Promise<LoopbackServer> {
 }
 
 /** Answers every request with `status`, `contentType` and `body` (a web server's page, say). */
-export async function startFixedAnswerServer(status: number, contentType: string, body: string): Promise<LoopbackServer & { requests: number }> {
+export async function startFixedAnswerServer(
+  status: number,
+  contentType: string,
+  body: string,
+): Promise<LoopbackServer & { requests: number }> {
   const state = { requests: 0 };
   const server = createHttpServer((_req, res) => {
     state.requests++;

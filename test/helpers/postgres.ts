@@ -19,7 +19,13 @@ import pg from 'pg';
 const run = promisify(execFile);
 
 /** Where Debian's postgresql package puts the binaries; the newest version first. */
-const BIN_DIRS = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/14/bin', '/usr/lib/postgresql/13/bin'];
+const BIN_DIRS = [
+  '/usr/lib/postgresql/17/bin',
+  '/usr/lib/postgresql/16/bin',
+  '/usr/lib/postgresql/15/bin',
+  '/usr/lib/postgresql/14/bin',
+  '/usr/lib/postgresql/13/bin',
+];
 
 export function postgresBinDir(): string | null {
   if (process.env.NETFORM_TEST_POSTGRES_BIN) return process.env.NETFORM_TEST_POSTGRES_BIN;
@@ -48,7 +54,8 @@ function clusterOwner(): { name: string; uid: number; gid: number } | null {
   if (userInfo().uid !== 0) return null;
   for (const name of ['postgres', 'nobody']) {
     try {
-      const id = (option: string) => Number(execFileSync('id', [option, name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+      const id = (option: string) =>
+        Number(execFileSync('id', [option, name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
       return { name, uid: id('-u'), gid: id('-g') };
     } catch {
       // try the next account

@@ -131,7 +131,9 @@ function spawnServer(dbPath: string, options: TestServerOptions): Promise<Starte
     let stdout = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`netform serve did not report listening within ${START_TIMEOUT_MS} ms\nstderr:\n${stderr.text}`));
+      reject(
+        new Error(`netform serve did not report listening within ${START_TIMEOUT_MS} ms\nstderr:\n${stderr.text}`),
+      );
     }, START_TIMEOUT_MS);
     const onData = (chunk: string) => {
       stdout += chunk;
@@ -142,7 +144,9 @@ function spawnServer(dbPath: string, options: TestServerOptions): Promise<Starte
       const match = /^listening on (https?:\/\/\S+)$/.exec(stdout.slice(0, newline).trim());
       if (!match) {
         child.kill('SIGKILL');
-        reject(new Error(`unexpected first line from netform serve: ${stdout.slice(0, newline)}\nstderr:\n${stderr.text}`));
+        reject(
+          new Error(`unexpected first line from netform serve: ${stdout.slice(0, newline)}\nstderr:\n${stderr.text}`),
+        );
         return;
       }
       resolve({ child, url: match[1]!, stdout: stdoutText, stderr, exited });
@@ -150,7 +154,9 @@ function spawnServer(dbPath: string, options: TestServerOptions): Promise<Starte
     child.stdout!.on('data', onData);
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      reject(new Error(`netform serve exited (code ${code}, signal ${signal}) before listening\nstderr:\n${stderr.text}`));
+      reject(
+        new Error(`netform serve exited (code ${code}, signal ${signal}) before listening\nstderr:\n${stderr.text}`),
+      );
     });
   });
 }
@@ -162,7 +168,11 @@ async function terminate(started: Started): Promise<{ code: number | null; signa
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       started.child.kill('SIGKILL');
-      reject(new Error(`netform serve did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM\nstderr:\n${started.stderr.text}`));
+      reject(
+        new Error(
+          `netform serve did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM\nstderr:\n${started.stderr.text}`,
+        ),
+      );
     }, STOP_TIMEOUT_MS);
   });
   try {
@@ -172,7 +182,14 @@ async function terminate(started: Started): Promise<{ code: number | null; signa
   }
 }
 
-async function callApi(url: string, token: string, method: string, path: string, body?: unknown, options: ApiCallOptions = {}): Promise<ApiResponse> {
+async function callApi(
+  url: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: ApiCallOptions = {},
+): Promise<ApiResponse> {
   const headers: Record<string, string> = {};
   const bearer = options.token === undefined ? token : options.token;
   if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
@@ -204,7 +221,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     await disposeLocation(dbPath);
   };
   try {
-    const created = await runCli(['server', 'token', 'create', '--email', TEST_ADMIN_EMAIL, '--db', dbPath], { env: options.env });
+    const created = await runCli(['server', 'token', 'create', '--email', TEST_ADMIN_EMAIL, '--db', dbPath], {
+      env: options.env,
+    });
     if (created.code !== 0) throw new Error(`netform server token create failed (${created.code}):\n${created.stderr}`);
     const token = created.stdout.trim();
     let current = await spawnServer(dbPath, options);
@@ -246,7 +265,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
  * `startServer` (faster; the server's own integration tests use it where no process boundary
  * is under test). `stderr()` returns its request logs.
  */
-export async function startInProcessServer(options: Omit<Partial<StartServerOptions>, 'dbPath' | 'port'> & { keep?: boolean } = {}): Promise<TestServer> {
+export async function startInProcessServer(
+  options: Omit<Partial<StartServerOptions>, 'dbPath' | 'port'> & { keep?: boolean } = {},
+): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
   const dbPath = await freshLocation(dir);
   const logs = new Output();
@@ -259,7 +280,8 @@ export async function startInProcessServer(options: Omit<Partial<StartServerOpti
   };
   // Loaded here so that tests of the real process never load the server into the test process.
   const { issueToken, startServer } = await import('../../server/index.js');
-  const start = () => startServer({ logger: true, logLevel: 'info', ...serverOptions, logStream, dbPath, port: 0, host: '127.0.0.1' });
+  const start = () =>
+    startServer({ logger: true, logLevel: 'info', ...serverOptions, logStream, dbPath, port: 0, host: '127.0.0.1' });
   try {
     const { token } = await issueToken({ dbPath, email: TEST_ADMIN_EMAIL });
     let current = await start();
@@ -299,7 +321,10 @@ export async function startInProcessServer(options: Omit<Partial<StartServerOpti
  * Another `netform serve` process on the database of `primary` (a replica), with the same admin
  * token. Its stop() leaves the database to `primary`; kill() ends it with SIGKILL.
  */
-export async function startReplica(primary: TestServer, options: TestServerOptions = {}): Promise<TestServer & { kill(): Promise<void> }> {
+export async function startReplica(
+  primary: TestServer,
+  options: TestServerOptions = {},
+): Promise<TestServer & { kill(): Promise<void> }> {
   let current = await spawnServer(primary.dbPath, options);
   const replica: TestServer & { kill(): Promise<void> } = {
     url: current.url,

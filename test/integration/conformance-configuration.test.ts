@@ -10,10 +10,22 @@ import { startInProcessServer, type TestServer } from '../helpers/server.js';
 import { JSON_TYPE, TIMESTAMP, UUID_V4 } from './conformance-helpers.js';
 
 const KEYS = [
-  'allow_unprivileged_device_configuration', 'allow_unprivileged_device_management', 'default_client_allowed_ips',
-  'default_client_dns', 'default_client_endpoint', 'default_client_mtu', 'default_client_persistent_keepalive',
-  'disable_vpn_on_oidc_error', 'id', 'inserted_at', 'local_auth_enabled', 'logo', 'openid_connect_providers',
-  'saml_identity_providers', 'updated_at', 'vpn_session_duration',
+  'allow_unprivileged_device_configuration',
+  'allow_unprivileged_device_management',
+  'default_client_allowed_ips',
+  'default_client_dns',
+  'default_client_endpoint',
+  'default_client_mtu',
+  'default_client_persistent_keepalive',
+  'disable_vpn_on_oidc_error',
+  'id',
+  'inserted_at',
+  'local_auth_enabled',
+  'logo',
+  'openid_connect_providers',
+  'saml_identity_providers',
+  'updated_at',
+  'vpn_session_duration',
 ];
 const SECRET = 'oidc-client-secret-never-shown';
 const METADATA = '<?xml version="1.0"?><md:EntityDescriptor entityID="http://idp.example.com"/>';
@@ -24,15 +36,32 @@ function fullUpdate() {
     local_auth_enabled: false,
     allow_unprivileged_device_management: false,
     allow_unprivileged_device_configuration: false,
-    openid_connect_providers: [{
-      id: 'google', label: 'google', scope: 'email openid', response_type: 'code', client_id: 'test-id',
-      client_secret: SECRET, discovery_document_uri: 'https://accounts.google.com/.well-known/openid-configuration',
-      redirect_uri: 'https://invalid', auto_create_users: false,
-    }],
-    saml_identity_providers: [{
-      id: 'okta', label: 'okta', base_url: 'https://saml', metadata: METADATA, sign_requests: false,
-      sign_metadata: false, signed_assertion_in_resp: false, signed_envelopes_in_resp: false, auto_create_users: false,
-    }],
+    openid_connect_providers: [
+      {
+        id: 'google',
+        label: 'google',
+        scope: 'email openid',
+        response_type: 'code',
+        client_id: 'test-id',
+        client_secret: SECRET,
+        discovery_document_uri: 'https://accounts.google.com/.well-known/openid-configuration',
+        redirect_uri: 'https://invalid',
+        auto_create_users: false,
+      },
+    ],
+    saml_identity_providers: [
+      {
+        id: 'okta',
+        label: 'okta',
+        base_url: 'https://saml',
+        metadata: METADATA,
+        sign_requests: false,
+        sign_metadata: false,
+        signed_assertion_in_resp: false,
+        signed_envelopes_in_resp: false,
+        auto_create_users: false,
+      },
+    ],
     disable_vpn_on_oidc_error: true,
     vpn_session_duration: 100,
     default_client_persistent_keepalive: 1,
@@ -123,14 +152,17 @@ describe('GET /v0/configuration', () => {
 });
 
 describe('PUT and PATCH /v0/configuration', () => {
-  it('PUT with every field (upstream\'s own test values) answers them back, keeps id and inserted_at, moves updated_at', () =>
+  it("PUT with every field (upstream's own test values) answers them back, keeps id and inserted_at, moves updated_at", () =>
     withOwnServer(async (own) => {
       const before = await configuration(own);
       const sent = fullUpdate();
       const res = await own.api('PUT', '/v0/configuration', { configuration: sent });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       const { id, inserted_at, updated_at, logo, ...echoed } = res.body.data;
-      const expected = { ...sent, openid_connect_providers: [{ ...sent.openid_connect_providers[0], client_secret: null }] };
+      const expected = {
+        ...sent,
+        openid_connect_providers: [{ ...sent.openid_connect_providers[0], client_secret: null }],
+      };
       expect(echoed).toEqual(expected);
       expect({ id, inserted_at, logo }).toEqual({ id: before.id, inserted_at: before.inserted_at, logo: {} });
       expect(updated_at > before.updated_at).toBe(true);
@@ -143,9 +175,15 @@ describe('PUT and PATCH /v0/configuration', () => {
   it('PATCH is the same partial update: only keys sent change; an empty object changes nothing, updated_at included', () =>
     withOwnServer(async (own) => {
       const before = await configuration(own);
-      const patched = await own.api('PATCH', '/v0/configuration', { configuration: { default_client_mtu: 1420, unknown_key: 1 } });
+      const patched = await own.api('PATCH', '/v0/configuration', {
+        configuration: { default_client_mtu: 1420, unknown_key: 1 },
+      });
       expect(patched.status).toBe(200);
-      expect(patched.body.data).toEqual({ ...before, default_client_mtu: 1420, updated_at: patched.body.data.updated_at });
+      expect(patched.body.data).toEqual({
+        ...before,
+        default_client_mtu: 1420,
+        updated_at: patched.body.data.updated_at,
+      });
       const same = await own.api('PUT', '/v0/configuration', { configuration: {} });
       expect(same.body.data).toEqual(patched.body.data);
       const again = await own.api('PATCH', '/v0/configuration', { configuration: { default_client_mtu: 1420 } });
@@ -155,21 +193,34 @@ describe('PUT and PATCH /v0/configuration', () => {
   it('values are normalised as upstream does: endpoint and list entries trimmed', () =>
     withOwnServer(async (own) => {
       const res = await own.api('PATCH', '/v0/configuration', {
-        configuration: { default_client_endpoint: '  vpn.example.com:51820 ', default_client_dns: [' 9.9.9.9 ', 'dns.example.com'] },
+        configuration: {
+          default_client_endpoint: '  vpn.example.com:51820 ',
+          default_client_dns: [' 9.9.9.9 ', 'dns.example.com'],
+        },
       });
-      expect(res.body.data).toMatchObject({ default_client_endpoint: 'vpn.example.com:51820', default_client_dns: ['9.9.9.9', 'dns.example.com'] });
+      expect(res.body.data).toMatchObject({
+        default_client_endpoint: 'vpn.example.com:51820',
+        default_client_dns: ['9.9.9.9', 'dns.example.com'],
+      });
     }));
 
   it('a logo is echoed as {url, data, type}; null clears it back to {}; a file path on the server is ignored', () =>
     withOwnServer(async (own) => {
-      const set = await own.api('PATCH', '/v0/configuration', { configuration: { logo: { url: 'https://example.com/logo.png', file: '/etc/passwd' } } });
+      const set = await own.api('PATCH', '/v0/configuration', {
+        configuration: { logo: { url: 'https://example.com/logo.png', file: '/etc/passwd' } },
+      });
       expect(set.body.data.logo).toEqual({ url: 'https://example.com/logo.png', data: null, type: null });
       const cleared = await own.api('PATCH', '/v0/configuration', { configuration: { logo: null } });
       expect(cleared.body.data.logo).toEqual({});
     }));
 
   it('400 {"error":"Bad Request"} without the configuration wrapper, or with another resource\'s wrapper', async () => {
-    for (const body of [{ default_client_mtu: 1400 }, { user: { default_client_mtu: 1400 } }, { configuration: [] }, '']) {
+    for (const body of [
+      { default_client_mtu: 1400 },
+      { user: { default_client_mtu: 1400 } },
+      { configuration: [] },
+      '',
+    ]) {
       const res = await server.api('PUT', '/v0/configuration', body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body).toEqual({ error: 'Bad Request' });
@@ -184,7 +235,7 @@ describe('validation (422, the shape of every other resource)', () => {
     expect(res.body).toEqual({ errors: { local_auth_enabled: ['is invalid'] } });
   });
 
-  it('every error of a request at once, with the contract\'s messages, and nothing changes', async () => {
+  it("every error of a request at once, with the contract's messages, and nothing changes", async () => {
     const before = await configuration();
     const res = await server.api('PATCH', '/v0/configuration', {
       configuration: {
@@ -216,7 +267,12 @@ describe('validation (422, the shape of every other resource)', () => {
 
   it('null or "" for a device default is "can\'t be blank" (a server needs a default to show devices)', async () => {
     const res = await server.api('PATCH', '/v0/configuration', {
-      configuration: { default_client_mtu: null, default_client_endpoint: '', default_client_dns: null, default_client_allowed_ips: null },
+      configuration: {
+        default_client_mtu: null,
+        default_client_endpoint: '',
+        default_client_dns: null,
+        default_client_allowed_ips: null,
+      },
     });
     expect(res.body).toEqual({
       errors: {
@@ -231,7 +287,18 @@ describe('validation (422, the shape of every other resource)', () => {
   it('sign-in providers: each problem as "<key> <message>" under the list\'s field, as upstream words them', async () => {
     const res = await server.api('PATCH', '/v0/configuration', {
       configuration: {
-        openid_connect_providers: [{ id: 'saml', label: 'x', scope: 'profile', response_type: 'token', client_id: 'c', client_secret: 's', discovery_document_uri: 'ftp://x', auto_create_users: true }],
+        openid_connect_providers: [
+          {
+            id: 'saml',
+            label: 'x',
+            scope: 'profile',
+            response_type: 'token',
+            client_id: 'c',
+            client_secret: 's',
+            discovery_document_uri: 'ftp://x',
+            auto_create_users: true,
+          },
+        ],
         saml_identity_providers: [{ id: 'okta', label: 'okta', auto_create_users: 'no' }],
       },
     });
@@ -243,7 +310,10 @@ describe('validation (422, the shape of every other resource)', () => {
       'scope must include email scope',
       'scope must include openid scope',
     ]);
-    expect(res.body.errors.saml_identity_providers.sort()).toEqual(['auto_create_users is invalid', "metadata can't be blank"]);
+    expect(res.body.errors.saml_identity_providers.sort()).toEqual([
+      'auto_create_users is invalid',
+      "metadata can't be blank",
+    ]);
   });
 });
 
@@ -256,12 +326,16 @@ describe('secrets', () => {
       // A client that sends back what it read (client_secret null) keeps the stored secret.
       const read = await configuration(own);
       const relabelled = { ...read.openid_connect_providers[0], label: 'Google' };
-      const res = await own.api('PATCH', '/v0/configuration', { configuration: { openid_connect_providers: [relabelled] } });
+      const res = await own.api('PATCH', '/v0/configuration', {
+        configuration: { openid_connect_providers: [relabelled] },
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.data.openid_connect_providers[0]).toMatchObject({ label: 'Google', client_secret: null });
       // A new provider without a secret is refused: there is none to keep.
       const added = { ...relabelled, id: 'other' };
-      const refused = await own.api('PATCH', '/v0/configuration', { configuration: { openid_connect_providers: [relabelled, added] } });
+      const refused = await own.api('PATCH', '/v0/configuration', {
+        configuration: { openid_connect_providers: [relabelled, added] },
+      });
       expect(refused.body).toEqual({ errors: { openid_connect_providers: ["client_secret can't be blank"] } });
       expect(JSON.stringify(await configuration(own))).not.toContain(SECRET);
       expect(own.stderr()).not.toContain(SECRET);
@@ -276,14 +350,22 @@ describe('one store, two ways in: the server defaults', () => {
       await cli(['server', 'defaults', 'set', 'dns', '9.9.9.9'], own);
       await cli(['server', 'defaults', 'set', 'endpoint', 'vpn.example.com:51820'], own);
       const after = await configuration(own);
-      expect(after).toMatchObject({ default_client_mtu: 1420, default_client_dns: ['9.9.9.9'], default_client_endpoint: 'vpn.example.com:51820' });
+      expect(after).toMatchObject({
+        default_client_mtu: 1420,
+        default_client_dns: ['9.9.9.9'],
+        default_client_endpoint: 'vpn.example.com:51820',
+      });
       expect(after.updated_at > before.updated_at).toBe(true);
     }));
 
   it('a PATCH of /v0/configuration is seen by `netform server defaults show`', () =>
     withOwnServer(async (own) => {
       const res = await own.api('PATCH', '/v0/configuration', {
-        configuration: { default_client_allowed_ips: ['10.0.0.0/8'], default_client_persistent_keepalive: 0, default_client_dns: [] },
+        configuration: {
+          default_client_allowed_ips: ['10.0.0.0/8'],
+          default_client_persistent_keepalive: 0,
+          default_client_dns: [],
+        },
       });
       expect(res.status).toBe(200);
       const shown = JSON.parse(await cli(['server', 'defaults', 'show', '--json'], own));
@@ -293,11 +375,28 @@ describe('one store, two ways in: the server defaults', () => {
   it('a device created after a configuration change gets the new defaults; an older one shows them too', () =>
     withOwnServer(async (own) => {
       const owner = (await own.api('GET', '/v0/users/admin@example.com')).body.data;
-      const create = async () => (await own.api('POST', '/v0/devices', { device: { user_id: owner.id, public_key: randomBytes(32).toString('base64') } })).body.data;
+      const create = async () =>
+        (
+          await own.api('POST', '/v0/devices', {
+            device: { user_id: owner.id, public_key: randomBytes(32).toString('base64') },
+          })
+        ).body.data;
       const older = await create();
-      const changed = { default_client_allowed_ips: ['10.20.0.0/16'], default_client_dns: ['10.20.0.53'], default_client_endpoint: 'gw.example.com:51821', default_client_mtu: 1380, default_client_persistent_keepalive: 15 };
+      const changed = {
+        default_client_allowed_ips: ['10.20.0.0/16'],
+        default_client_dns: ['10.20.0.53'],
+        default_client_endpoint: 'gw.example.com:51821',
+        default_client_mtu: 1380,
+        default_client_persistent_keepalive: 15,
+      };
       expect((await own.api('PUT', '/v0/configuration', { configuration: changed })).status).toBe(200);
-      const expected = { allowed_ips: ['10.20.0.0/16'], dns: ['10.20.0.53'], endpoint: 'gw.example.com:51821', mtu: 1380, persistent_keepalive: 15 };
+      const expected = {
+        allowed_ips: ['10.20.0.0/16'],
+        dns: ['10.20.0.53'],
+        endpoint: 'gw.example.com:51821',
+        mtu: 1380,
+        persistent_keepalive: 15,
+      };
       expect(await create()).toMatchObject(expected);
       expect((await own.api('GET', `/v0/devices/${older.id}`)).body.data).toMatchObject(expected);
     }));

@@ -9,10 +9,31 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { JSON_TYPE, TIMESTAMP, UUID_V4 } from './conformance-helpers.js';
 
 const DEVICE_KEYS = [
-  'id', 'user_id', 'name', 'description', 'public_key', 'preshared_key', 'server_public_key', 'ipv4', 'ipv6',
-  'allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive', 'use_default_allowed_ips', 'use_default_dns',
-  'use_default_endpoint', 'use_default_mtu', 'use_default_persistent_keepalive', 'remote_ip', 'latest_handshake',
-  'rx_bytes', 'tx_bytes', 'inserted_at', 'updated_at',
+  'id',
+  'user_id',
+  'name',
+  'description',
+  'public_key',
+  'preshared_key',
+  'server_public_key',
+  'ipv4',
+  'ipv6',
+  'allowed_ips',
+  'dns',
+  'endpoint',
+  'mtu',
+  'persistent_keepalive',
+  'use_default_allowed_ips',
+  'use_default_dns',
+  'use_default_endpoint',
+  'use_default_mtu',
+  'use_default_persistent_keepalive',
+  'remote_ip',
+  'latest_handshake',
+  'rx_bytes',
+  'tx_bytes',
+  'inserted_at',
+  'updated_at',
 ].sort();
 const LIMIT_MESSAGE = 'Maximum device limit reached. Remove an existing device before creating a new one.';
 const FLAGS = ['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'] as const;
@@ -54,13 +75,23 @@ async function createUser(target: TestServer = server): Promise<any> {
   return res.body.data;
 }
 
-async function createDevice(userId: string, attributes: Record<string, unknown> = {}, target: TestServer = server): Promise<any> {
-  const res = await target.api('POST', '/v0/devices', { device: { user_id: userId, public_key: key(), ...attributes } });
+async function createDevice(
+  userId: string,
+  attributes: Record<string, unknown> = {},
+  target: TestServer = server,
+): Promise<any> {
+  const res = await target.api('POST', '/v0/devices', {
+    device: { user_id: userId, public_key: key(), ...attributes },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data;
 }
 
-async function expectCreate422(attributes: Record<string, unknown>, errors: Record<string, string[]>, target: TestServer = server): Promise<void> {
+async function expectCreate422(
+  attributes: Record<string, unknown>,
+  errors: Record<string, string[]>,
+  target: TestServer = server,
+): Promise<void> {
   const before = (await target.api('GET', '/v0/devices')).body.data.length;
   const res = await target.api('POST', '/v0/devices', { device: attributes });
   expect(res.status, JSON.stringify(res.body)).toBe(422);
@@ -69,7 +100,11 @@ async function expectCreate422(attributes: Record<string, unknown>, errors: Reco
   expect((await target.api('GET', '/v0/devices')).body.data.length).toBe(before);
 }
 
-async function expectUpdate422(id: string, attributes: Record<string, unknown>, errors: Record<string, string[]>): Promise<void> {
+async function expectUpdate422(
+  id: string,
+  attributes: Record<string, unknown>,
+  errors: Record<string, string[]>,
+): Promise<void> {
   const before = (await server.api('GET', `/v0/devices/${id}`)).body.data;
   const res = await server.api('PATCH', `/v0/devices/${id}`, { device: attributes });
   expect(res.status, JSON.stringify(res.body)).toBe(422);
@@ -129,7 +164,7 @@ describe('response shape and defaults', () => {
     expect(device.description ?? null).toBeNull();
   });
 
-  it('server_public_key is a base64 32-byte key, identical on every device and equal to the server\'s own key', async () => {
+  it("server_public_key is a base64 32-byte key, identical on every device and equal to the server's own key", async () => {
     const a = await createDevice(await freshOwner());
     const b = await createDevice((await createUser()).id);
     expect(isKey(a.server_public_key)).toBe(true);
@@ -227,31 +262,55 @@ describe('response shape and defaults', () => {
   });
 
   it('use_default_<x> false with a null list, on create or by update, is [] too', async () => {
-    const created = await createDevice(await freshOwner(), { use_default_allowed_ips: false, allowed_ips: null, use_default_dns: false, dns: '' });
+    const created = await createDevice(await freshOwner(), {
+      use_default_allowed_ips: false,
+      allowed_ips: null,
+      use_default_dns: false,
+      dns: '',
+    });
     expect(created).toMatchObject({ allowed_ips: [], dns: [] });
     const other = await createDevice(await freshOwner());
-    const res = await server.api('PATCH', `/v0/devices/${other.id}`, { device: { use_default_allowed_ips: false, use_default_dns: false } });
+    const res = await server.api('PATCH', `/v0/devices/${other.id}`, {
+      device: { use_default_allowed_ips: false, use_default_dns: false },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data).toMatchObject({ allowed_ips: [], dns: [], use_default_allowed_ips: false, use_default_dns: false });
+    expect(res.body.data).toMatchObject({
+      allowed_ips: [],
+      dns: [],
+      use_default_allowed_ips: false,
+      use_default_dns: false,
+    });
     const cleared = await server.api('PATCH', `/v0/devices/${other.id}`, { device: { allowed_ips: null } });
     expect(cleared.body.data.allowed_ips).toEqual([]);
   });
 
   it('use_default_<x> false with an empty list is stored and shown as []', async () => {
-    const device = await createDevice(await freshOwner(), { use_default_allowed_ips: false, allowed_ips: [], use_default_dns: false, dns: [] });
+    const device = await createDevice(await freshOwner(), {
+      use_default_allowed_ips: false,
+      allowed_ips: [],
+      use_default_dns: false,
+      dns: [],
+    });
     expect(device.allowed_ips).toEqual([]);
     expect(device.dns).toEqual([]);
   });
 
   it('use_default_<x> true with an empty value is accepted and shows the default (reading: only a non-empty value "must not be present")', async () => {
-    const device = await createDevice(await freshOwner(), { use_default_allowed_ips: true, allowed_ips: [], use_default_dns: true, dns: [], endpoint: null, mtu: null });
+    const device = await createDevice(await freshOwner(), {
+      use_default_allowed_ips: true,
+      allowed_ips: [],
+      use_default_dns: true,
+      dns: [],
+      endpoint: null,
+      mtu: null,
+    });
     expect(device.allowed_ips).toEqual(['0.0.0.0/0', '::/0']);
     expect(device.dns).toEqual(['1.1.1.1', '1.0.0.1']);
     expect(device.mtu).toBe(1280);
     expect(device.endpoint).toBe(defaults.endpoint);
   });
 
-  it('responses show the server\'s current default when use_default_<x> is true (a changed default shows at once)', async () => {
+  it("responses show the server's current default when use_default_<x> is true (a changed default shows at once)", async () => {
     const own = await startTestServer();
     try {
       const user = await createUser(own);
@@ -279,7 +338,9 @@ describe('create field rules', () => {
   });
 
   it('user_id that is not a UUID is refused on user_id (reading: "does not exist" or "is invalid")', async () => {
-    const res = await server.api('POST', '/v0/devices', { device: { user_id: 'admin@example.com', public_key: key() } });
+    const res = await server.api('POST', '/v0/devices', {
+      device: { user_id: 'admin@example.com', public_key: key() },
+    });
     expect(res.status).toBe(422);
     expect(Object.keys(res.body.errors)).toEqual(['user_id']);
     expect([['does not exist'], ['is invalid']]).toContainEqual(res.body.errors.user_id);
@@ -297,14 +358,19 @@ describe('create field rules', () => {
     const user = await createUser();
     await createDevice(user.id, { name: 'phone' });
     await expectCreate422({ user_id: user.id, public_key: key(), name: 'phone' }, { name: ['has already been taken'] });
-    await expectCreate422({ user_id: user.id, public_key: key(), name: ' phone ' }, { name: ['has already been taken'] });
+    await expectCreate422(
+      { user_id: user.id, public_key: key(), name: ' phone ' },
+      { name: ['has already been taken'] },
+    );
     const other = await createUser();
     expect((await createDevice(other.id, { name: 'phone' })).name).toBe('phone');
   });
 
   it('description: 2048 characters accepted, 2049 not', async () => {
     expect((await createDevice(await freshOwner(), { description: 'd'.repeat(2048) })).description).toHaveLength(2048);
-    await expectCreate422(body({ description: 'd'.repeat(2049) }), { description: ['should be at most 2048 character(s)'] });
+    await expectCreate422(body({ description: 'd'.repeat(2049) }), {
+      description: ['should be at most 2048 character(s)'],
+    });
   });
 
   it('public_key: required', async () => {
@@ -313,12 +379,18 @@ describe('create field rules', () => {
   });
 
   it('public_key: base64 of the wrong length is "should be 44 character(s)"', async () => {
-    await expectCreate422(body({ public_key: randomBytes(16).toString('base64') }), { public_key: ['should be 44 character(s)'] });
-    await expectCreate422(body({ public_key: randomBytes(48).toString('base64') }), { public_key: ['should be 44 character(s)'] });
+    await expectCreate422(body({ public_key: randomBytes(16).toString('base64') }), {
+      public_key: ['should be 44 character(s)'],
+    });
+    await expectCreate422(body({ public_key: randomBytes(48).toString('base64') }), {
+      public_key: ['should be 44 character(s)'],
+    });
   });
 
   it('public_key: 44 characters that are not standard base64 is "must be a base64-encoded string"', async () => {
-    await expectCreate422(body({ public_key: `${'!'.repeat(43)}=` }), { public_key: ['must be a base64-encoded string'] });
+    await expectCreate422(body({ public_key: `${'!'.repeat(43)}=` }), {
+      public_key: ['must be a base64-encoded string'],
+    });
     const urlSafe = `${'-_'.repeat(21)}A=`;
     expect(urlSafe).toHaveLength(44);
     await expectCreate422(body({ public_key: urlSafe }), { public_key: ['must be a base64-encoded string'] });
@@ -329,7 +401,8 @@ describe('create field rules', () => {
     expect(res.status).toBe(422);
     expect(Object.keys(res.body.errors)).toEqual(['public_key']);
     expect(res.body.errors.public_key).toContain('must be a base64-encoded string');
-    for (const message of res.body.errors.public_key) expect(['must be a base64-encoded string', 'should be 44 character(s)']).toContain(message);
+    for (const message of res.body.errors.public_key)
+      expect(['must be a base64-encoded string', 'should be 44 character(s)']).toContain(message);
   });
 
   it('public_key: unique across all devices, also of other users', async () => {
@@ -342,8 +415,12 @@ describe('create field rules', () => {
   it('preshared_key: echoed when given; same format rules as public_key', async () => {
     const psk = key();
     expect((await createDevice(await freshOwner(), { preshared_key: psk })).preshared_key).toBe(psk);
-    await expectCreate422(body({ preshared_key: randomBytes(16).toString('base64') }), { preshared_key: ['should be 44 character(s)'] });
-    await expectCreate422(body({ preshared_key: `${'*'.repeat(43)}=` }), { preshared_key: ['must be a base64-encoded string'] });
+    await expectCreate422(body({ preshared_key: randomBytes(16).toString('base64') }), {
+      preshared_key: ['should be 44 character(s)'],
+    });
+    await expectCreate422(body({ preshared_key: `${'*'.repeat(43)}=` }), {
+      preshared_key: ['must be a base64-encoded string'],
+    });
   });
 
   it('preshared_key "" or null is generated like an omitted one (reading: empty string counts as null)', async () => {
@@ -356,10 +433,13 @@ describe('create field rules', () => {
     await expectCreate422(body({ [flag]: null }), { [flag]: ['is invalid'] });
   });
 
-  it.each(FLAGS.map((flag) => `use_default_${flag}`))('%s: a non-boolean (the string "no", 0) is "is invalid" (reading: JSON booleans only)', async (flag) => {
-    await expectCreate422(body({ [flag]: 'no' }), { [flag]: ['is invalid'] });
-    await expectCreate422(body({ [flag]: 0 }), { [flag]: ['is invalid'] });
-  });
+  it.each(FLAGS.map((flag) => `use_default_${flag}`))(
+    '%s: a non-boolean (the string "no", 0) is "is invalid" (reading: JSON booleans only)',
+    async (flag) => {
+      await expectCreate422(body({ [flag]: 'no' }), { [flag]: ['is invalid'] });
+      await expectCreate422(body({ [flag]: 0 }), { [flag]: ['is invalid'] });
+    },
+  );
 
   it.each<[string, unknown]>([
     ['allowed_ips', ['10.0.0.0/8']],
@@ -369,34 +449,61 @@ describe('create field rules', () => {
     ['persistent_keepalive', 10],
   ])('%s with use_default true or omitted: "must not be present"', async (field, value) => {
     await expectCreate422(body({ [field]: value }), { [field]: ['must not be present'] });
-    await expectCreate422(body({ [`use_default_${field}`]: true, [field]: value }), { [field]: ['must not be present'] });
+    await expectCreate422(body({ [`use_default_${field}`]: true, [field]: value }), {
+      [field]: ['must not be present'],
+    });
   });
 
   it('all five "must not be present" errors together', async () => {
-    await expectCreate422(body({ allowed_ips: ['10.0.0.0/8'], dns: ['8.8.8.8'], endpoint: 'a.example.com', mtu: 1400, persistent_keepalive: 10 }), {
-      allowed_ips: ['must not be present'],
-      dns: ['must not be present'],
-      endpoint: ['must not be present'],
-      mtu: ['must not be present'],
-      persistent_keepalive: ['must not be present'],
-    });
+    await expectCreate422(
+      body({
+        allowed_ips: ['10.0.0.0/8'],
+        dns: ['8.8.8.8'],
+        endpoint: 'a.example.com',
+        mtu: 1400,
+        persistent_keepalive: 10,
+      }),
+      {
+        allowed_ips: ['must not be present'],
+        dns: ['must not be present'],
+        endpoint: ['must not be present'],
+        mtu: ['must not be present'],
+        persistent_keepalive: ['must not be present'],
+      },
+    );
   });
 
   it('allowed_ips: addresses and CIDR blocks of both families are accepted', async () => {
     const allowed = ['10.0.0.0/8', '192.168.1.1', '192.168.2.0/32', '0.0.0.0/0', 'fd00::/64', '2001:db8::1', '::/0'];
-    expect((await createDevice(await freshOwner(), { use_default_allowed_ips: false, allowed_ips: allowed })).allowed_ips).toEqual(allowed);
+    expect(
+      (await createDevice(await freshOwner(), { use_default_allowed_ips: false, allowed_ips: allowed })).allowed_ips,
+    ).toEqual(allowed);
   });
 
-  it.each([['banana'], ['10.0.0.0/33'], ['fd00::/129'], ['10.0.0.0/'], ['10.0.0.256'], ['10.0.0.0/-1'], ['10.0.0.0/8/8']])('allowed_ips: %j is "is invalid"', async (entry) => {
-    await expectCreate422(body({ use_default_allowed_ips: false, allowed_ips: ['10.1.0.0/16', entry] }), { allowed_ips: ['is invalid'] });
+  it.each([
+    ['banana'],
+    ['10.0.0.0/33'],
+    ['fd00::/129'],
+    ['10.0.0.0/'],
+    ['10.0.0.256'],
+    ['10.0.0.0/-1'],
+    ['10.0.0.0/8/8'],
+  ])('allowed_ips: %j is "is invalid"', async (entry) => {
+    await expectCreate422(body({ use_default_allowed_ips: false, allowed_ips: ['10.1.0.0/16', entry] }), {
+      allowed_ips: ['is invalid'],
+    });
   });
 
   it('allowed_ips: duplicates are "should not contain duplicates"', async () => {
-    await expectCreate422(body({ use_default_allowed_ips: false, allowed_ips: ['10.0.0.0/8', '10.0.0.0/8'] }), { allowed_ips: ['should not contain duplicates'] });
+    await expectCreate422(body({ use_default_allowed_ips: false, allowed_ips: ['10.0.0.0/8', '10.0.0.0/8'] }), {
+      allowed_ips: ['should not contain duplicates'],
+    });
   });
 
   it('allowed_ips: not a list is "is invalid" (reading: a list is required)', async () => {
-    await expectCreate422(body({ use_default_allowed_ips: false, allowed_ips: '10.0.0.0/8' }), { allowed_ips: ['is invalid'] });
+    await expectCreate422(body({ use_default_allowed_ips: false, allowed_ips: '10.0.0.0/8' }), {
+      allowed_ips: ['is invalid'],
+    });
   });
 
   it('dns: IP addresses and host names (letters, digits, ".", "_", "-") are accepted', async () => {
@@ -404,19 +511,47 @@ describe('create field rules', () => {
     expect((await createDevice(await freshOwner(), { use_default_dns: false, dns })).dns).toEqual(dns);
   });
 
-  it.each([['8.8.8.8:53'], ['dns.example.com:53'], ['[2606:4700::1111]:53'], ['bad host'], ['bad/host'], ['bad!host'], ['dns@example.com']])('dns: %j is "is invalid"', async (entry) => {
+  it.each([
+    ['8.8.8.8:53'],
+    ['dns.example.com:53'],
+    ['[2606:4700::1111]:53'],
+    ['bad host'],
+    ['bad/host'],
+    ['bad!host'],
+    ['dns@example.com'],
+  ])('dns: %j is "is invalid"', async (entry) => {
     await expectCreate422(body({ use_default_dns: false, dns: ['1.1.1.1', entry] }), { dns: ['is invalid'] });
   });
 
   it('dns: duplicates are "should not contain duplicates"', async () => {
-    await expectCreate422(body({ use_default_dns: false, dns: ['1.1.1.1', '1.1.1.1'] }), { dns: ['should not contain duplicates'] });
+    await expectCreate422(body({ use_default_dns: false, dns: ['1.1.1.1', '1.1.1.1'] }), {
+      dns: ['should not contain duplicates'],
+    });
   });
 
-  it.each([['vpn.example.com'], ['vpn.example.com:51820'], ['203.0.113.7'], ['203.0.113.7:1'], ['203.0.113.7:65535'], ['2001:db8::1'], ['[2001:db8::1]:51820'], ['localhost:8080']])('endpoint: %j is accepted and echoed', async (endpoint) => {
+  it.each([
+    ['vpn.example.com'],
+    ['vpn.example.com:51820'],
+    ['203.0.113.7'],
+    ['203.0.113.7:1'],
+    ['203.0.113.7:65535'],
+    ['2001:db8::1'],
+    ['[2001:db8::1]:51820'],
+    ['localhost:8080'],
+  ])('endpoint: %j is accepted and echoed', async (endpoint) => {
     expect((await createDevice(await freshOwner(), { use_default_endpoint: false, endpoint })).endpoint).toBe(endpoint);
   });
 
-  it.each([['vpn.example.com:0'], ['vpn.example.com:65536'], ['203.0.113.7:99999'], ['vpn.example.com:abc'], ['vpn.example.com:'], ['[2001:db8::1]:0'], ['bad host:51820'], ['http://vpn.example.com']])('endpoint: %j is "is invalid"', async (endpoint) => {
+  it.each([
+    ['vpn.example.com:0'],
+    ['vpn.example.com:65536'],
+    ['203.0.113.7:99999'],
+    ['vpn.example.com:abc'],
+    ['vpn.example.com:'],
+    ['[2001:db8::1]:0'],
+    ['bad host:51820'],
+    ['http://vpn.example.com'],
+  ])('endpoint: %j is "is invalid"', async (endpoint) => {
     await expectCreate422(body({ use_default_endpoint: false, endpoint }), { endpoint: ['is invalid'] });
   });
 
@@ -427,8 +562,11 @@ describe('create field rules', () => {
   });
 
   it('mtu: 576 and 1500 accepted; 575 and 1501 refused with the bound', async () => {
-    for (const mtu of [576, 1500]) expect((await createDevice(await freshOwner(), { use_default_mtu: false, mtu })).mtu).toBe(mtu);
-    await expectCreate422(body({ use_default_mtu: false, mtu: 575 }), { mtu: ['must be greater than or equal to 576'] });
+    for (const mtu of [576, 1500])
+      expect((await createDevice(await freshOwner(), { use_default_mtu: false, mtu })).mtu).toBe(mtu);
+    await expectCreate422(body({ use_default_mtu: false, mtu: 575 }), {
+      mtu: ['must be greater than or equal to 576'],
+    });
     await expectCreate422(body({ use_default_mtu: false, mtu: 1501 }), { mtu: ['must be less than or equal to 1500'] });
   });
 
@@ -439,10 +577,17 @@ describe('create field rules', () => {
 
   it('persistent_keepalive: 0 and 120 accepted; -1 and 121 refused with the bound', async () => {
     for (const persistent_keepalive of [0, 120]) {
-      expect((await createDevice(await freshOwner(), { use_default_persistent_keepalive: false, persistent_keepalive })).persistent_keepalive).toBe(persistent_keepalive);
+      expect(
+        (await createDevice(await freshOwner(), { use_default_persistent_keepalive: false, persistent_keepalive }))
+          .persistent_keepalive,
+      ).toBe(persistent_keepalive);
     }
-    await expectCreate422(body({ use_default_persistent_keepalive: false, persistent_keepalive: -1 }), { persistent_keepalive: ['must be greater than or equal to 0'] });
-    await expectCreate422(body({ use_default_persistent_keepalive: false, persistent_keepalive: 121 }), { persistent_keepalive: ['must be less than or equal to 120'] });
+    await expectCreate422(body({ use_default_persistent_keepalive: false, persistent_keepalive: -1 }), {
+      persistent_keepalive: ['must be greater than or equal to 0'],
+    });
+    await expectCreate422(body({ use_default_persistent_keepalive: false, persistent_keepalive: 121 }), {
+      persistent_keepalive: ['must be less than or equal to 120'],
+    });
   });
 
   it('ipv4/ipv6: an address inside the tunnel networks is echoed', async () => {
@@ -461,7 +606,8 @@ describe('create field rules', () => {
   });
 
   it('ipv4/ipv6: the network, broadcast and server addresses are "is reserved"', async () => {
-    for (const ipv4 of ['10.3.2.0', '10.3.2.255', '10.3.2.1']) await expectCreate422(body({ ipv4 }), { ipv4: ['is reserved'] });
+    for (const ipv4 of ['10.3.2.0', '10.3.2.255', '10.3.2.1'])
+      await expectCreate422(body({ ipv4 }), { ipv4: ['is reserved'] });
     for (const ipv6 of ['fd00::3:2:0', 'fd00::3:2:1']) await expectCreate422(body({ ipv6 }), { ipv6: ['is reserved'] });
   });
 
@@ -483,10 +629,13 @@ describe('create field rules', () => {
   it('ipv4/ipv6: unique ("has already been taken")', async () => {
     await createDevice(await freshOwner(), { ipv4: '10.3.2.240', ipv6: 'fd00::3:2:f0' });
     const other = await createUser();
-    await expectCreate422({ user_id: other.id, public_key: key(), ipv4: '10.3.2.240', ipv6: 'fd00::3:2:f0' }, {
-      ipv4: ['has already been taken'],
-      ipv6: ['has already been taken'],
-    });
+    await expectCreate422(
+      { user_id: other.id, public_key: key(), ipv4: '10.3.2.240', ipv6: 'fd00::3:2:f0' },
+      {
+        ipv4: ['has already been taken'],
+        ipv6: ['has already been taken'],
+      },
+    );
   });
 
   it('ipv6: another spelling of a taken address is taken too (reading: addresses compare as addresses)', async () => {
@@ -495,13 +644,16 @@ describe('create field rules', () => {
   });
 
   it('every field error of a create at once', async () => {
-    await expectCreate422({ user_id: randomUUID(), public_key: 'x', use_default_mtu: false, mtu: 9000, dns: ['8.8.8.8'], ipv4: '10.3.2.1' }, {
-      user_id: ['does not exist'],
-      public_key: expect.arrayContaining(['must be a base64-encoded string']) as unknown as string[],
-      mtu: ['must be less than or equal to 1500'],
-      dns: ['must not be present'],
-      ipv4: ['is reserved'],
-    });
+    await expectCreate422(
+      { user_id: randomUUID(), public_key: 'x', use_default_mtu: false, mtu: 9000, dns: ['8.8.8.8'], ipv4: '10.3.2.1' },
+      {
+        user_id: ['does not exist'],
+        public_key: expect.arrayContaining(['must be a base64-encoded string']) as unknown as string[],
+        mtu: ['must be less than or equal to 1500'],
+        dns: ['must not be present'],
+        ipv4: ['is reserved'],
+      },
+    );
   });
 });
 
@@ -524,20 +676,22 @@ describe('address allocation', () => {
       // In use now: .2 .3 .4 .5 (v6 :2 :3 :5 :4). A pinned address ahead of the others is skipped later.
       const other = await createUser(own);
       const ahead = await createDevice(other.id, { ipv4: '10.3.2.7', ipv6: 'fd00::3:2:7' }, own);
-      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.6', ipv6: 'fd00::3:2:6' });
-      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.8', ipv6: 'fd00::3:2:8' });
+      expect(await createDevice(other.id, {}, own)).toMatchObject({ ipv4: '10.3.2.6', ipv6: 'fd00::3:2:6' });
+      expect(await createDevice(other.id, {}, own)).toMatchObject({ ipv4: '10.3.2.8', ipv6: 'fd00::3:2:8' });
       // An address left by an update is free again and, being the lowest, is handed out next.
-      const moved = await own.api('PATCH', `/v0/devices/${second.id}`, { device: { ipv4: '10.3.2.100', ipv6: 'fd00::3:2:64' } });
+      const moved = await own.api('PATCH', `/v0/devices/${second.id}`, {
+        device: { ipv4: '10.3.2.100', ipv6: 'fd00::3:2:64' },
+      });
       expect(moved.status).toBe(200);
-      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.3', ipv6: 'fd00::3:2:3' });
+      expect(await createDevice(other.id, {}, own)).toMatchObject({ ipv4: '10.3.2.3', ipv6: 'fd00::3:2:3' });
       // A freed high address is not preferred over a lower free one.
       expect((await own.api('DELETE', `/v0/devices/${ahead.id}`)).status).toBe(204);
       expect((await own.api('DELETE', `/v0/devices/${third.id}`)).status).toBe(204);
-      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.5', ipv6: 'fd00::3:2:4' });
-      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.7', ipv6: 'fd00::3:2:7' });
+      expect(await createDevice(other.id, {}, own)).toMatchObject({ ipv4: '10.3.2.5', ipv6: 'fd00::3:2:4' });
+      expect(await createDevice(other.id, {}, own)).toMatchObject({ ipv4: '10.3.2.7', ipv6: 'fd00::3:2:7' });
       // Deleting a user frees all its addresses at once.
       expect((await own.api('DELETE', `/v0/users/${user.id}`)).status).toBe(204);
-      expect((await createDevice(other.id, {}, own))).toMatchObject({ ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2' });
+      expect(await createDevice(other.id, {}, own)).toMatchObject({ ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2' });
     } finally {
       await own.stop();
     }
@@ -555,7 +709,11 @@ describe('address allocation', () => {
       expect(addresses).toEqual(['10.9.9.2', '10.9.9.3', '10.9.9.4', '10.9.9.5', '10.9.9.6']);
       await expectCreate422({ user_id: user.id, public_key: key() }, { base: ['CIDR 10.9.9.0/29 is exhausted'] }, own);
       // An explicit address is still checked against the (new) network.
-      await expectCreate422({ user_id: user.id, public_key: key(), ipv4: '10.3.2.9' }, { ipv4: ['is not in the CIDR 10.9.9.0/29'] }, own);
+      await expectCreate422(
+        { user_id: user.id, public_key: key(), ipv4: '10.3.2.9' },
+        { ipv4: ['is not in the CIDR 10.9.9.0/29'] },
+        own,
+      );
     } finally {
       await own.stop();
     }
@@ -616,7 +774,9 @@ describe('device limit', () => {
   it('concurrent creates never pass the limit', async () => {
     const user = await createUser();
     const results = await Promise.all(
-      Array.from({ length: 14 }, () => server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key() } })),
+      Array.from({ length: 14 }, () =>
+        server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key() } }),
+      ),
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(10);
     for (const refused of results.filter((r) => r.status !== 201)) {
@@ -653,7 +813,12 @@ describe('update', () => {
     };
     const res = await server.api('PATCH', `/v0/devices/${device.id}`, { device: { ...change, user_id: other.id } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data).toMatchObject({ ...change, user_id: device.user_id, id: device.id, inserted_at: device.inserted_at });
+    expect(res.body.data).toMatchObject({
+      ...change,
+      user_id: device.user_id,
+      id: device.id,
+      inserted_at: device.inserted_at,
+    });
     expect(res.body.data.updated_at > device.updated_at).toBe(true);
     expect((await server.api('GET', `/v0/devices/${device.id}`)).body.data).toEqual(res.body.data);
   });
@@ -676,9 +841,17 @@ describe('update', () => {
 
   it('the same field rules apply, and a refused update changes nothing', async () => {
     const device = await createDevice(await freshOwner());
-    await expectUpdate422(device.id, { use_default_mtu: false, mtu: 100 }, { mtu: ['must be greater than or equal to 576'] });
+    await expectUpdate422(
+      device.id,
+      { use_default_mtu: false, mtu: 100 },
+      { mtu: ['must be greater than or equal to 576'] },
+    );
     await expectUpdate422(device.id, { name: 'z'.repeat(256) }, { name: ['should be at most 255 character(s)'] });
-    await expectUpdate422(device.id, { public_key: 'nope!' }, { public_key: expect.arrayContaining(['must be a base64-encoded string']) as unknown as string[] });
+    await expectUpdate422(
+      device.id,
+      { public_key: 'nope!' },
+      { public_key: expect.arrayContaining(['must be a base64-encoded string']) as unknown as string[] },
+    );
     await expectUpdate422(device.id, { use_default_dns: true, dns: ['8.8.8.8'] }, { dns: ['must not be present'] });
     await expectUpdate422(device.id, { ipv4: '10.3.2.255' }, { ipv4: ['is reserved'] });
     await expectUpdate422(device.id, { ipv6: 'fd00::9:9:9' }, { ipv6: ['is not in the CIDR fd00::3:2:0/120'] });
@@ -687,8 +860,15 @@ describe('update', () => {
 
   it('an invalid endpoint on update is only "is invalid", as on create (a value was sent, so not also "can\'t be blank")', async () => {
     const device = await createDevice(await freshOwner());
-    await expectUpdate422(device.id, { use_default_endpoint: false, endpoint: 'vpn.example.com:0' }, { endpoint: ['is invalid'] });
-    const pinned = await createDevice(await freshOwner(), { use_default_endpoint: false, endpoint: 'vpn.example.com:51820' });
+    await expectUpdate422(
+      device.id,
+      { use_default_endpoint: false, endpoint: 'vpn.example.com:0' },
+      { endpoint: ['is invalid'] },
+    );
+    const pinned = await createDevice(await freshOwner(), {
+      use_default_endpoint: false,
+      endpoint: 'vpn.example.com:51820',
+    });
     await expectUpdate422(pinned.id, { endpoint: 'bad host:1' }, { endpoint: ['is invalid'] });
   });
 
@@ -698,7 +878,7 @@ describe('update', () => {
     await expectUpdate422(device.id, { allowed_ips: ['10.0.0.0/8'] }, { allowed_ips: ['must not be present'] });
   });
 
-  it('use_default_endpoint false on update with no endpoint stored or sent: endpoint can\'t be blank (reading: the required rule holds on the result)', async () => {
+  it("use_default_endpoint false on update with no endpoint stored or sent: endpoint can't be blank (reading: the required rule holds on the result)", async () => {
     const device = await createDevice(await freshOwner());
     await expectUpdate422(device.id, { use_default_endpoint: false }, { endpoint: ["can't be blank"] });
   });
@@ -711,7 +891,9 @@ describe('update', () => {
     await expectUpdate422(b.id, { public_key: a.public_key }, { public_key: ['has already been taken'] });
     await expectUpdate422(b.id, { ipv4: a.ipv4 }, { ipv4: ['has already been taken'] });
     await expectUpdate422(b.id, { ipv6: a.ipv6 }, { ipv6: ['has already been taken'] });
-    const same = await server.api('PATCH', `/v0/devices/${b.id}`, { device: { name: b.name, public_key: b.public_key, ipv4: b.ipv4, ipv6: b.ipv6 } });
+    const same = await server.api('PATCH', `/v0/devices/${b.id}`, {
+      device: { name: b.name, public_key: b.public_key, ipv4: b.ipv4, ipv6: b.ipv6 },
+    });
     expect(same.status, JSON.stringify(same.body)).toBe(200);
   });
 
@@ -731,14 +913,23 @@ describe('legacy device updates (server option emulating upstream 0.7.26+)', () 
       const user = await createUser(legacy);
       const device = await createDevice(user.id, {}, legacy);
       const res = await legacy.api('PATCH', `/v0/devices/${device.id}`, {
-        device: { name: 'legacy-name', description: 'legacy description', use_default_mtu: false, mtu: 1400, public_key: key(), ipv4: '10.3.2.99' },
+        device: {
+          name: 'legacy-name',
+          description: 'legacy description',
+          use_default_mtu: false,
+          mtu: 1400,
+          public_key: key(),
+          ipv4: '10.3.2.99',
+        },
       });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       const { updated_at: _a, ...after } = res.body.data;
       const { updated_at: _b, ...before } = device;
       expect(after).toEqual({ ...before, name: 'legacy-name', description: 'legacy description' });
       // Ignored means not even checked (reading: as upstream, which never looked at them).
-      const invalid = await legacy.api('PATCH', `/v0/devices/${device.id}`, { device: { description: 'again', mtu: 1, public_key: 'x' } });
+      const invalid = await legacy.api('PATCH', `/v0/devices/${device.id}`, {
+        device: { description: 'again', mtu: 1, public_key: 'x' },
+      });
       expect(invalid.status, JSON.stringify(invalid.body)).toBe(200);
       expect(invalid.body.data).toMatchObject({ description: 'again', mtu: device.mtu, public_key: device.public_key });
       // Creates keep every rule and every field.

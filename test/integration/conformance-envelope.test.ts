@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
 import { JSON_TYPE, TIMESTAMP, UUID_V4 } from './conformance-helpers.js';
 
-
 let server: TestServer;
 let counter = 0;
 
@@ -29,7 +28,9 @@ async function createUser(attributes: Record<string, unknown> = {}): Promise<any
 }
 
 async function createDevice(userId: string, attributes: Record<string, unknown> = {}): Promise<any> {
-  const res = await server.api('POST', '/v0/devices', { device: { user_id: userId, public_key: publicKey(), ...attributes } });
+  const res = await server.api('POST', '/v0/devices', {
+    device: { user_id: userId, public_key: publicKey(), ...attributes },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data;
 }
@@ -52,56 +53,72 @@ type Collection = 'users' | 'devices' | 'rules';
 const WRAPPER: Record<Collection, string> = { users: 'user', devices: 'device', rules: 'rule' };
 
 /** A fresh resource of the collection and a valid change for it. */
-async function fixture(collection: Collection): Promise<{ resource: any; change: Record<string, unknown>; changed: Record<string, unknown> }> {
+async function fixture(
+  collection: Collection,
+): Promise<{ resource: any; change: Record<string, unknown>; changed: Record<string, unknown> }> {
   if (collection === 'users') {
     const email = `${unique('changed')}@example.com`;
     return { resource: await createUser(), change: { email }, changed: { email } };
   }
   if (collection === 'devices') {
     const user = await createUser();
-    return { resource: await createDevice(user.id), change: { description: 'changed' }, changed: { description: 'changed' } };
+    return {
+      resource: await createDevice(user.id),
+      change: { description: 'changed' },
+      changed: { description: 'changed' },
+    };
   }
   return { resource: await createRule(), change: { action: 'accept' }, changed: { action: 'accept' } };
 }
 
 describe('success envelope', () => {
-  it.each<Collection>(['users', 'devices', 'rules'])('%s: create answers 201, Location /v0/<collection>/<uuid>, data object, JSON content type', async (collection) => {
-    let body: Record<string, unknown>;
-    if (collection === 'users') body = { user: { email: `${unique('loc')}@example.com` } };
-    else if (collection === 'devices') body = { device: { user_id: (await createUser()).id, public_key: publicKey() } };
-    else body = { rule: { destination: freshDestination() } };
-    const res = await server.api('POST', `/v0/${collection}`, body);
-    expect(res.status).toBe(201);
-    expectJson(res);
-    expect(Object.keys(res.body)).toEqual(['data']);
-    expect(res.body.data.id).toMatch(UUID_V4);
-    expect(res.headers.location).toBe(`/v0/${collection}/${res.body.data.id}`);
-  });
+  it.each<Collection>(['users', 'devices', 'rules'])(
+    '%s: create answers 201, Location /v0/<collection>/<uuid>, data object, JSON content type',
+    async (collection) => {
+      let body: Record<string, unknown>;
+      if (collection === 'users') body = { user: { email: `${unique('loc')}@example.com` } };
+      else if (collection === 'devices')
+        body = { device: { user_id: (await createUser()).id, public_key: publicKey() } };
+      else body = { rule: { destination: freshDestination() } };
+      const res = await server.api('POST', `/v0/${collection}`, body);
+      expect(res.status).toBe(201);
+      expectJson(res);
+      expect(Object.keys(res.body)).toEqual(['data']);
+      expect(res.body.data.id).toMatch(UUID_V4);
+      expect(res.headers.location).toBe(`/v0/${collection}/${res.body.data.id}`);
+    },
+  );
 
-  it.each<Collection>(['users', 'devices', 'rules'])('%s: list answers 200 with data as an array; show answers 200 with data as the object', async (collection) => {
-    const { resource } = await fixture(collection);
-    const list = await server.api('GET', `/v0/${collection}`);
-    expect(list.status).toBe(200);
-    expectJson(list);
-    expect(Object.keys(list.body)).toEqual(['data']);
-    expect(Array.isArray(list.body.data)).toBe(true);
-    expect(list.body.data).toContainEqual(resource);
-    const show = await server.api('GET', `/v0/${collection}/${resource.id}`);
-    expect(show.status).toBe(200);
-    expectJson(show);
-    expect(show.body).toEqual({ data: resource });
-  });
+  it.each<Collection>(['users', 'devices', 'rules'])(
+    '%s: list answers 200 with data as an array; show answers 200 with data as the object',
+    async (collection) => {
+      const { resource } = await fixture(collection);
+      const list = await server.api('GET', `/v0/${collection}`);
+      expect(list.status).toBe(200);
+      expectJson(list);
+      expect(Object.keys(list.body)).toEqual(['data']);
+      expect(Array.isArray(list.body.data)).toBe(true);
+      expect(list.body.data).toContainEqual(resource);
+      const show = await server.api('GET', `/v0/${collection}/${resource.id}`);
+      expect(show.status).toBe(200);
+      expectJson(show);
+      expect(show.body).toEqual({ data: resource });
+    },
+  );
 
-  it.each<Collection>(['users', 'devices', 'rules'])('%s: delete answers 204 with an empty body (reading: no content type required on 204)', async (collection) => {
-    const { resource } = await fixture(collection);
-    const res = await server.api('DELETE', `/v0/${collection}/${resource.id}`);
-    expect(res.status).toBe(204);
-    expect(res.body).toBeNull();
-    expect(res.headers['content-length'] ?? '0').toBe('0');
-    const gone = await server.api('GET', `/v0/${collection}/${resource.id}`);
-    expect(gone.status).toBe(404);
-    expect(gone.body).toEqual({ error: 'not_found' });
-  });
+  it.each<Collection>(['users', 'devices', 'rules'])(
+    '%s: delete answers 204 with an empty body (reading: no content type required on 204)',
+    async (collection) => {
+      const { resource } = await fixture(collection);
+      const res = await server.api('DELETE', `/v0/${collection}/${resource.id}`);
+      expect(res.status).toBe(204);
+      expect(res.body).toBeNull();
+      expect(res.headers['content-length'] ?? '0').toBe('0');
+      const gone = await server.api('GET', `/v0/${collection}/${resource.id}`);
+      expect(gone.status).toBe(404);
+      expect(gone.body).toEqual({ error: 'not_found' });
+    },
+  );
 
   it('users: Location holds the UUID even though the user could be addressed by email', async () => {
     const email = `${unique('Loc')}@Example.com`;
@@ -142,14 +159,17 @@ describe('update: PUT and PATCH are the same partial update', () => {
     ['devices', 'PATCH'],
     ['rules', 'PUT'],
     ['rules', 'PATCH'],
-  ])('%s with %s and an empty wrapped object: 200 with the resource unchanged, updated_at included', async (collection, method) => {
-    const { resource } = await fixture(collection);
-    const res = await server.api(method, `/v0/${collection}/${resource.id}`, { [WRAPPER[collection]]: {} });
-    expect(res.status).toBe(200);
-    expectJson(res);
-    expect(res.body).toEqual({ data: resource });
-    expect((await server.api('GET', `/v0/${collection}/${resource.id}`)).body).toEqual({ data: resource });
-  });
+  ])(
+    '%s with %s and an empty wrapped object: 200 with the resource unchanged, updated_at included',
+    async (collection, method) => {
+      const { resource } = await fixture(collection);
+      const res = await server.api(method, `/v0/${collection}/${resource.id}`, { [WRAPPER[collection]]: {} });
+      expect(res.status).toBe(200);
+      expectJson(res);
+      expect(res.body).toEqual({ data: resource });
+      expect((await server.api('GET', `/v0/${collection}/${resource.id}`)).body).toEqual({ data: resource });
+    },
+  );
 });
 
 describe('unknown keys and empty strings', () => {
@@ -159,7 +179,9 @@ describe('unknown keys and empty strings', () => {
     expect(created.status).toBe(201);
     expect(created.body.data.role).toBe('unprivileged');
     expect(created.body.data).not.toHaveProperty('favourite_colour');
-    const updated = await server.api('PATCH', `/v0/users/${created.body.data.id}`, { user: { favourite_colour: 'blue' } });
+    const updated = await server.api('PATCH', `/v0/users/${created.body.data.id}`, {
+      user: { favourite_colour: 'blue' },
+    });
     expect(updated.status).toBe(200);
     expect(updated.body.data).toEqual(created.body.data);
 
@@ -168,13 +190,17 @@ describe('unknown keys and empty strings', () => {
     expect(rule.body.data).not.toHaveProperty('priority');
 
     const user = await createUser();
-    const device = await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: publicKey(), colour: 'red' } });
+    const device = await server.api('POST', '/v0/devices', {
+      device: { user_id: user.id, public_key: publicKey(), colour: 'red' },
+    });
     expect(device.status).toBe(201);
     expect(device.body.data).not.toHaveProperty('colour');
   });
 
   it('an empty string counts as null: rule port fields and user_id', async () => {
-    const res = await server.api('POST', '/v0/rules', { rule: { destination: freshDestination(), port_type: '', port_range: '', user_id: '' } });
+    const res = await server.api('POST', '/v0/rules', {
+      rule: { destination: freshDestination(), port_type: '', port_range: '', user_id: '' },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.data).toMatchObject({ port_type: null, port_range: null, user_id: null });
   });
@@ -191,7 +217,9 @@ describe('unknown keys and empty strings', () => {
   it('an empty string counts as null: a use_default flag "" is is invalid like null', async () => {
     const user = await createUser();
     for (const value of ['', null]) {
-      const res = await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: publicKey(), use_default_dns: value } });
+      const res = await server.api('POST', '/v0/devices', {
+        device: { user_id: user.id, public_key: publicKey(), use_default_dns: value },
+      });
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ errors: { use_default_dns: ['is invalid'] } });
     }
@@ -206,7 +234,9 @@ describe('unknown keys and empty strings', () => {
   });
 
   it('an empty string counts as null: password "" on create means no password (no confirmation needed)', async () => {
-    const res = await server.api('POST', '/v0/users', { user: { email: `${unique('nopw')}@example.com`, password: '' } });
+    const res = await server.api('POST', '/v0/users', {
+      user: { email: `${unique('nopw')}@example.com`, password: '' },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   });
 
@@ -252,26 +282,34 @@ describe('list order: by inserted_at, then id', () => {
   const byInsertedThenId = (a: any, b: any) =>
     a.inserted_at < b.inserted_at ? -1 : a.inserted_at > b.inserted_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
-  it.each<Collection>(['users', 'devices', 'rules'])('%s are listed oldest first, and an update does not move a row', async (collection) => {
-    const created: any[] = [];
-    for (let i = 0; i < 5; i++) created.push((await fixture(collection)).resource);
-    const { change } = await fixture(collection);
-    const first = created[0];
-    const updated = await server.api('PATCH', `/v0/${collection}/${first.id}`, { [WRAPPER[collection]]: change });
-    expect(updated.status).toBe(200);
+  it.each<Collection>(['users', 'devices', 'rules'])(
+    '%s are listed oldest first, and an update does not move a row',
+    async (collection) => {
+      const created: any[] = [];
+      for (let i = 0; i < 5; i++) created.push((await fixture(collection)).resource);
+      const { change } = await fixture(collection);
+      const first = created[0];
+      const updated = await server.api('PATCH', `/v0/${collection}/${first.id}`, { [WRAPPER[collection]]: change });
+      expect(updated.status).toBe(200);
 
-    const list = (await server.api('GET', `/v0/${collection}`)).body.data as any[];
-    expect(list).toEqual([...list].sort(byInsertedThenId));
-    const positions = created.map((resource) => list.findIndex((row) => row.id === resource.id));
-    expect(positions.every((p) => p >= 0)).toBe(true);
-    expect(positions).toEqual([...positions].sort((a, b) => a - b));
-  });
+      const list = (await server.api('GET', `/v0/${collection}`)).body.data as any[];
+      expect(list).toEqual([...list].sort(byInsertedThenId));
+      const positions = created.map((resource) => list.findIndex((row) => row.id === resource.id));
+      expect(positions.every((p) => p >= 0)).toBe(true);
+      expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    },
+  );
 });
 
 describe('requests with other headers', () => {
   it('Content-Type application/json; charset=utf-8 on a request is accepted', async () => {
     const email = `${unique('charset')}@example.com`;
-    const res = await server.api('POST', '/v0/users', { user: { email } }, { headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const res = await server.api(
+      'POST',
+      '/v0/users',
+      { user: { email } },
+      { headers: { 'content-type': 'application/json; charset=utf-8' } },
+    );
     expect(res.status).toBe(201);
     expectJson(res);
   });
@@ -297,9 +335,12 @@ describe('durability', () => {
     const own = await startTestServer();
     try {
       const user = (await own.api('POST', '/v0/users', { user: { email: 'durable@example.com' } })).body.data;
-      const device = (await own.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: publicKey() } })).body.data;
-      const rule = (await own.api('POST', '/v0/rules', { rule: { destination: '10.250.0.0/16', user_id: user.id } })).body.data;
-      const updated = (await own.api('PATCH', `/v0/devices/${device.id}`, { device: { description: 'acknowledged' } })).body.data;
+      const device = (await own.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: publicKey() } }))
+        .body.data;
+      const rule = (await own.api('POST', '/v0/rules', { rule: { destination: '10.250.0.0/16', user_id: user.id } }))
+        .body.data;
+      const updated = (await own.api('PATCH', `/v0/devices/${device.id}`, { device: { description: 'acknowledged' } }))
+        .body.data;
       const exited = own.exited();
       process.kill(own.pid()!, 'SIGKILL');
       expect((await exited).signal).toBe('SIGKILL');

@@ -27,7 +27,9 @@ beforeAll(async () => {
   server = await startTestServer();
   const user = await server.api('POST', '/v0/users', { user: { email: 'owner@example.com' } });
   userId = user.body.data.id;
-  const device = await server.api('POST', '/v0/devices', { device: { user_id: userId, public_key: randomBytes(32).toString('base64') } });
+  const device = await server.api('POST', '/v0/devices', {
+    device: { user_id: userId, public_key: randomBytes(32).toString('base64') },
+  });
   deviceId = device.body.data.id;
   const rule = await server.api('POST', '/v0/rules', { rule: { destination: '192.168.0.0/16' } });
   ruleId = rule.body.data.id;
@@ -39,7 +41,11 @@ afterAll(async () => {
 const unique = (prefix: string) => `${prefix}-${++counter}-${randomBytes(3).toString('hex')}`;
 
 /** One raw HTTP request: exact control over method, headers and body bytes. */
-function raw(method: string, path: string, options: { headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<ApiResponse & { text: string }> {
+function raw(
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<ApiResponse & { text: string }> {
   return new Promise((resolve, reject) => {
     const url = new URL(path, server.url);
     const req = request(url, { method, headers: options.headers ?? {} }, (res) => {
@@ -100,7 +106,12 @@ const ENDPOINTS: Array<[string, () => string]> = [
 
 describe('401: authentication', () => {
   it.each(ENDPOINTS)('%s without Authorization: unauthenticated, and nothing happens', async (method, path) => {
-    const res = await server.api(method, path(), method === 'POST' || method === 'PATCH' || method === 'PUT' ? { user: {}, device: {}, rule: {} } : undefined, { token: null });
+    const res = await server.api(
+      method,
+      path(),
+      method === 'POST' || method === 'PATCH' || method === 'PUT' ? { user: {}, device: {}, rule: {} } : undefined,
+      { token: null },
+    );
     expectError(res, 401, UNAUTHENTICATED);
     expect((await server.api('GET', `/v0/devices/${deviceId}`)).status).toBe(200);
     expect((await server.api('GET', `/v0/rules/${ruleId}`)).status).toBe(200);
@@ -122,7 +133,10 @@ describe('401: authentication', () => {
     ['BEARER', (t: string) => `BEARER ${t}`],
     ['BeArEr', (t: string) => `BeArEr ${t}`],
   ])('the scheme is case-insensitive: %s <token> is accepted', async (_name, header) => {
-    const res = await server.api('GET', '/v0/users', undefined, { token: null, headers: { authorization: header(server.token) } });
+    const res = await server.api('GET', '/v0/users', undefined, {
+      token: null,
+      headers: { authorization: header(server.token) },
+    });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe(JSON_TYPE);
   });
@@ -135,7 +149,11 @@ describe('401: authentication', () => {
   ])('a token not of our format (%s): invalid_token', async (_name, value) => {
     const token = value ?? `${server.token}x`;
     expectError(await server.api('GET', '/v0/users', undefined, { token }), 401, INVALID_TOKEN);
-    expectError(await server.api('GET', '/v0/users', undefined, { token: null, headers: { authorization: `bearer ${token}` } }), 401, INVALID_TOKEN);
+    expectError(
+      await server.api('GET', '/v0/users', undefined, { token: null, headers: { authorization: `bearer ${token}` } }),
+      401,
+      INVALID_TOKEN,
+    );
   });
 
   it('a well-formed token that was never issued: no_resource_found (reading: nf_ + 43 base64url characters is the format the CLI prints)', async () => {
@@ -164,13 +182,19 @@ describe('401: authentication', () => {
     const demoted = await server.api('PATCH', `/v0/users/${email}`, { user: { role: 'unprivileged' } });
     expect(demoted.status).toBe(200);
     expectError(await server.api('GET', '/v0/users', undefined, { token }), 401, UNAUTHORIZED);
-    expectError(await server.api('POST', '/v0/rules', { rule: { destination: '172.16.0.0/12' } }, { token }), 401, UNAUTHORIZED);
-    expect((await server.api('GET', '/v0/rules')).body.data.some((r: any) => r.destination === '172.16.0.0/12')).toBe(false);
+    expectError(
+      await server.api('POST', '/v0/rules', { rule: { destination: '172.16.0.0/12' } }, { token }),
+      401,
+      UNAUTHORIZED,
+    );
+    expect((await server.api('GET', '/v0/rules')).body.data.some((r: any) => r.destination === '172.16.0.0/12')).toBe(
+      false,
+    );
     expect((await server.api('PATCH', `/v0/users/${email}`, { user: { role: 'admin' } })).status).toBe(200);
     expect((await server.api('GET', '/v0/users', undefined, { token })).status).toBe(200);
   });
 
-  it('a deleted user\'s token stops working (its tokens are deleted): no_resource_found', async () => {
+  it("a deleted user's token stops working (its tokens are deleted): no_resource_found", async () => {
     const email = `${unique('deleted')}@example.com`;
     const token = await tokenFor(email);
     expect((await server.api('GET', '/v0/users', undefined, { token })).status).toBe(200);
@@ -179,7 +203,14 @@ describe('401: authentication', () => {
   });
 
   it('authentication runs before routing: no token gets 401 for unknown ids, non-UUID ids and unknown emails', async () => {
-    for (const path of [`/v0/devices/${randomUUID()}`, '/v0/devices/not-a-uuid', `/v0/rules/${randomUUID()}`, '/v0/rules/42', `/v0/users/${randomUUID()}`, '/v0/users/nobody@example.com']) {
+    for (const path of [
+      `/v0/devices/${randomUUID()}`,
+      '/v0/devices/not-a-uuid',
+      `/v0/rules/${randomUUID()}`,
+      '/v0/rules/42',
+      `/v0/users/${randomUUID()}`,
+      '/v0/users/nobody@example.com',
+    ]) {
       for (const method of ['GET', 'PATCH', 'PUT', 'DELETE']) {
         const body = method === 'PATCH' || method === 'PUT' ? { device: {}, rule: {}, user: {} } : undefined;
         expectError(await server.api(method, path, body, { token: null }), 401, UNAUTHENTICATED);
@@ -189,7 +220,11 @@ describe('401: authentication', () => {
   });
 
   it('authentication runs before routing (reading: also for unknown routes and unknown methods under /v0)', async () => {
-    for (const [method, path] of [['GET', '/v0/groups'], ['DELETE', '/v0/users'], ['POST', `/v0/rules/${ruleId}`]] as const) {
+    for (const [method, path] of [
+      ['GET', '/v0/groups'],
+      ['DELETE', '/v0/users'],
+      ['POST', `/v0/rules/${ruleId}`],
+    ] as const) {
       expectError(await server.api(method, path, undefined, { token: null }), 401, UNAUTHENTICATED);
     }
   });
@@ -227,18 +262,26 @@ describe('400 Bad Request', () => {
     ['PUT', () => `/v0/rules/${ruleId}`, 'rule'],
   ];
 
-  it.each(BODIES)('%s: 400 {"error":"Bad Request"} on every create and update, JSON even when Accept asks for HTML', async (_name, makeBody) => {
-    for (const [method, path, wrapper] of TARGETS) {
-      const res = await server.api(method, path(), makeBody(wrapper), { headers: { 'content-type': 'application/json', accept: 'text/html' } });
-      expect(res.status, `${method} ${path()}: ${JSON.stringify(res.body)}`).toBe(400);
-      expect(res.body).toEqual(BAD_REQUEST);
-      expect(res.headers['content-type']).toBe(JSON_TYPE);
-    }
-  });
+  it.each(BODIES)(
+    '%s: 400 {"error":"Bad Request"} on every create and update, JSON even when Accept asks for HTML',
+    async (_name, makeBody) => {
+      for (const [method, path, wrapper] of TARGETS) {
+        const res = await server.api(method, path(), makeBody(wrapper), {
+          headers: { 'content-type': 'application/json', accept: 'text/html' },
+        });
+        expect(res.status, `${method} ${path()}: ${JSON.stringify(res.body)}`).toBe(400);
+        expect(res.body).toEqual(BAD_REQUEST);
+        expect(res.headers['content-type']).toBe(JSON_TYPE);
+      }
+    },
+  );
 
   it('an empty body on create or update is 400 (reading: a missing wrapper key)', async () => {
     for (const [method, path] of TARGETS) {
-      const res = await raw(method, path(), { headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: '' });
+      const res = await raw(method, path(), {
+        headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+        body: '',
+      });
       expect(res.status, `${method} ${path()}: ${res.text}`).toBe(400);
       expect(res.body).toEqual(BAD_REQUEST);
       expect(res.headers['content-type']).toBe(JSON_TYPE);
@@ -280,21 +323,28 @@ describe('413 Payload Too Large', () => {
 
   it('413 also on updates of every collection', async () => {
     const padding = 'x'.repeat(MIB + 10);
-    for (const [path, wrapper] of [[`/v0/users/${userId}`, 'user'], [`/v0/devices/${deviceId}`, 'device'], [`/v0/rules/${ruleId}`, 'rule']] as const) {
+    for (const [path, wrapper] of [
+      [`/v0/users/${userId}`, 'user'],
+      [`/v0/devices/${deviceId}`, 'device'],
+      [`/v0/rules/${ruleId}`, 'rule'],
+    ] as const) {
       expectError(await server.api('PATCH', path, { [wrapper]: { padding } }), 413, { error: 'Payload Too Large' });
     }
   });
 });
 
 describe('404 not_found', () => {
-  it.each(['devices', 'rules', 'users'])('%s: an unknown UUID on show, update (PATCH and PUT) and delete', async (collection) => {
-    const wrapper = collection.slice(0, -1);
-    const id = randomUUID();
-    expectError(await server.api('GET', `/v0/${collection}/${id}`), 404, NOT_FOUND);
-    expectError(await server.api('PATCH', `/v0/${collection}/${id}`, { [wrapper]: {} }), 404, NOT_FOUND);
-    expectError(await server.api('PUT', `/v0/${collection}/${id}`, { [wrapper]: {} }), 404, NOT_FOUND);
-    expectError(await server.api('DELETE', `/v0/${collection}/${id}`), 404, NOT_FOUND);
-  });
+  it.each(['devices', 'rules', 'users'])(
+    '%s: an unknown UUID on show, update (PATCH and PUT) and delete',
+    async (collection) => {
+      const wrapper = collection.slice(0, -1);
+      const id = randomUUID();
+      expectError(await server.api('GET', `/v0/${collection}/${id}`), 404, NOT_FOUND);
+      expectError(await server.api('PATCH', `/v0/${collection}/${id}`, { [wrapper]: {} }), 404, NOT_FOUND);
+      expectError(await server.api('PUT', `/v0/${collection}/${id}`, { [wrapper]: {} }), 404, NOT_FOUND);
+      expectError(await server.api('DELETE', `/v0/${collection}/${id}`), 404, NOT_FOUND);
+    },
+  );
 
   it.each([
     ['devices', 'not-a-uuid'],
@@ -366,7 +416,9 @@ describe('404 not_found', () => {
 
 describe('422 shape', () => {
   it('users, devices and rules share the shape {"errors": {"<field>": ["<message>", ...]}}, all errors at once', async () => {
-    const user = await server.api('POST', '/v0/users', { user: { email: 'not-an-email', role: 'root', password: 'short' } });
+    const user = await server.api('POST', '/v0/users', {
+      user: { email: 'not-an-email', role: 'root', password: 'short' },
+    });
     expect(user.status).toBe(422);
     expect(user.headers['content-type']).toBe(JSON_TYPE);
     expect(user.body).toEqual({
@@ -378,7 +430,9 @@ describe('422 shape', () => {
       },
     });
 
-    const device = await server.api('POST', '/v0/devices', { device: { use_default_mtu: false, mtu: 100, use_default_persistent_keepalive: false, persistent_keepalive: 500 } });
+    const device = await server.api('POST', '/v0/devices', {
+      device: { use_default_mtu: false, mtu: 100, use_default_persistent_keepalive: false, persistent_keepalive: 500 },
+    });
     expect(device.status).toBe(422);
     expect(device.headers['content-type']).toBe(JSON_TYPE);
     expect(device.body).toEqual({
@@ -390,7 +444,9 @@ describe('422 shape', () => {
       },
     });
 
-    const rule = await server.api('POST', '/v0/rules', { rule: { action: 'allow', port_type: 'tcp', user_id: randomUUID() } });
+    const rule = await server.api('POST', '/v0/rules', {
+      rule: { action: 'allow', port_type: 'tcp', user_id: randomUUID() },
+    });
     expect(rule.status).toBe(422);
     expect(rule.headers['content-type']).toBe(JSON_TYPE);
     expect(rule.body).toEqual({
@@ -422,15 +478,27 @@ describe('logs', () => {
     const password = `pw-${randomBytes(8).toString('hex')}-x`;
     const psk = randomBytes(32).toString('base64');
     const forged = `nf_${randomBytes(32).toString('base64url')}`;
-    await server.api('POST', '/v0/users', { user: { email: `${unique('logged')}@example.com`, password, password_confirmation: password } });
-    await server.api('POST', '/v0/users', { user: { email: `${unique('logged')}@example.com`, password, password_confirmation: `${password}-other` } });
+    await server.api('POST', '/v0/users', {
+      user: { email: `${unique('logged')}@example.com`, password, password_confirmation: password },
+    });
+    await server.api('POST', '/v0/users', {
+      user: { email: `${unique('logged')}@example.com`, password, password_confirmation: `${password}-other` },
+    });
     await server.api('POST', '/v0/users', `{"user": {"password": "${password}"`);
-    await server.api('POST', '/v0/devices', { device: { user_id: userId, public_key: randomBytes(32).toString('base64'), preshared_key: psk } });
-    await server.api('POST', '/v0/devices', { device: { user_id: randomUUID(), public_key: 'bad', preshared_key: psk } });
+    await server.api('POST', '/v0/devices', {
+      device: { user_id: userId, public_key: randomBytes(32).toString('base64'), preshared_key: psk },
+    });
+    await server.api('POST', '/v0/devices', {
+      device: { user_id: randomUUID(), public_key: 'bad', preshared_key: psk },
+    });
     await server.api('GET', '/v0/users', undefined, { token: forged });
-    await server.api('GET', '/v0/users', undefined, { token: null, headers: { authorization: `bearer ${server.token}` } });
+    await server.api('GET', '/v0/users', undefined, {
+      token: null,
+      headers: { authorization: `bearer ${server.token}` },
+    });
     const logs = server.stderr();
     expect(logs.length).toBeGreaterThan(0);
-    for (const secret of [server.token, server.token.slice(3), password, psk, forged, forged.slice(3)]) expect(logs).not.toContain(secret);
+    for (const secret of [server.token, server.token.slice(3), password, psk, forged, forged.slice(3)])
+      expect(logs).not.toContain(secret);
   });
 });

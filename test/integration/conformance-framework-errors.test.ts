@@ -60,14 +60,18 @@ function expectBody(answer: RawAnswer, status: number, body: unknown): void {
 }
 
 describe('malformed percent-encoding in a path: 400 {"error":"Bad Request"}', () => {
-  it.each(['/v0/users/%zz', '/v0/users/%E0%A4%A', '/v0/devices/%', '/v0/rules/%G0', '/%zz', '/v0/configuration%zz'])('%s', async (path) => {
-    const answer = await rawRequest(`GET ${path} HTTP/1.1`);
-    expectBody(answer, 400, BAD_REQUEST);
-    expect(answer.text).not.toContain(path);
-  });
+  it.each(['/v0/users/%zz', '/v0/users/%E0%A4%A', '/v0/devices/%', '/v0/rules/%G0', '/%zz', '/v0/configuration%zz'])(
+    '%s',
+    async (path) => {
+      const answer = await rawRequest(`GET ${path} HTTP/1.1`);
+      expectBody(answer, 400, BAD_REQUEST);
+      expect(answer.text).not.toContain(path);
+    },
+  );
 
   it('on every method, and authentication still comes first: without a token it is 401', async () => {
-    for (const method of ['PATCH', 'PUT', 'DELETE']) expectBody(await rawRequest(`${method} /v0/users/%zz HTTP/1.1`), 400, BAD_REQUEST);
+    for (const method of ['PATCH', 'PUT', 'DELETE'])
+      expectBody(await rawRequest(`${method} /v0/users/%zz HTTP/1.1`), 400, BAD_REQUEST);
     expectBody(await rawRequest('GET /v0/users/%zz HTTP/1.1', { token: false }), 401, UNAUTHENTICATED);
   });
 });
@@ -82,7 +86,8 @@ describe('a path parameter over the length limit: 404 {"error":"not_found"} (no 
 
   it('also on update and delete, and without a token it is 401', async () => {
     const path = `/v0/users/${'b'.repeat(2000)}@example.com`;
-    for (const method of ['PATCH', 'DELETE']) expectBody(await rawRequest(`${method} ${path} HTTP/1.1`), 404, NOT_FOUND);
+    for (const method of ['PATCH', 'DELETE'])
+      expectBody(await rawRequest(`${method} ${path} HTTP/1.1`), 404, NOT_FOUND);
     expectBody(await rawRequest(`GET ${path} HTTP/1.1`, { token: false }), 401, UNAUTHENTICATED);
   });
 
@@ -101,7 +106,11 @@ describe('requests the HTTP parser refuses: 400 {"error":"Bad Request"}, connect
 
   it('an over-long query string, and an over-long header', async () => {
     expectBody(await rawRequest(`GET /v0/users?q=${'e'.repeat(20_000)} HTTP/1.1`), 400, BAD_REQUEST);
-    expectBody(await rawRequest('GET /v0/users HTTP/1.1', { extra: [`X-Long: ${'f'.repeat(20_000)}`] }), 400, BAD_REQUEST);
+    expectBody(
+      await rawRequest('GET /v0/users HTTP/1.1', { extra: [`X-Long: ${'f'.repeat(20_000)}`] }),
+      400,
+      BAD_REQUEST,
+    );
   });
 
   it('broken framing: a Content-Length that is not a number, a request line without a path', async () => {
@@ -127,7 +136,7 @@ describe('unknown or unusable ids: 404 {"error":"not_found"}', () => {
 });
 
 describe('no framework code or URL echo in any error body', () => {
-  it('bodies of the usual failures hold only the contract\'s keys', async () => {
+  it("bodies of the usual failures hold only the contract's keys", async () => {
     const cases: Array<[string, string, string?]> = [
       ['POST', '/v0/users', '{"user": '],
       ['POST', '/v0/users', '[]'],
@@ -148,9 +157,16 @@ describe('no framework code or URL echo in any error body', () => {
 
 describe('204 No Content', () => {
   it('a delete answers 204 with no body, no Content-Type and no Content-Length of a body', async () => {
-    const user = (await server.api('POST', '/v0/users', { user: { email: `gone-${randomBytes(3).toString('hex')}@example.com` } })).body.data;
-    const device = (await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: randomBytes(32).toString('base64') } })).body.data;
-    const rule = (await server.api('POST', '/v0/rules', { rule: { destination: '198.51.100.0/24', user_id: user.id } })).body.data;
+    const user = (
+      await server.api('POST', '/v0/users', { user: { email: `gone-${randomBytes(3).toString('hex')}@example.com` } })
+    ).body.data;
+    const device = (
+      await server.api('POST', '/v0/devices', {
+        device: { user_id: user.id, public_key: randomBytes(32).toString('base64') },
+      })
+    ).body.data;
+    const rule = (await server.api('POST', '/v0/rules', { rule: { destination: '198.51.100.0/24', user_id: user.id } }))
+      .body.data;
     for (const path of [`/v0/rules/${rule.id}`, `/v0/devices/${device.id}`, `/v0/users/${user.id}`]) {
       const answer = await rawRequest(`DELETE ${path} HTTP/1.1`, { extra: ['Content-Type: application/json'] });
       expect(answer.status, answer.text).toBe(204);

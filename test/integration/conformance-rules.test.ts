@@ -7,7 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { JSON_TYPE, TIMESTAMP } from './conformance-helpers.js';
 
-const RULE_KEYS = ['id', 'action', 'destination', 'port_type', 'port_range', 'user_id', 'inserted_at', 'updated_at'].sort();
+const RULE_KEYS = [
+  'id',
+  'action',
+  'destination',
+  'port_type',
+  'port_range',
+  'user_id',
+  'inserted_at',
+  'updated_at',
+].sort();
 const OVERLAP = { errors: { destination: ['destination overlaps with an existing rule'] } };
 
 let server: TestServer;
@@ -24,11 +33,16 @@ afterAll(async () => {
 let block = 0;
 const freshBlock = () => {
   block++;
-  return { a: `${10 + Math.floor(block / 250)}.${block % 250}`, cidr: `${10 + Math.floor(block / 250)}.${block % 250}.0.0/16` };
+  return {
+    a: `${10 + Math.floor(block / 250)}.${block % 250}`,
+    cidr: `${10 + Math.floor(block / 250)}.${block % 250}.0.0/16`,
+  };
 };
 
 async function createUser(): Promise<any> {
-  const res = await server.api('POST', '/v0/users', { user: { email: `rules-${++counter}-${randomBytes(3).toString('hex')}@example.com` } });
+  const res = await server.api('POST', '/v0/users', {
+    user: { email: `rules-${++counter}-${randomBytes(3).toString('hex')}@example.com` },
+  });
   expect(res.status).toBe(201);
   return res.body.data;
 }
@@ -48,7 +62,12 @@ async function expectCreate422(rule: Record<string, unknown>, body: unknown): Pr
   expect((await server.api('GET', '/v0/rules')).body.data.length).toBe(before);
 }
 
-async function expectUpdate422(id: string, rule: Record<string, unknown>, body: unknown, method = 'PATCH'): Promise<void> {
+async function expectUpdate422(
+  id: string,
+  rule: Record<string, unknown>,
+  body: unknown,
+  method = 'PATCH',
+): Promise<void> {
   const before = (await server.api('GET', `/v0/rules/${id}`)).body.data;
   const res = await server.api(method, `/v0/rules/${id}`, { rule });
   expect(res.status, `${JSON.stringify(rule)} -> ${JSON.stringify(res.body)}`).toBe(422);
@@ -64,12 +83,22 @@ describe('shape and defaults', () => {
     expect(res.status).toBe(201);
     expect(res.headers.location).toBe(`/v0/rules/${res.body.data.id}`);
     expect(Object.keys(res.body.data).sort()).toEqual(RULE_KEYS);
-    expect(res.body.data).toMatchObject({ destination: cidr, action: 'drop', port_type: null, port_range: null, user_id: null });
+    expect(res.body.data).toMatchObject({
+      destination: cidr,
+      action: 'drop',
+      port_type: null,
+      port_range: null,
+      user_id: null,
+    });
     expect(res.body.data.inserted_at).toMatch(TIMESTAMP);
   });
 
   it('read-only fields sent on create or update are ignored: id, inserted_at, updated_at', async () => {
-    const readOnly = { id: randomUUID(), inserted_at: '2001-01-01T00:00:00.000000Z', updated_at: '2001-01-01T00:00:00.000000Z' };
+    const readOnly = {
+      id: randomUUID(),
+      inserted_at: '2001-01-01T00:00:00.000000Z',
+      updated_at: '2001-01-01T00:00:00.000000Z',
+    };
     const rule = await createRule({ destination: freshBlock().cidr, ...readOnly });
     expect(rule.id).not.toBe(readOnly.id);
     expect(rule.inserted_at.startsWith('2001')).toBe(false);
@@ -81,7 +110,13 @@ describe('shape and defaults', () => {
   it('every field given is echoed', async () => {
     const user = await createUser();
     const { a } = freshBlock();
-    const rule = { action: 'accept', destination: `${a}.1.0/24`, port_type: 'udp', port_range: '53 - 53', user_id: user.id };
+    const rule = {
+      action: 'accept',
+      destination: `${a}.1.0/24`,
+      port_type: 'udp',
+      port_range: '53 - 53',
+      user_id: user.id,
+    };
     expect(await createRule(rule)).toMatchObject(rule);
   });
 });
@@ -93,11 +128,29 @@ describe('destination', () => {
     }
   });
 
-  it.each([['banana'], ['10.0.0.0/33'], ['10.0.0.256'], ['fd00::/129'], ['10.0.0.0/'], ['10.0.0.0/8/8'], ['10.0.0.0-10.0.0.5'], ['example.com']])('%j is is invalid', async (destination) => {
+  it.each([
+    ['banana'],
+    ['10.0.0.0/33'],
+    ['10.0.0.256'],
+    ['fd00::/129'],
+    ['10.0.0.0/'],
+    ['10.0.0.0/8/8'],
+    ['10.0.0.0-10.0.0.5'],
+    ['example.com'],
+  ])('%j is is invalid', async (destination) => {
     await expectCreate422({ destination }, { errors: { destination: ['is invalid'] } });
   });
 
-  it.each([['single IPv4 address', 'A.5.5'], ['IPv4 CIDR', 'A.6.0/24'], ['IPv4 /32', 'A.7.7/32'], ['IPv6 address', 'fd10:B::1'], ['IPv6 CIDR', 'fd10:B:1::/64'], ['IPv6 in upper case', 'FD10:B:2::/64'], ['IPv6 uncompressed', 'fd10:B:3:0:0:0:0:1'], ['a CIDR with host bits set', 'A.8.1/24']])('%s is accepted and echoed as given', async (_name, pattern) => {
+  it.each([
+    ['single IPv4 address', 'A.5.5'],
+    ['IPv4 CIDR', 'A.6.0/24'],
+    ['IPv4 /32', 'A.7.7/32'],
+    ['IPv6 address', 'fd10:B::1'],
+    ['IPv6 CIDR', 'fd10:B:1::/64'],
+    ['IPv6 in upper case', 'FD10:B:2::/64'],
+    ['IPv6 uncompressed', 'fd10:B:3:0:0:0:0:1'],
+    ['a CIDR with host bits set', 'A.8.1/24'],
+  ])('%s is accepted and echoed as given', async (_name, pattern) => {
     const { a } = freshBlock();
     const destination = pattern.replace('A', a).replace('B', String(block));
     expect((await createRule({ destination })).destination).toBe(destination);
@@ -116,7 +169,7 @@ describe('action', () => {
     await expectCreate422({ destination: freshBlock().cidr, action }, { errors: { action: ['is invalid'] } });
   });
 
-  it('null is can\'t be blank, on create and on update', async () => {
+  it("null is can't be blank, on create and on update", async () => {
     await expectCreate422({ destination: freshBlock().cidr, action: null }, { errors: { action: ["can't be blank"] } });
     const rule = await createRule({ destination: freshBlock().cidr });
     await expectUpdate422(rule.id, { action: null }, { errors: { action: ["can't be blank"] } });
@@ -139,36 +192,76 @@ describe('port_type and port_range', () => {
 
   it('tcp and udp are the port types', async () => {
     const { a } = freshBlock();
-    expect((await createRule({ destination: `${a}.1.0/24`, port_type: 'tcp', port_range: '22' })).port_type).toBe('tcp');
-    expect((await createRule({ destination: `${a}.1.0/24`, port_type: 'udp', port_range: '22' })).port_type).toBe('udp');
+    expect((await createRule({ destination: `${a}.1.0/24`, port_type: 'tcp', port_range: '22' })).port_type).toBe(
+      'tcp',
+    );
+    expect((await createRule({ destination: `${a}.1.0/24`, port_type: 'udp', port_range: '22' })).port_type).toBe(
+      'udp',
+    );
   });
 
   it.each([['icmp'], ['TCP'], ['sctp'], ['any'], [6]])('port_type %j is is invalid', async (port_type) => {
-    await expectCreate422({ destination: freshBlock().cidr, port_type, port_range: '80' }, { errors: { port_type: ['is invalid'] } });
+    await expectCreate422(
+      { destination: freshBlock().cidr, port_type, port_range: '80' },
+      { errors: { port_type: ['is invalid'] } },
+    );
   });
 
-  it.each([['abc'], ['80-'], ['-80'], ['80--443'], ['80,443'], ['80 443'], ['80:443'], ['1.5'], ['80-443-500']])('port_range %j is bad format', async (port_range) => {
-    await expectCreate422({ destination: freshBlock().cidr, port_type: 'tcp', port_range }, { errors: { port_range: ['bad format'] } });
-  });
+  it.each([['abc'], ['80-'], ['-80'], ['80--443'], ['80,443'], ['80 443'], ['80:443'], ['1.5'], ['80-443-500']])(
+    'port_range %j is bad format',
+    async (port_range) => {
+      await expectCreate422(
+        { destination: freshBlock().cidr, port_type: 'tcp', port_range },
+        { errors: { port_range: ['bad format'] } },
+      );
+    },
+  );
 
   it('lo > hi is "lower value cannot be higher than upper value"', async () => {
-    await expectCreate422({ destination: freshBlock().cidr, port_type: 'tcp', port_range: '443-80' }, { errors: { port_range: ['lower value cannot be higher than upper value'] } });
-    await expectCreate422({ destination: freshBlock().cidr, port_type: 'udp', port_range: '2 - 1' }, { errors: { port_range: ['lower value cannot be higher than upper value'] } });
+    await expectCreate422(
+      { destination: freshBlock().cidr, port_type: 'tcp', port_range: '443-80' },
+      { errors: { port_range: ['lower value cannot be higher than upper value'] } },
+    );
+    await expectCreate422(
+      { destination: freshBlock().cidr, port_type: 'udp', port_range: '2 - 1' },
+      { errors: { port_range: ['lower value cannot be higher than upper value'] } },
+    );
   });
 
-  it.each([['0'], ['65536'], ['0-80'], ['80-65536'], ['70000']])('port_range %j is "port is not within valid range"', async (port_range) => {
-    await expectCreate422({ destination: freshBlock().cidr, port_type: 'tcp', port_range }, { errors: { port_range: ['port is not within valid range'] } });
+  it.each([['0'], ['65536'], ['0-80'], ['80-65536'], ['70000']])(
+    'port_range %j is "port is not within valid range"',
+    async (port_range) => {
+      await expectCreate422(
+        { destination: freshBlock().cidr, port_type: 'tcp', port_range },
+        { errors: { port_range: ['port is not within valid range'] } },
+      );
+    },
+  );
+
+  it("port_type without port_range: port_range can't be blank; port_range without port_type: port_type can't be blank", async () => {
+    await expectCreate422(
+      { destination: freshBlock().cidr, port_type: 'tcp' },
+      { errors: { port_range: ["can't be blank"] } },
+    );
+    await expectCreate422(
+      { destination: freshBlock().cidr, port_type: 'udp', port_range: null },
+      { errors: { port_range: ["can't be blank"] } },
+    );
+    await expectCreate422(
+      { destination: freshBlock().cidr, port_type: 'udp', port_range: '' },
+      { errors: { port_range: ["can't be blank"] } },
+    );
+    await expectCreate422(
+      { destination: freshBlock().cidr, port_range: '80' },
+      { errors: { port_type: ["can't be blank"] } },
+    );
+    await expectCreate422(
+      { destination: freshBlock().cidr, port_range: '80', port_type: '' },
+      { errors: { port_type: ["can't be blank"] } },
+    );
   });
 
-  it('port_type without port_range: port_range can\'t be blank; port_range without port_type: port_type can\'t be blank', async () => {
-    await expectCreate422({ destination: freshBlock().cidr, port_type: 'tcp' }, { errors: { port_range: ["can't be blank"] } });
-    await expectCreate422({ destination: freshBlock().cidr, port_type: 'udp', port_range: null }, { errors: { port_range: ["can't be blank"] } });
-    await expectCreate422({ destination: freshBlock().cidr, port_type: 'udp', port_range: '' }, { errors: { port_range: ["can't be blank"] } });
-    await expectCreate422({ destination: freshBlock().cidr, port_range: '80' }, { errors: { port_type: ["can't be blank"] } });
-    await expectCreate422({ destination: freshBlock().cidr, port_range: '80', port_type: '' }, { errors: { port_type: ["can't be blank"] } });
-  });
-
-  it('an invalid port_type without a port_range reports is invalid on port_type (reading: whether port_range also gets can\'t be blank is open)', async () => {
+  it("an invalid port_type without a port_range reports is invalid on port_type (reading: whether port_range also gets can't be blank is open)", async () => {
     const res = await server.api('POST', '/v0/rules', { rule: { destination: freshBlock().cidr, port_type: 'icmp' } });
     expect(res.status).toBe(422);
     expect(res.body.errors.port_type).toEqual(['is invalid']);
@@ -186,7 +279,9 @@ describe('port_type and port_range', () => {
     const cleared = await server.api('PATCH', `/v0/rules/${rule.id}`, { rule: { port_type: null, port_range: null } });
     expect(cleared.status).toBe(200);
     expect(cleared.body.data).toMatchObject({ port_type: null, port_range: null });
-    const added = await server.api('PUT', `/v0/rules/${rule.id}`, { rule: { port_type: 'udp', port_range: '1000-2000' } });
+    const added = await server.api('PUT', `/v0/rules/${rule.id}`, {
+      rule: { port_type: 'udp', port_range: '1000-2000' },
+    });
     expect(added.status).toBe(200);
     expect(added.body.data).toMatchObject({ port_type: 'udp', port_range: '1000 - 2000' });
     const rangeOnly = await server.api('PATCH', `/v0/rules/${rule.id}`, { rule: { port_range: '3000' } });
@@ -211,11 +306,16 @@ describe('user_id', () => {
   });
 
   it('an unknown user is "does not exist" on user_id (not the upstream key "user")', async () => {
-    await expectCreate422({ destination: freshBlock().cidr, user_id: randomUUID() }, { errors: { user_id: ['does not exist'] } });
+    await expectCreate422(
+      { destination: freshBlock().cidr, user_id: randomUUID() },
+      { errors: { user_id: ['does not exist'] } },
+    );
   });
 
   it('a user_id that is not a UUID is refused on user_id (reading: "does not exist" or "is invalid")', async () => {
-    const res = await server.api('POST', '/v0/rules', { rule: { destination: freshBlock().cidr, user_id: 'someone@example.com' } });
+    const res = await server.api('POST', '/v0/rules', {
+      rule: { destination: freshBlock().cidr, user_id: 'someone@example.com' },
+    });
     expect(res.status).toBe(422);
     expect(Object.keys(res.body.errors)).toEqual(['user_id']);
     expect([['does not exist'], ['is invalid']]).toContainEqual(res.body.errors.user_id);
@@ -236,25 +336,32 @@ describe('user_id', () => {
 
 describe('every field error at once', () => {
   it('create', async () => {
-    await expectCreate422({ destination: 'nowhere', action: 'maybe', port_type: 'tcp', port_range: '9-1', user_id: randomUUID() }, {
-      errors: {
-        destination: ['is invalid'],
-        action: ['is invalid'],
-        port_range: ['lower value cannot be higher than upper value'],
-        user_id: ['does not exist'],
+    await expectCreate422(
+      { destination: 'nowhere', action: 'maybe', port_type: 'tcp', port_range: '9-1', user_id: randomUUID() },
+      {
+        errors: {
+          destination: ['is invalid'],
+          action: ['is invalid'],
+          port_range: ['lower value cannot be higher than upper value'],
+          user_id: ['does not exist'],
+        },
       },
-    });
+    );
   });
 
   it('update', async () => {
     const rule = await createRule({ destination: freshBlock().cidr });
-    await expectUpdate422(rule.id, { destination: '300.1.1.1', action: 'allow', port_type: 'udp', port_range: '99999' }, {
-      errors: {
-        destination: ['is invalid'],
-        action: ['is invalid'],
-        port_range: ['port is not within valid range'],
+    await expectUpdate422(
+      rule.id,
+      { destination: '300.1.1.1', action: 'allow', port_type: 'udp', port_range: '99999' },
+      {
+        errors: {
+          destination: ['is invalid'],
+          action: ['is invalid'],
+          port_range: ['port is not within valid range'],
+        },
       },
-    });
+    );
   });
 });
 
@@ -266,22 +373,61 @@ describe('overlap', () => {
     ['a block and an address inside it', { destination: 'A.0.0/16' }, { destination: 'A.9.9' }],
     ['an address and the same address as /32', { destination: 'A.9.9' }, { destination: 'A.9.9/32' }],
     ['both accept', { destination: 'A.0.0/16', action: 'accept' }, { destination: 'A.1.0/24', action: 'accept' }],
-    ['omitted action (drop) and explicit drop', { destination: 'A.0.0/16' }, { destination: 'A.1.0/24', action: 'drop' }],
+    [
+      'omitted action (drop) and explicit drop',
+      { destination: 'A.0.0/16' },
+      { destination: 'A.1.0/24', action: 'drop' },
+    ],
     ['the same user', { destination: 'A.0.0/16', user_id: 'U1' }, { destination: 'A.1.0/24', user_id: 'U1' }],
-    ['same port type, the same range', { destination: 'A.0.0/16', port_type: 'tcp', port_range: '80' }, { destination: 'A.0.0/16', port_type: 'tcp', port_range: '80-80' }],
-    ['same port type, ranges sharing one port', { destination: 'A.0.0/16', port_type: 'tcp', port_range: '80-443' }, { destination: 'A.1.0/24', port_type: 'tcp', port_range: '443-500' }],
-    ['same port type, one range inside the other', { destination: 'A.0.0/16', port_type: 'udp', port_range: '1000-2000' }, { destination: 'A.0.0/16', port_type: 'udp', port_range: '1500' }],
+    [
+      'same port type, the same range',
+      { destination: 'A.0.0/16', port_type: 'tcp', port_range: '80' },
+      { destination: 'A.0.0/16', port_type: 'tcp', port_range: '80-80' },
+    ],
+    [
+      'same port type, ranges sharing one port',
+      { destination: 'A.0.0/16', port_type: 'tcp', port_range: '80-443' },
+      { destination: 'A.1.0/24', port_type: 'tcp', port_range: '443-500' },
+    ],
+    [
+      'same port type, one range inside the other',
+      { destination: 'A.0.0/16', port_type: 'udp', port_range: '1000-2000' },
+      { destination: 'A.0.0/16', port_type: 'udp', port_range: '1500' },
+    ],
     ['IPv6 blocks', { destination: 'fd20:B::/48' }, { destination: 'fd20:B:0:1::/64' }],
-    ['a block written with host bits set, then a block inside it', { destination: 'A.0.1/16' }, { destination: 'A.3.0/24' }],
-    ['a block, then an enclosing block written with host bits set', { destination: 'A.3.0/24' }, { destination: 'A.7.9/16' }],
-    ['an address, then an enclosing block written with host bits set', { destination: 'A.200.1' }, { destination: 'A.200.77/24' }],
-    ['the whole IPv4 space and any block (bound to a user of its own)', { destination: '0.0.0.0/0', user_id: 'U1' }, { destination: 'A.1.0/24', user_id: 'U1' }],
-    ['an IPv6 address and an uncompressed spelling of it', { destination: 'fd30:B::1' }, { destination: 'FD30:B:0:0:0:0:0:1' }],
+    [
+      'a block written with host bits set, then a block inside it',
+      { destination: 'A.0.1/16' },
+      { destination: 'A.3.0/24' },
+    ],
+    [
+      'a block, then an enclosing block written with host bits set',
+      { destination: 'A.3.0/24' },
+      { destination: 'A.7.9/16' },
+    ],
+    [
+      'an address, then an enclosing block written with host bits set',
+      { destination: 'A.200.1' },
+      { destination: 'A.200.77/24' },
+    ],
+    [
+      'the whole IPv4 space and any block (bound to a user of its own)',
+      { destination: '0.0.0.0/0', user_id: 'U1' },
+      { destination: 'A.1.0/24', user_id: 'U1' },
+    ],
+    [
+      'an IPv6 address and an uncompressed spelling of it',
+      { destination: 'fd30:B::1' },
+      { destination: 'FD30:B:0:0:0:0:0:1' },
+    ],
   ])('conflict: %s', async (_name, first, second) => {
     const user = await createUser();
     const { a } = freshBlock();
     const fill = (rule: Record<string, unknown>) => {
-      const filled: Record<string, unknown> = { ...rule, destination: String(rule.destination).replace('A', a).replace('B', String(block)) };
+      const filled: Record<string, unknown> = {
+        ...rule,
+        destination: String(rule.destination).replace('A', a).replace('B', String(block)),
+      };
       if (rule.user_id === 'U1') filled.user_id = user.id;
       return filled;
     };
@@ -290,13 +436,33 @@ describe('overlap', () => {
   });
 
   it.each<[string, Record<string, unknown>, Record<string, unknown>]>([
-    ['accept and drop on the same destination', { destination: 'A.0.0/16', action: 'accept' }, { destination: 'A.0.0/16', action: 'drop' }],
-    ['a global rule and a user\'s rule', { destination: 'A.0.0/16' }, { destination: 'A.0.0/16', user_id: 'U1' }],
+    [
+      'accept and drop on the same destination',
+      { destination: 'A.0.0/16', action: 'accept' },
+      { destination: 'A.0.0/16', action: 'drop' },
+    ],
+    ["a global rule and a user's rule", { destination: 'A.0.0/16' }, { destination: 'A.0.0/16', user_id: 'U1' }],
     ['two different users', { destination: 'A.0.0/16', user_id: 'U1' }, { destination: 'A.0.0/16', user_id: 'U2' }],
-    ['tcp and udp with the same range', { destination: 'A.0.0/16', port_type: 'tcp', port_range: '80' }, { destination: 'A.0.0/16', port_type: 'udp', port_range: '80' }],
-    ['disjoint port ranges', { destination: 'A.0.0/16', port_type: 'tcp', port_range: '80-100' }, { destination: 'A.0.0/16', port_type: 'tcp', port_range: '101-200' }],
-    ['one with ports, one without', { destination: 'A.0.0/16' }, { destination: 'A.0.0/16', port_type: 'tcp', port_range: '22' }],
-    ['one without ports after one with ports', { destination: 'A.0.0/16', port_type: 'udp', port_range: '53' }, { destination: 'A.0.0/16' }],
+    [
+      'tcp and udp with the same range',
+      { destination: 'A.0.0/16', port_type: 'tcp', port_range: '80' },
+      { destination: 'A.0.0/16', port_type: 'udp', port_range: '80' },
+    ],
+    [
+      'disjoint port ranges',
+      { destination: 'A.0.0/16', port_type: 'tcp', port_range: '80-100' },
+      { destination: 'A.0.0/16', port_type: 'tcp', port_range: '101-200' },
+    ],
+    [
+      'one with ports, one without',
+      { destination: 'A.0.0/16' },
+      { destination: 'A.0.0/16', port_type: 'tcp', port_range: '22' },
+    ],
+    [
+      'one without ports after one with ports',
+      { destination: 'A.0.0/16', port_type: 'udp', port_range: '53' },
+      { destination: 'A.0.0/16' },
+    ],
     ['adjacent disjoint blocks', { destination: 'A.0.0/17' }, { destination: 'A.128.0/17' }],
     ['IPv4 and IPv6 destinations', { destination: '0.0.0.0/0' }, { destination: '::/0' }],
   ])('no conflict: %s', async (_name, first, second) => {
@@ -316,25 +482,65 @@ describe('overlap', () => {
 
   it('on update: a rule does not conflict with itself', async () => {
     const rule = await createRule({ destination: freshBlock().cidr, port_type: 'tcp', port_range: '80-90' });
-    for (const change of [{}, { destination: rule.destination }, { port_range: '85' }, { port_range: '80-90', port_type: 'tcp', action: 'drop' }]) {
+    for (const change of [
+      {},
+      { destination: rule.destination },
+      { port_range: '85' },
+      { port_range: '80-90', port_type: 'tcp', action: 'drop' },
+    ]) {
       const res = await server.api('PATCH', `/v0/rules/${rule.id}`, { rule: change });
       expect(res.status, JSON.stringify(change)).toBe(200);
     }
   });
 
-  it('on update: moving into another rule\'s space conflicts (destination, action, binding, ports)', async () => {
+  it("on update: moving into another rule's space conflicts (destination, action, binding, ports)", async () => {
     const user = await createUser();
     const { a } = freshBlock();
-    await createRule({ destination: `${a}.1.0/24`, action: 'accept', user_id: user.id, port_type: 'tcp', port_range: '443' });
-    const other = await createRule({ destination: `${a}.2.0/24`, action: 'accept', user_id: user.id, port_type: 'tcp', port_range: '443' });
+    await createRule({
+      destination: `${a}.1.0/24`,
+      action: 'accept',
+      user_id: user.id,
+      port_type: 'tcp',
+      port_range: '443',
+    });
+    const other = await createRule({
+      destination: `${a}.2.0/24`,
+      action: 'accept',
+      user_id: user.id,
+      port_type: 'tcp',
+      port_range: '443',
+    });
     await expectUpdate422(other.id, { destination: `${a}.1.128/25` }, OVERLAP);
-    const drop = await createRule({ destination: `${a}.1.0/24`, action: 'drop', user_id: user.id, port_type: 'tcp', port_range: '443' });
+    const drop = await createRule({
+      destination: `${a}.1.0/24`,
+      action: 'drop',
+      user_id: user.id,
+      port_type: 'tcp',
+      port_range: '443',
+    });
     await expectUpdate422(drop.id, { action: 'accept' }, OVERLAP, 'PUT');
-    const global = await createRule({ destination: `${a}.1.0/24`, action: 'accept', port_type: 'tcp', port_range: '443' });
+    const global = await createRule({
+      destination: `${a}.1.0/24`,
+      action: 'accept',
+      port_type: 'tcp',
+      port_range: '443',
+    });
     await expectUpdate422(global.id, { user_id: user.id }, OVERLAP);
-    const udp = await createRule({ destination: `${a}.1.0/24`, action: 'accept', user_id: user.id, port_type: 'udp', port_range: '443' });
+    const udp = await createRule({
+      destination: `${a}.1.0/24`,
+      action: 'accept',
+      user_id: user.id,
+      port_type: 'udp',
+      port_range: '443',
+    });
     await expectUpdate422(udp.id, { port_type: 'tcp' }, OVERLAP);
-    const other80 = await createRule({ destination: `${a}.1.0/24`, action: 'accept', user_id: user.id, port_type: 'tcp', port_range: '80' });
+    const other80 = await createRule({
+      destination: `${a}.1.0/24`,
+      action: 'accept',
+      user_id: user.id,
+      port_type: 'tcp',
+      port_range: '80',
+    });
     await expectUpdate422(other80.id, { port_range: '80-443' }, OVERLAP);
   });
 
@@ -347,7 +553,11 @@ describe('overlap', () => {
 
   it('concurrent identical creates: exactly one wins, the others get the overlap error', async () => {
     const { cidr } = freshBlock();
-    const results = await Promise.all(Array.from({ length: 12 }, () => server.api('POST', '/v0/rules', { rule: { destination: cidr, action: 'accept' } })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        server.api('POST', '/v0/rules', { rule: { destination: cidr, action: 'accept' } }),
+      ),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     for (const refused of results.filter((r) => r.status !== 201)) {
       expect(refused.status).toBe(422);
@@ -360,7 +570,9 @@ describe('overlap', () => {
   it('concurrent overlapping creates with different destinations: exactly one wins', async () => {
     const { a } = freshBlock();
     const destinations = [`${a}.0.0/16`, `${a}.1.0/24`, `${a}.1.1`, `${a}.0.0/17`, `${a}.1.0/25`, `${a}.1.1/32`];
-    const results = await Promise.all(destinations.map((destination) => server.api('POST', '/v0/rules', { rule: { destination } })));
+    const results = await Promise.all(
+      destinations.map((destination) => server.api('POST', '/v0/rules', { rule: { destination } })),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     for (const refused of results.filter((r) => r.status !== 201)) expect(refused.body).toEqual(OVERLAP);
   });
@@ -371,11 +583,15 @@ describe('list', () => {
     const user = await createUser();
     const ids: string[] = [];
     for (let i = 0; i < 150; i++) {
-      const res = await server.api('POST', '/v0/rules', { rule: { destination: `172.16.${Math.floor(i / 250)}.${i % 250}`, user_id: user.id } });
+      const res = await server.api('POST', '/v0/rules', {
+        rule: { destination: `172.16.${Math.floor(i / 250)}.${i % 250}`, user_id: user.id },
+      });
       expect(res.status).toBe(201);
       ids.push(res.body.data.id);
     }
-    const listed = (await server.api('GET', '/v0/rules')).body.data.filter((r: any) => r.user_id === user.id).map((r: any) => r.id);
+    const listed = (await server.api('GET', '/v0/rules')).body.data
+      .filter((r: any) => r.user_id === user.id)
+      .map((r: any) => r.id);
     expect(listed).toEqual(ids);
   });
 });

@@ -8,7 +8,16 @@ import { runCli } from '../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
 import { JSON_TYPE, TIMESTAMP } from './conformance-helpers.js';
 
-const USER_KEYS = ['id', 'email', 'role', 'last_signed_in_at', 'last_signed_in_method', 'disabled_at', 'inserted_at', 'updated_at'].sort();
+const USER_KEYS = [
+  'id',
+  'email',
+  'role',
+  'last_signed_in_at',
+  'last_signed_in_method',
+  'disabled_at',
+  'inserted_at',
+  'updated_at',
+].sort();
 const GOOD_PASSWORD = 'correct horse battery';
 
 let server: TestServer;
@@ -46,19 +55,30 @@ async function tokenFor(target: TestServer, email: string): Promise<string> {
 describe('response shape', () => {
   it('exactly the eight keys, on create, show, list and update; no password data anywhere', async () => {
     const email = uniqueEmail();
-    const created = await server.api('POST', '/v0/users', { user: { email, password: GOOD_PASSWORD, password_confirmation: GOOD_PASSWORD } });
+    const created = await server.api('POST', '/v0/users', {
+      user: { email, password: GOOD_PASSWORD, password_confirmation: GOOD_PASSWORD },
+    });
     expect(created.status).toBe(201);
     const user = created.body.data;
     expect(Object.keys(user).sort()).toEqual(USER_KEYS);
-    expect(user).toMatchObject({ email, role: 'unprivileged', disabled_at: null, last_signed_in_at: null, last_signed_in_method: null });
+    expect(user).toMatchObject({
+      email,
+      role: 'unprivileged',
+      disabled_at: null,
+      last_signed_in_at: null,
+      last_signed_in_method: null,
+    });
     expect(user.inserted_at).toMatch(TIMESTAMP);
     expect(user.updated_at).toMatch(TIMESTAMP);
 
     const shown = await server.api('GET', `/v0/users/${user.id}`);
     const listed = (await server.api('GET', '/v0/users')).body.data.find((u: any) => u.id === user.id);
-    const updated = await server.api('PATCH', `/v0/users/${user.id}`, { user: { password: `${GOOD_PASSWORD}!`, password_confirmation: `${GOOD_PASSWORD}!` } });
+    const updated = await server.api('PATCH', `/v0/users/${user.id}`, {
+      user: { password: `${GOOD_PASSWORD}!`, password_confirmation: `${GOOD_PASSWORD}!` },
+    });
     expect(updated.status).toBe(200);
-    for (const shape of [shown.body.data, listed, updated.body.data]) expect(Object.keys(shape).sort()).toEqual(USER_KEYS);
+    for (const shape of [shown.body.data, listed, updated.body.data])
+      expect(Object.keys(shape).sort()).toEqual(USER_KEYS);
     for (const text of [created, shown, updated].map((r) => JSON.stringify(r.body))) {
       expect(text).not.toContain(GOOD_PASSWORD);
       expect(text.toLowerCase()).not.toContain('password');
@@ -156,10 +176,20 @@ describe('email', () => {
   it('is unique case-insensitively on create and update', async () => {
     const email = uniqueEmail('dup');
     await createUser({ email });
-    await expect422('POST', '/v0/users', { user: { email: email.toUpperCase() } }, { email: ['has already been taken'] });
+    await expect422(
+      'POST',
+      '/v0/users',
+      { user: { email: email.toUpperCase() } },
+      { email: ['has already been taken'] },
+    );
     await expect422('POST', '/v0/users', { user: { email: ` ${email} ` } }, { email: ['has already been taken'] });
     const other = await createUser();
-    await expect422('PATCH', `/v0/users/${other.id}`, { user: { email: email.toUpperCase() } }, { email: ['has already been taken'] });
+    await expect422(
+      'PATCH',
+      `/v0/users/${other.id}`,
+      { user: { email: email.toUpperCase() } },
+      { email: ['has already been taken'] },
+    );
     expect((await server.api('GET', `/v0/users/${other.id}`)).body.data).toEqual(other);
   });
 
@@ -190,8 +220,17 @@ describe('email', () => {
 
   it('concurrent creates of one email in different cases: exactly one wins', async () => {
     const email = uniqueEmail('race');
-    const variants = [email, email.toUpperCase(), ` ${email}`, email.replace('race', 'RACE'), email, email.toUpperCase()];
-    const results = await Promise.all(variants.map((variant) => server.api('POST', '/v0/users', { user: { email: variant } })));
+    const variants = [
+      email,
+      email.toUpperCase(),
+      ` ${email}`,
+      email.replace('race', 'RACE'),
+      email,
+      email.toUpperCase(),
+    ];
+    const results = await Promise.all(
+      variants.map((variant) => server.api('POST', '/v0/users', { user: { email: variant } })),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     for (const refused of results.filter((r) => r.status !== 201)) {
       expect(refused.status).toBe(422);
@@ -253,68 +292,129 @@ describe('role', () => {
 });
 
 describe('password', () => {
-  it('the seed\'s example: too short and no confirmation, both errors together', async () => {
-    await expect422('POST', '/v0/users', { user: { email: uniqueEmail(), password: 'short' } }, {
-      password: ['should be at least 12 character(s)'],
-      password_confirmation: ["can't be blank"],
-    });
+  it("the seed's example: too short and no confirmation, both errors together", async () => {
+    await expect422(
+      'POST',
+      '/v0/users',
+      { user: { email: uniqueEmail(), password: 'short' } },
+      {
+        password: ['should be at least 12 character(s)'],
+        password_confirmation: ["can't be blank"],
+      },
+    );
   });
 
   it('12 and 64 characters are accepted; 11 and 65 are not', async () => {
     for (const password of ['a'.repeat(12), 'b'.repeat(64)]) {
-      const res = await server.api('POST', '/v0/users', { user: { email: uniqueEmail(), password, password_confirmation: password } });
+      const res = await server.api('POST', '/v0/users', {
+        user: { email: uniqueEmail(), password, password_confirmation: password },
+      });
       expect(res.status, `${password.length}: ${JSON.stringify(res.body)}`).toBe(201);
     }
     const short = 'c'.repeat(11);
-    await expect422('POST', '/v0/users', { user: { email: uniqueEmail(), password: short, password_confirmation: short } }, { password: ['should be at least 12 character(s)'] });
+    await expect422(
+      'POST',
+      '/v0/users',
+      { user: { email: uniqueEmail(), password: short, password_confirmation: short } },
+      { password: ['should be at least 12 character(s)'] },
+    );
     const long = 'd'.repeat(65);
-    await expect422('POST', '/v0/users', { user: { email: uniqueEmail(), password: long, password_confirmation: long } }, { password: ['should be at most 64 character(s)'] });
+    await expect422(
+      'POST',
+      '/v0/users',
+      { user: { email: uniqueEmail(), password: long, password_confirmation: long } },
+      { password: ['should be at most 64 character(s)'] },
+    );
   });
 
-  it('confirmation missing: can\'t be blank; different: does not match confirmation; both on password_confirmation', async () => {
-    await expect422('POST', '/v0/users', { user: { email: uniqueEmail(), password: GOOD_PASSWORD } }, { password_confirmation: ["can't be blank"] });
-    await expect422('POST', '/v0/users', { user: { email: uniqueEmail(), password: GOOD_PASSWORD, password_confirmation: null } }, { password_confirmation: ["can't be blank"] });
-    await expect422('POST', '/v0/users', { user: { email: uniqueEmail(), password: GOOD_PASSWORD, password_confirmation: '' } }, { password_confirmation: ["can't be blank"] });
-    await expect422('POST', '/v0/users', { user: { email: uniqueEmail(), password: GOOD_PASSWORD, password_confirmation: `${GOOD_PASSWORD}x` } }, { password_confirmation: ['does not match confirmation'] });
+  it("confirmation missing: can't be blank; different: does not match confirmation; both on password_confirmation", async () => {
+    await expect422(
+      'POST',
+      '/v0/users',
+      { user: { email: uniqueEmail(), password: GOOD_PASSWORD } },
+      { password_confirmation: ["can't be blank"] },
+    );
+    await expect422(
+      'POST',
+      '/v0/users',
+      { user: { email: uniqueEmail(), password: GOOD_PASSWORD, password_confirmation: null } },
+      { password_confirmation: ["can't be blank"] },
+    );
+    await expect422(
+      'POST',
+      '/v0/users',
+      { user: { email: uniqueEmail(), password: GOOD_PASSWORD, password_confirmation: '' } },
+      { password_confirmation: ["can't be blank"] },
+    );
+    await expect422(
+      'POST',
+      '/v0/users',
+      { user: { email: uniqueEmail(), password: GOOD_PASSWORD, password_confirmation: `${GOOD_PASSWORD}x` } },
+      { password_confirmation: ['does not match confirmation'] },
+    );
   });
 
   it('too long and mismatched: both errors together', async () => {
-    await expect422('POST', '/v0/users', { user: { email: uniqueEmail(), password: 'e'.repeat(70), password_confirmation: 'f'.repeat(70) } }, {
-      password: ['should be at most 64 character(s)'],
-      password_confirmation: ['does not match confirmation'],
-    });
+    await expect422(
+      'POST',
+      '/v0/users',
+      { user: { email: uniqueEmail(), password: 'e'.repeat(70), password_confirmation: 'f'.repeat(70) } },
+      {
+        password: ['should be at most 64 character(s)'],
+        password_confirmation: ['does not match confirmation'],
+      },
+    );
   });
 
   it('every field error of a create at once: email, role, password, confirmation', async () => {
-    await expect422('POST', '/v0/users', { user: { role: 'boss', password: 'x', password_confirmation: 'y' } }, {
-      email: ["can't be blank"],
-      role: ['is invalid'],
-      password: ['should be at least 12 character(s)'],
-      password_confirmation: ['does not match confirmation'],
-    });
+    await expect422(
+      'POST',
+      '/v0/users',
+      { user: { role: 'boss', password: 'x', password_confirmation: 'y' } },
+      {
+        email: ["can't be blank"],
+        role: ['is invalid'],
+        password: ['should be at least 12 character(s)'],
+        password_confirmation: ['does not match confirmation'],
+      },
+    );
   });
 
   it('on update: the same rules; null or "" is ignored (a password cannot be cleared)', async () => {
     const user = await createUser({ password: GOOD_PASSWORD, password_confirmation: GOOD_PASSWORD });
-    await expect422('PATCH', `/v0/users/${user.id}`, { user: { password: 'short' } }, {
-      password: ['should be at least 12 character(s)'],
-      password_confirmation: ["can't be blank"],
-    });
-    await expect422('PUT', `/v0/users/${user.id}`, { user: { password: GOOD_PASSWORD, password_confirmation: 'other other other' } }, {
-      password_confirmation: ['does not match confirmation'],
-    });
+    await expect422(
+      'PATCH',
+      `/v0/users/${user.id}`,
+      { user: { password: 'short' } },
+      {
+        password: ['should be at least 12 character(s)'],
+        password_confirmation: ["can't be blank"],
+      },
+    );
+    await expect422(
+      'PUT',
+      `/v0/users/${user.id}`,
+      { user: { password: GOOD_PASSWORD, password_confirmation: 'other other other' } },
+      {
+        password_confirmation: ['does not match confirmation'],
+      },
+    );
     for (const password of [null, '']) {
       const res = await server.api('PATCH', `/v0/users/${user.id}`, { user: { password } });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.data).toEqual(user);
     }
-    const changed = await server.api('PATCH', `/v0/users/${user.id}`, { user: { password: 'another good one', password_confirmation: 'another good one' } });
+    const changed = await server.api('PATCH', `/v0/users/${user.id}`, {
+      user: { password: 'another good one', password_confirmation: 'another good one' },
+    });
     expect(changed.status).toBe(200);
     expect(Object.keys(changed.body.data).sort()).toEqual(USER_KEYS);
   });
 
   it('a confirmation without a password is ignored (reading: nothing to confirm)', async () => {
-    const res = await server.api('POST', '/v0/users', { user: { email: uniqueEmail(), password_confirmation: 'whatever it is' } });
+    const res = await server.api('POST', '/v0/users', {
+      user: { email: uniqueEmail(), password_confirmation: 'whatever it is' },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   });
 });
@@ -344,7 +444,13 @@ describe('read-only fields', () => {
     for (const role of ['unprivileged', 'admin']) {
       const user = await createUser({ role });
       const res = await server.api('PATCH', `/v0/users/${user.id}`, {
-        user: { id: randomUUID(), disabled_at: '2020-01-01T00:00:00.000000Z', last_signed_in_at: '2020-01-01T00:00:00.000000Z', last_signed_in_method: 'oidc', inserted_at: '2001-01-01T00:00:00.000000Z' },
+        user: {
+          id: randomUUID(),
+          disabled_at: '2020-01-01T00:00:00.000000Z',
+          last_signed_in_at: '2020-01-01T00:00:00.000000Z',
+          last_signed_in_method: 'oidc',
+          inserted_at: '2001-01-01T00:00:00.000000Z',
+        },
       });
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual(user);
@@ -378,7 +484,9 @@ describe('own role and last admin', () => {
   it('the token owner may change its own email and password', async () => {
     const own = await startTestServer();
     try {
-      const res = await own.api('PATCH', `/v0/users/${TEST_ADMIN_EMAIL}`, { user: { role: 'admin', password: GOOD_PASSWORD, password_confirmation: GOOD_PASSWORD } });
+      const res = await own.api('PATCH', `/v0/users/${TEST_ADMIN_EMAIL}`, {
+        user: { role: 'admin', password: GOOD_PASSWORD, password_confirmation: GOOD_PASSWORD },
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       const renamed = await own.api('PATCH', `/v0/users/${TEST_ADMIN_EMAIL}`, { user: { email: 'root@example.com' } });
       expect(renamed.status).toBe(200);
@@ -444,14 +552,20 @@ describe('last admin under concurrency', () => {
         expect(statuses[0]).toBe(200);
         const refused = first.status === 200 ? second : first;
         expect([401, 422]).toContain(refused.status);
-        if (refused.status === 422) expect(refused.body).toEqual({ errors: { base: ['cannot demote the last admin'] } });
+        if (refused.status === 422)
+          expect(refused.body).toEqual({ errors: { base: ['cannot demote the last admin'] } });
         else expect(refused.body).toEqual({ error: 'Unauthorized' });
         const winner = first.status === 200 ? 0 : 1;
-        const admins = (await own.api('GET', '/v0/users', undefined, { token: tokens[winner] })).body.data.filter((u: any) => u.role === 'admin');
+        const admins = (await own.api('GET', '/v0/users', undefined, { token: tokens[winner] })).body.data.filter(
+          (u: any) => u.role === 'admin',
+        );
         expect(admins.map((u: any) => u.email)).toEqual([emails[winner]]);
         if (winner === 1) {
           // Hand the first admin back its role for the next round, and retire the second.
-          expect((await own.api('PATCH', `/v0/users/${emails[0]}`, { user: { role: 'admin' } }, { token: tokens[1] })).status).toBe(200);
+          expect(
+            (await own.api('PATCH', `/v0/users/${emails[0]}`, { user: { role: 'admin' } }, { token: tokens[1] }))
+              .status,
+          ).toBe(200);
         }
         expect((await own.api('DELETE', `/v0/users/${emails[1]}`)).status).toBe(204);
       }
@@ -483,7 +597,7 @@ describe('last admin under concurrency', () => {
 });
 
 describe('delete cascades', () => {
-  it('the user\'s devices, the rules bound to it and its tokens go; other users\' things and global rules stay', async () => {
+  it("the user's devices, the rules bound to it and its tokens go; other users' things and global rules stay", async () => {
     const email = uniqueEmail('leaver');
     const token = await tokenFor(server, email);
     const leaver = (await server.api('GET', `/v0/users/${email}`)).body.data;
@@ -496,12 +610,28 @@ describe('delete cascades', () => {
       expect(res.status).toBe(201);
       devices.push(res.body.data.id);
     }
-    const stayerDevice = (await server.api('POST', '/v0/devices', { device: { user_id: stayer.id, public_key: publicKey() } })).body.data;
+    const stayerDevice = (
+      await server.api('POST', '/v0/devices', { device: { user_id: stayer.id, public_key: publicKey() } })
+    ).body.data;
     const base = `10.${100 + (counter % 100)}`;
-    const boundRule = (await server.api('POST', '/v0/rules', { rule: { destination: `${base}.1.0/24`, user_id: leaver.id } })).body.data;
-    const boundAccept = (await server.api('POST', '/v0/rules', { rule: { destination: `${base}.2.0/24`, action: 'accept', user_id: leaver.id, port_type: 'tcp', port_range: '22' } })).body.data;
+    const boundRule = (
+      await server.api('POST', '/v0/rules', { rule: { destination: `${base}.1.0/24`, user_id: leaver.id } })
+    ).body.data;
+    const boundAccept = (
+      await server.api('POST', '/v0/rules', {
+        rule: {
+          destination: `${base}.2.0/24`,
+          action: 'accept',
+          user_id: leaver.id,
+          port_type: 'tcp',
+          port_range: '22',
+        },
+      })
+    ).body.data;
     const globalRule = (await server.api('POST', '/v0/rules', { rule: { destination: `${base}.1.0/24` } })).body.data;
-    const stayerRule = (await server.api('POST', '/v0/rules', { rule: { destination: `${base}.1.0/24`, user_id: stayer.id } })).body.data;
+    const stayerRule = (
+      await server.api('POST', '/v0/rules', { rule: { destination: `${base}.1.0/24`, user_id: stayer.id } })
+    ).body.data;
     for (const rule of [boundRule, boundAccept, globalRule, stayerRule]) expect(rule.id).toBeDefined();
     expect((await server.api('GET', '/v0/users', undefined, { token })).status).toBe(200);
 
@@ -509,7 +639,8 @@ describe('delete cascades', () => {
 
     expect((await server.api('GET', `/v0/users/${leaver.id}`)).status).toBe(404);
     for (const id of devices) expect((await server.api('GET', `/v0/devices/${id}`)).status).toBe(404);
-    for (const rule of [boundRule, boundAccept]) expect((await server.api('GET', `/v0/rules/${rule.id}`)).status).toBe(404);
+    for (const rule of [boundRule, boundAccept])
+      expect((await server.api('GET', `/v0/rules/${rule.id}`)).status).toBe(404);
     expect((await server.api('GET', `/v0/rules/${globalRule.id}`)).body.data).toEqual(globalRule);
     expect((await server.api('GET', `/v0/rules/${stayerRule.id}`)).body.data).toEqual(stayerRule);
     expect((await server.api('GET', `/v0/devices/${stayerDevice.id}`)).body.data).toEqual(stayerDevice);
@@ -523,13 +654,19 @@ describe('delete cascades', () => {
     expect(refused.body).toEqual({ errors: { auth: 'no_resource_found' } });
   });
 
-  it('a deleted user\'s device public keys and addresses are free again', async () => {
+  it("a deleted user's device public keys and addresses are free again", async () => {
     const user = await createUser();
-    const device = (await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: publicKey(), ipv4: '10.3.2.222', ipv6: 'fd00::3:2:de' } })).body.data;
+    const device = (
+      await server.api('POST', '/v0/devices', {
+        device: { user_id: user.id, public_key: publicKey(), ipv4: '10.3.2.222', ipv6: 'fd00::3:2:de' },
+      })
+    ).body.data;
     expect(device.ipv4).toBe('10.3.2.222');
     expect((await server.api('DELETE', `/v0/users/${user.id}`)).status).toBe(204);
     const other = await createUser();
-    const reused = await server.api('POST', '/v0/devices', { device: { user_id: other.id, public_key: device.public_key, ipv4: device.ipv4, ipv6: device.ipv6 } });
+    const reused = await server.api('POST', '/v0/devices', {
+      device: { user_id: other.id, public_key: device.public_key, ipv4: device.ipv4, ipv6: device.ipv6 },
+    });
     expect(reused.status, JSON.stringify(reused.body)).toBe(201);
   });
 

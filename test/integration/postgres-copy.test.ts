@@ -30,7 +30,9 @@ async function call(server: RunningServer, method: string, path: string, body?: 
 async function lists(location: string): Promise<unknown[]> {
   const server = await startServer({ dbPath: location, port: 0 });
   try {
-    return await Promise.all(['/v0/users', '/v0/devices', '/v0/rules'].map(async (path) => (await call(server, 'GET', path)).body));
+    return await Promise.all(
+      ['/v0/users', '/v0/devices', '/v0/rules'].map(async (path) => (await call(server, 'GET', path)).body),
+    );
   } finally {
     await server.close();
   }
@@ -50,13 +52,47 @@ beforeAll(async () => {
   const server = await startServer({ dbPath: file, port: 0 });
   try {
     for (let i = 0; i < 5; i++) {
-      const user = (await call(server, 'POST', '/v0/users', { user: { email: `User-${i}@Example.com`, password: 'correct horse battery', password_confirmation: 'correct horse battery' } })).body.data;
+      const user = (
+        await call(server, 'POST', '/v0/users', {
+          user: {
+            email: `User-${i}@Example.com`,
+            password: 'correct horse battery',
+            password_confirmation: 'correct horse battery',
+          },
+        })
+      ).body.data;
       for (let d = 0; d < 3; d++) {
-        expect((await call(server, 'POST', '/v0/devices', { device: { user_id: user.id, public_key: key(), name: `dev-${d}`, dns: ['9.9.9.9'], use_default_dns: false } })).status).toBe(201);
+        expect(
+          (
+            await call(server, 'POST', '/v0/devices', {
+              device: {
+                user_id: user.id,
+                public_key: key(),
+                name: `dev-${d}`,
+                dns: ['9.9.9.9'],
+                use_default_dns: false,
+              },
+            })
+          ).status,
+        ).toBe(201);
       }
-      expect((await call(server, 'POST', '/v0/rules', { rule: { action: 'accept', destination: `10.${i}.0.0/16`, port_type: 'tcp', port_range: '443', user_id: user.id } })).status).toBe(201);
+      expect(
+        (
+          await call(server, 'POST', '/v0/rules', {
+            rule: {
+              action: 'accept',
+              destination: `10.${i}.0.0/16`,
+              port_type: 'tcp',
+              port_range: '443',
+              user_id: user.id,
+            },
+          })
+        ).status,
+      ).toBe(201);
     }
-    expect((await call(server, 'POST', '/v0/rules', { rule: { action: 'drop', destination: 'fd00::/8' } })).status).toBe(201);
+    expect(
+      (await call(server, 'POST', '/v0/rules', { rule: { action: 'drop', destination: 'fd00::/8' } })).status,
+    ).toBe(201);
   } finally {
     await server.close();
   }
@@ -85,7 +121,9 @@ describe('netform server copy', () => {
       const original = await runCli(['server', 'defaults', 'show', '--json', '--db', file]);
       expect(JSON.parse(shown.stdout)).toEqual(JSON.parse(original.stdout));
       const users = (await call(server, 'GET', '/v0/users')).body.data;
-      const created = await call(server, 'POST', '/v0/devices', { device: { user_id: users[1].id, public_key: key() } });
+      const created = await call(server, 'POST', '/v0/devices', {
+        device: { user_id: users[1].id, public_key: key() },
+      });
       expect(created.status).toBe(201);
       const taken = new Set(((await lists(file))[1] as { data: { ipv4: string }[] }).data.map((d) => d.ipv4));
       expect(taken.has(created.body.data.ipv4)).toBe(false);
@@ -100,7 +138,9 @@ describe('netform server copy', () => {
     const before = await lists(url);
     const copied = await runCli(['server', 'copy', '--from', file, '--to', url.replace('netform@', 'netform:secret@')]);
     expect(copied.code).not.toBe(0);
-    expect(copied.stderr).toMatch(/postgres:\/\/netform@127\.0\.0\.1:\d+\/\w+ is not empty: copy only into a new database/);
+    expect(copied.stderr).toMatch(
+      /postgres:\/\/netform@127\.0\.0\.1:\d+\/\w+ is not empty: copy only into a new database/,
+    );
     expect(copied.stderr).not.toContain('secret');
     expect(await lists(url)).toEqual(before);
   });

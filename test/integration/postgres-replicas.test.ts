@@ -78,7 +78,7 @@ afterAll(async () => {
 
 /** The block of prefix `prefix` holding the IPv4 address `address`: all such blocks pairwise overlap. */
 function blockAround(address: number, prefix: number): string {
-  const start = prefix === 0 ? 0 : (address >>> (32 - prefix)) << (32 - prefix) >>> 0;
+  const start = prefix === 0 ? 0 : ((address >>> (32 - prefix)) << (32 - prefix)) >>> 0;
   return `${[24, 16, 8, 0].map((shift) => (start >>> shift) & 255).join('.')}/${prefix}`;
 }
 
@@ -86,7 +86,7 @@ function blockAround(address: number, prefix: number): string {
 const replica = (i: number) => (i % 2 === 0 ? a : b);
 
 describe('two replicas on one database', () => {
-  it('see each other\'s writes at once', async () => {
+  it("see each other's writes at once", async () => {
     for (let i = 0; i < 20; i++) {
       const created = await replica(i).api('POST', '/v0/users', { user: { email: `seen-${i}@example.com` } });
       expect(created.status).toBe(201);
@@ -99,22 +99,33 @@ describe('two replicas on one database', () => {
   it('100 concurrent overlapping rule creates split between them: exactly one 201', async () => {
     const answers = await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
-        replica(i).api('POST', '/v0/rules', { rule: { action: 'drop', destination: blockAround(0xac140001, 8 + (i % 25)) } }),
+        replica(i).api('POST', '/v0/rules', {
+          rule: { action: 'drop', destination: blockAround(0xac140001, 8 + (i % 25)) },
+        }),
       ),
     );
     const statuses = answers.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 422)).toHaveLength(99);
-    for (const refused of answers.filter((r) => r.status === 422)) expect(refused.body.errors.destination).toBeDefined();
-    const rules = (await a.api('GET', '/v0/rules')).body.data.filter((r: { destination: string }) => /^172\./.test(r.destination));
+    for (const refused of answers.filter((r) => r.status === 422))
+      expect(refused.body.errors.destination).toBeDefined();
+    const rules = (await a.api('GET', '/v0/rules')).body.data.filter((r: { destination: string }) =>
+      /^172\./.test(r.destination),
+    );
     expect(rules).toHaveLength(1);
   });
 
   it('concurrent device creates on both get distinct addresses', async () => {
     // Four owners, as the default device limit is 10 per user.
-    const owners = await Promise.all([0, 1, 2, 3].map(async (n) => (await a.api('POST', '/v0/users', { user: { email: `owner-${n}@example.com` } })).body.data));
+    const owners = await Promise.all(
+      [0, 1, 2, 3].map(
+        async (n) => (await a.api('POST', '/v0/users', { user: { email: `owner-${n}@example.com` } })).body.data,
+      ),
+    );
     const answers = await Promise.all(
-      Array.from({ length: 24 }, (_, i) => replica(i).api('POST', '/v0/devices', { device: { user_id: owners[i % 4].id, public_key: key() } })),
+      Array.from({ length: 24 }, (_, i) =>
+        replica(i).api('POST', '/v0/devices', { device: { user_id: owners[i % 4].id, public_key: key() } }),
+      ),
     );
     expect(answers.map((r) => r.status)).toEqual(answers.map(() => 201));
     const devices = answers.map((r) => r.body.data as { ipv4: string; ipv6: string });
@@ -123,14 +134,19 @@ describe('two replicas on one database', () => {
   });
 
   it('an apply through a load balancer whose replica is killed with SIGKILL midway converges through the other', async () => {
-    const users = Array.from({ length: 30 }, (_, i) => [
-      `  - email: person-${i}@apply.test`,
-      '    devices:',
-      `      - { name: laptop, public_key: "${key()}" }`,
-      '    rules:',
-      `      - { action: accept, destination: 10.77.${i}.0/24 }`,
-    ].join('\n'));
-    const file = ws.write('network.yaml', `version: 1\nsettings:\n  manage: { users: ["*@apply.test"], rules: ["10.77.0.0/16"] }\nusers:\n${users.join('\n')}\n`);
+    const users = Array.from({ length: 30 }, (_, i) =>
+      [
+        `  - email: person-${i}@apply.test`,
+        '    devices:',
+        `      - { name: laptop, public_key: "${key()}" }`,
+        '    rules:',
+        `      - { action: accept, destination: 10.77.${i}.0/24 }`,
+      ].join('\n'),
+    );
+    const file = ws.write(
+      'network.yaml',
+      `version: 1\nsettings:\n  manage: { users: ["*@apply.test"], rules: ["10.77.0.0/16"] }\nusers:\n${users.join('\n')}\n`,
+    );
     const balancer = await startFailoverProxy(b, a);
     try {
       const createdSoFar = b.stderr().split('"statusCode":201').length - 1;
@@ -140,7 +156,10 @@ describe('two replicas on one database', () => {
       });
       // Killed once it has acknowledged 10 creates of this apply. (Anchored, and each group runs up
       // to exactly the next 201: no backtracking over the growing log.)
-      await b.waitForStderr(new RegExp(`^(?:(?:(?!"statusCode":201)[^])*"statusCode":201){${createdSoFar + 10}}`), 15_000);
+      await b.waitForStderr(
+        new RegExp(`^(?:(?:(?!"statusCode":201)[^])*"statusCode":201){${createdSoFar + 10}}`),
+        15_000,
+      );
       await b.kill();
       const applied = await applying;
       expect(applied.code, applied.stdout + applied.stderr).toBe(0);
@@ -160,11 +179,14 @@ describe('two replicas on one database', () => {
 
   it('concurrent deletes of the last two admins, each through the other replica, leave one, every time', async () => {
     const admins = async (token: string) =>
-      ((await b.api('GET', '/v0/users', undefined, { token })).body.data as { email: string; role: string }[]).filter((u) => u.role === 'admin');
+      ((await b.api('GET', '/v0/users', undefined, { token })).body.data as { email: string; role: string }[]).filter(
+        (u) => u.role === 'admin',
+      );
     let survivor = { email: 'admin@example.com', token: a.token };
     // Everyone else is made unprivileged, so that each round starts with exactly one admin.
     for (const user of (await a.api('GET', '/v0/users')).body.data as { id: string; email: string; role: string }[]) {
-      if (user.role === 'admin' && user.email !== survivor.email) await a.api('PATCH', `/v0/users/${user.id}`, { user: { role: 'unprivileged' } });
+      if (user.role === 'admin' && user.email !== survivor.email)
+        await a.api('PATCH', `/v0/users/${user.id}`, { user: { role: 'unprivileged' } });
     }
     for (let round = 0; round < 5; round++) {
       // `server token create` makes the new admin and its token.
@@ -177,7 +199,10 @@ describe('two replicas on one database', () => {
         a.api('DELETE', `/v0/users/${survivor.email}`, undefined, { token: newcomer.token }),
         b.api('DELETE', `/v0/users/${newcomer.email}`, undefined, { token: survivor.token }),
       ]);
-      expect(deletes.filter((r) => r.status >= 200 && r.status < 300), JSON.stringify(deletes.map((r) => r.status))).toHaveLength(1);
+      expect(
+        deletes.filter((r) => r.status >= 200 && r.status < 300),
+        JSON.stringify(deletes.map((r) => r.status)),
+      ).toHaveLength(1);
       if (deletes[0]!.status < 300) survivor = newcomer;
       const left = await admins(survivor.token);
       expect(left.map((u) => u.email)).toEqual([survivor.email]);

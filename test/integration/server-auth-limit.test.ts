@@ -45,7 +45,8 @@ describe('failed authentication limit', () => {
 
   it('failures answered before routing (a malformed path) count too, and are held back alike', async () => {
     const server = await track(startInProcessServer(limit(2)));
-    for (let i = 0; i < 2; i++) expect((await server.api('GET', '/v0/users/%zz', undefined, { token: BAD })).status).toBe(401);
+    for (let i = 0; i < 2; i++)
+      expect((await server.api('GET', '/v0/users/%zz', undefined, { token: BAD })).status).toBe(401);
     expect((await server.api('GET', '/v0/users/%zz', undefined, { token: BAD })).status).toBe(429);
     expect((await server.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(429);
     expect((await server.api('GET', '/v0/users/%zz')).status).toBe(400);
@@ -53,7 +54,8 @@ describe('failed authentication limit', () => {
 
   it('the window ends: failures are answered 401 again', async () => {
     const server = await track(startInProcessServer(limit(2, 1000)));
-    for (let i = 0; i < 2; i++) expect((await server.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
+    for (let i = 0; i < 2; i++)
+      expect((await server.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
     const limited = await server.api('GET', '/v0/users', undefined, { token: BAD });
     expect(limited.status).toBe(429);
     // Retry-After tells the client when: waiting it out is the behaviour under test.
@@ -64,38 +66,58 @@ describe('failed authentication limit', () => {
   it('counts per client address (IPv6 per /64): behind a trusted proxy, each X-Forwarded-For address has its own allowance', async () => {
     const server = await track(startInProcessServer({ ...limit(3), trustProxy: '127.0.0.1' }));
     const from = (address: string) => ({ token: BAD, headers: { 'x-forwarded-for': address } });
-    for (let i = 0; i < 3; i++) expect((await server.api('GET', '/v0/users', undefined, from('192.0.2.10'))).status).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect((await server.api('GET', '/v0/users', undefined, from('192.0.2.10'))).status).toBe(401);
     expect((await server.api('GET', '/v0/users', undefined, from('192.0.2.10'))).status).toBe(429);
     expect((await server.api('GET', '/v0/users', undefined, from('192.0.2.11'))).status).toBe(401);
     // IPv6 clients are counted per /64: a host cannot escape by changing its address within it.
-    for (let i = 1; i <= 3; i++) expect((await server.api('GET', '/v0/users', undefined, from(`2001:db8:1:2::${i}`))).status).toBe(401);
+    for (let i = 1; i <= 3; i++)
+      expect((await server.api('GET', '/v0/users', undefined, from(`2001:db8:1:2::${i}`))).status).toBe(401);
     expect((await server.api('GET', '/v0/users', undefined, from('2001:db8:1:2:ffff::9'))).status).toBe(429);
     expect((await server.api('GET', '/v0/users', undefined, from('2001:db8:1:3::1'))).status).toBe(401);
   });
 
   it('by default loopback is exempt (a local proxy would put every client on one address); 0 turns the limit off', async () => {
     const defaults = await track(startInProcessServer());
-    for (let i = 0; i < 40; i++) expect((await defaults.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
+    for (let i = 0; i < 40; i++)
+      expect((await defaults.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
     const off = await track(startInProcessServer({ authFailureLimit: false }));
-    for (let i = 0; i < 40; i++) expect((await off.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
+    for (let i = 0; i < 40; i++)
+      expect((await off.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
   });
 
   it('netform serve takes the limit from flags and environment variables, and refuses bad values', async () => {
     const server = await track(
-      startTestServer({ args: ['--auth-failure-limit', '2', '--auth-failure-exempt', ''], env: { NETFORM_AUTH_FAILURE_WINDOW: '120' } }),
+      startTestServer({
+        args: ['--auth-failure-limit', '2', '--auth-failure-exempt', ''],
+        env: { NETFORM_AUTH_FAILURE_WINDOW: '120' },
+      }),
     );
-    for (let i = 0; i < 2; i++) expect((await server.api('GET', '/v0/rules', undefined, { token: BAD })).status).toBe(401);
+    for (let i = 0; i < 2; i++)
+      expect((await server.api('GET', '/v0/rules', undefined, { token: BAD })).status).toBe(401);
     const limited = await server.api('GET', '/v0/rules', undefined, { token: BAD });
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(60);
     expect((await server.api('GET', '/v0/rules')).status).toBe(200);
 
     const { runCli } = await import('../helpers/cli.js');
-    const bad = await runCli(['serve', '--port', '0', '--db', `${server.dir}/x.db`, '--auth-failure-exempt', '10.0.0.0/33']);
+    const bad = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--db',
+      `${server.dir}/x.db`,
+      '--auth-failure-exempt',
+      '10.0.0.0/33',
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe('error: --auth-failure-exempt: "10.0.0.0/33" is not an IP address or CIDR block\n');
-    const badEnv = await runCli(['serve', '--port', '0', '--db', `${server.dir}/x.db`], { env: { NETFORM_AUTH_FAILURE_LIMIT: 'many' } });
+    const badEnv = await runCli(['serve', '--port', '0', '--db', `${server.dir}/x.db`], {
+      env: { NETFORM_AUTH_FAILURE_LIMIT: 'many' },
+    });
     expect(badEnv.code).toBe(1);
-    expect(badEnv.stderr).toContain("error: option '--auth-failure-limit <n>' value 'many' from env 'NETFORM_AUTH_FAILURE_LIMIT' is invalid");
+    expect(badEnv.stderr).toContain(
+      "error: option '--auth-failure-limit <n>' value 'many' from env 'NETFORM_AUTH_FAILURE_LIMIT' is invalid",
+    );
   });
 });

@@ -52,11 +52,16 @@ beforeAll(async () => {
   await revokeToken({ dbPath, id: list.find((t) => t.token_hash === hash(tokens.revoked!))!.id });
 
   tokens.expired = (await issueToken({ dbPath, email: 'admin@example.com', days: 1 })).token;
-  await sql("UPDATE api_tokens SET expires_at = '2001-01-01T00:00:00.000000Z' WHERE token_hash = ?", hash(tokens.expired));
+  await sql(
+    "UPDATE api_tokens SET expires_at = '2001-01-01T00:00:00.000000Z' WHERE token_hash = ?",
+    hash(tokens.expired),
+  );
 
   await server.api('POST', '/v0/users', { user: { email: 'demoted@example.com', role: 'admin' } });
   tokens.nonAdmin = (await issueToken({ dbPath, email: 'demoted@example.com' })).token;
-  expect((await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'unprivileged' } })).status).toBe(200);
+  expect((await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'unprivileged' } })).status).toBe(
+    200,
+  );
 
   tokens.disabled = (await issueToken({ dbPath, email: 'disabled@example.com' })).token;
   await sql("UPDATE users SET disabled_at = '2020-01-01T00:00:00.000000Z' WHERE email = 'disabled@example.com'");
@@ -73,7 +78,11 @@ const CASES: [string, (t: typeof tokens) => Record<string, string>, unknown][] =
   ['a token without a scheme', (t) => ({ authorization: t.revoked! }), UNAUTHENTICATED],
   ['Bearer and nothing', () => ({ authorization: 'Bearer' }), INVALID_TOKEN],
   ['a malformed token', () => ({ authorization: 'Bearer abc.def' }), INVALID_TOKEN],
-  ['a token of the right prefix but wrong length', () => ({ authorization: `Bearer nf_${'a'.repeat(20)}` }), INVALID_TOKEN],
+  [
+    'a token of the right prefix but wrong length',
+    () => ({ authorization: `Bearer nf_${'a'.repeat(20)}` }),
+    INVALID_TOKEN,
+  ],
   ['an unknown well-formed token', () => ({ authorization: `Bearer nf_${'A'.repeat(43)}` }), NO_RESOURCE],
   ['a revoked token', (t) => ({ authorization: `Bearer ${t.revoked}` }), NO_RESOURCE],
   ['an expired token', (t) => ({ authorization: `Bearer ${t.expired}` }), NO_RESOURCE],
@@ -97,7 +106,10 @@ describe.each(CASES)('with %s', (_name, headers, expected) => {
 describe('valid tokens', () => {
   it('the scheme is case-insensitive', async () => {
     for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
-      const res = await server.api('GET', '/v0/users', undefined, { token: null, headers: { authorization: `${scheme} ${server.token}` } });
+      const res = await server.api('GET', '/v0/users', undefined, {
+        token: null,
+        headers: { authorization: `${scheme} ${server.token}` },
+      });
       expect(res.status, scheme).toBe(200);
     }
   });
@@ -113,7 +125,9 @@ describe('valid tokens', () => {
   it('a token starts working again when its owner is made admin again', async () => {
     expect((await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'admin' } })).status).toBe(200);
     expect((await server.api('GET', '/v0/users', undefined, { token: tokens.nonAdmin })).status).toBe(200);
-    expect((await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'unprivileged' } })).status).toBe(200);
+    expect(
+      (await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'unprivileged' } })).status,
+    ).toBe(200);
     expect((await server.api('GET', '/v0/users', undefined, { token: tokens.nonAdmin })).body).toEqual(UNAUTHORIZED);
   });
 

@@ -35,8 +35,18 @@ describe('netform server defaults', () => {
     const server = await startTestServer();
     servers.push(server);
     const admin = (await server.api('GET', '/v0/users/admin@example.com')).body.data;
-    const device = (await server.api('POST', '/v0/devices', { device: { user_id: admin.id, public_key: randomBytes(32).toString('base64') } })).body.data;
-    for (const [key, value] of [['mtu', '1420'], ['allowed_ips', '10.0.0.0/8, 192.168.0.0/16'], ['persistent_keepalive', '0'], ['endpoint', '[2001:db8::1]:51820'], ['dns', '']]) {
+    const device = (
+      await server.api('POST', '/v0/devices', {
+        device: { user_id: admin.id, public_key: randomBytes(32).toString('base64') },
+      })
+    ).body.data;
+    for (const [key, value] of [
+      ['mtu', '1420'],
+      ['allowed_ips', '10.0.0.0/8, 192.168.0.0/16'],
+      ['persistent_keepalive', '0'],
+      ['endpoint', '[2001:db8::1]:51820'],
+      ['dns', ''],
+    ]) {
       const res = await runCli(['server', 'defaults', 'set', key!, value!, '--db', server.dbPath]);
       expect(res.code, `${key} ${value}`).toBe(0);
     }
@@ -56,10 +66,20 @@ describe('netform server defaults', () => {
     expect(res.code).toBe(0);
     expect(res.stderr).toContain('ipv4_address set to 172.16.0.1');
     const admin = (await server.api('GET', '/v0/users/admin@example.com')).body.data;
-    const device = (await server.api('POST', '/v0/devices', { device: { user_id: admin.id, public_key: randomBytes(32).toString('base64') } })).body.data;
+    const device = (
+      await server.api('POST', '/v0/devices', {
+        device: { user_id: admin.id, public_key: randomBytes(32).toString('base64') },
+      })
+    ).body.data;
     expect(device.ipv4).toBe('172.16.0.2');
-    expect((await runCli(['server', 'defaults', 'set', 'ipv4_address', '172.16.0.9', '--db', server.dbPath])).code).toBe(0);
-    const second = (await server.api('POST', '/v0/devices', { device: { user_id: admin.id, public_key: randomBytes(32).toString('base64'), ipv4: '172.16.0.9' } })).body;
+    expect(
+      (await runCli(['server', 'defaults', 'set', 'ipv4_address', '172.16.0.9', '--db', server.dbPath])).code,
+    ).toBe(0);
+    const second = (
+      await server.api('POST', '/v0/devices', {
+        device: { user_id: admin.id, public_key: randomBytes(32).toString('base64'), ipv4: '172.16.0.9' },
+      })
+    ).body;
     expect(second).toEqual({ errors: { ipv4: ['is reserved'] } });
   });
 

@@ -15,7 +15,17 @@ describe('netform server token', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/^nf_[A-Za-z0-9_-]{43}\n$/);
     expect(first.stderr).toContain('created admin Root@Example.com');
-    const second = await runCli(['server', 'token', 'create', '--email', 'root@example.com', '--db', db, '--days', '1']);
+    const second = await runCli([
+      'server',
+      'token',
+      'create',
+      '--email',
+      'root@example.com',
+      '--db',
+      db,
+      '--days',
+      '1',
+    ]);
     expect(second.code).toBe(0);
     expect(second.stdout.trim()).toMatch(TOKEN);
     expect(second.stdout).not.toBe(first.stdout);
@@ -34,7 +44,11 @@ describe('netform server token', () => {
     expect(listed.stdout).toContain('admin@example.com');
     expect(listed.stdout).not.toContain(token.slice(3));
     expect(listed.stdout).not.toContain(server.token.slice(3));
-    const json = JSON.parse((await runCli(['server', 'token', 'list', '--json', '--db', server.dbPath])).stdout) as { id: string; status: string; email: string }[];
+    const json = JSON.parse((await runCli(['server', 'token', 'list', '--json', '--db', server.dbPath])).stdout) as {
+      id: string;
+      status: string;
+      email: string;
+    }[];
     expect(json).toHaveLength(2);
     expect(json.every((t) => t.status === 'live' && t.email === 'admin@example.com')).toBe(true);
     expect(JSON.stringify(json)).not.toContain(token.slice(3));
@@ -43,12 +57,26 @@ describe('netform server token', () => {
     const revoked = await runCli(['server', 'token', 'revoke', newest.id, '--db', server.dbPath]);
     expect(revoked.code).toBe(0);
     expect(revoked.stderr).toContain(`revoked token ${newest.id}`);
-    expect((await server.api('GET', '/v0/users', undefined, { token })).body).toEqual({ errors: { auth: 'no_resource_found' } });
+    expect((await server.api('GET', '/v0/users', undefined, { token })).body).toEqual({
+      errors: { auth: 'no_resource_found' },
+    });
     expect((await server.api('GET', '/v0/users')).status).toBe(200);
-    const after = JSON.parse((await runCli(['server', 'token', 'list', '--json', '--db', server.dbPath])).stdout) as { id: string; status: string }[];
+    const after = JSON.parse((await runCli(['server', 'token', 'list', '--json', '--db', server.dbPath])).stdout) as {
+      id: string;
+      status: string;
+    }[];
     expect(after.find((t) => t.id === newest.id)!.status).toBe('revoked');
-    expect((await runCli(['server', 'token', 'revoke', newest.id, '--db', server.dbPath])).stderr).toContain('already revoked');
-    const unknown = await runCli(['server', 'token', 'revoke', '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70', '--db', server.dbPath]);
+    expect((await runCli(['server', 'token', 'revoke', newest.id, '--db', server.dbPath])).stderr).toContain(
+      'already revoked',
+    );
+    const unknown = await runCli([
+      'server',
+      'token',
+      'revoke',
+      '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70',
+      '--db',
+      server.dbPath,
+    ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no token with id');
   });
@@ -60,7 +88,9 @@ describe('netform server token', () => {
     const res = await runCli(['server', 'token', 'create', '--email', 'plain@example.com', '--db', server.dbPath]);
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
-    expect(res.stderr).toBe('error: plain@example.com is an unprivileged user; only admins get API tokens (make them an admin through /v0 first)\n');
+    expect(res.stderr).toBe(
+      'error: plain@example.com is an unprivileged user; only admins get API tokens (make them an admin through /v0 first)\n',
+    );
   });
 
   it.each([
@@ -83,7 +113,9 @@ describe('netform server token', () => {
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe('');
     expect(refused.stderr).toContain('token limit of 25 reached');
-    const list = JSON.parse((await runCli(['server', 'token', 'list', '--json', '--db', db])).stdout) as { id: string }[];
+    const list = JSON.parse((await runCli(['server', 'token', 'list', '--json', '--db', db])).stdout) as {
+      id: string;
+    }[];
     expect((await runCli(['server', 'token', 'revoke', list[0]!.id, '--db', db])).code).toBe(0);
     expect((await runCli(['server', 'token', 'create', '--email', 'many@example.com', '--db', db])).code).toBe(0);
   });
@@ -96,4 +128,3 @@ describe('netform server token', () => {
     expect(list.stdout).toContain('env@example.com');
   });
 });
-

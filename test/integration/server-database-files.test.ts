@@ -47,7 +47,9 @@ describe('database files', () => {
 
   it('the full path is named when --db is relative', async () => {
     const db = freshDb();
-    const res = await runCli(['server', 'token', 'create', '--email', 'root@example.com', '--db', 'rel.db'], { cwd: dirname(db) });
+    const res = await runCli(['server', 'token', 'create', '--email', 'root@example.com', '--db', 'rel.db'], {
+      cwd: dirname(db),
+    });
     expect(res.code).toBe(0);
     expect(res.stderr).toContain(`created a new database at ${dirname(db)}/rel.db\n`);
   });
@@ -83,7 +85,9 @@ describe('database files', () => {
 
   it('serve creates a missing database; the file, its WAL and shared-memory files are 0600 while it runs', async () => {
     const db = freshDb();
-    const quoted = [process.execPath, CLI, 'serve', '--port', '0', '--db', db, '--log-level', 'silent'].map((a) => `'${a}'`).join(' ');
+    const quoted = [process.execPath, CLI, 'serve', '--port', '0', '--db', db, '--log-level', 'silent']
+      .map((a) => `'${a}'`)
+      .join(' ');
     const child = spawn('sh', ['-c', `umask 000 && exec ${quoted}`], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       await new Promise<void>((resolve, reject) => {

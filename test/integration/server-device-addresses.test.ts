@@ -71,7 +71,10 @@ describe('device addresses in another spelling', () => {
     const res = await server.api('PATCH', `/v0/devices/${other.id}`, { device: { ipv6: 'fd00:0000::3:2:30' } });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ errors: { ipv6: ['has already been taken'] } });
-    expect((await server.api('GET', `/v0/devices/${other.id}`)).body.data).toMatchObject({ ipv6: other.ipv6, updated_at: other.updated_at });
+    expect((await server.api('GET', `/v0/devices/${other.id}`)).body.data).toMatchObject({
+      ipv6: other.ipv6,
+      updated_at: other.updated_at,
+    });
     expect((await server.api('GET', '/v0/devices')).body.data).toHaveLength(2);
   });
 
@@ -80,7 +83,9 @@ describe('device addresses in another spelling', () => {
     const [first, second] = [await created(user.id), await created(user.id), await created(user.id)];
     expect([first!.ipv6, second!.ipv6]).toEqual(['fd00::3:2:2', 'fd00::3:2:3']);
 
-    const respelled = await server.api('PATCH', `/v0/devices/${first!.id}`, { device: { ipv4: '10.3.2.2 ', ipv6: 'FD00:0:0:0:0:3:2:2' } });
+    const respelled = await server.api('PATCH', `/v0/devices/${first!.id}`, {
+      device: { ipv4: '10.3.2.2 ', ipv6: 'FD00:0:0:0:0:3:2:2' },
+    });
     expect(respelled.status).toBe(200);
     expect(respelled.body.data).toMatchObject({ ipv4: '10.3.2.2', ipv6: 'FD00:0:0:0:0:3:2:2' });
     expect(await listedFree()).toEqual([]);
@@ -94,7 +99,12 @@ describe('device addresses in another spelling', () => {
     expect(kept.status).toBe(200);
     expect(kept.body.data.ipv6).toBe('FD00::3:2:03');
     const devices = (await server.api('GET', '/v0/devices')).body.data as { ipv6: string }[];
-    expect(devices.map((d) => d.ipv6).sort()).toEqual(['FD00:0:0:0:0:3:2:2', 'FD00::3:2:03', 'fd00::3:2:4', 'fd00::3:2:5']);
+    expect(devices.map((d) => d.ipv6).sort()).toEqual([
+      'FD00:0:0:0:0:3:2:2',
+      'FD00::3:2:03',
+      'fd00::3:2:4',
+      'fd00::3:2:5',
+    ]);
   });
 
   it('deleting, moving or cascading a device whose address was given in an odd spelling frees that address', async () => {

@@ -4,10 +4,31 @@ import { setServerDefault } from '../../server/index.js';
 import { startInProcessServer, type TestServer } from '../helpers/server.js';
 
 const DEVICE_KEYS = [
-  'id', 'user_id', 'name', 'description', 'public_key', 'preshared_key', 'server_public_key', 'ipv4', 'ipv6',
-  'allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive', 'use_default_allowed_ips', 'use_default_dns',
-  'use_default_endpoint', 'use_default_mtu', 'use_default_persistent_keepalive', 'remote_ip', 'latest_handshake',
-  'rx_bytes', 'tx_bytes', 'inserted_at', 'updated_at',
+  'id',
+  'user_id',
+  'name',
+  'description',
+  'public_key',
+  'preshared_key',
+  'server_public_key',
+  'ipv4',
+  'ipv6',
+  'allowed_ips',
+  'dns',
+  'endpoint',
+  'mtu',
+  'persistent_keepalive',
+  'use_default_allowed_ips',
+  'use_default_dns',
+  'use_default_endpoint',
+  'use_default_mtu',
+  'use_default_persistent_keepalive',
+  'remote_ip',
+  'latest_handshake',
+  'rx_bytes',
+  'tx_bytes',
+  'inserted_at',
+  'updated_at',
 ];
 const BASE64_KEY = /^[A-Za-z0-9+/]{43}=$/;
 
@@ -94,7 +115,13 @@ describe('devices: create', () => {
   });
 
   it('a device may set its own value to null or [] with the default off (a list left out is [], as upstream)', async () => {
-    const res = await createDevice({ use_default_dns: false, dns: [], use_default_mtu: false, mtu: null, use_default_allowed_ips: false });
+    const res = await createDevice({
+      use_default_dns: false,
+      dns: [],
+      use_default_mtu: false,
+      mtu: null,
+      use_default_allowed_ips: false,
+    });
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ dns: [], mtu: null, allowed_ips: [] });
   });
@@ -111,25 +138,65 @@ describe('devices: create', () => {
     ['user_id unknown', { user_id: '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70' }, { user_id: ['does not exist'] }],
     ['user_id not a uuid', { user_id: 'someone' }, { user_id: ['does not exist'] }],
     ['name too long', { name: 'n'.repeat(256) }, { name: ['should be at most 255 character(s)'] }],
-    ['description too long', { description: 'd'.repeat(2049) }, { description: ['should be at most 2048 character(s)'] }],
+    [
+      'description too long',
+      { description: 'd'.repeat(2049) },
+      { description: ['should be at most 2048 character(s)'] },
+    ],
     ['public_key missing', { public_key: '' }, { public_key: ["can't be blank"] }],
-    ['public_key short', { public_key: 'abc' }, { public_key: ['must be a base64-encoded string', 'should be 44 character(s)'] }],
-    ['public_key not base64', { public_key: `${'!'.repeat(43)}=` }, { public_key: ['must be a base64-encoded string'] }],
-    ['preshared_key not base64', { preshared_key: 'not-a-key' }, { preshared_key: ['must be a base64-encoded string', 'should be 44 character(s)'] }],
+    [
+      'public_key short',
+      { public_key: 'abc' },
+      { public_key: ['must be a base64-encoded string', 'should be 44 character(s)'] },
+    ],
+    [
+      'public_key not base64',
+      { public_key: `${'!'.repeat(43)}=` },
+      { public_key: ['must be a base64-encoded string'] },
+    ],
+    [
+      'preshared_key not base64',
+      { preshared_key: 'not-a-key' },
+      { preshared_key: ['must be a base64-encoded string', 'should be 44 character(s)'] },
+    ],
     ['use_default null', { use_default_dns: null }, { use_default_dns: ['is invalid'] }],
     ['use_default not boolean', { use_default_mtu: 'yes' }, { use_default_mtu: ['is invalid'] }],
-    ['allowed_ips bad prefix', { use_default_allowed_ips: false, allowed_ips: ['10.0.0.0/33'] }, { allowed_ips: ['is invalid'] }],
-    ['allowed_ips duplicates', { use_default_allowed_ips: false, allowed_ips: ['10.0.0.1', '10.0.0.1/32'] }, { allowed_ips: ['should not contain duplicates'] }],
+    [
+      'allowed_ips bad prefix',
+      { use_default_allowed_ips: false, allowed_ips: ['10.0.0.0/33'] },
+      { allowed_ips: ['is invalid'] },
+    ],
+    [
+      'allowed_ips duplicates',
+      { use_default_allowed_ips: false, allowed_ips: ['10.0.0.1', '10.0.0.1/32'] },
+      { allowed_ips: ['should not contain duplicates'] },
+    ],
     ['dns with port', { use_default_dns: false, dns: ['1.1.1.1:53'] }, { dns: ['is invalid'] }],
-    ['dns duplicates', { use_default_dns: false, dns: ['1.1.1.1', '1.1.1.1'] }, { dns: ['should not contain duplicates'] }],
-    ['endpoint bad port', { use_default_endpoint: false, endpoint: 'vpn.example.com:70000' }, { endpoint: ['is invalid'] }],
+    [
+      'dns duplicates',
+      { use_default_dns: false, dns: ['1.1.1.1', '1.1.1.1'] },
+      { dns: ['should not contain duplicates'] },
+    ],
+    [
+      'endpoint bad port',
+      { use_default_endpoint: false, endpoint: 'vpn.example.com:70000' },
+      { endpoint: ['is invalid'] },
+    ],
     ['endpoint port 0', { use_default_endpoint: false, endpoint: '1.2.3.4:0' }, { endpoint: ['is invalid'] }],
     ['endpoint required without default', { use_default_endpoint: false }, { endpoint: ["can't be blank"] }],
     ['mtu too small', { use_default_mtu: false, mtu: 575 }, { mtu: ['must be greater than or equal to 576'] }],
     ['mtu too large', { use_default_mtu: false, mtu: 1501 }, { mtu: ['must be less than or equal to 1500'] }],
     ['mtu not integer', { use_default_mtu: false, mtu: 'big' }, { mtu: ['is invalid'] }],
-    ['keepalive negative', { use_default_persistent_keepalive: false, persistent_keepalive: -1 }, { persistent_keepalive: ['must be greater than or equal to 0'] }],
-    ['keepalive too large', { use_default_persistent_keepalive: false, persistent_keepalive: 121 }, { persistent_keepalive: ['must be less than or equal to 120'] }],
+    [
+      'keepalive negative',
+      { use_default_persistent_keepalive: false, persistent_keepalive: -1 },
+      { persistent_keepalive: ['must be greater than or equal to 0'] },
+    ],
+    [
+      'keepalive too large',
+      { use_default_persistent_keepalive: false, persistent_keepalive: 121 },
+      { persistent_keepalive: ['must be less than or equal to 120'] },
+    ],
     ['value with its default on', { allowed_ips: ['10.0.0.0/8'] }, { allowed_ips: ['must not be present'] }],
     ['mtu with its default on', { use_default_mtu: true, mtu: 1400 }, { mtu: ['must not be present'] }],
     ['ipv4 outside the network', { ipv4: '10.9.9.9' }, { ipv4: ['is not in the CIDR 10.3.2.0/24'] }],
@@ -146,7 +213,13 @@ describe('devices: create', () => {
   });
 
   it('accepts every endpoint shape', async () => {
-    for (const endpoint of ['vpn.example.com', 'vpn.example.com:51820', '203.0.113.7:51820', '2001:db8::1', '[2001:db8::1]:51820']) {
+    for (const endpoint of [
+      'vpn.example.com',
+      'vpn.example.com:51820',
+      '203.0.113.7:51820',
+      '2001:db8::1',
+      '[2001:db8::1]:51820',
+    ]) {
       const res = await createDevice({ use_default_endpoint: false, endpoint });
       expect(res.status, endpoint).toBe(201);
       expect(res.body.data.endpoint).toBe(endpoint);
@@ -155,7 +228,13 @@ describe('devices: create', () => {
 
   it('reports every error of a request together, database checks included', async () => {
     const existing = (await createDevice({ name: 'taken-name' })).body.data;
-    const res = await createDevice({ name: 'taken-name', public_key: existing.public_key, mtu: 1, use_default_mtu: false, ipv4: existing.ipv4 });
+    const res = await createDevice({
+      name: 'taken-name',
+      public_key: existing.public_key,
+      mtu: 1,
+      use_default_mtu: false,
+      ipv4: existing.ipv4,
+    });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       errors: {
@@ -205,7 +284,9 @@ describe('devices: addresses', () => {
     const own = await startInProcessServer();
     try {
       const user = await newUser(own);
-      await own.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key(), ipv4: '10.3.2.5', ipv6: 'fd00::3:2:5' } });
+      await own.api('POST', '/v0/devices', {
+        device: { user_id: user.id, public_key: key(), ipv4: '10.3.2.5', ipv6: 'fd00::3:2:5' },
+      });
       const made = [];
       for (let i = 0; i < 4; i++) made.push((await createDevice({}, own, user.id)).body.data);
       expect(made.map((d) => d.ipv4)).toEqual(['10.3.2.2', '10.3.2.3', '10.3.2.4', '10.3.2.6']);
@@ -232,7 +313,9 @@ describe('devices: addresses', () => {
       for (const i of [3, 1, 4]) expect((await own.api('DELETE', `/v0/devices/${made[i].id}`)).status).toBe(204);
       // .3, .5 and .6 are free; a client takes .3 and another device moves onto .6.
       expect((await createDevice({ ipv4: '10.3.2.3' }, own, user.id)).body.data.ipv4).toBe('10.3.2.3');
-      expect((await own.api('PATCH', `/v0/devices/${made[0].id}`, { device: { ipv4: '10.3.2.6' } })).body.data.ipv4).toBe('10.3.2.6');
+      expect(
+        (await own.api('PATCH', `/v0/devices/${made[0].id}`, { device: { ipv4: '10.3.2.6' } })).body.data.ipv4,
+      ).toBe('10.3.2.6');
       const next = [];
       for (let i = 0; i < 3; i++) next.push((await createDevice({}, own, user.id)).body.data.ipv4);
       expect(next).toEqual(['10.3.2.2', '10.3.2.5', '10.3.2.8']);
@@ -281,7 +364,9 @@ describe('devices: limit per user', () => {
       for (let i = 0; i < 10; i++) expect((await createDevice({}, own, user.id)).status).toBe(201);
       const res = await createDevice({}, own, user.id);
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ errors: { base: ['Maximum device limit reached. Remove an existing device before creating a new one.'] } });
+      expect(res.body).toEqual({
+        errors: { base: ['Maximum device limit reached. Remove an existing device before creating a new one.'] },
+      });
       const other = await newUser(own);
       expect((await createDevice({}, own, other.id)).status).toBe(201);
       await setServerDefault({ dbPath: own.dbPath, key: 'max_devices_per_user', value: '11' });
@@ -339,7 +424,9 @@ describe('devices: update', () => {
     expect(withValue.body).toEqual({ errors: { mtu: ['must not be present'] } });
     const noEndpoint = await server.api('PATCH', `/v0/devices/${d.id}`, { device: { use_default_endpoint: false } });
     expect(noEndpoint.body).toEqual({ errors: { endpoint: ["can't be blank"] } });
-    const own = await server.api('PATCH', `/v0/devices/${d.id}`, { device: { use_default_endpoint: false, endpoint: 'a.example.com' } });
+    const own = await server.api('PATCH', `/v0/devices/${d.id}`, {
+      device: { use_default_endpoint: false, endpoint: 'a.example.com' },
+    });
     expect(own.status).toBe(200);
     const cleared = await server.api('PATCH', `/v0/devices/${d.id}`, { device: { endpoint: null } });
     expect(cleared.body).toEqual({ errors: { endpoint: ["can't be blank"] } });
@@ -347,7 +434,9 @@ describe('devices: update', () => {
     const back = await server.api('PATCH', `/v0/devices/${d.id}`, { device: { use_default_endpoint: true } });
     expect(back.status).toBe(200);
     expect(back.body.data.endpoint).toBe(d.endpoint);
-    const invalid = await server.api('PATCH', `/v0/devices/${d.id}`, { device: { use_default_endpoint: false, endpoint: 'host:0' } });
+    const invalid = await server.api('PATCH', `/v0/devices/${d.id}`, {
+      device: { use_default_endpoint: false, endpoint: 'host:0' },
+    });
     expect(invalid.body).toEqual({ errors: { endpoint: ['is invalid'] } });
     const off = await server.api('PATCH', `/v0/devices/${d.id}`, { device: { use_default_endpoint: false } });
     expect(off.body).toEqual({ errors: { endpoint: ["can't be blank"] } });
@@ -357,14 +446,27 @@ describe('devices: update', () => {
   it('refuses a name, public key or address another device has, and changes nothing', async () => {
     const a = (await createDevice({ name: 'alpha' })).body.data;
     const b = (await createDevice({ name: 'beta' })).body.data;
-    const res = await server.api('PATCH', `/v0/devices/${b.id}`, { device: { name: 'alpha', public_key: a.public_key, ipv4: a.ipv4, ipv6: a.ipv6 } });
+    const res = await server.api('PATCH', `/v0/devices/${b.id}`, {
+      device: { name: 'alpha', public_key: a.public_key, ipv4: a.ipv4, ipv6: a.ipv6 },
+    });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
-      errors: { name: ['has already been taken'], public_key: ['has already been taken'], ipv4: ['has already been taken'], ipv6: ['has already been taken'] },
+      errors: {
+        name: ['has already been taken'],
+        public_key: ['has already been taken'],
+        ipv4: ['has already been taken'],
+        ipv6: ['has already been taken'],
+      },
     });
     expect((await server.api('GET', `/v0/devices/${b.id}`)).body.data).toEqual(b);
     // Sending its own current values is no conflict.
-    expect((await server.api('PATCH', `/v0/devices/${b.id}`, { device: { name: 'beta', public_key: b.public_key, ipv4: b.ipv4 } })).body.data).toEqual(b);
+    expect(
+      (
+        await server.api('PATCH', `/v0/devices/${b.id}`, {
+          device: { name: 'beta', public_key: b.public_key, ipv4: b.ipv4 },
+        })
+      ).body.data,
+    ).toEqual(b);
   });
 
   it.each([
@@ -406,15 +508,32 @@ describe('devices: upstream 0.7.26+ update emulation', () => {
       const user = await newUser(legacy);
       const d = (await createDevice({}, legacy, user.id)).body.data;
       const res = await legacy.api('PATCH', `/v0/devices/${d.id}`, {
-        device: { name: 'renamed', description: 'described', mtu: 'garbage', use_default_mtu: false, public_key: key(), ipv4: '10.3.2.99', endpoint: '::bad::' },
+        device: {
+          name: 'renamed',
+          description: 'described',
+          mtu: 'garbage',
+          use_default_mtu: false,
+          public_key: key(),
+          ipv4: '10.3.2.99',
+          endpoint: '::bad::',
+        },
       });
       expect(res.status).toBe(200);
-      expect(res.body.data).toEqual({ ...d, name: 'renamed', description: 'described', updated_at: res.body.data.updated_at });
+      expect(res.body.data).toEqual({
+        ...d,
+        name: 'renamed',
+        description: 'described',
+        updated_at: res.body.data.updated_at,
+      });
       expect(res.body.data.updated_at > d.updated_at).toBe(true);
-      const only = await legacy.api('PUT', `/v0/devices/${d.id}`, { device: { use_default_dns: false, dns: ['8.8.8.8'] } });
+      const only = await legacy.api('PUT', `/v0/devices/${d.id}`, {
+        device: { use_default_dns: false, dns: ['8.8.8.8'] },
+      });
       expect(only.status).toBe(200);
       expect(only.body.data).toEqual(res.body.data);
-      expect((await legacy.api('PATCH', `/v0/devices/${d.id}`, { device: { name: '' } })).body).toEqual({ errors: { name: ["can't be blank"] } });
+      expect((await legacy.api('PATCH', `/v0/devices/${d.id}`, { device: { name: '' } })).body).toEqual({
+        errors: { name: ["can't be blank"] },
+      });
     } finally {
       await legacy.stop();
     }

@@ -13,7 +13,8 @@ import { startInProcessServer, type TestServer } from '../helpers/server.js';
 
 const CHROMIUM = process.env.NETFORM_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
-if (!available && process.env.CI) throw new Error(`${CHROMIUM} is missing: CI must run the docs page test (apt-get install chromium)`);
+if (!available && process.env.CI)
+  throw new Error(`${CHROMIUM} is missing: CI must run the docs page test (apt-get install chromium)`);
 if (!available) console.warn(`skipping the /docs page test: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
 
 export const SCREENSHOT = join(process.cwd(), 'test-results', 'docs-page.png');
@@ -32,7 +33,14 @@ describe.skipIf(!available)('the /docs page in Chromium', () => {
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--no-sandbox',
+        '--disable-background-networking',
+        '--disable-gpu',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
@@ -51,12 +59,19 @@ describe.skipIf(!available)('the /docs page in Chromium', () => {
       expect(response?.headers()['content-security-policy']).not.toContain('upgrade-insecure-requests');
       await page.waitForSelector('.opblock', { timeout: 20_000 });
 
-      const doc = (await (await fetch(`${server.url}/v0/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
-      const expected = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+      const doc = (await (await fetch(`${server.url}/v0/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, unknown>>;
+      };
+      const expected = Object.entries(doc.paths).flatMap(([path, item]) =>
+        Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+      );
       const listed = await page.$$eval('.opblock', (blocks) =>
         blocks.map((b) => {
           const method = b.querySelector('.opblock-summary-method')?.textContent?.trim() ?? '';
-          const path = b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? b.querySelector('.opblock-summary-path')?.textContent?.trim() ?? '';
+          const path =
+            b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ??
+            b.querySelector('.opblock-summary-path')?.textContent?.trim() ??
+            '';
           return `${method} ${path.replace(/\u200b/g, '')}`;
         }),
       );

@@ -27,8 +27,13 @@ describe('400 Bad Request', () => {
     ['an empty body', ''],
     ['prototype poisoning', '{"user": {"email": "p@example.com"}, "__proto__": {"admin": true}}'],
   ])('%s', async (_name, body) => {
-    for (const [method, path] of [['POST', '/v0/users'], ['PATCH', '/v0/users/admin@example.com']] as const) {
-      const res = await server.api(method, path, body, { headers: { 'content-type': 'application/json', accept: 'text/html' } });
+    for (const [method, path] of [
+      ['POST', '/v0/users'],
+      ['PATCH', '/v0/users/admin@example.com'],
+    ] as const) {
+      const res = await server.api(method, path, body, {
+        headers: { 'content-type': 'application/json', accept: 'text/html' },
+      });
       expect(res.status, `${method} ${path}`).toBe(400);
       expect(res.body).toEqual(BAD_REQUEST);
       expect(res.headers['content-type']).toBe(JSON_TYPE);
@@ -42,9 +47,13 @@ describe('400 Bad Request', () => {
   });
 
   it('JSON is read whatever the Content-Type, and a body on DELETE is ignored', async () => {
-    const plain = await server.api('POST', '/v0/users', JSON.stringify({ user: { email: 'plain@example.com' } }), { headers: { 'content-type': 'text/plain' } });
+    const plain = await server.api('POST', '/v0/users', JSON.stringify({ user: { email: 'plain@example.com' } }), {
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(plain.status).toBe(201);
-    const del = await server.api('DELETE', `/v0/users/${plain.body.data.id}`, '', { headers: { 'content-type': 'application/json' } });
+    const del = await server.api('DELETE', `/v0/users/${plain.body.data.id}`, '', {
+      headers: { 'content-type': 'application/json' },
+    });
     expect(del.status).toBe(204);
   });
 });
@@ -122,13 +131,27 @@ describe('request logs', () => {
   it('never contain the Authorization header, passwords or preshared keys', async () => {
     const password = `pw-${randomBytes(8).toString('hex')}-secret`;
     const psk = randomBytes(32).toString('base64');
-    const user = (await server.api('POST', '/v0/users', { user: { email: 'logged@example.com', password, password_confirmation: password } })).body.data;
-    await server.api('POST', '/v0/users', { user: { email: 'short@example.com', password: `${password.slice(0, 8)}`, password_confirmation: 'other-secret-value' } });
+    const user = (
+      await server.api('POST', '/v0/users', {
+        user: { email: 'logged@example.com', password, password_confirmation: password },
+      })
+    ).body.data;
+    await server.api('POST', '/v0/users', {
+      user: {
+        email: 'short@example.com',
+        password: `${password.slice(0, 8)}`,
+        password_confirmation: 'other-secret-value',
+      },
+    });
     await server.api('POST', '/v0/users', `{"user": {"email": "x@example.com", "password": "${password}"`);
     await server.api('POST', '/v0/users', JSON.stringify({ user: { password, padding: 'x'.repeat(1024 * 1024) } }));
-    const device = await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: randomBytes(32).toString('base64'), preshared_key: psk } });
+    const device = await server.api('POST', '/v0/devices', {
+      device: { user_id: user.id, public_key: randomBytes(32).toString('base64'), preshared_key: psk },
+    });
     expect(device.status).toBe(201);
-    await server.api('PATCH', `/v0/devices/${device.body.data.id}`, { device: { preshared_key: `${psk.slice(0, 20)}!!` } });
+    await server.api('PATCH', `/v0/devices/${device.body.data.id}`, {
+      device: { preshared_key: `${psk.slice(0, 20)}!!` },
+    });
     await server.api('GET', '/v0/users', undefined, { token: `nf_${'B'.repeat(43)}` });
     await server.api('GET', `/v0/rules?access_token=${server.token}`);
 
@@ -136,7 +159,16 @@ describe('request logs', () => {
     expect(logs).toContain('"statusCode":201');
     expect(logs).toContain('"statusCode":413');
     expect(logs).toContain('"statusCode":400');
-    for (const secret of [server.token, server.token.slice(3), password, password.slice(0, 8), 'other-secret-value', psk, psk.slice(0, 20), 'B'.repeat(43)]) {
+    for (const secret of [
+      server.token,
+      server.token.slice(3),
+      password,
+      password.slice(0, 8),
+      'other-secret-value',
+      psk,
+      psk.slice(0, 20),
+      'B'.repeat(43),
+    ]) {
       expect(logs).not.toContain(secret);
     }
     expect(logs.toLowerCase()).not.toContain('authorization');

@@ -18,7 +18,11 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
-function openStore(options: { groupCommit?: boolean } = {}): { store: SqliteStore; dbPath: string; statements: string[] } {
+function openStore(options: { groupCommit?: boolean } = {}): {
+  store: SqliteStore;
+  dbPath: string;
+  statements: string[];
+} {
   const dir = mkdtempSync(join(tmpdir(), 'netform-group-'));
   const dbPath = join(dir, 'netform.db');
   const statements: string[] = [];
@@ -30,8 +34,15 @@ function openStore(options: { groupCommit?: boolean } = {}): { store: SqliteStor
 
 const NOW = '2026-01-01T00:00:00.000000Z';
 const user = (email: string, id: string = randomUUID()): UserRow => ({
-  id, email, role: 'unprivileged', password_hash: null, last_signed_in_at: null, last_signed_in_method: null,
-  disabled_at: null, inserted_at: NOW, updated_at: NOW,
+  id,
+  email,
+  role: 'unprivileged',
+  password_hash: null,
+  last_signed_in_at: null,
+  last_signed_in_method: null,
+  disabled_at: null,
+  inserted_at: NOW,
+  updated_at: NOW,
 });
 
 describe('group commit (store)', () => {
@@ -39,7 +50,9 @@ describe('group commit (store)', () => {
     for (const groupCommit of [true, false]) {
       const { store, statements } = openStore({ groupCommit });
       statements.length = 0;
-      await Promise.all(Array.from({ length: 40 }, (_, i) => store.transaction((tx) => tx.insertUser(user(`u${i}@example.com`)))));
+      await Promise.all(
+        Array.from({ length: 40 }, (_, i) => store.transaction((tx) => tx.insertUser(user(`u${i}@example.com`)))),
+      );
       const commits = statements.filter((s) => s === 'COMMIT').length;
       if (groupCommit) expect(commits).toBeLessThanOrEqual(2);
       else expect(commits).toBe(40);
@@ -87,7 +100,9 @@ describe('group commit (store)', () => {
     // What another connection (another process) finds in the file.
     const other = new Database(dbPath, { readonly: true });
     try {
-      const emails = (other.prepare('SELECT email FROM users ORDER BY email').all() as { email: string }[]).map((r) => r.email);
+      const emails = (other.prepare('SELECT email FROM users ORDER BY email').all() as { email: string }[]).map(
+        (r) => r.email,
+      );
       expect(emails).toEqual(['a@example.com', 'b@example.com', 'first@example.com']);
     } finally {
       other.close();
@@ -110,7 +125,9 @@ describe('group commit (store)', () => {
 
   it('close() answers the transactions already asked for', async () => {
     const { store, dbPath } = openStore();
-    const asked = Array.from({ length: 10 }, (_, i) => store.transaction((tx) => tx.insertUser(user(`late${i}@example.com`))));
+    const asked = Array.from({ length: 10 }, (_, i) =>
+      store.transaction((tx) => tx.insertUser(user(`late${i}@example.com`))),
+    );
     await store.close();
     await Promise.all(asked);
     await expect(store.transaction(async () => undefined)).rejects.toThrow('store is closed');
@@ -129,15 +146,23 @@ describe('group commit (API)', () => {
   it('concurrent creates: overlapping rules give exactly one 201, devices get distinct addresses, bad ones fail alone', async () => {
     server = await startInProcessServer();
     const rules = await Promise.all(
-      Array.from({ length: 60 }, () => server.api('POST', '/v0/rules', { rule: { destination: '10.60.0.0/16', action: 'accept' } })),
+      Array.from({ length: 60 }, () =>
+        server.api('POST', '/v0/rules', { rule: { destination: '10.60.0.0/16', action: 'accept' } }),
+      ),
     );
     expect(rules.filter((r) => r.status === 201)).toHaveLength(1);
-    expect(rules.filter((r) => r.status === 422).every((r) => r.body.errors.destination[0] === 'destination overlaps with an existing rule')).toBe(true);
+    expect(
+      rules
+        .filter((r) => r.status === 422)
+        .every((r) => r.body.errors.destination[0] === 'destination overlaps with an existing rule'),
+    ).toBe(true);
 
     const owner = (await server.api('POST', '/v0/users', { user: { email: 'many@example.com' } })).body.data;
     const devices = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
-        server.api('POST', '/v0/devices', { device: { user_id: owner.id, public_key: i % 4 === 3 ? 'bad' : randomBytes(32).toString('base64') } }),
+        server.api('POST', '/v0/devices', {
+          device: { user_id: owner.id, public_key: i % 4 === 3 ? 'bad' : randomBytes(32).toString('base64') },
+        }),
       ),
     );
     const created = devices.filter((d) => d.status === 201).map((d) => d.body.data);

@@ -60,7 +60,8 @@ async function scansDuring(run: () => Promise<unknown>): Promise<string[]> {
   for (const sql of statements) {
     if (!/^\s*(SELECT|UPDATE|DELETE|INSERT)/i.test(sql)) continue;
     const plan = plans.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[];
-    for (const { detail } of plan) if (/^SCAN (users|devices|rules|api_tokens)\b/.test(detail)) scans.push(`${detail}: ${sql}`);
+    for (const { detail } of plan)
+      if (/^SCAN (users|devices|rules|api_tokens)\b/.test(detail)) scans.push(`${detail}: ${sql}`);
   }
   expect(statements.length).toBeGreaterThan(0);
   return scans;
@@ -72,16 +73,54 @@ describe('per-request queries use indexes', () => {
     let device: { id: string } = { id: '' };
     let rule: { id: string } = { id: '' };
     const steps: [string, () => Promise<unknown>][] = [
-      ['user create', async () => (user = (await api('POST', '/v0/users', { user: { email: 'u@example.com', role: 'admin' } })).body.data)],
+      [
+        'user create',
+        async () =>
+          (user = (await api('POST', '/v0/users', { user: { email: 'u@example.com', role: 'admin' } })).body.data),
+      ],
       ['user show by email', () => api('GET', '/v0/users/U@example.com')],
-      ['user update', () => api('PATCH', `/v0/users/${user.id}`, { user: { role: 'unprivileged', email: 'v@example.com' } })],
-      ['device create', async () => (device = (await api('POST', '/v0/devices', { device: { user_id: user.id, public_key: randomBytes(32).toString('base64') } })).body.data)],
+      [
+        'user update',
+        () => api('PATCH', `/v0/users/${user.id}`, { user: { role: 'unprivileged', email: 'v@example.com' } }),
+      ],
+      [
+        'device create',
+        async () =>
+          (device = (
+            await api('POST', '/v0/devices', {
+              device: { user_id: user.id, public_key: randomBytes(32).toString('base64') },
+            })
+          ).body.data),
+      ],
       ['device show', () => api('GET', `/v0/devices/${device.id}`)],
-      ['device update', () => api('PATCH', `/v0/devices/${device.id}`, { device: { name: 'n', ipv4: '10.3.2.77', use_default_mtu: false, mtu: 1400 } })],
-      ['rule create', async () => (rule = (await api('POST', '/v0/rules', { rule: { destination: '10.0.0.0/8', port_type: 'tcp', port_range: '80', user_id: user.id } })).body.data)],
-      ['rule create refused', () => api('POST', '/v0/rules', { rule: { destination: '10.1.2.3', port_type: 'tcp', port_range: '1-100', user_id: user.id } })],
+      [
+        'device update',
+        () =>
+          api('PATCH', `/v0/devices/${device.id}`, {
+            device: { name: 'n', ipv4: '10.3.2.77', use_default_mtu: false, mtu: 1400 },
+          }),
+      ],
+      [
+        'rule create',
+        async () =>
+          (rule = (
+            await api('POST', '/v0/rules', {
+              rule: { destination: '10.0.0.0/8', port_type: 'tcp', port_range: '80', user_id: user.id },
+            })
+          ).body.data),
+      ],
+      [
+        'rule create refused',
+        () =>
+          api('POST', '/v0/rules', {
+            rule: { destination: '10.1.2.3', port_type: 'tcp', port_range: '1-100', user_id: user.id },
+          }),
+      ],
       ['rule show', () => api('GET', `/v0/rules/${rule.id}`)],
-      ['rule update', () => api('PATCH', `/v0/rules/${rule.id}`, { rule: { destination: '10.0.0.0/9', user_id: null } })],
+      [
+        'rule update',
+        () => api('PATCH', `/v0/rules/${rule.id}`, { rule: { destination: '10.0.0.0/9', user_id: null } }),
+      ],
       ['rule delete', () => api('DELETE', `/v0/rules/${rule.id}`)],
       ['device delete', () => api('DELETE', `/v0/devices/${device.id}`)],
       ['user delete', () => api('DELETE', `/v0/users/${user.id}`)],

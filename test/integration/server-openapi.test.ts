@@ -31,7 +31,13 @@ interface Seen {
 }
 const seen: Seen[] = [];
 
-async function call(method: string, template: string, path: string, body?: unknown, auth: string | null = token): Promise<Seen & { json: any }> {
+async function call(
+  method: string,
+  template: string,
+  path: string,
+  body?: unknown,
+  auth: string | null = token,
+): Promise<Seen & { json: any }> {
   const headers: Record<string, string> = {};
   if (auth !== null) headers.authorization = `Bearer ${auth}`;
   let payload: string | undefined;
@@ -41,7 +47,13 @@ async function call(method: string, template: string, path: string, body?: unkno
   }
   const res = await fetch(`${server.url}${path}`, { method, headers, body: payload });
   const text = await res.text();
-  const entry = { template, method: method.toLowerCase(), status: res.status, contentType: res.headers.get('content-type'), text };
+  const entry = {
+    template,
+    method: method.toLowerCase(),
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    text,
+  };
   seen.push(entry);
   let json: any;
   try {
@@ -93,7 +105,9 @@ describe('the OpenAPI document', () => {
         expect(operation, `${method} ${route.url} is not in the document`).toBeDefined();
         expect(operation.summary, `${method} ${route.url} has no summary`).toBeTruthy();
         if (route.url.startsWith('/v0/') && route.url !== '/v0/openapi.json') {
-          expect(Object.keys(operation.responses), `${method} ${route.url}`).toEqual(expect.arrayContaining(['401', '429', '500']));
+          expect(Object.keys(operation.responses), `${method} ${route.url}`).toEqual(
+            expect.arrayContaining(['401', '429', '500']),
+          );
           if (['post', 'put', 'patch'].includes(method)) {
             expect(operation.requestBody, `${method} ${route.url} documents no body`).toBeDefined();
             expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['400', '413', '422']));
@@ -121,12 +135,29 @@ describe('the OpenAPI document', () => {
     const big = 'x'.repeat(BODY_LIMIT + 1);
     const missing = '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70';
     const admin = (await call('GET', '/v0/users/{id}', '/v0/users/admin@example.com')).json.data;
-    const user = (await call('POST', '/v0/users', '/v0/users', { user: { email: 'doc@example.com', role: 'admin' } })).json.data;
-    const device = (await call('POST', '/v0/devices', '/v0/devices', { device: { user_id: user.id, public_key: key(), mtu: 1400, use_default_mtu: false } })).json.data;
-    const rule = (await call('POST', '/v0/rules', '/v0/rules', { rule: { destination: '10.0.0.0/8', action: 'accept', port_type: 'tcp', port_range: '443' } })).json.data;
+    const user = (await call('POST', '/v0/users', '/v0/users', { user: { email: 'doc@example.com', role: 'admin' } }))
+      .json.data;
+    const device = (
+      await call('POST', '/v0/devices', '/v0/devices', {
+        device: { user_id: user.id, public_key: key(), mtu: 1400, use_default_mtu: false },
+      })
+    ).json.data;
+    const rule = (
+      await call('POST', '/v0/rules', '/v0/rules', {
+        rule: { destination: '10.0.0.0/8', action: 'accept', port_type: 'tcp', port_range: '443' },
+      })
+    ).json.data;
     const ids = { users: user.id, devices: device.id, rules: rule.id };
-    const invalid = { users: { user: { email: 'not an email' } }, devices: { device: { public_key: 'short' } }, rules: { rule: { destination: 'nowhere' } } };
-    const valid = { users: { user: { role: 'admin' } }, devices: { device: { name: 'renamed' } }, rules: { rule: { port_range: '80-90' } } };
+    const invalid = {
+      users: { user: { email: 'not an email' } },
+      devices: { device: { public_key: 'short' } },
+      rules: { rule: { destination: 'nowhere' } },
+    };
+    const valid = {
+      users: { user: { role: 'admin' } },
+      devices: { device: { name: 'renamed' } },
+      rules: { rule: { port_range: '80-90' } },
+    };
     const wrapper = { users: 'user', devices: 'device', rules: 'rule' } as const;
 
     for (const collection of ['users', 'devices', 'rules'] as const) {
@@ -163,11 +194,19 @@ describe('the OpenAPI document', () => {
         configuration: {
           default_client_mtu: 1400,
           logo: { url: 'https://example.com/logo.png' },
-          openid_connect_providers: [{
-            id: 'okta', label: 'Okta', scope: 'openid email', response_type: 'code', client_id: 'netform',
-            client_secret: 'secret', discovery_document_uri: 'https://example.com/.well-known/openid-configuration',
-            redirect_uri: null, auto_create_users: false,
-          }],
+          openid_connect_providers: [
+            {
+              id: 'okta',
+              label: 'Okta',
+              scope: 'openid email',
+              response_type: 'code',
+              client_id: 'netform',
+              client_secret: 'secret',
+              discovery_document_uri: 'https://example.com/.well-known/openid-configuration',
+              redirect_uri: null,
+              auto_create_users: false,
+            },
+          ],
         },
       });
       await call(method, path, path, '{not json');
@@ -202,7 +241,8 @@ describe('the OpenAPI document', () => {
       const ref = `openapi#/${pointer('paths', answer.template, answer.method, 'responses', String(answer.status), 'content', mediaType, 'schema')}`;
       const validate = ajv.compile({ $ref: ref });
       const value = mediaType === 'application/json' ? JSON.parse(answer.text) : answer.text;
-      if (!validate(value)) failures.push(`${where}: ${ajv.errorsText(validate.errors)} in ${answer.text.slice(0, 200)}`);
+      if (!validate(value))
+        failures.push(`${where}: ${ajv.errorsText(validate.errors)} in ${answer.text.slice(0, 200)}`);
       void entry;
     }
     expect(failures).toEqual([]);
@@ -234,7 +274,9 @@ describe('the OpenAPI document', () => {
       await fetch(`${limited.url}/v0/rules`);
       const res = await fetch(`${limited.url}/v0/rules`);
       expect(res.status).toBe(429);
-      const validate = ajv.compile({ $ref: `openapi#/${pointer('paths', '/v0/rules', 'get', 'responses', '429', 'content', 'application/json', 'schema')}` });
+      const validate = ajv.compile({
+        $ref: `openapi#/${pointer('paths', '/v0/rules', 'get', 'responses', '429', 'content', 'application/json', 'schema')}`,
+      });
       expect(validate(await res.json()), ajv.errorsText(validate.errors)).toBe(true);
     } finally {
       await limited.close();

@@ -81,15 +81,24 @@ describe('metrics', () => {
     await server.api('GET', '/v0/nothing-here');
 
     const after = await scrape(metricsUrl);
-    expect(sample(after, 'netform_http_requests_total', usersOk) - sample(before, 'netform_http_requests_total', usersOk)).toBe(3);
+    expect(
+      sample(after, 'netform_http_requests_total', usersOk) - sample(before, 'netform_http_requests_total', usersOk),
+    ).toBe(3);
     expect(sample(after, 'netform_http_requests_total', { route: '/v0/users', method: 'POST', status: '201' })).toBe(1);
-    expect(sample(after, 'netform_http_requests_total', { route: '/v0/users/:id', method: 'GET', status: '200' })).toBe(1);
+    expect(sample(after, 'netform_http_requests_total', { route: '/v0/users/:id', method: 'GET', status: '200' })).toBe(
+      1,
+    );
     expect(sample(after, 'netform_http_requests_total', { route: '/v0/users', method: 'GET', status: '401' })).toBe(1);
     expect(sample(after, 'netform_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' })).toBe(1);
-    const count = (text: string) => sample(text, 'netform_http_request_duration_seconds_count', { route: '/v0/users', method: 'GET' });
+    const count = (text: string) =>
+      sample(text, 'netform_http_request_duration_seconds_count', { route: '/v0/users', method: 'GET' });
     expect(count(after) - count(before)).toBe(4);
-    expect(sample(after, 'netform_http_request_duration_seconds_bucket', { route: '/v0/users', method: 'GET', le: '+Inf' })).toBe(count(after));
-    expect(sample(after, 'netform_objects', { kind: 'users' }) - sample(before, 'netform_objects', { kind: 'users' })).toBe(1);
+    expect(
+      sample(after, 'netform_http_request_duration_seconds_bucket', { route: '/v0/users', method: 'GET', le: '+Inf' }),
+    ).toBe(count(after));
+    expect(
+      sample(after, 'netform_objects', { kind: 'users' }) - sample(before, 'netform_objects', { kind: 'users' }),
+    ).toBe(1);
     expect(sample(after, 'netform_objects', { kind: 'devices' })).toBe(0);
     expect(after).toContain('netform_store_errors_total');
     expect(after).toContain('netform_process_resident_memory_bytes');
@@ -116,7 +125,9 @@ describe('metrics', () => {
     expect(sample(page, 'netform_http_requests_total', { route: '/v0/users', method: 'POST', status: '500' })).toBe(1);
     // Refusals are not store errors.
     expect((await server.api('POST', '/v0/users', { user: { email: 'nope' } })).status).toBe(422);
-    expect(sample(await scrape(`${server.url}/metrics`), 'netform_store_errors_total', { operation: 'transaction' })).toBe(1);
+    expect(
+      sample(await scrape(`${server.url}/metrics`), 'netform_store_errors_total', { operation: 'transaction' }),
+    ).toBe(1);
   });
 
   it('--no-metrics: nothing recorded or served', async () => {

@@ -24,21 +24,33 @@ const key = () => randomBytes(32).toString('base64');
 describe('netform serve', () => {
   it('keeps every row across a restart of the process on the same file', async () => {
     const server = await start();
-    const user = (await server.api('POST', '/v0/users', { user: { email: 'kept@example.com', role: 'admin' } })).body.data;
-    const device = (await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key(), name: 'kept' } })).body.data;
-    const rule = (await server.api('POST', '/v0/rules', { rule: { destination: '10.0.0.0/8', action: 'accept', user_id: user.id } })).body.data;
-    const before = await Promise.all(['/v0/users', '/v0/devices', '/v0/rules'].map(async (p) => (await server.api('GET', p)).body));
+    const user = (await server.api('POST', '/v0/users', { user: { email: 'kept@example.com', role: 'admin' } })).body
+      .data;
+    const device = (
+      await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key(), name: 'kept' } })
+    ).body.data;
+    const rule = (
+      await server.api('POST', '/v0/rules', { rule: { destination: '10.0.0.0/8', action: 'accept', user_id: user.id } })
+    ).body.data;
+    const before = await Promise.all(
+      ['/v0/users', '/v0/devices', '/v0/rules'].map(async (p) => (await server.api('GET', p)).body),
+    );
     const pid = server.pid();
 
     await server.restart();
     expect(server.lastExit).toEqual({ code: 0, signal: null });
     expect(server.pid()).not.toBe(pid);
-    const after = await Promise.all(['/v0/users', '/v0/devices', '/v0/rules'].map(async (p) => (await server.api('GET', p)).body));
+    const after = await Promise.all(
+      ['/v0/users', '/v0/devices', '/v0/rules'].map(async (p) => (await server.api('GET', p)).body),
+    );
     expect(after).toEqual(before);
-    expect((await server.api('GET', `/v0/devices/${device.id}`)).body.data.server_public_key).toBe(device.server_public_key);
+    expect((await server.api('GET', `/v0/devices/${device.id}`)).body.data.server_public_key).toBe(
+      device.server_public_key,
+    );
     expect((await server.api('GET', `/v0/rules/${rule.id}`)).body.data).toEqual(rule);
     // The next address continues after the kept device's.
-    const next = (await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key() } })).body.data;
+    const next = (await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key() } })).body
+      .data;
     expect(next.ipv4).toBe('10.3.2.3');
   });
 
@@ -48,10 +60,23 @@ describe('netform serve', () => {
     const body = JSON.stringify({ user: { email: 'in-flight@example.com' } });
     const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = request(
-        { host: url.hostname, port: url.port, path: '/v0/users', method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: '/v0/users',
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${server.token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
         (res) => {
           let text = '';
-          res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+          res
+            .setEncoding('utf8')
+            .on('data', (c: string) => (text += c))
+            .on('end', () => resolve({ status: res.statusCode ?? 0, text }));
         },
       );
       req.on('error', reject);
@@ -80,14 +105,21 @@ describe('netform serve', () => {
     const server = await start();
     const password = `secret-${randomBytes(6).toString('hex')}-pass`;
     const psk = key();
-    const user = (await server.api('POST', '/v0/users', { user: { email: 'log@example.com', password, password_confirmation: password } })).body.data;
+    const user = (
+      await server.api('POST', '/v0/users', {
+        user: { email: 'log@example.com', password, password_confirmation: password },
+      })
+    ).body.data;
     await server.api('POST', '/v0/users', `{"user":{"email":"bad@example.com","password":"${password}"`);
     await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key(), preshared_key: psk } });
     await server.api('GET', '/v0/users', undefined, { headers: { authorization: `Bearer ${server.token}x` } });
     await server.waitForStderr(/"statusCode":401/);
     expect(server.stdout()).toBe(`listening on ${server.url}\n`);
     const logs = server.stderr();
-    const lines = logs.trim().split('\n').filter((l) => l.startsWith('{'));
+    const lines = logs
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('{'));
     expect(lines.length).toBeGreaterThan(4);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
     for (const secret of [server.token, server.token.slice(3, 30), password, psk]) expect(logs).not.toContain(secret);
@@ -97,12 +129,18 @@ describe('netform serve', () => {
   it('--log-level silent writes no request logs; --legacy-device-updates and its env var switch the emulation', async () => {
     const quiet = await start({ args: ['--log-level', 'silent', '--legacy-device-updates'] });
     const user = (await quiet.api('POST', '/v0/users', { user: { email: 'q@example.com' } })).body.data;
-    const device = (await quiet.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key() } })).body.data;
-    const res = await quiet.api('PATCH', `/v0/devices/${device.id}`, { device: { use_default_mtu: false, mtu: 1400, name: 'legacy' } });
+    const device = (await quiet.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key() } })).body
+      .data;
+    const res = await quiet.api('PATCH', `/v0/devices/${device.id}`, {
+      device: { use_default_mtu: false, mtu: 1400, name: 'legacy' },
+    });
     expect(res.body.data).toMatchObject({ name: 'legacy', mtu: 1280, use_default_mtu: true });
     expect(quiet.stderr()).not.toContain('"statusCode"');
 
-    for (const [value, legacy] of [['1', true], ['0', false]] as const) {
+    for (const [value, legacy] of [
+      ['1', true],
+      ['0', false],
+    ] as const) {
       const server = await start({ env: { NETFORM_LEGACY_DEVICE_UPDATES: value } });
       const u = (await server.api('POST', '/v0/users', { user: { email: 'e@example.com' } })).body.data;
       const d = (await server.api('POST', '/v0/devices', { device: { user_id: u.id, public_key: key() } })).body.data;
@@ -116,7 +154,11 @@ describe('netform serve', () => {
     const children: ReturnType<typeof spawn>[] = [];
     const serve = (env: Record<string, string>, args: string[] = []) =>
       new Promise<{ firstLine: string; code: number | null; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [CLI, 'serve', ...args], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, [CLI, 'serve', ...args], {
+          cwd: dir,
+          env: { ...process.env, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         children.push(child);
         let stdout = '';
         let stderr = '';
@@ -148,7 +190,11 @@ describe('netform serve', () => {
       expect(badPort.stderr).toContain('port');
     } finally {
       for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-      await Promise.all(children.map((c) => (c.exitCode !== null || c.signalCode !== null ? null : new Promise((r) => c.once('exit', r)))));
+      await Promise.all(
+        children.map((c) =>
+          c.exitCode !== null || c.signalCode !== null ? null : new Promise((r) => c.once('exit', r)),
+        ),
+      );
       rmSync(dir, { recursive: true, force: true });
     }
   });

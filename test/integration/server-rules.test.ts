@@ -38,11 +38,27 @@ describe('rules: create and fields', () => {
 
   it('echoes the destination as given and stores ports as "lo - hi"', async () => {
     const n = freshNet();
-    const cases: [string, string][] = [['80', '80 - 80'], ['80-443', '80 - 443'], ['1000 - 2000', '1000 - 2000']];
+    const cases: [string, string][] = [
+      ['80', '80 - 80'],
+      ['80-443', '80 - 443'],
+      ['1000 - 2000', '1000 - 2000'],
+    ];
     for (const [i, [given, stored]] of cases.entries()) {
-      const res = await createRule({ destination: `${n}.${i}.7/24`, action: 'accept', port_type: 'tcp', port_range: given, user_id: alice.id });
+      const res = await createRule({
+        destination: `${n}.${i}.7/24`,
+        action: 'accept',
+        port_type: 'tcp',
+        port_range: given,
+        user_id: alice.id,
+      });
       expect(res.status).toBe(201);
-      expect(res.body.data).toMatchObject({ destination: `${n}.${i}.7/24`, action: 'accept', port_type: 'tcp', port_range: stored, user_id: alice.id });
+      expect(res.body.data).toMatchObject({
+        destination: `${n}.${i}.7/24`,
+        action: 'accept',
+        port_type: 'tcp',
+        port_range: stored,
+        user_id: alice.id,
+      });
     }
     expect((await createRule({ destination: '2001:db8::1' })).body.data.destination).toBe('2001:db8::1');
   });
@@ -53,16 +69,48 @@ describe('rules: create and fields', () => {
     ['destination bad prefix', { destination: '10.0.0.0/33' }, { destination: ['is invalid'] }],
     ['action null', { destination: '192.0.2.1', action: null }, { action: ["can't be blank"] }],
     ['action unknown', { destination: '192.0.2.1', action: 'allow' }, { action: ['is invalid'] }],
-    ['port_type unknown', { destination: '192.0.2.1', port_type: 'icmp', port_range: '1' }, { port_type: ['is invalid'] }],
-    ['port_range bad format', { destination: '192.0.2.1', port_type: 'tcp', port_range: 'http' }, { port_range: ['bad format'] }],
-    ['port_range reversed', { destination: '192.0.2.1', port_type: 'tcp', port_range: '443-80' }, { port_range: ['lower value cannot be higher than upper value'] }],
-    ['port_range out of range', { destination: '192.0.2.1', port_type: 'udp', port_range: '0-70000' }, { port_range: ['port is not within valid range'] }],
-    ['port_range above 65535', { destination: '192.0.2.1', port_type: 'udp', port_range: '65536' }, { port_range: ['port is not within valid range'] }],
-    ['port_type without port_range', { destination: '192.0.2.1', port_type: 'tcp' }, { port_range: ["can't be blank"] }],
+    [
+      'port_type unknown',
+      { destination: '192.0.2.1', port_type: 'icmp', port_range: '1' },
+      { port_type: ['is invalid'] },
+    ],
+    [
+      'port_range bad format',
+      { destination: '192.0.2.1', port_type: 'tcp', port_range: 'http' },
+      { port_range: ['bad format'] },
+    ],
+    [
+      'port_range reversed',
+      { destination: '192.0.2.1', port_type: 'tcp', port_range: '443-80' },
+      { port_range: ['lower value cannot be higher than upper value'] },
+    ],
+    [
+      'port_range out of range',
+      { destination: '192.0.2.1', port_type: 'udp', port_range: '0-70000' },
+      { port_range: ['port is not within valid range'] },
+    ],
+    [
+      'port_range above 65535',
+      { destination: '192.0.2.1', port_type: 'udp', port_range: '65536' },
+      { port_range: ['port is not within valid range'] },
+    ],
+    [
+      'port_type without port_range',
+      { destination: '192.0.2.1', port_type: 'tcp' },
+      { port_range: ["can't be blank"] },
+    ],
     ['port_range without port_type', { destination: '192.0.2.1', port_range: '80' }, { port_type: ["can't be blank"] }],
-    ['user_id unknown', { destination: '192.0.2.1', user_id: '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70' }, { user_id: ['does not exist'] }],
+    [
+      'user_id unknown',
+      { destination: '192.0.2.1', user_id: '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70' },
+      { user_id: ['does not exist'] },
+    ],
     ['user_id not a uuid', { destination: '192.0.2.1', user_id: 'alice@example.com' }, { user_id: ['does not exist'] }],
-    ['several at once', { destination: 'nope', action: 'allow', port_range: 'x' }, { destination: ['is invalid'], action: ['is invalid'], port_range: ['bad format'] }],
+    [
+      'several at once',
+      { destination: 'nope', action: 'allow', port_range: 'x' },
+      { destination: ['is invalid'], action: ['is invalid'], port_range: ['bad format'] },
+    ],
   ])('rejects %s', async (_name, rule, errors) => {
     const res = await createRule(rule);
     expect(res.status).toBe(422);
@@ -97,7 +145,14 @@ describe('rules: overlap', () => {
   it('refuses the same destination, a containing and a contained block, with the same action and binding', async () => {
     const n = freshNet();
     expect((await createRule({ destination: `${n}.1.0/24`, action: 'accept' })).status).toBe(201);
-    for (const destination of [`${n}.1.0/24`, `${n}.0.0/16`, `${n}.1.128/25`, `${n}.1.5`, `${n}.1.99/24`, '0.0.0.0/0']) {
+    for (const destination of [
+      `${n}.1.0/24`,
+      `${n}.0.0/16`,
+      `${n}.1.128/25`,
+      `${n}.1.5`,
+      `${n}.1.99/24`,
+      '0.0.0.0/0',
+    ]) {
       const res = await createRule({ destination, action: 'accept' });
       expect(res.status, destination).toBe(422);
       expect(res.body).toEqual(OVERLAP);
@@ -128,7 +183,9 @@ describe('rules: overlap', () => {
     expect((await createRule({ destination: dest, port_type: 'tcp', port_range: '91-100' })).status).toBe(201);
     expect((await createRule({ destination: dest, port_type: 'tcp', port_range: '79' })).status).toBe(201);
     expect((await createRule({ destination: dest })).status).toBe(201);
-    expect((await createRule({ destination: `${n}.3.0/24`, port_type: 'tcp', port_range: '85' })).body).toEqual(OVERLAP);
+    expect((await createRule({ destination: `${n}.3.0/24`, port_type: 'tcp', port_range: '85' })).body).toEqual(
+      OVERLAP,
+    );
     expect((await createRule({ destination: dest, port_type: 'tcp', port_range: '100-200' })).body).toEqual(OVERLAP);
     expect((await createRule({ destination: dest, port_type: 'udp', port_range: '1-80' })).body).toEqual(OVERLAP);
     expect((await createRule({ destination: `${n}.9.9` })).body).toEqual(OVERLAP);
@@ -146,14 +203,22 @@ describe('rules: overlap', () => {
     const a = (await createRule({ destination: `${n}.1.0/24`, port_type: 'tcp', port_range: '80' })).body.data;
     const b = (await createRule({ destination: `${n}.2.0/24`, port_type: 'tcp', port_range: '80' })).body.data;
     // Itself is no conflict.
-    const self = await server.api('PATCH', `/v0/rules/${a.id}`, { rule: { destination: `${n}.1.0/25`, port_range: '80-81' } });
+    const self = await server.api('PATCH', `/v0/rules/${a.id}`, {
+      rule: { destination: `${n}.1.0/25`, port_range: '80-81' },
+    });
     expect(self.status).toBe(200);
     expect(self.body.data).toMatchObject({ destination: `${n}.1.0/25`, port_range: '80 - 81' });
     // Moving b onto a conflicts; moving it with other ports does not.
-    expect((await server.api('PATCH', `/v0/rules/${b.id}`, { rule: { destination: `${n}.1.0/24` } })).body).toEqual(OVERLAP);
-    expect((await server.api('PUT', `/v0/rules/${b.id}`, { rule: { destination: `${n}.1.0/24`, port_range: '82' } })).status).toBe(200);
+    expect((await server.api('PATCH', `/v0/rules/${b.id}`, { rule: { destination: `${n}.1.0/24` } })).body).toEqual(
+      OVERLAP,
+    );
+    expect(
+      (await server.api('PUT', `/v0/rules/${b.id}`, { rule: { destination: `${n}.1.0/24`, port_range: '82' } })).status,
+    ).toBe(200);
     // Changing only the action or the binding moves it out of a's group, and back in conflicts.
-    expect((await server.api('PATCH', `/v0/rules/${b.id}`, { rule: { action: 'accept', port_range: '80' } })).status).toBe(200);
+    expect(
+      (await server.api('PATCH', `/v0/rules/${b.id}`, { rule: { action: 'accept', port_range: '80' } })).status,
+    ).toBe(200);
     expect((await server.api('PATCH', `/v0/rules/${b.id}`, { rule: { action: 'drop' } })).body).toEqual(OVERLAP);
     const bound = await server.api('PATCH', `/v0/rules/${b.id}`, { rule: { action: 'drop', user_id: bob.id } });
     expect(bound.status).toBe(200);
@@ -164,14 +229,21 @@ describe('rules: overlap', () => {
   it('update: port fields go together on the merged rule; user_id must exist; empty body unchanged', async () => {
     const n = freshNet();
     const r = (await createRule({ destination: `${n}.0.0/16` })).body.data;
-    expect((await server.api('PATCH', `/v0/rules/${r.id}`, { rule: { port_type: 'udp' } })).body).toEqual({ errors: { port_range: ["can't be blank"] } });
+    expect((await server.api('PATCH', `/v0/rules/${r.id}`, { rule: { port_type: 'udp' } })).body).toEqual({
+      errors: { port_range: ["can't be blank"] },
+    });
     const withPorts = await server.api('PATCH', `/v0/rules/${r.id}`, { rule: { port_type: 'udp', port_range: '53' } });
     expect(withPorts.body.data).toMatchObject({ port_type: 'udp', port_range: '53 - 53' });
     expect(withPorts.body.data.updated_at > r.updated_at).toBe(true);
-    expect((await server.api('PATCH', `/v0/rules/${r.id}`, { rule: { port_type: null } })).body).toEqual({ errors: { port_type: ["can't be blank"] } });
+    expect((await server.api('PATCH', `/v0/rules/${r.id}`, { rule: { port_type: null } })).body).toEqual({
+      errors: { port_type: ["can't be blank"] },
+    });
     const cleared = await server.api('PATCH', `/v0/rules/${r.id}`, { rule: { port_type: null, port_range: null } });
     expect(cleared.body.data).toMatchObject({ port_type: null, port_range: null });
-    expect((await server.api('PATCH', `/v0/rules/${r.id}`, { rule: { user_id: '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70' } })).body).toEqual({ errors: { user_id: ['does not exist'] } });
+    expect(
+      (await server.api('PATCH', `/v0/rules/${r.id}`, { rule: { user_id: '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70' } }))
+        .body,
+    ).toEqual({ errors: { user_id: ['does not exist'] } });
     const unchanged = await server.api('PATCH', `/v0/rules/${r.id}`, { rule: {} });
     expect(unchanged.status).toBe(200);
     expect(unchanged.body.data).toEqual(cleared.body.data);
@@ -181,7 +253,9 @@ describe('rules: overlap', () => {
     const destination = `${freshNet()}.0.0/16`;
     const results = await Promise.all(Array.from({ length: 12 }, () => createRule({ destination, action: 'accept' })));
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
-    expect(results.filter((r) => r.status === 422).every((r) => JSON.stringify(r.body) === JSON.stringify(OVERLAP))).toBe(true);
+    expect(
+      results.filter((r) => r.status === 422).every((r) => JSON.stringify(r.body) === JSON.stringify(OVERLAP)),
+    ).toBe(true);
     const list = (await server.api('GET', '/v0/rules')).body.data as { destination: string }[];
     expect(list.filter((r) => r.destination === destination)).toHaveLength(1);
   });

@@ -20,10 +20,51 @@ let key: string;
 /** A CA, and a certificate it signs for 127.0.0.1 and localhost. */
 function makeCertificates(folder: string): void {
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: folder, stdio: 'pipe' });
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=netform test CA');
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=netform test CA',
+  );
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.csr',
+    '-subj',
+    '/CN=127.0.0.1',
+  );
   writeFileSync(join(folder, 'san.ext'), 'subjectAltName = IP:127.0.0.1, DNS:localhost\n');
-  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'san.ext');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'san.ext',
+  );
 }
 
 beforeAll(() => {
@@ -58,7 +99,9 @@ describe('TLS', () => {
     started.push(server);
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(await httpsGet(`${server.url}/healthz`, readFileSync(ca, 'utf8'))).toBe(200);
-    await expect(httpsGet(`${server.url}/healthz`, undefined)).rejects.toThrow(/unable to verify|self[- ]signed|local issuer/i);
+    await expect(httpsGet(`${server.url}/healthz`, undefined)).rejects.toThrow(
+      /unable to verify|self[- ]signed|local issuer/i,
+    );
 
     const desired = join(dir, 'desired.yaml');
     writeFileSync(desired, 'version: 1\nusers:\n  - email: tls@example.com\n');
@@ -71,7 +114,9 @@ describe('TLS', () => {
     const untrusted = await runCli(['plan', '-f', desired], { env });
     expect(untrusted.code).toBe(1);
     // The client names the TLS failure, the URL, its code, and the way out.
-    expect(untrusted.stderr).toMatch(/TLS failure talking to https:\/\/127\.0\.0\.1:\d+.*\((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED|DEPTH_ZERO|UNABLE_TO_GET_ISSUER)/);
+    expect(untrusted.stderr).toMatch(
+      /TLS failure talking to https:\/\/127\.0\.0\.1:\d+.*\((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED|DEPTH_ZERO|UNABLE_TO_GET_ISSUER)/,
+    );
     expect(untrusted.stderr).toContain('--ca-file');
     expect(untrusted.stderr).not.toContain(server.token);
   });
@@ -80,7 +125,9 @@ describe('TLS', () => {
     const server = await startTestServer({ env: { NETFORM_TLS_CERT: cert, NETFORM_TLS_KEY: key } });
     started.push(server);
     expect(server.url).toMatch(/^https:/);
-    const listed = await runCli(['export', '--ca-file', ca], { env: { NETFORM_URL: server.url, NETFORM_TOKEN: server.token } });
+    const listed = await runCli(['export', '--ca-file', ca], {
+      env: { NETFORM_URL: server.url, NETFORM_TOKEN: server.token },
+    });
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toContain('admin@example.com');
   });
@@ -91,9 +138,17 @@ describe('TLS', () => {
     [['--tls-cert', 'CA_KEY', '--tls-key', 'KEY'], 'is not usable'],
     [['--tls-cert', 'CA', '--tls-key', 'KEY'], 'is not usable'],
   ])('refuses %j with one clear line and no key material', async (args, message) => {
-    const files: Record<string, string> = { CERT: cert, KEY: key, CA: ca, CA_KEY: join(dir, 'ca.key'), MISSING: join(dir, 'missing.pem') };
+    const files: Record<string, string> = {
+      CERT: cert,
+      KEY: key,
+      CA: ca,
+      CA_KEY: join(dir, 'ca.key'),
+      MISSING: join(dir, 'missing.pem'),
+    };
     const db = join(dir, `refused-${Math.random().toString(36).slice(2)}.db`);
-    const res = await runCli(['serve', '--port', '0', '--db', db, ...args.map((a) => files[a] ?? a)], { timeoutMs: 20_000 });
+    const res = await runCli(['serve', '--port', '0', '--db', db, ...args.map((a) => files[a] ?? a)], {
+      timeoutMs: 20_000,
+    });
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(res.stderr).toContain(message);

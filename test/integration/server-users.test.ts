@@ -3,7 +3,16 @@ import { startInProcessServer, type TestServer } from '../helpers/server.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const USER_KEYS = ['id', 'email', 'role', 'last_signed_in_at', 'last_signed_in_method', 'disabled_at', 'inserted_at', 'updated_at'];
+const USER_KEYS = [
+  'id',
+  'email',
+  'role',
+  'last_signed_in_at',
+  'last_signed_in_method',
+  'disabled_at',
+  'inserted_at',
+  'updated_at',
+];
 
 let server: TestServer;
 beforeAll(async () => {
@@ -25,7 +34,13 @@ describe('users: create', () => {
     expect(res.status).toBe(201);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(Object.keys(res.body.data)).toEqual(USER_KEYS);
-    expect(res.body.data).toMatchObject({ email: address, role: 'unprivileged', disabled_at: null, last_signed_in_at: null, last_signed_in_method: null });
+    expect(res.body.data).toMatchObject({
+      email: address,
+      role: 'unprivileged',
+      disabled_at: null,
+      last_signed_in_at: null,
+      last_signed_in_method: null,
+    });
     expect(res.body.data.id).toMatch(UUID);
     expect(res.body.data.inserted_at).toMatch(TIMESTAMP);
     expect(res.body.data.updated_at).toBe(res.body.data.inserted_at);
@@ -41,15 +56,23 @@ describe('users: create', () => {
   });
 
   it('accepts a password with its confirmation and never returns password data', async () => {
-    const res = await server.api('POST', '/v0/users', { user: { email: email(), password: 'correct horse battery', password_confirmation: 'correct horse battery' } });
+    const res = await server.api('POST', '/v0/users', {
+      user: { email: email(), password: 'correct horse battery', password_confirmation: 'correct horse battery' },
+    });
     expect(res.status).toBe(201);
     expect(JSON.stringify(res.body)).not.toContain('correct horse');
     expect(Object.keys(res.body.data)).toEqual(USER_KEYS);
   });
 
   it.each([
-    [{ password: 'a'.repeat(65), password_confirmation: 'a'.repeat(65) }, { password: ['should be at most 64 character(s)'] }],
-    [{ password: 'long enough pass', password_confirmation: 'something else!' }, { password_confirmation: ['does not match confirmation'] }],
+    [
+      { password: 'a'.repeat(65), password_confirmation: 'a'.repeat(65) },
+      { password: ['should be at most 64 character(s)'] },
+    ],
+    [
+      { password: 'long enough pass', password_confirmation: 'something else!' },
+      { password_confirmation: ['does not match confirmation'] },
+    ],
     [{ password: 'long enough pass', password_confirmation: '' }, { password_confirmation: ["can't be blank"] }],
   ])('password rules %#', async (fields, errors) => {
     const res = await server.api('POST', '/v0/users', { user: { email: email(), ...fields } });
@@ -88,7 +111,14 @@ describe('users: create', () => {
 
   it('ignores read-only and unknown keys', async () => {
     const res = await server.api('POST', '/v0/users', {
-      user: { email: email(), disabled_at: '2020-01-01T00:00:00.000000Z', last_signed_in_at: '2020-01-01T00:00:00.000000Z', last_signed_in_method: 'x', id: 'mine', colour: 'blue' },
+      user: {
+        email: email(),
+        disabled_at: '2020-01-01T00:00:00.000000Z',
+        last_signed_in_at: '2020-01-01T00:00:00.000000Z',
+        last_signed_in_method: 'x',
+        id: 'mine',
+        colour: 'blue',
+      },
     });
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ disabled_at: null, last_signed_in_at: null, last_signed_in_method: null });
@@ -101,7 +131,13 @@ describe('users: show, list, update', () => {
   it('finds a user by id and by email in any case', async () => {
     const address = email('Finder');
     const created = (await server.api('POST', '/v0/users', { user: { email: address } })).body.data;
-    for (const key of [created.id, created.id.toUpperCase(), address, address.toUpperCase(), encodeURIComponent(address)]) {
+    for (const key of [
+      created.id,
+      created.id.toUpperCase(),
+      address,
+      address.toUpperCase(),
+      encodeURIComponent(address),
+    ]) {
       const res = await server.api('GET', `/v0/users/${key}`);
       expect(res.status, key).toBe(200);
       expect(res.body.data).toEqual(created);
@@ -115,7 +151,9 @@ describe('users: show, list, update', () => {
     expect(res.status).toBe(200);
     const users = res.body.data as { inserted_at: string; id: string }[];
     expect(users.length).toBeGreaterThan(3);
-    const sorted = [...users].sort((a, b) => (a.inserted_at === b.inserted_at ? (a.id < b.id ? -1 : 1) : a.inserted_at < b.inserted_at ? -1 : 1));
+    const sorted = [...users].sort((a, b) =>
+      a.inserted_at === b.inserted_at ? (a.id < b.id ? -1 : 1) : a.inserted_at < b.inserted_at ? -1 : 1,
+    );
     expect(users).toEqual(sorted);
   });
 
@@ -156,11 +194,19 @@ describe('users: show, list, update', () => {
 
   it('ignores a null or empty password on update (a password cannot be cleared), checks a new one', async () => {
     const created = (await server.api('POST', '/v0/users', { user: { email: email() } })).body.data;
-    expect((await server.api('PATCH', `/v0/users/${created.id}`, { user: { password: null } })).body.data).toEqual(created);
-    expect((await server.api('PATCH', `/v0/users/${created.id}`, { user: { password: '' } })).body.data).toEqual(created);
+    expect((await server.api('PATCH', `/v0/users/${created.id}`, { user: { password: null } })).body.data).toEqual(
+      created,
+    );
+    expect((await server.api('PATCH', `/v0/users/${created.id}`, { user: { password: '' } })).body.data).toEqual(
+      created,
+    );
     const short = await server.api('PATCH', `/v0/users/${created.id}`, { user: { password: 'short' } });
-    expect(short.body).toEqual({ errors: { password: ['should be at least 12 character(s)'], password_confirmation: ["can't be blank"] } });
-    const ok = await server.api('PATCH', `/v0/users/${created.id}`, { user: { password: 'a brand new password', password_confirmation: 'a brand new password' } });
+    expect(short.body).toEqual({
+      errors: { password: ['should be at least 12 character(s)'], password_confirmation: ["can't be blank"] },
+    });
+    const ok = await server.api('PATCH', `/v0/users/${created.id}`, {
+      user: { password: 'a brand new password', password_confirmation: 'a brand new password' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.data.updated_at > created.updated_at).toBe(true);
   });
@@ -184,7 +230,9 @@ describe('users: show, list, update', () => {
   });
 
   it('404 for update and delete of an unknown user', async () => {
-    expect((await server.api('PATCH', '/v0/users/ghost@example.com', { user: {} })).body).toEqual({ error: 'not_found' });
+    expect((await server.api('PATCH', '/v0/users/ghost@example.com', { user: {} })).body).toEqual({
+      error: 'not_found',
+    });
     expect((await server.api('DELETE', '/v0/users/ghost@example.com')).status).toBe(404);
   });
 });
@@ -201,9 +249,12 @@ describe('users: last admin and cascades', () => {
       // it meets both guards at once.
       const demoteSelf = await own.api('PATCH', '/v0/users/admin@example.com', { user: { role: 'unprivileged' } });
       expect(demoteSelf.status).toBe(422);
-      expect(demoteSelf.body).toEqual({ errors: { role: ['You cannot change your own role'], base: ['cannot demote the last admin'] } });
+      expect(demoteSelf.body).toEqual({
+        errors: { role: ['You cannot change your own role'], base: ['cannot demote the last admin'] },
+      });
 
-      const second = (await own.api('POST', '/v0/users', { user: { email: 'second@example.com', role: 'admin' } })).body.data;
+      const second = (await own.api('POST', '/v0/users', { user: { email: 'second@example.com', role: 'admin' } })).body
+        .data;
       expect((await own.api('PATCH', `/v0/users/${second.id}`, { user: { role: 'unprivileged' } })).status).toBe(200);
       expect((await own.api('PATCH', `/v0/users/${second.id}`, { user: { role: 'admin' } })).status).toBe(200);
       expect((await own.api('DELETE', `/v0/users/${second.id}`)).status).toBe(204);
@@ -220,10 +271,15 @@ describe('users: last admin and cascades', () => {
     const user = (await server.api('POST', '/v0/users', { user: { email: email('doomed'), role: 'admin' } })).body.data;
     const other = (await server.api('POST', '/v0/users', { user: { email: email('survivor') } })).body.data;
     const key = (n: number) => Buffer.alloc(32, n + counter * 7).toString('base64');
-    const device = (await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key(1) } })).body.data;
-    const keptDevice = (await server.api('POST', '/v0/devices', { device: { user_id: other.id, public_key: key(2) } })).body.data;
-    const rule = (await server.api('POST', '/v0/rules', { rule: { destination: '192.0.2.0/24', user_id: user.id } })).body.data;
-    const keptRule = (await server.api('POST', '/v0/rules', { rule: { destination: '192.0.2.0/24', user_id: other.id } })).body.data;
+    const device = (await server.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: key(1) } })).body
+      .data;
+    const keptDevice = (await server.api('POST', '/v0/devices', { device: { user_id: other.id, public_key: key(2) } }))
+      .body.data;
+    const rule = (await server.api('POST', '/v0/rules', { rule: { destination: '192.0.2.0/24', user_id: user.id } }))
+      .body.data;
+    const keptRule = (
+      await server.api('POST', '/v0/rules', { rule: { destination: '192.0.2.0/24', user_id: other.id } })
+    ).body.data;
     const { issueToken } = await import('../../server/index.js');
     const { token } = await issueToken({ dbPath: server.dbPath, email: user.email });
     expect((await server.api('GET', '/v0/users', undefined, { token })).status).toBe(200);
@@ -236,7 +292,9 @@ describe('users: last admin and cascades', () => {
     expect((await server.api('GET', `/v0/users/${user.id}`)).status).toBe(404);
     expect((await server.api('GET', `/v0/devices/${device.id}`)).status).toBe(404);
     expect((await server.api('GET', `/v0/rules/${rule.id}`)).status).toBe(404);
-    expect((await server.api('GET', '/v0/users', undefined, { token })).body).toEqual({ errors: { auth: 'no_resource_found' } });
+    expect((await server.api('GET', '/v0/users', undefined, { token })).body).toEqual({
+      errors: { auth: 'no_resource_found' },
+    });
     expect((await server.api('GET', `/v0/devices/${keptDevice.id}`)).status).toBe(200);
     expect((await server.api('GET', `/v0/rules/${keptRule.id}`)).status).toBe(200);
     // The freed address is handed out again.

@@ -10,10 +10,22 @@ const FIXTURES = resolve('test/fixtures/desired');
 
 describe('netform validate', () => {
   it('passes the examples with a one-line summary on stdout', async () => {
-    const basic = await runCli(['validate', '-f', 'examples/basic/netform.yaml'], { env: { ALICE_PASSWORD: undefined } });
-    expect(basic).toEqual({ code: 0, stdout: 'examples/basic/netform.yaml is valid: 5 users, 6 devices, 7 rules\n', stderr: '' });
-    const payments = await runCli(['validate', '-f', 'examples/multi-team/payments'], { env: { ALICE_PASSWORD: undefined } });
-    expect(payments).toEqual({ code: 0, stdout: 'examples/multi-team/payments is valid: 2 users, 2 devices, 3 rules\n', stderr: '' });
+    const basic = await runCli(['validate', '-f', 'examples/basic/netform.yaml'], {
+      env: { ALICE_PASSWORD: undefined },
+    });
+    expect(basic).toEqual({
+      code: 0,
+      stdout: 'examples/basic/netform.yaml is valid: 5 users, 6 devices, 7 rules\n',
+      stderr: '',
+    });
+    const payments = await runCli(['validate', '-f', 'examples/multi-team/payments'], {
+      env: { ALICE_PASSWORD: undefined },
+    });
+    expect(payments).toEqual({
+      code: 0,
+      stdout: 'examples/multi-team/payments is valid: 2 users, 2 devices, 3 rules\n',
+      stderr: '',
+    });
     const search = await runCli(['validate', '-f', 'examples/multi-team/search']);
     expect(search.stdout).toBe('examples/multi-team/search is valid: 2 users, 3 devices, 4 rules\n');
   });
@@ -23,11 +35,15 @@ describe('netform validate', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     const lines = result.stderr.trimEnd().split('\n');
-    expect(lines[0]).toBe('rule-fields.yaml:3:34: rules[0].destination: is invalid (expected an IP address or CIDR block such as 10.1.0.0/16)');
+    expect(lines[0]).toBe(
+      'rule-fields.yaml:3:34: rules[0].destination: is invalid (expected an IP address or CIDR block such as 10.1.0.0/16)',
+    );
     expect(lines.at(-1)).toBe('8 errors in rule-fields.yaml');
     expect(lines).toHaveLength(9);
     const fromRoot = await runCli(['validate', '-f', join(FIXTURES, 'rule-fields.yaml')]);
-    expect(fromRoot.stderr.split('\n')[0]).toBe('test/fixtures/desired/rule-fields.yaml:3:34: rules[0].destination: is invalid (expected an IP address or CIDR block such as 10.1.0.0/16)');
+    expect(fromRoot.stderr.split('\n')[0]).toBe(
+      'test/fixtures/desired/rule-fields.yaml:3:34: rules[0].destination: is invalid (expected an IP address or CIDR block such as 10.1.0.0/16)',
+    );
   });
 
   it('--format github prints one workflow annotation per error on stdout', async () => {
@@ -104,7 +120,10 @@ describe('secrets never reach the output', () => {
         `  - email: b@example.com\n    password: ${planted.literal}\n`,
     );
     // A syntax error on the line of a literal: the parser's excerpt of the source must not be shown.
-    writeFileSync(join(dir, 'invalid', 'broken.yaml'), `version: 1\nusers:\n  - email: c@example.com\n    password: [${planted.literal}\n`);
+    writeFileSync(
+      join(dir, 'invalid', 'broken.yaml'),
+      `version: 1\nusers:\n  - email: c@example.com\n    password: [${planted.literal}\n`,
+    );
     writeFileSync(
       join(dir, 'invalid', 'more.yaml'),
       `version: 1\nusers:\n  - email: d@example.com\n    password: { env: NF_GOOD_PASSWORD }\n    devices: [{ name: x, public_key: "a6AiqHg3kQ3fepsVVJCJayNNPq3C2wiQU1pLxXGos1A=", preshared_key: { file: ../good.psk } }]\n`,
@@ -150,18 +169,26 @@ describe('validate without secrets, and -f -', () => {
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/is valid \(2 warnings\): 1 user, 1 device, 0 rules\n$/);
     expect(text.stderr).toContain('warning: ');
-    expect(text.stderr).toMatch(/netform\.yaml:4:\d+: users\[0\]\.password: environment variable NF_UNSET_PASSWORD is not set \(needed by plan, apply and drift\)/);
-    expect(text.stderr).toMatch(/users\[0\]\.devices\[0\]\.preshared_key: secret file secrets\/laptop\.psk cannot be read .*no such file \(needed by plan, apply and drift\)/);
+    expect(text.stderr).toMatch(
+      /netform\.yaml:4:\d+: users\[0\]\.password: environment variable NF_UNSET_PASSWORD is not set \(needed by plan, apply and drift\)/,
+    );
+    expect(text.stderr).toMatch(
+      /users\[0\]\.devices\[0\]\.preshared_key: secret file secrets\/laptop\.psk cannot be read .*no such file \(needed by plan, apply and drift\)/,
+    );
     const github = await runCli(['validate', '-f', dir, '--format', 'github'], { env });
     expect(github.code).toBe(0);
-    expect(github.stdout).toMatch(/^::warning file=[^,]+netform\.yaml,line=4,col=\d+::users\[0\]\.password: environment variable NF_UNSET_PASSWORD is not set/m);
+    expect(github.stdout).toMatch(
+      /^::warning file=[^,]+netform\.yaml,line=4,col=\d+::users\[0\]\.password: environment variable NF_UNSET_PASSWORD is not set/m,
+    );
     const json = await runCli(['validate', '-f', dir, '--format', 'json'], { env });
     expect(JSON.parse(json.stdout).map((d: { severity: string }) => d.severity)).toEqual(['warning', 'warning']);
 
     // A GitHub secret a fork cannot see is set to the empty string: also a warning only.
     expect((await runCli(['validate', '-f', dir], { env: { NF_UNSET_PASSWORD: '' } })).code).toBe(0);
 
-    const plan = await runCli(['plan', '-f', dir], { env: { ...env, NETFORM_URL: 'http://127.0.0.1:9', NETFORM_TOKEN: 'x' } });
+    const plan = await runCli(['plan', '-f', dir], {
+      env: { ...env, NETFORM_URL: 'http://127.0.0.1:9', NETFORM_TOKEN: 'x' },
+    });
     expect(plan.code).toBe(1);
     expect(plan.stderr).toContain('users[0].password: environment variable NF_UNSET_PASSWORD is not set');
     expect(plan.stderr).not.toContain('warning');
@@ -183,10 +210,16 @@ describe('validate without secrets, and -f -', () => {
       );
       const result = await runCli(['validate', '-f', join(repo, 'desired')], { cwd: repo });
       expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/netform\.yaml:4:\d+: users\[0\]\.password: secret file \/etc\/hostname is outside the repository \(\.\); keep secret files inside it, or use \{ env: NAME \}/);
-      expect(result.stderr).toMatch(/users\[0\]\.devices\[0\]\.preshared_key: secret file \.\.\/\.\.\/outside\.psk is outside the repository/);
+      expect(result.stderr).toMatch(
+        /netform\.yaml:4:\d+: users\[0\]\.password: secret file \/etc\/hostname is outside the repository \(\.\); keep secret files inside it, or use \{ env: NAME \}/,
+      );
+      expect(result.stderr).toMatch(
+        /users\[0\]\.devices\[0\]\.preshared_key: secret file \.\.\/\.\.\/outside\.psk is outside the repository/,
+      );
       // Inside the repository but not present (a fork's checkout): only a warning.
-      expect(result.stderr).toMatch(/warning: .*users\[1\]\.password: secret file \.\.\/secrets\/b\.password cannot be read/);
+      expect(result.stderr).toMatch(
+        /warning: .*users\[1\]\.password: secret file \.\.\/secrets\/b\.password cannot be read/,
+      );
       expect(result.stderr).not.toContain('not a secret of this repository');
     } finally {
       rmSync(repo, { recursive: true, force: true });
@@ -194,11 +227,14 @@ describe('validate without secrets, and -f -', () => {
   });
 
   it('-f - reads one YAML document stream from standard input', async () => {
-    const input = 'version: 1\nusers:\n  - email: a@example.com\n---\nversion: 1\nrules:\n  - { action: drop, destination: 10.9.0.0/16 }\n';
+    const input =
+      'version: 1\nusers:\n  - email: a@example.com\n---\nversion: 1\nrules:\n  - { action: drop, destination: 10.9.0.0/16 }\n';
     const ok = await runCli(['validate', '-f', '-'], { input });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toBe('stdin is valid: 1 user, 0 devices, 1 rule\n');
-    const bad = await runCli(['validate', '-f', '-'], { input: 'version: 1\nusers:\n  - email: a@example.com\n    role: superuser\n' });
+    const bad = await runCli(['validate', '-f', '-'], {
+      input: 'version: 1\nusers:\n  - email: a@example.com\n    role: superuser\n',
+    });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^stdin:4:\d+: users\[0\]\.role: /m);
   });

@@ -73,9 +73,14 @@ function expectAgreement(label: string, offlineErrors: FieldMessages | null, sta
   expect(Object.keys(offlineErrors).sort(), `${label}: fields`).toEqual(Object.keys(serverErrors).sort());
   for (const [field, messages] of Object.entries(serverErrors)) {
     const ours = offlineErrors[field]!;
-    expect(ours.length, `${label}: ${field}: ${JSON.stringify(ours)} vs ${JSON.stringify(messages)}`).toBe(messages.length);
+    expect(ours.length, `${label}: ${field}: ${JSON.stringify(ours)} vs ${JSON.stringify(messages)}`).toBe(
+      messages.length,
+    );
     for (const message of messages) {
-      expect(ours.some((m) => m.startsWith(message)), `${label}: ${field}: server says "${message}", offline ${JSON.stringify(ours)}`).toBe(true);
+      expect(
+        ours.some((m) => m.startsWith(message)),
+        `${label}: ${field}: server says "${message}", offline ${JSON.stringify(ours)}`,
+      ).toBe(true);
     }
   }
 }
@@ -203,7 +208,12 @@ function deviceDeclaration(fields: Fields): { declared: Fields; body: Fields; en
   const declared = psk === undefined ? base : { ...base, preshared_key: { env: 'CASE_PSK' } };
   const env: Record<string, string> = psk === undefined ? {} : { CASE_PSK: String(psk) };
   const { name: deviceName, ...deviceFields } = base;
-  const body = { user_id: ownerId, name: deviceName, ...applyUseDefaultShorthand(deviceFields), ...(psk === undefined ? {} : { preshared_key: psk }) };
+  const body = {
+    user_id: ownerId,
+    name: deviceName,
+    ...applyUseDefaultShorthand(deviceFields),
+    ...(psk === undefined ? {} : { preshared_key: psk }),
+  };
   return { declared, body, env };
 }
 
@@ -217,8 +227,28 @@ describe('devices', () => {
 
   it('public keys are unique across devices; names unique per user', async () => {
     const key = freshKey();
-    const keyErrors = await offline({ users: [{ email: OWNER, devices: [{ name: 'k1', public_key: key }, { name: 'k2', public_key: key }] }] });
-    const nameErrors = await offline({ users: [{ email: OWNER, devices: [{ name: 'k1', public_key: key }, { name: 'k1', public_key: freshKey() }] }] });
+    const keyErrors = await offline({
+      users: [
+        {
+          email: OWNER,
+          devices: [
+            { name: 'k1', public_key: key },
+            { name: 'k2', public_key: key },
+          ],
+        },
+      ],
+    });
+    const nameErrors = await offline({
+      users: [
+        {
+          email: OWNER,
+          devices: [
+            { name: 'k1', public_key: key },
+            { name: 'k1', public_key: freshKey() },
+          ],
+        },
+      ],
+    });
     const first = await post('devices', { device: { user_id: ownerId, name: 'k1', public_key: key } });
     expect(first.status).toBe(201);
     const sameKey = await post('devices', { device: { user_id: ownerId, name: 'k2', public_key: key } });
@@ -228,7 +258,10 @@ describe('devices', () => {
   });
 
   it('pinned addresses are unique', async () => {
-    const declared = [{ name: 'a1', public_key: freshKey(), ipv4: '10.3.2.40' }, { name: 'a2', public_key: freshKey(), ipv4: '10.3.2.40' }];
+    const declared = [
+      { name: 'a1', public_key: freshKey(), ipv4: '10.3.2.40' },
+      { name: 'a2', public_key: freshKey(), ipv4: '10.3.2.40' },
+    ];
     const offlineErrors = await offline({ users: [{ email: OWNER, devices: declared }] });
     const first = await post('devices', { device: { user_id: ownerId, ...declared[0] } });
     expect(first.status).toBe(201);
@@ -295,11 +328,31 @@ describe('rules', () => {
     ['same block', { action: 'drop', destination: '10.5.0.0/16' }, { action: 'drop', destination: '10.5.0.0/16' }],
     ['nested blocks', { action: 'drop', destination: '10.5.0.0/16' }, { action: 'drop', destination: '10.5.7.7' }],
     ['disjoint blocks', { action: 'drop', destination: '10.5.0.0/16' }, { action: 'drop', destination: '10.6.0.0/16' }],
-    ['accept and drop', { action: 'drop', destination: '10.5.0.0/16' }, { action: 'accept', destination: '10.5.0.0/16' }],
-    ['intersecting tcp ranges', { action: 'accept', destination: '10.5.0.0/16', port_type: 'tcp', port_range: '80-443' }, { action: 'accept', destination: '10.5.1.0/24', port_type: 'tcp', port_range: '443' }],
-    ['disjoint tcp ranges', { action: 'accept', destination: '10.5.0.0/16', port_type: 'tcp', port_range: '80-442' }, { action: 'accept', destination: '10.5.1.0/24', port_type: 'tcp', port_range: '443' }],
-    ['tcp and udp', { action: 'accept', destination: '10.5.0.0/16', port_type: 'tcp', port_range: '53' }, { action: 'accept', destination: '10.5.0.0/16', port_type: 'udp', port_range: '53' }],
-    ['ports and no ports', { action: 'accept', destination: '10.5.0.0/16' }, { action: 'accept', destination: '10.5.0.0/16', port_type: 'tcp', port_range: '22' }],
+    [
+      'accept and drop',
+      { action: 'drop', destination: '10.5.0.0/16' },
+      { action: 'accept', destination: '10.5.0.0/16' },
+    ],
+    [
+      'intersecting tcp ranges',
+      { action: 'accept', destination: '10.5.0.0/16', port_type: 'tcp', port_range: '80-443' },
+      { action: 'accept', destination: '10.5.1.0/24', port_type: 'tcp', port_range: '443' },
+    ],
+    [
+      'disjoint tcp ranges',
+      { action: 'accept', destination: '10.5.0.0/16', port_type: 'tcp', port_range: '80-442' },
+      { action: 'accept', destination: '10.5.1.0/24', port_type: 'tcp', port_range: '443' },
+    ],
+    [
+      'tcp and udp',
+      { action: 'accept', destination: '10.5.0.0/16', port_type: 'tcp', port_range: '53' },
+      { action: 'accept', destination: '10.5.0.0/16', port_type: 'udp', port_range: '53' },
+    ],
+    [
+      'ports and no ports',
+      { action: 'accept', destination: '10.5.0.0/16' },
+      { action: 'accept', destination: '10.5.0.0/16', port_type: 'tcp', port_range: '22' },
+    ],
     ['IPv4 and IPv6', { action: 'drop', destination: '0.0.0.0/0' }, { action: 'drop', destination: '::/0' }],
   ];
 
@@ -314,7 +367,13 @@ describe('rules', () => {
   it("a global rule and a user's rule, and two users' rules, never overlap; one user's do", async () => {
     const rule = { action: 'drop', destination: '10.7.0.0/16' };
     const other = await post('users', { user: { email: 'other-owner@example.com' } });
-    const declared = { users: [{ email: OWNER, rules: [rule] }, { email: 'Other-Owner@example.com', rules: [rule] }], rules: [rule] };
+    const declared = {
+      users: [
+        { email: OWNER, rules: [rule] },
+        { email: 'Other-Owner@example.com', rules: [rule] },
+      ],
+      rules: [rule],
+    };
     expect(await offline(declared)).toBeNull();
     const rulesMade = [
       await post('rules', { rule }),
@@ -322,7 +381,9 @@ describe('rules', () => {
       await post('rules', { rule: { ...rule, user_id: other.body.data.id } }),
     ];
     expect(rulesMade.map((r) => r.status)).toEqual([201, 201, 201]);
-    const offlineErrors = await offline({ users: [{ email: OWNER, rules: [rule, { ...rule, destination: '10.7.1.0/24' }] }] });
+    const offlineErrors = await offline({
+      users: [{ email: OWNER, rules: [rule, { ...rule, destination: '10.7.1.0/24' }] }],
+    });
     const again = await post('rules', { rule: { ...rule, destination: '10.7.1.0/24', user_id: ownerId } });
     expectAgreement("one user's overlapping rules", offlineErrors, again.status, again.body);
   });
@@ -332,12 +393,21 @@ describe('rules', () => {
 // configuration: the same values offline (`configuration:`) and through PATCH /v0/configuration
 
 const configurationCases: [string, Fields][] = [
-  ['every managed field valid', {
-    default_client_allowed_ips: ['10.0.0.0/8', 'fd00::/8'], default_client_dns: ['10.0.0.53', 'dns.example.com'],
-    default_client_endpoint: '[2001:db8::1]:51820', default_client_mtu: 1420, default_client_persistent_keepalive: 0,
-    allow_unprivileged_device_management: false, allow_unprivileged_device_configuration: true, local_auth_enabled: true,
-    disable_vpn_on_oidc_error: false, vpn_session_duration: 86400,
-  }],
+  [
+    'every managed field valid',
+    {
+      default_client_allowed_ips: ['10.0.0.0/8', 'fd00::/8'],
+      default_client_dns: ['10.0.0.53', 'dns.example.com'],
+      default_client_endpoint: '[2001:db8::1]:51820',
+      default_client_mtu: 1420,
+      default_client_persistent_keepalive: 0,
+      allow_unprivileged_device_management: false,
+      allow_unprivileged_device_configuration: true,
+      local_auth_enabled: true,
+      disable_vpn_on_oidc_error: false,
+      vpn_session_duration: 86400,
+    },
+  ],
   ['an empty DNS list', { default_client_dns: [] }],
   ['mtu under and keepalive over their bounds', { default_client_mtu: 575, default_client_persistent_keepalive: 121 }],
   ['mtu over its bound', { default_client_mtu: 1501 }],
@@ -361,21 +431,29 @@ describe('configuration', () => {
 
 describe('documented differences', () => {
   it('validate is stricter: a device needs a name (its natural key); the server would generate one', async () => {
-    expect(await offline({ users: [{ email: OWNER, devices: [{ name: '  ', public_key: freshKey() }] }] })).toEqual({ name: ["can't be blank"] });
+    expect(await offline({ users: [{ email: OWNER, devices: [{ name: '  ', public_key: freshKey() }] }] })).toEqual({
+      name: ["can't be blank"],
+    });
     const { status } = await post('devices', { device: { user_id: ownerId, name: '  ', public_key: freshKey() } });
     expect(status).toBe(201);
   });
 
-  it("validate is stricter: a rule states its action; the server would default to drop", async () => {
+  it('validate is stricter: a rule states its action; the server would default to drop', async () => {
     expect(await offline({ rules: [{ destination: '10.8.0.0/16' }] })).toEqual({ base: ['`action` is required'] });
     const { status, body } = await post('rules', { rule: { destination: '10.8.0.0/16' } });
     expect(status).toBe(201);
     expect(body.data.action).toBe('drop');
   });
 
-  it("only the server knows its tunnel network: an address outside it passes offline", async () => {
-    expect(await offline({ users: [{ email: OWNER, devices: [{ name: 'outside', public_key: freshKey(), ipv4: '192.168.50.5' }] }] })).toBeNull();
-    const { status, body } = await post('devices', { device: { user_id: ownerId, name: 'outside', public_key: freshKey(), ipv4: '192.168.50.5' } });
+  it('only the server knows its tunnel network: an address outside it passes offline', async () => {
+    expect(
+      await offline({
+        users: [{ email: OWNER, devices: [{ name: 'outside', public_key: freshKey(), ipv4: '192.168.50.5' }] }],
+      }),
+    ).toBeNull();
+    const { status, body } = await post('devices', {
+      device: { user_id: ownerId, name: 'outside', public_key: freshKey(), ipv4: '192.168.50.5' },
+    });
     expect(status).toBe(422);
     expect(body.errors).toEqual({ ipv4: ['is not in the CIDR 10.3.2.0/24'] });
   });
@@ -384,6 +462,8 @@ describe('documented differences', () => {
     const key = freshKey();
     const live = await post('devices', { device: { user_id: ownerId, name: 'live-only', public_key: key } });
     expect(live.status).toBe(201);
-    expect(await offline({ users: [{ email: 'someone-else@example.com', devices: [{ name: 'laptop', public_key: key }] }] })).toBeNull();
+    expect(
+      await offline({ users: [{ email: 'someone-else@example.com', devices: [{ name: 'laptop', public_key: key }] }] }),
+    ).toBeNull();
   });
 });

@@ -4,7 +4,16 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Device, FirezoneProvider, FirezoneStack, Rule, terraformName, User, type FirezoneStackConfig, type SecretVariable } from '../../src/cdktf/index.js';
+import {
+  Device,
+  FirezoneProvider,
+  FirezoneStack,
+  Rule,
+  terraformName,
+  User,
+  type FirezoneStackConfig,
+  type SecretVariable,
+} from '../../src/cdktf/index.js';
 import { loadDesiredState } from '../../src/desired/index.js';
 
 const KEY_A = Buffer.alloc(32, 1).toString('base64');
@@ -23,7 +32,16 @@ describe('FirezoneStack', () => {
           email: 'Alice@Example.com',
           role: 'admin',
           password: { variable: 'alice_password' },
-          devices: [{ name: 'laptop', publicKey: KEY_A, presharedKey: { variable: 'alice_laptop_psk' }, mtu: 1380, useDefaultDns: false, dns: ['10.0.0.53'] }],
+          devices: [
+            {
+              name: 'laptop',
+              publicKey: KEY_A,
+              presharedKey: { variable: 'alice_laptop_psk' },
+              mtu: 1380,
+              useDefaultDns: false,
+              dns: ['10.0.0.53'],
+            },
+          ],
           rules: [{ action: 'accept', destination: '10.1.0.0/16', portType: 'tcp', portRange: '443' }],
         },
         { email: 'bob@example.com', devices: [{ name: 'My Phone', publicKey: KEY_B }] },
@@ -48,16 +66,32 @@ describe('FirezoneStack', () => {
       bob_example_com_my_phone: { user_id: '${firezone_user.bob_example_com.id}', name: 'My Phone', public_key: KEY_B },
     });
     expect(stack.resource.firezone_rule).toEqual({
-      alice_example_com_accept_10_1_0_0_16_tcp_443: { user_id: '${firezone_user.alice_example_com.id}', action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: '443' },
+      alice_example_com_accept_10_1_0_0_16_tcp_443: {
+        user_id: '${firezone_user.alice_example_com.id}',
+        action: 'accept',
+        destination: '10.1.0.0/16',
+        port_type: 'tcp',
+        port_range: '443',
+      },
       global_drop_10_9_0_0_16: { action: 'drop', destination: '10.9.0.0/16' },
     });
-    expect(stack.variable.alice_password).toEqual({ type: 'string', sensitive: true, description: 'The password of Alice@Example.com (set TF_VAR_alice_password)' });
+    expect(stack.variable.alice_password).toEqual({
+      type: 'string',
+      sensitive: true,
+      description: 'The password of Alice@Example.com (set TF_VAR_alice_password)',
+    });
     expect(stack.variable.alice_laptop_psk).toMatchObject({ type: 'string', sensitive: true });
   });
 
   it('exposes the constructs it declared', () => {
     const stack = new FirezoneStack(Testing.app(), 'test', {
-      users: [{ email: 'a@example.com', devices: [{ name: 'laptop', publicKey: KEY_A }], rules: [{ action: 'drop', destination: '10.0.0.1' }] }],
+      users: [
+        {
+          email: 'a@example.com',
+          devices: [{ name: 'laptop', publicKey: KEY_A }],
+          rules: [{ action: 'drop', destination: '10.0.0.1' }],
+        },
+      ],
       rules: [{ action: 'accept', destination: '10.0.0.0/8' }],
     });
     expect(stack.provider).toBeInstanceOf(FirezoneProvider);
@@ -85,9 +119,16 @@ describe('FirezoneStack', () => {
     const good = new TerraformVariable(stack, 'token', { type: 'string', sensitive: true });
     const plain = new TerraformVariable(stack, 'plain', { type: 'string' });
     const withDefault = new TerraformVariable(stack, 'defaulted', { type: 'string', sensitive: true, default: 'x' });
-    expect(JSON.parse(Testing.synth(new FirezoneStack(app, 'a', { users: [], provider: { apiKey: good } }))).provider.firezone).toEqual([{ api_key: '${var.token}' }]);
-    expect(() => new FirezoneStack(app, 'b', { users: [{ email: 'a@example.com', password: plain }] })).toThrow(/must be declared sensitive: true/);
-    expect(() => new FirezoneStack(app, 'c', { users: [{ email: 'a@example.com', password: withDefault }] })).toThrow(/must have no default/);
+    expect(
+      JSON.parse(Testing.synth(new FirezoneStack(app, 'a', { users: [], provider: { apiKey: good } }))).provider
+        .firezone,
+    ).toEqual([{ api_key: '${var.token}' }]);
+    expect(() => new FirezoneStack(app, 'b', { users: [{ email: 'a@example.com', password: plain }] })).toThrow(
+      /must be declared sensitive: true/,
+    );
+    expect(() => new FirezoneStack(app, 'c', { users: [{ email: 'a@example.com', password: withDefault }] })).toThrow(
+      /must have no default/,
+    );
   });
 
   it('refuses a literal secret passed from plain JavaScript, without repeating it', () => {
@@ -98,16 +139,32 @@ describe('FirezoneStack', () => {
     } catch (error) {
       message = (error as Error).message;
     }
-    expect(message).toBe("FirezoneStack: a_example_com.password: the password of a@example.com must be { variable: 'NAME' } (read from TF_VAR_NAME), never a literal value");
+    expect(message).toBe(
+      "FirezoneStack: a_example_com.password: the password of a@example.com must be { variable: 'NAME' } (read from TF_VAR_NAME), never a literal value",
+    );
   });
 
   it('refuses two declarations that would get the same name, and the same user or device twice', () => {
-    expect(() => new FirezoneStack(Testing.app(), 't', { users: [{ email: 'a.b@example.com' }, { email: 'a_b@example.com' }] })).toThrow(
-      /would both be named a_b_example_com; give one of them a resourceName/,
-    );
-    expect(() => new FirezoneStack(Testing.app(), 't', { users: [{ email: 'a@example.com' }, { email: 'A@example.com ' }] })).toThrow(/declared twice/);
-    expect(() =>
-      new FirezoneStack(Testing.app(), 't', { users: [{ email: 'a@example.com', devices: [{ name: 'x', publicKey: KEY_A }, { name: 'x', publicKey: KEY_B }] }] }),
+    expect(
+      () =>
+        new FirezoneStack(Testing.app(), 't', { users: [{ email: 'a.b@example.com' }, { email: 'a_b@example.com' }] }),
+    ).toThrow(/would both be named a_b_example_com; give one of them a resourceName/);
+    expect(
+      () => new FirezoneStack(Testing.app(), 't', { users: [{ email: 'a@example.com' }, { email: 'A@example.com ' }] }),
+    ).toThrow(/declared twice/);
+    expect(
+      () =>
+        new FirezoneStack(Testing.app(), 't', {
+          users: [
+            {
+              email: 'a@example.com',
+              devices: [
+                { name: 'x', publicKey: KEY_A },
+                { name: 'x', publicKey: KEY_B },
+              ],
+            },
+          ],
+        }),
     ).toThrow(/device x of a@example.com is declared twice/);
   });
 
@@ -140,7 +197,10 @@ describe('FirezoneStack settings.device_updates', () => {
       new FirezoneStack(app, 'company', { users: [], settings: { prune: true, device_updates: 'replace' } });
       app.synth();
       const file = join(outdir, 'stacks', 'company', 'cdk.tf.json');
-      expect(JSON.parse(await readFile(file, 'utf8'))['//'].netform.settings).toEqual({ prune: true, device_updates: 'replace' });
+      expect(JSON.parse(await readFile(file, 'utf8'))['//'].netform.settings).toEqual({
+        prune: true,
+        device_updates: 'replace',
+      });
       const loaded = await loadDesiredState(file);
       expect(loaded.ok && loaded.state.settings.device_updates).toBe('replace');
     } finally {
@@ -165,10 +225,19 @@ describe('FirezoneStack configuration', () => {
   it('writes configuration into the "//" entry in the YAML format\'s shape (snake_case), only the fields given', async () => {
     const stack = await synthToFile({
       users: [],
-      configuration: { defaultClientMtu: 1380, defaultClientDns: ['10.0.0.53'], allowUnprivilegedDeviceManagement: false, defaultClientEndpoint: undefined },
+      configuration: {
+        defaultClientMtu: 1380,
+        defaultClientDns: ['10.0.0.53'],
+        allowUnprivilegedDeviceManagement: false,
+        defaultClientEndpoint: undefined,
+      },
     });
     expect(stack['//'].netform).toEqual({
-      configuration: { default_client_mtu: 1380, default_client_dns: ['10.0.0.53'], allow_unprivileged_device_management: false },
+      configuration: {
+        default_client_mtu: 1380,
+        default_client_dns: ['10.0.0.53'],
+        allow_unprivileged_device_management: false,
+      },
     });
   });
 

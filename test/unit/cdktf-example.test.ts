@@ -26,11 +26,15 @@ let secrets: Record<string, string>;
 beforeAll(async () => {
   out = await mkdtemp(join(tmpdir(), 'netform-cdktf-example-'));
   // cwd elsewhere: the example must not depend on where it is run from.
-  const { stdout } = await run(process.execPath, [join(root, 'examples', 'cdktf', 'main.mjs'), out], { cwd: out, env: { PATH: process.env.PATH ?? '' } });
+  const { stdout } = await run(process.execPath, [join(root, 'examples', 'cdktf', 'main.mjs'), out], {
+    cwd: out,
+    env: { PATH: process.env.PATH ?? '' },
+  });
   stackDir = join(out, 'stacks', 'example-corp');
   expect(stdout).toContain(join(stackDir, 'cdk.tf.json'));
   stackText = await readFile(join(stackDir, 'cdk.tf.json'), 'utf8');
-  const secret = async (name: string) => (await readFile(join(root, 'examples', 'basic', 'secrets', name), 'utf8')).trim();
+  const secret = async (name: string) =>
+    (await readFile(join(root, 'examples', 'basic', 'secrets', name), 'utf8')).trim();
   secrets = {
     alice_password: await secret('example-alice.password'),
     bob_password: await secret('example-bob.password'),
@@ -44,7 +48,8 @@ afterAll(async () => {
 });
 
 function stateOf(result: LoadResult): DesiredState {
-  if (!result.ok) throw new Error(result.diagnostics.map((d) => `${d.file}:${d.line}: ${d.path}: ${d.message}`).join('\n'));
+  if (!result.ok)
+    throw new Error(result.diagnostics.map((d) => `${d.file}:${d.line}: ${d.path}: ${d.message}`).join('\n'));
   return result.state;
 }
 
@@ -53,7 +58,13 @@ function normalise(state: DesiredState): unknown {
   const secret = (s: Secret | undefined) => s?.reveal();
   const rules = (list: DesiredRule[], owner: string | null) =>
     list
-      .map((r) => ({ key: ruleKey({ ownerEmail: owner, ...r }), action: r.action, destination: r.destination, port_type: r.port_type, port_range: r.port_range }))
+      .map((r) => ({
+        key: ruleKey({ ownerEmail: owner, ...r }),
+        action: r.action,
+        destination: r.destination,
+        port_type: r.port_type,
+        port_range: r.port_range,
+      }))
       .sort((a, b) => a.key.localeCompare(b.key));
   const { source: _settingsSource, ...settings } = state.settings;
   return {
@@ -63,7 +74,9 @@ function normalise(state: DesiredState): unknown {
         email: u.email,
         role: u.role,
         password: secret(u.password),
-        devices: u.devices.map((d) => ({ name: d.name, fields: d.fields, preshared_key: secret(d.preshared_key) })).sort((a, b) => a.name.localeCompare(b.name)),
+        devices: u.devices
+          .map((d) => ({ name: d.name, fields: d.fields, preshared_key: secret(d.preshared_key) }))
+          .sort((a, b) => a.name.localeCompare(b.name)),
         rules: rules(u.rules, u.email),
       }))
       .sort((a, b) => a.email.localeCompare(b.email)),
@@ -79,7 +92,12 @@ describe('examples/cdktf', () => {
   it('synthesizes a stack in which no secret is written, only sensitive variables without defaults', () => {
     const stack = JSON.parse(stackText);
     for (const value of Object.values(secrets)) expect(stackText).not.toContain(value);
-    expect(Object.keys(stack.variable).sort()).toEqual(['alice_laptop_psk', 'alice_password', 'bob_password', 'carol_laptop_psk']);
+    expect(Object.keys(stack.variable).sort()).toEqual([
+      'alice_laptop_psk',
+      'alice_password',
+      'bob_password',
+      'carol_laptop_psk',
+    ]);
     for (const variable of Object.values<any>(stack.variable)) {
       expect(variable).toMatchObject({ type: 'string', sensitive: true });
       expect(variable).not.toHaveProperty('default');
@@ -89,22 +107,30 @@ describe('examples/cdktf', () => {
       user_id: '${firezone_user.alice_example_com.id}',
       preshared_key: '${var.alice_laptop_psk}',
     });
-    expect(stack.terraform.required_providers.firezone).toEqual({ source: 'registry.terraform.io/jindrichskupa/firezone' });
+    expect(stack.terraform.required_providers.firezone).toEqual({
+      source: 'registry.terraform.io/jindrichskupa/firezone',
+    });
   });
 
   it('type-checks against the netform/cdktf declarations', async () => {
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    await expect(run(process.execPath, [tsc, '-p', join(root, 'examples', 'cdktf', 'tsconfig.json')], { cwd: root })).resolves.toMatchObject({ stdout: '' });
+    await expect(
+      run(process.execPath, [tsc, '-p', join(root, 'examples', 'cdktf', 'tsconfig.json')], { cwd: root }),
+    ).resolves.toMatchObject({ stdout: '' });
   });
 
   it('reads as the same desired state as examples/basic', async () => {
     const fromStack = stateOf(
-      await loadDesiredState(stackDir, { env: Object.fromEntries(Object.entries(secrets).map(([name, value]) => [`TF_VAR_${name}`, value])) }),
+      await loadDesiredState(stackDir, {
+        env: Object.fromEntries(Object.entries(secrets).map(([name, value]) => [`TF_VAR_${name}`, value])),
+      }),
     );
     const fromYaml = stateOf(await loadDesiredState(join(root, 'examples', 'basic', 'netform.yaml'), { env: {} }));
     expect(fromStack.users).toHaveLength(5);
     expect(normalise(fromStack)).toEqual(normalise(fromYaml));
     // The stack's secrets are Terraform variables.
-    expect(fromStack.users.find((u) => u.email === 'bob@example.com')!.password!.ref).toEqual({ tfvar: 'bob_password' });
+    expect(fromStack.users.find((u) => u.email === 'bob@example.com')!.password!.ref).toEqual({
+      tfvar: 'bob_password',
+    });
   });
 });

@@ -37,13 +37,15 @@ describe('generated CDKTF bindings', () => {
     const fresh = await listFiles(out);
     const current = await listFiles(committed);
     expect(fresh).toEqual(current);
-    expect(fresh).toEqual(expect.arrayContaining([
-      'package.json',
-      'providers/firezone/device/index.ts',
-      'providers/firezone/provider/index.ts',
-      'providers/firezone/rule/index.ts',
-      'providers/firezone/user/index.ts',
-    ]));
+    expect(fresh).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'providers/firezone/device/index.ts',
+        'providers/firezone/provider/index.ts',
+        'providers/firezone/rule/index.ts',
+        'providers/firezone/user/index.ts',
+      ]),
+    );
     for (const file of fresh) {
       expect(await readFile(join(out, file), 'utf8'), file).toBe(await readFile(join(committed, file), 'utf8'));
     }
@@ -53,7 +55,11 @@ describe('generated CDKTF bindings', () => {
   it('declare every resource and attribute of the schema', async () => {
     const schema = JSON.parse(await readFile(join(root, 'schemas', 'terraform-provider.json'), 'utf8'));
     const provider = schema.provider_schemas['registry.terraform.io/jindrichskupa/firezone'];
-    expect(Object.keys(provider.resource_schemas).sort()).toEqual(['firezone_device', 'firezone_rule', 'firezone_user']);
+    expect(Object.keys(provider.resource_schemas).sort()).toEqual([
+      'firezone_device',
+      'firezone_rule',
+      'firezone_user',
+    ]);
     for (const [type, resource] of Object.entries<any>(provider.resource_schemas)) {
       const folder = type.replace('firezone_', '');
       const source = await readFile(join(committed, 'providers', 'firezone', folder, 'index.ts'), 'utf8');
@@ -61,7 +67,8 @@ describe('generated CDKTF bindings', () => {
       for (const [attribute, spec] of Object.entries<any>(resource.block.attributes)) {
         // Every attribute gets a getter; only configurable ones are synthesized.
         expect(source, `${type}.${attribute}`).toMatch(new RegExp(`Attribute\\('${attribute}'\\)`));
-        if (!spec.computed || spec.optional) expect(source, `${type}.${attribute}`).toMatch(new RegExp(`\\b${attribute}: cdktf\\.`));
+        if (!spec.computed || spec.optional)
+          expect(source, `${type}.${attribute}`).toMatch(new RegExp(`\\b${attribute}: cdktf\\.`));
       }
     }
   });

@@ -29,7 +29,12 @@ function baseStack(): Json {
     },
     resource: {
       firezone_user: {
-        alice: { '//': { metadata: { path: 'test/alice', uniqueId: 'alice' } }, email: 'alice@example.com', role: 'admin', password: '${var.alice_password}' },
+        alice: {
+          '//': { metadata: { path: 'test/alice', uniqueId: 'alice' } },
+          email: 'alice@example.com',
+          role: 'admin',
+          password: '${var.alice_password}',
+        },
         bob: { email: 'bob@example.com' },
       },
       firezone_device: {
@@ -41,10 +46,21 @@ function baseStack(): Json {
           allowed_ips: ['10.0.0.0/8'],
           mtu: 1380,
         },
-        bob_phone: { user_id: '${firezone_user.bob.id}', name: 'phone', public_key: KEY_B, depends_on: ['firezone_user.bob'] },
+        bob_phone: {
+          user_id: '${firezone_user.bob.id}',
+          name: 'phone',
+          public_key: KEY_B,
+          depends_on: ['firezone_user.bob'],
+        },
       },
       firezone_rule: {
-        alice_https: { user_id: '${firezone_user.alice.id}', action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: '443' },
+        alice_https: {
+          user_id: '${firezone_user.alice.id}',
+          action: 'accept',
+          destination: '10.1.0.0/16',
+          port_type: 'tcp',
+          port_range: '443',
+        },
         block_lab: { action: 'drop', destination: '10.9.0.0/16' },
       },
     },
@@ -66,7 +82,10 @@ async function writeStack(stack: Json | string): Promise<{ path: string; text: s
   return { path, text };
 }
 
-async function load(stack: Json | string, env: Record<string, string> = ENV): Promise<{ result: LoadResult; text: string }> {
+async function load(
+  stack: Json | string,
+  env: Record<string, string> = ENV,
+): Promise<{ result: LoadResult; text: string }> {
   const { path, text } = await writeStack(stack);
   return { result: await loadCdktfStack(path, { env }), text };
 }
@@ -77,7 +96,8 @@ function diagnosticsOf(result: LoadResult): Diagnostic[] {
 }
 
 function stateOf(result: LoadResult): DesiredState {
-  if (!result.ok) throw new Error(`expected a state, got: ${result.diagnostics.map((d) => `${d.path}: ${d.message}`).join('; ')}`);
+  if (!result.ok)
+    throw new Error(`expected a state, got: ${result.diagnostics.map((d) => `${d.path}: ${d.message}`).join('; ')}`);
   return result.state;
 }
 
@@ -110,15 +130,30 @@ describe('loadCdktfStack', () => {
     const laptop = alice!.devices[0]!;
     expect(laptop.name).toBe('laptop');
     // Giving allowed_ips and mtu means not using the server's defaults for them, as in YAML.
-    expect(laptop.fields).toEqual({ public_key: KEY_A, allowed_ips: ['10.0.0.0/8'], mtu: 1380, use_default_allowed_ips: false, use_default_mtu: false });
+    expect(laptop.fields).toEqual({
+      public_key: KEY_A,
+      allowed_ips: ['10.0.0.0/8'],
+      mtu: 1380,
+      use_default_allowed_ips: false,
+      use_default_mtu: false,
+    });
     expect(laptop.preshared_key!.reveal()).toBe(PSK);
     expect(laptop.preshared_key!.ref).toEqual({ tfvar: 'laptop_psk' });
     expect(bob!.devices.map((d) => [d.name, d.fields])).toEqual([['phone', { public_key: KEY_B }]]);
 
-    expect(alice!.rules).toEqual([expect.objectContaining({ action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: '443' })]);
+    expect(alice!.rules).toEqual([
+      expect.objectContaining({ action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: '443' }),
+    ]);
     expect(bob!.rules).toEqual([]);
-    expect(state.rules).toEqual([expect.objectContaining({ action: 'drop', destination: '10.9.0.0/16', port_type: null, port_range: null })]);
-    expect(state.settings).toEqual({ prune: false, manage: { users: null, rules: null }, protect: { users: [] }, limits: {} });
+    expect(state.rules).toEqual([
+      expect.objectContaining({ action: 'drop', destination: '10.9.0.0/16', port_type: null, port_range: null }),
+    ]);
+    expect(state.settings).toEqual({
+      prune: false,
+      manage: { users: null, rules: null },
+      protect: { users: [] },
+      limits: {},
+    });
     expect(state.absent).toEqual({ users: [], devices: [] });
   });
 
@@ -127,7 +162,10 @@ describe('loadCdktfStack', () => {
     const laptop = stateOf(result).users[0]!.devices[0]!;
     expect(laptop.source).toMatchObject({ path: 'firezone_device.alice_laptop', line: lineOf(text, '"alice_laptop"') });
     expect(laptop.source!.file).toMatch(/cdk\.tf\.json$/);
-    expect(laptop.source!.fields!.mtu).toMatchObject({ path: 'firezone_device.alice_laptop.mtu', line: lineOf(text, '"mtu": 1380') });
+    expect(laptop.source!.fields!.mtu).toMatchObject({
+      path: 'firezone_device.alice_laptop.mtu',
+      line: lineOf(text, '"mtu": 1380'),
+    });
   });
 
   it('takes a folder holding cdk.tf.json, also through loadDesiredState; a folder without one is an error', async () => {
@@ -182,7 +220,10 @@ describe('loadCdktfStack', () => {
     stack.resource.firezone_device.alice_laptop.user_id = '${firezone_user.carol.id}';
     const { result, text } = await load(stack);
     const d = only(result);
-    expect(d).toMatchObject({ path: 'firezone_device.alice_laptop.user_id', line: lineOf(text, 'firezone_user.carol.id') });
+    expect(d).toMatchObject({
+      path: 'firezone_device.alice_laptop.user_id',
+      line: lineOf(text, 'firezone_user.carol.id'),
+    });
     expect(d.message).toBe('references firezone_user.carol, which this stack does not declare');
     expect(d.file).toMatch(/cdk\.tf\.json$/);
   });
@@ -195,8 +236,16 @@ describe('loadCdktfStack', () => {
       ['description', '${firezone_device.bob_phone.id}', 'netform cannot resolve ${firezone_device.bob_phone.id}'],
       ['description', '${firezone_user.alice.id}', 'only user_id may reference it'],
       ['description', '%{ if true }x%{ endif }', 'template directives'],
-      ['user_id', '${firezone_user.alice.email}', 'must reference a firezone_user of this stack as ${firezone_user.NAME.id}'],
-      ['user_id', '3f1b2c4d-5e6f-4a1b-8c2d-9e0f1a2b3c4d', 'must reference a firezone_user of this stack as ${firezone_user.NAME.id}, not a literal value'],
+      [
+        'user_id',
+        '${firezone_user.alice.email}',
+        'must reference a firezone_user of this stack as ${firezone_user.NAME.id}',
+      ],
+      [
+        'user_id',
+        '3f1b2c4d-5e6f-4a1b-8c2d-9e0f1a2b3c4d',
+        'must reference a firezone_user of this stack as ${firezone_user.NAME.id}, not a literal value',
+      ],
     ];
     for (const [attribute, value, message] of cases) {
       const stack = baseStack();
@@ -211,7 +260,10 @@ describe('loadCdktfStack', () => {
     const literal = 'literal-secret-value-123';
     const variants: [(s: Json) => void, string][] = [
       [(s) => (s.resource.firezone_user.alice.password = literal), 'firezone_user.alice.password'],
-      [(s) => (s.resource.firezone_device.alice_laptop.preshared_key = literal), 'firezone_device.alice_laptop.preshared_key'],
+      [
+        (s) => (s.resource.firezone_device.alice_laptop.preshared_key = literal),
+        'firezone_device.alice_laptop.preshared_key',
+      ],
       [(s) => (s.provider.firezone[0].api_key = literal), 'provider.firezone.api_key'],
     ];
     for (const [change, path] of variants) {
@@ -221,7 +273,9 @@ describe('loadCdktfStack', () => {
       const d = only(result);
       expect(d.path).toBe(path);
       expect(d.line).toBe(lineOf(text, literal));
-      expect(d.message).toMatch(/^a secret must not be written in the stack: pass it through a sensitive Terraform variable/);
+      expect(d.message).toMatch(
+        /^a secret must not be written in the stack: pass it through a sensitive Terraform variable/,
+      );
       expect(d.message).toContain('TF_VAR_NAME');
       expect(JSON.stringify(d)).not.toContain(literal);
     }
@@ -237,15 +291,21 @@ describe('loadCdktfStack', () => {
     withDefault.variable.alice_password.default = 'a-default-password';
     const d1 = only((await load(withDefault)).result);
     expect(d1).toMatchObject({ path: 'firezone_user.alice.password' });
-    expect(d1.message).toBe('variable alice_password has a default in the stack, so the secret would be written there; remove the default and set TF_VAR_alice_password');
+    expect(d1.message).toBe(
+      'variable alice_password has a default in the stack, so the secret would be written there; remove the default and set TF_VAR_alice_password',
+    );
 
     const undeclared = baseStack();
     delete undeclared.variable.laptop_psk;
-    expect(only((await load(undeclared)).result).message).toBe('references variable laptop_psk, which this stack does not declare');
+    expect(only((await load(undeclared)).result).message).toBe(
+      'references variable laptop_psk, which this stack does not declare',
+    );
 
     const d3 = only((await load(baseStack(), { TF_VAR_laptop_psk: PSK })).result);
     expect(d3.path).toBe('firezone_user.alice.password');
-    expect(d3.message).toBe('Terraform variable alice_password (environment variable TF_VAR_alice_password) is not set');
+    expect(d3.message).toBe(
+      'Terraform variable alice_password (environment variable TF_VAR_alice_password) is not set',
+    );
   });
 
   it('with secrets only checked (validate), an unset TF_VAR is a warning and the stack still loads', async () => {
@@ -281,13 +341,17 @@ describe('loadCdktfStack', () => {
     const messages = diagnosticsOf((await load(stack)).result).map((d) => `${d.path}: ${d.message}`);
     expect(messages).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^firezone_user\.bob\.nickname: unknown attribute of firezone_user; known: email, password, role$/),
+        expect.stringMatching(
+          /^firezone_user\.bob\.nickname: unknown attribute of firezone_user; known: email, password, role$/,
+        ),
         'firezone_user.bob.id: is set by the server and cannot be declared',
         expect.stringMatching(/^firezone_rule\.block_lab\.count: count is not supported/),
         'null_resource: netform manages only firezone_user, firezone_device, firezone_rule; null_resource cannot be part of this stack',
         expect.stringMatching(/^module: modules are not supported/),
         'firezone_device.bob_phone.public_key: is required (a string)',
-        expect.stringMatching(/^firezone_rule\.alice_https\.provider: netform applies a stack to one server \(--url\); a resource of another provider configuration \(firezone\.staging\)/),
+        expect.stringMatching(
+          /^firezone_rule\.alice_https\.provider: netform applies a stack to one server \(--url\); a resource of another provider configuration \(firezone\.staging\)/,
+        ),
       ]),
     );
     expect(messages).toHaveLength(7);
@@ -302,8 +366,16 @@ describe('loadCdktfStack', () => {
     const diagnostics = diagnosticsOf(result);
     expect(diagnostics).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ path: 'firezone_device.alice_laptop.mtu', line: lineOf(text, '"mtu": 9000'), message: 'must be less than or equal to 1500' }),
-        expect.objectContaining({ path: 'firezone_user.bob.email', line: lineOf(text, 'ALICE@example.com'), message: expect.stringMatching(/^has already been taken/) }),
+        expect.objectContaining({
+          path: 'firezone_device.alice_laptop.mtu',
+          line: lineOf(text, '"mtu": 9000'),
+          message: 'must be less than or equal to 1500',
+        }),
+        expect.objectContaining({
+          path: 'firezone_user.bob.email',
+          line: lineOf(text, 'ALICE@example.com'),
+          message: expect.stringMatching(/^has already been taken/),
+        }),
         expect.objectContaining({ path: 'firezone_rule.block_lab.action', message: 'is invalid' }),
       ]),
     );
@@ -329,7 +401,12 @@ describe('loadCdktfStack', () => {
   it('reads settings and absent from the top-level "//" entry, with the YAML format\'s meaning', async () => {
     const stack = baseStack();
     stack['//'].netform = {
-      settings: { prune: true, manage: { users: ['*@example.com'], rules: ['10.0.0.0/8'] }, protect: { users: ['alice@example.com'] }, limits: { delete: '10%', update: 5 } },
+      settings: {
+        prune: true,
+        manage: { users: ['*@example.com'], rules: ['10.0.0.0/8'] },
+        protect: { users: ['alice@example.com'] },
+        limits: { delete: '10%', update: 5 },
+      },
       absent: { users: ['mallory@example.com'], devices: [{ user: 'bob@example.com', name: 'old-phone' }] },
     };
     const state = stateOf((await load(stack)).result);
@@ -341,14 +418,24 @@ describe('loadCdktfStack', () => {
       source: undefined,
     });
     expect(state.absent.users.map((u) => u.email)).toEqual(['mallory@example.com']);
-    expect(state.absent.devices.map(({ user, name }) => ({ user, name }))).toEqual([{ user: 'bob@example.com', name: 'old-phone' }]);
+    expect(state.absent.devices.map(({ user, name }) => ({ user, name }))).toEqual([
+      { user: 'bob@example.com', name: 'old-phone' },
+    ]);
 
     stack['//'].netform.settings.limits.delete = '150%';
     stack['//'].netform.settings.manage.rules = ['10.0.0.0/8', '10.0.0.0/33'];
     const { result, text } = await load(stack);
     expect(diagnosticsOf(result)).toEqual([
-      expect.objectContaining({ path: 'netform.settings.manage.rules[1]', line: lineOf(text, '10.0.0.0/33'), message: expect.stringContaining('must be an IP address or CIDR block') }),
-      expect.objectContaining({ path: 'netform.settings.limits.delete', line: lineOf(text, '150%'), message: 'a percentage must be between 0% and 100%' }),
+      expect.objectContaining({
+        path: 'netform.settings.manage.rules[1]',
+        line: lineOf(text, '10.0.0.0/33'),
+        message: expect.stringContaining('must be an IP address or CIDR block'),
+      }),
+      expect.objectContaining({
+        path: 'netform.settings.limits.delete',
+        line: lineOf(text, '150%'),
+        message: 'a percentage must be between 0% and 100%',
+      }),
     ]);
   });
 

@@ -8,7 +8,12 @@ const dir = new URL('../../examples/ci/', import.meta.url);
 const action = parse(readFileSync(new URL('../../action.yml', import.meta.url), 'utf8'));
 const files = readdirSync(dir).filter((f) => f.endsWith('.yml'));
 
-interface Step { name?: string; run?: string; uses?: string; with?: Record<string, string> }
+interface Step {
+  name?: string;
+  run?: string;
+  uses?: string;
+  with?: Record<string, string>;
+}
 
 describe.each(files)('examples/ci/%s', (file) => {
   const text = readFileSync(new URL(file, dir), 'utf8');

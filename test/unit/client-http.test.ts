@@ -64,19 +64,36 @@ const client = (url: string, extra: Partial<ConstructorParameters<typeof ApiClie
   new ApiClient({ url, token: TOKEN, retryBaseMs: 5, retries: 3, ...extra });
 
 const rule = (over: Record<string, unknown> = {}) => ({
-  id: '6c4d3f2e-1111-4aaa-8bbb-000000000001', action: 'accept', destination: '10.0.0.0/8', port_type: null, port_range: null,
-  user_id: null, inserted_at: '2024-01-01T00:00:00.000000Z', updated_at: '2024-01-01T00:00:00.000000Z', ...over,
+  id: '6c4d3f2e-1111-4aaa-8bbb-000000000001',
+  action: 'accept',
+  destination: '10.0.0.0/8',
+  port_type: null,
+  port_range: null,
+  user_id: null,
+  inserted_at: '2024-01-01T00:00:00.000000Z',
+  updated_at: '2024-01-01T00:00:00.000000Z',
+  ...over,
 });
 
 describe('ApiClient', () => {
   it('sends the bearer token and reads a list, tolerating extra keys and upstream spellings', async () => {
     const s = await scripted((req, res) => {
-      if (req.url === '/v0/rules') json(res, 200, { data: [rule({ port_type: 'tcp', port_range: '80', destination: '10.0.0.1', extra_key: 1 })] });
+      if (req.url === '/v0/rules')
+        json(res, 200, { data: [rule({ port_type: 'tcp', port_range: '80', destination: '10.0.0.1', extra_key: 1 })] });
       else json(res, 404, { error: 'not_found' });
     });
     const rules = await client(s.url + '/').list('rules');
     expect(rules).toEqual([
-      { id: rule().id, action: 'accept', destination: '10.0.0.1', port_type: 'tcp', port_range: '80', user_id: null, inserted_at: rule().inserted_at, updated_at: rule().updated_at },
+      {
+        id: rule().id,
+        action: 'accept',
+        destination: '10.0.0.1',
+        port_type: 'tcp',
+        port_range: '80',
+        user_id: null,
+        inserted_at: rule().inserted_at,
+        updated_at: rule().updated_at,
+      },
     ]);
     expect(s.requests[0]?.auth).toBe(`Bearer ${TOKEN}`);
   });
@@ -108,19 +125,35 @@ describe('ApiClient', () => {
 
   it('gives up after the retry limit with the last status', async () => {
     const s = await scripted((_req, res) => json(res, 500, { error: 'Internal Server Error' }));
-    const error = await client(s.url, { retries: 2 }).list('users').catch((e: unknown) => e);
+    const error = await client(s.url, { retries: 2 })
+      .list('users')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(500);
     expect(s.requests).toHaveLength(3);
   });
 
   it('never retries other 4xx, and carries the errors map of a 422', async () => {
-    const s = await scripted((_req, res) => json(res, 422, { errors: { name: ['has already been taken'], base: ['Maximum device limit reached. Remove an existing device before creating a new one.'] } }));
-    const error = (await client(s.url).create('devices', { user_id: 'u', name: 'laptop', public_key: 'k' }).catch((e: unknown) => e)) as ApiError;
+    const s = await scripted((_req, res) =>
+      json(res, 422, {
+        errors: {
+          name: ['has already been taken'],
+          base: ['Maximum device limit reached. Remove an existing device before creating a new one.'],
+        },
+      }),
+    );
+    const error = (await client(s.url)
+      .create('devices', { user_id: 'u', name: 'laptop', public_key: 'k' })
+      .catch((e: unknown) => e)) as ApiError;
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(422);
-    expect(error.errors).toEqual({ name: ['has already been taken'], base: ['Maximum device limit reached. Remove an existing device before creating a new one.'] });
-    expect(error.message).toBe('POST /v0/devices: 422 name has already been taken; Maximum device limit reached. Remove an existing device before creating a new one.');
+    expect(error.errors).toEqual({
+      name: ['has already been taken'],
+      base: ['Maximum device limit reached. Remove an existing device before creating a new one.'],
+    });
+    expect(error.message).toBe(
+      'POST /v0/devices: 422 name has already been taken; Maximum device limit reached. Remove an existing device before creating a new one.',
+    );
     expect(s.requests).toHaveLength(1);
   });
 
@@ -129,11 +162,15 @@ describe('ApiClient', () => {
       if (req.url === '/v0/users') json(res, 401, { errors: { auth: 'invalid_token' } });
       else res.writeHead(404, { 'content-type': 'text/html' }).end('<html>Not Found</html>');
     });
-    const unauthorized = (await client(s.url).list('users').catch((e: unknown) => e)) as ApiError;
+    const unauthorized = (await client(s.url)
+      .list('users')
+      .catch((e: unknown) => e)) as ApiError;
     expect(unauthorized.status).toBe(401);
     expect(unauthorized.errors).toEqual({ auth: ['invalid_token'] });
     expect(unauthorized.message).toMatch(/refused the token/);
-    const missing = (await client(s.url).get('rules', 'x').catch((e: unknown) => e)) as ApiError;
+    const missing = (await client(s.url)
+      .get('rules', 'x')
+      .catch((e: unknown) => e)) as ApiError;
     expect(missing.isNotFound).toBe(true);
     await expect(client(s.url).find('rules', 'x')).resolves.toBeNull();
     for (const e of [unauthorized, missing]) {
@@ -144,7 +181,9 @@ describe('ApiClient', () => {
 
   it('reports a network failure with no status and no token', async () => {
     const s = await scripted((_req, res) => res.socket?.destroy());
-    const error = (await client(s.url, { retries: 1 }).list('users').catch((e: unknown) => e)) as ApiError;
+    const error = (await client(s.url, { retries: 1 })
+      .list('users')
+      .catch((e: unknown) => e)) as ApiError;
     expect(error.status).toBeNull();
     expect(error.message).toBe(`GET /v0/users: ${s.url} dropped the connection (ECONNRESET)`);
     expect(error.message).not.toContain(TOKEN);
@@ -172,14 +211,25 @@ describe('ApiClient', () => {
         posts++;
         if (posts === 1) json(res, 429, { error: 'Too Many Requests' });
         else if (posts === 2) json(res, 502, { error: 'Bad Gateway' });
-        else json(res, 201, { data: { id: 'a1b2c3d4-0000-4000-8000-000000000000', email: 'bob@example.com', role: 'unprivileged' } }, { location: '/v0/users/x' });
+        else
+          json(
+            res,
+            201,
+            { data: { id: 'a1b2c3d4-0000-4000-8000-000000000000', email: 'bob@example.com', role: 'unprivileged' } },
+            { location: '/v0/users/x' },
+          );
       } else json(res, 404, { error: 'not_found' });
     });
     const result = await client(s.url).create('users', { email: 'bob@example.com' });
     expect(result.foundAfterRetry).toBe(false);
     expect(result.resource.email).toBe('bob@example.com');
     // 429 is retried directly; the 502 left the outcome unknown, so the user was looked up first.
-    expect(s.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /v0/users', 'POST /v0/users', 'GET /v0/users/bob%40example.com', 'POST /v0/users']);
+    expect(s.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'POST /v0/users',
+      'POST /v0/users',
+      'GET /v0/users/bob%40example.com',
+      'POST /v0/users',
+    ]);
     expect(JSON.parse(s.requests[0]!.body)).toEqual({ user: { email: 'bob@example.com' } });
   });
 
@@ -207,11 +257,37 @@ describe('ApiClient', () => {
     it('refuses an unknown certificate, accepts it with --ca-file or --insecure', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'netform-tls-'));
       try {
-        execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-          '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
-        const tls = { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+        execFileSync(
+          'openssl',
+          [
+            'req',
+            '-x509',
+            '-newkey',
+            'ec',
+            '-pkeyopt',
+            'ec_paramgen_curve:prime256v1',
+            '-nodes',
+            '-days',
+            '1',
+            '-subj',
+            '/CN=127.0.0.1',
+            '-addext',
+            'subjectAltName=IP:127.0.0.1',
+            '-keyout',
+            join(dir, 'key.pem'),
+            '-out',
+            join(dir, 'cert.pem'),
+          ],
+          { stdio: 'ignore' },
+        );
+        const tls = {
+          key: readFileSync(join(dir, 'key.pem'), 'utf8'),
+          cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
+        };
         const s = await scripted((_req, res) => json(res, 200, { data: [] }), tls);
-        const refused = (await client(s.url, { retries: 0 }).list('users').catch((e: unknown) => e)) as ApiError;
+        const refused = (await client(s.url, { retries: 0 })
+          .list('users')
+          .catch((e: unknown) => e)) as ApiError;
         expect(refused.status).toBeNull();
         await expect(client(s.url, { ca: tls.cert }).list('users')).resolves.toEqual([]);
         await expect(client(s.url, { insecure: true }).list('users')).resolves.toEqual([]);
@@ -233,33 +309,49 @@ function hasOpenssl(): boolean {
 
 describe('ApiClient: errors a person can act on', () => {
   it('drops a trailing /v0 from the base URL', async () => {
-    const s = await scripted((req, res) => json(res, req.url === '/v0/users' ? 200 : 404, req.url === '/v0/users' ? { data: [] } : { error: 'not_found' }));
+    const s = await scripted((req, res) =>
+      json(res, req.url === '/v0/users' ? 200 : 404, req.url === '/v0/users' ? { data: [] } : { error: 'not_found' }),
+    );
     await expect(client(`${s.url}/v0/`).list('users')).resolves.toEqual([]);
     expect(s.requests.map((r) => r.url)).toEqual(['/v0/users']);
   });
 
   it('says an HTML answer or a missing collection is not a /v0 API, naming the URL, without retrying', async () => {
-    const html = await scripted((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Welcome</title>'));
-    const error = (await client(html.url).list('users').catch((e: unknown) => e)) as ApiError;
+    const html = await scripted((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Welcome</title>'),
+    );
+    const error = (await client(html.url)
+      .list('users')
+      .catch((e: unknown) => e)) as ApiError;
     expect(error.problem).toBe('not_v0');
-    expect(error.message).toBe(`GET /v0/users: ${html.url} answered 200, but this does not look like a /v0 API (the answer is an HTML page, not JSON). --url must be the server's base URL, such as https://vpn.example.com`);
+    expect(error.message).toBe(
+      `GET /v0/users: ${html.url} answered 200, but this does not look like a /v0 API (the answer is an HTML page, not JSON). --url must be the server's base URL, such as https://vpn.example.com`,
+    );
     expect(html.requests).toHaveLength(1);
     const elsewhere = await scripted((_req, res) => json(res, 404, { error: 'not_found' }));
-    const missing = (await client(elsewhere.url).list('rules').catch((e: unknown) => e)) as ApiError;
+    const missing = (await client(elsewhere.url)
+      .list('rules')
+      .catch((e: unknown) => e)) as ApiError;
     expect(missing.message).toContain('this does not look like a /v0 API (it has no /v0/rules)');
   });
 
   it('announces each retry with its delay and reason, and stops at the deadline', async () => {
     const s = await scripted((_req, res) => json(res, 503, { error: 'Service Unavailable' }));
     const lines: string[] = [];
-    const error = (await client(s.url, { retries: 4, retryBaseMs: 20, onRetry: (e) => lines.push(retryLine(e)) }).list('users').catch((e: unknown) => e)) as ApiError;
+    const error = (await client(s.url, { retries: 4, retryBaseMs: 20, onRetry: (e) => lines.push(retryLine(e)) })
+      .list('users')
+      .catch((e: unknown) => e)) as ApiError;
     expect(error.status).toBe(503);
     expect(lines).toHaveLength(4);
-    lines.forEach((line, i) => expect(line).toMatch(new RegExp(`^retrying GET /v0/users in \\d+ ms \\(${i + 1}/4\\): 503 Service Unavailable$`)));
+    lines.forEach((line, i) =>
+      expect(line).toMatch(new RegExp(`^retrying GET /v0/users in \\d+ ms \\(${i + 1}/4\\): 503 Service Unavailable$`)),
+    );
     // A long backoff that would end after the call's deadline is not started.
     const bounded = await scripted((_req, res) => json(res, 503, { error: 'Service Unavailable' }));
     const started = Date.now();
-    await client(bounded.url, { retries: 4, retryBaseMs: 5_000, totalTimeoutMs: 300 }).list('users').catch(() => undefined);
+    await client(bounded.url, { retries: 4, retryBaseMs: 5_000, totalTimeoutMs: 300 })
+      .list('users')
+      .catch(() => undefined);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(bounded.requests).toHaveLength(1);
   });
@@ -268,10 +360,18 @@ describe('ApiClient: errors a person can act on', () => {
     const silent = await silentServer();
     const lines: string[] = [];
     const started = Date.now();
-    const error = (await client(silent.url, { timeoutMs: 300, retryBaseMs: 10, onRetry: (e) => lines.push(retryLine(e)) }).list('users').catch((e: unknown) => e)) as ApiError;
+    const error = (await client(silent.url, {
+      timeoutMs: 300,
+      retryBaseMs: 10,
+      onRetry: (e) => lines.push(retryLine(e)),
+    })
+      .list('users')
+      .catch((e: unknown) => e)) as ApiError;
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(error.problem).toBe('timeout');
-    expect(error.message).toBe(`GET /v0/users: no answer from ${silent.url} within 0.3 s. The server or a proxy in front of it is not answering; --timeout SECONDS waits longer`);
+    expect(error.message).toBe(
+      `GET /v0/users: no answer from ${silent.url} within 0.3 s. The server or a proxy in front of it is not answering; --timeout SECONDS waits longer`,
+    );
     // The first attempt used the whole deadline: no retry could start.
     expect(lines).toEqual([]);
     await silent.close();
@@ -279,11 +379,19 @@ describe('ApiClient: errors a person can act on', () => {
 
   it('says a refused connection and an unknown host apart', async () => {
     const closed = await closedPortUrl();
-    const refused = (await client(closed, { retries: 1, retryBaseMs: 5 }).list('users').catch((e: unknown) => e)) as ApiError;
-    expect(refused.message).toBe(`GET /v0/users: connection refused by ${closed}: nothing is listening there. Is the server running, and is --url (NETFORM_URL) right?`);
-    const unknown = (await client('http://netform-no-such-host.invalid', { retries: 3 }).list('users').catch((e: unknown) => e)) as ApiError;
+    const refused = (await client(closed, { retries: 1, retryBaseMs: 5 })
+      .list('users')
+      .catch((e: unknown) => e)) as ApiError;
+    expect(refused.message).toBe(
+      `GET /v0/users: connection refused by ${closed}: nothing is listening there. Is the server running, and is --url (NETFORM_URL) right?`,
+    );
+    const unknown = (await client('http://netform-no-such-host.invalid', { retries: 3 })
+      .list('users')
+      .catch((e: unknown) => e)) as ApiError;
     expect(unknown.problem).toBe('host_not_found');
-    expect(unknown.message).toMatch(/^GET \/v0\/users: host not found: netform-no-such-host\.invalid does not resolve \((ENOTFOUND|EAI_AGAIN)\)/);
+    expect(unknown.message).toMatch(
+      /^GET \/v0\/users: host not found: netform-no-such-host\.invalid does not resolve \((ENOTFOUND|EAI_AGAIN)\)/,
+    );
   });
 });
 
@@ -296,10 +404,11 @@ async function silentServer(): Promise<{ url: string; close(): Promise<void> }> 
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 

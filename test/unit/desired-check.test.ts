@@ -13,7 +13,14 @@ const KEY_A = 'a6AiqHg3kQ3fepsVVJCJayNNPq3C2wiQU1pLxXGos1A=';
 const KEY_B = 'czTQMxaFqFgu1WLW8vVpN8eaaNkb4fCB491C7dz4iks=';
 
 function state(parts: Partial<DesiredState>): DesiredState {
-  return { settings: defaultSettings(), users: [], rules: [], absent: { users: [], devices: [] }, sources: [], ...parts };
+  return {
+    settings: defaultSettings(),
+    users: [],
+    rules: [],
+    absent: { users: [], devices: [] },
+    sources: [],
+    ...parts,
+  };
 }
 
 function user(email: string, extra: Partial<DesiredUser> = {}): DesiredUser {
@@ -50,8 +57,13 @@ describe('without source locations', () => {
         user('alice@example.com', {
           role: 'admin',
           password: new Secret('a-long-enough-password', { env: 'X' }),
-          devices: [{ name: 'laptop', fields: { public_key: KEY_A }, preshared_key: new Secret(KEY_B, { env: 'PSK' }) }],
-          rules: [rule('10.0.0.0/8', { port_type: 'tcp', port_range: '443' }), rule('10.0.0.0/8', { port_type: 'udp', port_range: '443' })],
+          devices: [
+            { name: 'laptop', fields: { public_key: KEY_A }, preshared_key: new Secret(KEY_B, { env: 'PSK' }) },
+          ],
+          rules: [
+            rule('10.0.0.0/8', { port_type: 'tcp', port_range: '443' }),
+            rule('10.0.0.0/8', { port_type: 'udp', port_range: '443' }),
+          ],
         }),
         user('bob@example.com', { rules: [rule('10.0.0.0/8', { port_type: 'tcp', port_range: '443' })] }),
       ],
@@ -72,8 +84,16 @@ describe('with a front end’s own locations', () => {
             devices: [
               {
                 name: 'laptop',
-                fields: { public_key: KEY_A, persistent_keepalive: 500, use_default_persistent_keepalive: false, use_default_endpoint: false },
-                source: { ...at(10, 'firezone_device.laptop'), fields: { persistent_keepalive: at(14), use_default_endpoint: at(15) } },
+                fields: {
+                  public_key: KEY_A,
+                  persistent_keepalive: 500,
+                  use_default_persistent_keepalive: false,
+                  use_default_endpoint: false,
+                },
+                source: {
+                  ...at(10, 'firezone_device.laptop'),
+                  fields: { persistent_keepalive: at(14), use_default_endpoint: at(15) },
+                },
               },
             ],
           }),
@@ -81,7 +101,13 @@ describe('with a front end’s own locations', () => {
       }),
     );
     expect(diagnostics).toEqual([
-      { file: 'cdk.tf.json', line: 14, column: 7, path: 'firezone_device.laptop.persistent_keepalive', message: 'must be less than or equal to 120' },
+      {
+        file: 'cdk.tf.json',
+        line: 14,
+        column: 7,
+        path: 'firezone_device.laptop.persistent_keepalive',
+        message: 'must be less than or equal to 120',
+      },
       { file: 'cdk.tf.json', line: 15, column: 7, path: 'firezone_device.laptop.endpoint', message: "can't be blank" },
     ]);
   });
@@ -94,7 +120,13 @@ describe('secrets in checks', () => {
         users: [
           user('alice@example.com', {
             password: new Secret('PLANTED-pw', { env: 'PW' }),
-            devices: [{ name: 'laptop', fields: { public_key: KEY_A }, preshared_key: new Secret('PLANTEDpskNotBase64!', { file: 'x.psk' }) }],
+            devices: [
+              {
+                name: 'laptop',
+                fields: { public_key: KEY_A },
+                preshared_key: new Secret('PLANTEDpskNotBase64!', { file: 'x.psk' }),
+              },
+            ],
           }),
         ],
       }),
@@ -122,7 +154,15 @@ describe('overlap sweep', () => {
 
 describe('the use_default shorthand', () => {
   it('sets use_default_<x> false for each given <x>, and keeps a stated flag', () => {
-    expect(applyUseDefaultShorthand({ mtu: 1400, dns: [], use_default_endpoint: true, allowed_ips: ['10.0.0.0/8'], use_default_allowed_ips: true })).toEqual({
+    expect(
+      applyUseDefaultShorthand({
+        mtu: 1400,
+        dns: [],
+        use_default_endpoint: true,
+        allowed_ips: ['10.0.0.0/8'],
+        use_default_allowed_ips: true,
+      }),
+    ).toEqual({
       mtu: 1400,
       use_default_mtu: false,
       dns: [],

@@ -19,20 +19,30 @@ const EMAIL_SHAPE = '(expected local@domain with no white space, at most 255 cha
 
 describe('files that are not a desired state', () => {
   it('refuses an empty file and a file of comments only', async () => {
-    expect(await errorsOf(`${F}/empty.yaml`)).toEqual([`${F}/empty.yaml:1:1: the file is empty; a desired-state file starts with \`version: 1\``]);
-    expect(await errorsOf(`${F}/comment-only.yaml`)).toEqual([`${F}/comment-only.yaml:1:1: the file is empty; a desired-state file starts with \`version: 1\``]);
+    expect(await errorsOf(`${F}/empty.yaml`)).toEqual([
+      `${F}/empty.yaml:1:1: the file is empty; a desired-state file starts with \`version: 1\``,
+    ]);
+    expect(await errorsOf(`${F}/comment-only.yaml`)).toEqual([
+      `${F}/comment-only.yaml:1:1: the file is empty; a desired-state file starts with \`version: 1\``,
+    ]);
   });
 
   it('refuses a document that is not a mapping', async () => {
-    expect(await errorsOf(`${F}/not-mapping.yaml`)).toEqual([`${F}/not-mapping.yaml:1:1: the file must hold a mapping (key: value pairs) that starts with \`version: 1\``]);
+    expect(await errorsOf(`${F}/not-mapping.yaml`)).toEqual([
+      `${F}/not-mapping.yaml:1:1: the file must hold a mapping (key: value pairs) that starts with \`version: 1\``,
+    ]);
   });
 
   it('refuses an unknown version without reading further', async () => {
-    expect(await errorsOf(`${F}/version-2.yaml`)).toEqual([`${F}/version-2.yaml:1:10: version: unsupported version 2; this netform reads version 1`]);
+    expect(await errorsOf(`${F}/version-2.yaml`)).toEqual([
+      `${F}/version-2.yaml:1:10: version: unsupported version 2; this netform reads version 1`,
+    ]);
   });
 
   it('requires the version', async () => {
-    expect(await errorsOf(`${F}/no-version.yaml`)).toEqual([`${F}/no-version.yaml:1:1: \`version\` is required (this netform reads \`version: 1\`)`]);
+    expect(await errorsOf(`${F}/no-version.yaml`)).toEqual([
+      `${F}/no-version.yaml:1:1: \`version\` is required (this netform reads \`version: 1\`)`,
+    ]);
   });
 
   it('reports YAML syntax errors of every file of a folder together, without the source excerpt', async () => {
@@ -45,7 +55,9 @@ describe('files that are not a desired state', () => {
 
   it('names a missing path, and a folder with no YAML file', async () => {
     expect(await errorsOf(`${F}/no-such-thing`)).toEqual([`${F}/no-such-thing: no such file or folder`]);
-    expect(await errorsOf(`${F}/secrets/files`)).toEqual([`${F}/secrets/files: no *.yaml or *.yml file in this folder (subfolders are not read)`]);
+    expect(await errorsOf(`${F}/secrets/files`)).toEqual([
+      `${F}/secrets/files: no *.yaml or *.yml file in this folder (subfolders are not read)`,
+    ]);
   });
 });
 
@@ -80,7 +92,13 @@ describe('schema', () => {
     const result = await loadDesiredState(`${F}/device-fields.yaml`, { env: {} });
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.diagnostics[0]).toEqual({ file: `${F}/device-fields.yaml`, line: 7, column: 14, path: 'users[0].devices[0].mtu', message: 'must be greater than or equal to 576' });
+    expect(result.diagnostics[0]).toEqual({
+      file: `${F}/device-fields.yaml`,
+      line: 7,
+      column: 14,
+      path: 'users[0].devices[0].mtu',
+      message: 'must be greater than or equal to 576',
+    });
   });
 });
 
@@ -209,7 +227,8 @@ describe('what only the whole state shows', () => {
 describe('secrets', () => {
   it('refuses literal secrets without repeating them, and references of no known kind', async () => {
     const errors = await errorsOf(`${F}/secrets/literal.yaml`);
-    const literal = 'a secret must not be written in the file; reference it instead as { env: VARIABLE_NAME } (an environment variable) or { file: path/to/file } (a file, relative to this one)';
+    const literal =
+      'a secret must not be written in the file; reference it instead as { env: VARIABLE_NAME } (an environment variable) or { file: path/to/file } (a file, relative to this one)';
     expect(errors).toEqual([
       `${F}/secrets/literal.yaml:4:15: users[0].password: ${literal}`,
       `${F}/secrets/literal.yaml:8:24: users[0].devices[0].preshared_key: ${literal}`,

@@ -25,10 +25,22 @@ function stack(): Json {
     resource: {
       firezone_user: { alice: { email: 'alice@example.com', role: 'admin' }, bob: { email: 'bob@example.com' } },
       firezone_device: {
-        laptop: { user_id: '${firezone_user.alice.id}', name: 'laptop', public_key: KEY, allowed_ips: ['10.0.0.0/8'], mtu: 1380 },
+        laptop: {
+          user_id: '${firezone_user.alice.id}',
+          name: 'laptop',
+          public_key: KEY,
+          allowed_ips: ['10.0.0.0/8'],
+          mtu: 1380,
+        },
       },
       firezone_rule: {
-        https: { user_id: '${firezone_user.alice.id}', action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: '443' },
+        https: {
+          user_id: '${firezone_user.alice.id}',
+          action: 'accept',
+          destination: '10.1.0.0/16',
+          port_type: 'tcp',
+          port_range: '443',
+        },
         lab: { action: 'drop', destination: '10.9.0.0/16' },
       },
     },
@@ -73,7 +85,11 @@ async function loadStack(value: Json): Promise<{ result: LoadResult; text: strin
 function withoutSources(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutSources);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== 'source' && key !== 'sources').map(([k, v]) => [k, withoutSources(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== 'source' && key !== 'sources')
+      .map(([k, v]) => [k, withoutSources(v)]),
+  );
 }
 
 function diagnosticsOf(result: LoadResult): Diagnostic[] {
@@ -113,17 +129,29 @@ describe('one pipeline for YAML and CDKTF', () => {
     value['//'].netform.colour = 'red';
     const { result, text } = await loadStack(value);
     expect(diagnosticsOf(result)).toEqual([
-      expect.objectContaining({ path: 'netform.settings.prunes', line: lineOf(text, '"prunes"'), message: 'unknown key; did you mean `prune`?' }),
-      expect.objectContaining({ path: 'netform.colour', line: lineOf(text, '"colour"'), message: expect.stringMatching(/^unknown key; expected one of: version, settings/) }),
+      expect.objectContaining({
+        path: 'netform.settings.prunes',
+        line: lineOf(text, '"prunes"'),
+        message: 'unknown key; did you mean `prune`?',
+      }),
+      expect.objectContaining({
+        path: 'netform.colour',
+        line: lineOf(text, '"colour"'),
+        message: expect.stringMatching(/^unknown key; expected one of: version, settings/),
+      }),
     ]);
   });
 
-  it("reads a resource's own netform keys (its \"//\" entry) with the format's schema, naming the resource", async () => {
+  it('reads a resource\'s own netform keys (its "//" entry) with the format\'s schema, naming the resource', async () => {
     const value = stack();
     value.resource.firezone_device.laptop['//'] = { netform: { colour: 'red' } };
     const { result, text } = await loadStack(value);
     expect(diagnosticsOf(result)).toEqual([
-      expect.objectContaining({ path: 'firezone_device.laptop.colour', line: lineOf(text, '"colour"'), message: expect.stringMatching(/^unknown key; expected one of: name, /) }),
+      expect.objectContaining({
+        path: 'firezone_device.laptop.colour',
+        line: lineOf(text, '"colour"'),
+        message: expect.stringMatching(/^unknown key; expected one of: name, /),
+      }),
     ]);
   });
 
@@ -132,7 +160,11 @@ describe('one pipeline for YAML and CDKTF', () => {
     value['//'].netform.users = [{ email: 'carol@example.com' }];
     const { result, text } = await loadStack(value);
     expect(diagnosticsOf(result)).toEqual([
-      expect.objectContaining({ path: 'netform.users', line: lineOf(text, 'carol@example.com') - 2, message: expect.stringContaining('firezone_user resources') }),
+      expect.objectContaining({
+        path: 'netform.users',
+        line: lineOf(text, 'carol@example.com') - 2,
+        message: expect.stringContaining('firezone_user resources'),
+      }),
     ]);
   });
 
@@ -143,8 +175,16 @@ describe('one pipeline for YAML and CDKTF', () => {
     value.resource.firezone_device.laptop.allowed_ips = ['10.0.0.0/8', 'nope'];
     const { result, text } = await loadStack(value);
     expect(diagnosticsOf(result)).toEqual([
-      expect.objectContaining({ path: 'firezone_device.laptop.allowed_ips[1]', line: lineOf(text, '"nope"'), message: expect.stringContaining('is invalid') }),
-      expect.objectContaining({ path: 'firezone_device.laptop.preshared_key', line: lineOf(text, '"preshared_key"'), message: expect.stringContaining('TF_VAR_laptop_psk') }),
+      expect.objectContaining({
+        path: 'firezone_device.laptop.allowed_ips[1]',
+        line: lineOf(text, '"nope"'),
+        message: expect.stringContaining('is invalid'),
+      }),
+      expect.objectContaining({
+        path: 'firezone_device.laptop.preshared_key',
+        line: lineOf(text, '"preshared_key"'),
+        message: expect.stringContaining('TF_VAR_laptop_psk'),
+      }),
     ]);
   });
 });

@@ -42,9 +42,17 @@ describe('resolveSecret', () => {
     expect(message(() => resolveSecret({ env: 'NOPE' }, {}))).toBe('environment variable NOPE is not set');
     expect(message(() => resolveSecret({ env: 'EMPTY' }, { EMPTY: '' }))).toBe('environment variable EMPTY is empty');
     expect(message(() => resolveSecret({ env: '' }, {}))).toBe('the environment variable name is empty');
-    expect(message(() => resolveSecret({ tfvar: 'db_password' }, {}))).toBe('Terraform variable db_password (environment variable TF_VAR_db_password) is not set');
-    expect(message(() => resolveSecret({ file: 'gone.psk', baseDir: dir }))).toBe(`secret file gone.psk cannot be read (${shown}/gone.psk): no such file`);
-    expect(message(() => resolveSecret({ file: 'blank.psk', baseDir: dir }))).toBe(`secret file blank.psk is empty (${shown}/blank.psk)`);
-    expect(message(() => resolveSecret({ file: '.', baseDir: dir }))).toBe(`secret file . cannot be read (${shown}): it is a folder, not a file`);
+    expect(message(() => resolveSecret({ tfvar: 'db_password' }, {}))).toBe(
+      'Terraform variable db_password (environment variable TF_VAR_db_password) is not set',
+    );
+    expect(message(() => resolveSecret({ file: 'gone.psk', baseDir: dir }))).toBe(
+      `secret file gone.psk cannot be read (${shown}/gone.psk): no such file`,
+    );
+    expect(message(() => resolveSecret({ file: 'blank.psk', baseDir: dir }))).toBe(
+      `secret file blank.psk is empty (${shown}/blank.psk)`,
+    );
+    expect(message(() => resolveSecret({ file: '.', baseDir: dir }))).toBe(
+      `secret file . cannot be read (${shown}): it is a folder, not a file`,
+    );
   });
 });

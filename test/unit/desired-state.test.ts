@@ -12,7 +12,10 @@ const BASIC_ENV = {};
 
 async function load(path: string, env: Record<string, string> = {}): Promise<DesiredState> {
   const result = await loadDesiredState(path, { env });
-  if (!result.ok) throw new Error(result.diagnostics.map((d) => `${d.file}:${d.line}:${d.column}: ${d.path}: ${d.message}`).join('\n'));
+  if (!result.ok)
+    throw new Error(
+      result.diagnostics.map((d) => `${d.file}:${d.line}:${d.column}: ${d.path}: ${d.message}`).join('\n'),
+    );
   return result.state;
 }
 
@@ -28,7 +31,9 @@ describe('the examples', () => {
       limits: { delete: { kind: 'percent', value: 10 }, update: { kind: 'percent', value: 30 } },
     });
     expect(state.absent.users.map((a) => a.email)).toEqual(['mallory@example.com']);
-    expect(state.absent.devices.map(({ user, name }) => ({ user, name }))).toEqual([{ user: 'bob@example.com', name: 'old-phone' }]);
+    expect(state.absent.devices.map(({ user, name }) => ({ user, name }))).toEqual([
+      { user: 'bob@example.com', name: 'old-phone' },
+    ]);
   });
 
   it('examples/basic loads with no environment (its secrets are example files)', async () => {
@@ -44,7 +49,10 @@ describe('the examples', () => {
       'examples/multi-team/payments/settings.yaml',
     ]);
     expect(payments.settings.manage).toEqual({ users: ['*@payments.example.com'], rules: ['10.20.0.0/16'] });
-    expect(payments.settings.limits).toEqual({ delete: { kind: 'count', value: 5 }, update: { kind: 'percent', value: 25 } });
+    expect(payments.settings.limits).toEqual({
+      delete: { kind: 'count', value: 5 },
+      update: { kind: 'percent', value: 25 },
+    });
     expect(countDeclarations(payments)).toEqual({ users: 2, devices: 2, rules: 3 });
     const search = await load('examples/multi-team/search');
     expect(search.sources.map((s) => s.split('/').pop())).toEqual(['people.yaml', 'rules.yml', 'settings.yaml']);
@@ -73,7 +81,11 @@ describe('loading', () => {
     // Nothing given: nothing managed, no flag invented.
     expect(alice.devices[1]!.fields).toEqual({ public_key: 'czTQMxaFqFgu1WLW8vVpN8eaaNkb4fCB491C7dz4iks=' });
     const bob = state.users[1]!.devices[0]!.fields;
-    expect(bob).toMatchObject({ use_default_dns: false, use_default_endpoint: false, use_default_persistent_keepalive: false });
+    expect(bob).toMatchObject({
+      use_default_dns: false,
+      use_default_endpoint: false,
+      use_default_persistent_keepalive: false,
+    });
     expect(bob.use_default_mtu).toBeUndefined();
   });
 
@@ -94,7 +106,12 @@ describe('loading', () => {
   it('records where each declaration and each of its values stands', async () => {
     const state = await load('examples/basic/netform.yaml', BASIC_ENV);
     const laptop = state.users[0]!.devices[0]!;
-    expect(laptop.source).toMatchObject({ file: 'examples/basic/netform.yaml', line: 26, column: 9, path: 'users[0].devices[0]' });
+    expect(laptop.source).toMatchObject({
+      file: 'examples/basic/netform.yaml',
+      line: 26,
+      column: 9,
+      path: 'users[0].devices[0]',
+    });
     expect(laptop.source!.fields!.mtu).toMatchObject({ line: 31, column: 14, path: 'users[0].devices[0].mtu' });
     expect(state.rules[0]!.source).toMatchObject({ line: 72, column: 5, path: 'rules[0]' });
   });
@@ -120,21 +137,38 @@ describe('loading', () => {
     writeFileSync(join(dir, 'other-team', 'c.yaml'), 'version: 1\nusers: [{ email: a@example.com }]\n');
     const state = await load(dir);
     expect(state.users.map((u) => u.email)).toEqual(['a@example.com', 'b@example.com']);
-    expect(state.sources).toEqual([relative(process.cwd(), join(dir, 'a.yaml')), relative(process.cwd(), join(dir, 'b.yml'))]);
+    expect(state.sources).toEqual([
+      relative(process.cwd(), join(dir, 'a.yaml')),
+      relative(process.cwd(), join(dir, 'b.yml')),
+    ]);
   });
 
   it('merges the documents of a multi-document file; settings default when no file declares them', async () => {
-    writeFileSync(join(dir, 'all.yaml'), 'version: 1\nusers: [{ email: a@example.com }]\n---\nversion: 1\nrules: [{ action: drop, destination: 10.0.0.0/8 }]\n---\n');
+    writeFileSync(
+      join(dir, 'all.yaml'),
+      'version: 1\nusers: [{ email: a@example.com }]\n---\nversion: 1\nrules: [{ action: drop, destination: 10.0.0.0/8 }]\n---\n',
+    );
     const state = await load(join(dir, 'all.yaml'));
     expect(state.users).toHaveLength(1);
     expect(state.rules).toHaveLength(1);
-    expect(state.settings).toEqual({ prune: false, manage: { users: null, rules: null }, protect: { users: [] }, limits: {} });
+    expect(state.settings).toEqual({
+      prune: false,
+      manage: { users: null, rules: null },
+      protect: { users: [] },
+      limits: {},
+    });
   });
 
   it('reports errors of every file and every class in one run, in reading order', async () => {
-    writeFileSync(join(dir, 'a.yaml'), 'version: 1\nusers:\n  - email: a@example.com\n    devices: [{ name: x, public_key: nope }]\n');
+    writeFileSync(
+      join(dir, 'a.yaml'),
+      'version: 1\nusers:\n  - email: a@example.com\n    devices: [{ name: x, public_key: nope }]\n',
+    );
     writeFileSync(join(dir, 'b.yaml'), 'version: 1\nusers: [\n');
-    writeFileSync(join(dir, 'c.yaml'), 'version: 1\nrules: [{ action: drop, destination: 10.0.0.0/8, colour: red }]\nusers: [{ email: A@example.com }]\n');
+    writeFileSync(
+      join(dir, 'c.yaml'),
+      'version: 1\nrules: [{ action: drop, destination: 10.0.0.0/8, colour: red }]\nusers: [{ email: A@example.com }]\n',
+    );
     const result = await loadDesiredState(dir, { env: {} });
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -149,7 +183,12 @@ describe('loading', () => {
 
   it('refuses a document whose aliases expand without bound', async () => {
     const lines = ['version: 1', 'a: &a [x, x, x, x, x, x, x, x, x, x]'];
-    for (let i = 0; i < 8; i++) lines.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`);
+    for (let i = 0; i < 8; i++)
+      lines.push(
+        `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+          .fill(`*${String.fromCharCode(97 + i)}`)
+          .join(', ')}]`,
+      );
     writeFileSync(join(dir, 'bomb.yaml'), `${lines.join('\n')}\n`);
     const result = await loadDesiredState(join(dir, 'bomb.yaml'), { env: {} });
     expect(result.ok).toBe(false);

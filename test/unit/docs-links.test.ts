@@ -16,10 +16,12 @@ describe.each(DOCUMENTS)('%s', (document) => {
 
   it('names no path outside the repository', () => {
     expect(text).not.toMatch(/\.\.\/shared|\.\.\/seed/);
-    for (const link of links(text)) expect(resolve(ROOT, dirname(document), link).startsWith(ROOT + '/'), link).toBe(true);
+    for (const link of links(text))
+      expect(resolve(ROOT, dirname(document), link).startsWith(ROOT + '/'), link).toBe(true);
   });
 
   it('links only to files that exist', () => {
-    for (const link of links(text)) expect(existsSync(resolve(ROOT, dirname(document), link.split('#')[0]!)), link).toBe(true);
+    for (const link of links(text))
+      expect(existsSync(resolve(ROOT, dirname(document), link.split('#')[0]!)), link).toBe(true);
   });
 });

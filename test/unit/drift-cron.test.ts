@@ -23,7 +23,12 @@ describe('cron schedule', () => {
     const logs: string[] = [];
     const ticker = cronTicker('* * * * * *', { log: (m) => logs.push(m) });
     const ticks: Date[] = [];
-    const first = new Promise<void>((resolve) => ticker.start((at) => { ticks.push(at); resolve(); }));
+    const first = new Promise<void>((resolve) =>
+      ticker.start((at) => {
+        ticks.push(at);
+        resolve();
+      }),
+    );
     expect(ticker.nextRun()).toBeInstanceOf(Date);
     await first;
     await ticker.stop();

@@ -7,29 +7,58 @@ function plan(changes: Change[] = []): Plan {
   const summary = { create: 0, update: 0, delete: 0, replace: 0 };
   for (const c of changes) summary[c.action] += 1;
   return {
-    format: PLAN_FORMAT, format_version: PLAN_FORMAT_VERSION, created_at: '2024-01-01T00:00:00.000Z',
-    server: 'http://127.0.0.1:1', sources: ['netform.yaml'], changes, summary, limits: [], warnings: [],
+    format: PLAN_FORMAT,
+    format_version: PLAN_FORMAT_VERSION,
+    created_at: '2024-01-01T00:00:00.000Z',
+    server: 'http://127.0.0.1:1',
+    sources: ['netform.yaml'],
+    changes,
+    summary,
+    limits: [],
+    warnings: [],
   };
 }
 
 const mtuChange: Change = {
-  id: 'device:a@example.com/laptop', kind: 'device', action: 'update', key: 'a@example.com/laptop', liveId: 'd1',
-  fingerprint: 'f', fields: [{ field: 'mtu', before: 1400, after: 1380 }], body: { mtu: 1380 },
+  id: 'device:a@example.com/laptop',
+  kind: 'device',
+  action: 'update',
+  key: 'a@example.com/laptop',
+  liveId: 'd1',
+  fingerprint: 'f',
+  fields: [{ field: 'mtu', before: 1400, after: 1380 }],
+  body: { mtu: 1380 },
 };
 
 /** A ticker the test fires by hand. */
 function manualTicker() {
   let onTick: ((at: Date) => void) | null = null;
   let stopped = false;
-  const ticker: Ticker = { start: (cb) => { onTick = cb; }, stop: () => { stopped = true; } };
-  return { ticker, fire: (at = new Date(0)) => onTick?.(at), get stopped() { return stopped; } };
+  const ticker: Ticker = {
+    start: (cb) => {
+      onTick = cb;
+    },
+    stop: () => {
+      stopped = true;
+    },
+  };
+  return {
+    ticker,
+    fire: (at = new Date(0)) => onTick?.(at),
+    get stopped() {
+      return stopped;
+    },
+  };
 }
 
 /** A run the test finishes by hand. */
 function deferred<T>() {
   let resolve!: (value: T) => void;
   let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej; });
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 
@@ -44,10 +73,11 @@ function recordingSink() {
       for (const w of waiters.filter((w) => reports.length >= w.count)) w.resolve();
     },
   };
-  const reportCount = (count: number) => new Promise<void>((resolve) => {
-    if (reports.length >= count) resolve();
-    else waiters.push({ count, resolve });
-  });
+  const reportCount = (count: number) =>
+    new Promise<void>((resolve) => {
+      if (reports.length >= count) resolve();
+      else waiters.push({ count, resolve });
+    });
   return { sink, reports, reportCount };
 }
 
@@ -57,12 +87,27 @@ describe('drift loop', () => {
     const recorder = recordingSink();
     let clock = Date.parse('2024-05-01T10:00:00.000Z');
     const outcomes: (() => Promise<Plan>)[] = [
-      async () => { clock += 120; return plan(); },
-      async () => { clock += 80; return plan([mtuChange]); },
-      async () => { clock += 5; throw new Error('connect ECONNREFUSED 127.0.0.1:9'); },
+      async () => {
+        clock += 120;
+        return plan();
+      },
+      async () => {
+        clock += 80;
+        return plan([mtuChange]);
+      },
+      async () => {
+        clock += 5;
+        throw new Error('connect ECONNREFUSED 127.0.0.1:9');
+      },
       async () => plan(),
     ];
-    const loop = new DriftLoop({ ticker: ticks.ticker, now: () => clock, run: () => outcomes.shift()!(), sinks: [recorder.sink], log: () => undefined });
+    const loop = new DriftLoop({
+      ticker: ticks.ticker,
+      now: () => clock,
+      run: () => outcomes.shift()!(),
+      sinks: [recorder.sink],
+      log: () => undefined,
+    });
     loop.start();
     for (let i = 1; i <= 4; i++) {
       ticks.fire();
@@ -71,10 +116,35 @@ describe('drift loop', () => {
       clock += 1000;
     }
     const [clean, drift, failed, recovered] = recorder.reports;
-    expect(clean).toMatchObject({ format: 'netform.drift', format_version: 1, status: 'clean', time: '2024-05-01T10:00:00.000Z', duration_ms: 120, changes: [], skipped_ticks: 0 });
-    expect(drift).toMatchObject({ status: 'drift', duration_ms: 80, counts: { create: 0, update: 1, delete: 0, replace: 0 } });
-    expect(drift!.changes).toEqual([{ id: mtuChange.id, kind: 'device', action: 'update', key: 'a@example.com/laptop', fields: [{ field: 'mtu', before: 1400, after: 1380 }] }]);
-    expect(failed).toMatchObject({ status: 'failed', error: 'connect ECONNREFUSED 127.0.0.1:9', counts: { create: 0, update: 0, delete: 0, replace: 0 }, changes: [] });
+    expect(clean).toMatchObject({
+      format: 'netform.drift',
+      format_version: 1,
+      status: 'clean',
+      time: '2024-05-01T10:00:00.000Z',
+      duration_ms: 120,
+      changes: [],
+      skipped_ticks: 0,
+    });
+    expect(drift).toMatchObject({
+      status: 'drift',
+      duration_ms: 80,
+      counts: { create: 0, update: 1, delete: 0, replace: 0 },
+    });
+    expect(drift!.changes).toEqual([
+      {
+        id: mtuChange.id,
+        kind: 'device',
+        action: 'update',
+        key: 'a@example.com/laptop',
+        fields: [{ field: 'mtu', before: 1400, after: 1380 }],
+      },
+    ]);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: 'connect ECONNREFUSED 127.0.0.1:9',
+      counts: { create: 0, update: 0, delete: 0, replace: 0 },
+      changes: [],
+    });
     expect(recovered!.status).toBe('clean');
     expect(loop.runs).toBe(4);
     await loop.stop();
@@ -88,13 +158,20 @@ describe('drift loop', () => {
     let maxActive = 0;
     const pending: ReturnType<typeof deferred<Plan>>[] = [];
     const loop = new DriftLoop({
-      ticker: ticks.ticker, now: () => 0, sinks: [recorder.sink], log: (m) => logs.push(m),
+      ticker: ticks.ticker,
+      now: () => 0,
+      sinks: [recorder.sink],
+      log: (m) => logs.push(m),
       run: async () => {
         active += 1;
         maxActive = Math.max(maxActive, active);
         const run = deferred<Plan>();
         pending.push(run);
-        try { return await run.promise; } finally { active -= 1; }
+        try {
+          return await run.promise;
+        } finally {
+          active -= 1;
+        }
       },
     });
     loop.start();
@@ -104,7 +181,9 @@ describe('drift loop', () => {
     expect(pending).toHaveLength(1);
     expect(loop.running).toBe(true);
     expect(logs).toHaveLength(2);
-    expect(logs[0]).toMatch(/skipped the run due at 2024-05-01T10:00:01\.000Z: the run started at .* is still in progress/);
+    expect(logs[0]).toMatch(
+      /skipped the run due at 2024-05-01T10:00:01\.000Z: the run started at .* is still in progress/,
+    );
     pending[0]!.resolve(plan());
     await recorder.reportCount(1);
     expect(recorder.reports[0]!.skipped_ticks).toBe(0);
@@ -123,8 +202,19 @@ describe('drift loop', () => {
     const slow = deferred<void>();
     const delivered: DriftReport[] = [];
     const loop = new DriftLoop({
-      ticker: ticks.ticker, now: () => 0, run: async () => plan(), log: () => undefined,
-      sinks: [{ name: 'slow webhook', deliver: async (r) => { await slow.promise; delivered.push(r); } }],
+      ticker: ticks.ticker,
+      now: () => 0,
+      run: async () => plan(),
+      log: () => undefined,
+      sinks: [
+        {
+          name: 'slow webhook',
+          deliver: async (r) => {
+            await slow.promise;
+            delivered.push(r);
+          },
+        },
+      ],
     });
     loop.start();
     ticks.fire();
@@ -141,11 +231,22 @@ describe('drift loop', () => {
     const recorder = recordingSink();
     const run = deferred<Plan>();
     let runs = 0;
-    const loop = new DriftLoop({ ticker: ticks.ticker, now: () => 0, run: () => { runs += 1; return run.promise; }, sinks: [recorder.sink], log: () => undefined });
+    const loop = new DriftLoop({
+      ticker: ticks.ticker,
+      now: () => 0,
+      run: () => {
+        runs += 1;
+        return run.promise;
+      },
+      sinks: [recorder.sink],
+      log: () => undefined,
+    });
     loop.start();
     ticks.fire();
     let stopped = false;
-    const stopping = loop.stop().then(() => { stopped = true; });
+    const stopping = loop.stop().then(() => {
+      stopped = true;
+    });
     await new Promise((resolve) => setImmediate(resolve));
     expect(ticks.stopped).toBe(true);
     expect(stopped).toBe(false);
@@ -161,8 +262,19 @@ describe('drift loop', () => {
     const recorder = recordingSink();
     const logs: string[] = [];
     const loop = new DriftLoop({
-      ticker: ticks.ticker, now: () => 0, run: async () => plan(), log: (m) => logs.push(m),
-      sinks: [{ name: 'report file /nope/report.json', deliver: async () => { throw new Error('ENOENT: no such file or directory'); } }, recorder.sink],
+      ticker: ticks.ticker,
+      now: () => 0,
+      run: async () => plan(),
+      log: (m) => logs.push(m),
+      sinks: [
+        {
+          name: 'report file /nope/report.json',
+          deliver: async () => {
+            throw new Error('ENOENT: no such file or directory');
+          },
+        },
+        recorder.sink,
+      ],
     });
     loop.start();
     ticks.fire();
@@ -175,7 +287,10 @@ describe('drift loop', () => {
     const ticks = manualTicker();
     const recorder = recordingSink();
     const loop = new DriftLoop({
-      ticker: ticks.ticker, now: () => 0, sinks: [recorder.sink], log: () => undefined,
+      ticker: ticks.ticker,
+      now: () => 0,
+      sinks: [recorder.sink],
+      log: () => undefined,
       describeError: (e) => redactSecrets((e as Error).message, ['nf_secret_token']),
       run: async (context: DriftRunContext) => {
         context.server = 'http://127.0.0.1:9';
@@ -186,7 +301,12 @@ describe('drift loop', () => {
     loop.start();
     ticks.fire();
     await recorder.reportCount(1);
-    expect(recorder.reports[0]).toMatchObject({ status: 'failed', server: 'http://127.0.0.1:9', sources: ['desired/'], error: '401 for token (redacted)' });
+    expect(recorder.reports[0]).toMatchObject({
+      status: 'failed',
+      server: 'http://127.0.0.1:9',
+      sources: ['desired/'],
+      error: '401 for token (redacted)',
+    });
     await loop.stop();
   });
 });
@@ -194,8 +314,15 @@ describe('drift loop', () => {
 describe('drift report', () => {
   it('never carries a secret value, even when a change forgot to mark it sensitive', () => {
     const secretChange: Change = {
-      id: 'device:a@example.com/laptop', kind: 'device', action: 'update', key: 'a@example.com/laptop', fingerprint: 'f',
-      fields: [{ field: 'preshared_key', before: 'old-psk-value', after: 'new-psk-value' }, { field: 'password', before: null, after: 'pw', sensitive: true }],
+      id: 'device:a@example.com/laptop',
+      kind: 'device',
+      action: 'update',
+      key: 'a@example.com/laptop',
+      fingerprint: 'f',
+      fields: [
+        { field: 'preshared_key', before: 'old-psk-value', after: 'new-psk-value' },
+        { field: 'password', before: null, after: 'pw', sensitive: true },
+      ],
       body: { preshared_key: 'new-psk-value' },
     };
     const report = reportFromPlan(plan([secretChange]), { startedAt: 0, finishedAt: 1, skippedTicks: 0 });

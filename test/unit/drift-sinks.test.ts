@@ -12,14 +12,36 @@ function report(status: DriftStatus): DriftReport {
   const timing = { startedAt: 0, finishedAt: 5, skippedTicks: 0 };
   if (status === 'failed') return reportFromFailure('server down', { server: null, sources: [] }, timing);
   const plan: Plan = {
-    format: PLAN_FORMAT, format_version: PLAN_FORMAT_VERSION, created_at: 'x', server: 'http://s', sources: ['f.yaml'], limits: [], warnings: [],
+    format: PLAN_FORMAT,
+    format_version: PLAN_FORMAT_VERSION,
+    created_at: 'x',
+    server: 'http://s',
+    sources: ['f.yaml'],
+    limits: [],
+    warnings: [],
     summary: { create: status === 'drift' ? 1 : 0, update: 0, delete: 0, replace: 0 },
-    changes: status === 'drift' ? [{ id: 'user:a@example.com', kind: 'user', action: 'create', key: 'a@example.com', fingerprint: null, fields: [] }] : [],
+    changes:
+      status === 'drift'
+        ? [
+            {
+              id: 'user:a@example.com',
+              kind: 'user',
+              action: 'create',
+              key: 'a@example.com',
+              fingerprint: null,
+              fields: [],
+            },
+          ]
+        : [],
   };
   return reportFromPlan(plan, timing);
 }
 
-interface Received { headers: IncomingHttpHeaders; body: DriftReport; url: string }
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: DriftReport;
+  url: string;
+}
 
 /** A webhook receiver on port 0 that answers each request with the next planned status (200 when none is left). */
 async function receiver(plannedStatuses: number[] = []) {
@@ -27,12 +49,15 @@ async function receiver(plannedStatuses: number[] = []) {
   let attempts = 0;
   const server: Server = createServer((req, res) => {
     let body = '';
-    req.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => {
-      attempts += 1;
-      const status = plannedStatuses.shift() ?? 200;
-      if (status === 200) received.push({ headers: req.headers, body: JSON.parse(body), url: req.url ?? '' });
-      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'no');
-    });
+    req
+      .setEncoding('utf8')
+      .on('data', (c: string) => (body += c))
+      .on('end', () => {
+        attempts += 1;
+        const status = plannedStatuses.shift() ?? 200;
+        if (status === 200) received.push({ headers: req.headers, body: JSON.parse(body), url: req.url ?? '' });
+        res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'no');
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -45,8 +70,12 @@ async function receiver(plannedStatuses: number[] = []) {
 }
 
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'netform-drift-sinks-')); });
-afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'netform-drift-sinks-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('report sinks', () => {
   it('writes one JSON line per report', async () => {
@@ -95,11 +124,26 @@ describe('webhook sink', () => {
       const sink = webhookSink({ url: hook.url, backoffMs: 1 });
       const drifted = (changes: { id: string; label: string; after: number }[]) => ({
         ...report('drift'),
-        changes: changes.map((c) => ({ id: c.id, kind: 'device' as const, action: 'update' as const, key: c.id, label: c.label, fields: [{ field: 'mtu', before: 1, after: c.after }] })),
+        changes: changes.map((c) => ({
+          id: c.id,
+          kind: 'device' as const,
+          action: 'update' as const,
+          key: c.id,
+          label: c.label,
+          fields: [{ field: 'mtu', before: 1, after: c.after }],
+        })),
       });
       const a = { id: 'device:a/laptop', label: 'device a/laptop', after: 1380 };
       const b = { id: 'device:b/phone', label: 'device b/phone', after: 1280 };
-      for (const r of [drifted([a]), drifted([a]), drifted([a, b]), drifted([b, a]), drifted([{ ...a, after: 1400 }, b]), report('clean')]) await sink.deliver(r);
+      for (const r of [
+        drifted([a]),
+        drifted([a]),
+        drifted([a, b]),
+        drifted([b, a]),
+        drifted([{ ...a, after: 1400 }, b]),
+        report('clean'),
+      ])
+        await sink.deliver(r);
       expect(hook.received.map((r) => r.body.changes.length)).toEqual([1, 2, 2, 0]);
       expect(hook.received.map((r) => (r.body as unknown as { text: string }).text)).toEqual([
         'netform drift on http://s: 1 difference from the desired state: update device a/laptop',
@@ -144,7 +188,10 @@ describe('webhook sink', () => {
     const secretUrl = `${hook.url}/hook/s3cr3t-path`;
     try {
       const sink = webhookSink({ url: secretUrl, retries: 2, backoffMs: 1, secrets: ['nf_api_token_value'] });
-      const failure = await sink.deliver(report('drift')).then(() => null, (e: Error) => e);
+      const failure = await sink.deliver(report('drift')).then(
+        () => null,
+        (e: Error) => e,
+      );
       expect(failure?.message).toMatch(/POST failed after 3 attempt\(s\): answered 500/);
       expect(failure?.message).not.toContain('s3cr3t');
       expect(sink.name).toBe(`webhook ${hook.url}`);
@@ -169,13 +216,23 @@ describe('webhook sink', () => {
   });
 
   it('bounds the whole delivery when the receiver never answers', async () => {
-    const server = createServer(() => { /* never answers */ });
+    const server = createServer(() => {
+      /* never answers */
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     try {
-      const sink = webhookSink({ url: `http://127.0.0.1:${port}/x`, retries: 5, backoffMs: 1, attemptTimeoutMs: 10_000, totalTimeoutMs: 300 });
+      const sink = webhookSink({
+        url: `http://127.0.0.1:${port}/x`,
+        retries: 5,
+        backoffMs: 1,
+        attemptTimeoutMs: 10_000,
+        totalTimeoutMs: 300,
+      });
       const started = Date.now();
-      await expect(sink.deliver(report('drift'))).rejects.toThrow(/POST failed after \d+ attempt\(s\): no answer within 300 ms/);
+      await expect(sink.deliver(report('drift'))).rejects.toThrow(
+        /POST failed after \d+ attempt\(s\): no answer within 300 ms/,
+      );
       expect(Date.now() - started).toBeLessThan(5000);
     } finally {
       server.closeAllConnections();
@@ -184,12 +241,16 @@ describe('webhook sink', () => {
   });
 
   it('costs a run at most 5 s by default when the receiver never answers', async () => {
-    const server = createServer(() => { /* never answers */ });
+    const server = createServer(() => {
+      /* never answers */
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     try {
       const started = Date.now();
-      await expect(webhookSink({ url: `http://127.0.0.1:${port}/x` }).deliver(report('drift'))).rejects.toThrow(/no answer within 5000 ms/);
+      await expect(webhookSink({ url: `http://127.0.0.1:${port}/x` }).deliver(report('drift'))).rejects.toThrow(
+        /no answer within 5000 ms/,
+      );
       expect(Date.now() - started).toBeLessThan(6_000);
     } finally {
       server.closeAllConnections();

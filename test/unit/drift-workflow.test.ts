@@ -5,7 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
 const workflow = parse(readFileSync(new URL('../../examples/ci/drift.yml', import.meta.url), 'utf8'));
-const steps = workflow.jobs.drift.steps as { name?: string; run?: string; if?: string; id?: string; uses?: string; with?: Record<string, string> }[];
+const steps = workflow.jobs.drift.steps as {
+  name?: string;
+  run?: string;
+  if?: string;
+  id?: string;
+  uses?: string;
+  with?: Record<string, string>;
+}[];
 
 describe('examples/ci/drift.yml', () => {
   it('runs on a schedule and by hand, one run at a time, allowed to write issues only', () => {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { exportDesiredState, ExportError, GLOBAL_RULES_FILE_NAME, SINGLE_FILE_NAME, userFileName } from '../../src/desired/export.js';
+import {
+  exportDesiredState,
+  ExportError,
+  GLOBAL_RULES_FILE_NAME,
+  SINGLE_FILE_NAME,
+  userFileName,
+} from '../../src/desired/export.js';
 import type { ApiDevice, ApiRule, ApiUser, LiveState } from '../../src/model/index.js';
 
 const T = '2024-01-02T03:04:05.000000Z';
@@ -9,23 +15,67 @@ const KEY_B = 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=';
 const PSK = 'cHJlc2hhcmVka2V5cHJlc2hhcmVka2V5cHJlc2hhcmU=';
 
 function user(id: string, email: string, role: ApiUser['role'] = 'unprivileged'): ApiUser {
-  return { id, email, role, last_signed_in_at: null, last_signed_in_method: null, disabled_at: null, inserted_at: T, updated_at: T };
+  return {
+    id,
+    email,
+    role,
+    last_signed_in_at: null,
+    last_signed_in_method: null,
+    disabled_at: null,
+    inserted_at: T,
+    updated_at: T,
+  };
 }
 
 function device(id: string, userId: string, name: string, overrides: Partial<ApiDevice> = {}): ApiDevice {
   return {
-    id, user_id: userId, name, description: null, public_key: KEY_A, preshared_key: PSK, server_public_key: KEY_B,
-    ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2',
+    id,
+    user_id: userId,
+    name,
+    description: null,
+    public_key: KEY_A,
+    preshared_key: PSK,
+    server_public_key: KEY_B,
+    ipv4: '10.3.2.2',
+    ipv6: 'fd00::3:2:2',
     // With the flags on, responses show the server's defaults: export must not write them.
-    allowed_ips: ['0.0.0.0/0', '::/0'], dns: ['1.1.1.1', '1.0.0.1'], endpoint: 'vpn.example.com:51820', mtu: 1280, persistent_keepalive: 25,
-    use_default_allowed_ips: true, use_default_dns: true, use_default_endpoint: true, use_default_mtu: true, use_default_persistent_keepalive: true,
-    remote_ip: null, latest_handshake: null, rx_bytes: null, tx_bytes: null, inserted_at: T, updated_at: T,
+    allowed_ips: ['0.0.0.0/0', '::/0'],
+    dns: ['1.1.1.1', '1.0.0.1'],
+    endpoint: 'vpn.example.com:51820',
+    mtu: 1280,
+    persistent_keepalive: 25,
+    use_default_allowed_ips: true,
+    use_default_dns: true,
+    use_default_endpoint: true,
+    use_default_mtu: true,
+    use_default_persistent_keepalive: true,
+    remote_ip: null,
+    latest_handshake: null,
+    rx_bytes: null,
+    tx_bytes: null,
+    inserted_at: T,
+    updated_at: T,
     ...overrides,
   };
 }
 
-function rule(id: string, action: ApiRule['action'], destination: string, userId: string | null = null, ports?: [ApiRule['port_type'], string]): ApiRule {
-  return { id, action, destination, port_type: ports?.[0] ?? null, port_range: ports?.[1] ?? null, user_id: userId, inserted_at: T, updated_at: T };
+function rule(
+  id: string,
+  action: ApiRule['action'],
+  destination: string,
+  userId: string | null = null,
+  ports?: [ApiRule['port_type'], string],
+): ApiRule {
+  return {
+    id,
+    action,
+    destination,
+    port_type: ports?.[0] ?? null,
+    port_range: ports?.[1] ?? null,
+    user_id: userId,
+    inserted_at: T,
+    updated_at: T,
+  };
 }
 
 function single(live: LiveState, options: Partial<Parameters<typeof exportDesiredState>[1]> = {}) {
@@ -45,13 +95,21 @@ describe('export mapping', () => {
     expect(text.split('\n')[0]).toBe('# yaml-language-server: $schema=schemas/netform.schema.json');
     expect(result.files[0]!.name).toBe(SINGLE_FILE_NAME);
     expect(doc.version).toBe(1);
-    expect(doc.users.map((u: { email: string }) => u.email)).toEqual(['Alice@example.com', 'bob@example.com', 'zed@example.com']);
+    expect(doc.users.map((u: { email: string }) => u.email)).toEqual([
+      'Alice@example.com',
+      'bob@example.com',
+      'zed@example.com',
+    ]);
     expect(doc.users[0].devices.map((d: { name: string }) => d.name)).toEqual(['laptop', 'phone']);
     expect(result.counts).toEqual({ users: 3, devices: 2, rules: 0 });
   });
 
   it('leaves out fields at their defaults: role unprivileged, use_default_<x> on', () => {
-    const live: LiveState = { users: [user('u1', 'a@example.com'), user('u2', 'b@example.com', 'admin')], devices: [device('d1', 'u1', 'laptop')], rules: [] };
+    const live: LiveState = {
+      users: [user('u1', 'a@example.com'), user('u2', 'b@example.com', 'admin')],
+      devices: [device('d1', 'u1', 'laptop')],
+      rules: [],
+    };
     const { doc } = single(live);
     expect(doc.users[0]).toEqual({
       email: 'a@example.com',
@@ -70,10 +128,19 @@ describe('export mapping', () => {
     expect(doc.users[0]).toEqual({
       email: 'a@example.com',
       role: 'unprivileged',
-      devices: [{
-        name: 'laptop', public_key: KEY_A, ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2', mtu: 1380,
-        use_default_allowed_ips: true, use_default_dns: true, use_default_endpoint: true, use_default_persistent_keepalive: true,
-      }],
+      devices: [
+        {
+          name: 'laptop',
+          public_key: KEY_A,
+          ipv4: '10.3.2.2',
+          ipv6: 'fd00::3:2:2',
+          mtu: 1380,
+          use_default_allowed_ips: true,
+          use_default_dns: true,
+          use_default_endpoint: true,
+          use_default_persistent_keepalive: true,
+        },
+      ],
     });
     expect(doc.users[1]).toEqual({ email: 'b@example.com', role: 'admin' });
     expect(text).toMatch(/^# - Every role is written/m);
@@ -84,35 +151,63 @@ describe('export mapping', () => {
   it('writes values off their defaults, with the flag only when the value does not imply it', () => {
     const live: LiveState = {
       users: [user('u1', 'a@example.com')],
-      devices: [device('d1', 'u1', 'custom', {
-        description: 'build box',
-        use_default_allowed_ips: false, allowed_ips: ['10.0.0.0/8', 'fd00::/8'],
-        use_default_dns: false, dns: ['10.0.0.53', 'dns.internal'],
-        use_default_endpoint: false, endpoint: '[2001:db8::1]:51820',
-        use_default_mtu: false, mtu: 1380,
-        use_default_persistent_keepalive: false, persistent_keepalive: 0,
-      }), device('d2', 'u1', 'empty', {
-        use_default_allowed_ips: false, allowed_ips: [],
-        use_default_dns: false, dns: null,
-        use_default_mtu: false, mtu: null,
-      })],
+      devices: [
+        device('d1', 'u1', 'custom', {
+          description: 'build box',
+          use_default_allowed_ips: false,
+          allowed_ips: ['10.0.0.0/8', 'fd00::/8'],
+          use_default_dns: false,
+          dns: ['10.0.0.53', 'dns.internal'],
+          use_default_endpoint: false,
+          endpoint: '[2001:db8::1]:51820',
+          use_default_mtu: false,
+          mtu: 1380,
+          use_default_persistent_keepalive: false,
+          persistent_keepalive: 0,
+        }),
+        device('d2', 'u1', 'empty', {
+          use_default_allowed_ips: false,
+          allowed_ips: [],
+          use_default_dns: false,
+          dns: null,
+          use_default_mtu: false,
+          mtu: null,
+        }),
+      ],
       rules: [],
     };
     const { doc } = single(live);
     const [custom, empty] = [doc.users[0].devices[0], doc.users[0].devices[1]];
     expect(custom.name).toBe('custom');
     expect(custom).toEqual({
-      name: 'custom', description: 'build box', public_key: KEY_A, ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2',
-      allowed_ips: ['10.0.0.0/8', 'fd00::/8'], dns: ['10.0.0.53', 'dns.internal'], endpoint: '[2001:db8::1]:51820', mtu: 1380, persistent_keepalive: 0,
+      name: 'custom',
+      description: 'build box',
+      public_key: KEY_A,
+      ipv4: '10.3.2.2',
+      ipv6: 'fd00::3:2:2',
+      allowed_ips: ['10.0.0.0/8', 'fd00::/8'],
+      dns: ['10.0.0.53', 'dns.internal'],
+      endpoint: '[2001:db8::1]:51820',
+      mtu: 1380,
+      persistent_keepalive: 0,
     });
     expect(empty).toEqual({
-      name: 'empty', public_key: KEY_A, ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2',
-      use_default_allowed_ips: false, use_default_dns: false, use_default_mtu: false,
+      name: 'empty',
+      public_key: KEY_A,
+      ipv4: '10.3.2.2',
+      ipv6: 'fd00::3:2:2',
+      use_default_allowed_ips: false,
+      use_default_dns: false,
+      use_default_mtu: false,
     });
   });
 
   it('never writes a preshared key or a password, and says how to manage them', () => {
-    const live: LiveState = { users: [user('u1', 'a@example.com')], devices: [device('d1', 'u1', 'laptop')], rules: [] };
+    const live: LiveState = {
+      users: [user('u1', 'a@example.com')],
+      devices: [device('d1', 'u1', 'laptop')],
+      rules: [],
+    };
     const { text } = single(live);
     expect(text).not.toContain(PSK);
     expect(text).not.toMatch(/^\s*preshared_key:/m);
@@ -122,7 +217,11 @@ describe('export mapping', () => {
   });
 
   it('pins tunnel addresses by default and leaves them out with addresses: false', () => {
-    const live: LiveState = { users: [user('u1', 'a@example.com')], devices: [device('d1', 'u1', 'laptop', { ipv6: null })], rules: [] };
+    const live: LiveState = {
+      users: [user('u1', 'a@example.com')],
+      devices: [device('d1', 'u1', 'laptop', { ipv6: null })],
+      rules: [],
+    };
     expect(single(live).doc.users[0].devices[0]).toEqual({ name: 'laptop', public_key: KEY_A, ipv4: '10.3.2.2' });
     const unpinned = single(live, { addresses: false });
     expect(unpinned.doc.users[0].devices[0]).toEqual({ name: 'laptop', public_key: KEY_A });
@@ -164,9 +263,16 @@ describe('export mapping', () => {
   it('gives the same text for the same state whatever the listing order', () => {
     const users = [user('u1', 'a@example.com'), user('u2', 'b@example.com', 'admin')];
     const devices = [device('d1', 'u1', 'x'), device('d2', 'u1', 'y', { public_key: KEY_B }), device('d3', 'u2', 'z')];
-    const rules = [rule('r1', 'drop', '10.0.0.0/8'), rule('r2', 'accept', '10.0.0.0/8', 'u2'), rule('r3', 'accept', '10.0.0.0/8', null, ['tcp', '22'])];
+    const rules = [
+      rule('r1', 'drop', '10.0.0.0/8'),
+      rule('r2', 'accept', '10.0.0.0/8', 'u2'),
+      rule('r3', 'accept', '10.0.0.0/8', null, ['tcp', '22']),
+    ];
     const a = exportDesiredState({ users, devices, rules }, { schemaRef: 's' }).files[0]!.content;
-    const b = exportDesiredState({ users: [...users].reverse(), devices: [...devices].reverse(), rules: [...rules].reverse() }, { schemaRef: 's' }).files[0]!.content;
+    const b = exportDesiredState(
+      { users: [...users].reverse(), devices: [...devices].reverse(), rules: [...rules].reverse() },
+      { schemaRef: 's' },
+    ).files[0]!.content;
     expect(b).toBe(a);
   });
 
@@ -177,26 +283,63 @@ describe('export mapping', () => {
       rules: [rule('r1', 'drop', '10.9.0.0/16'), rule('r2', 'accept', '10.1.0.0/16', 'u2')],
     };
     const result = exportDesiredState(live, { schemaRef: 's', split: true });
-    expect(result.files.map((f) => f.name)).toEqual(['alice@example.com.yaml', 'bob@example.com.yaml', GLOBAL_RULES_FILE_NAME]);
+    expect(result.files.map((f) => f.name)).toEqual([
+      'alice@example.com.yaml',
+      'bob@example.com.yaml',
+      GLOBAL_RULES_FILE_NAME,
+    ]);
     const docs = result.files.map((f) => parse(f.content));
     for (const f of result.files) expect(f.content.startsWith('# yaml-language-server: $schema=s\n')).toBe(true);
-    expect(docs[0]).toEqual({ version: 1, users: [{ email: 'Alice@Example.com', role: 'admin', devices: [{ name: 'laptop', public_key: KEY_A, ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2' }] }] });
-    expect(docs[1]).toEqual({ version: 1, users: [{ email: 'bob@example.com', rules: [{ action: 'accept', destination: '10.1.0.0/16' }] }] });
-    expect(docs[2]).toEqual({ version: 1, settings: { prune: true }, rules: [{ action: 'drop', destination: '10.9.0.0/16' }] });
+    expect(docs[0]).toEqual({
+      version: 1,
+      users: [
+        {
+          email: 'Alice@Example.com',
+          role: 'admin',
+          devices: [{ name: 'laptop', public_key: KEY_A, ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2' }],
+        },
+      ],
+    });
+    expect(docs[1]).toEqual({
+      version: 1,
+      users: [{ email: 'bob@example.com', rules: [{ action: 'accept', destination: '10.1.0.0/16' }] }],
+    });
+    expect(docs[2]).toEqual({
+      version: 1,
+      settings: { prune: true },
+      rules: [{ action: 'drop', destination: '10.9.0.0/16' }],
+    });
   });
 
   it('refuses to guess when the server lists an owner it does not have or two objects with one key', () => {
-    const orphanDevice: LiveState = { users: [user('u1', 'a@example.com')], devices: [device('d1', 'u9', 'laptop')], rules: [] };
+    const orphanDevice: LiveState = {
+      users: [user('u1', 'a@example.com')],
+      devices: [device('d1', 'u9', 'laptop')],
+      rules: [],
+    };
     expect(() => exportDesiredState(orphanDevice, { schemaRef: 's' })).toThrow(ExportError);
-    expect(() => exportDesiredState(orphanDevice, { schemaRef: 's' })).toThrow(/device d1 \("laptop"\) belongs to user u9/);
-    const twins: LiveState = { users: [user('u1', 'a@example.com'), user('u2', 'A@example.com')], devices: [], rules: [] };
+    expect(() => exportDesiredState(orphanDevice, { schemaRef: 's' })).toThrow(
+      /device d1 \("laptop"\) belongs to user u9/,
+    );
+    const twins: LiveState = {
+      users: [user('u1', 'a@example.com'), user('u2', 'A@example.com')],
+      devices: [],
+      rules: [],
+    };
     expect(() => exportDesiredState(twins, { schemaRef: 's' })).toThrow(/users u1 and u2 share the email/);
-    const sameRule: LiveState = { users: [], devices: [], rules: [rule('r1', 'drop', '10.0.0.0/8'), rule('r2', 'drop', '10.0.0.0/8')] };
+    const sameRule: LiveState = {
+      users: [],
+      devices: [],
+      rules: [rule('r1', 'drop', '10.0.0.0/8'), rule('r2', 'drop', '10.0.0.0/8')],
+    };
     expect(() => exportDesiredState(sameRule, { schemaRef: 's' })).toThrow(/rules r1 and r2 are the same rule/);
   });
 
   it('strips credentials from the server shown in the header', () => {
-    const { text } = single({ users: [], devices: [], rules: [] }, { server: 'https://admin:hunter2@vpn.example.com:8443/?token=abc' });
+    const { text } = single(
+      { users: [], devices: [], rules: [] },
+      { server: 'https://admin:hunter2@vpn.example.com:8443/?token=abc' },
+    );
     expect(text).toContain('from https://vpn.example.com:8443:');
     expect(text).not.toContain('hunter2');
     expect(text).not.toContain('abc');
@@ -229,7 +372,9 @@ describe('export owns the server: settings.prune', () => {
   it('writes settings: { prune: true } and says so in the header', () => {
     const text = exportDesiredState(live, { schemaRef: 's' }).files[0]!.content;
     expect(parse(text)).toMatchObject({ version: 1, settings: { prune: true } });
-    expect(text).toContain('# `settings: { prune: true }`: this repository owns the server, so apply deletes what no file declares');
+    expect(text).toContain(
+      '# `settings: { prune: true }`: this repository owns the server, so apply deletes what no file declares',
+    );
   });
 
   it('with prune: false (--no-prune) writes no settings, and the header says prune is off', () => {
@@ -240,6 +385,8 @@ describe('export owns the server: settings.prune', () => {
 
   it('split: the settings are written once, in the global rules file', () => {
     const files = exportDesiredState(live, { schemaRef: 's', split: true }).files;
-    expect(files.filter((f) => parse(f.content).settings !== undefined).map((f) => f.name)).toEqual([GLOBAL_RULES_FILE_NAME]);
+    expect(files.filter((f) => parse(f.content).settings !== undefined).map((f) => f.name)).toEqual([
+      GLOBAL_RULES_FILE_NAME,
+    ]);
   });
 });

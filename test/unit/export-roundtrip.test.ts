@@ -37,24 +37,72 @@ function liveState(seed: number): LiveState {
   const userCount = g.int(1, 6);
   for (let u = 0; u < userCount; u++) {
     const id = `u${u}`;
-    const email = g.pick([`user${u}@example.com`, `User.${u}+vpn@Example.com`, `o'neil${u}@example.org`, `team/${u}@example.net`]);
-    users.push({ id, email, role: g.chance(0.3) ? 'admin' : 'unprivileged', last_signed_in_at: null, last_signed_in_method: null, disabled_at: null, inserted_at: T, updated_at: T });
+    const email = g.pick([
+      `user${u}@example.com`,
+      `User.${u}+vpn@Example.com`,
+      `o'neil${u}@example.org`,
+      `team/${u}@example.net`,
+    ]);
+    users.push({
+      id,
+      email,
+      role: g.chance(0.3) ? 'admin' : 'unprivileged',
+      last_signed_in_at: null,
+      last_signed_in_method: null,
+      disabled_at: null,
+      inserted_at: T,
+      updated_at: T,
+    });
     const deviceCount = g.int(0, 3);
     for (let d = 0; d < deviceCount; d++) {
       const device: ApiDevice = {
-        id: `d${u}-${d}`, user_id: id, name: g.pick([`device ${d}`, `laptop-${d}`, `Phone #${d}`, `ünïcode ${d}`]),
+        id: `d${u}-${d}`,
+        user_id: id,
+        name: g.pick([`device ${d}`, `laptop-${d}`, `Phone #${d}`, `ünïcode ${d}`]),
         description: g.pick([null, 'a desk', 'line one\nline two: with colon', '']),
-        public_key: randomBytes(32).toString('base64'), preshared_key: randomBytes(32).toString('base64'), server_public_key: randomBytes(32).toString('base64'),
-        ipv4: g.chance(0.9) ? `10.3.2.${10 + u * 4 + d}` : null, ipv6: g.chance(0.8) ? `fd00::3:2:${(10 + u * 4 + d).toString(16)}` : null,
-        allowed_ips: ['0.0.0.0/0', '::/0'], dns: ['1.1.1.1', '1.0.0.1'], endpoint: 'vpn.example.com:51820', mtu: 1280, persistent_keepalive: 25,
-        use_default_allowed_ips: true, use_default_dns: true, use_default_endpoint: true, use_default_mtu: true, use_default_persistent_keepalive: true,
-        remote_ip: null, latest_handshake: null, rx_bytes: null, tx_bytes: null, inserted_at: T, updated_at: T,
+        public_key: randomBytes(32).toString('base64'),
+        preshared_key: randomBytes(32).toString('base64'),
+        server_public_key: randomBytes(32).toString('base64'),
+        ipv4: g.chance(0.9) ? `10.3.2.${10 + u * 4 + d}` : null,
+        ipv6: g.chance(0.8) ? `fd00::3:2:${(10 + u * 4 + d).toString(16)}` : null,
+        allowed_ips: ['0.0.0.0/0', '::/0'],
+        dns: ['1.1.1.1', '1.0.0.1'],
+        endpoint: 'vpn.example.com:51820',
+        mtu: 1280,
+        persistent_keepalive: 25,
+        use_default_allowed_ips: true,
+        use_default_dns: true,
+        use_default_endpoint: true,
+        use_default_mtu: true,
+        use_default_persistent_keepalive: true,
+        remote_ip: null,
+        latest_handshake: null,
+        rx_bytes: null,
+        tx_bytes: null,
+        inserted_at: T,
+        updated_at: T,
       };
-      if (g.chance(0.5)) Object.assign(device, { use_default_allowed_ips: false, allowed_ips: g.pick([[], null, ['10.0.0.0/8'], ['10.0.0.0/8', 'fd00:1::/64', '192.168.1.10']]) });
-      if (g.chance(0.5)) Object.assign(device, { use_default_dns: false, dns: g.pick([[], null, ['10.0.0.53'], ['dns.example.com', '2001:db8::53']]) });
-      if (g.chance(0.5)) Object.assign(device, { use_default_endpoint: false, endpoint: g.pick(['vpn2.example.com', 'vpn.example.com:51821', '[2001:db8::1]:51820', '203.0.113.5:4500']) });
+      if (g.chance(0.5))
+        Object.assign(device, {
+          use_default_allowed_ips: false,
+          allowed_ips: g.pick([[], null, ['10.0.0.0/8'], ['10.0.0.0/8', 'fd00:1::/64', '192.168.1.10']]),
+        });
+      if (g.chance(0.5))
+        Object.assign(device, {
+          use_default_dns: false,
+          dns: g.pick([[], null, ['10.0.0.53'], ['dns.example.com', '2001:db8::53']]),
+        });
+      if (g.chance(0.5))
+        Object.assign(device, {
+          use_default_endpoint: false,
+          endpoint: g.pick(['vpn2.example.com', 'vpn.example.com:51821', '[2001:db8::1]:51820', '203.0.113.5:4500']),
+        });
       if (g.chance(0.5)) Object.assign(device, { use_default_mtu: false, mtu: g.pick([null, 576, 1380, 1280, 1500]) });
-      if (g.chance(0.5)) Object.assign(device, { use_default_persistent_keepalive: false, persistent_keepalive: g.pick([null, 0, 25, 120]) });
+      if (g.chance(0.5))
+        Object.assign(device, {
+          use_default_persistent_keepalive: false,
+          persistent_keepalive: g.pick([null, 0, 25, 120]),
+        });
       if (!devices.some((other) => other.user_id === id && other.name === device.name)) devices.push(device);
     }
   }
@@ -63,27 +111,49 @@ function liveState(seed: number): LiveState {
   for (let r = 0; r < ruleCount; r++) {
     // Destinations apart from each other, so that no two generated rules overlap.
     const destination = g.pick([`10.${r}.0.0/16`, `10.${r}.1.2`, `fd00:${r + 1}::/64`, `2001:db8:${r}::1`]);
-    const ports = g.pick<[ApiRule['port_type'], string] | null>([null, ['tcp', `${100 + r} - ${100 + r}`], ['udp', `${1000 + r * 10} - ${1005 + r * 10}`], ['tcp', `${200 + r}`]]);
+    const ports = g.pick<[ApiRule['port_type'], string] | null>([
+      null,
+      ['tcp', `${100 + r} - ${100 + r}`],
+      ['udp', `${1000 + r * 10} - ${1005 + r * 10}`],
+      ['tcp', `${200 + r}`],
+    ]);
     rules.push({
-      id: `r${r}`, action: g.pick(['accept', 'drop'] as const), destination, port_type: ports?.[0] ?? null, port_range: ports?.[1] ?? null,
-      user_id: g.pick(owners), inserted_at: T, updated_at: T,
+      id: `r${r}`,
+      action: g.pick(['accept', 'drop'] as const),
+      destination,
+      port_type: ports?.[0] ?? null,
+      port_range: ports?.[1] ?? null,
+      user_id: g.pick(owners),
+      inserted_at: T,
+      updated_at: T,
     });
   }
   return { users, devices, rules };
 }
 
 let dir: string;
-beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'netform-export-unit-')); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'netform-export-unit-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
-async function roundTrip(live: LiveState, options: { split: boolean; addresses: boolean; explicitDefaults: boolean }, name: string) {
+async function roundTrip(
+  live: LiveState,
+  options: { split: boolean; addresses: boolean; explicitDefaults: boolean },
+  name: string,
+) {
   const folder = join(dir, name);
   const { files } = exportDesiredState(live, { schemaRef: 'schema.json', ...options });
   await rm(folder, { recursive: true, force: true });
   await import('node:fs/promises').then((fs) => fs.mkdir(folder, { recursive: true }));
   for (const file of files) await writeFile(join(folder, file.name), file.content);
   const loaded = await loadDesiredState(folder, { env: {} });
-  if (!loaded.ok) throw new Error(`${name}: the export does not load:\n${loaded.diagnostics.map((d) => `${d.file}:${d.line}: ${d.message}`).join('\n')}\n${files.map((f) => f.content).join('\n---\n')}`);
+  if (!loaded.ok)
+    throw new Error(
+      `${name}: the export does not load:\n${loaded.diagnostics.map((d) => `${d.file}:${d.line}: ${d.message}`).join('\n')}\n${files.map((f) => f.content).join('\n---\n')}`,
+    );
   return planChanges(loaded.state, live, { server: 'http://test', createdAt: T });
 }
 

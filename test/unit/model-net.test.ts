@@ -35,7 +35,11 @@ describe('parseCidrOrAddress', () => {
   });
 
   it('treats a bare address as a block of one', () => {
-    expect(parseCidrOrAddress('192.168.1.1')).toMatchObject({ prefix: 32, hadPrefix: false, canonical: '192.168.1.1/32' });
+    expect(parseCidrOrAddress('192.168.1.1')).toMatchObject({
+      prefix: 32,
+      hadPrefix: false,
+      canonical: '192.168.1.1/32',
+    });
     expect(parseCidrOrAddress('2001:db8::1')).toMatchObject({ prefix: 128, canonical: '2001:db8::1/128' });
   });
 
@@ -83,7 +87,17 @@ describe('host names and endpoints', () => {
   });
 
   it('refuses bad endpoints and ports outside 1..65535', () => {
-    for (const bad of ['', 'host:0', 'host:65536', 'host:abc', '[10.0.0.1]:80', '[2001:db8::5]:', 'a b:80', '1.2.3:80', 'host:80:90']) {
+    for (const bad of [
+      '',
+      'host:0',
+      'host:65536',
+      'host:abc',
+      '[10.0.0.1]:80',
+      '[2001:db8::5]:',
+      'a b:80',
+      '1.2.3:80',
+      'host:80:90',
+    ]) {
       expect(parseEndpoint(bad), bad).toBeNull();
     }
   });
@@ -91,7 +105,12 @@ describe('host names and endpoints', () => {
 
 describe('port ranges', () => {
   it('accepts the three spellings and stores lo - hi', () => {
-    for (const [text, out] of [['80', '80 - 80'], ['80-443', '80 - 443'], ['80 - 443', '80 - 443'], [' 22 ', '22 - 22']]) {
+    for (const [text, out] of [
+      ['80', '80 - 80'],
+      ['80-443', '80 - 443'],
+      ['80 - 443', '80 - 443'],
+      [' 22 ', '22 - 22'],
+    ]) {
       const r = parsePortRange(text);
       expect(r.ok && formatPortRange(r.range)).toBe(out);
     }

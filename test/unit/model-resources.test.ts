@@ -29,7 +29,10 @@ describe('users', () => {
   });
 
   it('refuses bad emails, unknown roles, mismatched and overlong passwords', () => {
-    const r = checkUserInput({ email: 'a b@c', role: 'root', password: 'x'.repeat(65), password_confirmation: 'y' }, 'create');
+    const r = checkUserInput(
+      { email: 'a b@c', role: 'root', password: 'x'.repeat(65), password_confirmation: 'y' },
+      'create',
+    );
     expect(errorsOf(r)).toEqual({
       email: ['is invalid'],
       role: ['is invalid'],
@@ -42,7 +45,10 @@ describe('users', () => {
 
   it('on update accepts an empty body and ignores a null password and read-only keys', () => {
     expect(checkUserInput({}, 'update')).toEqual({ ok: true, value: {} });
-    expect(checkUserInput({ password: null, disabled_at: '2020-01-01', id: 'x' }, 'update')).toEqual({ ok: true, value: {} });
+    expect(checkUserInput({ password: null, disabled_at: '2020-01-01', id: 'x' }, 'update')).toEqual({
+      ok: true,
+      value: {},
+    });
   });
 });
 
@@ -66,7 +72,10 @@ describe('devices', () => {
 
   it('checks keys: base64 of 32 bytes, 44 characters', () => {
     expect(wireguardKeyMessages(KEY)).toEqual([]);
-    expect(wireguardKeyMessages('not base64!')).toEqual(['must be a base64-encoded string', 'should be 44 character(s)']);
+    expect(wireguardKeyMessages('not base64!')).toEqual([
+      'must be a base64-encoded string',
+      'should be 44 character(s)',
+    ]);
     expect(wireguardKeyMessages('AAAA')).toEqual(['should be 44 character(s)']);
     expect(wireguardKeyMessages('A'.repeat(44))).toEqual(['is invalid']);
   });
@@ -105,21 +114,33 @@ describe('devices', () => {
   });
 
   it('refuses a value together with use_default true, and a missing endpoint when the default is off', () => {
-    const r = checkDeviceInput({ user_id: USER_ID, public_key: KEY, use_default_mtu: true, mtu: 1400, use_default_endpoint: false }, 'create');
+    const r = checkDeviceInput(
+      { user_id: USER_ID, public_key: KEY, use_default_mtu: true, mtu: 1400, use_default_endpoint: false },
+      'create',
+    );
     expect(errorsOf(r)).toEqual({ mtu: ['must not be present'], endpoint: ["can't be blank"] });
   });
 
   it('on create an omitted use_default flag is true, so a value without use_default false is refused', () => {
-    const r = checkDeviceInput({ user_id: USER_ID, public_key: KEY, mtu: 1400, dns: ['1.1.1.1'], allowed_ips: [] }, 'create');
+    const r = checkDeviceInput(
+      { user_id: USER_ID, public_key: KEY, mtu: 1400, dns: ['1.1.1.1'], allowed_ips: [] },
+      'create',
+    );
     expect(errorsOf(r)).toEqual({ mtu: ['must not be present'], dns: ['must not be present'] });
     expect(checkDeviceInput({ public_key: KEY, mtu: 1400 }, 'update').ok).toBe(true);
   });
 
   it('keeps ipv4/ipv6 as written (trimmed), still checking they parse and are of the right family', () => {
-    const r = checkDeviceInput({ user_id: USER_ID, public_key: KEY, ipv4: ' 10.3.2.9 ', ipv6: 'FD00:0:0:0:0:3:2:0AB' }, 'create');
+    const r = checkDeviceInput(
+      { user_id: USER_ID, public_key: KEY, ipv4: ' 10.3.2.9 ', ipv6: 'FD00:0:0:0:0:3:2:0AB' },
+      'create',
+    );
     expect(r.ok && r.value.ipv4).toBe('10.3.2.9');
     expect(r.ok && r.value.ipv6).toBe('FD00:0:0:0:0:3:2:0AB');
-    expect(errorsOf(checkDeviceInput({ ipv4: '010.3.2.9', ipv6: '10.3.2.9' }, 'update'))).toEqual({ ipv4: ['is invalid'], ipv6: ['is invalid'] });
+    expect(errorsOf(checkDeviceInput({ ipv4: '010.3.2.9', ipv6: '10.3.2.9' }, 'update'))).toEqual({
+      ipv4: ['is invalid'],
+      ipv6: ['is invalid'],
+    });
     expect(errorsOf(checkDeviceInput({ ipv6: 'fd00::3:2:ab%eth0' }, 'update'))).toEqual({ ipv6: ['is invalid'] });
   });
 
@@ -142,11 +163,13 @@ describe('rules', () => {
   });
 
   it('refuses a null action, bad destination and port type', () => {
-    expect(errorsOf(checkRuleInput({ destination: '10.0.0.0/40', action: null, port_type: 'icmp' }, 'create'))).toEqual({
-      destination: ['is invalid'],
-      action: ["can't be blank"],
-      port_type: ['is invalid'],
-    });
+    expect(errorsOf(checkRuleInput({ destination: '10.0.0.0/40', action: null, port_type: 'icmp' }, 'create'))).toEqual(
+      {
+        destination: ['is invalid'],
+        action: ["can't be blank"],
+        port_type: ['is invalid'],
+      },
+    );
   });
 
   it('pairs port_type and port_range', () => {
@@ -176,14 +199,30 @@ describe('natural keys', () => {
   it('ignore email case and the spelling of destinations and port ranges', () => {
     expect(userKey(' Alice@Example.COM')).toBe('alice@example.com');
     expect(deviceKey('Alice@Example.com', 'laptop')).toBe('alice@example.com/laptop');
-    const a = ruleKey({ ownerEmail: 'A@x.io', action: 'accept', destination: '10.0.0.1', port_type: 'tcp', port_range: '80' });
-    const b = ruleKey({ ownerEmail: 'a@x.io', action: 'accept', destination: '10.0.0.1/32', port_type: 'tcp', port_range: '80 - 80' });
+    const a = ruleKey({
+      ownerEmail: 'A@x.io',
+      action: 'accept',
+      destination: '10.0.0.1',
+      port_type: 'tcp',
+      port_range: '80',
+    });
+    const b = ruleKey({
+      ownerEmail: 'a@x.io',
+      action: 'accept',
+      destination: '10.0.0.1/32',
+      port_type: 'tcp',
+      port_range: '80 - 80',
+    });
     expect(a).toBe(b);
-    expect(ruleKey({ ownerEmail: null, action: 'drop', destination: 'FD00::0/64', port_type: null, port_range: null })).toBe('*|drop|fd00::/64|any');
+    expect(
+      ruleKey({ ownerEmail: null, action: 'drop', destination: 'FD00::0/64', port_type: null, port_range: null }),
+    ).toBe('*|drop|fd00::/64|any');
   });
 
   it('compare lists as sets', () => {
-    expect(normalizeAllowedIps(['10.0.0.0/8', '::/0', '10.0.0.0/8'])).toEqual(normalizeAllowedIps(['0:0::0/0', '10.0.0.0/8']));
+    expect(normalizeAllowedIps(['10.0.0.0/8', '::/0', '10.0.0.0/8'])).toEqual(
+      normalizeAllowedIps(['0:0::0/0', '10.0.0.0/8']),
+    );
     expect(normalizeDns(['DNS.example.com', '1.1.1.1'])).toEqual(['1.1.1.1', 'dns.example.com']);
   });
 });

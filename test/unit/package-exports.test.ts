@@ -4,7 +4,16 @@ import { describe, expect, it } from 'vitest';
 describe('package entry points', () => {
   it('netform exports the library API', async () => {
     const netform = await import('netform');
-    for (const name of ['loadDesiredState', 'checkDesiredState', 'planChanges', 'renderPlan', 'applyPlan', 'fetchLiveState', 'ApiClient', 'checkDeviceInput']) {
+    for (const name of [
+      'loadDesiredState',
+      'checkDesiredState',
+      'planChanges',
+      'renderPlan',
+      'applyPlan',
+      'fetchLiveState',
+      'ApiClient',
+      'checkDeviceInput',
+    ]) {
       expect(typeof (netform as Record<string, unknown>)[name], name).toBe('function');
     }
   });

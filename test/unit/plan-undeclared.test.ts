@@ -11,11 +11,19 @@ function scenario(prune: boolean) {
   const live = liveState({
     users: [admin, alice, bob],
     devices: [liveDevice(alice, 'laptop'), liveDevice(alice, 'old-phone'), liveDevice(bob, 'phone')],
-    rules: [liveRule({ destination: '10.1.0.0/16', user_id: alice.id, port_type: 'tcp', port_range: '22' }), liveRule({ destination: '10.9.0.0/16' })],
+    rules: [
+      liveRule({ destination: '10.1.0.0/16', user_id: alice.id, port_type: 'tcp', port_range: '22' }),
+      liveRule({ destination: '10.9.0.0/16' }),
+    ],
   });
   const files = desired({
     settings: { prune, manage: { users: ['alice@*', 'bob@*'], rules: ['10.0.0.0/8'] } },
-    users: [user('alice@example.com', { devices: [device('laptop')], rules: [rule('10.1.0.0/16', { port_type: 'tcp', port_range: '2222' })] })],
+    users: [
+      user('alice@example.com', {
+        devices: [device('laptop')],
+        rules: [rule('10.1.0.0/16', { port_type: 'tcp', port_range: '2222' })],
+      }),
+    ],
   });
   return planChanges(files, live, OPTIONS);
 }
@@ -33,8 +41,12 @@ describe('undeclared objects', () => {
     const json = JSON.parse(renderPlan(plan, 'json', { color: false }));
     expect(json.undeclared).toHaveLength(4);
     const text = renderPlan(plan, 'text', { color: false });
-    expect(text).toContain('  = rule accept 10.1.0.0/16 tcp 22 (alice@example.com)  (kept: prune is off: the access it grants remains)\n');
-    expect(text).toContain('Undeclared: 4 live objects inside the managed scope that no file declares: 4 kept (prune is off).\nPlan:');
+    expect(text).toContain(
+      '  = rule accept 10.1.0.0/16 tcp 22 (alice@example.com)  (kept: prune is off: the access it grants remains)\n',
+    );
+    expect(text).toContain(
+      'Undeclared: 4 live objects inside the managed scope that no file declares: 4 kept (prune is off).\nPlan:',
+    );
     const md = renderPlan(plan, 'markdown', { color: false });
     expect(md).toContain('Undeclared: 4 live objects inside the managed scope that no file declares');
     expect(md).toContain('  user bob@example.com (with 1 device, 0 rules)  (kept: prune is off');
@@ -44,12 +56,20 @@ describe('undeclared objects', () => {
     const plan = scenario(true);
     expect(plan.undeclared!.every((u) => u.fate === 'delete')).toBe(true);
     expect(plan.undeclared!.map((u) => u.key)).not.toContain('admin@example.com');
-    expect(plan.changes.filter((c) => c.action === 'replace').map((c) => c.label)).toEqual(['rule accept 10.1.0.0/16 tcp 2222 (alice@example.com)']);
-    expect(renderPlan(plan, 'text', { color: false })).toContain('Undeclared: 3 live objects inside the managed scope that no file declares: 3 deleted (prune is on).');
+    expect(plan.changes.filter((c) => c.action === 'replace').map((c) => c.label)).toEqual([
+      'rule accept 10.1.0.0/16 tcp 2222 (alice@example.com)',
+    ]);
+    expect(renderPlan(plan, 'text', { color: false })).toContain(
+      'Undeclared: 3 live objects inside the managed scope that no file declares: 3 deleted (prune is on).',
+    );
   });
 
   it('no line at all when everything in scope is declared', () => {
-    const plan = planChanges(desired({ settings: { manage: { users: ['nobody@*'], rules: [] } } }), liveState({ users: [liveUser('a@example.com')] }), { ...OPTIONS, tokenUser: null });
+    const plan = planChanges(
+      desired({ settings: { manage: { users: ['nobody@*'], rules: [] } } }),
+      liveState({ users: [liveUser('a@example.com')] }),
+      { ...OPTIONS, tokenUser: null },
+    );
     expect(plan.undeclared).toEqual([]);
     expect(renderPlan(plan, 'text', { color: false })).not.toContain('Undeclared');
   });

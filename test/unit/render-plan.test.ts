@@ -2,7 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { planDigest } from '../../src/plan/digest.js';
 import { planChanges, type Plan } from '../../src/plan/index.js';
 import { MARKDOWN_MARKER, renderPlan, summaryLine } from '../../src/render/index.js';
-import { desired, device, liveDevice, liveRule, liveState, liveUser, OPTIONS, PSK_LIVE, PSK_NEW, rule, secret, user } from './plan-fixtures.js';
+import {
+  desired,
+  device,
+  liveDevice,
+  liveRule,
+  liveState,
+  liveUser,
+  OPTIONS,
+  PSK_LIVE,
+  PSK_NEW,
+  rule,
+  secret,
+  user,
+} from './plan-fixtures.js';
 
 function samplePlan(): Plan {
   const admin = liveUser('admin@example.com', { role: 'admin' });
@@ -12,11 +25,26 @@ function samplePlan(): Plan {
     desired({
       settings: { prune: true, manage: { users: ['alice@*', 'bob@*', 'new@*'], rules: [] } },
       users: [
-        user('alice@example.com', { devices: [device('laptop', { mtu: 1380, use_default_mtu: false, description: 'has ``` fences' }, { preshared_key: secret(PSK_NEW, 'PSK') })] }),
-        user('new@example.com', { password: secret('new-user-password-1', 'PW'), rules: [rule('10.1.0.0/16', { port_type: 'tcp', port_range: '443' })] }),
+        user('alice@example.com', {
+          devices: [
+            device(
+              'laptop',
+              { mtu: 1380, use_default_mtu: false, description: 'has ``` fences' },
+              { preshared_key: secret(PSK_NEW, 'PSK') },
+            ),
+          ],
+        }),
+        user('new@example.com', {
+          password: secret('new-user-password-1', 'PW'),
+          rules: [rule('10.1.0.0/16', { port_type: 'tcp', port_range: '443' })],
+        }),
       ],
     }),
-    liveState({ users: [admin, a, b], devices: [liveDevice(a, 'laptop'), liveDevice(b, 'phone')], rules: [liveRule({ destination: '10.5.0.0/16', user_id: b.id })] }),
+    liveState({
+      users: [admin, a, b],
+      devices: [liveDevice(a, 'laptop'), liveDevice(b, 'phone')],
+      rules: [liveRule({ destination: '10.5.0.0/16', user_id: b.id })],
+    }),
     OPTIONS,
   );
 }
@@ -34,25 +62,34 @@ describe('renderPlan', () => {
     expect(text).toContain('  - user bob@example.com  (declared in no file (prune))\n');
     expect(text).toContain('      - device bob@example.com/phone (goes with the user)\n');
     expect(text).toContain('      - rule accept 10.5.0.0/16 (bob@example.com) (goes with the user)\n');
-    expect(text.trimEnd().split('\n').at(-1)).toBe('Plan: 2 to create, 1 to update, 0 to replace, 1 to delete (+2 with their user).');
+    expect(text.trimEnd().split('\n').at(-1)).toBe(
+      'Plan: 2 to create, 1 to update, 0 to replace, 1 to delete (+2 with their user).',
+    );
     expect(text).not.toMatch(/\x1b\[/);
     for (const s of [PSK_NEW, PSK_LIVE, 'new-user-password-1']) expect(text).not.toContain(s);
   });
 
   it('text: colours only when asked', () => {
-    expect(renderPlan(samplePlan(), 'text', { color: true })).toMatch(/\x1b\[32m {2}\+ user new@example.com|\x1b\[32m\+ user/);
+    expect(renderPlan(samplePlan(), 'text', { color: true })).toMatch(
+      /\x1b\[32m {2}\+ user new@example.com|\x1b\[32m\+ user/,
+    );
   });
 
   it('text: a replace and an exceeded limit', () => {
     const a = liveUser('alice@example.com');
     const plan = planChanges(
-      desired({ users: [user('alice@example.com', { devices: [device('laptop', { mtu: 1400, use_default_mtu: false })] })], settings: { limits: { update: { kind: 'count', value: 0 } } } }),
+      desired({
+        users: [user('alice@example.com', { devices: [device('laptop', { mtu: 1400, use_default_mtu: false })] })],
+        settings: { limits: { update: { kind: 'count', value: 0 } } },
+      }),
       liveState({ users: [liveUser('admin@example.com', { role: 'admin' }), a], devices: [liveDevice(a, 'laptop')] }),
       { ...OPTIONS, replace: true },
     );
     const text = renderPlan(plan, 'text', { color: false });
     expect(text).toContain('  -/+ device alice@example.com/laptop  (replaced');
-    expect(text).toContain('Over a safety limit: 1 updates (replacements included) exceed the limit of 0 (0); pass --allow-updates 1 to allow this run');
+    expect(text).toContain(
+      'Over a safety limit: 1 updates (replacements included) exceed the limit of 0 (0); pass --allow-updates 1 to allow this run',
+    );
   });
 
   it('says so when there is nothing to do', () => {
@@ -63,7 +100,10 @@ describe('renderPlan', () => {
 
   it('never prints a value of a sensitive field, even if a plan carried one by mistake', () => {
     const plan = samplePlan();
-    plan.changes[0]!.fields.push({ field: 'preshared_key', before: PSK_LIVE, after: PSK_NEW }, { field: 'token', before: null, after: 'nf_secret_token', sensitive: true });
+    plan.changes[0]!.fields.push(
+      { field: 'preshared_key', before: PSK_LIVE, after: PSK_NEW },
+      { field: 'token', before: null, after: 'nf_secret_token', sensitive: true },
+    );
     for (const format of ['text', 'markdown'] as const) {
       const out = renderPlan(plan, format, { color: false });
       for (const s of [PSK_NEW, PSK_LIVE, 'nf_secret_token']) expect(out).not.toContain(s);
@@ -93,10 +133,19 @@ describe('renderPlan', () => {
   });
 
   it('markdown: a 3,000-change plan stays under 60,000 characters, summary first, fences closed, the rest counted', () => {
-    const users = Array.from({ length: 3_000 }, (_, i) => user(`person-${String(i).padStart(4, '0')}@example.com`, { role: 'admin' }));
-    const plan = planChanges(desired({ users }), liveState({ users: [liveUser('admin@example.com', { role: 'admin' })] }), { ...OPTIONS, allowDeletes: 10_000, allowUpdates: 10_000 });
+    const users = Array.from({ length: 3_000 }, (_, i) =>
+      user(`person-${String(i).padStart(4, '0')}@example.com`, { role: 'admin' }),
+    );
+    const plan = planChanges(
+      desired({ users }),
+      liveState({ users: [liveUser('admin@example.com', { role: 'admin' })] }),
+      { ...OPTIONS, allowDeletes: 10_000, allowUpdates: 10_000 },
+    );
     expect(plan.changes).toHaveLength(3_000);
-    const md = renderPlan(plan, 'markdown', { color: false, fullPlanAt: 'the plan.txt and plan.json artifacts of this run' });
+    const md = renderPlan(plan, 'markdown', {
+      color: false,
+      fullPlanAt: 'the plan.txt and plan.json artifacts of this run',
+    });
     expect(md.length).toBeLessThan(60_000);
     expect(md.length).toBeGreaterThan(50_000);
     const lines = md.split('\n');
@@ -108,18 +157,34 @@ describe('renderPlan', () => {
     expect(lines.filter((l) => /^`{3,}diff$/.test(l))).toHaveLength(2);
     const shown = lines.filter((l) => /^\+ user person-/.test(l)).length;
     expect(shown).toBeGreaterThan(100);
-    expect(md).toContain(`**${3_000 - shown} of 3000 changes are not shown** (a comment holds at most 60,000 characters). The full plan: the plan.txt and plan.json artifacts of this run.`);
+    expect(md).toContain(
+      `**${3_000 - shown} of 3000 changes are not shown** (a comment holds at most 60,000 characters). The full plan: the plan.txt and plan.json artifacts of this run.`,
+    );
     // Whole changes only: the last shown change keeps its detail line.
     const lastShown = lines.findLastIndex((l) => /^\+ user person-/.test(l));
-    expect(lines.slice(lastShown + 1, lastShown + 3)).toEqual([`+     email: "person-${String(shown - 1).padStart(4, '0')}@example.com"`, '+     role: "admin"']);
+    expect(lines.slice(lastShown + 1, lastShown + 3)).toEqual([
+      `+     email: "person-${String(shown - 1).padStart(4, '0')}@example.com"`,
+      '+     role: "admin"',
+    ]);
     // A small plan is not cut at all.
     expect(renderPlan(samplePlan(), 'markdown', { color: false })).not.toContain('not shown');
   });
 
   it('markdown: large access changes stay inside the budget too, and leave room for the changes', () => {
-    const users = Array.from({ length: 3_000 }, (_, i) => user(`person-${String(i).padStart(4, '0')}@example.com`, { role: 'admin' }));
-    const plan = planChanges(desired({ users }), liveState({ users: [liveUser('admin@example.com', { role: 'admin' })] }), { ...OPTIONS, allowDeletes: 10_000, allowUpdates: 10_000 });
-    const block = (i: number, j: number) => ({ family: 'ipv4' as const, addresses: [`10.${i % 250}.${j}.0/24`], protocol: 'tcp' as const, ports: '22, 443' });
+    const users = Array.from({ length: 3_000 }, (_, i) =>
+      user(`person-${String(i).padStart(4, '0')}@example.com`, { role: 'admin' }),
+    );
+    const plan = planChanges(
+      desired({ users }),
+      liveState({ users: [liveUser('admin@example.com', { role: 'admin' })] }),
+      { ...OPTIONS, allowDeletes: 10_000, allowUpdates: 10_000 },
+    );
+    const block = (i: number, j: number) => ({
+      family: 'ipv4' as const,
+      addresses: [`10.${i % 250}.${j}.0/24`],
+      protocol: 'tcp' as const,
+      ports: '22, 443',
+    });
     plan.access = {
       users: Array.from({ length: 100 }, (_, i) => ({
         user: `person-${String(i).padStart(4, '0')}@example.com`,
@@ -137,7 +202,11 @@ describe('renderPlan', () => {
 
   it('markdown: 3,000 undeclared live objects also stay inside the budget', () => {
     const live = Array.from({ length: 3_000 }, (_, i) => liveUser(`kept-${String(i).padStart(4, '0')}@example.com`));
-    const plan = planChanges(desired({ users: [user('admin@example.com')] }), liveState({ users: [liveUser('admin@example.com', { role: 'admin' }), ...live] }), OPTIONS);
+    const plan = planChanges(
+      desired({ users: [user('admin@example.com')] }),
+      liveState({ users: [liveUser('admin@example.com', { role: 'admin' }), ...live] }),
+      OPTIONS,
+    );
     expect(plan.undeclared?.length).toBe(3_000);
     const md = renderPlan(plan, 'markdown', { color: false });
     expect(md.length).toBeLessThan(60_000);

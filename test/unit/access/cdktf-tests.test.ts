@@ -16,7 +16,12 @@ describe('FirezoneStack tests and access settings', () => {
     const dir = mkdtempSync(join(tmpdir(), 'netform-cdktf-tests-'));
     const app = new App({ outdir: dir });
     new FirezoneStack(app, 'company', {
-      users: [{ email: 'alice@example.com', rules: [{ action: 'accept', destination: '10.1.0.0/16', portType: 'tcp', portRange: '22' }] }],
+      users: [
+        {
+          email: 'alice@example.com',
+          rules: [{ action: 'accept', destination: '10.1.0.0/16', portType: 'tcp', portRange: '22' }],
+        },
+      ],
       rules: [{ action: 'drop', destination: '10.0.0.0/8' }],
       settings: { port_rules: false, server_addresses: ['10.8.0.1'] },
       tests: [

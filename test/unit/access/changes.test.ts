@@ -6,8 +6,17 @@
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import {
-  accessChangeLines, boundAccessChanges, CompiledRules, computeAccessChanges, decideByRules, packetOf, rangeToCidrs,
-  type AccessBlock, type AccessChanges, type AccessRule, type Protocol,
+  accessChangeLines,
+  boundAccessChanges,
+  CompiledRules,
+  computeAccessChanges,
+  decideByRules,
+  packetOf,
+  rangeToCidrs,
+  type AccessBlock,
+  type AccessChanges,
+  type AccessRule,
+  type Protocol,
 } from '../../../src/access/index.js';
 import { int, pick, prng } from './random.js';
 
@@ -33,18 +42,41 @@ function randomRule(random: () => number): AccessRule {
 function inBlocks(blocks: AccessBlock[], address: string, protocol: Protocol, port: number | undefined): boolean {
   const addr = ipaddr.parse(address);
   return blocks.some((b) => {
-    if (!b.addresses.some((c) => { const net = ipaddr.parseCIDR(c); return net[0].kind() === addr.kind() && addr.match(net); })) return false;
+    if (
+      !b.addresses.some((c) => {
+        const net = ipaddr.parseCIDR(c);
+        return net[0].kind() === addr.kind() && addr.match(net);
+      })
+    )
+      return false;
     if (b.protocol === 'all') return true;
     if (b.protocol === 'other') return protocol === 'icmp' || protocol === 'other';
     if (b.protocol !== protocol) return false;
-    return b.ports!.split(', ').some((r) => { const [lo, hi = lo] = r.split('-').map(Number); return port! >= lo! && port! <= hi!; });
+    return b.ports!.split(', ').some((r) => {
+      const [lo, hi = lo] = r.split('-').map(Number);
+      return port! >= lo! && port! <= hi!;
+    });
   });
 }
 
 /** A listed user's own blocks apply within its own rules' blocks; everyone's apply elsewhere. */
-function blocksFor(changes: AccessChanges, user: string, rules: AccessRule[], address: string, portRules: boolean): { reachable: AccessBlock[]; blocked: AccessBlock[] } {
+function blocksFor(
+  changes: AccessChanges,
+  user: string,
+  rules: AccessRule[],
+  address: string,
+  portRules: boolean,
+): { reachable: AccessBlock[]; blocked: AccessBlock[] } {
   const addr = ipaddr.parse(address);
-  const withinOwn = rules.some((r) => r.owner === user && (portRules || r.port_type === null) && (() => { const net = ipaddr.parseCIDR(r.destination); return net[0].kind() === addr.kind() && addr.match(net); })());
+  const withinOwn = rules.some(
+    (r) =>
+      r.owner === user &&
+      (portRules || r.port_type === null) &&
+      (() => {
+        const net = ipaddr.parseCIDR(r.destination);
+        return net[0].kind() === addr.kind() && addr.match(net);
+      })(),
+  );
   const listed = changes.users.find((u) => u.user === user);
   const excepted = changes.everyone?.except.includes(user) ?? false;
   if (withinOwn && (listed || excepted)) return listed ?? { reachable: [], blocked: [] };
@@ -52,7 +84,10 @@ function blocksFor(changes: AccessChanges, user: string, rules: AccessRule[], ad
   return changes.everyone ?? { reachable: [], blocked: [] };
 }
 
-function samplePacket(random: () => number, rules: AccessRule[]): { address: string; protocol: Protocol; port?: number } {
+function samplePacket(
+  random: () => number,
+  rules: AccessRule[],
+): { address: string; protocol: Protocol; port?: number } {
   // Near the edges of the rules' blocks and port ranges, where mistakes would be.
   const rule = rules.length > 0 && random() < 0.8 ? pick(random, rules) : undefined;
   let address: string;
@@ -74,8 +109,15 @@ function samplePacket(random: () => number, rules: AccessRule[]): { address: str
   }
   const protocol = pick(random, ['tcp', 'udp', 'icmp', 'other'] as Protocol[]);
   if (protocol === 'icmp' || protocol === 'other') return { address, protocol };
-  const edges = rules.filter((r) => r.port_range).flatMap((r) => r.port_range!.split(' - ').map(Number)).flatMap((p) => [p - 1, p, p + 1]);
-  return { address, protocol, port: edges.length > 0 && random() < 0.7 ? Math.max(0, pick(random, edges)) : int(random, 0, 45) };
+  const edges = rules
+    .filter((r) => r.port_range)
+    .flatMap((r) => r.port_range!.split(' - ').map(Number))
+    .flatMap((p) => [p - 1, p, p + 1]);
+  return {
+    address,
+    protocol,
+    port: edges.length > 0 && random() < 0.7 ? Math.max(0, pick(random, edges)) : int(random, 0, 45),
+  };
 }
 
 describe('access changes', () => {
@@ -130,8 +172,20 @@ describe('access changes', () => {
     const users = Array.from({ length: 30 }, (_, i) => `u${i}@x.test`);
     const after: AccessRule[] = users.flatMap((owner, i) => [
       { owner, action: 'drop', destination: `10.0.${i * 2}.1`, port_type: null, port_range: null },
-      ...Array.from({ length: 5 }, (_, j) => ({ owner, action: 'drop' as const, destination: `10.1.${j * 2}.1`, port_type: 'tcp' as const, port_range: `${j + 1}` })),
-      ...Array.from({ length: 5 }, (_, j) => ({ owner, action: 'drop' as const, destination: `10.2.${j * 2}.1`, port_type: 'udp' as const, port_range: `${j + 1}` })),
+      ...Array.from({ length: 5 }, (_, j) => ({
+        owner,
+        action: 'drop' as const,
+        destination: `10.1.${j * 2}.1`,
+        port_type: 'tcp' as const,
+        port_range: `${j + 1}`,
+      })),
+      ...Array.from({ length: 5 }, (_, j) => ({
+        owner,
+        action: 'drop' as const,
+        destination: `10.2.${j * 2}.1`,
+        port_type: 'udp' as const,
+        port_range: `${j + 1}`,
+      })),
     ]);
     const changes = computeAccessChanges({ before: [], after, users, portRules: true });
     expect(changes.users).toHaveLength(30);
@@ -140,12 +194,19 @@ describe('access changes', () => {
     expect(bounded.users).toHaveLength(10);
     expect(bounded.users[0]!.blocked).toHaveLength(4);
     expect(bounded.omitted).toEqual({ users: 20, blocks: 70 });
-    expect(accessChangeLines(bounded).at(-1)).toBe('… and 20 more users (whose own rules may change their access differently), 70 more blocks not shown');
+    expect(accessChangeLines(bounded).at(-1)).toBe(
+      '… and 20 more users (whose own rules may change their access differently), 70 more blocks not shown',
+    );
   });
 
   it('writes ranges as the fewest CIDR blocks', () => {
     expect(rangeToCidrs(4, 0x0a000000n, 0x0a0000ffn)).toEqual(['10.0.0.0/24']);
-    expect(rangeToCidrs(4, 0x0a000001n, 0x0a000006n)).toEqual(['10.0.0.1/32', '10.0.0.2/31', '10.0.0.4/31', '10.0.0.6/32']);
+    expect(rangeToCidrs(4, 0x0a000001n, 0x0a000006n)).toEqual([
+      '10.0.0.1/32',
+      '10.0.0.2/31',
+      '10.0.0.4/31',
+      '10.0.0.6/32',
+    ]);
     expect(rangeToCidrs(6, 0n, (1n << 128n) - 1n)).toEqual(['::/0']);
   });
 });

@@ -1,7 +1,13 @@
 /** Every worked example of ../shared/spec/rule-semantics.md §7, with the verdicts seen in the lab. */
 import { describe, expect, it } from 'vitest';
 import {
-  CompiledRules, defaultAccessSettings, evaluateDevice, parseTo, type AccessModel, type AccessRule, type AccessSettings,
+  CompiledRules,
+  defaultAccessSettings,
+  evaluateDevice,
+  parseTo,
+  type AccessModel,
+  type AccessRule,
+  type AccessSettings,
 } from '../../../src/access/index.js';
 
 const USERS = ['u1', 'u2', 'u3'] as const;
@@ -9,15 +15,23 @@ type Who = (typeof USERS)[number];
 
 function rule(owner: Who | null, action: 'accept' | 'drop', destination: string, ports?: string): AccessRule {
   const space = ports?.indexOf(' ') ?? -1;
-  const [port_type, port_range] = ports ? [ports.slice(0, space) as 'tcp' | 'udp', ports.slice(space + 1)] : [null, null];
+  const [port_type, port_range] = ports
+    ? [ports.slice(0, space) as 'tcp' | 'udp', ports.slice(space + 1)]
+    : [null, null];
   return { owner: owner === null ? null : `${owner}@example.com`, action, destination, port_type, port_range };
 }
 
 function model(rules: AccessRule[], settings: Partial<AccessSettings> = {}): AccessModel {
-  const users = new Map(USERS.map((u, i) => [`${u}@example.com`, {
-    key: `${u}@example.com`, email: `${u}@example.com`,
-    devices: [{ name: 'laptop', ipv4: `10.3.2.${i + 2}`, ipv6: `fd00::3:2:${i + 2}` }],
-  }]));
+  const users = new Map(
+    USERS.map((u, i) => [
+      `${u}@example.com`,
+      {
+        key: `${u}@example.com`,
+        email: `${u}@example.com`,
+        devices: [{ name: 'laptop', ipv4: `10.3.2.${i + 2}`, ipv6: `fd00::3:2:${i + 2}` }],
+      },
+    ]),
+  );
   return { users, rules, settings: { ...defaultAccessSettings(), ...settings } };
 }
 
@@ -75,7 +89,11 @@ describe('§7 worked examples', () => {
     expect(check(b, 'u1', '1.2.3.4:443/tcp')).toEqual({ verdict: 'accept', stage: 'portless-accept', scope: 'user' });
     expect(check(b, 'u2', '1.2.3.4:443/tcp')).toEqual({ verdict: 'drop', stage: 'port-drop', scope: 'global' });
     expect(check(b, 'u2', '1.2.3.4:80/tcp')).toEqual({ verdict: 'accept' });
-    const c = model([rule('u1', 'drop', '1.2.3.4', 'tcp 443'), rule('u1', 'accept', '1.2.3.0/24'), rule(null, 'drop', '0.0.0.0/0')]);
+    const c = model([
+      rule('u1', 'drop', '1.2.3.4', 'tcp 443'),
+      rule('u1', 'accept', '1.2.3.0/24'),
+      rule(null, 'drop', '0.0.0.0/0'),
+    ]);
     expect(check(c, 'u1', '1.2.3.4:443/tcp')).toEqual({ verdict: 'drop', stage: 'port-drop', scope: 'user' });
     expect(check(c, 'u1', '1.2.3.4:80/tcp')).toEqual({ verdict: 'accept', stage: 'portless-accept', scope: 'user' });
     expect(check(c, 'u1', '9.9.9.9/icmp')).toEqual({ verdict: 'drop', stage: 'portless-drop', scope: 'global' });
@@ -83,7 +101,11 @@ describe('§7 worked examples', () => {
   });
 
   it('S5: range bounds, single port, host bits', () => {
-    const m = model([rule(null, 'drop', '0.0.0.0/0'), rule(null, 'accept', '1.2.3.4', 'tcp 80 - 90'), rule(null, 'accept', '5.6.7.8/24', 'udp 53')]);
+    const m = model([
+      rule(null, 'drop', '0.0.0.0/0'),
+      rule(null, 'accept', '1.2.3.4', 'tcp 80 - 90'),
+      rule(null, 'accept', '5.6.7.8/24', 'udp 53'),
+    ]);
     expect(check(m, 'u1', '1.2.3.4:79/tcp').verdict).toBe('drop');
     expect(check(m, 'u1', '1.2.3.4:80/tcp').verdict).toBe('accept');
     expect(check(m, 'u1', '1.2.3.4:90/tcp').verdict).toBe('accept');
@@ -94,11 +116,27 @@ describe('§7 worked examples', () => {
   });
 
   it('S6: IPv6', () => {
-    const m = model([rule(null, 'drop', '::/0'), rule('u1', 'accept', '2001:db8:1::/64', 'tcp 22'), rule(null, 'accept', '2001:db8:2::5')]);
-    expect(check(m, 'u1', '[2001:db8:1::9]:22/tcp')).toEqual({ verdict: 'accept', stage: 'port-accept', scope: 'user' });
-    expect(check(m, 'u1', '[2001:db8:1::9]:23/tcp')).toEqual({ verdict: 'drop', stage: 'portless-drop', scope: 'global' });
+    const m = model([
+      rule(null, 'drop', '::/0'),
+      rule('u1', 'accept', '2001:db8:1::/64', 'tcp 22'),
+      rule(null, 'accept', '2001:db8:2::5'),
+    ]);
+    expect(check(m, 'u1', '[2001:db8:1::9]:22/tcp')).toEqual({
+      verdict: 'accept',
+      stage: 'port-accept',
+      scope: 'user',
+    });
+    expect(check(m, 'u1', '[2001:db8:1::9]:23/tcp')).toEqual({
+      verdict: 'drop',
+      stage: 'portless-drop',
+      scope: 'global',
+    });
     expect(check(m, 'u2', '[2001:db8:1::9]:22/tcp').verdict).toBe('drop');
-    expect(check(m, 'u2', '[2001:db8:2::5]:1/udp')).toEqual({ verdict: 'accept', stage: 'portless-accept', scope: 'global' });
+    expect(check(m, 'u2', '[2001:db8:2::5]:1/udp')).toEqual({
+      verdict: 'accept',
+      stage: 'portless-accept',
+      scope: 'global',
+    });
     expect(check(m, 'u2', '2001:db8:2::6/icmp').verdict).toBe('drop');
     expect(check(m, 'u2', '8.8.8.8:53/udp')).toEqual({ verdict: 'accept' });
     expect(check(m, 'u1', 'fd00::3:2:1/icmp')).toEqual({ verdict: 'accept' });
@@ -115,7 +153,11 @@ describe('§7 worked examples', () => {
     const only = model([rule(null, 'drop', '10.3.2.0/24'), rule('u1', 'accept', '10.3.2.0/24')]);
     expect(check(only, 'u1', '10.3.2.3:22/tcp').verdict).toBe('accept');
     expect(check(only, 'u2', '10.3.2.2/other').verdict).toBe('drop'); // the SYN-ACK back to U1
-    const both = model([rule(null, 'drop', '10.3.2.0/24'), rule('u1', 'accept', '10.3.2.0/24'), rule('u2', 'accept', '10.3.2.0/24')]);
+    const both = model([
+      rule(null, 'drop', '10.3.2.0/24'),
+      rule('u1', 'accept', '10.3.2.0/24'),
+      rule('u2', 'accept', '10.3.2.0/24'),
+    ]);
     expect(check(both, 'u2', '10.3.2.2/other').verdict).toBe('accept');
     const host = model([rule(null, 'drop', '10.3.2.2')]);
     expect(check(host, 'u2', '10.3.2.2/other').verdict).toBe('drop');
@@ -124,7 +166,9 @@ describe('§7 worked examples', () => {
 
 describe('settings and tunnels', () => {
   it('port_rules: false ignores every rule with ports (§5.1)', () => {
-    const m = model([rule(null, 'drop', '0.0.0.0/0'), rule(null, 'accept', '1.2.3.4', 'tcp 443')], { portRules: false });
+    const m = model([rule(null, 'drop', '0.0.0.0/0'), rule(null, 'accept', '1.2.3.4', 'tcp 443')], {
+      portRules: false,
+    });
     expect(check(m, 'u1', '1.2.3.4:443/tcp')).toMatchObject({ verdict: 'drop', stage: 'portless-drop' });
   });
 
@@ -135,11 +179,16 @@ describe('settings and tunnels', () => {
     const rules = new CompiledRules(m);
     const packet = parseTo('1.1.1.1/icmp');
     if (!packet.ok) throw new Error();
-    expect(evaluateDevice(rules, u1, u1.devices[0], packet.value)).toMatchObject({ verdict: 'no tunnel', reason: 'user u1@example.com is disabled' });
+    expect(evaluateDevice(rules, u1, u1.devices[0], packet.value)).toMatchObject({
+      verdict: 'no tunnel',
+      reason: 'user u1@example.com is disabled',
+    });
     const u2 = m.users.get('u2@example.com')!;
     const v6 = parseTo('[2001:db8::1]:443/tcp');
     if (!v6.ok) throw new Error();
-    expect(evaluateDevice(rules, u2, { name: 'old', ipv4: '10.3.2.9', ipv6: null }, v6.value).verdict).toBe('no tunnel');
+    expect(evaluateDevice(rules, u2, { name: 'old', ipv4: '10.3.2.9', ipv6: null }, v6.value).verdict).toBe(
+      'no tunnel',
+    );
   });
 
   it('server addresses are configurable and never filtered (§5.4)', () => {
@@ -149,7 +198,11 @@ describe('settings and tunnels', () => {
   });
 
   it('explain: the later matches are listed in order', () => {
-    const m = model([rule(null, 'drop', '0.0.0.0/0'), rule('u1', 'accept', '10.0.0.0/8'), rule(null, 'accept', '10.1.0.0/16', 'tcp 22')]);
+    const m = model([
+      rule(null, 'drop', '0.0.0.0/0'),
+      rule('u1', 'accept', '10.0.0.0/8'),
+      rule(null, 'accept', '10.1.0.0/16', 'tcp 22'),
+    ]);
     const packet = parseTo('10.1.2.3:22/tcp');
     if (!packet.ok) throw new Error();
     const user = m.users.get('u1@example.com')!;

@@ -3,7 +3,14 @@
  * thousands of seeded random small rule sets and packets.
  */
 import { describe, expect, it } from 'vitest';
-import { CompiledRules, defaultAccessSettings, evaluateDevice, packetOf, type AccessModel, type Protocol } from '../../../src/access/index.js';
+import {
+  CompiledRules,
+  defaultAccessSettings,
+  evaluateDevice,
+  packetOf,
+  type AccessModel,
+  type Protocol,
+} from '../../../src/access/index.js';
 import { int, pick, prng } from './random.js';
 import { referenceVerdict, type RefRule } from './reference.js';
 
@@ -60,8 +67,19 @@ describe('evaluator versus the reference pseudo-code', () => {
       }));
       const disabled = userIds.map(() => random() < 0.05);
       const model: AccessModel = {
-        users: new Map(userIds.map((id, i) => [id, { key: id, email: id, devices: [devices[i]!], ...(disabled[i] ? { noTunnel: 'disabled' } : {}) }])),
-        rules: rules.map((r) => ({ owner: r.user_id, action: r.action, destination: r.destination, port_type: r.port_type, port_range: r.port_range })),
+        users: new Map(
+          userIds.map((id, i) => [
+            id,
+            { key: id, email: id, devices: [devices[i]!], ...(disabled[i] ? { noTunnel: 'disabled' } : {}) },
+          ]),
+        ),
+        rules: rules.map((r) => ({
+          owner: r.user_id,
+          action: r.action,
+          destination: r.destination,
+          port_type: r.port_type,
+          port_range: r.port_range,
+        })),
         settings: { ...defaultAccessSettings(), portRules: portRulesSupported, serverAddresses: serverLocalAddrs },
       };
       const compiled = new CompiledRules(model);
@@ -69,13 +87,33 @@ describe('evaluator versus the reference pseudo-code', () => {
         const u = int(random, 0, 2);
         const address = randomPacketAddress(random);
         const protocol = pick(random, PROTOCOLS);
-        const port = protocol === 'tcp' || protocol === 'udp' ? pick(random, [0, 1, int(random, 1, 26), 65535]) : undefined;
-        const expected = referenceVerdict(devices[u]!, { id: userIds[u]!, disabled: disabled[u]! }, address, protocol, port, {
-          rules, portRulesSupported, serverLocalAddrs,
-        });
+        const port =
+          protocol === 'tcp' || protocol === 'udp' ? pick(random, [0, 1, int(random, 1, 26), 65535]) : undefined;
+        const expected = referenceVerdict(
+          devices[u]!,
+          { id: userIds[u]!, disabled: disabled[u]! },
+          address,
+          protocol,
+          port,
+          {
+            rules,
+            portRulesSupported,
+            serverLocalAddrs,
+          },
+        );
         const user = model.users.get(userIds[u]!)!;
         const actual = evaluateDevice(compiled, user, user.devices[0], packetOf(address, protocol, port)!).verdict;
-        const context = JSON.stringify({ rules, address, protocol, port, u, portRulesSupported, serverLocalAddrs, devices, disabled });
+        const context = JSON.stringify({
+          rules,
+          address,
+          protocol,
+          port,
+          u,
+          portRulesSupported,
+          serverLocalAddrs,
+          devices,
+          disabled,
+        });
         expect(actual, context).toBe({ ACCEPT: 'accept', DROP: 'drop', NO_TUNNEL: 'no tunnel' }[expected]);
         verdicts[actual]++;
         compared++;

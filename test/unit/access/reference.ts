@@ -41,7 +41,12 @@ export function referenceVerdict(
   const src = F === 'v4' ? D.ipv4 : D.ipv6;
   if (src === null) return 'NO_TUNNEL';
   // 3.
-  if (state.serverLocalAddrs.some((s) => ipaddr.parse(s).kind() === a.kind() && ipaddr.parse(s).toString() === a.toString())) return 'ACCEPT';
+  if (
+    state.serverLocalAddrs.some(
+      (s) => ipaddr.parse(s).kind() === a.kind() && ipaddr.parse(s).toString() === a.toString(),
+    )
+  )
+    return 'ACCEPT';
   // 4.
   const family = (r: RefRule) => (ipaddr.parse(r.destination.split('/')[0]!).kind() === 'ipv4' ? 'v4' : 'v6');
   const usable = (r: RefRule) => family(r) === F && (r.port_type === null || state.portRulesSupported);
@@ -60,9 +65,23 @@ export function referenceVerdict(
   };
   // 5.
   for (const scope of [state.rules.filter((r) => r.user_id === U.id), state.rules.filter((r) => r.user_id === null)]) {
-    for (const [action, ported] of [['accept', true], ['drop', true], ['accept', false], ['drop', false]] as const) {
+    for (const [action, ported] of [
+      ['accept', true],
+      ['drop', true],
+      ['accept', false],
+      ['drop', false],
+    ] as const) {
       if (ported && !state.portRulesSupported) continue;
-      if (scope.some((r) => usable(r) && r.action === action && (r.port_type !== null) === ported && hitsDst(r) && (!ported || hitsPort(r)))) {
+      if (
+        scope.some(
+          (r) =>
+            usable(r) &&
+            r.action === action &&
+            (r.port_type !== null) === ported &&
+            hitsDst(r) &&
+            (!ported || hitsPort(r)),
+        )
+      ) {
         return action === 'accept' ? 'ACCEPT' : 'DROP';
       }
     }
