@@ -63,6 +63,8 @@ export interface FirezoneDeviceSpec {
   useDefaultEndpoint?: boolean;
   useDefaultMtu?: boolean;
   useDefaultPersistentKeepalive?: boolean;
+  /** The device's old name: a rename (one PATCH of the name), as `renamed_from` in YAML. */
+  renamedFrom?: string;
   /** The Terraform resource name; default: `<user resource name>_<device name>`. */
   resourceName?: string;
 }
@@ -76,6 +78,8 @@ export interface FirezoneUserSpec {
   devices?: FirezoneDeviceSpec[];
   /** Rules that apply to this user only. */
   rules?: FirezoneRuleSpec[];
+  /** The user's old email: a rename (one PATCH of the email), as `renamed_from` in YAML. */
+  renamedFrom?: string;
   /** The Terraform resource name; default: derived from the email (`alice@example.com` -> `alice_example_com`). */
   resourceName?: string;
 }
@@ -220,6 +224,8 @@ export class FirezoneStack extends TerraformStack {
           ? undefined
           : this.#secret(spec.password, `the password of ${spec.email}`, `${name}.password`),
     });
+    // netform's own keys of a resource go in its "//" entry, which Terraform ignores.
+    if (spec.renamedFrom !== undefined) user.addOverride('//.netform', { renamed_from: spec.renamedFrom });
     const resources: FirezoneUserResources = { user, devices: [], rules: [] };
     const deviceNames = new Set<string>();
     for (const device of spec.devices ?? []) {
@@ -238,7 +244,7 @@ export class FirezoneStack extends TerraformStack {
       spec.resourceName ?? terraformName(`${ownerName}_${spec.name}`),
       `device ${spec.name} of ${ownerEmail}`,
     );
-    return new Device(this, name, {
+    const device = new Device(this, name, {
       userId: owner.id,
       name: spec.name,
       publicKey: spec.publicKey,
@@ -264,6 +270,8 @@ export class FirezoneStack extends TerraformStack {
       useDefaultMtu: spec.useDefaultMtu,
       useDefaultPersistentKeepalive: spec.useDefaultPersistentKeepalive,
     });
+    if (spec.renamedFrom !== undefined) device.addOverride('//.netform', { renamed_from: spec.renamedFrom });
+    return device;
   }
 
   #declareRule(spec: FirezoneRuleSpec, ownerName: string, owner: User | undefined): Rule {

@@ -209,6 +209,37 @@ describe('FirezoneStack settings.device_updates', () => {
   });
 });
 
+describe('FirezoneStack renamedFrom', () => {
+  it('writes renamed_from in each resource\'s "//" entry, read back by the loader as the YAML key', async () => {
+    const outdir = await mkdtemp(join(tmpdir(), 'netform-cdktf-renamed-'));
+    try {
+      const app = new App({ outdir });
+      const key = Buffer.alloc(32, 3).toString('base64');
+      new FirezoneStack(app, 'company', {
+        users: [
+          {
+            email: 'ann@new.example.com',
+            renamedFrom: 'ann@old.example.com',
+            devices: [{ name: 'laptop-2', publicKey: key, renamedFrom: 'laptop' }],
+          },
+        ],
+      });
+      app.synth();
+      const file = join(outdir, 'stacks', 'company', 'cdk.tf.json');
+      const stack = JSON.parse(await readFile(file, 'utf8'));
+      expect(Object.values<any>(stack.resource.firezone_user)[0]['//'].netform).toEqual({
+        renamed_from: 'ann@old.example.com',
+      });
+      const loaded = await loadDesiredState(file);
+      if (!loaded.ok) throw new Error(loaded.diagnostics.map((d) => d.message).join('; '));
+      expect(loaded.state.users[0]!.renamed_from).toBe('ann@old.example.com');
+      expect(loaded.state.users[0]!.devices[0]!.renamed_from).toBe('laptop');
+    } finally {
+      await rm(outdir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('FirezoneStack configuration', () => {
   async function synthToFile(config: FirezoneStackConfig): Promise<any> {
     const outdir = await mkdtemp(join(tmpdir(), 'netform-cdktf-configuration-'));
