@@ -4,7 +4,6 @@
  * Loopback servers stand in for the failures: a closed port, one that never answers, one that
  * answers HTML, a TLS server with a self-signed certificate, and a host that does not exist.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { closedPortUrl, startFixedAnswerServer, startSilentServer } from '../helpers/net.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { hasOpenssl, writeSelfSignedCertificate } from '../helpers/tls.js';
 import { describeResult } from './reconcile-helpers.js';
 
 let dir: string;
@@ -88,29 +88,7 @@ describe('network errors', () => {
   });
 
   it.skipIf(!hasOpenssl())('TLS failure: says so, with the --ca-file / --insecure hint', async () => {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
+    writeSelfSignedCertificate(dir);
     const server = createHttpsServer(
       { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
       (_req, res) => {
@@ -160,12 +138,3 @@ describe('the base URL', () => {
     expect(result.stderr).not.toContain(server.token);
   });
 });
-
-function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}

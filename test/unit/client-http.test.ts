@@ -4,7 +4,7 @@
  * (A scripted server is needed here to produce dropped connections and 5xx on demand; the e2e
  * tests run the client against the real server.)
  */
-import { execFileSync } from 'node:child_process';
+import { hasOpenssl, writeSelfSignedCertificate } from '../helpers/tls.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -257,29 +257,7 @@ describe('ApiClient', () => {
     it('refuses an unknown certificate, accepts it with --ca-file or --insecure', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'netform-tls-'));
       try {
-        execFileSync(
-          'openssl',
-          [
-            'req',
-            '-x509',
-            '-newkey',
-            'ec',
-            '-pkeyopt',
-            'ec_paramgen_curve:prime256v1',
-            '-nodes',
-            '-days',
-            '1',
-            '-subj',
-            '/CN=127.0.0.1',
-            '-addext',
-            'subjectAltName=IP:127.0.0.1',
-            '-keyout',
-            join(dir, 'key.pem'),
-            '-out',
-            join(dir, 'cert.pem'),
-          ],
-          { stdio: 'ignore' },
-        );
+        writeSelfSignedCertificate(dir);
         const tls = {
           key: readFileSync(join(dir, 'key.pem'), 'utf8'),
           cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
@@ -297,15 +275,6 @@ describe('ApiClient', () => {
     });
   });
 });
-
-function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('ApiClient: errors a person can act on', () => {
   it('drops a trailing /v0 from the base URL', async () => {
