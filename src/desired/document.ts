@@ -74,6 +74,68 @@ interface Place<T = unknown> {
   value: T;
 }
 
+interface Locator {
+  location(text: string, offset: number): SourceLocation;
+}
+
+/** `users[0]` + `mtu` -> `users[0].mtu`; `users[0]` + `["a b"]` -> `users[0]["a b"]`. */
+function pathBelow(base: string, relative: string): string {
+  if (base === '') return relative;
+  return relative.startsWith('[') ? `${base}${relative}` : `${base}.${relative}`;
+}
+
+/**
+ * Where a declaration stands, and where each of its values does, the latter built on first use
+ * from the offsets read with the declaration: a large file declares hundreds of thousands of
+ * values, and only those a message is about are ever located. Serialises (toJSON) as the plain
+ * SourceLocation it stands for.
+ */
+class DeclarationLocation implements SourceLocation {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  readonly path?: string;
+  readonly #locator: Locator;
+  readonly #text: string;
+  /** `[name, offset, name, offset, ...]`: each value's path relative to the declaration, and its offset. */
+  readonly #values: (string | number)[];
+  #fields: Record<string, SourceLocation> | undefined;
+
+  constructor(locator: Locator, text: string, offset: number, values: (string | number)[]) {
+    const at = locator.location(text, offset);
+    this.file = at.file;
+    this.line = at.line;
+    this.column = at.column;
+    if (at.path !== undefined) this.path = at.path;
+    this.#locator = locator;
+    this.#text = text;
+    this.#values = values;
+  }
+
+  get fields(): Record<string, SourceLocation> {
+    if (this.#fields === undefined) {
+      const fields: Record<string, SourceLocation> = {};
+      const values = this.#values;
+      for (let i = 0; i < values.length; i += 2) {
+        const name = values[i] as string;
+        fields[name] = this.#locator.location(pathBelow(this.#text, name), values[i + 1] as number);
+      }
+      this.#fields = fields;
+    }
+    return this.#fields;
+  }
+
+  toJSON(): SourceLocation {
+    return {
+      file: this.file,
+      line: this.line,
+      column: this.column,
+      ...(this.path !== undefined ? { path: this.path } : {}),
+      fields: this.fields,
+    };
+  }
+}
+
 class DocumentReader {
   readonly diagnostics: Diagnostic[] = [];
   readonly warnings: Diagnostic[] = [];
@@ -133,20 +195,22 @@ class DocumentReader {
     return { file: parsed.file, line, column: columnAt(parsed, offset, line), path };
   }
 
-  /** The object's location, with the location of each of its values (and of list entries, for lists of strings). */
+  /**
+   * The object's location, with the location of each of its values (and of list entries, for lists
+   * of strings). Only the values' offsets are taken now: their lines, columns and paths are worked
+   * out when a check or a message first asks for them (most never are).
+   */
   private source(place: Place<Mapping>, nested: string[] = []): SourceLocation {
     const { parsed } = this;
-    const fields: Record<string, SourceLocation> = {};
-    const record = (name: string, text: string, offset: number, item: unknown): void => {
-      fields[name] = this.location(text, offset);
+    const values: (string | number)[] = [];
+    const record = (name: string, offset: number, item: unknown): void => {
+      values.push(name, offset);
       if (Array.isArray(item)) {
-        item.forEach((entry, i) => {
-          if (typeof entry !== 'object')
-            fields[`${name}[${i}]`] = this.location(`${text}[${i}]`, childOffset(parsed, item, offset, i));
-        });
+        for (let i = 0; i < item.length; i++)
+          if (typeof item[i] !== 'object') values.push(`${name}[${i}]`, childOffset(parsed, item, offset, i));
       } else if (nested.length > 0 && isMapping(item) && nested.includes(name)) {
         for (const key of Object.keys(item))
-          record(childPath(name, key), childPath(text, key), childOffset(parsed, item, offset, key), item[key]);
+          record(childPath(name, key), childOffset(parsed, item, offset, key), item[key]);
       }
     };
     // Keys come in source order, as the offsets do: each is found at once (hint), in one pass.
@@ -154,12 +218,15 @@ class DocumentReader {
     const keys = Object.keys(value);
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
-      record(childPath('', key), childPath(text, key), childOffset(parsed, value, offset, key, 3 * i), value[key]);
+      record(childPath('', key), childOffset(parsed, value, offset, key, 3 * i), value[key]);
     }
-    const at = this.location(text, offset);
-    at.fields = fields;
-    return at;
+    return new DeclarationLocation(this.locator, text, offset, values);
   }
+
+  /** How this document's offsets become locations (shared by every DeclarationLocation of it). */
+  private readonly locator: Locator = {
+    location: (text, offset) => this.location(text, offset),
+  };
 
   private warn(place: Place, message: string): void {
     const { file, line, column, path } = this.location(place.text, place.offset);
@@ -329,13 +396,8 @@ class DocumentReader {
   private renamedFrom(place: Place<Mapping>, into: { renamed_from?: string; source?: SourceLocation }): void {
     const value = place.value.renamed_from;
     if (typeof value !== 'string' || !this.usableField(place, 'renamed_from')) return;
+    // Its position is among the values the declaration's source records (fields.renamed_from).
     into.renamed_from = value;
-    const at = this.child(place, 'renamed_from');
-    if (into.source)
-      into.source = {
-        ...into.source,
-        fields: { ...into.source.fields, renamed_from: this.location(at.text, at.offset) },
-      };
   }
 
   user(place: Place): DesiredUser | undefined {

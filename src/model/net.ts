@@ -8,27 +8,27 @@ import ipaddr from 'ipaddr.js';
 export type IpFamily = 4 | 6;
 
 export interface ParsedAddress {
-  family: IpFamily;
+  readonly family: IpFamily;
   /** The address as an unsigned integer. */
-  value: bigint;
+  readonly value: bigint;
   /** Canonical text: dotted quad, or RFC 5952 compressed IPv6. */
-  text: string;
+  readonly text: string;
 }
 
 export interface ParsedCidr {
-  family: IpFamily;
+  readonly family: IpFamily;
   /** The address as written (host bits kept, as the server echoes destinations as given). */
-  address: bigint;
-  prefix: number;
+  readonly address: bigint;
+  readonly prefix: number;
   /** First and last address of the block the prefix describes. */
-  start: bigint;
-  end: bigint;
+  readonly start: bigint;
+  readonly end: bigint;
   /** Whether the text carried an explicit `/prefix`. */
-  hadPrefix: boolean;
+  readonly hadPrefix: boolean;
   /** Canonical text `address/prefix` (address canonical, host bits kept). */
-  canonical: string;
+  readonly canonical: string;
   /** Canonical text of the block: network address `/prefix`. */
-  network: string;
+  readonly network: string;
 }
 
 const FAMILY_BITS: Record<IpFamily, number> = { 4: 32, 6: 128 };
@@ -48,8 +48,53 @@ function bigintToBytes(value: bigint, length: number): number[] {
   return bytes;
 }
 
+/**
+ * Parsed values by text, so that an address or block read many times in one run (declared, checked,
+ * compared with the live one) is parsed once. The values are shared: treat them as read-only.
+ * Bounded: a run over more distinct texts than this starts the cache afresh.
+ */
+class ParseCache<T> {
+  readonly #entries = new Map<string, T>();
+  constructor(readonly limit: number) {}
+  get(key: string): T | undefined {
+    return this.#entries.get(key);
+  }
+  set(key: string, value: T): T {
+    if (this.#entries.size >= this.limit) this.#entries.clear();
+    this.#entries.set(key, value);
+    return value;
+  }
+}
+
+const CACHE_LIMIT = 1 << 16;
+const addressCache = new ParseCache<ParsedAddress | null>(CACHE_LIMIT);
+const cidrCache = new ParseCache<ParsedCidr | null>(CACHE_LIMIT);
+
+/** A dotted quad as ipaddr.js writes it (no leading zeros): its text is already canonical. */
+const CANONICAL_IPV4 = /^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})$/;
+
+/**
+ * The common case without ipaddr.js: a canonical dotted quad, whose parse is its four numbers.
+ * Anything else (leading zeros, octets over 255) is undefined here and gets ipaddr.js's verdict.
+ */
+function parseCanonicalIpv4(s: string): ParsedAddress | undefined {
+  const m = CANONICAL_IPV4.exec(s);
+  if (!m) return undefined;
+  const a = Number(m[1]);
+  const b = Number(m[2]);
+  const c = Number(m[3]);
+  const d = Number(m[4]);
+  if (a > 255 || b > 255 || c > 255 || d > 255) return undefined;
+  return { family: 4, value: BigInt(((a * 256 + b) * 256 + c) * 256 + d), text: s };
+}
+
 export function parseIpAddress(text: unknown): ParsedAddress | null {
   if (typeof text !== 'string') return null;
+  const cached = addressCache.get(text);
+  return cached !== undefined ? cached : addressCache.set(text, parseAddressText(text));
+}
+
+function parseAddressText(text: string): ParsedAddress | null {
   const s = text.trim();
   if (s === '' || s.includes('%')) return null;
   try {
@@ -58,6 +103,8 @@ export function parseIpAddress(text: unknown): ParsedAddress | null {
       const addr = ipaddr.IPv6.parse(s);
       return { family: 6, value: bytesToBigint(addr.toByteArray()), text: addr.toString() };
     }
+    const canonical = parseCanonicalIpv4(s);
+    if (canonical) return canonical;
     if (!ipaddr.IPv4.isValidFourPartDecimal(s)) return null;
     const addr = ipaddr.IPv4.parse(s);
     return { family: 4, value: bytesToBigint(addr.toByteArray()), text: addr.toString() };
@@ -67,17 +114,26 @@ export function parseIpAddress(text: unknown): ParsedAddress | null {
 }
 
 export function formatAddress(family: IpFamily, value: bigint): string {
-  if (family === 4) return ipaddr.fromByteArray(bigintToBytes(value, 4)).toString();
+  if (family === 4) {
+    const n = Number(value);
+    return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+  }
   return ipaddr.fromByteArray(bigintToBytes(value, 16)).toString();
 }
 
 /** Parses `address` or `address/prefix`. A bare address is a block of one (/32 or /128). */
 export function parseCidrOrAddress(text: unknown): ParsedCidr | null {
   if (typeof text !== 'string') return null;
+  const cached = cidrCache.get(text);
+  return cached !== undefined ? cached : cidrCache.set(text, parseCidrText(text));
+}
+
+function parseCidrText(text: string): ParsedCidr | null {
   const s = text.trim();
   const slash = s.indexOf('/');
   const addressText = slash === -1 ? s : s.slice(0, slash);
-  const address = parseIpAddress(addressText);
+  // Not through the address cache: the block itself is cached.
+  const address = parseAddressText(addressText);
   if (!address || addressText !== addressText.trim()) return null;
   const bits = FAMILY_BITS[address.family];
   let prefix = bits;

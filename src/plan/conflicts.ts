@@ -41,11 +41,25 @@ function wanted(change: Change, field: UniqueField): string | null {
 }
 
 export function resolveUniqueValues(ctx: PlanContext): void {
+  // Only the values some change sets are looked for among the live devices (most plans set a few
+  // public keys and no pinned address, so the live addresses need not be read at all).
+  const sought = new Set<string>();
+  const soughtFields = new Set<UniqueField>();
+  for (const change of ctx.changes.values()) {
+    if (change.kind !== 'device' || change.action === 'delete') continue;
+    for (const field of UNIQUE_FIELDS) {
+      const value = wanted(change, field);
+      if (value === null) continue;
+      sought.add(`${field}:${value}`);
+      soughtFields.add(field);
+    }
+  }
+  if (sought.size === 0) return;
   const holders = new Map<string, ApiDevice>();
   for (const device of ctx.live.devices) {
-    for (const field of UNIQUE_FIELDS) {
+    for (const field of soughtFields) {
       const value = normal(field, device[field]);
-      if (value) holders.set(`${field}:${value}`, device);
+      if (value && sought.has(`${field}:${value}`)) holders.set(`${field}:${value}`, device);
     }
   }
   const deleting = plannedDeletions(ctx);
