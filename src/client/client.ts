@@ -126,7 +126,12 @@ export class ApiClient {
     }
     if (!Array.isArray(data)) throw this.#notV0('GET', path, 200, `a list of ${name} was expected`);
     const read = READERS[name];
-    return data.map((item) => this.#read('GET', path, () => read(item)));
+    // In place: each answer object is dropped as soon as it is read (a list may hold 100,000).
+    for (let i = 0; i < data.length; i++) {
+      const item: unknown = data[i];
+      data[i] = this.#read('GET', path, () => read(item));
+    }
+    return data as Resource<N>[];
   }
 
   async get<N extends ResourceName>(name: N, id: string): Promise<Resource<N>> {

@@ -74,8 +74,27 @@ interface Place<T = unknown> {
   value: T;
 }
 
-interface Locator {
-  location(text: string, offset: number): SourceLocation;
+/**
+ * What turns a document's offsets into locations: only the file's name, its line starts and its
+ * labels, so that the locations kept in a DesiredState do not keep the parsed document alive.
+ */
+class Locator {
+  readonly #file: string;
+  readonly #lines: Pick<ParsedDocument, 'lineStarts'>;
+  readonly #label: ((path: string) => string) | undefined;
+
+  constructor(parsed: ParsedDocument) {
+    this.#file = parsed.file;
+    this.#lines = { lineStarts: parsed.lineStarts };
+    this.#label = parsed.label;
+  }
+
+  location(text: string, offset: number): SourceLocation {
+    const path = this.#label ? this.#label(text) : text;
+    if (offset === -1) return { file: this.#file, line: 1, column: 1, path };
+    const line = lineAt(this.#lines, offset);
+    return { file: this.#file, line, column: columnAt(this.#lines, offset, line), path };
+  }
 }
 
 /** `users[0]` + `mtu` -> `users[0].mtu`; `users[0]` + `["a b"]` -> `users[0]["a b"]`. */
@@ -145,6 +164,8 @@ class DocumentReader {
    * mistakes in it has tens of thousands of values to check against them).
    */
   private readonly unusable = new Set<string>();
+  /** How this document's offsets become locations (shared by every DeclarationLocation of it). */
+  private readonly locator: Locator;
 
   constructor(
     private readonly parsed: ParsedDocument,
@@ -153,6 +174,7 @@ class DocumentReader {
     /** validate: a secret that cannot be read is a warning (its value is not needed to check the files). */
     private readonly secretsOptional = false,
   ) {
+    this.locator = new Locator(parsed);
     for (const faulty of schema.faulty) {
       this.unusable.add(faulty);
       for (let i = 0; i < faulty.length; i++)
@@ -188,11 +210,7 @@ class DocumentReader {
   }
 
   private location(text: string, offset: number): SourceLocation {
-    const { parsed } = this;
-    const path = parsed.label ? parsed.label(text) : text;
-    if (offset === -1) return { file: parsed.file, line: 1, column: 1, path };
-    const line = lineAt(parsed, offset);
-    return { file: parsed.file, line, column: columnAt(parsed, offset, line), path };
+    return this.locator.location(text, offset);
   }
 
   /**
@@ -222,11 +240,6 @@ class DocumentReader {
     }
     return new DeclarationLocation(this.locator, text, offset, values);
   }
-
-  /** How this document's offsets become locations (shared by every DeclarationLocation of it). */
-  private readonly locator: Locator = {
-    location: (text, offset) => this.location(text, offset),
-  };
 
   private warn(place: Place, message: string): void {
     const { file, line, column, path } = this.location(place.text, place.offset);

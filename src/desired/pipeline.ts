@@ -16,6 +16,8 @@ import type { Diagnostic, LoadResult } from './types.js';
  * Reads parsed documents into one checked DesiredState. `diagnostics` are what the front end found
  * already (syntax, unreadable files, Terraform-level problems); `files` are the files read, in order.
  * `secretsOptional` (validate): a secret that cannot be read is a warning, not an error.
+ * `documents` is consumed: each entry is cleared once read, so that a large file's parse tree can
+ * be freed before the checks of the whole state.
  */
 export function readDocuments(
   documents: ParsedDocument[],
@@ -27,7 +29,10 @@ export function readDocuments(
   const all = [...diagnostics];
   const warnings: Diagnostic[] = [];
   const declarations: DocumentDeclarations[] = [];
-  for (const document of documents) {
+  for (let i = 0; i < documents.length; i++) {
+    const document = documents[i]!;
+    // The parsed document is not needed once read: let it go before the checks of the whole state.
+    documents[i] = undefined as unknown as ParsedDocument;
     const schema = checkSchema(document);
     // A document of another version or shape is not read further: its other errors would be noise.
     if (schema.faulty.has('') || schema.faulty.has('version')) {

@@ -83,7 +83,7 @@ function isContainer(value: unknown): value is object {
  * yaml package's LineCounter.linePos gave, without an object per call (a large file converts hundreds
  * of thousands of offsets).
  */
-export function lineAt(parsed: ParsedDocument, offset: number): number {
+export function lineAt(parsed: Pick<ParsedDocument, 'lineStarts'>, offset: number): number {
   const starts = parsed.lineStarts;
   let low = 0;
   let high = starts.length;
@@ -96,7 +96,7 @@ export function lineAt(parsed: ParsedDocument, offset: number): number {
 }
 
 /** The 1-based column of an offset on its line (see lineAt). */
-export function columnAt(parsed: ParsedDocument, offset: number, line: number): number {
+export function columnAt(parsed: Pick<ParsedDocument, 'lineStarts'>, offset: number, line: number): number {
   return line === 0 ? offset : offset - parsed.lineStarts[line - 1]! + 1;
 }
 
