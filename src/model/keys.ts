@@ -12,7 +12,12 @@ export function userKey(email: string): string {
 }
 
 export function deviceKey(ownerEmail: string, name: string): string {
-  return `${userKey(ownerEmail)}/${name.trim()}`;
+  return deviceKeyOfOwnerKey(userKey(ownerEmail), name);
+}
+
+/** deviceKey with the owner's key already at hand (userKey of its email). */
+export function deviceKeyOfOwnerKey(ownerKey: string, name: string): string {
+  return `${ownerKey}/${name.trim()}`;
 }
 
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';

@@ -27,8 +27,14 @@ export function formatPortRange(range: PortRange): string {
 }
 
 /** Normalises any accepted spelling (including upstream's `"80"`) to `"lo - hi"`; null stays null. */
+/** `"lo - hi"` as formatPortRange writes it (no leading zeros). */
+const CANONICAL_RANGE = /^([1-9]\d{0,4}) - ([1-9]\d{0,4})$/;
+
 export function normalizePortRange(text: string | null | undefined): string | null {
   if (text === null || text === undefined || text === '') return null;
+  // Text already in the stored shape (the common case: what the server answers) is its own normal form.
+  const canonical = CANONICAL_RANGE.exec(text);
+  if (canonical && Number(canonical[1]) <= Number(canonical[2]) && Number(canonical[2]) <= 65535) return text;
   const parsed = parsePortRange(text);
   return parsed.ok ? formatPortRange(parsed.range) : text;
 }

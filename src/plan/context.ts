@@ -90,6 +90,8 @@ export class PlanContext {
 
   /** Whether several live objects share the key; reports it (once) as a problem. */
   isDuplicated(kind: 'user' | 'device' | 'rule', key: string): boolean {
+    // Most servers hold no duplicates: then no lookup key is built for each of their objects.
+    if (this.index.duplicates.size === 0) return false;
     const all = this.index.duplicates.get(`${kind}:${key}`);
     if (!all) return false;
     if (!this.#reportedDuplicates.has(`${kind}:${key}`)) {
@@ -103,6 +105,7 @@ export class PlanContext {
 
   /** Every live object with the key (one, or all duplicates). */
   allWithKey<T>(kind: 'device' | 'rule', key: string, found: T): T[] {
+    if (this.index.duplicates.size === 0) return [found];
     return (this.index.duplicates.get(`${kind}:${key}`) as T[] | undefined) ?? [found];
   }
 

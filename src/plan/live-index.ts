@@ -2,7 +2,7 @@
  * The live state indexed by natural key, built once in linear time so that planning and the
  * saved-plan check never scan a collection per object.
  */
-import { deviceKey, normalizeDestination, ruleKey, userKey } from '../model/keys.js';
+import { deviceKeyOfOwnerKey, normalizeDestination, ruleKey, userKey } from '../model/keys.js';
 import { normalizePortRange } from '../model/ports.js';
 import type { LiveState } from '../model/state.js';
 import type { ApiDevice, ApiRule, ApiUser, PortType } from '../model/types.js';
@@ -62,6 +62,13 @@ export function indexLiveState(live: LiveState): LiveIndex {
   const deviceOwnerOf = (device: ApiDevice) => usersById.get(device.user_id)?.email ?? `#${device.user_id}`;
   const ruleOwnerOf = (rule: ApiRule) =>
     rule.user_id === null ? null : (usersById.get(rule.user_id)?.email ?? `#${rule.user_id}`);
+  // Each owner's key once, not once per device and rule.
+  const ownerKeys = new Map<string, string>();
+  const ownerKeyOf = (userId: string, email: string): string => {
+    let key = ownerKeys.get(userId);
+    if (key === undefined) ownerKeys.set(userId, (key = userKey(email)));
+    return key;
+  };
 
   const devicesByKey = new Map<string, ApiDevice>();
   const devicesByUserId = new Map<string, ApiDevice[]>();
@@ -69,7 +76,7 @@ export function indexLiveState(live: LiveState): LiveIndex {
   const devicesById = new Map<string, ApiDevice>();
   for (const device of live.devices) {
     devicesById.set(device.id, device);
-    const key = deviceKey(deviceOwnerOf(device), device.name);
+    const key = deviceKeyOfOwnerKey(ownerKeyOf(device.user_id, deviceOwnerOf(device)), device.name);
     deviceKeyOf.set(device, key);
     indexByKey(devicesByKey, duplicates, 'device', key, device);
     push(devicesByUserId, device.user_id, device);

@@ -3,7 +3,7 @@
  * values differ is an update (or, for device fields a 0.7.26+ server ignores, a replacement), a
  * declaration without a live object is a create.
  */
-import { deviceKey, userKey } from '../model/keys.js';
+import { deviceKeyOfOwnerKey, userKey } from '../model/keys.js';
 import type { DesiredDevice, DesiredUser } from '../model/state.js';
 import type { ApiDevice, ApiUser } from '../model/types.js';
 import { PHASE, type OwnerRef, type PlanContext } from './context.js';
@@ -106,10 +106,12 @@ function planUser(
 
 function planUserDevices(ctx: PlanContext, user: DesiredUser, liveUser: ApiUser | undefined): void {
   const owner = ctx.ownerRef(user, liveUser);
+  const ownerKey = userKey(user.email);
+  // A renamed user's devices are found under its live (old) email.
+  const liveOwnerKey = liveUser ? userKey(liveUser.email) : ownerKey;
   for (const device of user.devices) {
-    const key = deviceKey(user.email, device.name);
-    // A renamed user's devices are found under its live (old) email.
-    const liveKey = liveUser ? deviceKey(liveUser.email, device.name) : key;
+    const key = deviceKeyOfOwnerKey(ownerKey, device.name);
+    const liveKey = liveOwnerKey === ownerKey ? key : deviceKeyOfOwnerKey(liveOwnerKey, device.name);
     const live = liveUser ? ctx.uniqueLive('device', liveKey, ctx.index.devicesByKey.get(liveKey)) : undefined;
     if (live) {
       for (const same of ctx.allWithKey('device', liveKey, live)) ctx.claimedDevices.add(same);

@@ -48,15 +48,16 @@ function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
       port_range: rule.port_range,
     });
     // A renamed user's rules are found under its live (old) email.
-    const liveKey = ownerLive
-      ? ruleKey({
-          ownerEmail: ownerLive.email,
-          action: rule.action,
-          destination: rule.destination,
-          port_type: rule.port_type,
-          port_range: rule.port_range,
-        })
-      : key;
+    const liveKey =
+      ownerLive && ownerEmail !== null && userKey(ownerLive.email) !== userKey(ownerEmail)
+        ? ruleKey({
+            ownerEmail: ownerLive.email,
+            action: rule.action,
+            destination: rule.destination,
+            port_type: rule.port_type,
+            port_range: rule.port_range,
+          })
+        : key;
     const existing =
       ownerEmail !== null && !ownerLive
         ? undefined
