@@ -59,15 +59,6 @@ const CORE_SCHEMA = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: [NULL, BOOL, INT, 
 /** Aliases may add at most this many values to a document: beyond it, expansion is an attack ("billion laughs"). */
 const MAX_ALIASED_VALUES = 100_000;
 
-/** One node js-yaml composed: where its content starts and ends, and its value. */
-interface NodeRecord {
-  start: number;
-  end: number;
-  result: unknown;
-  /** How many values it stands for, aliases expanded (for the alias bound). */
-  size: number;
-}
-
 function isSpace(code: number): boolean {
   return code === 32 || code === 9 || code === 10 || code === 13;
 }
@@ -100,12 +91,25 @@ function tokenEnd(text: string, at: number): number {
  * node's content starts after blanks and its properties (`&anchor`, `!tag`), as the `yaml`
  * package places nodes; an alias stands at the node it names; an empty value (`key:` with
  * nothing after it) stands where it would have been written.
+ *
+ * A large file composes hundreds of thousands of nodes, so nothing is allocated per node: the
+ * open nodes, and the nodes composed inside them so far (keys and values, or items, in order),
+ * are kept on stacks of numbers and values.
  */
 class OffsetRecorder {
-  readonly roots: NodeRecord[] = [];
+  /** Where the content of each document's root starts. */
+  readonly roots: number[] = [];
   readonly containers = new Map<object, ContainerOffsets>();
-  /** The nodes being composed, each with the nodes composed inside it so far (keys and values, or items, in order). */
-  #stack: { open: number; children: NodeRecord[] | null }[] = [];
+  /** The open nodes: where each opened, and where its children start on the child stacks. */
+  #opens: number[] = [];
+  #bases: number[] = [];
+  /** The nodes composed inside the open ones (a stack of `#top` entries): content start, end, value, size. */
+  #starts: number[] = [];
+  #ends: number[] = [];
+  #results: unknown[] = [];
+  /** How many values each stands for, aliases expanded (for the alias bound). */
+  #sizes: number[] = [];
+  #top = 0;
   #anchors = new Map<string, { start: number; size: number }>();
   #aliased = 0;
   #text = '';
@@ -113,25 +117,27 @@ class OffsetRecorder {
   listener = (event: 'open' | 'close', state: jsyaml.State): void => {
     if (event === 'open') {
       this.#text = state.input;
-      this.#stack.push({ open: state.position, children: null });
+      this.#opens.push(state.position);
+      this.#bases.push(this.#top);
       return;
     }
-    const frame = this.#stack.pop()!;
+    const open = this.#opens.pop()!;
+    const base = this.#bases.pop()!;
+    const count = this.#top - base;
     const { result, kind, tag } = state as unknown as { result: unknown; kind: string | null; tag: string | null };
     const text = this.#text;
-    let start = skipBlank(text, frame.open);
+    let start = skipBlank(text, open);
     let anchor: string | null = null;
     for (let c = text[start]; c === '&' || c === '!'; c = text[start]) {
       const end = tokenEnd(text, start);
       if (c === '&') anchor = text.slice(start + 1, end);
       start = skipBlank(text, end);
     }
-    const children = frame.children;
     let size = 1;
-    if (children?.length === 1 && children[0]!.result === result) {
+    if (count === 1 && this.#results[base] === result) {
       // A node read through a mapping attempt that found no key: the inner node is this one.
-      start = children[0]!.start;
-      size = children[0]!.size;
+      start = this.#starts[base]!;
+      size = this.#sizes[base]!;
     } else if (kind === null && text[start] === '*') {
       const target = this.#anchors.get(text.slice(start + 1, tokenEnd(text, start)));
       if (target) {
@@ -141,38 +147,46 @@ class OffsetRecorder {
         if (this.#aliased > MAX_ALIASED_VALUES) throw new AliasBombError();
       }
     } else if (kind === null && tag === null) {
-      start = frame.open; // an empty value: where it would have been written
-    } else if (children) {
-      for (const child of children) size += child.size;
+      start = open; // an empty value: where it would have been written
+    } else {
+      for (let i = base; i < this.#top; i++) size += this.#sizes[i]!;
     }
-    const record: NodeRecord = { start, end: state.position, result, size };
-    if (isContainer(result) && !this.containers.has(result)) this.#register(record, result, children ?? []);
+    if (isContainer(result) && !this.containers.has(result)) this.#register(start, result, base);
     if (anchor !== null) this.#anchors.set(anchor, { start, size });
-    const parent = this.#stack[this.#stack.length - 1];
-    if (parent) (parent.children ??= []).push(record);
-    else this.roots.push(record);
+    // Its children are read: this node takes their place on the stack, as a child of its parent.
+    this.#top = base;
+    if (this.#opens.length === 0) {
+      this.roots.push(start);
+      return;
+    }
+    this.#starts[base] = start;
+    this.#ends[base] = state.position;
+    this.#results[base] = result;
+    this.#sizes[base] = size;
+    this.#top = base + 1;
   };
 
-  /** Records where the entries of a mapping or sequence are written. */
-  #register(record: NodeRecord, container: object, children: NodeRecord[]): void {
+  /** Records where the entries of a mapping or sequence are written (its children: `base` to the top). */
+  #register(start: number, container: object, base: number): void {
     const text = this.#text;
+    const top = this.#top;
     const offsets: ContainerOffsets = [];
     if (Array.isArray(container)) {
       // A flow sequence entry `key: value` is one item of two nodes.
       const starts: number[] = [];
-      for (let i = 0; i < children.length; i++) {
-        starts.push(children[i]!.start);
-        if (text[skipBlank(text, children[i]!.end)] === ':' && i + 1 < children.length) i++;
+      for (let i = base; i < top; i++) {
+        starts.push(this.#starts[i]!);
+        if (text[skipBlank(text, this.#ends[i]!)] === ':' && i + 1 < top) i++;
       }
       const aligned = starts.length === container.length;
-      for (let i = 0; i < container.length; i++) offsets.push(aligned ? starts[i]! : record.start);
+      for (let i = 0; i < container.length; i++) offsets.push(aligned ? starts[i]! : start);
     } else {
       const wanted = Object.keys(container).length;
-      for (let i = 0; i < children.length && offsets.length < 3 * wanted; i++) {
-        const key = children[i]!;
-        const hasValue = text[skipBlank(text, key.end)] === ':' && i + 1 < children.length;
-        const value = hasValue ? children[++i]! : key;
-        offsets.push(keyText(key.result), key.start, value.start);
+      for (let i = base; i < top && offsets.length < 3 * wanted; i++) {
+        const key = i;
+        const hasValue = text[skipBlank(text, this.#ends[key]!)] === ':' && i + 1 < top;
+        const value = hasValue ? ++i : key;
+        offsets.push(keyText(this.#results[key]), this.#starts[key]!, this.#starts[value]!);
       }
     }
     this.containers.set(container, offsets);
@@ -264,7 +278,7 @@ export async function parseYamlFile(
       file,
       index,
       value,
-      offsets: { root: root?.start ?? -1, containers: recorder.containers },
+      offsets: { root: root ?? -1, containers: recorder.containers },
       lineStarts,
     });
   });
