@@ -24,10 +24,20 @@ function isContainer(value: unknown): value is object {
 
 // ---------------------------------------------------------------- the YAML 1.2 core schema
 
+/**
+ * Whether a plain scalar can be a number at all: it starts with a digit, a sign or a dot. Most
+ * scalars of a desired state (emails, names, keys) are ruled out here, without a regular expression.
+ */
+function mayBeNumber(data: string): boolean {
+  const c = data.charCodeAt(0);
+  return (c >= 48 && c <= 57) || c === 43 /* + */ || c === 45 /* - */ || c === 46; /* . */
+}
+
 /** The core schema's integers (decimal, 0o octal, 0x hex; no YAML 1.1 binary or sexagesimal). */
 const INT = new jsyaml.Type('tag:yaml.org,2002:int', {
   kind: 'scalar',
-  resolve: (data: string) => /^[-+]?[0-9]+$/.test(data) || /^0o[0-7]+$/.test(data) || /^0x[0-9a-fA-F]+$/.test(data),
+  resolve: (data: string) =>
+    mayBeNumber(data) && (/^[-+]?[0-9]+$/.test(data) || /^0o[0-7]+$/.test(data) || /^0x[0-9a-fA-F]+$/.test(data)),
   construct: (data: string) => {
     if (data.startsWith('0o')) return parseInt(data.slice(2), 8);
     return data.startsWith('0x') ? parseInt(data.slice(2), 16) : parseInt(data, 10);
@@ -41,7 +51,7 @@ const FLOAT_SPECIAL = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
 /** The core schema's floats, with .inf and .nan. */
 const FLOAT = new jsyaml.Type('tag:yaml.org,2002:float', {
   kind: 'scalar',
-  resolve: (data: string) => FLOAT_NUMBER.test(data) || FLOAT_SPECIAL.test(data),
+  resolve: (data: string) => mayBeNumber(data) && (FLOAT_NUMBER.test(data) || FLOAT_SPECIAL.test(data)),
   construct: (data: string) => {
     if (!FLOAT_SPECIAL.test(data)) return parseFloat(data);
     if (data.slice(-3).toLowerCase() === 'nan') return NaN;

@@ -166,6 +166,9 @@ const DOTTED_CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?
  * parses many destinations and needs no canonical text. Same acceptance as parseCidrOrAddress.
  */
 export function cidrRange(text: string): { family: IpFamily; start: bigint; end: bigint } | null {
+  // A block parsed already (checked, or compared) is not parsed again.
+  const cached = cidrCache.get(text);
+  if (cached !== undefined) return cached;
   const m = DOTTED_CIDR.exec(text);
   if (m) {
     const octets = [m[1]!, m[2]!, m[3]!, m[4]!];
