@@ -99,9 +99,11 @@ function parseAddressText(text: string): ParsedAddress | null {
   if (s === '' || s.includes('%')) return null;
   try {
     if (s.includes(':')) {
-      if (!ipaddr.IPv6.isValid(s)) return null;
+      // parse throws where isValid would say no (caught below): one parse, not two.
       const addr = ipaddr.IPv6.parse(s);
-      return { family: 6, value: bytesToBigint(addr.toByteArray()), text: addr.toString() };
+      let value = 0n;
+      for (const part of addr.parts) value = (value << 16n) | BigInt(part);
+      return { family: 6, value, text: addr.toString() };
     }
     const canonical = parseCanonicalIpv4(s);
     if (canonical) return canonical;
