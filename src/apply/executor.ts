@@ -205,13 +205,6 @@ async function executeChange(change: Change, ctx: ExecutionContext): Promise<str
   const collection = COLLECTION[change.kind];
   if (change.action === 'create') {
     const body = withSecrets(change, resolveRefs(change.body ?? {}, ctx), ctx);
-    if (change.kind === 'user' && typeof body.email === 'string') {
-      const existing = await ctx.client.find('users', body.email);
-      if (existing)
-        throw new ChangeFailure(
-          `a user with this email was created by someone else since the plan was made; not overwritten`,
-        );
-    }
     const { resource, foundAfterRetry } = await createUnlessTaken(change, collection, body, ctx);
     ctx.createdIds.set(change.id, resource.id);
     verifyAnswer(change, body, resource, null);
@@ -332,8 +325,16 @@ async function serverIgnoresDeviceFields(device: ApiDevice, ctx: ExecutionContex
 
 /**
  * A create refused with 422 because the object now exists (a concurrent writer got there first)
- * gets the plain message users get for users, not the server's uniqueness or overlap text.
+ * gets a plain message, not the server's uniqueness or overlap text. The server's refusal is the
+ * check: a create never overwrites (emails, device names and rules are unique on the server), so
+ * no read is spent before each create to look for the object first.
  */
+const TAKEN: Record<'users' | 'devices' | 'rules', string> = {
+  users: 'a user with this email was created by someone else since the plan was made; not overwritten',
+  devices: 'a device with this key was created by someone else since the plan was made; not overwritten',
+  rules: 'a rule with this key was created by someone else since the plan was made; not overwritten',
+};
+
 async function createUnlessTaken(
   change: Change,
   collection: 'users' | 'devices' | 'rules',
@@ -343,12 +344,9 @@ async function createUnlessTaken(
   try {
     return await ctx.client.create(collection, body);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 422 && change.kind !== 'user') {
+    if (error instanceof ApiError && error.status === 422) {
       const existing = await ctx.client.findByKey(collection, body).catch(() => null);
-      if (existing)
-        throw new ChangeFailure(
-          `a ${change.kind} with this key was created by someone else since the plan was made; not overwritten`,
-        );
+      if (existing) throw new ChangeFailure(TAKEN[collection]);
     }
     throw error;
   }

@@ -194,6 +194,7 @@ async function writeChanges(
   run: ApplyRun,
 ): Promise<ExitCode> {
   run.arm();
+  const writesStarted = performance.now();
   const reporter = progressReporter({ total: plan.changes.length, terminal: process.stderr.isTTY === true });
   const breaker = new ServerGoneBreaker();
   const settled = new Map<string, ChangeResult>();
@@ -232,6 +233,10 @@ async function writeChanges(
     run.interrupted.then(() => sleep(run.timeoutMs + 1000, null, { ref: false })),
   ]);
   reporter.stop();
+  if (process.env.NETFORM_TIMINGS)
+    process.stderr.write(
+      `netform-write-timings ${JSON.stringify({ writes: Math.round(performance.now() - writesStarted) })}\n`,
+    );
   const final = summary ?? summaryOf(plan, settled, reporter.inFlight());
   process.stdout.write(`\n${renderApplySummary(final, { color: useColor(opts) })}`);
   if (run.signal) {

@@ -176,13 +176,14 @@ describe('applyPlan', () => {
     expect(recording.writes.slice(firstDelete).every((w) => w === 'DELETE rules')).toBe(true);
   });
 
-  it('a device or rule someone else created since the plan gets the plain message, not the raw 422', async () => {
+  it('a user, device or rule someone else created since the plan gets the plain message, not the raw 422', async () => {
     const alice = (await server.api('POST', '/v0/users', { user: { email: 'alice@example.com' } })).body.data;
     const plan = planChanges(
       desired({
         users: [
           user('admin@example.com'),
           user('alice@example.com', { devices: [device('laptop', { public_key: KEY_A })] }),
+          user('bob@example.com', { role: 'admin' }),
         ],
         rules: [rule('10.9.0.0/16')],
       }),
@@ -190,9 +191,12 @@ describe('applyPlan', () => {
       OPTIONS,
     );
     expect(plan.changes.map((c) => `${c.action} ${c.id}`)).toEqual([
+      'create user:bob@example.com',
       'create device:alice@example.com/laptop',
       'create rule:*|accept|10.9.0.0/16|any',
     ]);
+    // Bob is created by hand, unprivileged: the apply must neither overwrite nor promote him.
+    expect((await server.api('POST', '/v0/users', { user: { email: 'Bob@example.com' } })).status).toBe(201);
     // A concurrent writer gets there first, with other values.
     expect(
       (await server.api('POST', '/v0/devices', { device: { user_id: alice.id, name: 'laptop', public_key: KEY_B } }))
@@ -203,8 +207,13 @@ describe('applyPlan', () => {
     ).toBe(201);
     const summary = await applyPlan(plan, { client: client(), resolveSecret: noSecrets });
     expect(summary.results.map((r) => [r.status, r.message])).toEqual([
+      ['failed', 'a user with this email was created by someone else since the plan was made; not overwritten'],
       ['failed', 'a device with this key was created by someone else since the plan was made; not overwritten'],
       ['failed', 'a rule with this key was created by someone else since the plan was made; not overwritten'],
+    ]);
+    const users = (await server.api('GET', '/v0/users')).body.data as { email: string; role: string }[];
+    expect(users.filter((u) => u.email.toLowerCase() === 'bob@example.com')).toEqual([
+      expect.objectContaining({ email: 'Bob@example.com', role: 'unprivileged' }),
     ]);
   });
 
