@@ -178,9 +178,11 @@ function groupByOwner(live: LiveState): { entries: UserEntry[]; globalRules: Api
   }
   if (problems.length > 0) throw new ExportError(problems);
 
-  const entries = [...byId.values()].sort(
-    (a, b) => compareText(userKey(a.user.email), userKey(b.user.email)) || compareText(a.user.email, b.user.email),
-  );
+  // Each email's key once, not once per comparison.
+  const entries = [...byId.values()]
+    .map((entry) => ({ entry, key: userKey(entry.user.email) }))
+    .sort((a, b) => compareText(a.key, b.key) || compareText(a.entry.user.email, b.entry.user.email))
+    .map(({ entry }) => entry);
   for (const entry of entries) {
     entry.devices.sort((a, b) => compareText(a.name.trim(), b.name.trim()));
     entry.rules = sortRules(entry.rules);
