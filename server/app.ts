@@ -4,12 +4,16 @@
  * spec section 2, and never a stack trace.
  */
 import Fastify, {
+  LogController,
   type FastifyBaseLogger,
+  type FastifyReply,
+  type FastifyRequest,
   type FastifyError,
   type FastifyInstance,
   type FastifyServerOptions,
 } from 'fastify';
 import type { Writable } from 'node:stream';
+import pino, { type Logger } from 'pino';
 import { bearerAuth, DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimit } from './auth.js';
 import { createClock, type Clock } from './clock.js';
 import { BadRequestError, NotFoundError, ValidationError } from './errors.js';
@@ -70,6 +74,49 @@ export const REDACTED_LOG_PATHS = [
   'token',
 ];
 
+/** Method, path (never the query string: a client might put a token there) and client address. */
+function requestFacts(request: { method?: string; url?: string; ip?: string }) {
+  return {
+    method: request.method,
+    url: typeof request.url === 'string' ? request.url.split('?')[0] : undefined,
+    remoteAddress: request.ip,
+  };
+}
+
+/**
+ * The request log: one line per request, `request completed`, when it is answered, with the
+ * request id, method, path and client address, status code and response time (ms); a request that
+ * failed is logged by Fastify as before (`request errored`, through the redacting logger). The
+ * line is built here from those facts only, so it needs no redaction pass (about a tenth of a
+ * GET's cost); Fastify's default of a second line when the request arrives is not written.
+ */
+class AccessLog extends LogController {
+  constructor(private readonly access: Logger) {
+    super({});
+  }
+
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) return super.requestCompleted(error, request, reply);
+    this.access.info(
+      {
+        reqId: request.id,
+        req: requestFacts(request),
+        res: { statusCode: reply.statusCode },
+        responseTime: reply.elapsedTime,
+      },
+      'request completed',
+    );
+  }
+}
+
+/** The access log's own pino logger: same level and stream as the server's, no redaction (see AccessLog). */
+function accessLogger(logger: true | { level?: LogLevel; stream?: Pick<Writable, 'write'> }): Logger {
+  const settings = logger === true ? {} : logger;
+  return pino({ level: settings.level ?? 'info' }, (settings.stream ?? process.stderr) as pino.DestinationStream);
+}
+
 function loggerOptions(logger: AppOptions['logger']): FastifyServerOptions['logger'] {
   if (!logger) return false;
   const settings = logger === true ? {} : logger;
@@ -79,11 +126,7 @@ function loggerOptions(logger: AppOptions['logger']): FastifyServerOptions['logg
     redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
     serializers: {
       // Method and path only: no headers, and no query string (a client might put a token there).
-      req: (request: { method?: string; url?: string; ip?: string }) => ({
-        method: request.method,
-        url: typeof request.url === 'string' ? request.url.split('?')[0] : undefined,
-        remoteAddress: request.ip,
-      }),
+      req: requestFacts,
     },
   } as FastifyServerOptions['logger'];
 }
@@ -107,6 +150,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
   const app = Fastify(<FastifyServerOptions & { https?: object }>{
     logger: loggerOptions(options.logger),
+    // One log line per request, written when it is answered (see AccessLog).
+    ...(options.logger ? { logController: new AccessLog(accessLogger(options.logger)) } : {}),
     bodyLimit,
     exposeHeadRoutes: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },

@@ -200,10 +200,14 @@ function enclosingStarts(family: IpFamily, start: bigint, prefix: number): strin
   return [...keys];
 }
 
+const MAX_KEPT_TOKENS = 1000;
+
 class SqliteQueries implements StoreWriter {
   readonly #statements = new Map<string, Database.Statement>();
   /** Settings as last read, and the connection's data_version then (see getSettings). */
   #settings: { version: unknown; values: Record<string, unknown> } | null = null;
+  /** Tokens found, by hash, with the connection's data_version then (see findTokenByHash). */
+  readonly #tokens = new Map<string, { version: unknown; found: TokenWithOwner }>();
 
   /**
    * `cacheSettings` only on a connection that never writes: SQLite's data_version changes when
@@ -459,15 +463,35 @@ class SqliteQueries implements StoreWriter {
 
   // API tokens
 
-  /** One statement for the token and its owner: it runs on every request. */
+  /**
+   * One statement for the token and its owner: it runs on every request. On the reader connection
+   * a token found is kept until PRAGMA data_version says something committed since, as the
+   * settings are (getSettings): a revocation, an expiry change, the owner demoted, disabled or
+   * deleted, by this process or any other, is seen by the very next request. Shared, so frozen.
+   */
   async findTokenByHash(tokenHash: string): Promise<TokenWithOwner | null> {
+    const version = this.cacheSettings ? this.#dataVersion() : undefined;
+    if (this.cacheSettings) {
+      const kept = this.#tokens.get(tokenHash);
+      if (kept && kept.version === version) return kept.found;
+    }
     const row = this.#get(TOKEN_WITH_OWNER_SQL, tokenHash);
     if (!row) return null;
     const token: SqlRow = {};
     const owner: SqlRow = {};
     for (const column of TOKEN_COLUMN_NAMES) token[column] = row[`t_${column}`];
     for (const column of USER_COLUMN_NAMES) owner[column] = row[`u_${column}`];
-    return { token: token as unknown as TokenRow, owner: owner as unknown as UserRow };
+    const found = { token: token as unknown as TokenRow, owner: owner as unknown as UserRow };
+    if (this.cacheSettings) {
+      // Bounded: tokens in use are few; a flood of distinct ones only starts the table afresh.
+      if (this.#tokens.size >= MAX_KEPT_TOKENS) this.#tokens.clear();
+      this.#tokens.set(tokenHash, { version, found: deepFreeze(found) });
+    }
+    return found;
+  }
+
+  #dataVersion(): unknown {
+    return this.#statement('PRAGMA data_version').pluck().get();
   }
 
   async getToken(id: string): Promise<TokenRow | null> {
@@ -512,7 +536,7 @@ class SqliteQueries implements StoreWriter {
    * another process included), so they are never stale; the values are frozen, being shared.
    */
   async getSettings(): Promise<Record<string, unknown>> {
-    const version = this.cacheSettings ? this.#statement('PRAGMA data_version').pluck().get() : undefined;
+    const version = this.cacheSettings ? this.#dataVersion() : undefined;
     if (this.#settings && this.cacheSettings && this.#settings.version === version) return this.#settings.values;
     const settings: Record<string, unknown> = {};
     for (const row of this.#all('SELECT key, value FROM settings'))

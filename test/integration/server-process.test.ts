@@ -58,6 +58,8 @@ describe('netform serve', () => {
     const server = await start();
     const url = new URL(server.url);
     const body = JSON.stringify({ user: { email: 'in-flight@example.com' } });
+    let inFlight!: () => void;
+    const received = new Promise<void>((resolve) => (inFlight = resolve));
     const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = request(
         {
@@ -69,6 +71,8 @@ describe('netform serve', () => {
             authorization: `Bearer ${server.token}`,
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(body),
+            // The server answers `100 Continue` once it has the request: then it is in flight.
+            expect: '100-continue',
           },
         },
         (res) => {
@@ -80,11 +84,12 @@ describe('netform serve', () => {
         },
       );
       req.on('error', reject);
+      req.on('continue', () => inFlight());
       req.write(body.slice(0, 10));
       // The rest of the body goes only once the server is shutting down.
       server.waitForStderr('SIGTERM: finishing requests in flight').then(() => req.end(body.slice(10)), reject);
     });
-    await server.waitForStderr('"method":"POST","url":"/v0/users"');
+    await received;
     process.kill(server.pid()!, 'SIGTERM');
     const res = await response;
     expect(res.status).toBe(201);
@@ -122,6 +127,19 @@ describe('netform serve', () => {
       .filter((l) => l.startsWith('{'));
     expect(lines.length).toBeGreaterThan(4);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    // One line per request, when it is answered: what, for whom, how it ended, how long it took.
+    const requests = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request completed');
+    expect(requests.map((l) => `${l.req.method} ${l.req.url} ${l.res.statusCode}`)).toEqual([
+      'POST /v0/users 201',
+      'POST /v0/users 400',
+      'POST /v0/devices 201',
+      'GET /v0/users 401',
+    ]);
+    for (const l of requests) {
+      expect(l).toMatchObject({ level: 30, reqId: expect.any(String), req: { remoteAddress: '127.0.0.1' } });
+      expect(l.responseTime).toBeGreaterThan(0);
+    }
+    expect(logs).not.toContain('incoming request');
     for (const secret of [server.token, server.token.slice(3, 30), password, psk]) expect(logs).not.toContain(secret);
     expect(logs.toLowerCase()).not.toContain('bearer');
   });
