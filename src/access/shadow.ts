@@ -65,6 +65,10 @@ export function findShadowedRules(state: DesiredState): ShadowedRule[] {
   }
   const found: ShadowedRule[] = [];
   for (const rules of byOwner.values()) {
+    // Only a rule of a later stage than another of its scope can be shadowed: most users' few
+    // rules are all of one stage, and need no index.
+    const first = rules[0]!.stage;
+    if (rules.every((r) => r.stage === first)) continue;
     // An index per stage, so that a large global scope is searched by address, not scanned.
     const indexes = STAGES.map((_, stage) => new RuleIndex(rules.filter((r) => r.stage === stage)));
     for (const rule of rules) {
