@@ -4,8 +4,8 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { fetchLiveState } from '../client/index.js';
-import { describeCounts, exportDesiredState, ExportError, type ExportedFile } from '../desired/export.js';
+import { fetchConfiguration } from '../client/index.js';
+import { describeCounts, ExportError, exportLiveState, type ExportedFile } from '../desired/export.js';
 import { writeFileAtomically } from '../drift/sinks.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
 import { action, CliError, ExitCode } from './exit.js';
@@ -61,8 +61,15 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
   let files: ExportedFile[];
   let counts: { users: number; devices: number; rules: number };
   try {
-    const live = await fetchLiveState(connection.client, { configuration: 'optional' });
-    ({ files, counts } = exportDesiredState(live, {
+    // The lists are grouped as each arrives, while the others are still on their way.
+    const { client } = connection;
+    const lists = {
+      users: client.list('users'),
+      devices: client.list('devices'),
+      rules: client.list('rules'),
+      configuration: fetchConfiguration(client, 'optional'),
+    };
+    ({ files, counts } = await exportLiveState(lists, {
       split: opts.split ?? false,
       addresses: opts.addresses,
       explicitDefaults: opts.explicitDefaults ?? false,

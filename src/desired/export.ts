@@ -12,17 +12,17 @@
  * - device tunnel addresses are pinned by default (see ExportOptions.addresses).
  */
 import { createHash } from 'node:crypto';
-import { Document, isMap, isSeq, type YAMLMap } from 'yaml';
 import {
   initialConfigurationExtras,
   MANAGED_CONFIGURATION_FIELDS,
   type ApiConfiguration,
 } from '../model/configuration.js';
 import { parseCidrOrAddress } from '../model/net.js';
-import { deviceKey, ruleKey, userKey } from '../model/keys.js';
+import { ruleKey, userKey } from '../model/keys.js';
 import { parsePortRange } from '../model/ports.js';
 import type { LiveState } from '../model/state.js';
 import { DEFAULTABLE_DEVICE_FIELDS, type ApiDevice, type ApiRule, type ApiUser } from '../model/types.js';
+import { renderExportDocument } from './export-yaml.js';
 
 export interface ExportOptions {
   /**
@@ -77,13 +77,45 @@ type Plain = Record<string, unknown>;
 
 interface UserEntry {
   user: ApiUser;
+  /** userKey(email), what users are ordered by. */
+  key: string;
   devices: ApiDevice[];
   rules: ApiRule[];
 }
 
+/** The three lists of the live state, each awaited on its own (ExportLists of exportLiveState). */
+export interface LiveLists {
+  users: Promise<ApiUser[]>;
+  devices: Promise<ApiDevice[]>;
+  rules: Promise<ApiRule[]>;
+  configuration: Promise<ApiConfiguration | undefined>;
+}
+
 export function exportDesiredState(live: LiveState, options: ExportOptions): ExportResult {
-  const { entries, globalRules } = groupByOwner(live);
-  const counts = { users: live.users.length, devices: live.devices.length, rules: live.rules.length };
+  const grouping = new Grouping();
+  grouping.addUsers(live.users);
+  grouping.addDevices(live.devices);
+  grouping.addRules(live.rules);
+  return render(grouping, live.configuration, options);
+}
+
+/**
+ * exportDesiredState, on the lists as they arrive: the users are indexed while the devices and
+ * rules are still on their way, and each of those is grouped by owner and sorted as soon as it
+ * is there (a server sends its lists one after the other). The same result.
+ */
+export async function exportLiveState(lists: LiveLists, options: ExportOptions): Promise<ExportResult> {
+  const grouping = new Grouping();
+  const users = lists.users.then((list) => grouping.addUsers(list));
+  const devices = Promise.all([users, lists.devices]).then(([, list]) => grouping.addDevices(list));
+  const rules = Promise.all([users, lists.rules]).then(([, list]) => grouping.addRules(list));
+  const [, , , configuration] = await Promise.all([users, devices, rules, lists.configuration]);
+  return render(grouping, configuration, options);
+}
+
+function render(grouping: Grouping, liveConfiguration: ApiConfiguration | undefined, options: ExportOptions) {
+  const { entries, globalRules } = grouping.result();
+  const counts = grouping.counts;
   const mapping: Mapping = {
     pinAddresses: options.addresses ?? true,
     explicitDefaults: options.explicitDefaults ?? false,
@@ -91,7 +123,7 @@ export function exportDesiredState(live: LiveState, options: ExportOptions): Exp
   const header = headerComment(options, counts, mapping);
   const settings = exportedSettings(options);
 
-  const configuration = live.configuration ? configurationToYaml(live.configuration, mapping) : undefined;
+  const configuration = liveConfiguration ? configurationToYaml(liveConfiguration, mapping) : undefined;
   if (!options.split) {
     const body: Plain = {
       version: 1,
@@ -100,22 +132,28 @@ export function exportDesiredState(live: LiveState, options: ExportOptions): Exp
       users: entries.map((e) => userToYaml(e, mapping)),
       rules: globalRules.map(ruleToYaml),
     };
-    return { files: [{ name: SINGLE_FILE_NAME, content: renderDocument(header, body) }], counts };
+    return { files: [{ name: SINGLE_FILE_NAME, content: renderExportDocument(header, body) }], counts };
   }
 
   const files: ExportedFile[] = [];
   const taken = new Set<string>([GLOBAL_RULES_FILE_NAME, CONFIGURATION_FILE_NAME]);
   for (const entry of entries) {
     const name = uniqueName(userFileName(entry.user.email), taken);
-    files.push({ name, content: renderDocument(header, { version: 1, users: [userToYaml(entry, mapping)] }) });
+    files.push({
+      name,
+      content: renderExportDocument(header, { version: 1, users: [userToYaml(entry, mapping)] }),
+    });
   }
   // The settings go once, with the global rules (settings of several files are merged).
   files.push({
     name: GLOBAL_RULES_FILE_NAME,
-    content: renderDocument(header, { version: 1, ...settings, rules: globalRules.map(ruleToYaml) }),
+    content: renderExportDocument(header, { version: 1, ...settings, rules: globalRules.map(ruleToYaml) }),
   });
   if (configuration) {
-    files.push({ name: CONFIGURATION_FILE_NAME, content: renderDocument(header, { version: 1, configuration }) });
+    files.push({
+      name: CONFIGURATION_FILE_NAME,
+      content: renderExportDocument(header, { version: 1, configuration }),
+    });
   }
   return { files, counts };
 }
@@ -125,69 +163,98 @@ function exportedSettings(options: ExportOptions): Plain {
   return options.prune === false ? {} : { settings: { prune: true } };
 }
 
-function groupByOwner(live: LiveState): { entries: UserEntry[]; globalRules: ApiRule[] } {
-  const problems: string[] = [];
-  const byId = new Map<string, UserEntry>();
-  const byEmail = new Map<string, ApiUser>();
-  for (const user of live.users) {
-    const key = userKey(user.email);
-    const other = byEmail.get(key);
-    if (other) problems.push(`users ${other.id} and ${user.id} share the email ${user.email}`);
-    byEmail.set(key, user);
-    byId.set(user.id, { user, devices: [], rules: [] });
-  }
+/**
+ * The live objects by owner, in the order they are written: users by email, each user's devices
+ * by name, rules in reading order (sortRules). Users first, then devices and rules in either
+ * order; what cannot be exported without guessing is collected and thrown by result().
+ */
+class Grouping {
+  readonly counts = { users: 0, devices: 0, rules: 0 };
+  readonly #problems = { users: [] as string[], devices: [] as string[], rules: [] as string[] };
+  readonly #byId = new Map<string, UserEntry>();
+  #entries: UserEntry[] = [];
+  #globalRules: ApiRule[] = [];
 
-  const devicesByKey = new Map<string, ApiDevice>();
-  for (const device of live.devices) {
-    const owner = byId.get(device.user_id);
-    if (!owner) {
-      problems.push(
-        `device ${device.id} (${JSON.stringify(device.name)}) belongs to user ${device.user_id}, which the server did not list`,
-      );
-      continue;
+  addUsers(users: ApiUser[]): void {
+    this.counts.users = users.length;
+    const byEmail = new Map<string, ApiUser>();
+    for (const user of users) {
+      const key = userKey(user.email);
+      const other = byEmail.get(key);
+      if (other) this.#problems.users.push(`users ${other.id} and ${user.id} share the email ${user.email}`);
+      byEmail.set(key, user);
+      this.#byId.set(user.id, { user, key, devices: [], rules: [] });
     }
-    const key = deviceKey(owner.user.email, device.name);
-    const other = devicesByKey.get(key);
-    if (other)
-      problems.push(
-        `devices ${other.id} and ${device.id} are both named ${JSON.stringify(device.name)} for ${owner.user.email}`,
-      );
-    devicesByKey.set(key, device);
-    owner.devices.push(device);
+    this.#entries = [...this.#byId.values()].sort(
+      (a, b) => compareText(a.key, b.key) || compareText(a.user.email, b.user.email),
+    );
   }
 
-  const globalRules: ApiRule[] = [];
-  const rulesByKey = new Map<string, ApiRule>();
-  for (const rule of live.rules) {
-    const owner = rule.user_id === null ? null : byId.get(rule.user_id);
-    if (owner === undefined) {
-      problems.push(
-        `rule ${rule.id} (${rule.action} ${rule.destination}) is bound to user ${rule.user_id}, which the server did not list`,
-      );
-      continue;
+  addDevices(devices: ApiDevice[]): void {
+    this.counts.devices = devices.length;
+    const problems = this.#problems.devices;
+    const devicesByKey = new Map<string, ApiDevice>();
+    for (const device of devices) {
+      const owner = this.#byId.get(device.user_id);
+      if (!owner) {
+        problems.push(
+          `device ${device.id} (${JSON.stringify(device.name)}) belongs to user ${device.user_id}, which the server did not list`,
+        );
+        continue;
+      }
+      const key = `${owner.key}/${device.name.trim()}`;
+      const other = devicesByKey.get(key);
+      if (other)
+        problems.push(
+          `devices ${other.id} and ${device.id} are both named ${JSON.stringify(device.name)} for ${owner.user.email}`,
+        );
+      devicesByKey.set(key, device);
+      owner.devices.push(device);
     }
-    const key = ruleKey({ ownerEmail: owner?.user.email ?? null, ...rule });
-    const other = rulesByKey.get(key);
-    if (other)
-      problems.push(
-        `rules ${other.id} and ${rule.id} are the same rule (${describeRule(rule)}${owner ? ` of ${owner.user.email}` : ''})`,
-      );
-    rulesByKey.set(key, rule);
-    if (owner) owner.rules.push(rule);
-    else globalRules.push(rule);
+    for (const entry of this.#entries)
+      if (entry.devices.length > 1) entry.devices.sort((a, b) => compareText(a.name.trim(), b.name.trim()));
   }
-  if (problems.length > 0) throw new ExportError(problems);
 
-  // Each email's key once, not once per comparison.
-  const entries = [...byId.values()]
-    .map((entry) => ({ entry, key: userKey(entry.user.email) }))
-    .sort((a, b) => compareText(a.key, b.key) || compareText(a.entry.user.email, b.entry.user.email))
-    .map(({ entry }) => entry);
-  for (const entry of entries) {
-    entry.devices.sort((a, b) => compareText(a.name.trim(), b.name.trim()));
-    entry.rules = sortRules(entry.rules);
+  addRules(rules: ApiRule[]): void {
+    this.counts.rules = rules.length;
+    const problems = this.#problems.rules;
+    const rulesByKey = new Map<string, ApiRule>();
+    const keys = new Map<ApiRule, string>();
+    const globalRules: ApiRule[] = [];
+    for (const rule of rules) {
+      const owner = rule.user_id === null ? null : this.#byId.get(rule.user_id);
+      if (owner === undefined) {
+        problems.push(
+          `rule ${rule.id} (${rule.action} ${rule.destination}) is bound to user ${rule.user_id}, which the server did not list`,
+        );
+        continue;
+      }
+      const key = ruleKey({
+        ownerEmail: owner?.user.email ?? null,
+        action: rule.action,
+        destination: rule.destination,
+        port_type: rule.port_type,
+        port_range: rule.port_range,
+      });
+      const other = rulesByKey.get(key);
+      if (other)
+        problems.push(
+          `rules ${other.id} and ${rule.id} are the same rule (${describeRule(rule)}${owner ? ` of ${owner.user.email}` : ''})`,
+        );
+      rulesByKey.set(key, rule);
+      keys.set(rule, key);
+      if (owner) owner.rules.push(rule);
+      else globalRules.push(rule);
+    }
+    for (const entry of this.#entries) if (entry.rules.length > 0) entry.rules = sortRules(entry.rules, keys);
+    this.#globalRules = sortRules(globalRules, keys);
   }
-  return { entries, globalRules: sortRules(globalRules) };
+
+  result(): { entries: UserEntry[]; globalRules: ApiRule[] } {
+    const problems = [...this.#problems.users, ...this.#problems.devices, ...this.#problems.rules];
+    if (problems.length > 0) throw new ExportError(problems);
+    return { entries: this.#entries, globalRules: this.#globalRules };
+  }
 }
 
 interface Mapping {
@@ -253,9 +320,10 @@ interface RuleOrder {
   rule: ApiRule;
   action: string;
   family: number;
-  start: bigint;
+  /** Numbers for the dotted quads read directly, bigints otherwise (`<` compares the two exactly). */
+  start: bigint | number;
   prefix: number;
-  address: bigint;
+  address: bigint | number;
   destination: string;
   portType: string;
   low: number;
@@ -263,28 +331,55 @@ interface RuleOrder {
   key: string;
 }
 
-function ruleOrder(rule: ApiRule): RuleOrder {
-  const destination = parseCidrOrAddress(rule.destination);
+const DOTTED_CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?$/;
+
+/** A canonical `a.b.c.d[/n]` as numbers, as parseCidrOrAddress reads it; null for anything else. */
+function dottedOrder(text: string): { start: number; prefix: number; address: number } | null {
+  const m = DOTTED_CIDR.exec(text);
+  if (!m) return null;
+  let address = 0;
+  for (let i = 1; i <= 4; i++) {
+    const octet = m[i]!;
+    // Leading zeros and out-of-range values take the full parser's path (and its verdict).
+    if ((octet.length > 1 && octet[0] === '0') || Number(octet) > 255) return null;
+    address = address * 256 + Number(octet);
+  }
+  const prefixText = m[5];
+  if (prefixText !== undefined && prefixText.length > 1 && prefixText[0] === '0') return null;
+  const prefix = prefixText === undefined ? 32 : Number(prefixText);
+  if (prefix > 32) return null;
+  const size = 2 ** (32 - prefix);
+  return { start: address - (address % size), prefix, address };
+}
+
+function ruleOrder(rule: ApiRule, key: string): RuleOrder {
+  const dotted = dottedOrder(rule.destination);
+  const destination = dotted ? null : parseCidrOrAddress(rule.destination);
   const ports = rule.port_range ? parsePortRange(rule.port_range) : null;
   return {
     rule,
     action: rule.action,
-    family: destination?.family ?? 99,
-    start: destination?.start ?? 0n,
-    prefix: destination?.prefix ?? 0,
-    address: destination?.address ?? 0n,
+    family: dotted ? 4 : (destination?.family ?? 99),
+    start: dotted ? dotted.start : (destination?.start ?? 0n),
+    prefix: dotted ? dotted.prefix : (destination?.prefix ?? 0),
+    address: dotted ? dotted.address : (destination?.address ?? 0n),
     destination: rule.destination,
     portType: rule.port_type ?? '',
     low: ports?.ok ? ports.range.low : 0,
     high: ports?.ok ? ports.range.high : 0,
-    key: ruleKey({ ownerEmail: null, ...rule }),
+    key,
   };
 }
 
-/** Rules in reading order: action, then destination by address (IPv4 first) and prefix, then ports. */
-function sortRules(rules: ApiRule[]): ApiRule[] {
+/**
+ * Rules in reading order: action, then destination by address (IPv4 first) and prefix, then
+ * ports, then their natural key (`keys`: the rules of one list share their owner, so the owner
+ * part of the key does not change the order).
+ */
+function sortRules(rules: ApiRule[], keys: Map<ApiRule, string>): ApiRule[] {
+  if (rules.length < 2) return rules;
   return rules
-    .map(ruleOrder)
+    .map((rule) => ruleOrder(rule, keys.get(rule)!))
     .sort(
       (a, b) =>
         compareText(a.action, b.action) ||
@@ -301,7 +396,7 @@ function sortRules(rules: ApiRule[]): ApiRule[] {
     .map((order) => order.rule);
 }
 
-function compareBigint(a: bigint, b: bigint): number {
+function compareBigint(a: bigint | number, b: bigint | number): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
@@ -377,193 +472,6 @@ function withoutCredentials(url: string): string {
   } catch {
     return '(server)';
   }
-}
-
-function renderDocument(header: string, body: Plain): string {
-  // The common case, written directly; anything it does not handle goes through the yaml package.
-  const fast = emitDocument(body);
-  if (fast !== null) return header + fast;
-  return header + renderWithYamlPackage(body);
-}
-
-/** The export's layout as the yaml package writes it (the reference the fast path must equal). */
-export function renderWithYamlPackage(body: Plain): string {
-  const doc = new Document(body);
-  flowStyleLeaves(doc.contents);
-  // A blank line between users keeps a long file readable.
-  const users = isMap(doc.contents) ? doc.contents.get('users', true) : undefined;
-  if (isSeq(users))
-    users.items.forEach((item, index) => {
-      if (index > 0 && isMap(item)) item.spaceBefore = true;
-    });
-  return doc.toString({ lineWidth: 0, indentSeq: true });
-}
-
-/** Rules as one-line maps and address lists as one-line sequences, as the spec's example writes them. */
-function flowStyleLeaves(node: unknown): void {
-  if (isMap(node)) {
-    const map = node as YAMLMap;
-    const keys = map.items.map((pair) => String((pair.key as { value?: unknown })?.value ?? pair.key));
-    if (keys.includes('action') && keys.includes('destination')) {
-      map.flow = true;
-      return;
-    }
-    for (const pair of map.items) flowStyleLeaves(pair.value);
-  } else if (isSeq(node)) {
-    if (node.items.every((item) => !isMap(item) && !isSeq(item)) && node.items.length > 0) node.flow = true;
-    for (const item of node.items) flowStyleLeaves(item);
-  }
-}
-
-// ---------------------------------------------------------------- the fast path
-
-/**
- * Scalars the yaml package writes as they are (plain), in block and flow context alike, by its own
- * rules (stringifyString's plainString): anything else makes emitDocument give up.
- */
-const NOT_PLAIN = /^[\n\t ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-][ \t]|[\n:][ \t]|[ \t]\n|[\n\t ]#|[\n\t :]$/;
-const FLOW_INDICATOR = /[[\]{},]/;
-// eslint-disable-next-line no-control-regex -- control characters are what it looks for (the yaml package double-quotes them)
-const NEEDS_DOUBLE_QUOTES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\uD800-\uDFFF]/;
-/** Texts that would read back as another type (null, bool, int, float): the schema's own tests. */
-const OTHER_TYPES = new Document({}).schema.tags
-  .filter((tag) => tag.default && tag.tag !== 'tag:yaml.org,2002:str' && tag.test)
-  .map((tag) => tag.test!);
-
-function plainScalar(value: unknown): string | null {
-  if (typeof value === 'string') {
-    if (
-      value.includes('\n') ||
-      FLOW_INDICATOR.test(value) ||
-      NOT_PLAIN.test(value) ||
-      NEEDS_DOUBLE_QUOTES.test(value) ||
-      value.startsWith('---') ||
-      value.startsWith('...') ||
-      OTHER_TYPES.some((test) => test.test(value))
-    )
-      return null;
-    return value;
-  }
-  if (typeof value === 'number') return Number.isSafeInteger(value) && !Object.is(value, -0) ? String(value) : null;
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  return value === null ? 'null' : null;
-}
-
-function isCollection(value: unknown): value is object {
-  return typeof value === 'object' && value !== null;
-}
-
-/** As flowStyleLeaves marks them: rules are one-line maps. */
-function isRuleMap(map: Plain): boolean {
-  return 'action' in map && 'destination' in map;
-}
-
-function definedEntries(map: Plain): [string, unknown][] {
-  return Object.entries(map).filter(([, value]) => value !== undefined);
-}
-
-/** `{ k: v, k2: v2 }` or `[ a, b ]`, of scalars only. */
-function flowMap(map: Plain): string | null {
-  const entries = definedEntries(map);
-  if (entries.length === 0) return '{}';
-  const parts: string[] = [];
-  for (const [key, value] of entries) {
-    const k = plainScalar(key);
-    const v = plainScalar(value);
-    if (k === null || v === null) return null;
-    parts.push(`${k}: ${v}`);
-  }
-  return `{ ${parts.join(', ')} }`;
-}
-
-function flowSeq(items: unknown[]): string | null {
-  const parts: string[] = [];
-  for (const item of items) {
-    const text = plainScalar(item);
-    if (text === null) return null;
-    parts.push(text);
-  }
-  return `[ ${parts.join(', ')} ]`;
-}
-
-/** What follows `key:` for a value whose pair starts at `indent`. */
-function pairValue(value: unknown, indent: string): string | null {
-  if (!isCollection(value)) {
-    const text = plainScalar(value);
-    return text === null ? null : ` ${text}`;
-  }
-  const inner = `${indent}  `;
-  if (Array.isArray(value)) {
-    if (value.length === 0) return ' []';
-    if (value.every((item) => !isCollection(item))) {
-      const flow = flowSeq(value);
-      return flow === null ? null : ` ${flow}`;
-    }
-    const seq = blockSeq(value, inner, false);
-    return seq === null ? null : `\n${inner}${seq}`;
-  }
-  const map = value as Plain;
-  if (isRuleMap(map)) {
-    const flow = flowMap(map);
-    return flow === null ? null : ` ${flow}`;
-  }
-  if (definedEntries(map).length === 0) return ' {}';
-  const block = blockMap(map, inner);
-  return block === null ? null : `\n${inner}${block}`;
-}
-
-/** A block mapping whose first line starts where it is placed and whose other lines start at `indent`. */
-function blockMap(map: Plain, indent: string): string | null {
-  const lines: string[] = [];
-  for (const [key, value] of definedEntries(map)) {
-    const k = plainScalar(key);
-    const v = k === null ? null : pairValue(value, indent);
-    if (k === null || v === null) return null;
-    lines.push(`${k}:${v}`);
-  }
-  return lines.length === 0 ? '{}' : lines.join(`\n${indent}`);
-}
-
-/** A block sequence (`- item` lines at `indent`), with a blank line between items when `spaced`. */
-function blockSeq(items: unknown[], indent: string, spaced: boolean): string | null {
-  let out = '';
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    let text: string | null;
-    if (!isCollection(item)) text = plainScalar(item);
-    else if (Array.isArray(item))
-      return null; // a list in a list: not a shape of the export
-    else if (isRuleMap(item as Plain)) text = flowMap(item as Plain);
-    else text = blockMap(item as Plain, `${indent}  `);
-    if (text === null) return null;
-    if (i > 0) out += spaced && isCollection(item) ? `\n\n${indent}` : `\n${indent}`;
-    out += `- ${text}`;
-  }
-  return out;
-}
-
-/**
- * The document exactly as renderWithYamlPackage writes it, for the shapes an export has (maps,
- * lists of maps, rules and address lists on one line, plain scalars, a blank line between users);
- * null for anything else, which then goes through the yaml package. About ten times faster on a
- * large export (bench/fleet.mjs), and checked against the yaml package in test/unit/export-*.
- */
-export function emitDocument(body: Plain): string | null {
-  const lines: string[] = [];
-  for (const [key, value] of definedEntries(body)) {
-    const k = plainScalar(key);
-    if (k === null) return null;
-    if (key === 'users' && Array.isArray(value) && value.length > 0 && value.some(isCollection)) {
-      const seq = blockSeq(value, '  ', true);
-      if (seq === null) return null;
-      lines.push(`${k}:\n  ${seq}`);
-      continue;
-    }
-    const v = pairValue(value, '');
-    if (v === null) return null;
-    lines.push(`${k}:${v}`);
-  }
-  return `${lines.join('\n')}\n`;
 }
 
 const FILE_NAME_SAFE = /[a-z0-9@._+-]/;
