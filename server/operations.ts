@@ -117,11 +117,20 @@ export function metricsRoute(app: FastifyInstance, metrics: ServerMetrics): void
 
 /** Counts and times every answer of `app` by route pattern (never the URL: ids stay out of labels). */
 export function recordRequests(app: FastifyInstance, metrics: ServerMetrics): void {
+  // Each label set's series once: prom-client otherwise hashes the labels on every answer.
+  const counters = new Map<string, { inc(): void }>();
+  const timers = new Map<string, { observe(value: number): void }>();
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
     const method = request.method;
-    metrics.requests.inc({ route, method, status: String(reply.statusCode) });
-    metrics.duration.observe({ route, method }, reply.elapsedTime / 1000);
+    const status = String(reply.statusCode);
+    const series = `${method} ${route}`;
+    let timer = timers.get(series);
+    if (!timer) timers.set(series, (timer = metrics.duration.labels({ route, method })));
+    let counter = counters.get(`${series} ${status}`);
+    if (!counter) counters.set(`${series} ${status}`, (counter = metrics.requests.labels({ route, method, status })));
+    counter.inc();
+    timer.observe(reply.elapsedTime / 1000);
     done();
   });
 }
