@@ -14,6 +14,7 @@ import { jsonLinesSink, reportFileSink, webhookSink } from '../drift/sinks.js';
 import type { Plan } from '../plan/types.js';
 import { renderPlan } from '../render/index.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
+import { DesiredStateReuse } from '../desired/reuse.js';
 import { action, CliError, ExitCode } from './exit.js';
 import { fullPlanAt, loadDesired, loadDesiredAndLive, makePlan, reportTimings, useColor } from './plan.js';
 
@@ -66,8 +67,12 @@ export function registerDrift(program: Command): void {
 }
 
 /** Reads the files and the server (at the same time, see loadDesiredAndLive), and plans: the same steps and messages as `netform plan`. */
-async function checkDrift(opts: DriftCommandOptions): Promise<Plan> {
-  const { desired, connection, live } = await loadDesiredAndLive(opts.file, opts);
+async function checkDrift(opts: DriftCommandOptions, reuse?: DesiredStateReuse): Promise<Plan> {
+  const { desired, connection, live } = await loadDesiredAndLive(
+    opts.file,
+    opts,
+    reuse ? (path) => reuse.load(path) : undefined,
+  );
   try {
     const { plan, timings } = await makePlan(desired, opts, connection, live);
     reportTimings(timings);
@@ -126,6 +131,9 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
     );
 
   const ticker = cronTicker(expression, { timezone: opts.timezone, log });
+  // Files read at every run: while they (and the secrets they name) are unchanged, the state read
+  // last time is used again instead of parsing and checking them anew.
+  const reuse = new DesiredStateReuse();
   const loop = new DriftLoop({
     ticker,
     now: () => Date.now(),
@@ -136,7 +144,7 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
     run: async (context: DriftRunContext) => {
       context.sources = [opts.file];
       context.server = server;
-      return checkDrift(opts);
+      return checkDrift(opts, reuse);
     },
   });
 

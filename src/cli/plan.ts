@@ -7,7 +7,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { formatDiagnostic, loadDesiredState } from '../desired/index.js';
+import { formatDiagnostic, loadDesiredState, type LoadResult } from '../desired/index.js';
 import { ApiError, fetchConfiguration } from '../client/index.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import { planChanges, PlanError, type Plan } from '../plan/index.js';
@@ -98,9 +98,12 @@ export function fullPlanAt(env: NodeJS.ProcessEnv = process.env): string | undef
 }
 
 /** Reads the desired state; errors name file, line and column. Done before connecting, so bad files touch no server. */
-export async function loadDesired(file: string): Promise<{ state: DesiredState; ms: number; rss: number }> {
+export async function loadDesired(
+  file: string,
+  load: (path: string) => Promise<LoadResult> = loadDesiredState,
+): Promise<{ state: DesiredState; ms: number; rss: number }> {
   const started = performance.now();
-  const loaded = await loadDesiredState(file);
+  const loaded = await load(file);
   if (!loaded.ok) {
     throw new CliError(
       `the desired state has errors:\n${loaded.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`,
@@ -123,9 +126,10 @@ function elapsedSince(started: number): number {
 export async function loadDesiredAndLive(
   file: string,
   opts: ConnectionOptions,
+  load?: (path: string) => Promise<LoadResult>,
 ): Promise<{ desired: LoadedDesired; connection: Connection; live: Promise<LiveState> }> {
   if (opts.embedded) {
-    const desired = await loadDesired(file);
+    const desired = await loadDesired(file, load);
     const connection = await openConnection(opts);
     return { desired, connection, live: readLiveState(connection) };
   }
@@ -135,13 +139,13 @@ export async function loadDesiredAndLive(
   try {
     connection = await openConnection(opts, undefined, unwanted.signal);
   } catch (error) {
-    await loadDesired(file); // the files' errors come first
+    await loadDesired(file, load); // the files' errors come first
     throw error;
   }
   const lists = readLiveState(connection);
   lists.catch(() => {}); // awaited by makePlan; when the files fail, their errors are the answer
   try {
-    const desired = await loadDesired(file);
+    const desired = await loadDesired(file, load);
     // `configuration:` is read only when declared, which is known now.
     const live = desired.state.configuration === undefined ? lists : withConfiguration(lists, connection);
     return { desired, connection, live };

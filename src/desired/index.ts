@@ -3,6 +3,7 @@
  * or from a synthesized CDKTF stack, then checked with the server's own rules. Every problem of
  * one run is reported together, each at the file, line and column of the value at fault.
  */
+import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { DesiredState } from '../model/state.js';
@@ -95,6 +96,27 @@ export async function loadDesiredState(path: string, options: LoadOptions = {}):
   // The CDKTF translator (and the provider schema it reads) is loaded only for a stack.
   if ('cdktf' in target) return (await import('./cdktf.js')).loadCdktfStack(path, options);
   return loadYamlFiles(target.files, options);
+}
+
+/**
+ * What a load of `path` reads, as one digest: the YAML files it would read (names and contents),
+ * or null when the path is not a set of YAML files (stdin, a CDKTF stack, a missing path), which
+ * is then never reused. The same discovery as loadDesiredState, so the two cannot disagree.
+ */
+export async function yamlInputsDigest(path: string): Promise<string | null> {
+  if (path === STDIN_PATH) return null;
+  const target = await yamlFilesOf(path);
+  if (!('files' in target)) return null;
+  const hash = createHash('sha256');
+  try {
+    for (const file of target.files) {
+      const content = await readFile(file);
+      hash.update(`${file}\0${content.length}\0`).update(content);
+    }
+  } catch {
+    return null;
+  }
+  return hash.digest('hex');
 }
 
 /** Counts for a one-line summary. */
