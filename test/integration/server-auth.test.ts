@@ -122,6 +122,15 @@ describe('valid tokens', () => {
     expect((await server.api('GET', '/v0/rules')).status).toBe(200);
   });
 
+  it('a token whose owner is deleted through the API fails on the very next request', async () => {
+    const made = await server.api('POST', '/v0/users', { user: { email: 'leaving@example.com', role: 'admin' } });
+    expect(made.status).toBe(201);
+    const { token } = await issueToken({ dbPath: server.dbPath, email: 'leaving@example.com' });
+    expect((await server.api('GET', '/v0/rules', undefined, { token })).status).toBe(200);
+    expect((await server.api('DELETE', `/v0/users/${made.body.data.id}`)).status).toBe(204);
+    expect((await server.api('GET', '/v0/rules', undefined, { token })).status).toBe(401);
+  });
+
   it('a token starts working again when its owner is made admin again', async () => {
     expect((await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'admin' } })).status).toBe(200);
     expect((await server.api('GET', '/v0/users', undefined, { token: tokens.nonAdmin })).status).toBe(200);
