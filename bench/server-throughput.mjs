@@ -47,7 +47,7 @@ const key = () => randomBytes(32).toString('base64');
 /** A bare Fastify server in its own process: `get BYTES_FILE` or `insert DB_PATH`. */
 async function bareChild(kind, arg) {
   const { default: Fastify } = await import('fastify');
-  // `get-logged`: the same route with request logs as `netform serve` writes them (pino, info, stderr).
+  // `get-logged`: the same route with Fastify's default request logs (two lines a request; pino, info, stderr).
   const app = Fastify({ logger: kind === 'get-logged' ? { level: 'info', stream: process.stderr } : false });
   if (kind === 'get' || kind === 'get-logged') {
     const { readFileSync } = await import('node:fs');
@@ -258,7 +258,7 @@ async function main() {
       { group: 'get', name: 'bare Fastify, same bytes', url: `${bareGet.url}/bare/x`, requests: [{ method: 'GET' }] },
       {
         group: 'get',
-        name: 'bare Fastify, same bytes, request logs as netform',
+        name: 'bare Fastify, same bytes, Fastify's default request logs (two lines)',
         url: `${bareGetLogged.url}/bare/x`,
         requests: [{ method: 'GET' }],
       },
