@@ -258,7 +258,7 @@ async function main() {
       { group: 'get', name: 'bare Fastify, same bytes', url: `${bareGet.url}/bare/x`, requests: [{ method: 'GET' }] },
       {
         group: 'get',
-        name: 'bare Fastify, same bytes, Fastify's default request logs (two lines)',
+        name: "bare Fastify, same bytes, Fastify's default request logs (two lines)",
         url: `${bareGetLogged.url}/bare/x`,
         requests: [{ method: 'GET' }],
       },
