@@ -29,15 +29,22 @@ export const deviceIpv4 = (i) => formatAddress(4, 0x0a000002n + BigInt(i));
 export const deviceIpv6 = (i) => formatAddress(6, 0xfd000000000000000000000000000002n + BigInt(i));
 /** Distinct /32 hosts in 100.64.0.0/10, so no two seeded rules overlap. */
 export const ruleHost = (i) => formatAddress(4, 0x64400000n + BigInt(i * 7));
-/** Rule ports: two in three rules have a tcp or udp range within 1..10000. */
+/**
+ * Rule ports: two in three rules have a tcp or udp range within 1..10000, one in ten of those a
+ * single port (exported as a quoted `"443"`, as real fleets have them).
+ */
 export const rulePorts = (i) => {
   const low = 1 + (i % 9000);
   const ported = i % 3 !== 0;
+  const single = i % 10 === 1;
   return {
     port_type: ported ? (i % 3 === 1 ? 'tcp' : 'udp') : null,
-    port_range: ported ? `${low} - ${low + 100}` : null,
+    port_range: ported ? `${low} - ${single ? low : low + 100}` : null,
   };
 };
+
+/** Device names: one in fifty with spaces and an apostrophe, as people name them. */
+export const deviceName = (i) => (i % 50 === 7 ? `device-${i} of O'Neil` : `device-${i}`);
 
 /** The objects to seed, kept to write the desired state from: every user unprivileged, devices on defaults. */
 export function model({ users: userCount = USERS, devices: deviceCount = DEVICES, rules: ruleCount = RULES } = {}) {
@@ -49,7 +56,7 @@ export function model({ users: userCount = USERS, devices: deviceCount = DEVICES
     const device = {
       id: randomUUID(),
       user: users[i % userCount],
-      name: `device-${i}`,
+      name: deviceName(i),
       public_key: key(),
       ipv4: deviceIpv4(i),
       ipv6: deviceIpv6(i),
