@@ -7,9 +7,11 @@
  * without duplicates.
  */
 import got, { RequestError, type Got, type Method } from 'got';
+import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
 import { ApiError, parseErrorBody, type NetworkProblem } from './errors.js';
+import { ListBody, type ListBodyEnd } from './list-body.js';
 import type { ApiConfiguration } from '../model/configuration.js';
 import {
   MalformedResponseError,
@@ -67,6 +69,30 @@ export interface RequestEvent {
 const NOT_SENT: ReadonlySet<NetworkProblem | undefined> = new Set(['refused', 'host_not_found', 'tls']);
 const CONFIGURATION_PATH = '/v0/configuration';
 
+/** An answer's `data`; for a list read item by item (ListBody), also its items, already read. */
+interface Answer {
+  data: unknown;
+  items?: unknown[];
+}
+
+/** The options of one request (got's). */
+interface RequestOptions {
+  method: Method;
+  headers: Record<string, string>;
+  timeout: { request: number };
+  signal?: AbortSignal;
+  json?: Record<string, unknown>;
+}
+
+/** What one HTTP exchange brought back: the status, some headers, and the body (text, or read as a list). */
+interface Exchange {
+  status: number;
+  contentType: string;
+  retryAfter: string | undefined;
+  text: string;
+  listed?: ListBodyEnd<unknown>;
+}
+
 /** Thrown by a beforeRetry hook to end the call with a result instead of another attempt. */
 class StopRetrying extends Error {}
 
@@ -115,28 +141,29 @@ export class ApiClient {
 
   async list<N extends ResourceName>(name: N): Promise<Resource<N>[]> {
     const path = `/v0/${name}`;
-    let data: unknown;
+    const read = READERS[name];
+    const readItem = (item: unknown) => this.#read('GET', path, () => read(item));
+    let answer: Answer;
     try {
-      data = await this.#send('GET', path);
+      // The body is read item by item as it arrives (ListBody): a list may hold 100,000 objects.
+      answer = await this.#send('GET', path, undefined, undefined, () => new ListBody(readItem));
     } catch (error) {
       // Every /v0 server has this collection: a 404 means the URL points somewhere else.
       if (error instanceof ApiError && error.status === 404)
         throw this.#notV0('GET', path, 404, 'it has no /v0/' + name);
       throw error;
     }
+    if (answer.items) return answer.items as Resource<N>[];
+    const data = answer.data;
     if (!Array.isArray(data)) throw this.#notV0('GET', path, 200, `a list of ${name} was expected`);
-    const read = READERS[name];
-    // In place: each answer object is dropped as soon as it is read (a list may hold 100,000).
-    for (let i = 0; i < data.length; i++) {
-      const item: unknown = data[i];
-      data[i] = this.#read('GET', path, () => read(item));
-    }
+    // In place: each answer object is dropped as soon as it is read.
+    for (let i = 0; i < data.length; i++) data[i] = readItem(data[i]);
     return data as Resource<N>[];
   }
 
   async get<N extends ResourceName>(name: N, id: string): Promise<Resource<N>> {
     const path = `/v0/${name}/${encodeURIComponent(id)}`;
-    const data = await this.#send('GET', path);
+    const { data } = await this.#send('GET', path);
     return this.#read('GET', path, () => READERS[name](data));
   }
 
@@ -160,7 +187,7 @@ export class ApiClient {
       if (found) throw new StopRetrying();
     };
     try {
-      const data = await this.#send('POST', path, { [WRAPPER[name]]: body }, beforeRetry);
+      const { data } = await this.#send('POST', path, { [WRAPPER[name]]: body }, beforeRetry);
       return { resource: this.#read('POST', path, () => READERS[name](data)), foundAfterRetry: false };
     } catch (error) {
       if (found) return { resource: found, foundAfterRetry: true };
@@ -170,7 +197,7 @@ export class ApiClient {
 
   async update<N extends ResourceName>(name: N, id: string, body: Record<string, unknown>): Promise<Resource<N>> {
     const path = `/v0/${name}/${encodeURIComponent(id)}`;
-    const data = await this.#send('PATCH', path, { [WRAPPER[name]]: body });
+    const { data } = await this.#send('PATCH', path, { [WRAPPER[name]]: body });
     return this.#read('PATCH', path, () => READERS[name](data));
   }
 
@@ -193,13 +220,13 @@ export class ApiClient {
 
   /** `GET /v0/configuration` (the singleton of upstream 0.7.36). A server without it answers 404 (ApiError.isNotFound). */
   async getConfiguration(): Promise<ApiConfiguration> {
-    const data = await this.#send('GET', CONFIGURATION_PATH);
+    const { data } = await this.#send('GET', CONFIGURATION_PATH);
     return this.#read('GET', CONFIGURATION_PATH, () => readConfiguration(data));
   }
 
   /** `PATCH /v0/configuration`: only the keys of `body` change. */
   async updateConfiguration(body: Record<string, unknown>): Promise<ApiConfiguration> {
-    const data = await this.#send('PATCH', CONFIGURATION_PATH, { configuration: body });
+    const { data } = await this.#send('PATCH', CONFIGURATION_PATH, { configuration: body });
     return this.#read('PATCH', CONFIGURATION_PATH, () => readConfiguration(data));
   }
 
@@ -258,12 +285,13 @@ export class ApiClient {
     path: string,
     json?: unknown,
     beforeRetry?: (error: ApiError) => Promise<void>,
-  ): Promise<unknown> {
+    listBody?: () => ListBody<unknown>,
+  ): Promise<Answer> {
     const deadline = Date.now() + this.#totalTimeoutMs;
     for (let retry = 1; ; retry++) {
       const attemptTimeout = Math.max(1, Math.min(this.#timeoutMs, deadline - Date.now()));
-      const outcome = await this.#attempt(method, path, json, attemptTimeout);
-      if (!(outcome instanceof ApiError)) return outcome.data;
+      const outcome = await this.#attempt(method, path, json, attemptTimeout, listBody?.());
+      if (!(outcome instanceof ApiError)) return outcome;
       const error = outcome;
       if (!isRetryable(error) || this.#options.signal?.aborted || this.#options.cancel?.aborted) throw error;
       const delay = retryDelay(retry, this.#policy, error.retryAfterMs ?? null, Math.random());
@@ -286,36 +314,53 @@ export class ApiClient {
     }
   }
 
-  /** One HTTP exchange: the answer's `data`, or the ApiError describing why there is none. */
+  /**
+   * One HTTP exchange: the answer's `data`, or the ApiError describing why there is none. With
+   * `list`, a successful answer's body goes to it as it arrives, and the items it read are the
+   * answer (`items`), unless the body was not a compact list (then it is read whole, as usual).
+   */
   async #attempt(
     method: Method,
     path: string,
     json: unknown,
     timeoutMs: number,
-  ): Promise<{ data: unknown } | ApiError> {
+    list?: ListBody<unknown>,
+  ): Promise<Answer | ApiError> {
     const started = Date.now();
-    let status: number;
-    let text: string;
-    let contentType: string;
-    let retryAfter: string | undefined;
+    let exchange: Exchange;
     try {
-      const response = await this.#http(this.baseUrl + path, {
+      const options: RequestOptions = {
         method,
         headers: { authorization: `Bearer ${this.#token}`, accept: 'application/json' },
         timeout: { request: timeoutMs },
         ...(this.#options.cancel ? { signal: this.#options.cancel } : {}),
-        ...(json !== undefined ? { json } : {}),
-      });
-      status = response.statusCode;
-      text = response.body;
-      contentType = String(response.headers['content-type'] ?? '');
-      retryAfter = response.headers['retry-after'];
+        ...(json !== undefined ? { json: json as Record<string, unknown> } : {}),
+      };
+      exchange = list
+        ? await this.#streamed(this.baseUrl + path, options, list)
+        : await this.#http(this.baseUrl + path, options).then((response) => ({
+            status: response.statusCode,
+            text: response.body,
+            contentType: String(response.headers['content-type'] ?? ''),
+            retryAfter: response.headers['retry-after'],
+          }));
     } catch (error) {
+      // An item of the list the server sent could not be read.
+      if (error instanceof ApiError) return error;
       const failure = this.#networkError(method, path, error, timeoutMs);
       this.#options.onRequest?.({ method, path, status: null, ms: Date.now() - started, problem: failure.problem });
       return failure;
     }
+    const { status, contentType, retryAfter } = exchange;
     this.#options.onRequest?.({ method, path, status, ms: Date.now() - started });
+    let text = exchange.text;
+    if (exchange.listed) {
+      const end = exchange.listed;
+      if ('items' in end) return { data: end.items, items: end.items };
+      if ('data' in end) return { data: end.data };
+      if ('invalid' in end) return this.#notV0(method, path, status, 'the answer is not valid JSON');
+      text = end.whole;
+    }
     const isJson = looksLikeJson(text);
     if (status >= 200 && status < 300) {
       if (status === 204 || text === '') return { data: null };
@@ -339,6 +384,35 @@ export class ApiClient {
       server: this.baseUrl,
       retryAfterMs: parseRetryAfter(retryAfter, Date.now()),
     });
+  }
+
+  /**
+   * A GET whose body, when the answer is a success, goes to `list` piece by piece; any other
+   * answer's body is kept as text. What `list` throws (an item that cannot be read) ends the
+   * exchange: the stream is destroyed when the loop is left.
+   */
+  async #streamed(url: string, options: RequestOptions, list: ListBody<unknown>): Promise<Exchange> {
+    const stream = this.#http.stream(url, options);
+    let head: { status: number; contentType: string; retryAfter: string | undefined } | undefined;
+    stream.once('response', (response: { statusCode: number; headers: Record<string, string | undefined> }) => {
+      head = {
+        status: response.statusCode,
+        contentType: String(response.headers['content-type'] ?? ''),
+        retryAfter: response.headers['retry-after'],
+      };
+    });
+    const decoder = new StringDecoder('utf8');
+    const pieces: string[] = [];
+    let success: boolean | undefined;
+    const take = (piece: string) => {
+      success ??= head !== undefined && head.status >= 200 && head.status < 300 && head.status !== 204;
+      if (success) list.push(piece);
+      else pieces.push(piece);
+    };
+    for await (const chunk of stream as AsyncIterable<Buffer>) take(decoder.write(chunk));
+    take(decoder.end());
+    if (!head) throw new Error('no response');
+    return success ? { ...head, text: '', listed: list.end() } : { ...head, text: pieces.join('') };
   }
 
   /** Turns got's error into an ApiError without keeping got's error (its options hold the token). */

@@ -390,3 +390,81 @@ async function closedPortUrl(): Promise<string> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}`;
 }
+
+describe('ApiClient: lists read as they arrive', () => {
+  const rules = Array.from({ length: 50 }, (_, i) =>
+    rule({ id: `6c4d3f2e-1111-4aaa-8bbb-${String(i).padStart(12, '0')}`, destination: `10.0.${i}.0/24` }),
+  );
+
+  it('reads a list sent a few bytes at a time, multi-byte characters cut in half included', async () => {
+    // A user's email with characters of two, three and four bytes in UTF-8.
+    const users = Array.from({ length: 20 }, (_, i) => ({
+      id: `7c4d3f2e-1111-4aaa-8bbb-${String(i).padStart(12, '0')}`,
+      email: `ünï-✓-𝄞-${i}@example.com`,
+      role: 'unprivileged',
+      last_signed_in_at: null,
+      last_signed_in_method: null,
+      disabled_at: null,
+      inserted_at: '2024-01-01T00:00:00.000000Z',
+      updated_at: '2024-01-01T00:00:00.000000Z',
+    }));
+    const bytes = Buffer.from(JSON.stringify({ data: users }));
+    const s = await scripted((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      let at = 0;
+      const next = () => {
+        if (at >= bytes.length) return res.end();
+        // 1 to 5 bytes, then wait for the socket: each write leaves as its own piece.
+        const size = 1 + (at % 5);
+        res.write(bytes.subarray(at, (at += size)), next);
+      };
+      next();
+    });
+    await expect(client(s.url).list('users')).resolves.toEqual(users);
+  });
+
+  it('reads the list again from its start when the connection drops in the middle of it', async () => {
+    const body = JSON.stringify({ data: rules });
+    let n = 0;
+    const s = await scripted((_req, res) => {
+      n++;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
+      if (n === 1) res.write(body.slice(0, Math.floor(body.length / 2)), () => res.socket?.destroy());
+      else res.end(body);
+    });
+    const read = await client(s.url).list('rules');
+    expect(read.map((r) => r.id)).toEqual(rules.map((r) => r.id));
+    expect(s.requests).toHaveLength(2);
+  });
+
+  it('says which item of a list it cannot read, without retrying', async () => {
+    const body = JSON.stringify({ data: [...rules.slice(0, 10), { action: 'accept' }, ...rules.slice(10)] });
+    const s = await scripted((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    const error = (await client(s.url)
+      .list('rules')
+      .catch((e: unknown) => e)) as ApiError;
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.message).toContain('GET /v0/rules');
+    expect(error.message).toContain('unexpected answer: the server sent a rule without `id`');
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('says a list that is not valid JSON is not a /v0 answer, whatever came before the mistake', async () => {
+    const body = JSON.stringify({ data: rules }).replace(/\]\}$/, ',]}');
+    const s = await scripted((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    const error = (await client(s.url)
+      .list('rules')
+      .catch((e: unknown) => e)) as ApiError;
+    expect(error.problem).toBe('not_v0');
+    expect(error.message).toContain('(the answer is not valid JSON)');
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('reads a list laid out differently (pretty-printed) whole, with the same result', async () => {
+    const s = await scripted((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: rules }, null, 2)),
+    );
+    const read = await client(s.url).list('rules');
+    expect(read.map((r) => r.destination)).toEqual(rules.map((r) => r.destination));
+  });
+});
