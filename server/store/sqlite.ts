@@ -97,6 +97,10 @@ const DEVICE_COLUMNS =
   'use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, use_default_persistent_keepalive, ' +
   'remote_ip, latest_handshake, rx_bytes, tx_bytes, inserted_at, updated_at';
 const RULE_COLUMNS = 'id, action, destination, port_type, port_range, user_id, inserted_at, updated_at';
+/** The reads of one object by id, which most requests make: built once, not per call. */
+const USER_BY_ID_SQL = `SELECT ${USER_COLUMNS} FROM users WHERE id = ?`;
+const DEVICE_BY_ID_SQL = `SELECT ${DEVICE_COLUMNS} FROM devices WHERE id = ?`;
+const RULE_BY_ID_SQL = `SELECT ${RULE_COLUMNS} FROM rules WHERE id = ?`;
 const TOKEN_COLUMNS = 'id, user_id, token_hash, inserted_at, expires_at, revoked_at';
 const TOKEN_COLUMN_NAMES = TOKEN_COLUMNS.split(', ');
 const USER_COLUMN_NAMES = USER_COLUMNS.split(', ');
@@ -204,6 +208,8 @@ const MAX_KEPT_TOKENS = 1000;
 
 class SqliteQueries implements StoreWriter {
   readonly #statements = new Map<string, Database.Statement>();
+  /** Statements that return rows as arrays of column values (see toDevice). */
+  readonly #rawStatements = new Map<string, Database.Statement>();
   /** Settings as last read, and the connection's data_version then (see getSettings). */
   #settings: { version: unknown; values: Record<string, unknown> } | null = null;
   /** Tokens found, by hash, with the connection's data_version then (see findTokenByHash). */
@@ -244,12 +250,12 @@ class SqliteQueries implements StoreWriter {
     return this.#rawStatement(sql).get(...params) as unknown[] | undefined;
   }
 
+  /** Keyed by the SQL text alone, a constant whose hash V8 keeps: no key is built per call. */
   #rawStatement(sql: string): Database.Statement {
-    const key = `raw:${sql}`;
-    let statement = this.#statements.get(key);
+    let statement = this.#rawStatements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql).raw(true);
-      this.#statements.set(key, statement);
+      this.#rawStatements.set(sql, statement);
     }
     return statement;
   }
@@ -287,7 +293,7 @@ class SqliteQueries implements StoreWriter {
   }
 
   async getUser(id: string): Promise<UserRow | null> {
-    return (this.#get(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`, id) as unknown as UserRow | undefined) ?? null;
+    return (this.#get(USER_BY_ID_SQL, id) as unknown as UserRow | undefined) ?? null;
   }
 
   async findUserByEmail(email: string): Promise<UserRow | null> {
@@ -324,7 +330,7 @@ class SqliteQueries implements StoreWriter {
   }
 
   async getDevice(id: string): Promise<DeviceRow | null> {
-    const row = this.#getRaw(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE id = ?`, id);
+    const row = this.#getRaw(DEVICE_BY_ID_SQL, id);
     return row ? toDevice(row) : null;
   }
 
@@ -395,7 +401,7 @@ class SqliteQueries implements StoreWriter {
   }
 
   async getRule(id: string): Promise<RuleRow | null> {
-    return (this.#get(`SELECT ${RULE_COLUMNS} FROM rules WHERE id = ?`, id) as unknown as RuleRow | undefined) ?? null;
+    return (this.#get(RULE_BY_ID_SQL, id) as unknown as RuleRow | undefined) ?? null;
   }
 
   async findIntersectingRules(query: RuleIntersectionQuery): Promise<RuleRow[]> {
