@@ -8,6 +8,7 @@ import { access } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { cronExpressionProblem, cronTicker, timeZoneProblem } from '../drift/cron.js';
+import { collectGarbage } from '../drift/memory.js';
 import { DriftLoop, type DriftRunContext, type ReportSink } from '../drift/loop.js';
 import { redactSecrets } from '../drift/report.js';
 import { jsonLinesSink, reportFileSink, webhookSink } from '../drift/sinks.js';
@@ -146,6 +147,8 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
       context.server = server;
       return checkDrift(opts, reuse);
     },
+    // What a run leaves behind is freed while the process waits for the next one (see memory.ts).
+    afterRun: () => void collectGarbage(),
   });
 
   let exitCode: ExitCode = ExitCode.ok;

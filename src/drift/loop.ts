@@ -7,6 +7,7 @@
  * - A run that throws becomes a `failed` report; the loop keeps going.
  * - A sink that fails is logged; the other sinks still get the report.
  * - stop() stops the ticks and resolves once the run in progress (if any) has finished.
+ * - afterRun, when given, is called once each run's report is delivered.
  */
 import type { Plan } from '../plan/types.js';
 import { reportFromFailure, reportFromPlan, type DriftReport } from './report.js';
@@ -40,6 +41,8 @@ export interface DriftLoopOptions {
   log: (message: string) => void;
   /** Turns a run's error into the report's message (redacting what must not leak). */
   describeError?: (error: unknown) => string;
+  /** Called once a run's report is delivered, before the loop is idle again (the CLI collects garbage). */
+  afterRun?: () => void;
 }
 
 export class DriftLoop {
@@ -125,6 +128,11 @@ export class DriftLoop {
       }
     }
     this.#runs += 1;
+    try {
+      this.#options.afterRun?.();
+    } catch (error) {
+      log(`drift: after the run: ${this.#describe(error)}`);
+    }
   }
 
   #describe(error: unknown): string {

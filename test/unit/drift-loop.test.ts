@@ -311,6 +311,59 @@ describe('drift loop', () => {
   });
 });
 
+describe('drift loop: after each run', () => {
+  it('calls afterRun once per run, after the report is delivered, even when the run failed', async () => {
+    const ticks = manualTicker();
+    const events: string[] = [];
+    let failNext = false;
+    const loop = new DriftLoop({
+      ticker: ticks.ticker,
+      now: () => 0,
+      run: async () => {
+        events.push('run');
+        if (failNext) throw new Error('server down');
+        return plan();
+      },
+      sinks: [{ name: 'recorder', deliver: async (r) => void events.push(`deliver ${r.status}`) }],
+      log: () => undefined,
+      afterRun: () => void events.push('after'),
+    });
+    loop.start();
+    ticks.fire();
+    await loop.whenIdle();
+    failNext = true;
+    ticks.fire();
+    await loop.whenIdle();
+    expect(events).toEqual(['run', 'deliver clean', 'after', 'run', 'deliver failed', 'after']);
+    await loop.stop();
+  });
+
+  it('logs an afterRun that throws and keeps the schedule going', async () => {
+    const ticks = manualTicker();
+    const recorder = recordingSink();
+    const logs: string[] = [];
+    const loop = new DriftLoop({
+      ticker: ticks.ticker,
+      now: () => 0,
+      run: async () => plan(),
+      sinks: [recorder.sink],
+      log: (m) => logs.push(m),
+      afterRun: () => {
+        throw new Error('no collector');
+      },
+    });
+    loop.start();
+    ticks.fire();
+    await loop.whenIdle();
+    ticks.fire();
+    await loop.whenIdle();
+    expect(recorder.reports).toHaveLength(2);
+    expect(loop.runs).toBe(2);
+    expect(logs).toEqual(['drift: after the run: no collector', 'drift: after the run: no collector']);
+    await loop.stop();
+  });
+});
+
 describe('drift report', () => {
   it('never carries a secret value, even when a change forgot to mark it sensitive', () => {
     const secretChange: Change = {
