@@ -30,7 +30,7 @@ const OPEN_BRACE = 0x7b;
 export type ListBodyEnd<T> =
   /** The body was read item by item, and its end checked: these are its items, each read. */
   | { items: T[] }
-  /** The body is valid JSON but its `data` is not a list (a later `data` key won, as in JSON.parse). */
+  /** The body is valid JSON, but its `data` is not the list read (not a list, or a later `data` key's). */
   | { data: unknown }
   /** The body was not a compact list answer: here it is whole, to be read as any other answer. */
   | { whole: string }
@@ -42,7 +42,13 @@ export type ListBodyEnd<T> =
  * At the end, the rest is parsed behind a stand-in for it (see ListBody.end).
  */
 type Behind = 'bracket' | 'item' | 'comma';
-const STAND_IN: Record<Behind, string> = { bracket: PREFIX, item: `${PREFIX}0`, comma: `${PREFIX}0,` };
+/** Stands for the items read so far; no server sends it, so finding it first says whose `data` won. */
+const PLACEHOLDER = '\u0000 items read before';
+const STAND_IN: Record<Behind, string> = {
+  bracket: PREFIX,
+  item: `${PREFIX}${JSON.stringify(PLACEHOLDER)}`,
+  comma: `${PREFIX}${JSON.stringify(PLACEHOLDER)},`,
+};
 
 export class ListBody<T> {
   readonly #read: (item: unknown) => T;
@@ -93,7 +99,12 @@ export class ListBody<T> {
       return { invalid: true };
     }
     const data = (parsed as { data: unknown }).data;
-    if (!Array.isArray(data)) return { data };
+    if (this.#behind === 'bracket') {
+      if (!Array.isArray(data)) return { data };
+    } else if (!Array.isArray(data) || data[0] !== PLACEHOLDER) {
+      // A later `data` key won, as it does in JSON.parse: the items read were not the answer's.
+      return { data };
+    }
     for (let i = this.#behind === 'bracket' ? 0 : 1; i < data.length; i++) this.#items.push(this.#read(data[i]));
     return { items: this.#items };
   }
