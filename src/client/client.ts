@@ -69,10 +69,10 @@ export interface RequestEvent {
 const NOT_SENT: ReadonlySet<NetworkProblem | undefined> = new Set(['refused', 'host_not_found', 'tls']);
 const CONFIGURATION_PATH = '/v0/configuration';
 
-/** An answer's `data`; for a list read item by item (ListBody), also its items, already read. */
+/** An answer's `data`; `read` when it is a list whose items ListBody has read already. */
 interface Answer {
   data: unknown;
-  items?: unknown[];
+  read?: true;
 }
 
 /** The options of one request (got's). */
@@ -153,8 +153,8 @@ export class ApiClient {
         throw this.#notV0('GET', path, 404, 'it has no /v0/' + name);
       throw error;
     }
-    if (answer.items) return answer.items as Resource<N>[];
     const data = answer.data;
+    if (answer.read) return data as Resource<N>[];
     if (!Array.isArray(data)) throw this.#notV0('GET', path, 200, `a list of ${name} was expected`);
     // In place: each answer object is dropped as soon as it is read.
     for (let i = 0; i < data.length; i++) data[i] = readItem(data[i]);
@@ -317,7 +317,7 @@ export class ApiClient {
   /**
    * One HTTP exchange: the answer's `data`, or the ApiError describing why there is none. With
    * `list`, a successful answer's body goes to it as it arrives, and the items it read are the
-   * answer (`items`), unless the body was not a compact list (then it is read whole, as usual).
+   * answer (`read`), unless the body was not a compact list (then it is read whole, as usual).
    */
   async #attempt(
     method: Method,
@@ -356,7 +356,7 @@ export class ApiClient {
     let text = exchange.text;
     if (exchange.listed) {
       const end = exchange.listed;
-      if ('items' in end) return { data: end.items, items: end.items };
+      if ('items' in end) return { data: end.items, read: true };
       if ('data' in end) return { data: end.data };
       if ('invalid' in end) return this.#notV0(method, path, status, 'the answer is not valid JSON');
       text = end.whole;

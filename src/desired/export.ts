@@ -17,7 +17,7 @@ import {
   MANAGED_CONFIGURATION_FIELDS,
   type ApiConfiguration,
 } from '../model/configuration.js';
-import { parseCidrOrAddress } from '../model/net.js';
+import { dottedCidr, parseCidrOrAddress } from '../model/net.js';
 import { ruleKey, userKey } from '../model/keys.js';
 import { parsePortRange } from '../model/ports.js';
 import type { LiveState } from '../model/state.js';
@@ -331,29 +331,8 @@ interface RuleOrder {
   key: string;
 }
 
-const DOTTED_CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?$/;
-
-/** A canonical `a.b.c.d[/n]` as numbers, as parseCidrOrAddress reads it; null for anything else. */
-function dottedOrder(text: string): { start: number; prefix: number; address: number } | null {
-  const m = DOTTED_CIDR.exec(text);
-  if (!m) return null;
-  let address = 0;
-  for (let i = 1; i <= 4; i++) {
-    const octet = m[i]!;
-    // Leading zeros and out-of-range values take the full parser's path (and its verdict).
-    if ((octet.length > 1 && octet[0] === '0') || Number(octet) > 255) return null;
-    address = address * 256 + Number(octet);
-  }
-  const prefixText = m[5];
-  if (prefixText !== undefined && prefixText.length > 1 && prefixText[0] === '0') return null;
-  const prefix = prefixText === undefined ? 32 : Number(prefixText);
-  if (prefix > 32) return null;
-  const size = 2 ** (32 - prefix);
-  return { start: address - (address % size), prefix, address };
-}
-
 function ruleOrder(rule: ApiRule, key: string): RuleOrder {
-  const dotted = dottedOrder(rule.destination);
+  const dotted = dottedCidr(rule.destination);
   const destination = dotted ? null : parseCidrOrAddress(rule.destination);
   const ports = rule.port_range ? parsePortRange(rule.port_range) : null;
   return {

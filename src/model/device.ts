@@ -38,10 +38,10 @@ export interface DeviceInput {
   use_default_persistent_keepalive?: boolean;
 }
 
-/** Messages for a WireGuard key: standard base64 of exactly 32 bytes, 44 characters. */
 /** Standard base64 of 32 bytes as Buffer writes it: 43 characters (the last carrying 2 zero bits), then `=`. */
 const CANONICAL_KEY = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
 
+/** Messages for a WireGuard key: standard base64 of exactly 32 bytes, 44 characters. */
 export function wireguardKeyMessages(value: unknown): string[] {
   if (typeof value !== 'string') return [Messages.base64];
   // The common case, without decoding: a well-formed key has nothing to report.

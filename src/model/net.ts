@@ -164,6 +164,27 @@ function parseCidrText(text: string): ParsedCidr | null {
 const DOTTED_CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?$/;
 
 /**
+ * A canonical IPv4 `a.b.c.d[/n]` read as plain numbers (its address, prefix and first address),
+ * for code that reads many destinations; null for anything else, whose verdict is
+ * parseCidrOrAddress's (leading zeros and out-of-range values included). Same acceptance.
+ */
+export function dottedCidr(text: string): { address: number; prefix: number; start: number } | null {
+  const m = DOTTED_CIDR.exec(text);
+  if (!m) return null;
+  let address = 0;
+  for (let i = 1; i <= 4; i++) {
+    const octet = m[i]!;
+    if ((octet.length > 1 && octet[0] === '0') || Number(octet) > 255) return null;
+    address = address * 256 + Number(octet);
+  }
+  const prefixText = m[5];
+  if (prefixText !== undefined && prefixText.length > 1 && prefixText[0] === '0') return null;
+  const prefix = prefixText === undefined ? 32 : Number(prefixText);
+  if (prefix > 32) return null;
+  return { address, prefix, start: address - (address % 2 ** (32 - prefix)) };
+}
+
+/**
  * Only the block of `address` or `address/prefix` (family, first and last address), for code that
  * parses many destinations and needs no canonical text. Same acceptance as parseCidrOrAddress.
  */
@@ -171,21 +192,10 @@ export function cidrRange(text: string): { family: IpFamily; start: bigint; end:
   // A block parsed already (checked, or compared) is not parsed again.
   const cached = cidrCache.get(text);
   if (cached !== undefined) return cached;
-  const m = DOTTED_CIDR.exec(text);
-  if (m) {
-    const octets = [m[1]!, m[2]!, m[3]!, m[4]!];
-    const prefix = m[5] === undefined ? 32 : Number(m[5]);
-    // Leading zeros and out-of-range values take the full parser's path (and its verdict).
-    if (
-      prefix <= 32 &&
-      octets.every((o) => (o.length === 1 || o[0] !== '0') && Number(o) <= 255) &&
-      (m[5] === undefined || m[5].length === 1 || m[5][0] !== '0')
-    ) {
-      const value = octets.reduce((v, o) => v * 256 + Number(o), 0);
-      const size = 2 ** (32 - prefix);
-      const start = value - (value % size);
-      return { family: 4, start: BigInt(start), end: BigInt(start + size - 1) };
-    }
+  const dotted = dottedCidr(text);
+  if (dotted) {
+    const end = dotted.start + 2 ** (32 - dotted.prefix) - 1;
+    return { family: 4, start: BigInt(dotted.start), end: BigInt(end) };
   }
   const parsed = parseCidrOrAddress(text);
   return parsed && { family: parsed.family, start: parsed.start, end: parsed.end };

@@ -26,10 +26,10 @@ export function formatPortRange(range: PortRange): string {
   return `${range.low} - ${range.high}`;
 }
 
-/** Normalises any accepted spelling (including upstream's `"80"`) to `"lo - hi"`; null stays null. */
 /** `"lo - hi"` as formatPortRange writes it (no leading zeros). */
 const CANONICAL_RANGE = /^([1-9]\d{0,4}) - ([1-9]\d{0,4})$/;
 
+/** Normalises any accepted spelling (including upstream's `"80"`) to `"lo - hi"`; null stays null. */
 export function normalizePortRange(text: string | null | undefined): string | null {
   if (text === null || text === undefined || text === '') return null;
   // Text already in the stored shape (the common case: what the server answers) is its own normal form.

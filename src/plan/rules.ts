@@ -39,7 +39,8 @@ export function planRules(ctx: PlanContext): void {
 /** Declared rules without an exact live match; live rules with an exact match are claimed. */
 function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
   const unmatched: RuleCandidate[] = [];
-  const consider = (ownerEmail: string | null, rule: DesiredRule, ownerLive: ApiUser | undefined) => {
+  /** `renamed`: the owner's live email is another one (its rules are found under that email). */
+  const consider = (ownerEmail: string | null, rule: DesiredRule, ownerLive: ApiUser | undefined, renamed: boolean) => {
     const key = ruleKey({
       ownerEmail,
       action: rule.action,
@@ -47,9 +48,8 @@ function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
       port_type: rule.port_type,
       port_range: rule.port_range,
     });
-    // A renamed user's rules are found under its live (old) email.
     const liveKey =
-      ownerLive && ownerEmail !== null && userKey(ownerLive.email) !== userKey(ownerEmail)
+      ownerLive && renamed
         ? ruleKey({
             ownerEmail: ownerLive.email,
             action: rule.action,
@@ -75,9 +75,12 @@ function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
     });
     unmatched.push({ key, ownerEmail, rule, parsed });
   };
-  for (const { user, live } of ctx.declaredUsers.values())
-    for (const rule of user.rules) consider(user.email, rule, live);
-  for (const rule of ctx.desired.rules) consider(null, rule, undefined);
+  for (const { user, live } of ctx.declaredUsers.values()) {
+    // A renamed user's rules are found under its live (old) email: compared once per user.
+    const renamed = live !== undefined && userKey(live.email) !== userKey(user.email);
+    for (const rule of user.rules) consider(user.email, rule, live, renamed);
+  }
+  for (const rule of ctx.desired.rules) consider(null, rule, undefined, false);
   return unmatched;
 }
 

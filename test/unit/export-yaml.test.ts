@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { renderExportDocument, renderWithYamlPackage } from '../../src/desired/export-yaml.js';
 import { exportDesiredState } from '../../src/desired/export.js';
-import type { ApiDevice, ApiRule, ApiUser, LiveState } from '../../src/model/index.js';
+import type { ApiUser, LiveState } from '../../src/model/index.js';
+import { liveDevice, liveRule, liveUser } from './plan-fixtures.js';
 
 type Plain = Record<string, unknown>;
 
@@ -317,70 +318,26 @@ describe('renderExportDocument writes the bytes of the yaml package', () => {
   });
 });
 
-const T = '2024-01-02T03:04:05.000000Z';
-
+/** A live state with `value` as an email, device name, description, DNS entry, endpoint and destination. */
 function liveWith(value: string): LiveState {
-  const user = (id: string, email: string): ApiUser => ({
-    id,
-    email,
-    role: 'unprivileged',
-    last_signed_in_at: null,
-    last_signed_in_method: null,
-    disabled_at: null,
-    inserted_at: T,
-    updated_at: T,
-  });
-  const device = (id: string, userId: string, name: string, overrides: Partial<ApiDevice>): ApiDevice => ({
-    id,
-    user_id: userId,
-    name,
-    description: null,
-    public_key: 'x8mEqUv3cGt1Xq6h3mJx0o8nOqCq2cW1oZt3JYfJfGs=',
-    preshared_key: null,
-    server_public_key: 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=',
-    ipv4: '10.3.2.2',
-    ipv6: 'fd00::3:2:2',
-    allowed_ips: ['0.0.0.0/0'],
-    dns: ['1.1.1.1'],
-    endpoint: 'vpn.example.com:51820',
-    mtu: 1280,
-    persistent_keepalive: 25,
-    use_default_allowed_ips: true,
-    use_default_dns: true,
-    use_default_endpoint: true,
-    use_default_mtu: true,
-    use_default_persistent_keepalive: true,
-    remote_ip: null,
-    latest_handshake: null,
-    rx_bytes: null,
-    tx_bytes: null,
-    inserted_at: T,
-    updated_at: T,
-    ...overrides,
-  });
-  const rule = (id: string, destination: string, userId: string | null): ApiRule => ({
-    id,
-    action: 'accept',
-    destination,
-    port_type: 'tcp',
-    port_range: '80 - 443',
-    user_id: userId,
-    inserted_at: T,
-    updated_at: T,
-  });
+  const [a, tricky, z] = ['a@example.com', value, 'z@example.com'].map((email) => liveUser(email));
+  const plain = { preshared_key: null, allowed_ips: ['0.0.0.0/0'], dns: ['1.1.1.1'] };
+  const rule = (destination: string, owner: ApiUser | null) =>
+    liveRule({ destination, user_id: owner?.id ?? null, port_type: 'tcp', port_range: '80 - 443' });
   return {
-    users: [user('u1', 'a@example.com'), user('u2', value), user('u3', 'z@example.com')],
+    users: [a!, tricky!, z!],
     devices: [
-      device('d1', 'u2', value, {
+      liveDevice(tricky!, value, {
+        ...plain,
         description: value,
         use_default_dns: false,
         dns: [value, '10.0.0.53'],
         use_default_endpoint: false,
         endpoint: value,
       }),
-      device('d2', 'u1', 'laptop', { description: value }),
+      liveDevice(a!, 'laptop', { ...plain, description: value }),
     ],
-    rules: [rule('r1', value, 'u2'), rule('r2', value, null), rule('r3', '10.0.0.0/8', null)],
+    rules: [rule(value, tricky!), rule(value, null), rule('10.0.0.0/8', null)],
   };
 }
 
