@@ -111,6 +111,73 @@ class AccessLog extends LogController {
   }
 }
 
+type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/**
+ * A request's logger, made only when something is logged through it. Fastify gives every request
+ * a child logger bound to its request id, and pino's child() runs the redaction over the bindings:
+ * a few percent of a GET. Answered requests log through AccessLog instead, so nearly every request
+ * would make a child for nothing; a message below the level makes none either.
+ */
+class LazyRequestLogger {
+  #made: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Record<string, unknown>,
+    private readonly options: pino.ChildLoggerOptions,
+  ) {}
+
+  get #logger(): Logger {
+    return (this.#made ??= this.parent.child(this.bindings, this.options));
+  }
+
+  get level(): string {
+    return this.#made?.level ?? this.options.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.#logger.level = level;
+  }
+
+  #log(method: LogMethod, args: unknown[]): void {
+    if (!this.#made && !this.options.level && !this.parent.isLevelEnabled(method)) return;
+    (this.#logger[method] as (...a: unknown[]) => void)(...args);
+  }
+
+  fatal(...args: unknown[]): void {
+    this.#log('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.#log('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.#log('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.#log('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.#log('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.#log('trace', args);
+  }
+  silent(): void {}
+
+  child(bindings: Record<string, unknown>, options?: pino.ChildLoggerOptions): Logger {
+    return this.#logger.child(bindings, options);
+  }
+}
+
+function lazyRequestLogger(
+  logger: FastifyBaseLogger,
+  bindings: Record<string, unknown>,
+  options: pino.ChildLoggerOptions,
+): FastifyBaseLogger {
+  return new LazyRequestLogger(logger as unknown as Logger, bindings, options) as unknown as FastifyBaseLogger;
+}
+
 /** The access log's own pino logger: same level and stream as the server's, no redaction (see AccessLog). */
 function accessLogger(logger: true | { level?: LogLevel; stream?: Pick<Writable, 'write'> }): Logger {
   const settings = logger === true ? {} : logger;
@@ -151,7 +218,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify(<FastifyServerOptions & { https?: object }>{
     logger: loggerOptions(options.logger),
     // One log line per request, written when it is answered (see AccessLog).
-    ...(options.logger ? { logController: new AccessLog(accessLogger(options.logger)) } : {}),
+    ...(options.logger
+      ? { logController: new AccessLog(accessLogger(options.logger)), childLoggerFactory: lazyRequestLogger }
+      : {}),
     bodyLimit,
     exposeHeadRoutes: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },

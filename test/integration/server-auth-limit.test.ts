@@ -43,6 +43,22 @@ describe('failed authentication limit', () => {
     expect(server.stderr()).not.toContain(BAD.slice(3));
   });
 
+  it("the warning goes through the request's logger: bound to its id, and not written below the log level", async () => {
+    const warned = await track(startInProcessServer(limit(1)));
+    const quiet = await track(startInProcessServer({ ...limit(1), logLevel: 'error' }));
+    for (const server of [warned, quiet]) {
+      expect((await server.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(401);
+      expect((await server.api('GET', '/v0/users', undefined, { token: BAD })).status).toBe(429);
+    }
+    const warning = warned
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('too many failed authentications'))
+      .map((l) => JSON.parse(l));
+    expect(warning).toEqual([expect.objectContaining({ level: 40, reqId: expect.any(String) })]);
+    expect(quiet.stderr()).not.toContain('too many failed authentications');
+  });
+
   it('failures answered before routing (a malformed path) count too, and are held back alike', async () => {
     const server = await track(startInProcessServer(limit(2)));
     for (let i = 0; i < 2; i++)

@@ -119,6 +119,16 @@ describe('500 Internal Server Error', () => {
       expect(res.body).toEqual({ error: 'Internal Server Error' });
       expect(res.headers['content-type']).toBe(JSON_TYPE);
       expect(broken.stderr()).toMatch(/no such table: rules|relation \\?"rules\\?" does not exist/);
+      // The error is logged through the request's own logger, made only then: bound to its id.
+      const lines = broken
+        .stderr()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l));
+      const failed = lines.find((l) => l.msg === 'request failed');
+      const answered = lines.find((l) => l.msg === 'request completed' && l.res?.statusCode === 500);
+      expect(failed).toMatchObject({ level: 50, reqId: expect.any(String) });
+      expect(failed.reqId).toBe(answered.reqId);
       // The server keeps serving the rest.
       expect((await broken.api('GET', '/v0/users')).status).toBe(200);
     } finally {
