@@ -3,7 +3,7 @@
  * and running them against an access model (the declared rules, or a live server's).
  */
 import { parseIpAddress } from '../model/net.js';
-import type { DesiredState, DesiredTest, SourceLocation } from '../model/state.js';
+import type { DesiredState, DesiredTest, DesiredUser, SourceLocation } from '../model/state.js';
 import type { Diagnostic } from '../desired/types.js';
 import { CompiledRules, type Decision, type Match } from './evaluate.js';
 import { describeRule, ruleLocation, type AccessModel } from './model.js';
@@ -30,9 +30,13 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
       );
     }
   });
-  const users = new Map(state.users.map((u) => [u.email.trim().toLowerCase(), u]));
+  const tests = state.tests ?? [];
+  // Only when there are tests to check: a fleet's desired state declares tens of thousands of users.
+  const users = new Map<string, DesiredUser>(
+    tests.length > 0 ? state.users.map((u) => [u.email.trim().toLowerCase(), u]) : [],
+  );
   const names = new Map<string, DesiredTest>();
-  (state.tests ?? []).forEach((test, i) => {
+  tests.forEach((test, i) => {
     const fallback = `tests[${i}]`;
     const from = parseFrom(test.from);
     if (!from.ok) diagnostics.push(at(test.source, 'from', fallback, from.message));
