@@ -192,20 +192,28 @@ function child(mode, dist, file) {
   return JSON.parse(r.stdout);
 }
 
-/** Builds COMMIT's sources into a temporary folder; returns its dist/. */
+/**
+ * Builds COMMIT's sources into a temporary folder as `npm run build` would; returns its dist/. The
+ * schema's validators are compiled ahead of time as the build does (when COMMIT has the script):
+ * without them the loader compiles the schema with ajv at run time, and the baseline would pay
+ * about 110 ms that the current build does not.
+ */
 function buildBaseline(commit, dir) {
   const tree = join(dir, 'baseline');
   execFileSync('mkdir', ['-p', tree]);
-  execFileSync('sh', [
-    '-c',
-    `git -C "${ROOT}" archive "${commit}" src server schemas tsconfig.json package.json | tar -x -C "${tree}"`,
-  ]);
+  const hasValidators =
+    execFileSync('git', ['-C', ROOT, 'ls-tree', '--name-only', commit, 'scripts/schema-validators.mjs'], {
+      encoding: 'utf8',
+    }).trim() !== '';
+  const paths = ['src', 'server', 'schemas', 'tsconfig.json', 'package.json', ...(hasValidators ? ['scripts'] : [])];
+  execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${commit}" ${paths.join(' ')} | tar -x -C "${tree}"`]);
   symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
   // Other areas' type errors do not stop tsc from emitting; only the loader's files are used.
   spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', tree], { stdio: 'ignore' });
   const dist = join(tree, 'dist');
   if (!existsSync(join(dist, 'src/desired/index.js')))
     throw new Error(`building ${commit} gave no dist/src/desired/index.js`);
+  if (hasValidators) execFileSync(process.execPath, [join(tree, 'scripts/schema-validators.mjs')], { stdio: 'ignore' });
   return dist;
 }
 
