@@ -6,20 +6,23 @@
  * - POST /v0/rules and POST /v0/devices against a bare Fastify route doing one durable SQLite
  *   insert per request (WAL, synchronous=FULL), the floor any durable create must pay;
  * - the same netform requests on `main`'s build (BASELINE, default /work/main/dist) when present;
+ * - for every target, the server's CPU time (user and system, from /proc) per answered request:
+ *   steadier than requests per second on a shared machine, where another process's load moves
+ *   the rates of all targets;
  * - GET of the three lists holding 60,000 objects each, this build against main's.
  *
  *   npm run build && node bench/server-throughput.mjs [--seconds 5] [--rounds 3] [--connections 16]
- *       [--baseline /path/to/other/dist] [--no-lists] [--no-rates]
+ *       [--baseline /path/to/other/dist] [--no-lists] [--no-rates] [--log-level warn]
  *
- * Every server is a real `netform serve` process (default options: request logs at info level to
- * stderr, here /dev/null; metrics on) or a bare Fastify process, each alone on its port; the load
+ * Every server is a real `netform serve` process (default options unless --log-level: request logs
+ * at info level to stderr, here /dev/null; metrics on) or a bare Fastify process, each alone on its port; the load
  * generator (autocannon) runs in this process. Targets take turns round by round so that load on
  * the shared machine falls on all alike; the figure of a target is the median of its rounds.
  */
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -39,6 +42,16 @@ const BASELINE = option('baseline', '/work/main/dist');
 const LISTS = !process.argv.includes('--no-lists');
 const RATES = !process.argv.includes('--no-rates');
 const LIST_SIZE = 60_000;
+/** netform servers' --log-level; their default (info) when not given. */
+const LOG_LEVEL = option('log-level', undefined);
+/** Clock ticks per second of /proc's CPU times. */
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** CPU time (user + system) a process has used so far, in µs. */
+function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+}
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -80,6 +93,7 @@ function startProcess(args, label, env = {}) {
       if (match)
         resolvePromise({
           url: match[1],
+          pid: child.pid,
           stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))),
         });
     });
@@ -88,16 +102,31 @@ function startProcess(args, label, env = {}) {
 }
 
 const serve = (build, dbPath, label) =>
-  startProcess([join(build.dist, 'src/cli/main.js'), 'serve', '--port', '0', '--db', dbPath], label, build.env);
+  startProcess(
+    [
+      join(build.dist, 'src/cli/main.js'),
+      'serve',
+      '--port',
+      '0',
+      '--db',
+      dbPath,
+      ...(LOG_LEVEL ? ['--log-level', LOG_LEVEL] : []),
+    ],
+    label,
+    build.env,
+  );
 
 // ---------------------------------------------------------------- load
 
-async function load(url, requests, extra = {}) {
+/** One load of `url`; `pid`: the server's process, whose CPU time per answered request is measured too. */
+async function load(url, requests, pid, extra = {}) {
+  const cpuBefore = cpuMicros(pid);
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, requests, ...extra });
+  const cpu = (cpuMicros(pid) - cpuBefore) / result.requests.total;
   const bad = result.non2xx + result.errors + result.timeouts;
   if (bad > 0)
     throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu };
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -255,11 +284,18 @@ async function main() {
       JSON.stringify({ device: { user_id: server.owners[server.next++ % server.owners.length], public_key: key() } });
 
     const targets = [
-      { group: 'get', name: 'bare Fastify, same bytes', url: `${bareGet.url}/bare/x`, requests: [{ method: 'GET' }] },
+      {
+        group: 'get',
+        name: 'bare Fastify, same bytes',
+        url: `${bareGet.url}/bare/x`,
+        pid: bareGet.pid,
+        requests: [{ method: 'GET' }],
+      },
       {
         group: 'get',
         name: "bare Fastify, same bytes, Fastify's default request logs (two lines)",
         url: `${bareGetLogged.url}/bare/x`,
+        pid: bareGetLogged.pid,
         requests: [{ method: 'GET' }],
       },
       ...builds
@@ -268,12 +304,14 @@ async function main() {
           group: 'get',
           name: `netform GET /v0/devices/{id} (${b.name})`,
           url: `${servers[b.name].url}/v0/devices/${servers[b.name].device.id}`,
+          pid: servers[b.name].pid,
           requests: [{ method: 'GET', headers: headers(servers[b.name].token) }],
         })),
       {
         group: 'create',
         name: 'bare Fastify, one durable SQLite insert',
         url: `${bareInsert.url}/bare`,
+        pid: bareInsert.pid,
         requests: [
           {
             method: 'POST',
@@ -290,6 +328,7 @@ async function main() {
           group: 'create',
           name: `netform POST /v0/rules (${b.name})`,
           url: `${servers[b.name].url}/v0/rules`,
+          pid: servers[b.name].pid,
           requests: [
             {
               method: 'POST',
@@ -302,6 +341,7 @@ async function main() {
           group: 'create',
           name: `netform POST /v0/devices (${b.name})`,
           url: `${servers[b.name].url}/v0/devices`,
+          pid: servers[b.name].pid,
           requests: [
             {
               method: 'POST',
@@ -314,13 +354,13 @@ async function main() {
     ];
     if (!RATES) targets.length = 0;
     // Warm-up, then rounds in turns.
-    for (const t of targets) await load(t.url, t.requests, { duration: 1 });
+    for (const t of targets) await load(t.url, t.requests, t.pid, { duration: 1 });
     const results = new Map(targets.map((t) => [t, []]));
     for (let round = 0; round < ROUNDS; round++) {
       for (const t of targets) {
-        const r = await load(t.url, t.requests);
+        const r = await load(t.url, t.requests, t.pid);
         results.get(t).push(r);
-        process.stderr.write(`round ${round + 1}: ${t.name}: ${Math.round(r.rps)} req/s\n`);
+        process.stderr.write(`round ${round + 1}: ${t.name}: ${Math.round(r.rps)} req/s, ${r.cpu.toFixed(1)} µs CPU\n`);
       }
     }
 
@@ -333,17 +373,23 @@ async function main() {
         rounds: rs.map((r) => Math.round(r.rps)),
         p50: median(rs.map((r) => r.p50)),
         p99: median(rs.map((r) => r.p99)),
+        cpu: median(rs.map((r) => r.cpu)),
       };
     };
     const rows = targets.map(row);
     const floorOf = (group) => rows.find((r) => r.group === group)?.rps;
-    console.log(`\n${SECONDS} s per round, ${ROUNDS} rounds, ${CONNECTIONS} connections, Node ${process.version}\n`);
-    console.log('| target | req/s (median) | rounds | p50 ms | p99 ms | vs its floor |');
-    console.log('|---|---|---|---|---|---|');
+    const logs = LOG_LEVEL
+      ? `netform servers at --log-level ${LOG_LEVEL}`
+      : 'netform servers at their default log level';
+    console.log(
+      `\n${SECONDS} s per round, ${ROUNDS} rounds, ${CONNECTIONS} connections, ${logs}, Node ${process.version}\n`,
+    );
+    console.log('| target | req/s (median) | rounds | p50 ms | p99 ms | server CPU µs/request | vs its floor |');
+    console.log('|---|---|---|---|---|---|---|');
     for (const r of rows) {
       const floor = floorOf(r.group);
       console.log(
-        `| ${r.name} | ${Math.round(r.rps)} | ${r.rounds.join(' / ')} | ${r.p50} | ${r.p99} | ${((100 * r.rps) / floor).toFixed(0)}% |`,
+        `| ${r.name} | ${Math.round(r.rps)} | ${r.rounds.join(' / ')} | ${r.p50} | ${r.p99} | ${r.cpu.toFixed(1)} | ${((100 * r.rps) / floor).toFixed(0)}% |`,
       );
     }
 
