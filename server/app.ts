@@ -115,9 +115,9 @@ type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
 /**
  * A request's logger, made only when something is logged through it. Fastify gives every request
- * a child logger bound to its request id, and pino's child() runs the redaction over the bindings:
- * a few percent of a GET. Answered requests log through AccessLog instead, so nearly every request
- * would make a child for nothing; a message below the level makes none either.
+ * a child logger bound to its request id, and pino's child() runs the redaction over the bindings.
+ * Answered requests log through AccessLog instead, so nearly every request would make a child for
+ * nothing; a message below the level makes none either (bench/RESULTS.md, fourth pass).
  */
 class LazyRequestLogger {
   #made: Logger | undefined;
@@ -140,8 +140,12 @@ class LazyRequestLogger {
     this.#logger.level = level;
   }
 
+  isLevelEnabled(level: string): boolean {
+    return this.#made || this.options.level ? this.#logger.isLevelEnabled(level) : this.parent.isLevelEnabled(level);
+  }
+
   #log(method: LogMethod, args: unknown[]): void {
-    if (!this.#made && !this.options.level && !this.parent.isLevelEnabled(method)) return;
+    if (!this.isLevelEnabled(method)) return;
     (this.#logger[method] as (...a: unknown[]) => void)(...args);
   }
 
