@@ -24,7 +24,15 @@ import type { SchemaResult } from './schema.js';
 import { misplacedSecretFile, resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
 import { applyUseDefaultShorthand } from './shorthand.js';
 import type { Diagnostic } from './types.js';
-import { childOffset, childPath, columnAt, lineAt, type ParsedDocument } from './positions.js';
+import {
+  childOffset,
+  childPath,
+  columnAt,
+  lineAt,
+  offsetsOf,
+  type ContainerOffsets,
+  type ParsedDocument,
+} from './positions.js';
 
 export interface DocumentDeclarations {
   file: string;
@@ -116,11 +124,15 @@ class DeclarationLocation implements SourceLocation {
   readonly path?: string;
   readonly #locator: Locator;
   readonly #text: string;
-  /** `[name, offset, name, offset, ...]`: each value's path relative to the declaration, and its offset. */
+  /**
+   * `[name, offset, name, offset, ...]`: each value's path relative to the declaration, and its
+   * offset; or, when `#own` is set, the mapping's own offsets (`[key, keyOffset, valueOffset, ...]`).
+   */
   readonly #values: (string | number)[];
+  readonly #own: boolean;
   #fields: Record<string, SourceLocation> | undefined;
 
-  constructor(locator: Locator, text: string, offset: number, values: (string | number)[]) {
+  constructor(locator: Locator, text: string, offset: number, values: (string | number)[], own = false) {
     const at = locator.location(text, offset);
     this.file = at.file;
     this.line = at.line;
@@ -129,15 +141,23 @@ class DeclarationLocation implements SourceLocation {
     this.#locator = locator;
     this.#text = text;
     this.#values = values;
+    this.#own = own;
   }
 
   get fields(): Record<string, SourceLocation> {
     if (this.#fields === undefined) {
       const fields: Record<string, SourceLocation> = {};
       const values = this.#values;
-      for (let i = 0; i < values.length; i += 2) {
-        const name = values[i] as string;
-        fields[name] = this.#locator.location(pathBelow(this.#text, name), values[i + 1] as number);
+      if (this.#own) {
+        for (let i = 0; i < values.length; i += 3) {
+          const name = childPath('', values[i] as string);
+          fields[name] = this.#locator.location(pathBelow(this.#text, name), values[i + 2] as number);
+        }
+      } else {
+        for (let i = 0; i < values.length; i += 2) {
+          const name = values[i] as string;
+          fields[name] = this.#locator.location(pathBelow(this.#text, name), values[i + 1] as number);
+        }
       }
       this.#fields = fields;
     }
@@ -153,6 +173,23 @@ class DeclarationLocation implements SourceLocation {
       fields: this.fields,
     };
   }
+}
+
+/**
+ * Whether a mapping's own offsets locate all a declaration records: its keys, in order, and no
+ * value with entries of its own to record (a list holding strings, or a mapping named in `nested`).
+ */
+function ownOffsetsSuffice(own: ContainerOffsets, value: Mapping, keys: string[], nested: string[]): boolean {
+  if (own.length !== 3 * keys.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (own[3 * i] !== key) return false;
+    const item = value[key];
+    if (Array.isArray(item)) {
+      for (const entry of item) if (typeof entry !== 'object') return false;
+    } else if (nested.length > 0 && isMapping(item) && nested.includes(key)) return false;
+  }
+  return true;
 }
 
 class DocumentReader {
@@ -220,6 +257,13 @@ class DocumentReader {
    */
   private source(place: Place<Mapping>, nested: string[] = []): SourceLocation {
     const { parsed } = this;
+    const { value, text, offset } = place;
+    const keys = Object.keys(value);
+    // Most declarations need no more than where each of their own values is: the mapping's own
+    // offsets say that already, in the order of its keys, and are kept as they are.
+    const own = offsetsOf(parsed, value);
+    if (own && ownOffsetsSuffice(own, value, keys, nested))
+      return new DeclarationLocation(this.locator, text, offset, own, true);
     const values: (string | number)[] = [];
     const record = (name: string, offset: number, item: unknown): void => {
       values.push(name, offset);
@@ -232,8 +276,6 @@ class DocumentReader {
       }
     };
     // Keys come in source order, as the offsets do: each is found at once (hint), in one pass.
-    const { value, text, offset } = place;
-    const keys = Object.keys(value);
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
       record(childPath('', key), childOffset(parsed, value, offset, key, 3 * i), value[key]);
