@@ -12,25 +12,12 @@ import { exportDesiredState } from '../../src/desired/export.js';
 import { loadDesiredState } from '../../src/desired/index.js';
 import type { ApiDevice, ApiRule, ApiUser, LiveState } from '../../src/model/index.js';
 import { planChanges } from '../../src/plan/index.js';
+import { seeded } from '../helpers/seeded.js';
 
 const T = '2024-01-02T03:04:05.000000Z';
 
-/** A small deterministic generator, so a failure can be replayed from its seed. */
-function generator(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-  return {
-    chance: (p: number) => next() < p,
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-    int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
-  };
-}
-
 function liveState(seed: number): LiveState {
-  const g = generator(seed);
+  const g = seeded(seed);
   const users: ApiUser[] = [];
   const devices: ApiDevice[] = [];
   const rules: ApiRule[] = [];

@@ -10,6 +10,7 @@ import { renderExportDocument, renderWithYamlPackage } from '../../src/desired/e
 import { exportDesiredState } from '../../src/desired/export.js';
 import type { ApiUser, LiveState } from '../../src/model/index.js';
 import { liveDevice, liveRule, liveUser } from './plan-fixtures.js';
+import { seeded } from '../helpers/seeded.js';
 
 type Plain = Record<string, unknown>;
 
@@ -212,19 +213,6 @@ function same(body: Plain, header = HEADER): void {
   expect(renderExportDocument(header, body), JSON.stringify(body).slice(0, 300)).toBe(reference);
 }
 
-/** A small deterministic generator, so that a failure can be replayed from its seed. */
-function generator(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-  return {
-    int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-  };
-}
-
 const ALPHABET = [
   ...'abcXYZ019._@/+=-:#?,[]{}&*!|>\'"%`~<',
   ' ',
@@ -261,7 +249,7 @@ describe('renderExportDocument writes the bytes of the yaml package', () => {
   });
 
   it('for random strings of indicator, quote, space, break and control characters', () => {
-    const g = generator(13);
+    const g = seeded(13);
     for (let i = 0; i < 3000; i++) {
       let value = '';
       const length = g.int(0, 8);
