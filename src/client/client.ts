@@ -328,12 +328,17 @@ export class ApiClient {
   ): Promise<Answer | ApiError> {
     const started = Date.now();
     let exchange: Exchange;
+    // got keeps listening to the signal it is given after the exchange is over, and an abort then
+    // destroys the finished request with an 'error' event nobody listens to (security review F1:
+    // Node printed got's options, the token included). So got gets a signal of this exchange's
+    // own, which follows the cancel signal only until the exchange ends.
+    const link = linkedAbort(this.#options.cancel);
     try {
       const options: RequestOptions = {
         method,
         headers: { authorization: `Bearer ${this.#token}`, accept: 'application/json' },
         timeout: { request: timeoutMs },
-        ...(this.#options.cancel ? { signal: this.#options.cancel } : {}),
+        ...(link ? { signal: link.signal } : {}),
         ...(json !== undefined ? { json: json as Record<string, unknown> } : {}),
       };
       exchange = list
@@ -350,6 +355,8 @@ export class ApiClient {
       const failure = this.#networkError(method, path, error, timeoutMs);
       this.#options.onRequest?.({ method, path, status: null, ms: Date.now() - started, problem: failure.problem });
       return failure;
+    } finally {
+      link?.unlink();
     }
     const { status, contentType, retryAfter } = exchange;
     this.#options.onRequest?.({ method, path, status, ms: Date.now() - started });
@@ -393,6 +400,10 @@ export class ApiClient {
    */
   async #streamed(url: string, options: RequestOptions, list: ListBody<unknown>): Promise<Exchange> {
     const stream = this.#http.stream(url, options);
+    // The loop below hears the stream's errors while it reads; this listener hears those that come
+    // after it is left (an abandoned or ended stream destroyed later), which would otherwise be
+    // unhandled 'error' events: fatal, and printed with got's options (the token among them).
+    stream.on('error', ignoreLateError);
     let head: { status: number; contentType: string; retryAfter: string | undefined } | undefined;
     stream.once('response', (response: { statusCode: number; headers: Record<string, string | undefined> }) => {
       head = {
@@ -448,6 +459,24 @@ export class ApiClient {
   #malformed(method: string, path: string, why: string): ApiError {
     return new ApiError(method, path, 200, {}, `unexpected answer: ${why}`, { server: this.baseUrl });
   }
+}
+
+function ignoreLateError(): void {}
+
+/**
+ * An AbortController that aborts when `parent` does, until unlink(): what a request is given
+ * instead of a long-lived signal, so that nothing aborts it once its exchange is over.
+ */
+function linkedAbort(parent: AbortSignal | undefined): { signal: AbortSignal; unlink: () => void } | undefined {
+  if (!parent) return undefined;
+  const own = new AbortController();
+  if (parent.aborted) {
+    own.abort(parent.reason);
+    return { signal: own.signal, unlink: () => {} };
+  }
+  const follow = () => own.abort(parent.reason);
+  parent.addEventListener('abort', follow, { once: true });
+  return { signal: own.signal, unlink: () => parent.removeEventListener('abort', follow) };
 }
 
 /** Whether a failed create may have been applied anyway (so it is looked for before sending it again). */
