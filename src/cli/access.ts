@@ -23,7 +23,8 @@ import {
 } from '../access/index.js';
 import type { DesiredState } from '../model/state.js';
 import { addConnectionOptions, openConnection, readLiveState, type ConnectionOptions } from './connection.js';
-import { action, CliError, ExitCode } from './exit.js';
+import { action } from './boundary.js';
+import { CliError, ExitCode } from './exit.js';
 import { loadDesired } from './plan.js';
 import { githubAnnotation } from './validate.js';
 

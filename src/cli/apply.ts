@@ -22,7 +22,8 @@ import { applySummaryLine, renderApplySummary } from '../render/apply.js';
 import { limitLine, renderPlan } from '../render/index.js';
 import { addConnectionOptions, openConnection, readLiveState, type Connection } from './connection.js';
 import { refuseFailingTests } from './access.js';
-import { action, CliError, ExitCode } from './exit.js';
+import { action } from './boundary.js';
+import { CliError, ExitCode } from './exit.js';
 import { addPlanningOptions, loadDesired, makePlan, reportTimings, useColor, type PlanningOptions } from './plan.js';
 
 interface ApplyCommandOptions extends PlanningOptions {

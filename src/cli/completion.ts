@@ -4,7 +4,8 @@
  * command's options after a dash, and file names otherwise.
  */
 import { Command } from 'commander';
-import { action, CliError, ExitCode } from './exit.js';
+import { action } from './boundary.js';
+import { CliError, ExitCode } from './exit.js';
 
 interface CommandInfo {
   name: string;

@@ -9,6 +9,7 @@ import { Option, type Command } from 'commander';
 import { ApiClient, ApiError, fetchLiveState, retryLine, type ApiClientOptions } from '../client/index.js';
 import type { LiveState } from '../model/state.js';
 import { checkEmail } from '../model/user.js';
+import { rememberSecret } from './boundary.js';
 import { CliError } from './exit.js';
 
 export const DEFAULT_EMBEDDED_DB = '.netform/embedded.db';
@@ -167,9 +168,13 @@ function readToken(opts: ConnectionOptions): string {
     }
     const token = text.trim();
     if (token === '') throw new CliError(`--token-file: ${opts.tokenFile} is empty`);
+    rememberSecret(token);
     return token;
   }
-  if (opts.token?.trim()) return opts.token.trim();
+  if (opts.token?.trim()) {
+    rememberSecret(opts.token.trim());
+    return opts.token.trim();
+  }
   throw new CliError('no API token: pass --token TOKEN, set NETFORM_TOKEN, or pass --token-file PATH');
 }
 
@@ -208,6 +213,7 @@ async function openEmbedded(path: string, tuning: Partial<ApiClientOptions>): Pr
   const tokenPath = embeddedTokenPath(dbPath);
   const issue = async (): Promise<string> => {
     const { token } = await server.issueToken({ dbPath, email: EMBEDDED_ADMIN_EMAIL, days: 90 });
+    rememberSecret(token);
     writeFileSync(tokenPath, `${token}\n`, { mode: 0o600 });
     chmodSync(tokenPath, 0o600);
     return token;
@@ -215,6 +221,7 @@ async function openEmbedded(path: string, tuning: Partial<ApiClientOptions>): Pr
   let token = existsSync(tokenPath) ? readFileSync(tokenPath, 'utf8').trim() : '';
   if (token === '') token = await issue();
   else if ((statSync(tokenPath).mode & 0o077) !== 0) chmodSync(tokenPath, 0o600);
+  rememberSecret(token);
 
   const running = await server.startServer({ dbPath, host: '127.0.0.1', port: 0, logger: false });
   try {

@@ -13,7 +13,7 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 /**
  * An expected failure: printed as its message alone (no stack trace), exit code attached.
- * Throw it anywhere below a command; `action()` turns it into output and an exit code.
+ * Throw it anywhere below a command; `action()` (boundary.ts) turns it into output and an exit code.
  */
 export class CliError extends Error {
   constructor(
@@ -23,30 +23,4 @@ export class CliError extends Error {
     super(message);
     this.name = 'CliError';
   }
-}
-
-/**
- * Wraps a command's action: a returned exit code becomes the process's; a CliError prints its
- * message; anything else is a bug, printed with its message and a hint, never a raw stack unless
- * NETFORM_DEBUG is set.
- */
-export function action<A extends unknown[]>(
-  run: (...args: A) => Promise<ExitCode | void>,
-): (...args: A) => Promise<void> {
-  return async (...args: A) => {
-    try {
-      const code = await run(...args);
-      process.exitCode = code ?? ExitCode.ok;
-    } catch (error) {
-      if (error instanceof CliError) {
-        process.stderr.write(`error: ${error.message}\n`);
-        process.exitCode = error.exitCode;
-        return;
-      }
-      const message = error instanceof Error ? error.message : String(error);
-      process.stderr.write(`error: ${message}\n`);
-      if (process.env.NETFORM_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
-      process.exitCode = ExitCode.error;
-    }
-  };
 }

@@ -8,7 +8,8 @@ import { fetchConfiguration } from '../client/index.js';
 import { describeCounts, ExportError, exportLiveState, type ExportedFile } from '../desired/export.js';
 import { writeFileAtomically } from '../drift/sinks.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
-import { action, CliError, ExitCode } from './exit.js';
+import { action } from './boundary.js';
+import { CliError, ExitCode } from './exit.js';
 
 interface ExportCommandOptions extends ConnectionOptions {
   output?: string;

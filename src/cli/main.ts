@@ -2,6 +2,10 @@
 /** The `netform` command line: one file per command, each registering itself on the program. */
 import { Command } from 'commander';
 import { createRequire } from 'node:module';
+import { installErrorBoundary } from './boundary.js';
+
+// First of all: whatever fails from here on is printed by the boundary, never by Node's inspector.
+installErrorBoundary();
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../../package.json') as { version: string };

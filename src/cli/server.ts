@@ -14,7 +14,8 @@ import {
   showDefaults,
   DEFAULT_KEYS,
 } from '../../server/index.js';
-import { action, CliError, ExitCode } from './exit.js';
+import { action } from './boundary.js';
+import { CliError, ExitCode } from './exit.js';
 import { dbOption } from './serve.js';
 
 function parseDays(text: string): number {

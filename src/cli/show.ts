@@ -12,7 +12,8 @@ import type { LiveState } from '../model/state.js';
 import { indexLiveState } from '../plan/live-index.js';
 import { normalizeTarget, TargetError } from '../plan/target.js';
 import { addConnectionOptions, openConnection, readLiveState, type ConnectionOptions } from './connection.js';
-import { action, CliError, ExitCode } from './exit.js';
+import { action } from './boundary.js';
+import { CliError, ExitCode } from './exit.js';
 
 const SHIPPED_SCHEMA = fileURLToPath(new URL('../../../schemas/netform.schema.json', import.meta.url));
 

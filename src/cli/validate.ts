@@ -8,7 +8,8 @@ import {
   type Diagnostic,
 } from '../desired/index.js';
 import { shadowedRuleWarnings } from '../access/shadow.js';
-import { action, ExitCode } from './exit.js';
+import { action } from './boundary.js';
+import { ExitCode } from './exit.js';
 
 type Format = 'text' | 'github' | 'json';
 
