@@ -16,13 +16,18 @@ import type { Plan } from '../plan/types.js';
 import { renderPlan } from '../render/index.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
 import { DesiredStateReuse } from '../desired/reuse.js';
-import { action, CliError, ExitCode } from './exit.js';
+import { action } from './boundary.js';
+import { watchStopRequests, type StopWatch } from './signals.js';
+import { CliError, ExitCode } from './exit.js';
 import { fullPlanAt, loadDesired, loadDesiredAndLive, makePlan, reportTimings, useColor } from './plan.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../../package.json') as { version: string };
 
 type Format = 'text' | 'json' | 'markdown';
+
+/** How long a scheduled drift may take to stop once asked (the run in progress is cancelled first). */
+const STOP_BOUND_MS = 10_000;
 
 interface DriftCommandOptions extends ConnectionOptions {
   file: string;
@@ -68,11 +73,12 @@ export function registerDrift(program: Command): void {
 }
 
 /** Reads the files and the server (at the same time, see loadDesiredAndLive), and plans: the same steps and messages as `netform plan`. */
-async function checkDrift(opts: DriftCommandOptions, reuse?: DesiredStateReuse): Promise<Plan> {
+async function checkDrift(opts: DriftCommandOptions, reuse?: DesiredStateReuse, cancel?: AbortSignal): Promise<Plan> {
   const { desired, connection, live } = await loadDesiredAndLive(
     opts.file,
     opts,
     reuse ? (path) => reuse.load(path) : undefined,
+    cancel,
   );
   try {
     const { plan, timings } = await makePlan(desired, opts, connection, live);
@@ -132,6 +138,8 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
     );
 
   const ticker = cronTicker(expression, { timezone: opts.timezone, log });
+  // Aborted when the schedule stops: the run in progress stops reading at once.
+  const runs = new AbortController();
   // Files read at every run: while they (and the secrets they name) are unchanged, the state read
   // last time is used again instead of parsing and checking them anew.
   const reuse = new DesiredStateReuse();
@@ -145,33 +153,40 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
     run: async (context: DriftRunContext) => {
       context.sources = [opts.file];
       context.server = server;
-      return checkDrift(opts, reuse);
+      return checkDrift(opts, reuse, runs.signal);
     },
     // What a run leaves behind is freed while the process waits for the next one (see memory.ts).
     afterRun: () => void collectGarbage(),
   });
 
   let exitCode: ExitCode = ExitCode.ok;
+  let stopWatch: StopWatch | undefined;
   const stopped = new Promise<void>((resolve) => {
+    const stop = () => {
+      // Bounded: the run in progress is cancelled below; if it still has not ended, exit anyway.
+      setTimeout(() => {
+        log(`drift: not stopped within ${STOP_BOUND_MS / 1000} s: exiting`);
+        process.exit(ExitCode.error);
+      }, STOP_BOUND_MS).unref();
+      void loop.stop().then(resolve);
+    };
     // Reports that cannot be written (stdout closed: `| head`, a dead log pipe) end the schedule.
     process.stdout.on('error', (error: NodeJS.ErrnoException) => {
       if (exitCode !== ExitCode.ok) return;
       exitCode = ExitCode.error;
       log(`drift: cannot write reports to stdout (${error.code ?? error.message}): stopping`);
-      void loop.stop().then(resolve);
+      runs.abort();
+      stop();
     });
-    let signals = 0;
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals += 1;
-      if (signals > 1) {
-        log(`drift: ${signal} again: stopping now, without waiting for the run in progress`);
+    stopWatch = watchStopRequests((reason, first) => {
+      if (!first) {
+        log(`drift: ${reason} again: stopping now, without waiting for the run in progress`);
         process.exit(ExitCode.error);
       }
-      log(`drift: ${signal}: stopping${loop.running ? ' after the run in progress' : ''}`);
-      void loop.stop().then(resolve);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
+      log(`drift: ${reason}: stopping${loop.running ? ' (the run in progress is cancelled)' : ''}`);
+      runs.abort();
+      stop();
+    });
   });
 
   loop.start();
@@ -181,6 +196,7 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
     `drift: checking ${opts.file} against ${server} on "${expression}"${next ? `; next run at ${next.toISOString()}` : ''}`,
   );
   await stopped;
+  stopWatch?.dispose();
   log(`drift: stopped after ${loop.runs} run(s)`);
   return exitCode;
 }

@@ -22,7 +22,8 @@ import {
 } from './connection.js';
 import { planAccessChanges } from '../access/plan.js';
 import { refuseFailingTests } from './access.js';
-import { action, CliError, ExitCode } from './exit.js';
+import { action } from './boundary.js';
+import { CliError, ExitCode } from './exit.js';
 
 export interface PlanningOptions extends ConnectionOptions {
   file?: string;
@@ -127,17 +128,21 @@ export async function loadDesiredAndLive(
   file: string,
   opts: ConnectionOptions,
   load?: (path: string) => Promise<LoadResult>,
+  cancel?: AbortSignal,
 ): Promise<{ desired: LoadedDesired; connection: Connection; live: Promise<LiveState> }> {
   if (opts.embedded) {
     const desired = await loadDesired(file, load);
-    const connection = await openConnection(opts);
+    const connection = await openConnection(opts, undefined, cancel);
     return { desired, connection, live: readLiveState(connection) };
   }
   let connection: Connection;
   // Bad files make the reads pointless: they are abandoned (no retries of a server that is down).
+  // Abandoning is safe in any state of a read (not started, in flight, ended): see the client's
+  // linkedAbort, which keeps an abort from reaching a request whose exchange is over.
   const unwanted = new AbortController();
+  const abandon = cancel ? AbortSignal.any([unwanted.signal, cancel]) : unwanted.signal;
   try {
-    connection = await openConnection(opts, undefined, unwanted.signal);
+    connection = await openConnection(opts, undefined, abandon);
   } catch (error) {
     await loadDesired(file, load); // the files' errors come first
     throw error;

@@ -11,7 +11,9 @@ import {
   type LogLevel,
 } from '../../server/index.js';
 import { parseCidrOrAddress, parseIpAddress } from '../model/index.js';
-import { action, CliError, ExitCode } from './exit.js';
+import { action } from './boundary.js';
+import { watchStopRequests, type StopReason } from './signals.js';
+import { CliError, ExitCode } from './exit.js';
 
 export const DEFAULT_DB_PATH = './netform.db';
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -196,21 +198,15 @@ export function registerServe(program: Command): void {
       action(async (options: ServeOptions) => {
         // Listen for signals before anything else: one that arrives right after the listening
         // line (or during startup) must still stop the server cleanly.
-        const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
-          const onSignal = (signal: NodeJS.Signals) => {
-            process.off('SIGTERM', onSignal);
-            process.off('SIGINT', onSignal);
+        const stopSignal = new Promise<StopReason>((resolve) => {
+          watchStopRequests((reason, first) => {
             // A second signal while stopping: stop now.
-            const force = (again: NodeJS.Signals) => {
-              process.stderr.write(`${again} again: exiting without waiting\n`);
+            if (!first) {
+              process.stderr.write(`${reason} again: exiting without waiting\n`);
               process.exit(1);
-            };
-            process.once('SIGTERM', force);
-            process.once('SIGINT', force);
-            resolve(signal);
-          };
-          process.on('SIGTERM', onSignal);
-          process.on('SIGINT', onSignal);
+            }
+            resolve(reason);
+          });
         });
         // commander hands an environment value over unparsed.
         const port = typeof options.port === 'string' ? parsePortOrFail(options.port) : options.port;

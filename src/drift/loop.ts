@@ -6,7 +6,8 @@
  *   skipped, logged, and counted in the next report's `skipped_ticks`.
  * - A run that throws becomes a `failed` report; the loop keeps going.
  * - A sink that fails is logged; the other sinks still get the report.
- * - stop() stops the ticks and resolves once the run in progress (if any) has finished.
+ * - stop() stops the ticks and resolves once the run in progress (if any) has finished. A run
+ *   that fails once stop() was called (the CLI cancels it) is logged, not reported.
  * - afterRun, when given, is called once each run's report is delivered.
  */
 import type { Plan } from '../plan/types.js';
@@ -118,6 +119,11 @@ export class DriftLoop {
       const plan = await run(context);
       report = reportFromPlan(plan, { startedAt, finishedAt: now(), skippedTicks });
     } catch (error) {
+      if (this.#stopping) {
+        // Stopping cancels the run in progress: its failure says nothing about the server.
+        log(`drift: the run in progress was cancelled by the stop; it is not reported`);
+        return;
+      }
       report = reportFromFailure(this.#describe(error), context, { startedAt, finishedAt: now(), skippedTicks });
     }
     for (const sink of sinks) {

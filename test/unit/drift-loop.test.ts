@@ -257,6 +257,28 @@ describe('drift loop', () => {
     expect(runs).toBe(1);
   });
 
+  it('does not report a run that fails once stop() was called (the CLI cancels it), and logs it', async () => {
+    const ticks = manualTicker();
+    const recorder = recordingSink();
+    const run = deferred<Plan>();
+    const logged: string[] = [];
+    const loop = new DriftLoop({
+      ticker: ticks.ticker,
+      now: () => 0,
+      run: () => run.promise,
+      sinks: [recorder.sink],
+      log: (message) => logged.push(message),
+    });
+    loop.start();
+    ticks.fire();
+    const stopping = loop.stop();
+    run.reject(new Error("cannot read the server's state: This operation was aborted."));
+    await stopping;
+    expect(recorder.reports).toEqual([]);
+    expect(loop.runs).toBe(0);
+    expect(logged).toEqual(['drift: the run in progress was cancelled by the stop; it is not reported']);
+  });
+
   it('keeps delivering to the other sinks when one fails, and logs the failure', async () => {
     const ticks = manualTicker();
     const recorder = recordingSink();
