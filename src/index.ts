@@ -7,7 +7,6 @@ export {
   loadDesiredState,
   checkDesiredState,
   resolveSecret,
-  formatDiagnostic,
   type Diagnostic,
   type LoadOptions,
   type LoadResult,
@@ -15,5 +14,6 @@ export {
 export { ApiClient, ApiError, fetchLiveState, type ApiClientOptions } from './client/index.js';
 export { planChanges, PlanError, type PlanOptions } from './plan/index.js';
 export type { Change, ChangeAction, FieldChange, LimitCheck, Plan, PlanSummary, ResourceKind } from './plan/types.js';
-export { renderPlan, type PlanFormat } from './render/index.js';
+export { renderPlan, type PlanFormat } from './views/plan.js';
+export { formatDiagnostic } from './views/diagnostics.js';
 export { applyPlan, findStaleChanges, readSavedPlan, type ApplyOptions, type ApplySummary } from './apply/index.js';

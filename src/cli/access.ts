@@ -9,24 +9,18 @@ import {
   accessModelOfLive,
   accessSettingsOf,
   CompiledRules,
-  describeMatch,
   evaluateFrom,
   parseFrom,
   parseTo,
-  ruleLocation,
   runAccessTests,
-  testLine,
   type AccessModel,
-  type Decision,
-  type Match,
-  type TestResult,
 } from '../access/index.js';
+import { explainJson, explainText, testLine, testResultsJson, testResultsText } from '../views/access.js';
 import type { DesiredState } from '../model/state.js';
 import { addConnectionOptions, openConnection, readLiveState, type ConnectionOptions } from './connection.js';
 import { action } from './boundary.js';
 import { CliError, ExitCode } from './exit.js';
 import { loadDesired } from './plan.js';
-import { githubAnnotation } from './validate.js';
 
 interface AccessOptions extends ConnectionOptions {
   file?: string;
@@ -47,48 +41,6 @@ async function modelFor(opts: AccessOptions, desired: DesiredState | undefined):
   } finally {
     await connection.close();
   }
-}
-
-function testJson(result: TestResult): Record<string, unknown> {
-  const { test } = result;
-  return {
-    name: test.name,
-    from: test.from,
-    to: test.to,
-    expect: test.expect,
-    pass: result.pass,
-    ...(test.source ? { file: test.source.file, line: test.source.line } : {}),
-    ...(result.error ? { error: result.error } : {}),
-    results: result.decisions.map((d) => ({
-      user: d.user,
-      ...(d.device ? { device: d.device } : {}),
-      ...decisionJson(d.decision),
-    })),
-  };
-}
-
-function matchJson(match: Match): Record<string, unknown> {
-  const { rule } = match;
-  const where = ruleLocation(rule);
-  return {
-    action: rule.action,
-    destination: rule.destination,
-    port_type: rule.port_type,
-    port_range: rule.port_range,
-    user: rule.owner,
-    scope: match.scope,
-    stage: match.stage,
-    ...(where ? { at: where } : {}),
-  };
-}
-
-function decisionJson(decision: Decision): Record<string, unknown> {
-  return {
-    verdict: decision.verdict,
-    reason: decision.reason,
-    ...(decision.decidedBy ? { rule: matchJson(decision.decidedBy) } : {}),
-    ...(decision.alsoMatched.length > 0 ? { also_matched: decision.alsoMatched.map(matchJson) } : {}),
-  };
 }
 
 /** Plan and apply refuse (exit 1, nothing written) when an access test of the desired state fails. */
@@ -123,40 +75,14 @@ export function registerTest(program: Command): void {
       const tests = state.tests ?? [];
       const results = runAccessTests(await modelFor(opts, state), tests);
       const failed = results.filter((r) => !r.pass).length;
-      if (opts.format === 'json') {
-        process.stdout.write(
-          `${JSON.stringify({ passed: results.length - failed, failed, tests: results.map(testJson) }, null, 2)}\n`,
-        );
-      } else {
-        for (const result of results) {
-          const source = result.test.source;
-          if (opts.format === 'github' && !result.pass) {
-            process.stdout.write(
-              `${githubAnnotation({ message: testLine(result), file: source?.file, line: source?.line, column: source?.column })}\n`,
-            );
-          } else {
-            process.stdout.write(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}\n`);
-          }
-        }
-        const against = opts.live ? 'the live server' : 'the declared rules';
-        process.stdout.write(
-          tests.length === 0
-            ? 'no tests: add a tests: list to the desired state\n'
-            : `${results.length - failed} passed, ${failed} failed (against ${against})\n`,
-        );
-      }
+      process.stdout.write(
+        opts.format === 'json'
+          ? testResultsJson(results)
+          : testResultsText(results, { github: opts.format === 'github', live: opts.live === true }),
+      );
       return failed > 0 ? ExitCode.error : ExitCode.ok;
     }),
   );
-}
-
-/** The few lines of `netform explain` for one source. */
-function explainLines(who: string, decision: Decision): string[] {
-  const lines = [`${who}: ${decision.verdict.toUpperCase()}`];
-  if (decision.decidedBy) lines.push(`  decided by ${describeMatch(decision.decidedBy)}`);
-  else lines.push(`  ${decision.reason}`);
-  for (const later of decision.alsoMatched) lines.push(`  also matches, evaluated later: ${describeMatch(later)}`);
-  return lines;
 }
 
 export function registerExplain(program: Command): void {
@@ -181,30 +107,11 @@ export function registerExplain(program: Command): void {
       const model = await modelFor(opts, desired);
       const evaluated = evaluateFrom(model, new CompiledRules(model), from.value, to.value, true);
       if (!evaluated.ok) throw new CliError(evaluated.message);
-      if (opts.format === 'json') {
-        const results = evaluated.value.map((d) => ({
-          user: d.user,
-          ...(d.device ? { device: d.device } : {}),
-          ...decisionJson(d.decision),
-        }));
-        process.stdout.write(`${JSON.stringify({ from: fromText, to: toText, results }, null, 2)}\n`);
-        return ExitCode.ok;
-      }
-      // Sources with the same decision are shown once.
-      const groups = new Map<string, { who: string[]; decision: Decision }>();
-      for (const d of evaluated.value) {
-        const key = JSON.stringify(decisionJson(d.decision));
-        const who = `${d.user}${d.device ? `/${d.device}` : ''}`;
-        const group = groups.get(key);
-        if (group) group.who.push(who);
-        else groups.set(key, { who: [who], decision: d.decision });
-      }
-      const lines: string[] = [`${fromText} -> ${toText}`];
-      for (const { who, decision } of groups.values()) {
-        const shown = who.length > 3 ? `${who.slice(0, 3).join(', ')} and ${who.length - 3} more` : who.join(', ');
-        lines.push(...explainLines(shown, decision));
-      }
-      process.stdout.write(`${lines.join('\n')}\n`);
+      process.stdout.write(
+        opts.format === 'json'
+          ? explainJson(fromText, toText, evaluated.value)
+          : explainText(fromText, toText, evaluated.value),
+      );
       return ExitCode.ok;
     }),
   );

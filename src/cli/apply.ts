@@ -15,11 +15,11 @@ import {
   type ApplySummary,
   type ChangeResult,
 } from '../apply/index.js';
-import { progressReporter, seconds } from './apply-progress.js';
 import { resolveSecret } from '../desired/index.js';
 import type { Plan } from '../plan/types.js';
-import { applySummaryLine, renderApplySummary } from '../render/apply.js';
-import { limitLine, renderPlan } from '../render/index.js';
+import { applySummaryLine, renderApplySummary } from '../views/apply.js';
+import { limitLine, renderPlan } from '../views/plan.js';
+import { progressReporter, seconds } from '../views/progress.js';
 import { addConnectionOptions, openConnection, readLiveState, type Connection } from './connection.js';
 import { refuseFailingTests } from './access.js';
 import { action } from './boundary.js';

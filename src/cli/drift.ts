@@ -13,7 +13,7 @@ import { DriftLoop, type DriftRunContext, type ReportSink } from '../drift/loop.
 import { redactSecrets } from '../drift/report.js';
 import { jsonLinesSink, reportFileSink, webhookSink } from '../drift/sinks.js';
 import type { Plan } from '../plan/types.js';
-import { renderPlan } from '../render/index.js';
+import { renderPlan } from '../views/plan.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
 import { DesiredStateReuse } from '../desired/reuse.js';
 import { action } from './boundary.js';

@@ -7,12 +7,13 @@ import { statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { formatDiagnostic, loadDesiredState, type LoadResult } from '../desired/index.js';
+import { loadDesiredState, type LoadResult } from '../desired/index.js';
+import { formatDiagnostic } from '../views/diagnostics.js';
 import { ApiError, fetchConfiguration } from '../client/index.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import { planChanges, PlanError, type Plan } from '../plan/index.js';
 import { normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
-import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../render/index.js';
+import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../views/plan.js';
 import {
   addConnectionOptions,
   openConnection,

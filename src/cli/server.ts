@@ -17,6 +17,7 @@ import {
 import { action } from './boundary.js';
 import { CliError, ExitCode } from './exit.js';
 import { dbOption } from './serve.js';
+import { copiedLine, defaultsTable, formatSettingValue, tokenTable } from '../views/admin.js';
 
 function parseDays(text: string): number {
   if (!/^\d+$/.test(text.trim())) throw new InvalidArgumentError('expected a whole number of days from 1 to 90');
@@ -34,24 +35,6 @@ async function admin<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return (
-    rows
-      .map((r) =>
-        r
-          .map((cell, i) => cell.padEnd(widths[i]!))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
-  );
-}
-
-function formatValue(value: unknown): string {
-  return Array.isArray(value) ? value.join(', ') : String(value);
-}
-
 export function registerServer(program: Command): void {
   const server = program
     .command('server')
@@ -67,9 +50,7 @@ export function registerServer(program: Command): void {
     .action(
       action(async (options: { from: string; to: string }) => {
         const counts = await admin(() => copyServerData(options));
-        process.stdout.write(
-          `copied ${counts.users} users, ${counts.devices} devices, ${counts.rules} rules, ${counts.tokens} tokens, ${counts.settings} settings\n`,
-        );
+        process.stdout.write(copiedLine(counts));
         return ExitCode.ok;
       }),
     );
@@ -106,13 +87,7 @@ export function registerServer(program: Command): void {
         const tokens = await admin(() => listTokens({ dbPath: options.db }));
         if (options.json) process.stdout.write(`${JSON.stringify(tokens, null, 2)}\n`);
         else if (tokens.length === 0) process.stdout.write('no tokens\n');
-        else
-          process.stdout.write(
-            table([
-              ['ID', 'EMAIL', 'CREATED', 'EXPIRES', 'STATUS'],
-              ...tokens.map((t) => [t.id, t.email, t.created, t.expires, t.status]),
-            ]),
-          );
+        else process.stdout.write(tokenTable(tokens));
         return ExitCode.ok;
       }),
     );
@@ -143,7 +118,7 @@ export function registerServer(program: Command): void {
       action(async (options: { db: string; json?: boolean }) => {
         const values = await admin(() => showDefaults({ dbPath: options.db }));
         if (options.json) process.stdout.write(`${JSON.stringify(values, null, 2)}\n`);
-        else process.stdout.write(table(Object.entries(values).map(([k, v]) => [k, formatValue(v)])));
+        else process.stdout.write(defaultsTable(values));
         return ExitCode.ok;
       }),
     );
@@ -157,7 +132,7 @@ export function registerServer(program: Command): void {
     .action(
       action(async (key: string, value: string, options: { db: string }) => {
         const result = await admin(() => setServerDefault({ dbPath: options.db, key, value }));
-        process.stderr.write(`${key} = ${formatValue(result.value)}\n`);
+        process.stderr.write(`${key} = ${formatSettingValue(result.value)}\n`);
         for (const note of result.notes) process.stderr.write(`${note}\n`);
         return ExitCode.ok;
       }),

@@ -1,36 +1,12 @@
 /** `netform validate -f PATH`: every offline check of the desired state, no server needed. */
 import { Option, type Command } from 'commander';
-import {
-  countDeclarations,
-  displayPath,
-  formatDiagnostic,
-  loadDesiredState,
-  type Diagnostic,
-} from '../desired/index.js';
+import { countDeclarations, displayPath, loadDesiredState } from '../desired/index.js';
+import { formatDiagnostic, githubAnnotation } from '../views/diagnostics.js';
 import { shadowedRuleWarnings } from '../access/shadow.js';
 import { action } from './boundary.js';
 import { ExitCode } from './exit.js';
 
 type Format = 'text' | 'github' | 'json';
-
-/** GitHub Actions workflow-command escaping: data and property values differ. */
-function escapeData(text: string): string {
-  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
-}
-
-function escapeProperty(text: string): string {
-  return escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
-}
-
-export function githubAnnotation(d: Diagnostic, level: 'error' | 'warning' = 'error'): string {
-  const properties = [
-    d.file !== undefined ? `file=${escapeProperty(d.file)}` : undefined,
-    d.line !== undefined ? `line=${d.line}` : undefined,
-    d.column !== undefined ? `col=${d.column}` : undefined,
-  ].filter((p) => p !== undefined);
-  const message = d.path ? `${d.path}: ${d.message}` : d.message;
-  return `::${level}${properties.length > 0 ? ` ${properties.join(',')}` : ''}::${escapeData(message)}`;
-}
 
 function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;

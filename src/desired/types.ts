@@ -28,11 +28,3 @@ export interface LoadOptions {
    */
   secrets?: 'resolve' | 'check';
 }
-
-/** `file:line:column: path: message` (as much of the location as is known). */
-export function formatDiagnostic(d: Diagnostic): string {
-  const where = d.file
-    ? [d.file, d.line, d.line !== undefined ? d.column : undefined].filter((p) => p !== undefined).join(':')
-    : undefined;
-  return [where, d.path, d.message].filter((part) => part !== undefined && part !== '').join(': ');
-}

@@ -5,6 +5,7 @@
  */
 import { SENSITIVE_CHANGED } from '../model/secret.js';
 import type { ChangeAction, FieldChange, Plan, PlanSummary, ResourceKind } from '../plan/types.js';
+import { isSecretField } from '../views/symbols.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';
 export const DRIFT_REPORT_FORMAT_VERSION = 1;
@@ -41,9 +42,6 @@ export interface DriftReport {
   /** Why the run failed (status `failed` only). */
   error?: string;
 }
-
-/** Fields whose values are secrets even if a plan forgot to mark them. */
-const SECRET_FIELDS = new Set(['password', 'password_confirmation', 'preshared_key', 'token']);
 
 export function emptyCounts(): PlanSummary {
   return { create: 0, update: 0, delete: 0, replace: 0 };
@@ -107,7 +105,7 @@ function reportBase(timing: ReportTiming) {
 }
 
 function redactField(change: FieldChange): FieldChange {
-  if (change.sensitive || SECRET_FIELDS.has(change.field)) {
+  if (isSecretField(change)) {
     return { field: change.field, before: SENSITIVE_CHANGED, after: SENSITIVE_CHANGED, sensitive: true };
   }
   return { field: change.field, before: change.before, after: change.after };
@@ -132,20 +130,4 @@ export function driftSignature(report: DriftReport): string {
     .map((c) => JSON.stringify([c.id, c.action, c.fields.map((f) => [f.field, f.before, f.after])]))
     .sort();
   return `drift:${changes.join('\n')}`;
-}
-
-/** A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`. */
-export function driftText(report: DriftReport, previous: DriftStatus | null = null, shown = 5): string {
-  const where = report.server ?? 'the server';
-  if (report.status === 'failed')
-    return `netform drift on ${where}: the check failed: ${report.error ?? 'unknown error'}`;
-  if (report.status === 'clean') {
-    return previous === 'drift' || previous === 'failed'
-      ? `netform drift on ${where}: back to clean: the server matches the desired state`
-      : `netform drift on ${where}: clean`;
-  }
-  const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${c.label ?? `${c.kind} ${c.key}`}`);
-  const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
-  const n = report.changes.length;
-  return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${labels.join('; ')}${more}`;
 }

@@ -4,7 +4,8 @@ import { rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import got, { RequestError } from 'got';
 import type { ReportSink } from './loop.js';
-import { driftSignature, driftText, redactSecrets, type DriftStatus } from './report.js';
+import { driftText } from '../views/drift.js';
+import { driftSignature, redactSecrets, type DriftStatus } from './report.js';
 
 /** One JSON line per report (stdout in the CLI). */
 export function jsonLinesSink(write: (text: string) => void): ReportSink {

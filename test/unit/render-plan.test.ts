@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { planDigest } from '../../src/plan/digest.js';
 import { planChanges, type Plan } from '../../src/plan/index.js';
-import { MARKDOWN_MARKER, renderPlan, summaryLine } from '../../src/render/index.js';
+import { MARKDOWN_MARKER, renderPlan, summaryLine } from '../../src/views/plan.js';
 import {
   desired,
   device,

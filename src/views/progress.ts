@@ -6,13 +6,7 @@
  */
 import type { ApplyProgress, ChangeResult } from '../apply/index.js';
 import type { Change } from '../plan/types.js';
-
-const DONE_VERB: Record<Change['action'], string> = {
-  create: 'created',
-  update: 'updated',
-  delete: 'deleted',
-  replace: 'replaced',
-};
+import { DONE_VERB } from './symbols.js';
 
 export interface ProgressReporter {
   onStart(change: Change): void;

@@ -1,9 +1,8 @@
 /** The summary of an apply: what was done, what failed and why, what was not attempted. */
 import pc from 'picocolors';
 import type { ApplySummary, ChangeStatus } from '../apply/executor.js';
-import type { RenderOptions } from './index.js';
-
-const SYMBOL = { create: '+', update: '~', delete: '-', replace: '-/+' } as const;
+import type { RenderOptions } from './plan.js';
+import { SYMBOL } from './symbols.js';
 
 export function renderApplySummary(summary: ApplySummary, options: RenderOptions): string {
   const c = pc.createColors(options.color);

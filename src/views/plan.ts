@@ -9,6 +9,7 @@ import { SENSITIVE, SENSITIVE_CHANGED } from '../model/secret.js';
 import { planDigest } from '../plan/digest.js';
 import type { Change, FieldChange, LimitCheck, Plan, UndeclaredItem } from '../plan/types.js';
 import { accessMarkdown, accessText } from './access.js';
+import { isSecretField, SYMBOL } from './symbols.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';
 export const PLAN_FORMATS: readonly PlanFormat[] = ['text', 'json', 'markdown'];
@@ -26,10 +27,6 @@ export interface RenderOptions {
 }
 
 export const MARKDOWN_MAX_CHARS = 60_000;
-
-const SECRET_FIELDS = new Set(['password', 'password_confirmation', 'preshared_key', 'token']);
-
-const SYMBOL: Record<Change['action'], string> = { create: '+', update: '~', delete: '-', replace: '-/+' };
 
 type Colors = ReturnType<typeof pc.createColors>;
 
@@ -89,7 +86,7 @@ function formatValue(value: unknown): string {
 }
 
 function fieldLine(change: Change, field: FieldChange): string {
-  if (field.sensitive || SECRET_FIELDS.has(field.field)) {
+  if (isSecretField(field)) {
     return `${field.field}: ${change.action === 'create' ? SENSITIVE : SENSITIVE_CHANGED}`;
   }
   if (change.action === 'create') return `${field.field}: ${formatValue(field.after)}`;

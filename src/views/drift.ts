@@ -1,0 +1,18 @@
+/** A drift report in words. */
+import type { DriftReport, DriftStatus } from '../drift/report.js';
+
+/** A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`. */
+export function driftText(report: DriftReport, previous: DriftStatus | null = null, shown = 5): string {
+  const where = report.server ?? 'the server';
+  if (report.status === 'failed')
+    return `netform drift on ${where}: the check failed: ${report.error ?? 'unknown error'}`;
+  if (report.status === 'clean') {
+    return previous === 'drift' || previous === 'failed'
+      ? `netform drift on ${where}: back to clean: the server matches the desired state`
+      : `netform drift on ${where}: clean`;
+  }
+  const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${c.label ?? `${c.kind} ${c.key}`}`);
+  const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
+  const n = report.changes.length;
+  return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${labels.join('; ')}${more}`;
+}
