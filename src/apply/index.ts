@@ -1,6 +1,7 @@
 /** Executing plans: the executor, and the check that a saved plan still holds. */
 export {
   applyPlan,
+  applySummary,
   type ApplyOptions,
   type ApplyProgress,
   type ApplySummary,

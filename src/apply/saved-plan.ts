@@ -46,8 +46,13 @@ export function readSavedPlan(path: string): Plan {
       `${path}: the saved plan was modified after netform plan wrote it (its digest does not match); nothing was changed. Make it again with netform plan -f PATH -o PLANFILE`,
     );
   }
-  if (!Array.isArray(plan.changes) || typeof plan.server !== 'string' || !Array.isArray(plan.limits)) {
-    throw new SavedPlanError(`${path}: the saved plan is incomplete (changes, server or limits missing)`);
+  if (
+    !Array.isArray(plan.changes) ||
+    typeof plan.server !== 'string' ||
+    !Array.isArray(plan.limits) ||
+    typeof plan.summary?.cascade !== 'number'
+  ) {
+    throw new SavedPlanError(`${path}: the saved plan is incomplete (changes, server, summary or limits missing)`);
   }
   plan.changes.forEach((change, i) => {
     const ok =
@@ -57,7 +62,11 @@ export function readSavedPlan(path: string): Plan {
       KINDS.has(change.kind) &&
       ACTIONS.has(change.action) &&
       typeof change.key === 'string' &&
+      typeof change.label === 'string' &&
+      typeof change.phase === 'number' &&
       Array.isArray(change.fields) &&
+      (change.cascade === undefined ||
+        (Array.isArray(change.cascade) && change.cascade.every((item) => typeof item?.label === 'string'))) &&
       (change.action === 'create' || typeof change.liveId === 'string');
     if (!ok) throw new SavedPlanError(`${path}: change ${i + 1} of the saved plan is malformed`);
   });

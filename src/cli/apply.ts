@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import {
   applyPlan,
+  applySummary,
   findStaleChanges,
   readSavedPlan,
   SavedPlanError,
@@ -16,6 +17,7 @@ import {
   type ChangeResult,
 } from '../apply/index.js';
 import { resolveSecret } from '../desired/index.js';
+import { evaluateLimits } from '../plan/limits.js';
 import type { Plan } from '../plan/types.js';
 import { applySummaryLine, renderApplySummary } from '../views/apply.js';
 import { limitLine, renderPlan } from '../views/plan.js';
@@ -132,20 +134,9 @@ async function applySaved(
     return ExitCode.stale;
   }
   // The limits as the plan recorded them, unless lifted again for this run.
-  const overLimit = plan.limits
-    .map((limit) => {
-      const override = limit.kind === 'delete' ? opts.allowDeletes : opts.allowUpdates;
-      const allowed = override ?? limit.allowed;
-      return limit.planned > allowed
-        ? limitLine({
-            ...limit,
-            allowed,
-            exceeded: true,
-            source: override !== undefined ? `--allow-${limit.kind}s ${override}` : limit.source,
-          })
-        : null;
-    })
-    .filter((line): line is string => line !== null);
+  const overLimit = evaluateLimits(plan.summary, plan.limits, opts)
+    .filter((limit) => limit.exceeded)
+    .map(limitLine);
   return confirmAndApply(plan, overLimit, opts, connection, run, true);
 }
 
@@ -261,7 +252,7 @@ function summaryOf(plan: Plan, settled: Map<string, ChangeResult>, inFlight: Rea
   const results = plan.changes.map((change): ChangeResult => {
     const done = settled.get(change.id);
     if (done) return done;
-    const label = change.label ?? `${change.kind} ${change.key}`;
+    const { label } = change;
     if (inFlight.has(change.id))
       return {
         id: change.id,
@@ -278,12 +269,7 @@ function summaryOf(plan: Plan, settled: Map<string, ChangeResult>, inFlight: Rea
       message: 'not started: apply was interrupted',
     };
   });
-  return {
-    results,
-    done: results.filter((r) => r.status === 'done').length,
-    failed: results.filter((r) => r.status === 'failed').length,
-    notAttempted: results.filter((r) => r.status === 'not_attempted').length,
-  };
+  return applySummary(results);
 }
 
 /**

@@ -5,7 +5,6 @@
 import { Option, type Command } from 'commander';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { cronExpressionProblem, cronTicker, timeZoneProblem } from '../drift/cron.js';
 import { collectGarbage } from '../drift/memory.js';
@@ -16,13 +15,11 @@ import type { Plan } from '../plan/types.js';
 import { renderPlan } from '../views/plan.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
 import { DesiredStateReuse } from '../desired/reuse.js';
+import { NETFORM_VERSION } from '../version.js';
 import { action } from './boundary.js';
 import { watchStopRequests, type StopWatch } from './signals.js';
 import { CliError, ExitCode } from './exit.js';
 import { fullPlanAt, loadDesired, loadDesiredAndLive, makePlan, reportTimings, useColor } from './plan.js';
-
-const require = createRequire(import.meta.url);
-const { version } = require('../../../package.json') as { version: string };
 
 type Format = 'text' | 'json' | 'markdown';
 
@@ -131,7 +128,7 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
       webhookSink({
         url: opts.webhook,
         always: opts.webhookAlways ?? false,
-        userAgent: `netform/${version}`,
+        userAgent: `netform/${NETFORM_VERSION}`,
         secrets: secrets.filter((s): s is string => !!s),
         log,
       }),

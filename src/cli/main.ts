@@ -1,14 +1,11 @@
 #!/usr/bin/env node
 /** The `netform` command line: one file per command, each registering itself on the program. */
 import { Command } from 'commander';
-import { createRequire } from 'node:module';
+import { NETFORM_VERSION } from '../version.js';
 import { installErrorBoundary } from './boundary.js';
 
 // First of all: whatever fails from here on is printed by the boundary, never by Node's inspector.
 installErrorBoundary();
-
-const require = createRequire(import.meta.url);
-const { version } = require('../../../package.json') as { version: string };
 
 type Register = (program: Command) => void;
 
@@ -84,7 +81,7 @@ const commands: Record<string, CommandEntry> = {
 
 const program = new Command('netform')
   .description('Manage the users, devices and rules of a /v0 network-access server as code.')
-  .version(version)
+  .version(NETFORM_VERSION)
   .showHelpAfterError()
   .configureOutput({ outputError: (text, write) => write(text) });
 

@@ -4,7 +4,7 @@
  * only ever say that they changed.
  */
 import { SENSITIVE_CHANGED } from '../model/secret.js';
-import type { ChangeAction, FieldChange, Plan, PlanSummary, ResourceKind } from '../plan/types.js';
+import type { Change, FieldChange, Plan, PlanSummary } from '../plan/types.js';
 import { isSecretField } from '../views/symbols.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';
@@ -12,16 +12,11 @@ export const DRIFT_REPORT_FORMAT_VERSION = 1;
 
 export type DriftStatus = 'clean' | 'drift' | 'failed';
 
-export interface DriftChange {
-  id: string;
-  kind: ResourceKind;
-  action: ChangeAction;
-  key: string;
-  /** How people read the object: `device alice@example.com/laptop`. */
-  label?: string;
-  fields: FieldChange[];
-  note?: string;
-}
+/** A change of the plan, without what only apply needs (bodies, secrets, fingerprints). */
+export type DriftChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'label' | 'fields' | 'note'>;
+
+/** The plan's summary; a failed run has no plan, and no `cascade` count. */
+export type DriftCounts = Omit<PlanSummary, 'cascade'> & { cascade?: number };
 
 export interface DriftReport {
   format: typeof DRIFT_REPORT_FORMAT;
@@ -34,7 +29,7 @@ export interface DriftReport {
   server: string | null;
   /** The desired-state paths read for this run. */
   sources: string[];
-  counts: PlanSummary;
+  counts: DriftCounts;
   changes: DriftChange[];
   warnings: string[];
   /** Scheduled ticks skipped since the previous run because that run was still in progress. */
@@ -43,7 +38,7 @@ export interface DriftReport {
   error?: string;
 }
 
-export function emptyCounts(): PlanSummary {
+export function emptyCounts(): DriftCounts {
   return { create: 0, update: 0, delete: 0, replace: 0 };
 }
 
@@ -69,7 +64,7 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
       kind: change.kind,
       action: change.action,
       key: change.key,
-      ...(change.label ? { label: change.label } : {}),
+      label: change.label,
       fields: change.fields.map(redactField),
       ...(change.note ? { note: change.note } : {}),
     })),

@@ -11,7 +11,7 @@ export function driftText(report: DriftReport, previous: DriftStatus | null = nu
       ? `netform drift on ${where}: back to clean: the server matches the desired state`
       : `netform drift on ${where}: clean`;
   }
-  const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${c.label ?? `${c.kind} ${c.key}`}`);
+  const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${c.label}`);
   const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
   const n = report.changes.length;
   return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${labels.join('; ')}${more}`;
