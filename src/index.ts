@@ -1,5 +1,7 @@
 /**
  * netform as a library: the same pieces the CLI is made of, for scripts that want a plan as data.
+ * The workflows (plan against a server, apply, drift, access tests, export, show, validate) are
+ * the operations of src/ops; the pure pieces below them stay exported as they were.
  * (The CDKTF constructs are a separate entry point: `netform/cdktf`.)
  */
 export * from './model/index.js';
@@ -17,3 +19,4 @@ export type { Change, ChangeAction, FieldChange, LimitCheck, Plan, PlanSummary, 
 export { renderPlan, type PlanFormat } from './views/plan.js';
 export { formatDiagnostic } from './views/diagnostics.js';
 export { applyPlan, findStaleChanges, readSavedPlan, type ApplyOptions, type ApplySummary } from './apply/index.js';
+export * from './ops/index.js';

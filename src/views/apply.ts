@@ -1,7 +1,12 @@
-/** The summary of an apply: what was done, what failed and why, what was not attempted. */
+/**
+ * An apply in words: its summary (what was done, what failed and why, what was not attempted),
+ * why nothing was written (refused, stale, cancelled), and what an interrupt says.
+ */
 import pc from 'picocolors';
 import type { ApplySummary, ChangeStatus } from '../apply/executor.js';
-import type { RenderOptions } from './plan.js';
+import type { LimitCheck } from '../plan/types.js';
+import { limitLine, type RenderOptions } from './plan.js';
+import { seconds } from './progress.js';
 import { SYMBOL } from './symbols.js';
 
 export function renderApplySummary(summary: ApplySummary, options: RenderOptions): string {
@@ -20,4 +25,42 @@ export function renderApplySummary(summary: ApplySummary, options: RenderOptions
 
 export function applySummaryLine(summary: ApplySummary): string {
   return `Apply: ${summary.done} done, ${summary.failed} failed, ${summary.notAttempted} not attempted.`;
+}
+
+/** Why nothing was written: the plan is over a safety limit. */
+export function refusedText(overLimit: readonly LimitCheck[]): string {
+  return `Refused: the plan is over a safety limit. Nothing was changed.\n${overLimit.map((l) => `  - ${limitLine(l)}`).join('\n')}\n`;
+}
+
+/** Why nothing was written: what the saved plan touches changed since it was made. */
+export function staleText(stale: readonly string[]): string {
+  return `The saved plan is stale: the server changed since it was made. Nothing was changed.\n${stale.map((s) => `  - ${s}`).join('\n')}\nRun netform plan again.\n`;
+}
+
+export function confirmQuestion(changes: number, server: string): string {
+  return `\nApply these ${changes} change(s) to ${server}? Only "yes" applies: `;
+}
+
+export const CANCELLED = 'Apply cancelled. Nothing was changed.\n';
+
+/** The first interrupt: the writes in flight get `graceMs`. */
+export function stoppingLine(signal: string, graceMs: number, inFlight: number): string {
+  return `${signal}: starting no new writes; waiting up to ${seconds(graceMs)} for the ${inFlight} in flight (send it again to exit at once)\n`;
+}
+
+/** The second interrupt. */
+export function exitingNowLine(signal: string): string {
+  return `${signal} again: exiting now. Writes in flight may or may not have happened; netform plan shows where the server is.\n`;
+}
+
+/** The server went away: no new writes. */
+export function haltedLine(reason: string): string {
+  return `${reason}: starting no new writes\n`;
+}
+
+/** After the summary: an interrupted apply, or one that left changes undone. */
+export function unfinishedLine(summary: ApplySummary, interruptedBy: string | null): string {
+  return interruptedBy
+    ? `Interrupted by ${interruptedBy}. ${applySummaryLine(summary)} Running apply again finishes what is left.\n`
+    : `${applySummaryLine(summary)} Running apply again retries what is left.\n`;
 }

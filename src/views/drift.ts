@@ -1,8 +1,17 @@
 /** A drift report in words. */
-import type { DriftReport, DriftStatus } from '../drift/report.js';
+
+type DriftStatus = 'clean' | 'drift' | 'failed';
+
+/** What the words need of a drift report (src/drift/report.ts DriftReport, which drift hands in). */
+export interface DriftOutcome {
+  status: DriftStatus;
+  server: string | null;
+  error?: string;
+  changes: readonly { action: string; label: string }[];
+}
 
 /** A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`. */
-export function driftText(report: DriftReport, previous: DriftStatus | null = null, shown = 5): string {
+export function driftText(report: DriftOutcome, previous: DriftStatus | null = null, shown = 5): string {
   const where = report.server ?? 'the server';
   if (report.status === 'failed')
     return `netform drift on ${where}: the check failed: ${report.error ?? 'unknown error'}`;

@@ -96,8 +96,7 @@ function fieldLine(change: Change, field: FieldChange): string {
 function changeLines(change: Change): { head: string; details: string[] } {
   const { label } = change;
   const details = change.fields.map((f) => fieldLine(change, f));
-  for (const item of change.cascade ?? [])
-    details.push(`- ${item.label} (goes with the user)`);
+  for (const item of change.cascade ?? []) details.push(`- ${item.label} (goes with the user)`);
   const note = change.note ? `  (${change.note})` : '';
   return { head: `${SYMBOL[change.action]} ${label}${note}`, details };
 }

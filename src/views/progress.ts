@@ -21,10 +21,11 @@ export interface ProgressOptions {
   total: number;
   /** Whether stderr is a terminal (the live line) or not (a line per write). */
   terminal: boolean;
-  /** Running count interval without a terminal. Default 10 s; NETFORM_PROGRESS_EVERY_MS overrides it (tests). */
+  /** Running count interval without a terminal. Default 10 s. */
   everyMs?: number;
-  out?: (text: string) => void;
-  err?: (text: string) => void;
+  /** Where the lines go: the per-write lines (stdout), the live line and the running count (stderr). */
+  out: (text: string) => void;
+  err: (text: string) => void;
   now?: () => number;
 }
 
@@ -41,8 +42,7 @@ export function outcomeLine(result: ChangeResult, ms: number): string {
 }
 
 export function progressReporter(options: ProgressOptions): ProgressReporter {
-  const out = options.out ?? ((text: string) => process.stdout.write(text));
-  const err = options.err ?? ((text: string) => process.stderr.write(text));
+  const { out, err } = options;
   const now = options.now ?? Date.now;
   const started = now();
   const inFlight = new Set<string>();
@@ -69,8 +69,7 @@ export function progressReporter(options: ProgressOptions): ProgressReporter {
     };
   }
 
-  const envEvery = Number(process.env.NETFORM_PROGRESS_EVERY_MS);
-  const everyMs = options.everyMs ?? (Number.isFinite(envEvery) && envEvery > 0 ? envEvery : 10_000);
+  const everyMs = options.everyMs ?? 10_000;
   const timer = setInterval(() => {
     const p = latest;
     err(

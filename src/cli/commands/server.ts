@@ -2,7 +2,7 @@
  * `netform server ...`: administration on the server machine, straight on the database file,
  * no token needed: API tokens (the only way to get one) and the server defaults.
  */
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import {
   AdminError,
   StoreOpenError,
@@ -13,16 +13,12 @@ import {
   setServerDefault,
   showDefaults,
   DEFAULT_KEYS,
-} from '../../server/index.js';
-import { action } from './boundary.js';
-import { CliError, ExitCode } from './exit.js';
-import { dbOption } from './serve.js';
-import { copiedLine, defaultsTable, formatSettingValue, tokenTable } from '../views/admin.js';
-
-function parseDays(text: string): number {
-  if (!/^\d+$/.test(text.trim())) throw new InvalidArgumentError('expected a whole number of days from 1 to 90');
-  return Number(text);
-}
+} from '../../../server/index.js';
+import { copiedLine, defaultsTable, formatSettingValue, tokenTable } from '../../views/admin.js';
+import { action } from '../boundary.js';
+import { CliError, ExitCode } from '../exit.js';
+import { parseDays } from '../flags/numbers.js';
+import { dbOption } from '../flags/store.js';
 
 /** Administration failures are expected: their message alone, no stack. */
 async function admin<T>(run: () => Promise<T>): Promise<T> {
