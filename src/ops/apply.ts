@@ -95,7 +95,7 @@ export async function applyPlanned(
     const plan = await makePlan(desired, request, session, events);
     events.planned?.(plan);
     const overLimit = plan.limits.filter((l) => l.exceeded);
-    return writeUnlessRefused(plan, overLimit, request, session, events, signal, events.confirm);
+    return writeUnlessRefused(plan, overLimit, { request, session, events, signal }, events.confirm);
   });
 }
 
@@ -121,7 +121,7 @@ export async function applySaved(
     if (stale.length > 0) return { status: 'stale', plan, stale };
     // The limits as the plan recorded them, unless lifted again for this run.
     const overLimit = evaluateLimits(plan.summary, plan.limits, request).filter((l) => l.exceeded);
-    return writeUnlessRefused(plan, overLimit, request, session, events, signal);
+    return writeUnlessRefused(plan, overLimit, { request, session, events, signal });
   });
 }
 
@@ -138,29 +138,28 @@ async function withSession(session: Session, work: () => Promise<ApplyOutcome>):
   }
 }
 
+/** One apply's request, open session, events and stop signal. */
+interface ApplyRun {
+  request: ApplyRequest;
+  session: Session;
+  events: ApplyEvents;
+  signal: AbortSignal | undefined;
+}
+
 async function writeUnlessRefused(
   plan: Plan,
   overLimit: LimitCheck[],
-  request: ApplyRequest,
-  session: Session,
-  events: ApplyEvents,
-  signal: AbortSignal | undefined,
+  run: ApplyRun,
   confirm?: ApplyEvents['confirm'],
 ): Promise<ApplyOutcome> {
   if (overLimit.length > 0) return { status: 'refused', plan, overLimit };
   if (plan.changes.length === 0) return { status: 'no-changes', plan };
-  if (confirm && !(await confirm(plan, session.url))) return { status: 'cancelled', plan };
-  return writeChanges(plan, request, session, events, signal);
+  if (confirm && !(await confirm(plan, run.session.url))) return { status: 'cancelled', plan };
+  return writeChanges(plan, run);
 }
 
 /** The writes, watched: a breaker for a server that went away, and the signal stopping new writes. */
-async function writeChanges(
-  plan: Plan,
-  request: ApplyRequest,
-  session: Session,
-  events: ApplyEvents,
-  signal: AbortSignal | undefined,
-): Promise<ApplyOutcome> {
+async function writeChanges(plan: Plan, { request, session, events, signal }: ApplyRun): Promise<ApplyOutcome> {
   const graceMs = session.timeoutMs;
   events.writing?.(plan, graceMs);
   const started = performance.now();
