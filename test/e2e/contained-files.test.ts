@@ -253,3 +253,36 @@ describe('desired-state files (F2)', { timeout: 60_000 }, () => {
     }
   });
 });
+
+describe('saved plans', { timeout: 60_000 }, () => {
+  it('resolve secret files against the repository apply runs in, never a folder the plan names', async () => {
+    // Files outside the repository: planned from inside it, the plan names ../<folder>/desired.
+    const elsewhere = mkdtempSync(join(tmpdir(), 'netform-contained-elsewhere-'));
+    try {
+      const psk = wgKey();
+      write(join(elsewhere, 'desired', 'secrets', 'a.psk'), `${psk}\n`);
+      write(
+        join(elsewhere, 'desired', 'netform.yaml'),
+        userWithDevices('saved@example.com', device('a', 'secrets/a.psk')),
+      );
+      const planPath = join(elsewhere, 'plan.json');
+      const planned = await netform(['plan', '-f', join(elsewhere, 'desired'), '-o', planPath], repo);
+      expect(planned.code, describeResult(planned)).toBe(2);
+
+      // Applied from the repository: the secret lies outside it. Refused before any write.
+      const refused = await netform(['apply', planPath], repo);
+      expect(refused.code, describeResult(refused)).toBe(1);
+      expect(refused.stderr).toContain("the saved plan's secrets cannot be read here; nothing was changed");
+      expect(refused.stderr).toContain('secret file secrets/a.psk is outside the repository (.)');
+      expect((await serverState(server)).users.map((u) => u.email)).not.toContain('saved@example.com');
+
+      // Applied where the files are (no git: that folder is the boundary), the same plan works.
+      const applied = await netform(['apply', planPath], elsewhere);
+      expect(applied.code, describeResult(applied)).toBe(0);
+      const state = await serverState(server);
+      expect(state.devices.find((d) => d.name === 'a')?.preshared_key).toBe(psk);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+});
