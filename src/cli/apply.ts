@@ -16,7 +16,7 @@ import {
   type ChangeResult,
 } from '../apply/index.js';
 import { progressReporter, seconds } from './apply-progress.js';
-import { resolveSecret } from '../desired/index.js';
+import { resolveSecret, SecretResolutionError, workingContainment } from '../desired/index.js';
 import type { Plan } from '../plan/types.js';
 import { applySummaryLine, renderApplySummary } from '../render/apply.js';
 import { limitLine, renderPlan } from '../render/index.js';
@@ -123,6 +123,7 @@ async function applySaved(
   const color = useColor(opts);
   process.stdout.write(renderPlan(plan, 'text', { color }));
   if (plan.changes.length === 0) return ExitCode.ok;
+  refuseUnusableSecrets(plan);
   const live = await readLiveState(connection, { configuration: plan.changes.some((c) => c.kind === 'configuration') });
   const stale = findStaleChanges(plan, live);
   if (stale.length > 0) {
@@ -147,6 +148,29 @@ async function applySaved(
     })
     .filter((line): line is string => line !== null);
   return confirmAndApply(plan, overLimit, opts, connection, run, true);
+}
+
+/**
+ * Every secret a saved plan will send must be readable here, within the repository apply runs in
+ * (never a folder the plan names), before anything is written: otherwise nothing is.
+ */
+function refuseUnusableSecrets(plan: Plan): void {
+  const within = workingContainment();
+  const problems = new Set<string>();
+  for (const change of plan.changes) {
+    for (const { ref } of change.secrets ?? []) {
+      try {
+        resolveSecret(ref, process.env, { within });
+      } catch (error) {
+        if (!(error instanceof SecretResolutionError)) throw error;
+        problems.add(`${change.label ?? change.id}: ${error.message}`);
+      }
+    }
+  }
+  if (problems.size > 0)
+    throw new CliError(
+      `the saved plan's secrets cannot be read here; nothing was changed:\n${[...problems].map((p) => `  - ${p}`).join('\n')}`,
+    );
 }
 
 async function confirmAndApply(
@@ -181,7 +205,7 @@ async function confirmAndApply(
       return ExitCode.error;
     }
   }
-  return writeChanges(plan, opts, connection, run);
+  return writeChanges(plan, opts, connection, run, saved);
 }
 
 /**
@@ -193,7 +217,11 @@ async function writeChanges(
   opts: ApplyCommandOptions,
   connection: Connection,
   run: ApplyRun,
+  saved: boolean,
 ): Promise<ExitCode> {
+  // A saved plan's secret files are resolved within the repository apply runs in (outside git, the
+  // current folder), never within a folder the plan names: a reference that leads out is refused.
+  const within = saved ? workingContainment() : undefined;
   run.arm();
   const writesStarted = performance.now();
   const reporter = progressReporter({ total: plan.changes.length, terminal: process.stderr.isTTY === true });
@@ -212,7 +240,7 @@ async function writeChanges(
   const applying = applyPlan(plan, {
     client: connection.client,
     parallelism: opts.parallelism,
-    resolveSecret: (ref) => resolveSecret(ref, process.env),
+    resolveSecret: (ref) => resolveSecret(ref, process.env, { within }),
     onProgress: reporter.onProgress,
     onStart: reporter.onStart,
     onSettled: (result, detail) => {

@@ -18,9 +18,10 @@
  * sections (settings, absent, and any other top-level section of the format) are kept in the
  * stack's top-level "//" entry under `netform`, which Terraform ignores, and are copied as written.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import providerSchemaDocument from '../../schemas/terraform-provider.json' with { type: 'json' };
+import { desiredStateContainment, escapeFrom, readDesiredStateFile, type Containment } from './containment.js';
 import { CDKTF_STACK_FILE, displayPath } from './files.js';
 import { readDocuments } from './pipeline.js';
 import { lineStartsOf, type ContainerOffsets, type ParsedDocument } from './positions.js';
@@ -856,18 +857,21 @@ class StackTranslator {
   }
 }
 
-/** The stack file a path names: the file itself, or the cdk.tf.json in a folder. */
-async function stackFileOf(path: string): Promise<{ file: string } | { error: string }> {
+/** The stack file a path names (the file itself, or the cdk.tf.json in a folder), and where it must lie. */
+async function stackFileOf(path: string): Promise<{ file: string; within: Containment } | { error: string }> {
   try {
     const info = await stat(path);
-    if (!info.isDirectory()) return { file: path };
+    if (!info.isDirectory()) return { file: path, within: desiredStateContainment(path, false) };
   } catch {
     return { error: 'no such file or folder' };
   }
+  const within = desiredStateContainment(path, true);
+  const escape = escapeFrom(path, within);
+  if (escape) return { error: `${escape}; it is not read` };
   const file = join(path, CDKTF_STACK_FILE);
   try {
-    await stat(file);
-    return { file };
+    await lstat(file);
+    return { file, within };
   } catch {
     return {
       error: `holds no ${CDKTF_STACK_FILE}; point at a synthesized stack such as cdktf.out/stacks/NAME (run your CDKTF app first)`,
@@ -898,15 +902,9 @@ export async function loadCdktfStack(path: string, options: LoadOptions = {}): P
   if ('error' in located) return { ok: false, diagnostics: [{ file: displayPath(path), message: located.error }] };
   const shown = displayPath(located.file);
 
-  let text: string;
-  try {
-    text = await readFile(located.file, 'utf8');
-  } catch (error) {
-    return {
-      ok: false,
-      diagnostics: [{ file: shown, message: `cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }],
-    };
-  }
+  const read = await readDesiredStateFile(located.file, located.within, 0);
+  if ('problem' in read) return { ok: false, diagnostics: [{ file: shown, message: read.problem }] };
+  const text = read.bytes.toString('utf8');
   let document: unknown;
   try {
     document = JSON.parse(text);

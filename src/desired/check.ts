@@ -7,7 +7,6 @@
  * Each problem is reported at the value at fault when the front end recorded where it stands
  * (SourceLocation.fields), else at its object, with the path people use to name it.
  */
-import picomatch from 'picomatch';
 import { checkConfigurationInput } from '../model/configuration.js';
 import {
   allowedIpKey,
@@ -17,6 +16,7 @@ import {
   dnsEntryKey,
 } from '../model/device.js';
 import type { FieldErrors } from '../model/errors.js';
+import { emailGlobMatcher, emailGlobProblem } from '../model/email-glob.js';
 import { deviceKey, ruleKey, userKey } from '../model/keys.js';
 import { Messages } from '../model/messages.js';
 import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } from '../model/net.js';
@@ -294,6 +294,10 @@ function checkSettings(state: DesiredState, into: Diagnostic[]): void {
   (state.settings.manage.users ?? []).forEach((glob, i) => {
     if (typeof glob !== 'string' || glob.trim() === '')
       into.push(report(settings, `manage.users[${i}]`, 'must be an email glob such as *@example.com'));
+    else {
+      const problem = emailGlobProblem(glob);
+      if (problem) into.push(report(settings, `manage.users[${i}]`, `${problem} (an email glob)`));
+    }
   });
   (state.settings.manage.rules ?? []).forEach((block, i) => {
     if (parseCidrOrAddress(block) === null)
@@ -302,15 +306,20 @@ function checkSettings(state: DesiredState, into: Diagnostic[]): void {
   state.settings.protect.users.forEach((email, i) => {
     const checked = checkEmail(email);
     if (!checked.ok) into.push(report(settings, `protect.users[${i}]`, explain('email', checked.message)));
+    else {
+      const problem = emailGlobProblem(email);
+      if (problem) into.push(report(settings, `protect.users[${i}]`, `${problem} (an email or email glob)`));
+    }
   });
 }
 
-/** Matches emails against the `manage.users` globs, case-insensitively; null when every user is managed. */
+/**
+ * Matches emails against the `manage.users` globs with the planner's matcher (model/email-glob.ts);
+ * null when every user is managed. Globs checkSettings refused are left out (they are reported).
+ */
 function userScope(globs: string[] | null): ((email: string) => boolean) | null {
   if (globs === null) return null;
-  const usable = globs.filter((g) => typeof g === 'string' && g.trim() !== '').map((g) => g.trim().toLowerCase());
-  const matcher = usable.length > 0 ? picomatch(usable, { dot: true }) : () => false;
-  return (email) => matcher(userKey(email));
+  return emailGlobMatcher(globs.filter((g) => typeof g === 'string' && emailGlobProblem(g) === null));
 }
 
 function describeList(list: string[]): string {
@@ -511,11 +520,10 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
   // Most states list nothing as absent: the indexes of every declaration are not built for them.
   if (state.absent.users.length === 0 && state.absent.devices.length === 0) return;
   const declaredUsers = firstByKey(users, (u) => u.key);
-  const protectedUsers = new Map<string, number>();
-  state.settings.protect.users.forEach((email, i) => {
-    const checked = checkEmail(email);
-    if (checked.ok) protectedUsers.set(userKey(checked.email), i);
-  });
+  // protect.users are globs, as the planner reads them: the first entry that matches, by index.
+  const protectedBy = state.settings.protect.users.flatMap((glob, i) =>
+    checkEmail(glob).ok && emailGlobProblem(glob) === null ? [{ i, matches: emailGlobMatcher([glob]) }] : [],
+  );
   const settings: Declared = { source: state.settings.source, fallbackPath: 'settings' };
 
   const absentUsers = state.absent.users.map((a, i) => ({
@@ -540,7 +548,7 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
           `${a.key} is declared at ${whereIs(declared, 'email')} and listed as absent; keep one of the two`,
         ),
       );
-    const protectedAt = protectedUsers.get(a.key);
+    const protectedAt = protectedBy.find((p) => p.matches(a.key!))?.i;
     if (protectedAt !== undefined) {
       into.push(
         report(

@@ -21,7 +21,7 @@ import { MANAGED_CONFIGURATION_FIELDS, type ManagedConfiguration } from '../mode
 import { defaultSettings } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
 import type { SchemaResult } from './schema.js';
-import { misplacedSecretFile, resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
+import { resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
 import { applyUseDefaultShorthand } from './shorthand.js';
 import type { Diagnostic } from './types.js';
 import {
@@ -310,16 +310,13 @@ class DocumentReader {
     else if (typeof value.file === 'string') ref = { file: value.file, baseDir: dirname(this.parsed.file) };
     else if (typeof value.tfvar === 'string' && this.parsed.translated) ref = { tfvar: value.tfvar };
     else return undefined; // a reference of no known kind: the schema reported it
-    const misplaced = 'file' in ref ? misplacedSecretFile(ref) : null;
-    if (misplaced) {
-      this.error(place, misplaced);
-      return undefined;
-    }
     try {
       return new Secret(resolveSecret(ref, this.env), ref);
     } catch (error) {
       if (!(error instanceof SecretResolutionError)) throw error;
-      if (this.secretsOptional) this.warn(place, `${error.message} (needed by plan, apply and drift)`);
+      // A file outside the repository, not a regular file or too large is an error even in validate:
+      // only a secret that is absent (a fork's pull request gets none) is a warning there.
+      if (this.secretsOptional && !error.rule) this.warn(place, `${error.message} (needed by plan, apply and drift)`);
       else this.error(place, error.message);
       return undefined;
     }

@@ -243,7 +243,7 @@ describe('secrets', () => {
     expect(await errorsOf(`${F}/secrets/missing.yaml`, { env: { NETFORM_TEST_EMPTY_PASSWORD: '' } })).toEqual([
       `${F}/secrets/missing.yaml:4:15: users[0].password: environment variable NETFORM_TEST_UNSET_PASSWORD is not set`,
       `${F}/secrets/missing.yaml:8:24: users[0].devices[0].preshared_key: secret file files/no-such.psk cannot be read (${F}/secrets/files/no-such.psk): no such file`,
-      `${F}/secrets/missing.yaml:11:24: users[0].devices[1].preshared_key: secret file files cannot be read (${F}/secrets/files): it is a folder, not a file`,
+      `${F}/secrets/missing.yaml:11:24: users[0].devices[1].preshared_key: secret file files is not a regular file (it is a folder)`,
       `${F}/secrets/missing.yaml:14:24: users[0].devices[2].preshared_key: secret file files/empty.psk is empty (${F}/secrets/files/empty.psk)`,
       `${F}/secrets/missing.yaml:16:15: users[1].password: environment variable NETFORM_TEST_EMPTY_PASSWORD is empty`,
     ]);
