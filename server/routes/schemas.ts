@@ -104,7 +104,10 @@ export const RULE = {
     action: { type: 'string', enum: [...RULE_ACTIONS] },
     destination: { type: 'string', description: 'IP address or CIDR block, echoed as given' },
     port_type: { type: ['string', 'null'], enum: [...PORT_TYPES, null] },
-    port_range: { type: ['string', 'null'], description: '"lo - hi"' },
+    port_range: {
+      type: ['string', 'null'],
+      description: '"lo - hi", or one number for a single port ("443"), as Firezone 0.7.36 answers',
+    },
     user_id: { type: ['string', 'null'], format: 'uuid' },
     inserted_at: TIMESTAMP,
     updated_at: TIMESTAMP,
@@ -126,7 +129,8 @@ const USER_INPUT = {
 
 const DEVICE_INPUT = {
   type: 'object',
-  description: 'Unknown keys are ignored; an empty string counts as null. On update user_id is ignored.',
+  description:
+    'Unknown keys are ignored; an empty string counts as null, except that use_default_<x> "" is its default, true. On update user_id is ignored.',
   properties: {
     user_id: UUID,
     name: { type: 'string', description: '1 to 255 characters, unique per user; generated when omitted' },
@@ -150,12 +154,15 @@ const DEVICE_INPUT = {
 
 const RULE_INPUT = {
   type: 'object',
-  description: 'Unknown keys are ignored; an empty string counts as null.',
+  description: 'Unknown keys are ignored; an empty string counts as null, except that action "" is its default, drop.',
   properties: {
     destination: { type: 'string', description: 'IP address or CIDR block' },
     action: { type: 'string', enum: [...RULE_ACTIONS], default: 'drop' },
     port_type: { type: ['string', 'null'], enum: [...PORT_TYPES, null], description: 'goes with port_range' },
-    port_range: { type: ['string', 'null'], description: '"80", "80-443" or "80 - 443"' },
+    port_range: {
+      type: ['string', 'null'],
+      description: '"80", "80-443" or "80 - 443"; ports 1 to 65534 (Firezone 0.7.36 refuses a range reaching 65535)',
+    },
     user_id: { type: ['string', 'null'], format: 'uuid', description: 'null binds the rule to nobody' },
   },
 };

@@ -57,8 +57,12 @@ export async function findOverlappingRule(
   return null;
 }
 
-function checkedInput(body: RawInput, mode: 'create' | 'update'): { input: RuleInput; errors: FieldErrors } {
-  const checked = checkRuleInput(body, mode);
+function checkedInput(
+  body: RawInput,
+  mode: 'create' | 'update',
+  stored?: RuleRow,
+): { input: RuleInput; errors: FieldErrors } {
+  const checked = checkRuleInput(body, mode, stored);
   return checked.ok
     ? { input: checked.value, errors: {} }
     : { input: checked.partial ?? {}, errors: { ...checked.errors } };
@@ -111,10 +115,11 @@ export async function createRule(ctx: ServiceContext, body: RawInput): Promise<A
 }
 
 export async function updateRule(ctx: ServiceContext, id: string, body: RawInput): Promise<ApiRule> {
-  const { input, errors } = checkedInput(body, 'update');
   return ctx.store.transaction(async (tx) => {
     const rule = isUuid(id) ? await tx.getRule(id.toLowerCase()) : null;
     if (!rule) throw new NotFoundError();
+    // Checked against the stored rule: one stored with a range reaching 65535 may send it back.
+    const { input, errors } = checkedInput(body, 'update', rule);
     const patch: RulePatch = {};
     if (input.action !== undefined && input.action !== rule.action) patch.action = input.action;
     if (input.destination !== undefined && input.destination !== rule.destination)

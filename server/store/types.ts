@@ -24,7 +24,10 @@ export interface UserRow extends ApiUser {
  */
 export type DeviceRow = Omit<ApiDevice, 'server_public_key'>;
 
-/** A rule as stored: exactly the API's rule (destination as given, port_range as `"lo - hi"`). */
+/**
+ * A rule as stored: the API's rule (destination as given), except that port_range is always
+ * `"lo - hi"`, also for a single port (`"443 - 443"`; the API answers that one as `"443"`).
+ */
 export type RuleRow = ApiRule;
 
 export interface TokenRow {

@@ -21,6 +21,7 @@ import { deviceKey, ruleKey, userKey } from '../model/keys.js';
 import { Messages } from '../model/messages.js';
 import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } from '../model/net.js';
 import { checkRuleInput, checkRulePorts, parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
+import { HIGHEST_RULE_PORT, parsePortRange, reachesPortLimit } from '../model/ports.js';
 import type { DesiredDevice, DesiredRule, DesiredState, DesiredUser, SourceLocation } from '../model/state.js';
 import { checkEmail, checkUserInput } from '../model/user.js';
 import { checkAccessTests } from '../access/tests.js';
@@ -181,12 +182,31 @@ function checkRule(entry: RuleEntry, into: Diagnostic[]): void {
     { action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range },
     'create',
   );
-  if (!result.ok) reportFieldErrors(entry, result.errors, into);
+  if (!result.ok) {
+    const limit = portLimitMessage(rule.port_range);
+    if (limit && result.errors.port_range) result.errors.port_range = [limit];
+    reportFieldErrors(entry, result.errors, into);
+  }
   reportFieldErrors(
     entry,
     checkRulePorts({ port_type: rule.port_type ?? null, port_range: rule.port_range ?? null }),
     into,
   );
+}
+
+/**
+ * For a range the model refuses only because it reaches 65535: the server's message (upstream's
+ * words, `port is not within valid range`), then why, and what to write instead.
+ */
+function portLimitMessage(text: string | null): string | null {
+  const parsed = text === null ? null : parsePortRange(text);
+  if (!parsed?.ok || !reachesPortLimit(parsed.range)) return null;
+  const { low } = parsed.range;
+  const written = text!.trim();
+  const limit = `${Messages.portRange}: ${written} reaches 65535, which Firezone 0.7.36 refuses (its ranges end at ${HIGHEST_RULE_PORT})`;
+  return low <= HIGHEST_RULE_PORT
+    ? `${limit}; write ${low}-${HIGHEST_RULE_PORT}, or a portless rule`
+    : `${limit}; a rule cannot name port 65535 alone: write a portless rule, which covers every port`;
 }
 
 function describeRule(rule: DesiredRule): string {

@@ -163,6 +163,10 @@ class ItemReader {
     if (!this.errors.includes(text)) this.errors.push(text);
   }
 
+  /**
+   * A text field, kept exactly as sent (0.7.36 stores provider fields untrimmed: SAML metadata
+   * keeps its final newline). Only white space still counts as blank.
+   */
   text(key: string, required: boolean): string | null {
     const value = this.raw[key];
     if (isBlank(value)) {
@@ -173,7 +177,7 @@ class ItemReader {
       this.add(key, Messages.invalid);
       return null;
     }
-    return value.trim();
+    return value;
   }
 
   flag(key: string, fallback: boolean | null): boolean {
@@ -251,7 +255,7 @@ function checkSamlProvider(raw: RawInput): { value: SamlIdentityProvider; errors
   };
   item.uri('base_url', value.base_url);
   // Upstream parses the XML; this server signs no one in, so it only checks it is XML-shaped.
-  if (value.metadata !== '') item.expect('metadata', value.metadata.startsWith('<'), Messages.invalid);
+  if (value.metadata !== '') item.expect('metadata', value.metadata.trimStart().startsWith('<'), Messages.invalid);
   return { value, errors: item.errors };
 }
 

@@ -168,7 +168,7 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
 
   for (const [, flag] of USE_DEFAULT_FLAGS) {
     if (has(input, flag) || mode === 'create') {
-      const v = has(input, flag) ? input[flag] : true;
+      const v = useDefaultOf(input, flag, mode);
       if (typeof v === 'boolean') value[flag] = v;
       else addError(errors, flag, Messages.invalid);
     }
@@ -229,8 +229,8 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
   // flag is true, so a value sent without `use_default_<x>: false` is refused too (it would be
   // stored but never shown, the default being shown instead).
   for (const [field, flag] of USE_DEFAULT_FLAGS) {
-    const useDefault = has(input, flag) ? input[flag] : mode === 'create';
-    if (useDefault === true && !isEmptyValue(input[field])) addError(errors, field, Messages.mustNotBePresent);
+    if (useDefaultOf(input, flag, mode) === true && !isEmptyValue(input[field]))
+      addError(errors, field, Messages.mustNotBePresent);
   }
   // An endpoint is needed when the default one is not used.
   if (
@@ -242,6 +242,15 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
   }
 
   return hasErrors(errors) ? { ok: false, errors, partial: value } : { ok: true, value };
+}
+
+/**
+ * A `use_default_<x>` flag as sent: omitted on create, or `""` (as 0.7.36, whose cast turns `""`
+ * into the field's default), is the default `true`; anything else as it is (checked by the caller).
+ */
+function useDefaultOf(input: RawInput, flag: UseDefaultFlag, mode: Mode): unknown {
+  if (!has(input, flag)) return mode === 'create' ? true : undefined;
+  return input[flag] === '' ? true : input[flag];
 }
 
 /** The list-valued fields a `use_default_<x>` flag governs. */

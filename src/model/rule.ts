@@ -3,7 +3,7 @@ import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js
 import { has, isBlank, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
 import { parseCidrOrAddress, rangesIntersect, type ParsedCidr } from './net.js';
-import { formatPortRange, parsePortRange, portRangesIntersect, type PortRange } from './ports.js';
+import { formatPortRange, parsePortRange, portRangesIntersect, reachesPortLimit, type PortRange } from './ports.js';
 import { PORT_TYPES, RULE_ACTIONS, type PortType, type RuleAction } from './types.js';
 
 export interface RuleInput {
@@ -15,12 +15,21 @@ export interface RuleInput {
   user_id?: string | null;
 }
 
+/** What checkRuleInput needs to know of the rule an update changes. */
+export interface StoredRulePorts {
+  /** As stored, `"lo - hi"`. */
+  port_range: string | null;
+}
+
 /**
- * Checks a `rule` body. On create `destination` is required and `action` defaults to `drop`.
- * The pairing of port_type and port_range is checked on the whole rule by checkRulePorts, since
- * an update may send only one of them.
+ * Checks a `rule` body. On create `destination` is required and `action` defaults to `drop`;
+ * `""` is the default too, on create and on update (as 0.7.36, whose cast turns `""` into the
+ * field's default). A port range reaching 65535 is refused, as 0.7.36 refuses it, except on an
+ * update that sends back the range `stored` already holds (rules stored before netform refused
+ * it stay updatable). The pairing of port_type and port_range is checked on the whole rule by
+ * checkRulePorts, since an update may send only one of them.
  */
-export function checkRuleInput(input: RawInput, mode: Mode): Checked<RuleInput> {
+export function checkRuleInput(input: RawInput, mode: Mode, stored?: StoredRulePorts): Checked<RuleInput> {
   const errors: FieldErrors = {};
   const value: RuleInput = {};
 
@@ -33,7 +42,8 @@ export function checkRuleInput(input: RawInput, mode: Mode): Checked<RuleInput> 
 
   if (has(input, 'action')) {
     const a = input.action;
-    if (isBlank(a)) addError(errors, 'action', Messages.blank);
+    if (a === '') value.action = 'drop';
+    else if (isBlank(a)) addError(errors, 'action', Messages.blank);
     else if (typeof a === 'string' && (RULE_ACTIONS as readonly string[]).includes(a)) value.action = a as RuleAction;
     else addError(errors, 'action', Messages.invalid);
   } else if (mode === 'create') {
@@ -52,8 +62,13 @@ export function checkRuleInput(input: RawInput, mode: Mode): Checked<RuleInput> 
     if (isBlank(r)) value.port_range = null;
     else {
       const parsed = parsePortRange(r);
-      if (parsed.ok) value.port_range = formatPortRange(parsed.range);
-      else addError(errors, 'port_range', parsed.message);
+      if (!parsed.ok) addError(errors, 'port_range', parsed.message);
+      else {
+        const text = formatPortRange(parsed.range);
+        if (reachesPortLimit(parsed.range) && text !== stored?.port_range)
+          addError(errors, 'port_range', Messages.portRange);
+        else value.port_range = text;
+      }
     }
   }
 

@@ -4,14 +4,19 @@
  * target, then, transitively, the changes they depend on (the user a device belongs to, the rule
  * that must make room first). Summary and limits are counted again over what is kept.
  */
-import { userKey } from '../model/keys.js';
+import { ruleKey, userKey } from '../model/keys.js';
 import type { Change, Plan, PlanSummary } from './types.js';
 
 export class TargetError extends Error {
   override readonly name = 'TargetError';
 }
 
-/** A target in the plan's key notation, normalised as change ids are: `user:EMAIL`, `device:EMAIL/NAME`, `rule:OWNER|ACTION|DEST|PORTS`, `configuration`. */
+/**
+ * A target in the plan's key notation, normalised as change ids are: `user:EMAIL`,
+ * `device:EMAIL/NAME`, `rule:OWNER|ACTION|DEST|PORTS`, `configuration`. A rule's ports may be
+ * written as the server answers them or as files do (`tcp:443`, `tcp:443-443`): the key holds
+ * the one canonical form, `tcp:443 - 443`.
+ */
 export function normalizeTarget(target: string): string {
   if (target.trim() === 'configuration') return 'configuration';
   const colon = target.indexOf(':');
@@ -28,7 +33,23 @@ export function normalizeTarget(target: string): string {
     if (slash <= 0) throw new TargetError(`--target ${target}: a device is device:EMAIL/NAME`);
     return `device:${userKey(rest.slice(0, slash))}/${rest.slice(slash + 1)}`;
   }
-  return `rule:${rest}`;
+  return `rule:${normalizeRuleKey(rest)}`;
+}
+
+/** `OWNER|ACTION|DEST|PORTS` as ruleKey writes it; text that is not four parts is left as it is (it matches nothing). */
+function normalizeRuleKey(text: string): string {
+  const parts = text.split('|').map((part) => part.trim());
+  if (parts.length !== 4) return text;
+  const [owner, action, destination, ports] = parts as [string, string, string, string];
+  const colon = ports.indexOf(':');
+  const any = ports.toLowerCase() === 'any' || ports === '';
+  return ruleKey({
+    ownerEmail: owner === '*' ? null : owner,
+    action: action.toLowerCase(),
+    destination,
+    port_type: any ? null : colon === -1 ? ports : ports.slice(0, colon),
+    port_range: any || colon === -1 ? null : ports.slice(colon + 1).trim(),
+  });
 }
 
 export function targetPlan(plan: Plan, targets: readonly string[]): Plan {

@@ -148,6 +148,19 @@ describe('field rules of the model, at the value at fault', () => {
   });
 });
 
+describe('what Firezone 0.7.36 refuses although the server once took it', () => {
+  it('a port range reaching 65535 (its ranges end at 65534), saying what to write; a blank action', async () => {
+    const limit = 'port is not within valid range:';
+    const why = 'reaches 65535, which Firezone 0.7.36 refuses (its ranges end at 65534)';
+    expect(await errorsOf(`${F}/rule-port-limit.yaml`)).toEqual([
+      `${F}/rule-port-limit.yaml:3:77: rules[0].port_range: ${limit} 1-65535 ${why}; write 1-65534, or a portless rule`,
+      `${F}/rule-port-limit.yaml:4:77: rules[1].port_range: ${limit} 8000 - 65535 ${why}; write 8000-65534, or a portless rule`,
+      `${F}/rule-port-limit.yaml:5:77: rules[2].port_range: ${limit} 65535 ${why}; a rule cannot name port 65535 alone: write a portless rule, which covers every port`,
+      `${F}/rule-port-limit.yaml:7:15: rules[4].action: must be one of: accept, drop`,
+    ]);
+  });
+});
+
 describe('what only the whole state shows', () => {
   it('overlapping rules under the server rule: same owner (case-insensitive) and action, intersecting destinations and ports', async () => {
     expect(await errorsOf(`${F}/overlap.yaml`)).toEqual([

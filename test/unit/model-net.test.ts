@@ -9,7 +9,14 @@ import {
   parseIpAddress,
   rangesIntersect,
 } from '../../src/model/net.js';
-import { formatPortRange, normalizePortRange, parsePortRange } from '../../src/model/ports.js';
+import {
+  answerPortRange,
+  formatPortRange,
+  HIGHEST_RULE_PORT,
+  normalizePortRange,
+  parsePortRange,
+  reachesPortLimit,
+} from '../../src/model/ports.js';
 
 describe('parseIpAddress', () => {
   it('accepts dotted quads and IPv6, canonicalising IPv6', () => {
@@ -125,5 +132,24 @@ describe('port ranges', () => {
     expect(parsePortRange('443-80')).toEqual({ ok: false, message: 'lower value cannot be higher than upper value' });
     expect(parsePortRange('0-80')).toEqual({ ok: false, message: 'port is not within valid range' });
     expect(parsePortRange('80-65536')).toEqual({ ok: false, message: 'port is not within valid range' });
+  });
+
+  it('reads a stored range reaching 65535, and knows it reaches past the highest port a new rule may name', () => {
+    const r = parsePortRange('1 - 65535');
+    expect(r).toEqual({ ok: true, range: { low: 1, high: 65535 } });
+    expect(r.ok && reachesPortLimit(r.range)).toBe(true);
+    expect(reachesPortLimit({ low: 1, high: HIGHEST_RULE_PORT })).toBe(false);
+    expect(HIGHEST_RULE_PORT).toBe(65534);
+  });
+
+  it('answers a stored single port as one number and a range as lo - hi, as 0.7.36', () => {
+    expect(answerPortRange('443 - 443')).toBe('443');
+    expect(answerPortRange('65535 - 65535')).toBe('65535');
+    expect(answerPortRange('80 - 443')).toBe('80 - 443');
+    expect(answerPortRange('1 - 65535')).toBe('1 - 65535');
+    expect(answerPortRange('44 - 443')).toBe('44 - 443');
+    expect(answerPortRange(null)).toBeNull();
+    // Both answer forms normalise to the one stored and keyed form.
+    expect(normalizePortRange('443')).toBe(normalizePortRange('443 - 443'));
   });
 });
