@@ -90,6 +90,7 @@ function nft(args, stdin) {
     child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
     child.on('error', (error) => resolve({ code: -1, stdout, stderr: String(error) }));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.on('error', () => {});
     child.stdin.end(stdin ?? '');
   });
 }
@@ -104,6 +105,7 @@ function nfti(line) {
     const child = spawn('nft', ['-j', '-i'], { stdio: ['pipe', 'pipe', 'pipe'] });
     interactive = { child, stderr: '', waiting: [], output: [] };
     child.stderr.setEncoding('utf8').on('data', (c) => (interactive.stderr += c));
+    child.stdin.on('error', () => {});
     createInterface({ input: child.stdout }).on('line', (out) => {
       if (/"table": \{"family": "inet", "name": "sync"/.test(out)) {
         const done = interactive.waiting.shift();

@@ -13,6 +13,9 @@
  * and port ranges reaching 65535 (W3.7). "No tunnel" verdicts (disabled users, devices without an
  * address in the family) cannot be sent and stay in unit tests.
  */
+import { spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   accessModelOfDesired,
@@ -232,4 +235,18 @@ describe.skipIf(unavailable !== null)("netform's ruleset is the one 0.7.36's fz_
       expect(comparableListing(ours), c.name).toBe(comparableListing(theirs));
     }
   }, 120_000);
+});
+
+describe('the lab never runs nft in the namespace the suite runs in', () => {
+  it('its agent refuses to start there', () => {
+    const agent = fileURLToPath(new URL('./agent.mjs', import.meta.url));
+    const own = String(statSync('/proc/self/ns/net').ino);
+    const run = spawnSync(process.execPath, [agent], {
+      env: { ...process.env, NETFORM_LAB_HOST_NETNS: own },
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('agent: refusing to run outside a namespace of its own\n');
+  });
 });

@@ -107,6 +107,8 @@ export function listInFreshNamespace(ruleset: string): Promise<string> {
     child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`nft failed (${code}): ${stderr}`))));
+    // A child that exits early (nft refusing the file) closes its stdin: its exit code says why.
+    child.stdin.on('error', () => {});
     child.stdin.end(ruleset);
   });
 }
@@ -127,6 +129,7 @@ function run(command: string, args: string[], input?: string): Promise<string> {
     child.on('close', (code) =>
       code === 0 ? resolve(stdout) : reject(new Error(`${command} ${args.join(' ')} failed (${code}): ${stderr}`)),
     );
+    child.stdin.on('error', () => {});
     child.stdin.end(input ?? '');
   });
 }
@@ -145,6 +148,8 @@ class Agent {
     readonly child: ChildProcessWithoutNullStreams,
   ) {
     child.stderr.setEncoding('utf8').on('data', (c: string) => (this.#stderr += c));
+    // Writes after the agent exited fail with EPIPE; its exit rejects what is waiting.
+    child.stdin.on('error', () => {});
     let started: () => void;
     let failed: (e: Error) => void;
     this.ready = new Promise<void>((resolve, reject) => ((started = resolve), (failed = reject)));
@@ -349,13 +354,12 @@ export class Lab {
       ),
       // Devices answer every trigger with an ICMP error: no rate limits.
       ...(['a', 'b'] as const).map((side) =>
-        sysctl(side, [
-          ...common,
-          'net/ipv4/icmp_ratelimit=0',
-          'net/ipv6/icmp/ratelimit=0',
-          'net/ipv4/icmp_msgs_per_sec=100000',
-          'net/ipv4/icmp_msgs_burst=100000',
-        ]),
+        sysctl(
+          side,
+          [...common, 'net/ipv4/icmp_ratelimit=0', 'net/ipv6/icmp/ratelimit=0'],
+          // Per namespace on recent kernels only.
+          ['net/ipv4/icmp_msgs_per_sec=100000', 'net/ipv4/icmp_msgs_burst=100000'],
+        ),
       ),
       sysctl('t', [...common, 'net/ipv4/ip_nonlocal_bind=1', 'net/ipv6/ip_nonlocal_bind=1']),
     ]);
