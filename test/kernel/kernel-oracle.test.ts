@@ -9,6 +9,9 @@
  * Needs root, nftables and iproute2 (test/kernel/lab.ts). Under CI=true a missing one is an error;
  * elsewhere the suite is skipped with one line saying why.
  *
+ * NETFORM_KERNEL_SETS=N runs N random rule sets instead of 200 (while debugging a disagreement:
+ * each one is printed with its state, enough to replay it).
+ *
  * Left out of the random sets, each the subject of another issue: users without devices (W3.6)
  * and port ranges reaching 65535 (W3.7). "No tunnel" verdicts (disabled users, devices without an
  * address in the family) cannot be sent and stay in unit tests.
