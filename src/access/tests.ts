@@ -3,7 +3,7 @@
  * and running them against an access model (the declared rules, or a live server's).
  */
 import { parseIpAddress } from '../model/net.js';
-import type { DesiredState, DesiredTest, DesiredUser, SourceLocation } from '../model/state.js';
+import type { DesiredRule, DesiredState, DesiredTest, DesiredUser, SourceLocation } from '../model/state.js';
 import type { Diagnostic } from '../desired/types.js';
 import { CompiledRules, type Decision, type Match } from './evaluate.js';
 import { describeRule, ruleLocation, type AccessModel } from './model.js';
@@ -68,6 +68,38 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
     } else names.set(test.name, test);
   });
   return diagnostics;
+}
+
+/**
+ * With `settings.port_rules: false`, every declared rule with ports: a 0.7.36 server on a kernel
+ * without port-rule support stores it without them (spec §5.1.1), so it matches every protocol and
+ * port. Warnings of `validate` and `plan`; tests, explain and access changes evaluate it so.
+ */
+export function portRuleWarnings(state: DesiredState): Diagnostic[] {
+  if (state.settings.port_rules !== false) return [];
+  const warnings: Diagnostic[] = [];
+  const scopes: [string, readonly DesiredRule[]][] = [
+    ...state.users.map((u, i): [string, DesiredRule[]] => [`users[${i}].rules`, u.rules]),
+    ['rules', state.rules],
+  ];
+  for (const [path, rules] of scopes) {
+    rules.forEach((rule, i) => {
+      if (rule.port_type === null) return;
+      const ports = `${rule.port_type} ${rule.port_range ?? ''}`.trim();
+      const verb = rule.action === 'accept' ? 'accepts' : 'drops';
+      warnings.push(
+        at(
+          rule.source,
+          'port_type',
+          `${path}[${i}]`,
+          `settings.port_rules is false: a 0.7.36 server on a kernel without port-rule support stores this rule ` +
+            `without its ports (${ports}), so it ${verb} every protocol and port to ${rule.destination}; ` +
+            'tests, explain and access changes evaluate it so. Declare it without port_type and port_range to say what the server does',
+        ),
+      );
+    });
+  }
+  return warnings;
 }
 
 export interface TestResult {

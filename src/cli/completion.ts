@@ -46,6 +46,7 @@ async function describeCommands(): Promise<CommandInfo[]> {
     import('./show.js').then((m) => m.registerShow),
     import('./serve.js').then((m) => m.registerServe),
     import('./server.js').then((m) => m.registerServer),
+    import('./nft.js').then((m) => m.registerNft),
   ]);
   for (const register of modules) register(scratch);
   const commands = scratch.commands.map((c) => ({

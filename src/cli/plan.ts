@@ -21,6 +21,7 @@ import {
   type ConnectionOptions,
 } from './connection.js';
 import { planAccessChanges } from '../access/plan.js';
+import { portRuleWarnings } from '../access/tests.js';
 import { refuseFailingTests } from './access.js';
 import { action } from './boundary.js';
 import { CliError, ExitCode } from './exit.js';
@@ -292,6 +293,8 @@ export function registerPlan(program: Command): void {
       checkTargets(opts);
       const { desired, connection, live } = await loadDesiredAndLive(opts.file, opts);
       try {
+        for (const warning of portRuleWarnings(desired.state))
+          process.stderr.write(`warning: ${formatDiagnostic(warning)}\n`);
         refuseFailingTests(desired.state);
         const { plan, timings } = await makePlan(desired, opts, connection, live);
         const started = performance.now();

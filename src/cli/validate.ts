@@ -8,6 +8,7 @@ import {
   type Diagnostic,
 } from '../desired/index.js';
 import { shadowedRuleWarnings } from '../access/shadow.js';
+import { portRuleWarnings } from '../access/tests.js';
 import { action } from './boundary.js';
 import { ExitCode } from './exit.js';
 
@@ -52,7 +53,10 @@ export function registerValidate(program: Command): void {
         // Secrets are checked for shape; one that cannot be read here is a warning (forks get no secrets).
         const result = await loadDesiredState(options.file, { secrets: 'check' });
         const diagnostics = result.ok ? [] : result.diagnostics;
-        const warnings = [...(result.warnings ?? []), ...(result.ok ? shadowedRuleWarnings(result.state) : [])];
+        const warnings = [
+          ...(result.warnings ?? []),
+          ...(result.ok ? [...portRuleWarnings(result.state), ...shadowedRuleWarnings(result.state)] : []),
+        ];
         if (options.format === 'json') {
           const entries = [
             ...diagnostics.map((d) => ({ ...d, severity: 'error' })),

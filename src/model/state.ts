@@ -73,7 +73,10 @@ export interface DesiredSettings {
   };
   protect: { users: string[] };
   limits: { delete?: Limit; update?: Limit };
-  /** false: the server's kernel cannot filter ports, so it ignores rules with ports (access tests do too). */
+  /**
+   * false: the server's kernel cannot filter ports, so it stores rules created with ports without
+   * them and leaves those it has out of its ruleset (access tests do the same).
+   */
   port_rules?: boolean;
   /** Addresses local to the server, never filtered by rules; left out: the tunnel gateway addresses. */
   server_addresses?: string[];

@@ -25,6 +25,14 @@ describe('parseIpAddress', () => {
     expect(parseIpAddress('::ffff:10.0.0.1')?.family).toBe(6);
   });
 
+  it('reads ::a.b.c.d as the IPv4-compatible address, as PostgreSQL, Erlang and nft do (not as ::ffff:a.b.c.d)', () => {
+    // Found by the kernel suite's ruleset comparison: nft filters ::102:304 for a rule to ::1.2.3.4.
+    expect(parseIpAddress('::1.2.3.4')).toEqual({ family: 6, value: 0x01020304n, text: '::102:304' });
+    expect(parseIpAddress('::ffff:1.2.3.4')?.value).toBe(0xffff01020304n);
+    expect(parseCidrOrAddress('::10.0.0.0/104')).toMatchObject({ start: 0x0a000000n, end: 0x0affffffn });
+    expect(parseIpAddress('::1.2.3.256')).toBeNull();
+  });
+
   it('refuses the loose IPv4 spellings ipaddr.js would otherwise accept, zone ids and junk', () => {
     for (const bad of ['10', '10.1', '0x0a.0.0.1', '10.0.0.256', 'fe80::1%eth0', '', 'host', 42, null]) {
       expect(parseIpAddress(bad), String(bad)).toBeNull();
