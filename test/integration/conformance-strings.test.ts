@@ -6,8 +6,11 @@
  * readable, updatable in their other fields and deletable.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { runCli } from '../helpers/cli.js';
+import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
 import { openSql, testStoreKind } from '../helpers/store.js';
 import { JSON_TYPE } from './conformance-helpers.js';
 
@@ -310,4 +313,72 @@ describe('rows stored before these rules', () => {
       expect((await server.api('GET', `/v0/devices/${device.id}`)).status).toBe(404);
     },
   );
+});
+
+describe('netform export of a server holding such rows', () => {
+  it('writes everything else, and names what it leaves out by id instead of refusing the whole server', async () => {
+    const kelvin = await created('/v0/users', { user: { email: uniqueEmail() } });
+    const kelvinEmail = `\u212Aaren-${randomBytes(3).toString('hex')}@example.com`;
+    await plant(
+      'UPDATE users SET email = ?, email_key = ? WHERE id = ?',
+      kelvinEmail,
+      kelvinEmail.toLowerCase(),
+      kelvin.id,
+    );
+    const laptop = await created('/v0/devices', { device: { user_id: kelvin.id, public_key: publicKey(), name: 'k' } });
+    const kelvinRule = await created('/v0/rules', {
+      rule: { user_id: kelvin.id, action: 'accept', destination: '10.77.0.0/16' },
+    });
+    const good = await created('/v0/users', { user: { email: uniqueEmail('kept') } });
+    await created('/v0/devices', { device: { user_id: good.id, public_key: publicKey(), name: 'kept-device' } });
+    const expected = [
+      `warning: left out user ${kelvin.id}: its email is refused by validate: it holds U+212A, whose lower case "k" holds an ASCII letter, so it would name the email spelled with that letter: write the ASCII letter instead; with its device ${laptop.id} and rule ${kelvinRule.id}`,
+    ];
+    const twins: string[] = [];
+    if (testStoreKind() === 'sqlite') {
+      // Two lone surrogates, stored by the old server as invalid UTF-8, read back as one email.
+      for (const bad of ['\ud800', '\ud801']) {
+        const twin = await created('/v0/users', { user: { email: uniqueEmail() } });
+        await plant(
+          'UPDATE users SET email = ?, email_key = ? WHERE id = ?',
+          `${bad}@twin.example.com`,
+          `${bad}@twin.example.com`,
+          twin.id,
+        );
+        twins.push(twin.id);
+      }
+      expected.push(
+        `warning: left out user ${twins[0]}: its email is the same as that of user ${twins[1]} (emails compare by lower case)`,
+        `warning: left out user ${twins[1]}: its email is the same as that of user ${twins[0]} (emails compare by lower case)`,
+      );
+      const nul = await created('/v0/devices', { device: { user_id: good.id, public_key: publicKey(), name: 'n' } });
+      await plant('UPDATE devices SET name = ? WHERE id = ?', 'n\u0000ul', nul.id);
+      expected.push(
+        `warning: left out device ${nul.id} of user ${good.id}: its name is refused by validate: it holds a NUL or a lone UTF-16 surrogate`,
+      );
+    }
+
+    const exported = await runCli(['export', '--url', server.url, '--token', server.token], {
+      env: { NETFORM_TOKEN_USER: TEST_ADMIN_EMAIL },
+      cwd: server.dir,
+    });
+    expect(exported.code, exported.stderr).toBe(0);
+    const warnings = exported.stderr.split('\n').filter((line) => line.startsWith('warning: left out'));
+    expect(warnings.sort()).toEqual(expected.sort());
+    expect(exported.stderr).toMatch(/fix or delete (it|them) on the server \(by id\), then export again/);
+    expect(exported.stdout).toContain(`email: ${good.email}`);
+    expect(exported.stdout).toContain('kept-device');
+    expect(exported.stdout).not.toContain('\u212A');
+    expect(exported.stdout).not.toContain('\ufffd');
+    expect(exported.stdout).not.toContain('10.77.0.0/16');
+
+    // The export is a desired state netform reads: what it left out cannot break it.
+    const file = join(server.dir, 'exported.yaml');
+    writeFileSync(file, exported.stdout);
+    const validated = await runCli(['validate', '-f', file]);
+    expect(validated.code, validated.stderr).toBe(0);
+
+    for (const id of [kelvin.id, good.id, ...twins])
+      expect((await server.api('DELETE', `/v0/users/${id}`)).status).toBe(204);
+  });
 });
