@@ -69,6 +69,11 @@ export function registerServer(program: Command): void {
         process.stdout.write(
           `copied ${counts.users} users, ${counts.devices} devices, ${counts.rules} rules, ${counts.tokens} tokens, ${counts.settings} settings\n`,
         );
+        for (const line of counts.leftOut) process.stderr.write(`warning: left out ${line}\n`);
+        if (counts.leftOut.length > 0)
+          process.stderr.write(
+            'warning: the source holds what no store can hold or keep apart (stored before netform refused such text); the rest is copied. Fix or delete those rows on the source server by id, or recreate them on the new one\n',
+          );
         return ExitCode.ok;
       }),
     );
