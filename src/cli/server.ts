@@ -34,7 +34,7 @@ async function admin<T>(run: () => Promise<T>): Promise<T> {
 }
 
 function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const widths = rows[0]!.map((_, i) => rows.reduce((widest, r) => Math.max(widest, r[i]!.length), 0));
   return (
     rows
       .map((r) =>

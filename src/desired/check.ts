@@ -351,7 +351,7 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
   const into: Diagnostic[] = [];
   checkSettings(state, into);
   checkConfiguration(state, into);
-  into.push(...checkAccessTests(state));
+  for (const item of checkAccessTests(state)) into.push(item);
 
   const users: UserEntry[] = state.users.map((user, i) => {
     const email = checkEmail(user.email);
