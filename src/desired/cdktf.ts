@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import providerSchemaDocument from '../../schemas/terraform-provider.json' with { type: 'json' };
 import { CDKTF_STACK_FILE, displayPath } from './files.js';
 import { readDocuments } from './pipeline.js';
-import { columnAt, lineAt, lineStartsOf, type ContainerOffsets, type ParsedDocument } from './positions.js';
+import { columnAt, lineAt, lineStartsOf, setOwn, type ContainerOffsets, type ParsedDocument } from './positions.js';
 import type { Environment } from './secrets.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 import { parseTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
@@ -321,7 +321,7 @@ class StackTranslator {
         continue;
       }
       const value = this.#jsonValue([...jsonPath, '//', 'netform', key]);
-      entry[key] = value;
+      setOwn(entry, key, value);
       offsets.push(key, property.children?.[0]?.offset ?? -1, property.children?.[1]?.offset ?? -1);
       this.#placeJson(value, property.children?.[1]);
     }
@@ -462,7 +462,7 @@ class StackTranslator {
         this.report({ docPath: [...base, key], address: `netform.${key}` }, RESOURCE_SECTIONS[key]!, true);
         continue;
       }
-      this.#translated[key] = value;
+      setOwn(this.#translated, key, value);
       this.#rootOffsets.push(key, property?.children?.[0]?.offset ?? -1, property?.children?.[1]?.offset ?? -1);
       this.#placeJson(value, property?.children?.[1]);
     }
