@@ -114,6 +114,22 @@ describe('validate refuses strings the server refuses', () => {
     ]);
   });
 
+  it('compares emails by their Unicode lower case, as the server does', async () => {
+    writeFileSync(
+      join(dir, 'case.yaml'),
+      'version: 1\nusers:\n  - email: "\\u00DCn\\u00EFc@B\\u00FCcher.example"\n  - email: "\\u00FCN\\u00CFC@b\\u00DCCHER.example"\n',
+    );
+    expect(await diagnostics('case.yaml')).toEqual([
+      {
+        path: 'users[1].email',
+        line: 4,
+        column: 12,
+        message:
+          'has already been taken: ünïc@bücher.example is also declared at case.yaml:3:12 (emails are compared case-insensitively)',
+      },
+    ]);
+  });
+
   it('in a CDKTF stack: located at the attribute, named by its Terraform address', async () => {
     const stack = {
       '//': { metadata: { version: '0.21.0' } },
