@@ -120,7 +120,11 @@ const USER_INPUT = {
   type: 'object',
   description: 'Unknown keys are ignored; an empty string counts as null.',
   properties: {
-    email: { type: 'string', description: 'local@domain, at most 255 characters, unique case-insensitively' },
+    email: {
+      type: 'string',
+      description:
+        'local@domain, at most 255 characters, unique by its Unicode lower case; no control or invisible (bidi, zero-width) characters, and no non-ASCII character whose lower case is an ASCII letter (the Kelvin sign)',
+    },
     role: { type: 'string', enum: [...ROLES], description: 'unprivileged when omitted on create' },
     password: { type: ['string', 'null'], description: '12 to 64 characters; needs password_confirmation' },
     password_confirmation: { type: ['string', 'null'] },

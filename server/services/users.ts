@@ -5,6 +5,7 @@ import {
   addError,
   checkUserInput,
   hasErrors,
+  isText,
   isUuid,
   type ApiUser,
   type FieldErrors,
@@ -18,8 +19,12 @@ import type { ServiceContext } from './context.js';
 import { forgetAddresses } from './allocation.js';
 import { userView } from './views.js';
 
-/** `{id}` of a user path: a UUID-shaped value is an id, anything else an email (case-insensitive). */
+/**
+ * `{id}` of a user path: a UUID-shaped value is an id, anything else an email (case-insensitive).
+ * Text no email can hold (a NUL, a lone surrogate) names no user.
+ */
 export async function findUser(store: StoreReader, idOrEmail: string): Promise<UserRow | null> {
+  if (!isText(idOrEmail)) return null;
   const text = idOrEmail.trim();
   const isId = isUuid(text);
   return isId ? store.getUser(text.toLowerCase()) : store.findUserByEmail(text);
@@ -70,12 +75,18 @@ export async function updateUser(
 ): Promise<ApiUser> {
   const checked = checkUserInput(body, 'update');
   const errors: FieldErrors = checked.ok ? {} : { ...checked.errors };
+  const input = checked.ok ? checked.value : (checked.partial ?? {});
+  // Hashing is slow on purpose: done before the write lock is taken, unless the body is refused
+  // anyway (an email error alone may still go: see below).
   const passwordHash =
-    checked.ok && checked.value.password !== undefined ? await hashPassword(checked.value.password) : null;
+    input.password !== undefined && Object.keys(errors).every((field) => field === 'email')
+      ? await hashPassword(input.password)
+      : null;
   return ctx.store.transaction(async (tx) => {
     const user = await findUser(tx, idOrEmail);
     if (!user) throw new NotFoundError();
-    const input = checked.ok ? checked.value : {};
+    // A user stored before today's email rules keeps its email: sent back unchanged, it is no change.
+    if (errors.email && typeof body.email === 'string' && body.email.trim() === user.email) delete errors.email;
     const patch: UserPatch = {};
     if (input.email !== undefined && input.email !== user.email) {
       const other = await tx.findUserByEmail(input.email);
@@ -89,7 +100,7 @@ export async function updateUser(
       patch.role = input.role;
     }
     if (passwordHash !== null) patch.password_hash = passwordHash;
-    if (!checked.ok || hasErrors(errors)) throw new ValidationError(errors);
+    if (hasErrors(errors)) throw new ValidationError(errors);
     // Nothing changes: no write, and updated_at stays (as upstream's Ecto does).
     if (Object.keys(patch).length === 0) return userView(user);
     patch.updated_at = timestampAfter(ctx.clock, user.updated_at);

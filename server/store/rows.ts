@@ -1,6 +1,6 @@
 /**
  * Columns every store derives from a row to index and constrain it, written once for SQLite and
- * PostgreSQL: lower-cased email keys, fixed-width address keys, and a rule's overlap group,
+ * PostgreSQL: email keys (userKey), fixed-width address keys, and a rule's overlap group,
  * block and ports.
  */
 import {
@@ -8,6 +8,7 @@ import {
   parseCidrOrAddress,
   parseIpAddress,
   parsePortRange,
+  userKey,
   type IpFamily,
 } from '../../src/model/index.js';
 import type { RuleRow } from './types.js';
@@ -31,8 +32,12 @@ export function markKey(family: IpFamily, next: bigint): string {
   return addressKey(family, next > last ? last : next);
 }
 
+/**
+ * The unique key of a user's email: the one key of src/model (userKey, the email's Unicode lower
+ * case, as a citext column compares), so that the server, the planner and validate agree.
+ */
 export function emailKey(email: string): string {
-  return email.toLowerCase();
+  return userKey(email);
 }
 
 /** The index key of a device address column (`ipv4` or `ipv6`), or null for none. */

@@ -342,7 +342,7 @@ function blocksOf(cells: Cell[], accept: boolean): AccessBlock[] {
   for (const block of blocks) {
     const key = `${block.family}|${block.protocol}|${block.ports ?? ''}`;
     const first = merged.get(key);
-    if (first) first.addresses.push(...block.addresses);
+    if (first) for (const item of block.addresses) first.addresses.push(item);
     else merged.set(key, { ...block, addresses: [...block.addresses] });
   }
   return [...merged.values()];

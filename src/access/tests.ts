@@ -2,6 +2,7 @@
  * The `tests:` of a desired state: their offline checks (notation, declared users and devices)
  * and running them against an access model (the declared rules, or a live server's).
  */
+import { userKey } from '../model/keys.js';
 import { parseIpAddress } from '../model/net.js';
 import type { DesiredRule, DesiredState, DesiredTest, DesiredUser, SourceLocation } from '../model/state.js';
 import type { Diagnostic } from '../desired/types.js';
@@ -32,9 +33,7 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
   });
   const tests = state.tests ?? [];
   // Only when there are tests to check: a fleet's desired state declares tens of thousands of users.
-  const users = new Map<string, DesiredUser>(
-    tests.length > 0 ? state.users.map((u) => [u.email.trim().toLowerCase(), u]) : [],
-  );
+  const users = new Map<string, DesiredUser>(tests.length > 0 ? state.users.map((u) => [userKey(u.email), u]) : []);
   const names = new Map<string, DesiredTest>();
   tests.forEach((test, i) => {
     const fallback = `tests[${i}]`;

@@ -202,7 +202,7 @@ export function registerExplain(program: Command): void {
       const lines: string[] = [`${fromText} -> ${toText}`];
       for (const { who, decision } of groups.values()) {
         const shown = who.length > 3 ? `${who.slice(0, 3).join(', ')} and ${who.length - 3} more` : who.join(', ');
-        lines.push(...explainLines(shown, decision));
+        for (const item of explainLines(shown, decision)) lines.push(item);
       }
       process.stdout.write(`${lines.join('\n')}\n`);
       return ExitCode.ok;

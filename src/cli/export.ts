@@ -61,6 +61,7 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
   const connection = await openConnection(opts);
   let files: ExportedFile[];
   let counts: { users: number; devices: number; rules: number };
+  let leftOut: string[];
   try {
     // The lists are grouped as each arrives, while the others are still on their way.
     const { client } = connection;
@@ -70,7 +71,7 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
       rules: client.list('rules'),
       configuration: fetchConfiguration(client, 'optional'),
     };
-    ({ files, counts } = await exportLiveState(lists, {
+    ({ files, counts, leftOut } = await exportLiveState(lists, {
       split: opts.split ?? false,
       addresses: opts.addresses,
       explicitDefaults: opts.explicitDefaults ?? false,
@@ -89,12 +90,14 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
   if (!outputDir) {
     process.stdout.write(files[0]!.content);
     process.stderr.write(`exported ${summary}\n`);
+    warnLeftOut(leftOut);
     return ExitCode.ok;
   }
 
   await writeExport(outputDir, files, opts.force ?? false);
   const shown = opts.output!;
   process.stderr.write(`exported ${summary} to ${files.length} file(s) in ${shown}\n`);
+  warnLeftOut(leftOut);
   const others = await otherYamlFiles(outputDir, files);
   if (others.length > 0) {
     process.stderr.write(
@@ -105,6 +108,15 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
     `next: review the files, commit them, and check with \`netform plan -f ${shown}\` (no changes expected)\n`,
   );
   return ExitCode.ok;
+}
+
+/** One warning per object the export left out (by id, with why), and what to do about them. */
+function warnLeftOut(leftOut: string[]): void {
+  if (leftOut.length === 0) return;
+  for (const line of leftOut) process.stderr.write(`warning: left out ${line}\n`);
+  process.stderr.write(
+    `warning: no desired state can declare ${leftOut.length === 1 ? 'that object' : `those ${leftOut.length} objects`} as the server holds ${leftOut.length === 1 ? 'it' : 'them'}: fix or delete ${leftOut.length === 1 ? 'it' : 'them'} on the server (by id), then export again; until then \`netform plan\` shows ${leftOut.length === 1 ? 'it' : 'them'} (with prune on, as deletions)\n`,
+  );
 }
 
 async function writeExport(dir: string, files: ExportedFile[], force: boolean): Promise<void> {

@@ -35,7 +35,7 @@ async function admin<T>(run: () => Promise<T>): Promise<T> {
 }
 
 function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const widths = rows[0]!.map((_, i) => rows.reduce((widest, r) => Math.max(widest, r[i]!.length), 0));
   return (
     rows
       .map((r) =>
@@ -70,6 +70,11 @@ export function registerServer(program: Command): void {
         process.stdout.write(
           `copied ${counts.users} users, ${counts.devices} devices, ${counts.rules} rules, ${counts.tokens} tokens, ${counts.settings} settings\n`,
         );
+        for (const line of counts.leftOut) process.stderr.write(`warning: left out ${line}\n`);
+        if (counts.leftOut.length > 0)
+          process.stderr.write(
+            'warning: the source holds what no store can hold or keep apart (stored before netform refused such text); the rest is copied. Fix or delete those rows on the source server by id, or recreate them on the new one\n',
+          );
         return ExitCode.ok;
       }),
     );

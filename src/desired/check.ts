@@ -17,13 +17,14 @@ import {
 } from '../model/device.js';
 import type { FieldErrors } from '../model/errors.js';
 import { emailGlobMatcher, emailGlobProblem } from '../model/email-glob.js';
+import { isText } from '../model/fields.js';
 import { deviceKey, ruleKey, userKey } from '../model/keys.js';
 import { Messages } from '../model/messages.js';
 import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } from '../model/net.js';
 import { checkRuleInput, checkRulePorts, parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
 import { HIGHEST_RULE_PORT, parsePortRange, reachesPortLimit } from '../model/ports.js';
 import type { DesiredDevice, DesiredRule, DesiredState, DesiredUser, SourceLocation } from '../model/state.js';
-import { checkEmail, checkUserInput } from '../model/user.js';
+import { checkEmail, checkUserInput, emailCharacterProblem } from '../model/user.js';
 import { checkAccessTests } from '../access/tests.js';
 import type { Diagnostic } from './types.js';
 
@@ -70,7 +71,7 @@ function report(item: Declared, field: string | undefined, message: string, alte
 
 /** What a field looks like, added to the model's terse `is invalid` / `bad format` so that people know what to write. */
 const EXPECTED_SHAPES: Record<string, string> = {
-  email: 'expected local@domain with no white space, at most 255 characters',
+  email: 'expected local@domain with no white space, control or invisible characters, at most 255 characters',
   allowed_ips: 'expected an IP address or CIDR block such as 10.0.0.0/8',
   dns: 'expected an IP address or a host name, without a port',
   endpoint: 'expected host, host:port, IPv4:port, IPv6 or [IPv6]:port, with a port from 1 to 65535',
@@ -80,19 +81,41 @@ const EXPECTED_SHAPES: Record<string, string> = {
   port_range: 'expected "443", "80-443" or "80 - 443"',
 };
 
-function explain(field: string, message: string): string {
+/** The note for a value refused for holding text no server can store (a NUL, a lone surrogate). */
+const MALFORMED_NOTE = 'it holds a NUL or a lone UTF-16 surrogate';
+
+function holdsMalformedText(value: unknown): boolean {
+  if (typeof value === 'string') return !isText(value);
+  return Array.isArray(value) && value.some((entry) => typeof entry === 'string' && !isText(entry));
+}
+
+/** `value`, when given, is what the message is about: text no server can store is named as such. */
+function explain(field: string, message: string, value?: unknown): string {
+  if (message === Messages.invalid && holdsMalformedText(value)) return `${message}: ${MALFORMED_NOTE}`;
   const shape = EXPECTED_SHAPES[field.replace(/\[\d+\]$/, '')];
   return shape && (message === Messages.invalid || message === Messages.badFormat) ? `${message} (${shape})` : message;
 }
 
-function reportFieldErrors(item: Declared, errors: FieldErrors, into: Diagnostic[], ignore: string[] = []): void {
+/** explain for an email, saying which character is refused when it is a character (the model says only `is invalid`). */
+function explainEmail(value: unknown, message: string): string {
+  const problem = message === Messages.invalid && typeof value === 'string' ? emailCharacterProblem(value) : null;
+  return problem === null ? explain('email', message) : `${message}: ${problem}`;
+}
+
+function reportFieldErrors(
+  item: Declared,
+  errors: FieldErrors,
+  into: Diagnostic[],
+  ignore: string[] = [],
+  values: Record<string, unknown> = {},
+): void {
   for (const [field, messages] of Object.entries(errors)) {
     if (ignore.includes(field)) continue;
     for (const message of messages) {
       into.push(
         field === 'base'
           ? report(item, undefined, message)
-          : report(item, field, explain(field, message), [`use_default_${field}`]),
+          : report(item, field, explain(field, message, values[field]), [`use_default_${field}`]),
       );
     }
   }
@@ -130,7 +153,9 @@ function checkUser(entry: UserEntry, into: Diagnostic[]): void {
     },
     'create',
   );
-  if (!result.ok) reportFieldErrors(entry, result.errors, into, ['password_confirmation']);
+  if (result.ok) return;
+  for (const message of result.errors.email ?? []) into.push(report(entry, 'email', explainEmail(user.email, message)));
+  reportFieldErrors(entry, result.errors, into, ['password_confirmation', 'email']);
 }
 
 /** How the model reads the entries of the list-valued device fields, to point at the entries a list message is about. */
@@ -152,7 +177,7 @@ function listEntriesAt(list: unknown, keyOf: (text: string) => string | null, me
 function checkDevice(entry: DeviceEntry, into: Diagnostic[]): void {
   const { device } = entry;
   const name = checkDeviceName(device.name);
-  if (typeof name !== 'string') into.push(report(entry, 'name', name.message));
+  if (typeof name !== 'string') into.push(report(entry, 'name', explain('name', name.message, device.name)));
   const presharedKey = device.preshared_key?.reveal();
   // The owner's id is unknown offline; any non-blank value satisfies the create shape.
   const result = checkDeviceInput(
@@ -168,12 +193,16 @@ function checkDevice(entry: DeviceEntry, into: Diagnostic[]): void {
   for (const field of Object.keys(LIST_ENTRY_KEYS) as (keyof typeof LIST_ENTRY_KEYS)[]) {
     errors[field] = (errors[field] ?? []).filter((message) => {
       const entries = listEntriesAt(device.fields[field], LIST_ENTRY_KEYS[field], message);
-      for (const i of entries) into.push(report(entry, `${field}[${i}]`, explain(field, message), [field]));
+      const list = device.fields[field];
+      for (const i of entries)
+        into.push(
+          report(entry, `${field}[${i}]`, explain(field, message, Array.isArray(list) ? list[i] : undefined), [field]),
+        );
       return entries.length === 0;
     });
     if (errors[field].length === 0) delete errors[field];
   }
-  reportFieldErrors(entry, errors, into, ['user_id', 'name']);
+  reportFieldErrors(entry, errors, into, ['user_id', 'name'], device.fields);
 }
 
 function checkRule(entry: RuleEntry, into: Diagnostic[]): void {
@@ -185,7 +214,7 @@ function checkRule(entry: RuleEntry, into: Diagnostic[]): void {
   if (!result.ok) {
     const limit = portLimitMessage(rule.port_range);
     if (limit && result.errors.port_range) result.errors.port_range = [limit];
-    reportFieldErrors(entry, result.errors, into);
+    reportFieldErrors(entry, result.errors, into, [], { ...rule });
   }
   reportFieldErrors(
     entry,
@@ -302,9 +331,9 @@ function checkConfiguration(state: DesiredState, into: Diagnostic[]): void {
   const checked = checkConfigurationInput(state.configuration.values);
   if (checked.ok) return;
   for (const [field, messages] of Object.entries(checked.errors)) {
-    const shape = EXPECTED_SHAPES[field.replace(/^default_client_/, '')];
+    const value = (state.configuration.values as Record<string, unknown>)[field];
     for (const message of messages) {
-      into.push(report(item, field, shape && message === Messages.invalid ? `${message} (${shape})` : message));
+      into.push(report(item, field, explain(field.replace(/^default_client_/, ''), message, value)));
     }
   }
 }
@@ -325,7 +354,7 @@ function checkSettings(state: DesiredState, into: Diagnostic[]): void {
   });
   state.settings.protect.users.forEach((email, i) => {
     const checked = checkEmail(email);
-    if (!checked.ok) into.push(report(settings, `protect.users[${i}]`, explain('email', checked.message)));
+    if (!checked.ok) into.push(report(settings, `protect.users[${i}]`, explainEmail(email, checked.message)));
     else {
       const problem = emailGlobProblem(email);
       if (problem) into.push(report(settings, `protect.users[${i}]`, `${problem} (an email or email glob)`));
@@ -351,7 +380,7 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
   const into: Diagnostic[] = [];
   checkSettings(state, into);
   checkConfiguration(state, into);
-  into.push(...checkAccessTests(state));
+  for (const item of checkAccessTests(state)) into.push(item);
 
   const users: UserEntry[] = state.users.map((user, i) => {
     const email = checkEmail(user.email);
@@ -555,7 +584,7 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
   for (const a of absentUsers) {
     const email = checkEmail(a.email);
     if (!email.ok) {
-      into.push(report(a, undefined, explain('email', email.message)));
+      into.push(report(a, undefined, explainEmail(a.email, email.message)));
       continue;
     }
     a.key = userKey(email.email);
@@ -598,7 +627,7 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
   for (const a of absentDevices) {
     const email = checkEmail(a.user);
     const name = checkDeviceName(a.name);
-    if (!email.ok) into.push(report(a, 'user', explain('email', email.message)));
+    if (!email.ok) into.push(report(a, 'user', explainEmail(a.user, email.message)));
     if (typeof name !== 'string') into.push(report(a, 'name', name.message));
     if (!email.ok || typeof name !== 'string') continue;
     a.key = deviceKey(email.email, name);

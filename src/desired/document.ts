@@ -30,6 +30,7 @@ import {
   columnAt,
   lineAt,
   offsetsOf,
+  setOwn,
   type ContainerOffsets,
   type ParsedDocument,
 } from './positions.js';
@@ -148,16 +149,16 @@ class DeclarationLocation implements SourceLocation {
     if (this.#fields === undefined) {
       const fields: Record<string, SourceLocation> = {};
       const values = this.#values;
+      // A key of the file is any text, `__proto__` included: that one is set as an own property.
+      const place = (name: string, offset: number) => {
+        const location = this.#locator.location(pathBelow(this.#text, name), offset);
+        if (name === '__proto__') setOwn(fields, name, location);
+        else fields[name] = location;
+      };
       if (this.#own) {
-        for (let i = 0; i < values.length; i += 3) {
-          const name = childPath('', values[i] as string);
-          fields[name] = this.#locator.location(pathBelow(this.#text, name), values[i + 2] as number);
-        }
+        for (let i = 0; i < values.length; i += 3) place(childPath('', values[i] as string), values[i + 2] as number);
       } else {
-        for (let i = 0; i < values.length; i += 2) {
-          const name = values[i] as string;
-          fields[name] = this.#locator.location(pathBelow(this.#text, name), values[i + 1] as number);
-        }
+        for (let i = 0; i < values.length; i += 2) place(values[i] as string, values[i + 1] as number);
       }
       this.#fields = fields;
     }

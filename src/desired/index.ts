@@ -111,7 +111,7 @@ async function loadYamlFiles(paths: string[], within: Containment | null, option
       text = read.bytes.toString('utf8');
     }
     const parsed = await parseYamlFile(text, file);
-    diagnostics.push(...parsed.diagnostics);
+    for (const item of parsed.diagnostics) diagnostics.push(item);
     if (parsed.documents.length === 0 && parsed.diagnostics.length === 0) {
       diagnostics.push({
         file,
@@ -120,7 +120,7 @@ async function loadYamlFiles(paths: string[], within: Containment | null, option
         message: 'the file is empty; a desired-state file starts with `version: 1`',
       });
     }
-    documents.push(...parsed.documents);
+    for (const item of parsed.documents) documents.push(item);
   }
   return readDocuments(documents, files, options.env ?? process.env, diagnostics, options.secrets === 'check');
 }

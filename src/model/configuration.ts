@@ -13,7 +13,7 @@ import {
   MTU_BOUNDS,
   PERSISTENT_KEEPALIVE_BOUNDS,
 } from './device.js';
-import { has, isBlank, isPlainObject, type RawInput } from './fields.js';
+import { has, isBlank, isPlainObject, isText, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
 import { parseEndpoint } from './net.js';
 
@@ -173,7 +173,7 @@ class ItemReader {
       if (required) this.add(key, Messages.blank);
       return null;
     }
-    if (typeof value !== 'string') {
+    if (!isText(value)) {
       this.add(key, Messages.invalid);
       return null;
     }
@@ -297,7 +297,7 @@ function checkLogo(errors: FieldErrors, value: unknown): ConfigurationLogo | nul
   for (const key of ['url', 'data', 'type'] as const) {
     const v = value[key];
     if (isBlank(v)) continue;
-    if (typeof v !== 'string') addError(errors, 'logo', `${key} ${Messages.invalid}`);
+    if (!isText(v)) addError(errors, 'logo', `${key} ${Messages.invalid}`);
     else logo[key] = v.trim();
   }
   if (logo.url !== null && uriMessage(logo.url)) addError(errors, 'logo', `url ${uriMessage(logo.url)}`);
@@ -342,7 +342,7 @@ export function checkConfigurationInput(
   if (has(input, 'default_client_endpoint')) {
     const e = input.default_client_endpoint;
     if (isBlank(e)) addError(errors, 'default_client_endpoint', Messages.blank);
-    else if (typeof e === 'string' && parseEndpoint(e) !== null) value.default_client_endpoint = e.trim();
+    else if (isText(e) && parseEndpoint(e) !== null) value.default_client_endpoint = e.trim();
     else addError(errors, 'default_client_endpoint', Messages.invalid);
   }
   const lists = [

@@ -1,6 +1,6 @@
 /** Field rules of devices (spec/api-v0.md section 5). */
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
-import { charLength, has, isBlank, type Mode, type RawInput } from './fields.js';
+import { charLength, has, isBlank, isText, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
 import { isHostname, parseCidrOrAddress, parseEndpoint, parseIpAddress, type IpFamily } from './net.js';
 import { DEFAULTABLE_DEVICE_FIELDS, type UseDefaultFlag } from './types.js';
@@ -44,6 +44,7 @@ const CANONICAL_KEY = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
 /** Messages for a WireGuard key: standard base64 of exactly 32 bytes, 44 characters. */
 export function wireguardKeyMessages(value: unknown): string[] {
   if (typeof value !== 'string') return [Messages.base64];
+  if (!isText(value)) return [Messages.invalid];
   // The common case, without decoding: a well-formed key has nothing to report.
   if (CANONICAL_KEY.test(value)) return [];
   const messages: string[] = [];
@@ -84,7 +85,7 @@ export function checkList(
   const seen = new Set<string>();
   const list: string[] = [];
   for (const entry of value) {
-    const text = typeof entry === 'string' ? entry.trim() : null;
+    const text = isText(entry) ? entry.trim() : null;
     const key = text === null ? null : entryValid(text);
     if (text === null || key === null) {
       addError(errors, field, Messages.invalid);
@@ -111,7 +112,7 @@ export function dnsEntryKey(text: string): string | null {
 
 export function checkDeviceName(value: unknown): string | { message: string } {
   if (isBlank(value)) return { message: Messages.blank };
-  if (typeof value !== 'string') return { message: Messages.invalid };
+  if (!isText(value)) return { message: Messages.invalid };
   const name = value.trim();
   if (charLength(name) > DEVICE_NAME_MAX_LENGTH) return { message: Messages.tooLong(DEVICE_NAME_MAX_LENGTH) };
   return name;
@@ -128,7 +129,7 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
 
   if (mode === 'create') {
     if (isBlank(input.user_id)) addError(errors, 'user_id', Messages.blank);
-    else if (typeof input.user_id !== 'string') addError(errors, 'user_id', Messages.invalid);
+    else if (!isText(input.user_id)) addError(errors, 'user_id', Messages.invalid);
     else value.user_id = input.user_id.trim();
   }
 
@@ -141,7 +142,7 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
   if (has(input, 'description')) {
     const d = input.description;
     if (isBlank(d)) value.description = null;
-    else if (typeof d !== 'string') addError(errors, 'description', Messages.invalid);
+    else if (!isText(d)) addError(errors, 'description', Messages.invalid);
     else if (charLength(d) > DEVICE_DESCRIPTION_MAX_LENGTH)
       addError(errors, 'description', Messages.tooLong(DEVICE_DESCRIPTION_MAX_LENGTH));
     else value.description = d;
@@ -191,7 +192,7 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
   if (has(input, 'endpoint')) {
     const e = input.endpoint;
     if (isBlank(e)) value.endpoint = null;
-    else if (typeof e !== 'string' || parseEndpoint(e) === null) addError(errors, 'endpoint', Messages.invalid);
+    else if (!isText(e) || parseEndpoint(e) === null) addError(errors, 'endpoint', Messages.invalid);
     else value.endpoint = e.trim();
   }
   if (has(input, 'mtu')) {
@@ -219,7 +220,7 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
       if (mode === 'update') addError(errors, field, Messages.blank);
       continue;
     }
-    const parsed = parseIpAddress(a);
+    const parsed = isText(a) ? parseIpAddress(a) : null;
     if (!parsed || parsed.family !== family) addError(errors, field, Messages.invalid);
     // Kept as written (the contract echoes bodies as sent); whoever compares addresses parses them.
     else value[field] = (a as string).trim();

@@ -1,6 +1,6 @@
 /** Field rules of rules, and the overlap rule (spec/api-v0.md section 6). */
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
-import { has, isBlank, type Mode, type RawInput } from './fields.js';
+import { has, isBlank, isText, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
 import { parseCidrOrAddress, rangesIntersect, type ParsedCidr } from './net.js';
 import { formatPortRange, parsePortRange, portRangesIntersect, reachesPortLimit, type PortRange } from './ports.js';
@@ -36,7 +36,7 @@ export function checkRuleInput(input: RawInput, mode: Mode, stored?: StoredRuleP
   if (mode === 'create' || has(input, 'destination')) {
     const d = input.destination;
     if (isBlank(d)) addError(errors, 'destination', Messages.blank);
-    else if (parseCidrOrAddress(d) === null) addError(errors, 'destination', Messages.invalid);
+    else if (!isText(d) || parseCidrOrAddress(d) === null) addError(errors, 'destination', Messages.invalid);
     else value.destination = (d as string).trim();
   }
 
@@ -60,6 +60,7 @@ export function checkRuleInput(input: RawInput, mode: Mode, stored?: StoredRuleP
   if (has(input, 'port_range')) {
     const r = input.port_range;
     if (isBlank(r)) value.port_range = null;
+    else if (typeof r === 'string' && !isText(r)) addError(errors, 'port_range', Messages.invalid);
     else {
       const parsed = parsePortRange(r);
       if (!parsed.ok) addError(errors, 'port_range', parsed.message);
@@ -75,7 +76,7 @@ export function checkRuleInput(input: RawInput, mode: Mode, stored?: StoredRuleP
   if (has(input, 'user_id')) {
     const u = input.user_id;
     if (isBlank(u)) value.user_id = null;
-    else if (typeof u !== 'string') addError(errors, 'user_id', Messages.invalid);
+    else if (!isText(u)) addError(errors, 'user_id', Messages.invalid);
     else value.user_id = u.trim();
   }
 

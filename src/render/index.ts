@@ -130,7 +130,7 @@ function renderText(plan: Plan, c: Colors): string {
     for (const item of undeclared) out.push(`  ${(item.fate === 'delete' ? c.red : c.cyan)(undeclaredEntry(item))}`);
     out.push('');
   }
-  out.push(...accessText(plan.access));
+  for (const item of accessText(plan.access)) out.push(item);
   if (plan.warnings.length > 0) {
     out.push(c.yellow('Warnings:'));
     for (const w of plan.warnings) out.push(c.yellow(`  ! ${w}`));
@@ -210,7 +210,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     tail.push(`${undeclaredFence}diff`, ...entries, undeclaredFence, '', '</details>', '');
     if (left > 0) tail.push(`**${left} more undeclared object(s) are not shown.**`, '');
   }
-  tail.push(...access);
+  for (const item of access) tail.push(item);
   if (plan.warnings.length > 0) {
     const warnings: string[] = [];
     for (const w of plan.warnings) {

@@ -15,7 +15,8 @@ async function errorsOf(path: string, options: LoadOptions = { env: {} }): Promi
 }
 
 const OVERLAP_NOTE = '(rules with the same action and the same user, or both global, must not overlap)';
-const EMAIL_SHAPE = '(expected local@domain with no white space, at most 255 characters)';
+const EMAIL_SHAPE =
+  '(expected local@domain with no white space, control or invisible characters, at most 255 characters)';
 
 describe('files that are not a desired state', () => {
   it('refuses an empty file and a file of comments only', async () => {
