@@ -12,14 +12,14 @@ import Fastify, {
 import { bearerAuth, DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimit } from './auth.js';
 import { createClock, type Clock } from './clock.js';
 import { BadRequestError, NotFoundError, ValidationError } from './errors.js';
-import { clientErrorHandler, frameworkErrorHandler } from './framework-errors.js';
+import { clientErrorHandler, frameworkErrorHandler, UNAVAILABLE_RETRY_AFTER_SECONDS } from './framework-errors.js';
 import { loggingOptions, type LogLevel, type LogSettings } from './logging.js';
 import { instrumentStore, type ServerMetrics } from './metrics.js';
 import { openApiRoute, registerOpenApi } from './openapi.js';
 import { healthRoutes, metricsRoute, recordRequests } from './operations.js';
 import { v0Routes } from './routes/index.js';
 import type { ServiceContext } from './services/context.js';
-import type { Store } from './store/index.js';
+import { StoreUnavailableError, type Store } from './store/index.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /** Longest path parameter (an id, or a user's email): longer ones are 404, as no object has one. */
@@ -50,6 +50,7 @@ const BAD_REQUEST = { error: 'Bad Request' };
 const NOT_FOUND = { error: 'not_found' };
 const TOO_LARGE = { error: 'Payload Too Large' };
 const INTERNAL = { error: 'Internal Server Error' };
+const UNAVAILABLE = { error: 'Service Unavailable' };
 
 function isClientError(error: FastifyError): boolean {
   return typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500;
@@ -92,6 +93,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Malformed JSON, bad encodings, bad URLs: the client's fault, said without details, since
     // parser messages quote the body (which may hold a password).
     if (isClientError(error) || error instanceof SyntaxError) return reply.code(400).send(BAD_REQUEST);
+    // The database is away (restart, failover, outage): expected in operation, worth a retry, and
+    // no bug, so a warning without a stack.
+    if (error instanceof StoreUnavailableError) {
+      request.log.warn({ reason: error.message }, 'database unavailable: answered 503');
+      return reply.code(503).header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS)).send(UNAVAILABLE);
+    }
     request.log.error({ err: { type: error.name, message: error.message, stack: error.stack } }, 'request failed');
     return reply.code(500).send(INTERNAL);
   });

@@ -16,16 +16,28 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from './clock.js';
 import { authenticate } from './services/tokens.js';
-import type { StoreReader } from './store/index.js';
+import { StoreUnavailableError, type StoreReader } from './store/index.js';
 
 const BAD_REQUEST = { error: 'Bad Request' };
 const NOT_FOUND = { error: 'not_found' };
 const INTERNAL = { error: 'Internal Server Error' };
+const UNAVAILABLE = { error: 'Service Unavailable' };
+/** Retry-After of a 503 while the database is away: a restart or failover takes seconds. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** Fastify's `frameworkErrors` option: errors of routing, before the request reaches a route. */
 export function frameworkErrorHandler(store: StoreReader, clock: Clock) {
   return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const auth = await authenticate(store, clock, request.headers.authorization);
+    let auth: Awaited<ReturnType<typeof authenticate>>;
+    try {
+      auth = await authenticate(store, clock, request.headers.authorization);
+    } catch (failure) {
+      // The database is away: the same answer as from any route (see app.ts).
+      if (failure instanceof StoreUnavailableError) {
+        await reply.code(503).header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS)).send(UNAVAILABLE);
+      } else await reply.code(500).send(INTERNAL);
+      return;
+    }
     if (!auth.ok) {
       // Counted for the failed-authentication limit like every other failure (auth.ts).
       await request.server.refuseAuthentication(request, reply, auth.body);
