@@ -11,7 +11,7 @@ import Fastify, {
 } from 'fastify';
 import { bearerAuth, DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimit } from './auth.js';
 import { createClock, type Clock } from './clock.js';
-import { BadRequestError, NotFoundError, ValidationError } from './errors.js';
+import { AuthenticationError, BadRequestError, NotFoundError, ValidationError } from './errors.js';
 import { clientErrorHandler, frameworkErrorHandler, UNAVAILABLE_RETRY_AFTER_SECONDS } from './framework-errors.js';
 import { loggingOptions, type LogLevel, type LogSettings } from './logging.js';
 import { instrumentStore, type ServerMetrics } from './metrics.js';
@@ -19,7 +19,7 @@ import { openApiRoute, registerOpenApi } from './openapi.js';
 import { healthRoutes, metricsRoute, recordRequests } from './operations.js';
 import { v0Routes } from './routes/index.js';
 import type { ServiceContext } from './services/context.js';
-import { StoreUnavailableError, type Store } from './store/index.js';
+import { StoreUnavailableError, type Store, type UserRow } from './store/index.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /** Longest path parameter (an id, or a user's email): longer ones are 404, as no object has one. */
@@ -44,6 +44,8 @@ export interface AppOptions {
   https?: { cert: string | Buffer; key: string | Buffer };
   /** Fastify's trustProxy: the proxies (addresses/CIDRs, comma-separated) whose X-Forwarded-For is believed. */
   trustProxy?: string | boolean;
+  /** For tests only: runs between a write request's authentication and its transaction (ServiceContext.beforeWrite). */
+  beforeWrite?: (actor: UserRow) => Promise<void>;
 }
 
 const BAD_REQUEST = { error: 'Bad Request' };
@@ -63,6 +65,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     store: metrics ? instrumentStore(options.store, metrics.storeErrors) : options.store,
     clock: options.clock ?? createClock(),
     legacyDeviceUpdates: options.legacyDeviceUpdates ?? false,
+    ...(options.beforeWrite ? { beforeWrite: options.beforeWrite } : {}),
   };
   const app = Fastify(<FastifyServerOptions & { https?: object }>{
     ...loggingOptions(options.logger),
@@ -87,6 +90,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ValidationError) return reply.code(422).send({ errors: error.errors });
+    // The token stopped authenticating between the auth hook and the write transaction.
+    if (error instanceof AuthenticationError) return request.server.refuseAuthentication(request, reply, error.body);
     if (error instanceof NotFoundError) return reply.code(404).send(NOT_FOUND);
     if (error instanceof BadRequestError) return reply.code(400).send(BAD_REQUEST);
     if (error.statusCode === 413) return reply.code(413).send(TOO_LARGE);

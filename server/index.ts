@@ -5,7 +5,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import { buildApp, type LogLevel } from './app.js';
+import { buildApp, type AppOptions, type LogLevel } from './app.js';
 import type { AuthFailureLimit } from './auth.js';
 import { createMetrics, type ServerMetrics } from './metrics.js';
 import { metricsRoute } from './operations.js';
@@ -54,6 +54,8 @@ export interface StartServerOptions {
   authFailureLimit?: AuthFailureLimit | false;
   /** Proxies (addresses/CIDRs, comma-separated) whose X-Forwarded-For names the client; true trusts any. */
   trustProxy?: string | boolean;
+  /** For tests only: runs between a write request's authentication and its transaction (see AppOptions). */
+  beforeWrite?: AppOptions['beforeWrite'];
 }
 
 export interface RunningServer {
@@ -113,6 +115,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       https: options.tls,
       authFailureLimit: options.authFailureLimit,
       trustProxy: options.trustProxy,
+      beforeWrite: options.beforeWrite,
     });
     const host = options.host ?? DEFAULT_HOST;
     const scheme = options.tls ? 'https' : 'http';

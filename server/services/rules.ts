@@ -22,7 +22,7 @@ import {
 import { nowTimestamp, timestampAfter } from '../clock.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { RulePatch, RuleRow, StoreReader } from '../store/index.js';
-import type { ServiceContext } from './context.js';
+import { writeTransaction, type ServiceContext } from './context.js';
 import { ruleView } from './views.js';
 
 type RuleFields = Pick<RuleRow, 'action' | 'destination' | 'port_type' | 'port_range' | 'user_id'>;
@@ -93,7 +93,7 @@ export async function showRule(ctx: ServiceContext, id: string): Promise<ApiRule
 
 export async function createRule(ctx: ServiceContext, body: RawInput): Promise<ApiRule> {
   const { input, errors } = checkedInput(body, 'create');
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const fields: RuleFields = {
       action: input.action ?? 'drop',
       destination: input.destination ?? '',
@@ -112,7 +112,7 @@ export async function createRule(ctx: ServiceContext, body: RawInput): Promise<A
 
 export async function updateRule(ctx: ServiceContext, id: string, body: RawInput): Promise<ApiRule> {
   const { input, errors } = checkedInput(body, 'update');
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const rule = isUuid(id) ? await tx.getRule(id.toLowerCase()) : null;
     if (!rule) throw new NotFoundError();
     const patch: RulePatch = {};
@@ -136,7 +136,7 @@ export async function updateRule(ctx: ServiceContext, id: string, body: RawInput
 }
 
 export async function deleteRule(ctx: ServiceContext, id: string): Promise<void> {
-  await ctx.store.transaction(async (tx) => {
+  await writeTransaction(ctx, async (tx) => {
     const rule = isUuid(id) ? await tx.getRule(id.toLowerCase()) : null;
     if (!rule) throw new NotFoundError();
     await tx.deleteRule(rule.id);

@@ -400,6 +400,10 @@ class PostgresQueries implements StoreWriter {
     await this.#run('UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, id]);
   }
 
+  async revokeTokensOfUser(userId: string, at: string): Promise<number> {
+    return this.#run('UPDATE api_tokens SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL', [at, userId]);
+  }
+
   async deleteTokensOfUser(userId: string): Promise<number> {
     return this.#run('DELETE FROM api_tokens WHERE user_id = $1', [userId]);
   }
