@@ -10,7 +10,8 @@
  * Both authenticate first, as every other request does: without a valid token the answer is 401.
  * - A request Node's HTTP parser refuses (over-long request line or headers, bad framing): 400
  *   `{"error":"Bad Request"}`, then the connection closes; 408 `{"error":"Request Timeout"}` when
- *   the request did not arrive in time. No request exists yet, so there is no token to check.
+ *   the request (headers, or body) did not arrive in time (app.ts sets the timeouts). Either no
+ *   request exists yet to authenticate, or it still waits for its body: the timeout is the answer.
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -56,7 +57,10 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
   const timeout = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
   const status = timeout ? '408 Request Timeout' : '400 Bad Request';
   const body = JSON.stringify(timeout ? { error: 'Request Timeout' } : BAD_REQUEST);
-  if (socket.writable) {
+  // An answer already under way on this connection (its request's body timed out after the
+  // route answered, say) must not be followed by a second one: the connection just closes.
+  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (socket.writable && !answering) {
     socket.write(
       `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

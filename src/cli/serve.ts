@@ -5,6 +5,8 @@ import {
   DEFAULT_AUTH_FAILURE_LIMIT,
   DEFAULT_HOST,
   DEFAULT_PORT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
   startServer,
   StoreOpenError,
   type AuthFailureLimit,
@@ -62,6 +64,8 @@ interface ServeOptions {
   logLevel: LogLevel;
   legacyDeviceUpdates?: boolean;
   bodyLimit?: number;
+  requestTimeout: number | string;
+  shutdownTimeout: number | string;
   metrics: boolean;
   metricsPort?: number;
   metricsHost?: string;
@@ -143,6 +147,24 @@ export function registerServe(program: Command): void {
         .argParser(parseByteCount),
     )
     .addOption(
+      new Option(
+        '--request-timeout <seconds>',
+        'longest time a request (headers and body) may take to arrive; then 408 and the connection closes',
+      )
+        .env('NETFORM_REQUEST_TIMEOUT')
+        .default(DEFAULT_REQUEST_TIMEOUT_MS / 1000)
+        .argParser(parseSeconds),
+    )
+    .addOption(
+      new Option(
+        '--shutdown-timeout <seconds>',
+        'on SIGTERM/SIGINT, how long requests in flight may take to finish before every connection is closed',
+      )
+        .env('NETFORM_SHUTDOWN_TIMEOUT')
+        .default(DEFAULT_SHUTDOWN_TIMEOUT_MS / 1000)
+        .argParser(parseSeconds),
+    )
+    .addOption(
       new Option('--tls-cert <file>', 'serve HTTPS with this PEM certificate chain (with --tls-key)').env(
         'NETFORM_TLS_CERT',
       ),
@@ -189,7 +211,8 @@ export function registerServe(program: Command): void {
     .addHelpText(
       'after',
       '\nPrints "listening on http(s)://HOST:PORT" first on stdout (then "metrics on URL" with --metrics-port). ' +
-        'SIGTERM or SIGINT: finishes requests in flight, closes the database, exits 0.\n' +
+        'SIGTERM or SIGINT: stops accepting connections, finishes requests in flight for at most ' +
+        '--shutdown-timeout seconds, closes every connection and the database, exits 0 (a second signal: exit 1 at once).\n' +
         'Without a token: GET /healthz, /readyz, /metrics, /v0/openapi.json and /docs.',
     )
     .action(
@@ -214,6 +237,8 @@ export function registerServe(program: Command): void {
         });
         // commander hands an environment value over unparsed.
         const port = typeof options.port === 'string' ? parsePortOrFail(options.port) : options.port;
+        const requestTimeout = secondsOrFail(options.requestTimeout, 'NETFORM_REQUEST_TIMEOUT');
+        const shutdownTimeout = secondsOrFail(options.shutdownTimeout, 'NETFORM_SHUTDOWN_TIMEOUT');
         const tls = tlsOptions(options);
         const failureLimit = authFailureLimit(options);
         let server;
@@ -226,6 +251,8 @@ export function registerServe(program: Command): void {
             logLevel: options.logLevel,
             legacyDeviceUpdates: options.legacyDeviceUpdates ?? parseFlag(process.env.NETFORM_LEGACY_DEVICE_UPDATES),
             bodyLimit: options.bodyLimit,
+            requestTimeoutMs: requestTimeout * 1000,
+            shutdownTimeoutMs: shutdownTimeout * 1000,
             metrics: options.metrics !== false && !isOff(process.env.NETFORM_METRICS),
             metricsPort: options.metricsPort,
             metricsHost: options.metricsHost,
@@ -241,11 +268,20 @@ export function registerServe(program: Command): void {
           `listening on ${server.url}\n${server.metricsUrl ? `metrics on ${server.metricsUrl}\n` : ''}`,
         );
         const signal = await stopSignal;
-        process.stderr.write(`${signal}: finishing requests in flight, then stopping\n`);
+        process.stderr.write(`${signal}: finishing requests in flight (at most ${shutdownTimeout} s), then stopping\n`);
         await server.close();
         return ExitCode.ok;
       }),
     );
+}
+
+function secondsOrFail(value: number | string, variable: string): number {
+  if (typeof value === 'number') return value;
+  try {
+    return parseSeconds(value);
+  } catch {
+    throw new CliError(`${variable}=${JSON.stringify(value)} is not a whole number of seconds, at least 1`);
+  }
 }
 
 function parsePortOrFail(text: string): number {
