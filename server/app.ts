@@ -51,8 +51,12 @@ export interface AppOptions {
   authFailureLimit?: AuthFailureLimit | false;
   /** Serve HTTPS with this certificate chain and key (PEM). */
   https?: { cert: string | Buffer; key: string | Buffer };
-  /** Fastify's trustProxy: the proxies (addresses/CIDRs, comma-separated) whose X-Forwarded-For is believed. */
-  trustProxy?: string | boolean;
+  /**
+   * The proxies whose X-Forwarded-For is believed: addresses/CIDRs (comma-separated), or a hop
+   * count N (the client is the address N hops back: the socket's peer and the last N - 1
+   * X-Forwarded-For entries are proxies), or true (any).
+   */
+  trustProxy?: string | number | boolean;
   /** For tests only: runs between a write request's authentication and its transaction (ServiceContext.beforeWrite). */
   beforeWrite?: (actor: UserRow) => Promise<void>;
 }
@@ -85,6 +89,15 @@ export function httpServerOptions(options: Pick<AppOptions, 'requestTimeoutMs' |
   };
 }
 
+/**
+ * Fastify's trustProxy for ours. Fastify 5 ignores a number (it trusts no hop), so a hop count is
+ * given as proxy-addr's function of (address, hop index): the first `hops` hops are proxies.
+ */
+function trustProxyOption(trust: string | number | boolean) {
+  if (typeof trust !== 'number') return trust;
+  return (_address: string, hop: number) => hop < trust;
+}
+
 /** Whether a request declared a body (a length other than 0, or chunks) that has not arrived in full. */
 function bodyStillComing(raw: FastifyRequest['raw']): boolean {
   if (raw.complete) return false;
@@ -112,7 +125,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Failures before our routes run, answered with the contract's bodies (see framework-errors.ts).
     frameworkErrors: frameworkErrorHandler(ctx.store, ctx.clock),
     clientErrorHandler,
-    ...(options.trustProxy !== undefined ? { trustProxy: options.trustProxy } : {}),
+    ...(options.trustProxy !== undefined ? { trustProxy: trustProxyOption(options.trustProxy) } : {}),
     ...(options.https ? { https: { ...http, cert: options.https.cert, key: options.https.key } } : {}),
   }) as unknown as FastifyInstance;
 

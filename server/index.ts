@@ -66,8 +66,8 @@ export interface StartServerOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Rate limit of failed authentications per client address (default DEFAULT_AUTH_FAILURE_LIMIT); false: off. */
   authFailureLimit?: AuthFailureLimit | false;
-  /** Proxies (addresses/CIDRs, comma-separated) whose X-Forwarded-For names the client; true trusts any. */
-  trustProxy?: string | boolean;
+  /** Proxies (addresses/CIDRs, comma-separated, or a hop count) whose X-Forwarded-For names the client; true trusts any. */
+  trustProxy?: string | number | boolean;
   /** For tests only: runs between a write request's authentication and its transaction (see AppOptions). */
   beforeWrite?: AppOptions['beforeWrite'];
 }

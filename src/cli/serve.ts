@@ -1,6 +1,6 @@
 /** `netform serve`: the bundled /v0 server on a SQLite file or a PostgreSQL database. */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import {
   DEFAULT_AUTH_FAILURE_LIMIT,
   DEFAULT_HOST,
@@ -93,7 +93,24 @@ function tlsOptions(options: ServeOptions): { cert: Buffer; key: Buffer } | unde
       '--tls-cert and --tls-key (NETFORM_TLS_CERT, NETFORM_TLS_KEY) go together: give both or neither',
     );
   }
-  return { cert: readPem(options.tlsCert, '--tls-cert'), key: readPem(options.tlsKey, '--tls-key') };
+  const tls = { cert: readPem(options.tlsCert, '--tls-cert'), key: readPem(options.tlsKey, '--tls-key') };
+  warnIfReadableByOthers(options.tlsKey);
+  return tls;
+}
+
+/** A private key any user of the machine can read is as good as published there: say so at start. */
+function warnIfReadableByOthers(path: string): void {
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch {
+    return; // read a moment ago; nothing more to say
+  }
+  if ((mode & 0o004) === 0) return;
+  process.stderr.write(
+    `warning: the TLS key ${path} is readable by every user of this machine (mode ${mode.toString(8).padStart(4, '0')}); ` +
+      'make it readable by the server only (chmod 600, or 640 with a group of its own)\n',
+  );
 }
 
 function authFailureLimit(options: ServeOptions): AuthFailureLimit | false {
@@ -110,6 +127,48 @@ function authFailureLimit(options: ServeOptions): AuthFailureLimit | false {
       throw new CliError(`--auth-failure-exempt: ${JSON.stringify(entry)} is not an IP address or CIDR block`);
   }
   return { max, windowMs: windowSeconds * 1000, exempt };
+}
+
+/** proxy-addr's names of address ranges, which --trust-proxy takes besides addresses and blocks. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * `--trust-proxy`: a hop count (a whole number N: every request comes through exactly N proxies,
+ * the connection's peer and the last N - 1 entries of X-Forwarded-For, so the client is the Nth
+ * entry from the end), or a comma-separated list of the proxies' addresses, CIDR blocks and the
+ * names loopback, linklocal, uniquelocal (X-Forwarded-For is believed hop by hop while the hop is
+ * one of those). A bare number used to be read as an IPv4 address (`1` was 0.0.0.1).
+ */
+export function parseTrustProxy(text: string | undefined): string | number | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) {
+    const hops = Number(trimmed);
+    if (hops < 1 || hops > 100)
+      throw new CliError(
+        `--trust-proxy ${trimmed}: a hop count is from 1 to 100 (leave the flag out to trust no proxy)`,
+      );
+    return hops;
+  }
+  const entries: string[] = [];
+  for (const entry of trimmed.split(',').map((s) => s.trim())) {
+    if (PROXY_RANGE_NAMES.includes(entry)) {
+      entries.push(entry);
+      continue;
+    }
+    const block = parseCidrOrAddress(entry);
+    if (!block)
+      throw new CliError(
+        `--trust-proxy: ${JSON.stringify(entry)} is not a hop count, an IP address, a CIDR block, or one of ${PROXY_RANGE_NAMES.join(', ')}`,
+      );
+    if (block.prefix === 0)
+      throw new CliError(
+        `--trust-proxy: ${JSON.stringify(entry)} would trust every address, so any client could pick the address it is ` +
+          'logged and rate limited under; name the proxies (or give a hop count)',
+      );
+    entries.push(block.network);
+  }
+  return entries.join(',');
 }
 
 function isAddressOrBlock(text: string): boolean {
@@ -204,8 +263,9 @@ export function registerServe(program: Command): void {
     )
     .addOption(
       new Option(
-        '--trust-proxy <list>',
-        'proxies (addresses/CIDR blocks, comma-separated) whose X-Forwarded-For names the client',
+        '--trust-proxy <list|hops>',
+        'proxies whose X-Forwarded-For names the client: addresses/CIDR blocks (comma-separated; loopback, ' +
+          'linklocal, uniquelocal), or a hop count N when every request comes through exactly N proxies',
       ).env('NETFORM_TRUST_PROXY'),
     )
     .addHelpText(
@@ -241,6 +301,7 @@ export function registerServe(program: Command): void {
         const shutdownTimeout = secondsOrFail(options.shutdownTimeout, 'NETFORM_SHUTDOWN_TIMEOUT');
         const tls = tlsOptions(options);
         const failureLimit = authFailureLimit(options);
+        const trustProxy = parseTrustProxy(options.trustProxy);
         let server;
         try {
           server = await startServer({
@@ -258,7 +319,7 @@ export function registerServe(program: Command): void {
             metricsHost: options.metricsHost,
             tls,
             authFailureLimit: failureLimit,
-            trustProxy: options.trustProxy,
+            trustProxy,
           });
         } catch (error) {
           throw new CliError(`cannot start the server: ${describeStartError(error, options)}`);
