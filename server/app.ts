@@ -171,7 +171,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Callback style, not async: it runs on every answer, and a promise each is measurable.
   app.addHook('onSend', (request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
-    if (closing || !bodyStillComing(request.raw)) return done(null, payload);
+    // (Fastify itself closes after a body it refused: a 413.)
+    if (closing || reply.getHeader('connection') === 'close' || !bodyStillComing(request.raw))
+      return done(null, payload);
     // An answer before the body was read (the auth hook's 401, say) can come while the rest of
     // the packet holding the headers is still being parsed: decide once that is done.
     setImmediate(() => {
