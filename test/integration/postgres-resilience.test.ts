@@ -84,6 +84,8 @@ describe('through a proxy that fails connections', () => {
         ['GET', '/v0/users', undefined],
         ['POST', '/v0/users', { user: { email: 'during@example.com' } }],
         ['GET', '/v0/devices/00000000-0000-4000-8000-000000000000', undefined],
+        // Answered before routing (a bad path), after the token lookup.
+        ['GET', '/v0/users/%zz', undefined],
       ] as const) {
         const res = await server.api(method, path, body);
         expect(res.status, `${method} ${path}`).toBe(503);
