@@ -217,6 +217,10 @@ export const ERRORS = {
   },
   429: ERROR_TEXT('Too Many Requests', 'Too many failed authentications from this client address; see Retry-After.'),
   500: ERROR_TEXT('Internal Server Error', 'Anything unexpected; never a stack trace.'),
+  503: ERROR_TEXT(
+    'Service Unavailable',
+    'The database cannot be reached now (restart, failover, outage); retry after Retry-After seconds.',
+  ),
 } as const;
 
 export type Status = keyof typeof ERRORS;
@@ -240,10 +244,10 @@ interface Resource {
   createRequired: string[];
 }
 
-/** A route's answers: its successes, the error bodies it names, and those every /v0 route can give (401, 429, 500). */
+/** A route's answers: its successes, the error bodies it names, and those every /v0 route can give (401, 429, 500, 503). */
 export function responses(success: Record<number, object>, errors: Status[]) {
   const all: Record<string, object> = { ...success };
-  for (const status of [...errors, 401, 429, 500] as Status[]) all[status] = ERRORS[status];
+  for (const status of [...errors, 401, 429, 500, 503] as Status[]) all[status] = ERRORS[status];
   return all;
 }
 

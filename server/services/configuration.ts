@@ -14,7 +14,7 @@ import {
 import { timestampAfter } from '../clock.js';
 import { ValidationError } from '../errors.js';
 import type { StoreReader } from '../store/index.js';
-import type { ServiceContext } from './context.js';
+import { writeTransaction, type ServiceContext } from './context.js';
 import {
   CONFIGURATION_ID,
   CONFIGURATION_INSERTED_AT,
@@ -56,7 +56,7 @@ export async function showConfiguration(ctx: ServiceContext): Promise<ApiConfigu
 
 /** A partial update: only the keys present change; nothing changed means no write and the same `updated_at`. */
 export async function updateConfiguration(ctx: ServiceContext, body: RawInput): Promise<ApiConfiguration> {
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const current = await readConfiguration(tx);
     const secrets = new Map(current.values.openid_connect_providers.map((p) => [p.id, p.client_secret]));
     const checked = checkConfigurationInput(body, { storedClientSecret: (id) => secrets.get(id) ?? null });

@@ -24,7 +24,7 @@ import { generatePresharedKey } from '../crypto.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { DevicePatch, DeviceRow, StoreWriter } from '../store/index.js';
 import { allocateAddress, checkRequestedAddress, claimAddress, forgetAddresses } from './allocation.js';
-import type { ServiceContext } from './context.js';
+import { writeTransaction, type ServiceContext } from './context.js';
 import { generateDeviceName } from './names.js';
 import { readSettings, tunnelNetwork, type ServerSettings } from './settings.js';
 import { deviceView } from './views.js';
@@ -90,7 +90,7 @@ async function checkAddresses(
 
 export async function createDevice(ctx: ServiceContext, body: RawInput): Promise<ApiDevice> {
   const { input, errors } = checkedInput(body, 'create');
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const settings = await readSettings(tx);
     const owner =
       input.user_id !== undefined && isUuid(input.user_id) ? await tx.getUser(input.user_id.toLowerCase()) : null;
@@ -169,7 +169,7 @@ export async function updateDevice(ctx: ServiceContext, id: string, body: RawInp
     ? Object.fromEntries(LEGACY_UPDATABLE_FIELDS.filter((k) => k in body).map((k) => [k, body[k]]))
     : body;
   const { input, errors } = checkedInput(source, 'update');
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const device = isUuid(id) ? await tx.getDevice(id.toLowerCase()) : null;
     if (!device) throw new NotFoundError();
     const settings = await readSettings(tx);
@@ -220,7 +220,7 @@ export async function updateDevice(ctx: ServiceContext, id: string, body: RawInp
 }
 
 export async function deleteDevice(ctx: ServiceContext, id: string): Promise<void> {
-  await ctx.store.transaction(async (tx) => {
+  await writeTransaction(ctx, async (tx) => {
     const device = isUuid(id) ? await tx.getDevice(id.toLowerCase()) : null;
     if (!device) throw new NotFoundError();
     await tx.deleteDevice(device.id);

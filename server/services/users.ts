@@ -15,7 +15,7 @@ import { nowTimestamp, timestampAfter } from '../clock.js';
 import { hashPassword } from '../crypto.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { StoreReader, UserPatch, UserRow } from '../store/index.js';
-import type { ServiceContext } from './context.js';
+import { writeTransaction, type ServiceContext } from './context.js';
 import { forgetAddresses } from './allocation.js';
 import { userView } from './views.js';
 
@@ -46,7 +46,7 @@ export async function createUser(ctx: ServiceContext, body: RawInput): Promise<A
   // Hashing is slow on purpose: done before the write lock is taken.
   const passwordHash =
     checked.ok && checked.value.password !== undefined ? await hashPassword(checked.value.password) : null;
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const email = checked.ok ? checked.value.email : undefined;
     if (email !== undefined && (await tx.findUserByEmail(email))) addError(errors, 'email', Messages.taken);
     if (!checked.ok || hasErrors(errors)) throw new ValidationError(errors);
@@ -82,7 +82,7 @@ export async function updateUser(
     input.password !== undefined && Object.keys(errors).every((field) => field === 'email')
       ? await hashPassword(input.password)
       : null;
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const user = await findUser(tx, idOrEmail);
     if (!user) throw new NotFoundError();
     // A user stored before today's email rules keeps its email: sent back unchanged, it is no change.
@@ -105,13 +105,16 @@ export async function updateUser(
     if (Object.keys(patch).length === 0) return userView(user);
     patch.updated_at = timestampAfter(ctx.clock, user.updated_at);
     await tx.updateUser(user.id, patch);
+    // A demoted admin's tokens are revoked, not only refused: promoting it again later does
+    // not bring them back (it gets a new one on the server machine).
+    if (patch.role !== undefined && user.role === 'admin') await tx.revokeTokensOfUser(user.id, patch.updated_at);
     return userView({ ...user, ...patch });
   });
 }
 
 /** Deletes the user with its devices, the rules bound to it and its API tokens, in one transaction. */
 export async function deleteUser(ctx: ServiceContext, idOrEmail: string): Promise<void> {
-  await ctx.store.transaction(async (tx) => {
+  await writeTransaction(ctx, async (tx) => {
     const user = await findUser(tx, idOrEmail);
     if (!user) throw new NotFoundError();
     if (user.role === 'admin' && (await tx.countActiveAdmins(user.id)) === 0) {

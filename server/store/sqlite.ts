@@ -530,6 +530,11 @@ class SqliteQueries implements StoreWriter {
     this.#run('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', at, id);
   }
 
+  async revokeTokensOfUser(userId: string, at: string): Promise<number> {
+    return this.#run('UPDATE api_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL', at, userId)
+      .changes;
+  }
+
   async deleteTokensOfUser(userId: string): Promise<number> {
     return this.#run('DELETE FROM api_tokens WHERE user_id = ?', userId).changes;
   }

@@ -138,6 +138,8 @@ export interface StoreWriter extends StoreReader {
 
   insertToken(row: TokenRow): Promise<void>;
   revokeToken(id: string, at: string): Promise<void>;
+  /** Revokes every token of the user not yet revoked; returns how many. */
+  revokeTokensOfUser(userId: string, at: string): Promise<number>;
   deleteTokensOfUser(userId: string): Promise<number>;
 
   setSetting(key: string, value: unknown): Promise<void>;

@@ -1,10 +1,12 @@
 /** `netform serve`: the bundled /v0 server on a SQLite file or a PostgreSQL database. */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import {
   DEFAULT_AUTH_FAILURE_LIMIT,
   DEFAULT_HOST,
   DEFAULT_PORT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
   startServer,
   StoreOpenError,
   type AuthFailureLimit,
@@ -64,6 +66,8 @@ interface ServeOptions {
   logLevel: LogLevel;
   legacyDeviceUpdates?: boolean;
   bodyLimit?: number;
+  requestTimeout: number | string;
+  shutdownTimeout: number | string;
   metrics: boolean;
   metricsPort?: number;
   metricsHost?: string;
@@ -91,7 +95,24 @@ function tlsOptions(options: ServeOptions): { cert: Buffer; key: Buffer } | unde
       '--tls-cert and --tls-key (NETFORM_TLS_CERT, NETFORM_TLS_KEY) go together: give both or neither',
     );
   }
-  return { cert: readPem(options.tlsCert, '--tls-cert'), key: readPem(options.tlsKey, '--tls-key') };
+  const tls = { cert: readPem(options.tlsCert, '--tls-cert'), key: readPem(options.tlsKey, '--tls-key') };
+  warnIfReadableByOthers(options.tlsKey);
+  return tls;
+}
+
+/** A private key any user of the machine can read is as good as published there: say so at start. */
+function warnIfReadableByOthers(path: string): void {
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch {
+    return; // read a moment ago; nothing more to say
+  }
+  if ((mode & 0o004) === 0) return;
+  process.stderr.write(
+    `warning: the TLS key ${path} is readable by every user of this machine (mode ${mode.toString(8).padStart(4, '0')}); ` +
+      'make it readable by the server only (chmod 600, or 640 with a group of its own)\n',
+  );
 }
 
 function authFailureLimit(options: ServeOptions): AuthFailureLimit | false {
@@ -108,6 +129,48 @@ function authFailureLimit(options: ServeOptions): AuthFailureLimit | false {
       throw new CliError(`--auth-failure-exempt: ${JSON.stringify(entry)} is not an IP address or CIDR block`);
   }
   return { max, windowMs: windowSeconds * 1000, exempt };
+}
+
+/** proxy-addr's names of address ranges, which --trust-proxy takes besides addresses and blocks. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * `--trust-proxy`: a hop count (a whole number N: every request comes through exactly N proxies,
+ * the connection's peer and the last N - 1 entries of X-Forwarded-For, so the client is the Nth
+ * entry from the end), or a comma-separated list of the proxies' addresses, CIDR blocks and the
+ * names loopback, linklocal, uniquelocal (X-Forwarded-For is believed hop by hop while the hop is
+ * one of those). A bare number used to be read as an IPv4 address (`1` was 0.0.0.1).
+ */
+export function parseTrustProxy(text: string | undefined): string | number | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) {
+    const hops = Number(trimmed);
+    if (hops < 1 || hops > 100)
+      throw new CliError(
+        `--trust-proxy ${trimmed}: a hop count is from 1 to 100 (leave the flag out to trust no proxy)`,
+      );
+    return hops;
+  }
+  const entries: string[] = [];
+  for (const entry of trimmed.split(',').map((s) => s.trim())) {
+    if (PROXY_RANGE_NAMES.includes(entry)) {
+      entries.push(entry);
+      continue;
+    }
+    const block = parseCidrOrAddress(entry);
+    if (!block)
+      throw new CliError(
+        `--trust-proxy: ${JSON.stringify(entry)} is not a hop count, an IP address, a CIDR block, or one of ${PROXY_RANGE_NAMES.join(', ')}`,
+      );
+    if (block.prefix === 0)
+      throw new CliError(
+        `--trust-proxy: ${JSON.stringify(entry)} would trust every address, so any client could pick the address it is ` +
+          'logged and rate limited under; name the proxies (or give a hop count)',
+      );
+    entries.push(block.network);
+  }
+  return entries.join(',');
 }
 
 function isAddressOrBlock(text: string): boolean {
@@ -143,6 +206,24 @@ export function registerServe(program: Command): void {
       new Option('--body-limit <bytes>', 'largest request body; larger ones get 413')
         .default(1024 * 1024)
         .argParser(parseByteCount),
+    )
+    .addOption(
+      new Option(
+        '--request-timeout <seconds>',
+        'longest time a request (headers and body) may take to arrive; then 408 and the connection closes',
+      )
+        .env('NETFORM_REQUEST_TIMEOUT')
+        .default(DEFAULT_REQUEST_TIMEOUT_MS / 1000)
+        .argParser(parseSeconds),
+    )
+    .addOption(
+      new Option(
+        '--shutdown-timeout <seconds>',
+        'on SIGTERM/SIGINT, how long requests in flight may take to finish before every connection is closed',
+      )
+        .env('NETFORM_SHUTDOWN_TIMEOUT')
+        .default(DEFAULT_SHUTDOWN_TIMEOUT_MS / 1000)
+        .argParser(parseSeconds),
     )
     .addOption(
       new Option('--tls-cert <file>', 'serve HTTPS with this PEM certificate chain (with --tls-key)').env(
@@ -184,14 +265,16 @@ export function registerServe(program: Command): void {
     )
     .addOption(
       new Option(
-        '--trust-proxy <list>',
-        'proxies (addresses/CIDR blocks, comma-separated) whose X-Forwarded-For names the client',
+        '--trust-proxy <list|hops>',
+        'proxies whose X-Forwarded-For names the client: addresses/CIDR blocks (comma-separated; loopback, ' +
+          'linklocal, uniquelocal), or a hop count N when every request comes through exactly N proxies',
       ).env('NETFORM_TRUST_PROXY'),
     )
     .addHelpText(
       'after',
       '\nPrints "listening on http(s)://HOST:PORT" first on stdout (then "metrics on URL" with --metrics-port). ' +
-        'SIGTERM or SIGINT: finishes requests in flight, closes the database, exits 0.\n' +
+        'SIGTERM or SIGINT: stops accepting connections, finishes requests in flight for at most ' +
+        '--shutdown-timeout seconds, closes every connection and the database, exits 0 (a second signal: exit 1 at once).\n' +
         'Without a token: GET /healthz, /readyz, /metrics, /v0/openapi.json and /docs.',
     )
     .action(
@@ -210,8 +293,11 @@ export function registerServe(program: Command): void {
         });
         // commander hands an environment value over unparsed.
         const port = typeof options.port === 'string' ? parsePortOrFail(options.port) : options.port;
+        const requestTimeout = secondsOrFail(options.requestTimeout, 'NETFORM_REQUEST_TIMEOUT');
+        const shutdownTimeout = secondsOrFail(options.shutdownTimeout, 'NETFORM_SHUTDOWN_TIMEOUT');
         const tls = tlsOptions(options);
         const failureLimit = authFailureLimit(options);
+        const trustProxy = parseTrustProxy(options.trustProxy);
         let server;
         try {
           server = await startServer({
@@ -222,12 +308,14 @@ export function registerServe(program: Command): void {
             logLevel: options.logLevel,
             legacyDeviceUpdates: options.legacyDeviceUpdates ?? parseFlag(process.env.NETFORM_LEGACY_DEVICE_UPDATES),
             bodyLimit: options.bodyLimit,
+            requestTimeoutMs: requestTimeout * 1000,
+            shutdownTimeoutMs: shutdownTimeout * 1000,
             metrics: options.metrics !== false && !isOff(process.env.NETFORM_METRICS),
             metricsPort: options.metricsPort,
             metricsHost: options.metricsHost,
             tls,
             authFailureLimit: failureLimit,
-            trustProxy: options.trustProxy,
+            trustProxy,
           });
         } catch (error) {
           throw new CliError(`cannot start the server: ${describeStartError(error, options)}`);
@@ -237,11 +325,20 @@ export function registerServe(program: Command): void {
           `listening on ${server.url}\n${server.metricsUrl ? `metrics on ${server.metricsUrl}\n` : ''}`,
         );
         const signal = await stopSignal;
-        process.stderr.write(`${signal}: finishing requests in flight, then stopping\n`);
+        process.stderr.write(`${signal}: finishing requests in flight (at most ${shutdownTimeout} s), then stopping\n`);
         await server.close();
         return ExitCode.ok;
       }),
     );
+}
+
+function secondsOrFail(value: number | string, variable: string): number {
+  if (typeof value === 'number') return value;
+  try {
+    return parseSeconds(value);
+  } catch {
+    throw new CliError(`${variable}=${JSON.stringify(value)} is not a whole number of seconds, at least 1`);
+  }
 }
 
 function parsePortOrFail(text: string): number {
