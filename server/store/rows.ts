@@ -5,12 +5,22 @@
  */
 import {
   addressSortKey,
+  LIST_DEVICE_FIELDS,
   parseCidrOrAddress,
   parseIpAddress,
   parsePortRange,
+  STORED_DEVICE_FIELDS,
+  USE_DEFAULT_FLAGS,
   type IpFamily,
 } from '../../src/model/index.js';
 import type { RuleRow } from './types.js';
+
+/** A device's columns, from the device-field table: every stored field, in the contract's order. */
+export const DEVICE_COLUMNS = STORED_DEVICE_FIELDS.join(', ');
+/** Device columns holding a list, kept as JSON text. */
+export const JSON_DEVICE_COLUMNS: ReadonlySet<string> = new Set(LIST_DEVICE_FIELDS);
+/** Device columns holding a default flag (a boolean). */
+export const FLAG_DEVICE_COLUMNS: ReadonlySet<string> = new Set(USE_DEFAULT_FLAGS.map(([, flag]) => flag));
 
 /** Fixed-width hex of an address (8 digits IPv4, 32 IPv6): compared as text in numeric order. */
 export function addressKey(family: IpFamily, value: bigint): string {

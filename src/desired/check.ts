@@ -16,6 +16,7 @@ import {
   DEFAULT_MAX_DEVICES_PER_USER,
   dnsEntryKey,
 } from '../model/device.js';
+import { isDefaultableField, useDefaultFlag } from '../model/device-fields.js';
 import type { FieldErrors } from '../model/errors.js';
 import { deviceKey, ruleKey, userKey } from '../model/keys.js';
 import { Messages } from '../model/messages.js';
@@ -51,8 +52,8 @@ function whereIs(item: Declared, field?: string): string {
 
 /**
  * A diagnostic about `field` of `item` (or the item itself), placed at the field's value, else at
- * the first of `alternates` that was written (a missing endpoint is best shown at the
- * `use_default_endpoint: false` that requires it), else at the item.
+ * the first of `alternates` that was written (a missing endpoint is best shown at the default
+ * flag set false that requires it), else at the item.
  */
 function report(item: Declared, field: string | undefined, message: string, alternates: string[] = []): Diagnostic {
   const fields = item.source?.fields;
@@ -91,7 +92,7 @@ function reportFieldErrors(item: Declared, errors: FieldErrors, into: Diagnostic
       into.push(
         field === 'base'
           ? report(item, undefined, message)
-          : report(item, field, explain(field, message), [`use_default_${field}`]),
+          : report(item, field, explain(field, message), isDefaultableField(field) ? [useDefaultFlag(field)] : []),
       );
     }
   }
