@@ -251,6 +251,7 @@ class PostgresQueries implements StoreWriter {
   /** Through the exclusion constraint's GiST index: `&&` on the block and the port range. */
   async findIntersectingRules(query: RuleIntersectionQuery): Promise<RuleRow[]> {
     const derived = ruleDerivedColumns({
+      action: query.action,
       destination: `${formatAddress(query.family, query.start)}/${query.prefix}`,
       port_type: query.portType,
       port_range: query.ports === null ? null : `${query.ports.low} - ${query.ports.high}`,

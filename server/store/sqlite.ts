@@ -10,7 +10,7 @@
 import Database from 'better-sqlite3';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { IpFamily } from '../../src/model/index.js';
+import { overlapGroup, type IpFamily } from '../../src/model/index.js';
 import { migrate } from './migrations.js';
 import {
   addressKey,
@@ -397,12 +397,14 @@ class SqliteQueries implements StoreWriter {
 
   async findIntersectingRules(query: RuleIntersectionQuery): Promise<RuleRow[]> {
     const group = 'action = ? AND owner_key = ? AND family = ? AND port_group = ?';
-    const groupParams: unknown[] = [
-      query.action,
-      query.userId ?? '',
-      query.family,
-      query.ports === null ? '' : (query.portType ?? ''),
-    ];
+    const { action, owner, family, ports } = overlapGroup({
+      action: query.action,
+      owner: query.userId,
+      destination: { family: query.family },
+      port_type: query.portType,
+      ports: query.ports,
+    });
+    const groupParams: unknown[] = [action, owner, family, ports];
     let extra = '';
     const extraParams: unknown[] = [];
     if (query.ports !== null) {

@@ -21,7 +21,14 @@ import type { FieldErrors } from '../model/errors.js';
 import { deviceKey, ruleKey, userKey } from '../model/keys.js';
 import { Messages } from '../model/messages.js';
 import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } from '../model/net.js';
-import { checkRuleInput, checkRulePorts, parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
+import {
+  checkRuleInput,
+  checkRulePorts,
+  overlapGroup,
+  parseRule,
+  rulesOverlap,
+  type ParsedRule,
+} from '../model/rule.js';
 import type { DesiredDevice, DesiredRule, DesiredState, DesiredUser, SourceLocation } from '../model/state.js';
 import { checkEmail, checkUserInput } from '../model/user.js';
 import { checkAccessTests } from '../access/tests.js';
@@ -227,14 +234,14 @@ function reportDuplicates<T extends Declared>(
 
 /**
  * Overlapping rules under the server's rule: same owner and action, intersecting destinations,
- * and ports that collide. Rules are grouped by what must be equal and swept in address order,
- * so that only pairs whose destinations intersect are compared.
+ * and ports that collide. Rules are grouped by what must be equal (overlapGroup) and swept in
+ * address order, so that only pairs whose destinations intersect are compared.
  */
 function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
   const groups = new Map<string, RuleEntry[]>();
   for (const entry of rules) {
     if (!entry.parsed) continue;
-    const group = `${entry.parsed.owner ?? ''}|${entry.parsed.action}|${entry.parsed.destination.family}`;
+    const group = overlapGroup(entry.parsed).key;
     const list = groups.get(group) ?? [];
     list.push(entry);
     groups.set(group, list);
