@@ -1,7 +1,7 @@
 /**
  * `/v0/configuration` (upstream 0.7.36's singleton): show and partial update. Its
  * `default_client_*` fields are the server's device defaults (the settings `netform server
- * defaults` changes), so a change here is what every device with `use_default_<x>` shows next.
+ * defaults` changes), so a change here is what every device on those defaults shows next.
  * The other fields are stored and echoed; OpenID Connect client secrets are write-only.
  */
 import {

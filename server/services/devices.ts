@@ -5,13 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  DEFAULTABLE_DEVICE_FIELDS,
+  LEGACY_UPDATABLE_DEVICE_FIELDS,
   Messages,
   addError,
   checkDeviceInput,
-  emptyOwnLists,
+  checkMergedDevice,
+  flagsOnCreate,
+  settleNewDevice,
   hasErrors,
-  isBlank,
   isUuid,
   parseIpAddress,
   type ApiDevice,
@@ -28,13 +29,6 @@ import { writeTransaction, type ServiceContext } from './context.js';
 import { generateDeviceName } from './names.js';
 import { readSettings, tunnelNetwork, type ServerSettings } from './settings.js';
 import { deviceView } from './views.js';
-
-/** The fields upstream 0.7.26+ still lets an update change. */
-const LEGACY_UPDATABLE_FIELDS = ['name', 'description'] as const;
-
-function isEmptyValue(value: unknown): boolean {
-  return isBlank(value) || (Array.isArray(value) && value.length === 0);
-}
 
 function checkedInput(body: RawInput, mode: 'create' | 'update'): { input: DeviceInput; errors: FieldErrors } {
   const checked = checkDeviceInput(body, mode);
@@ -139,11 +133,7 @@ export async function createDevice(ctx: ServiceContext, body: RawInput): Promise
       endpoint: input.endpoint ?? null,
       mtu: input.mtu ?? null,
       persistent_keepalive: input.persistent_keepalive ?? null,
-      use_default_allowed_ips: input.use_default_allowed_ips ?? true,
-      use_default_dns: input.use_default_dns ?? true,
-      use_default_endpoint: input.use_default_endpoint ?? true,
-      use_default_mtu: input.use_default_mtu ?? true,
-      use_default_persistent_keepalive: input.use_default_persistent_keepalive ?? true,
+      ...flagsOnCreate(input),
       remote_ip: null,
       latest_handshake: null,
       rx_bytes: null,
@@ -151,10 +141,8 @@ export async function createDevice(ctx: ServiceContext, body: RawInput): Promise
       inserted_at: now,
       updated_at: now,
     };
-    // A field governed by its default keeps no value of its own.
-    for (const field of DEFAULTABLE_DEVICE_FIELDS)
-      if (row[`use_default_${field}`] && isEmptyValue(row[field])) row[field] = null;
-    Object.assign(row, emptyOwnLists(row));
+    // A field governed by its default keeps no value of its own; a list off its default holds `[]`.
+    Object.assign(row, settleNewDevice(row));
     await tx.insertDevice(row);
     return deviceView(row, settings);
   });
@@ -166,7 +154,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 
 export async function updateDevice(ctx: ServiceContext, id: string, body: RawInput): Promise<ApiDevice> {
   const source: RawInput = ctx.legacyDeviceUpdates
-    ? Object.fromEntries(LEGACY_UPDATABLE_FIELDS.filter((k) => k in body).map((k) => [k, body[k]]))
+    ? Object.fromEntries(LEGACY_UPDATABLE_DEVICE_FIELDS.filter((k) => k in body).map((k) => [k, body[k]]))
     : body;
   const { input, errors } = checkedInput(source, 'update');
   return writeTransaction(ctx, async (tx) => {
@@ -186,19 +174,7 @@ export async function updateDevice(ctx: ServiceContext, id: string, body: RawInp
     await checkAddresses(tx, settings, patch, errors, device);
 
     // Whole-device rules, on the stored device with the patch applied.
-    const merged = { ...device, ...patch };
-    for (const field of DEFAULTABLE_DEVICE_FIELDS) {
-      const flag = `use_default_${field}` as const;
-      if (!merged[flag]) continue;
-      if (field in source && !isEmptyValue(source[field])) addError(errors, field, Messages.mustNotBePresent);
-      // Turning the default on drops the device's own value, which would otherwise linger unseen.
-      else if (merged[field] !== null) (patch as Record<string, unknown>)[field] = merged[field] = null;
-    }
-    // Turning a list's default off without a list of its own leaves it `[]` (as upstream).
-    Object.assign(patch, emptyOwnLists(merged));
-    // An endpoint sent but refused already has its error; blank is only for none at all.
-    if (!merged.use_default_endpoint && isBlank(merged.endpoint) && !errors.endpoint)
-      addError(errors, 'endpoint', Messages.blank);
+    Object.assign(patch, checkMergedDevice({ ...device, ...patch }, source, errors));
     if (hasErrors(errors)) throw new ValidationError(errors);
 
     if (Object.keys(patch).length === 0) return deviceView(device, settings);

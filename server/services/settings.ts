@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
   CONFIGURATION_BOOLEAN_FIELDS,
+  DEFAULTABLE_DEVICE_FIELDS,
   initialConfigurationExtras,
   DEFAULT_MAX_DEVICES_PER_USER,
   MTU_BOUNDS,
@@ -42,12 +43,9 @@ export interface ServerDefaults {
 
 export type DefaultKey = keyof ServerDefaults;
 
+/** The defaults of the device-field table's defaultable fields, then the tunnel networks and the limit. */
 export const DEFAULT_KEYS: readonly DefaultKey[] = [
-  'allowed_ips',
-  'dns',
-  'endpoint',
-  'mtu',
-  'persistent_keepalive',
+  ...DEFAULTABLE_DEVICE_FIELDS,
   'ipv4_network',
   'ipv4_address',
   'ipv6_network',

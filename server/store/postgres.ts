@@ -19,7 +19,16 @@ import { formatAddress, type IpFamily } from '../../src/model/index.js';
 import { redactLocation, StoreOpenError, StoreUnavailableError } from './errors.js';
 import type { Migration } from './migrations.js';
 import { migratePostgres, POSTGRES_MIGRATIONS } from './postgres-migrations.js';
-import { addressKey, addressOfKey, deviceAddressKey, emailKey, markKey, ruleDerivedColumns } from './rows.js';
+import {
+  addressKey,
+  addressOfKey,
+  DEVICE_COLUMNS,
+  deviceAddressKey,
+  emailKey,
+  JSON_DEVICE_COLUMNS,
+  markKey,
+  ruleDerivedColumns,
+} from './rows.js';
 import type {
   AllocationHint,
   DevicePatch,
@@ -51,13 +60,8 @@ export interface PostgresStoreOptions {
 
 const USER_COLUMNS =
   'id, email, role, password_hash, last_signed_in_at, last_signed_in_method, disabled_at, inserted_at, updated_at';
-const DEVICE_COLUMNS =
-  'id, user_id, name, description, public_key, preshared_key, ipv4, ipv6, allowed_ips, dns, endpoint, mtu, persistent_keepalive, ' +
-  'use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, use_default_persistent_keepalive, ' +
-  'remote_ip, latest_handshake, rx_bytes, tx_bytes, inserted_at, updated_at';
 const RULE_COLUMNS = 'id, action, destination, port_type, port_range, user_id, inserted_at, updated_at';
 const TOKEN_COLUMNS = 'id, user_id, token_hash, inserted_at, expires_at, revoked_at';
-const JSON_DEVICE_COLUMNS = new Set(['allowed_ips', 'dns']);
 const BIGINT_DEVICE_COLUMNS = ['rx_bytes', 'tx_bytes'] as const;
 
 type SqlRow = Record<string, unknown>;
@@ -302,6 +306,7 @@ class PostgresQueries implements StoreWriter {
   /** Through the exclusion constraint's GiST index: `&&` on the block and the port range. */
   async findIntersectingRules(query: RuleIntersectionQuery): Promise<RuleRow[]> {
     const derived = ruleDerivedColumns({
+      action: query.action,
       destination: `${formatAddress(query.family, query.start)}/${query.prefix}`,
       port_type: query.portType,
       port_range: query.ports === null ? null : `${query.ports.low} - ${query.ports.high}`,

@@ -15,13 +15,21 @@ import {
   DEFAULT_MAX_DEVICES_PER_USER,
   dnsEntryKey,
 } from '../model/device.js';
+import { isDefaultableField, useDefaultFlag } from '../model/device-fields.js';
 import type { FieldErrors } from '../model/errors.js';
 import { emailGlobMatcher, emailGlobProblem } from '../model/email-glob.js';
 import { isText } from '../model/fields.js';
 import { deviceKey, ruleKey, userKey } from '../model/keys.js';
 import { Messages } from '../model/messages.js';
 import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } from '../model/net.js';
-import { checkRuleInput, checkRulePorts, parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
+import {
+  checkRuleInput,
+  checkRulePorts,
+  overlapGroup,
+  parseRule,
+  rulesOverlap,
+  type ParsedRule,
+} from '../model/rule.js';
 import { HIGHEST_RULE_PORT, parsePortRange, reachesPortLimit } from '../model/ports.js';
 import type { DesiredDevice, DesiredRule, DesiredState, DesiredUser, SourceLocation } from '../model/state.js';
 import { checkEmail, checkUserInput, emailCharacterProblem } from '../model/user.js';
@@ -53,8 +61,8 @@ function whereIs(item: Declared, field?: string): string {
 
 /**
  * A diagnostic about `field` of `item` (or the item itself), placed at the field's value, else at
- * the first of `alternates` that was written (a missing endpoint is best shown at the
- * `use_default_endpoint: false` that requires it), else at the item.
+ * the first of `alternates` that was written (a missing endpoint is best shown at the default
+ * flag set false that requires it), else at the item.
  */
 function report(item: Declared, field: string | undefined, message: string, alternates: string[] = []): Diagnostic {
   const fields = item.source?.fields;
@@ -115,7 +123,12 @@ function reportFieldErrors(
       into.push(
         field === 'base'
           ? report(item, undefined, message)
-          : report(item, field, explain(field, message, values[field]), [`use_default_${field}`]),
+          : report(
+              item,
+              field,
+              explain(field, message, values[field]),
+              isDefaultableField(field) ? [useDefaultFlag(field)] : [],
+            ),
       );
     }
   }
@@ -275,14 +288,14 @@ function reportDuplicates<T extends Declared>(
 
 /**
  * Overlapping rules under the server's rule: same owner and action, intersecting destinations,
- * and ports that collide. Rules are grouped by what must be equal and swept in address order,
- * so that only pairs whose destinations intersect are compared.
+ * and ports that collide. Rules are grouped by what must be equal (overlapGroup) and swept in
+ * address order, so that only pairs whose destinations intersect are compared.
  */
 function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
   const groups = new Map<string, RuleEntry[]>();
   for (const entry of rules) {
     if (!entry.parsed) continue;
-    const group = `${entry.parsed.owner ?? ''}|${entry.parsed.action}|${entry.parsed.destination.family}`;
+    const group = overlapGroup(entry.parsed).key;
     const list = groups.get(group) ?? [];
     list.push(entry);
     groups.set(group, list);

@@ -18,6 +18,7 @@ import type {
   SourceLocation,
 } from '../model/state.js';
 import { MANAGED_CONFIGURATION_FIELDS, type ManagedConfiguration } from '../model/configuration.js';
+import { WRITABLE_DEVICE_FIELDS } from '../model/device-fields.js';
 import { defaultSettings } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
 import type { SchemaResult } from './schema.js';
@@ -52,23 +53,6 @@ export interface DocumentDeclarations {
 }
 
 type Mapping = Record<string, unknown>;
-
-const DEVICE_FIELDS = [
-  'description',
-  'public_key',
-  'allowed_ips',
-  'dns',
-  'endpoint',
-  'mtu',
-  'persistent_keepalive',
-  'ipv4',
-  'ipv6',
-  'use_default_allowed_ips',
-  'use_default_dns',
-  'use_default_endpoint',
-  'use_default_mtu',
-  'use_default_persistent_keepalive',
-] as const satisfies readonly (keyof DesiredDeviceFields)[];
 
 const LIMIT_MESSAGE = 'must be a count of objects (such as 5) or a percentage of the live objects (such as "10%")';
 
@@ -430,7 +414,7 @@ class DocumentReader {
     if (!this.buildable(place) || !this.usableField(place, 'name')) return undefined;
     const { value } = place;
     const fields: Record<string, unknown> = {};
-    for (const field of DEVICE_FIELDS) {
+    for (const field of WRITABLE_DEVICE_FIELDS) {
       if (value[field] !== undefined && this.usableField(place, field)) fields[field] = value[field];
     }
     const device: DesiredDevice = {

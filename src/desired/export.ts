@@ -24,7 +24,8 @@ import { ruleKey, userKey } from '../model/keys.js';
 import { parsePortRange } from '../model/ports.js';
 import type { LiveState } from '../model/state.js';
 import { checkEmail, emailCharacterProblem } from '../model/user.js';
-import { DEFAULTABLE_DEVICE_FIELDS, type ApiDevice, type ApiRule, type ApiUser } from '../model/types.js';
+import { USE_DEFAULT_FLAGS } from '../model/device-fields.js';
+import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import { renderExportDocument } from './export-yaml.js';
 
 export interface ExportOptions {
@@ -365,15 +366,15 @@ function deviceToYaml(device: ApiDevice, mapping: Mapping): Plain {
     if (device.ipv4 !== null && device.ipv4 !== '') out.ipv4 = device.ipv4;
     if (device.ipv6 !== null && device.ipv6 !== '') out.ipv6 = device.ipv6;
   }
-  for (const field of DEFAULTABLE_DEVICE_FIELDS) {
-    if (device[`use_default_${field}`]) {
-      if (mapping.explicitDefaults) out[`use_default_${field}`] = true;
+  for (const [field, flag] of USE_DEFAULT_FLAGS) {
+    if (device[flag]) {
+      if (mapping.explicitDefaults) out[flag] = true;
       continue;
     }
     const value = device[field];
     const empty = value === null || value === '' || (Array.isArray(value) && value.length === 0);
-    // A value given implies `use_default_<x>: false`; with no value the flag must say so itself.
-    if (empty) out[`use_default_${field}`] = false;
+    // A value given implies its flag false (the table's withImpliedFlags); with no value the flag must say so itself.
+    if (empty) out[flag] = false;
     else out[field] = Array.isArray(value) ? [...value] : value;
   }
   return out;

@@ -3,7 +3,7 @@ import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js
 import { charLength, has, isBlank, isText, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
 import { isHostname, parseCidrOrAddress, parseEndpoint, parseIpAddress, type IpFamily } from './net.js';
-import { DEFAULTABLE_DEVICE_FIELDS, type UseDefaultFlag } from './types.js';
+import { checkFlagsInBody, flagAsSent, USE_DEFAULT_FLAGS, type UseDefaultFlags } from './device-fields.js';
 
 export const DEVICE_NAME_MAX_LENGTH = 255;
 export const DEVICE_DESCRIPTION_MAX_LENGTH = 2048;
@@ -12,12 +12,8 @@ export const MTU_BOUNDS = { min: 576, max: 1500 } as const;
 export const PERSISTENT_KEEPALIVE_BOUNDS = { min: 0, max: 120 } as const;
 export const DEFAULT_MAX_DEVICES_PER_USER = 10;
 
-/** Each defaultable field with its `use_default_<x>` flag, named once rather than on every check. */
-const USE_DEFAULT_FLAGS = DEFAULTABLE_DEVICE_FIELDS.map(
-  (field) => [field, `use_default_${field}` as UseDefaultFlag] as const,
-);
-
-export interface DeviceInput {
+/** A checked device body: the fields it carried, normalised. The flags are the table's (device-fields.ts). */
+export interface DeviceInput extends Partial<UseDefaultFlags> {
   user_id?: string;
   name?: string;
   description?: string | null;
@@ -31,11 +27,6 @@ export interface DeviceInput {
   persistent_keepalive?: number | null;
   ipv4?: string | null;
   ipv6?: string | null;
-  use_default_allowed_ips?: boolean;
-  use_default_dns?: boolean;
-  use_default_endpoint?: boolean;
-  use_default_mtu?: boolean;
-  use_default_persistent_keepalive?: boolean;
 }
 
 /** Standard base64 of 32 bytes as Buffer writes it: 43 characters (the last carrying 2 zero bits), then `=`. */
@@ -169,7 +160,7 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
 
   for (const [, flag] of USE_DEFAULT_FLAGS) {
     if (has(input, flag) || mode === 'create') {
-      const v = useDefaultOf(input, flag, mode);
+      const v = flagAsSent(input, flag, mode);
       if (typeof v === 'boolean') value[flag] = v;
       else addError(errors, flag, Messages.invalid);
     }
@@ -226,55 +217,10 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
     else value[field] = (a as string).trim();
   }
 
-  // `use_default_<x>` true together with a value for <x> in the same body. On create an omitted
-  // flag is true, so a value sent without `use_default_<x>: false` is refused too (it would be
-  // stored but never shown, the default being shown instead).
-  for (const [field, flag] of USE_DEFAULT_FLAGS) {
-    if (useDefaultOf(input, flag, mode) === true && !isEmptyValue(input[field]))
-      addError(errors, field, Messages.mustNotBePresent);
-  }
-  // An endpoint is needed when the default one is not used.
-  if (
-    input.use_default_endpoint === false &&
-    isBlank(input.endpoint) &&
-    (mode === 'create' || has(input, 'endpoint'))
-  ) {
-    addError(errors, 'endpoint', Messages.blank);
-  }
+  // A field's value beside its default flag turned on; an endpoint when the default is off.
+  checkFlagsInBody(input, mode, errors);
 
   return hasErrors(errors) ? { ok: false, errors, partial: value } : { ok: true, value };
-}
-
-/**
- * A `use_default_<x>` flag as sent: omitted on create, or `""` (as 0.7.36, whose cast turns `""`
- * into the field's default), is the default `true`; anything else as it is (checked by the caller).
- */
-function useDefaultOf(input: RawInput, flag: UseDefaultFlag, mode: Mode): unknown {
-  if (!has(input, flag)) return mode === 'create' ? true : undefined;
-  return input[flag] === '' ? true : input[flag];
-}
-
-/** The list-valued fields a `use_default_<x>` flag governs. */
-export const LIST_DEVICE_FIELDS = ['allowed_ips', 'dns'] as const;
-
-/**
- * The list fields a device must hold as `[]`: those whose `use_default_<x>` is false and that
- * have no list (none given, or null). Upstream 0.7.36 stores and returns `[]` there, not null.
- */
-export function emptyOwnLists(device: {
-  allowed_ips: string[] | null;
-  dns: string[] | null;
-  use_default_allowed_ips: boolean;
-  use_default_dns: boolean;
-}): Partial<Record<(typeof LIST_DEVICE_FIELDS)[number], string[]>> {
-  const fill: Partial<Record<(typeof LIST_DEVICE_FIELDS)[number], string[]>> = {};
-  for (const field of LIST_DEVICE_FIELDS)
-    if (!device[`use_default_${field}`] && device[field] === null) fill[field] = [];
-  return fill;
-}
-
-function isEmptyValue(value: unknown): boolean {
-  return isBlank(value) || (Array.isArray(value) && value.length === 0);
 }
 
 /** The server's tunnel network of one family. */

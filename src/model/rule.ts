@@ -2,7 +2,7 @@
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
 import { has, isBlank, isText, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
-import { parseCidrOrAddress, rangesIntersect, type ParsedCidr } from './net.js';
+import { parseCidrOrAddress, rangesIntersect, type IpFamily, type ParsedCidr } from './net.js';
 import { formatPortRange, parsePortRange, portRangesIntersect, reachesPortLimit, type PortRange } from './ports.js';
 import { PORT_TYPES, RULE_ACTIONS, type PortType, type RuleAction } from './types.js';
 
@@ -119,6 +119,32 @@ export function parseRule(rule: RuleShape): ParsedRule | null {
     ports = parsed.range;
   }
   return { action: rule.action, owner: rule.owner, destination, port_type: rule.port_type, ports };
+}
+
+/**
+ * What two rules must share to overlap: binding, action, address family, and port group. Rules of
+ * different groups never overlap; within a group, rulesOverlap decides by destination and ports.
+ * The offline checks, the planner and the stores (which index and constrain rules by it) group
+ * rules by it.
+ */
+export interface OverlapGroup {
+  /** Whatever identifies the bound user (id or email key); '' for a rule of every user. */
+  owner: string;
+  action: RuleAction;
+  family: IpFamily;
+  /** '' without ports (such rules only overlap each other), else the port type. */
+  ports: string;
+  /** The four as one text, for maps. */
+  key: string;
+}
+
+export function overlapGroup(
+  rule: Pick<ParsedRule, 'action' | 'owner' | 'port_type' | 'ports'> & { destination: { family: IpFamily } },
+): OverlapGroup {
+  const owner = rule.owner ?? '';
+  const ports = rule.ports === null ? '' : (rule.port_type ?? '');
+  const family = rule.destination.family;
+  return { owner, action: rule.action, family, ports, key: `${owner}|${rule.action}|${family}|${ports}` };
 }
 
 /**

@@ -3,17 +3,12 @@
  * values differ is an update (or, for device fields a 0.7.26+ server ignores, a replacement), a
  * declaration without a live object is a create.
  */
+import { fieldOfFlag, isLegacyUpdatable, type WritableDeviceField } from '../model/device-fields.js';
 import { deviceKeyOfOwnerKey, userKey } from '../model/keys.js';
 import type { DesiredDevice, DesiredUser } from '../model/state.js';
 import type { ApiDevice, ApiUser } from '../model/types.js';
 import { PHASE, type OwnerRef, type PlanContext } from './context.js';
-import {
-  changedDeviceFields,
-  LEGACY_UPDATABLE_DEVICE_FIELDS,
-  liveDeviceBody,
-  managedDeviceFields,
-  type WritableDeviceField,
-} from './device-fields.js';
+import { changedDeviceFields, liveDeviceBody, managedDeviceFields } from './device-fields.js';
 import { fingerprintOf } from './fingerprint.js';
 import { checkDeviceRenameTarget, renamedDevice } from './renames.js';
 import type { FieldChange, PlanSecret } from './types.js';
@@ -173,7 +168,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     fingerprint: fingerprintOf('device', live),
     fields,
   };
-  const ignoredByLegacyServers = changed.some((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f)) || pskChanged;
+  const ignoredByLegacyServers = changed.some((f) => !isLegacyUpdatable(f)) || pskChanged;
   if (ctx.replaceDevices && ignoredByLegacyServers) {
     // Delete then create, keeping what the files do not change: keys, pinned addresses, other values.
     const body: Record<string, unknown> = { user_id: live.user_id, name: device.name.trim(), ...liveDeviceBody(live) };
@@ -214,14 +209,15 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
 function createFields(device: DesiredDevice): WritableDeviceField[] {
   const managed = new Set<WritableDeviceField>(managedDeviceFields(device.fields));
   for (const field of Object.keys(device.fields) as WritableDeviceField[]) {
-    if (field.startsWith('use_default_') && device.fields[field] !== undefined) managed.add(field);
+    if (fieldOfFlag(field) !== undefined && device.fields[field] !== undefined) managed.add(field);
   }
   return [...managed];
 }
 
-/** Fields left to the server's default by the declaration (use_default_<x> on). */
+/** Fields left to the server's default by the declaration (their default flag on). */
 function defaultedFields(device: DesiredDevice): string[] {
-  return Object.entries(device.fields)
-    .filter(([field, value]) => field.startsWith('use_default_') && value === true)
-    .map(([field]) => field.slice('use_default_'.length));
+  return Object.entries(device.fields).flatMap(([name, value]) => {
+    const field = fieldOfFlag(name);
+    return field !== undefined && value === true ? [field] : [];
+  });
 }
