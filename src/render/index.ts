@@ -23,6 +23,8 @@ export interface RenderOptions {
   maxChars?: number;
   /** Markdown: where the full plan is, said when changes had to be left out (a CI run's artifacts). */
   fullPlanAt?: string;
+  /** Text: the last line of a plan without changes, when "No changes" would not be true (changes withheld). */
+  noChangesLine?: string;
 }
 
 export const MARKDOWN_MAX_CHARS = 60_000;
@@ -37,7 +39,7 @@ export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOption
   // The JSON document carries its digest: a saved plan edited by hand is refused by apply.
   if (format === 'json') return `${JSON.stringify({ ...plan, digest: planDigest(plan) }, null, 2)}\n`;
   if (format === 'markdown') return renderMarkdown(plan, options);
-  return renderText(plan, pc.createColors(options.color));
+  return renderText(plan, pc.createColors(options.color), options.noChangesLine);
 }
 
 /** `1 to create, 2 to update, 0 to replace, 3 to delete (+4 with their user)`. */
@@ -96,7 +98,7 @@ function fieldLine(change: Change, field: FieldChange): string {
   return `${field.field}: ${formatValue(field.before)} -> ${formatValue(field.after)}`;
 }
 
-function changeLines(change: Change): { head: string; details: string[] } {
+export function changeLines(change: Change): { head: string; details: string[] } {
   const label = change.label ?? `${change.kind} ${change.key}`;
   const details = change.fields.map((f) => fieldLine(change, f));
   for (const item of change.cascade ?? [])
@@ -105,7 +107,7 @@ function changeLines(change: Change): { head: string; details: string[] } {
   return { head: `${SYMBOL[change.action]} ${label}${note}`, details };
 }
 
-function renderText(plan: Plan, c: Colors): string {
+function renderText(plan: Plan, c: Colors, noChangesLine?: string): string {
   const paint: Record<Change['action'], (s: string) => string> = {
     create: c.green,
     update: c.yellow,
@@ -140,7 +142,7 @@ function renderText(plan: Plan, c: Colors): string {
   // The plan's summary stays the last line (scripts read it); the undeclared line goes just above.
   const undeclaredSummary = undeclaredLine(plan);
   if (undeclaredSummary) out.push(undeclaredSummary);
-  out.push(c.bold(summaryLine(plan)));
+  out.push(c.bold(plan.changes.length === 0 && noChangesLine ? noChangesLine : summaryLine(plan)));
   return `${out.join('\n')}\n`;
 }
 
