@@ -6,7 +6,7 @@
 import { userKey } from '../model/keys.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import type { PortType, RuleAction } from '../model/types.js';
-import type { Plan } from '../plan/types.js';
+import type { Change, Plan } from '../plan/types.js';
 import { boundAccessChanges, computeAccessChanges, type AccessChangeLimits, type AccessChanges } from './changes.js';
 import { accessModelOfLive, accessSettingsOf, type AccessRule } from './model.js';
 
@@ -37,11 +37,44 @@ export function planAccessChanges(
   desired: DesiredState,
   limits?: AccessChangeLimits,
 ): AccessChanges {
-  const before = accessModelOfLive(live).rules;
+  return accessChangesAfter(live, desired, [], plan.changes, limits);
+}
+
+/**
+ * What the changes `then` do to every user's access once the changes `first` are made (changes of
+ * plans made against `live`): a plan's effect in two parts, such as a pull request's own changes
+ * after those already on its base (src/plan/base.ts). Bounded for display.
+ */
+export function accessChangesAfter(
+  live: LiveState,
+  desired: DesiredState,
+  first: readonly Change[],
+  then: readonly Change[],
+  limits?: AccessChangeLimits,
+): AccessChanges {
+  const rules = accessModelOfLive(live).rules;
+  const users = live.users.map((u) => userKey(u.email));
+  const before = first.length === 0 ? { rules, users } : withChanges(rules, users, first);
+  const after = withChanges(rules, users, [...first, ...then]);
+  const changes = computeAccessChanges({
+    before: before.rules,
+    after: after.rules,
+    users: after.users,
+    portRules: accessSettingsOf(desired).portRules,
+  });
+  return boundAccessChanges(changes, limits);
+}
+
+/** The live rules with the changes' rule changes made (by natural key), and the users they leave. */
+function withChanges(
+  rules: AccessRule[],
+  users: string[],
+  changes: readonly Change[],
+): { rules: AccessRule[]; users: string[] } {
   const removed = new Set<string>();
   const added: AccessRule[] = [];
   const deletedUsers = new Set<string>();
-  for (const change of plan.changes) {
+  for (const change of changes) {
     if (change.kind === 'user' && change.action === 'delete') deletedUsers.add(userKey(change.key));
     for (const item of change.cascade ?? []) if (item.kind === 'rule') removed.add(item.liveId);
     if (change.kind !== 'rule') continue;
@@ -51,8 +84,8 @@ export function planAccessChanges(
       if (rule) added.push(rule);
     }
   }
-  const after = [...before.filter((r) => r.id === undefined || !removed.has(r.id)), ...added];
-  const users = live.users.map((u) => userKey(u.email)).filter((key) => !deletedUsers.has(key));
-  const changes = computeAccessChanges({ before, after, users, portRules: accessSettingsOf(desired).portRules });
-  return boundAccessChanges(changes, limits);
+  return {
+    rules: [...rules.filter((r) => r.id === undefined || !removed.has(r.id)), ...added],
+    users: users.filter((key) => !deletedUsers.has(key)),
+  };
 }
