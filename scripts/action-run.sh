@@ -6,13 +6,13 @@
 #
 # The log is live and ordered: netform's stdout and stderr go to the log as they are written, in
 # the order written (scripts/action-stream.mjs; stdout also to output-file), so each write's line
-# is in the log the moment it settles, also when the job is cancelled or killed. While netform runs, workflow commands are
-# stopped (::stop-commands::) with a token no one can guess, so no value from the server or the
-# files (a device named "::error::…") can issue one; `validate`/`test --format github` are the
-# exception, their annotations are meant.
+# is in the log the moment it settles, also when the job is cancelled or killed. While netform
+# runs, workflow commands are stopped (::stop-commands::) with a token no one can guess, so no
+# value from the server or the files (a device named "::error::…") can issue one;
+# `validate`/`test --format github` are the exception, their annotations are meant.
 set -uo pipefail
 exec 2>&1 # one stream: stderr lines land between stdout lines in the order they were written
-set -m    # background jobs in their own process groups: a signal meant for the step reaches netform once, passed on
+set -m    # jobs in their own process groups: a signal to the step reaches netform once, passed on
 
 netform_js="$NETFORM_ACTION_PATH/dist/src/cli/main.js"
 command="${INPUT_COMMAND:-plan}"
@@ -85,6 +85,11 @@ if [ "$command" = plan ]; then
   fi
   [ "$base" = none ] && base=""
   [ -n "$base" ] && base_args=(--base "$base")
+fi
+
+if [ -n "${INPUT_PLAN_FILE:-}" ] && [ -n "${INPUT_REVIEWED_PLAN:-}" ]; then
+  echo "::error::netform action: give plan-file (apply exactly that plan) or reviewed-plan (apply what it shows of path), not both"
+  exit 1
 fi
 
 code=0

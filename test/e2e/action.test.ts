@@ -341,6 +341,14 @@ describe('action.yml', () => {
       expect(strict.status).toBe(2);
       expect(strict.outputs['exit-code']).toBe('2');
       expect(JSON.parse(strict.output).changes).toHaveLength(1);
+      const both = runAction(
+        { command: 'apply', 'plan-file': 'a.json', 'reviewed-plan': 'b.json', ...secrets() },
+        ws.dir,
+      );
+      expect(both.status).toBe(1);
+      expect(workflowCommands(both.log).issued).toEqual([
+        expect.stringMatching(/^::error::netform action: give plan-file .* or reviewed-plan .*, not both$/),
+      ]);
     });
 
     it('validate --format github: its annotations are workflow commands, meant to be', () => {
