@@ -42,8 +42,3 @@ export function compareWithBase(pr: Plan, base: Plan | null, info: PlanBase): Pl
     resolved_by_pr: (base?.changes ?? []).filter((c) => !prIds.has(c.id)).map(resolved),
   };
 }
-
-/** The changes of one origin, in the plan's order (a plan without `--base` has only the pull request's). */
-export function changesOfOrigin(plan: Plan, origin: 'pr' | 'base'): Change[] {
-  return plan.changes.filter((c) => (c.origin ?? 'pr') === origin);
-}
