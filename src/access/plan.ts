@@ -54,14 +54,10 @@ export function accessChangesAfter(
 ): AccessChanges {
   const rules = accessModelOfLive(live).rules;
   const users = live.users.map((u) => userKey(u.email));
+  const { portRules } = accessSettingsOf(desired);
   const before = first.length === 0 ? { rules, users } : withChanges(rules, users, first);
   const after = withChanges(rules, users, [...first, ...then]);
-  const changes = computeAccessChanges({
-    before: before.rules,
-    after: after.rules,
-    users: after.users,
-    portRules: accessSettingsOf(desired).portRules,
-  });
+  const changes = computeAccessChanges({ before: before.rules, after: after.rules, users: after.users, portRules });
   return boundAccessChanges(changes, limits);
 }
 

@@ -3,7 +3,8 @@
  * relative to the repository's root, read from REF's tree with git, never checked out. YAML files
  * are loaded under the paths they have in the working tree, so diagnostics, sources and
  * `{ file: }` secret references read exactly as for the files on disk (secret files come from the
- * working tree: they are rarely committed). Needs `git` on the PATH.
+ * working tree: they are rarely committed). Symbolic links and submodules in REF's tree are not
+ * followed. Needs `git` on the PATH.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
@@ -11,8 +12,11 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { CDKTF_STACK_FILE, displayPath } from './files.js';
-import { loadYamlTexts, STDIN_PATH } from './index.js';
-import type { LoadOptions, LoadResult } from './types.js';
+import { STDIN_PATH } from './index.js';
+import { readDocuments } from './pipeline.js';
+import type { ParsedDocument } from './positions.js';
+import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
+import { parseYamlFile } from './yaml.js';
 
 const run = promisify(execFile);
 
@@ -140,6 +144,31 @@ export async function readDesiredAtRef(path: string, ref: string): Promise<Desir
     kind: 'yaml',
     files: await Promise.all(yaml.map(async (e) => ({ path: join(path, basename(e.path)), text: await blob(e.oid) }))),
   });
+}
+
+/**
+ * YAML files whose texts are given (REF's), loaded under the paths they have in the working tree:
+ * the same reading pipeline as files on disk (index.ts), so diagnostics, sources and `{ file: }`
+ * secret references read exactly as theirs do.
+ */
+async function loadYamlTexts(files: { path: string; text: string }[], options: LoadOptions): Promise<LoadResult> {
+  const names = files.map((f) => displayPath(f.path));
+  const diagnostics: Diagnostic[] = [];
+  const documents: ParsedDocument[] = [];
+  for (const [i, { text }] of files.entries()) {
+    const file = names[i]!;
+    const parsed = await parseYamlFile(text, file);
+    for (const item of parsed.diagnostics) diagnostics.push(item);
+    if (parsed.documents.length === 0 && parsed.diagnostics.length === 0)
+      diagnostics.push({
+        file,
+        line: 1,
+        column: 1,
+        message: 'the file is empty; a desired-state file starts with `version: 1`',
+      });
+    for (const item of parsed.documents) documents.push(item);
+  }
+  return readDocuments(documents, names, options.env ?? process.env, diagnostics, options.secrets === 'check');
 }
 
 /** REF's desired state at the `-f` path, loaded (or why there is none). */

@@ -57,12 +57,7 @@ async function yamlFilesOf(path: string): Promise<{ files: string[] } | { cdktf:
   return { files: names.map((name) => join(path, name)) };
 }
 
-/** Reads one YAML file's text (from the file system, stdin, or a git tree: git-ref.ts). */
-type ReadText = (path: string) => Promise<string>;
-
-const readText: ReadText = (path) => (path === STDIN_PATH ? readStdin() : readFile(path, 'utf8'));
-
-async function loadYamlFiles(paths: string[], options: LoadOptions, read: ReadText = readText): Promise<LoadResult> {
+async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<LoadResult> {
   const files = paths.map((p) => (p === STDIN_PATH ? STDIN_NAME : displayPath(p)));
   const diagnostics: Diagnostic[] = [];
   const documents: ParsedDocument[] = [];
@@ -70,7 +65,7 @@ async function loadYamlFiles(paths: string[], options: LoadOptions, read: ReadTe
     const file = files[i]!;
     let text: string;
     try {
-      text = await read(path);
+      text = path === STDIN_PATH ? await readStdin() : await readFile(path, 'utf8');
     } catch (error) {
       diagnostics.push({ file, message: `cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}` });
       continue;
@@ -101,23 +96,6 @@ export async function loadDesiredState(path: string, options: LoadOptions = {}):
   // The CDKTF translator (and the provider schema it reads) is loaded only for a stack.
   if ('cdktf' in target) return (await import('./cdktf.js')).loadCdktfStack(path, options);
   return loadYamlFiles(target.files, options);
-}
-
-/**
- * Loads YAML files whose texts are given (another version of them: a git commit's), under the
- * paths they have in the working tree: diagnostics, sources and `{ file: }` secret references read
- * exactly as for the files on disk.
- */
-export async function loadYamlTexts(
-  files: { path: string; text: string }[],
-  options: LoadOptions = {},
-): Promise<LoadResult> {
-  const texts = new Map(files.map((f) => [f.path, f.text]));
-  return loadYamlFiles(
-    files.map((f) => f.path),
-    options,
-    async (path) => texts.get(path)!,
-  );
 }
 
 /**
