@@ -1,7 +1,10 @@
 /**
  * `netform apply -f PATH` plans and applies; `netform apply plan.json` applies a saved plan
  * exactly, and refuses it (exit 4, nothing changed) when anything it touches changed since.
- * Exit codes: 0 done, 1 error or a failed write, 3 over a safety limit, 4 stale saved plan.
+ * `netform apply -f PATH --reviewed PLANFILE` plans again and writes only what the reviewed plan
+ * shows, identically (src/plan/reviewed.ts); the rest is withheld and listed.
+ * Exit codes: 0 done, 1 error or a failed write, 3 over a safety limit, 4 stale saved plan,
+ * 5 changes withheld as not reviewed (the reviewed ones were applied).
  */
 import { createInterface } from 'node:readline/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +21,9 @@ import {
 import { progressReporter, seconds } from './apply-progress.js';
 import { resolveSecret, SecretResolutionError, workingContainment } from '../desired/index.js';
 import type { Plan } from '../plan/types.js';
+import { intersectReviewed, ReviewedPlanError } from '../plan/reviewed.js';
+import { planAccessChanges } from '../access/plan.js';
+import { renderWithheld, withheldCount } from '../render/reviewed.js';
 import { applySummaryLine, renderApplySummary } from '../render/apply.js';
 import { limitLine, renderPlan } from '../render/index.js';
 import { addConnectionOptions, openConnection, readLiveState, type Connection } from './connection.js';
@@ -28,6 +34,7 @@ import { addPlanningOptions, loadDesired, makePlan, reportTimings, useColor, typ
 
 interface ApplyCommandOptions extends PlanningOptions {
   yes?: boolean;
+  reviewed?: string;
   parallelism: number;
 }
 
@@ -46,7 +53,7 @@ export function registerApply(program: Command): void {
   const cmd = program
     .command('apply [saved-plan]')
     .description(
-      'make the server match the desired state (-f PATH), or apply a saved plan exactly; exit 0 done, 1 error or failed writes, 3 over a safety limit, 4 stale saved plan',
+      'make the server match the desired state (-f PATH), or apply a saved plan exactly; exit 0 done, 1 error or failed writes, 3 over a safety limit, 4 stale saved plan, 5 unreviewed changes withheld (--reviewed)',
     )
     .option(
       '-f, --file <path>',
@@ -55,6 +62,10 @@ export function registerApply(program: Command): void {
     .option(
       '-y, --yes',
       'apply without asking for confirmation (needed without a terminal; a saved plan is applied without asking)',
+    )
+    .option(
+      '--reviewed <plan-file>',
+      'with -f: plan again, and write only the changes this saved plan (the one reviewed) shows identically; the rest are withheld and listed (exit 5)',
     )
     .option('--parallelism <n>', 'writes at once', positiveInteger, 8);
   addPlanningOptions(cmd);
@@ -71,22 +82,19 @@ export function registerApply(program: Command): void {
           '--replace and --rotate-passwords shape a plan: pass them to `netform plan`; a saved plan is applied exactly as it was made',
         );
       }
-      let saved: Plan | undefined;
-      if (savedPlanPath) {
-        try {
-          saved = readSavedPlan(savedPlanPath);
-        } catch (error) {
-          if (error instanceof SavedPlanError) throw new CliError(error.message);
-          throw error;
-        }
-      }
+      if (opts.reviewed && !opts.file)
+        throw new CliError(
+          '--reviewed goes with -f PATH: the files are planned again and only the reviewed changes are written',
+        );
+      const saved = savedPlanPath ? readPlanFile(savedPlanPath) : undefined;
+      const reviewed = opts.reviewed ? readPlanFile(opts.reviewed) : undefined;
       const desired = saved ? undefined : await loadDesired(opts.file!);
       if (desired) refuseFailingTests(desired.state);
       const run = watchSignals(timeoutOf(opts));
       const connection = await openConnection(opts, run.controller.signal);
       try {
         return desired
-          ? await planAndApply(desired, opts, connection, run)
+          ? await planAndApply(desired, opts, connection, run, reviewed)
           : await applySaved(saved!, opts, connection, run);
       } finally {
         run.dispose();
@@ -96,17 +104,79 @@ export function registerApply(program: Command): void {
   );
 }
 
+function readPlanFile(path: string): Plan {
+  try {
+    return readSavedPlan(path);
+  } catch (error) {
+    if (error instanceof SavedPlanError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
 async function planAndApply(
   desired: Awaited<ReturnType<typeof loadDesired>>,
   opts: ApplyCommandOptions,
   connection: Connection,
   run: ApplyRun,
+  reviewed?: Plan,
 ): Promise<ExitCode> {
+  if (reviewed) return applyReviewed(desired, reviewed, opts, connection, run);
   const { plan, timings } = await makePlan(desired, opts, connection);
   const color = useColor(opts);
   process.stdout.write(renderPlan(plan, 'text', { color }));
   reportTimings(timings);
   return confirmAndApply(plan, plan.limits.filter((l) => l.exceeded).map(limitLine), opts, connection, run);
+}
+
+/**
+ * `apply -f PATH --reviewed PLANFILE`: the files planned again, and of that plan only what the
+ * reviewed plan shows identically is written, unasked (the review was the approval). The rest is
+ * listed before any write, and makes the exit code 5 once the reviewed changes are applied.
+ */
+async function applyReviewed(
+  desired: Awaited<ReturnType<typeof loadDesired>>,
+  reviewed: Plan,
+  opts: ApplyCommandOptions,
+  connection: Connection,
+  run: ApplyRun,
+): Promise<ExitCode> {
+  const reading = readLiveState(connection, { configuration: desired.state.configuration !== undefined });
+  const { plan: fresh, timings } = await makePlan(desired, opts, connection, reading);
+  let result: ReturnType<typeof intersectReviewed>;
+  try {
+    result = intersectReviewed(fresh, reviewed);
+  } catch (error) {
+    if (error instanceof ReviewedPlanError) throw new CliError(error.message);
+    throw error;
+  }
+  const plan = result.plan;
+  plan.access = planAccessChanges(plan, await reading, desired.state);
+  const color = useColor(opts);
+  process.stdout.write(
+    renderPlan(plan, 'text', {
+      color,
+      noChangesLine:
+        result.withheld.length > 0
+          ? 'Nothing to apply: no change of the plan is in the reviewed plan as it is now.'
+          : undefined,
+    }),
+  );
+  process.stdout.write(renderWithheld(result, { color }));
+  reportTimings(timings);
+  const code = await confirmAndApply(
+    plan,
+    plan.limits.filter((l) => l.exceeded).map(limitLine),
+    opts,
+    connection,
+    run,
+    true,
+  );
+  if (result.withheld.length === 0) return code;
+  process.stderr.write(
+    `Withheld ${withheldCount(result.withheld.length)} that the reviewed plan does not show as ${result.withheld.length === 1 ? 'it is' : 'they are'} now (listed above): none of ${result.withheld.length === 1 ? 'it was' : 'them were'} written. ` +
+      'Review them (netform plan -f PATH shows them), then apply them in a run a maintainer approves.\n',
+  );
+  return code === ExitCode.ok ? ExitCode.unreviewed : code;
 }
 
 async function applySaved(

@@ -8,6 +8,9 @@ import { basename, dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { formatDiagnostic, loadDesiredState, type LoadResult } from '../desired/index.js';
+import { GitRefError, loadDesiredStateAtRef } from '../desired/git-ref.js';
+import { compareWithBase } from '../plan/base.js';
+import type { PlanBase } from '../plan/types.js';
 import { ApiError, fetchConfiguration } from '../client/index.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import { planChanges, PlanError, type Plan } from '../plan/index.js';
@@ -20,7 +23,7 @@ import {
   type Connection,
   type ConnectionOptions,
 } from './connection.js';
-import { planAccessChanges } from '../access/plan.js';
+import { accessChangesAfter, planAccessChanges } from '../access/plan.js';
 import { portRuleWarnings } from '../access/tests.js';
 import { refuseFailingTests } from './access.js';
 import { action } from './boundary.js';
@@ -200,15 +203,7 @@ export async function makePlan(
   const fetchRss = rssMb();
   started = performance.now();
   try {
-    const whole = planChanges(desired.state, live, {
-      server: connection.url,
-      createdAt: new Date().toISOString(),
-      tokenUser: connection.tokenUser,
-      replace: opts.replace ?? false,
-      rotatePasswords: opts.rotatePasswords ?? false,
-      allowDeletes: opts.allowDeletes,
-      allowUpdates: opts.allowUpdates,
-    });
+    const whole = planChanges(desired.state, live, planOptionsOf(opts, connection));
     const plan = opts.target?.length ? targetPlan(whole, opts.target) : whole;
     const diff = elapsedSince(started);
     started = performance.now();
@@ -223,6 +218,86 @@ export async function makePlan(
     if (error instanceof TargetError) throw new CliError(error.message);
     throw error;
   }
+}
+
+function planOptionsOf(opts: PlanningOptions, connection: Connection) {
+  return {
+    server: connection.url,
+    createdAt: new Date().toISOString(),
+    tokenUser: connection.tokenUser,
+    replace: opts.replace ?? false,
+    rotatePasswords: opts.rotatePasswords ?? false,
+    allowDeletes: opts.allowDeletes,
+    allowUpdates: opts.allowUpdates,
+  };
+}
+
+/** `--base REF` / `--base-file PATH`: the base's desired state, read before anything else. */
+type LoadedBase = { ref: string; commit?: string; where: string } & ({ result: LoadResult } | { missing: string });
+
+async function loadBase(opts: { file: string; base?: string; baseFile?: string }): Promise<LoadedBase | undefined> {
+  if (opts.base !== undefined && opts.baseFile !== undefined)
+    throw new CliError('give --base REF or --base-file PATH, not both');
+  if (opts.baseFile !== undefined) {
+    const result = await loadDesiredState(opts.baseFile);
+    if (!result.ok && result.diagnostics.some((d) => d.message === 'no such file or folder'))
+      throw new CliError(`--base-file ${opts.baseFile}: no such file or folder`);
+    return { ref: opts.baseFile, where: opts.baseFile, result };
+  }
+  if (opts.base === undefined) return undefined;
+  try {
+    const { repoPath, ref, commit, ...loaded } = await loadDesiredStateAtRef(opts.file, opts.base);
+    return { ref, commit, where: repoPath, ...loaded };
+  } catch (error) {
+    if (error instanceof GitRefError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+/**
+ * The plan with each change's origin (src/plan/base.ts): the base's files planned against the same
+ * live state; the access changes in two parts (the base's changes, then this pull request's).
+ */
+async function compareToBase(
+  plan: Plan,
+  base: LoadedBase,
+  desired: LoadedDesired,
+  opts: PlanningOptions,
+  connection: Connection,
+  reading: Promise<LiveState>,
+): Promise<Plan> {
+  const info: PlanBase = { ref: base.ref, ...(base.commit ? { commit: base.commit } : {}) };
+  const alone = (why: string): Plan =>
+    compareWithBase(plan, null, {
+      ...info,
+      note: `${why}: every change counts as introduced by this pull request`,
+      ...(plan.access ? { access_pr: plan.access } : {}),
+    });
+  if ('missing' in base) return alone(`${base.where} ${base.missing} at ${base.ref}`);
+  if (!base.result.ok) {
+    const [first, ...more] = base.result.diagnostics;
+    return alone(
+      `the desired state at ${base.ref} has errors (${formatDiagnostic(first!)}${more.length ? `, and ${more.length} more` : ''})`,
+    );
+  }
+  let live = await reading;
+  if (base.result.state.configuration !== undefined && live.configuration === undefined)
+    live = await withConfiguration(reading, connection);
+  let basePlan: Plan;
+  try {
+    const whole = planChanges(base.result.state, live, planOptionsOf(opts, connection));
+    basePlan = opts.target?.length ? targetPlan(whole, opts.target) : whole;
+  } catch (error) {
+    if (error instanceof PlanError || error instanceof TargetError)
+      return alone(`${base.ref}'s files cannot be planned (${error.message})`);
+    throw error;
+  }
+  const compared = compareWithBase(plan, basePlan, info);
+  const already = compared.changes.filter((c) => c.origin === 'base');
+  const own = compared.changes.filter((c) => c.origin === 'pr');
+  compared.base!.access_pr = accessChangesAfter(live, desired.state, already, own);
+  compared.base!.access_base = accessChangesAfter(live, desired.state, [], already);
+  return compared;
 }
 
 export function planExitCode(plan: Plan): ExitCode {
@@ -284,36 +359,51 @@ export function registerPlan(program: Command): void {
       '-o, --out <path>',
       'also write the plan as a saved plan (JSON) for `netform apply <path>`; - writes it to stdout (the plan for people then goes to stderr)',
     )
-    .addOption(new Option('--format <format>', 'output format').choices(PLAN_FORMATS as string[]).default('text'));
+    .addOption(new Option('--format <format>', 'output format').choices(PLAN_FORMATS as string[]).default('text'))
+    .option(
+      '--base <ref>',
+      "compare with the same -f path at this git ref (a pull request's base): each change is marked as this pull request's or already there, and what it undoes is listed",
+    )
+    .option(
+      '--base-file <path>',
+      "like --base, with the base's desired state at this path (a synthesized cdk.tf.json)",
+    );
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
   cmd.action(
-    action(async (opts: PlanningOptions & { file: string; out?: string; format: PlanFormat }) => {
-      if (opts.out) refuseOverwritingInput(opts.out, opts.file);
-      checkTargets(opts);
-      const { desired, connection, live } = await loadDesiredAndLive(opts.file, opts);
-      try {
-        for (const warning of portRuleWarnings(desired.state))
-          process.stderr.write(`warning: ${formatDiagnostic(warning)}\n`);
-        refuseFailingTests(desired.state);
-        const { plan, timings } = await makePlan(desired, opts, connection, live);
-        const started = performance.now();
-        // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
-        const toStdout = opts.out === '-';
-        const shownOn = toStdout ? process.stderr : process.stdout;
-        const output = renderPlan(plan, opts.format, {
-          color: opts.format === 'text' && useColor(opts, shownOn),
-          fullPlanAt: fullPlanAt(),
-        });
-        timings.render = elapsedSince(started);
-        if (!(toStdout && opts.format === 'json')) shownOn.write(output);
-        if (opts.out)
-          writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false }));
-        reportTimings(timings);
-        return planExitCode(plan);
-      } finally {
-        await connection.close();
-      }
-    }),
+    action(
+      async (
+        opts: PlanningOptions & { file: string; out?: string; format: PlanFormat; base?: string; baseFile?: string },
+      ) => {
+        if (opts.out) refuseOverwritingInput(opts.out, opts.file);
+        checkTargets(opts);
+        const base = await loadBase(opts);
+        const { desired, connection, live } = await loadDesiredAndLive(opts.file, opts);
+        try {
+          for (const warning of portRuleWarnings(desired.state))
+            process.stderr.write(`warning: ${formatDiagnostic(warning)}\n`);
+          refuseFailingTests(desired.state);
+          const made = await makePlan(desired, opts, connection, live);
+          const timings = made.timings;
+          const plan = base ? await compareToBase(made.plan, base, desired, opts, connection, live) : made.plan;
+          const started = performance.now();
+          // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
+          const toStdout = opts.out === '-';
+          const shownOn = toStdout ? process.stderr : process.stdout;
+          const output = renderPlan(plan, opts.format, {
+            color: opts.format === 'text' && useColor(opts, shownOn),
+            fullPlanAt: fullPlanAt(),
+          });
+          timings.render = elapsedSince(started);
+          if (!(toStdout && opts.format === 'json')) shownOn.write(output);
+          if (opts.out)
+            writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false }));
+          reportTimings(timings);
+          return planExitCode(plan);
+        } finally {
+          await connection.close();
+        }
+      },
+    ),
   );
 }

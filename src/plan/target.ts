@@ -63,15 +63,12 @@ export function targetPlan(plan: Plan, targets: readonly string[]): Plan {
     for (const dep of change.dependsOn ?? []) visit(dep);
   };
   for (const id of wanted) visit(id);
-  const changes = plan.changes.filter((c) => keep.has(c.id));
-  const summary = summarize(changes);
-  const limits = plan.limits.map((limit) => {
-    const planned =
-      limit.kind === 'delete' ? summary.delete + (summary.cascade ?? 0) : summary.update + summary.replace;
-    return { ...limit, planned, exceeded: planned > limit.allowed };
-  });
+  const narrowed = narrowPlan(
+    plan,
+    plan.changes.filter((c) => keep.has(c.id)),
+  );
   const unmatched = wanted.filter((id) => !byId.has(id));
-  const left = plan.changes.length - changes.length;
+  const left = plan.changes.length - narrowed.changes.length;
   const warnings = [
     ...plan.warnings,
     `limited by --target ${wanted.join(', ')}: ${left} other change(s) are left out of this plan; a run without --target makes them`,
@@ -79,7 +76,21 @@ export function targetPlan(plan: Plan, targets: readonly string[]): Plan {
       (id) => `--target ${id}: no change is planned for it (already as declared, or not a key of these files)`,
     ),
   ];
-  return { ...plan, changes, summary, limits, warnings };
+  return { ...narrowed, warnings };
+}
+
+/**
+ * The plan with only some of its changes (a subset, in the plan's order): summary and limits
+ * counted again over what is kept, against the limits the plan was made with.
+ */
+export function narrowPlan(plan: Plan, changes: Change[]): Plan {
+  const summary = summarize(changes);
+  const limits = plan.limits.map((limit) => {
+    const planned =
+      limit.kind === 'delete' ? summary.delete + (summary.cascade ?? 0) : summary.update + summary.replace;
+    return { ...limit, planned, exceeded: planned > limit.allowed };
+  });
+  return { ...plan, changes, summary, limits };
 }
 
 function summarize(changes: Change[]): PlanSummary {

@@ -84,6 +84,31 @@ export interface Change {
   dependsOn?: string[];
   /** Why this change is planned this way (adoption, replacement, protection). */
   note?: string;
+  /**
+   * With `plan --base REF` (src/plan/base.ts): `pr` when this pull request introduces the change
+   * (its base's plan lacks it, or plans it differently), `base` when the base's plan has it
+   * identically (drift, or merged and not yet applied): applied on merge all the same.
+   */
+  origin?: ChangeOrigin;
+}
+
+export type ChangeOrigin = 'pr' | 'base';
+
+/** A change of the base's plan that this pull request's plan no longer makes: what the request undoes. */
+export type ResolvedChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'label' | 'fields' | 'cascade' | 'note'>;
+
+/** What a plan made with `--base REF` (or `--base-file PATH`) was compared with. */
+export interface PlanBase {
+  /** The ref or file as given: `origin/main`, `base/cdk.tf.json`. */
+  ref: string;
+  /** The commit the ref named, when it is a git ref. */
+  commit?: string;
+  /** Why the comparison could not be made, when it could not: every change then counts as the pull request's. */
+  note?: string;
+  /** Access changes of this pull request's own changes, made after those already on the base. */
+  access_pr?: AccessChanges;
+  /** Access changes of the changes already on the base. */
+  access_base?: AccessChanges;
 }
 
 export interface LimitCheck {
@@ -151,4 +176,8 @@ export interface Plan {
   digest?: string;
   /** Who can reach what after this plan, compared with now (src/access): set by plan and apply. */
   access?: AccessChanges;
+  /** `plan --base`: what the plan was compared with (each change then has its `origin`). */
+  base?: PlanBase;
+  /** `plan --base`: changes of the base's plan that this one does not make (this pull request undoes them). */
+  resolved_by_pr?: ResolvedChange[];
 }

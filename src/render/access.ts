@@ -5,18 +5,22 @@ function hasAccessChanges(access: AccessChanges | undefined): access is AccessCh
   return access !== undefined && (access.users.length > 0 || access.everyone !== undefined);
 }
 
-export function accessText(access: AccessChanges | undefined): string[] {
+export function accessText(access: AccessChanges | undefined, title = 'Access changes'): string[] {
   if (!hasAccessChanges(access)) return [];
-  return ['Access changes:', ...accessChangeLines(access).map((line) => `  ${line}`), ''];
+  return [`${title}:`, ...accessChangeLines(access).map((line) => `  ${line}`), ''];
 }
 
 /**
  * The markdown section, within `maxChars`: whole lines while they fit, then one line saying how
  * many are not shown (the text and json plans hold them all).
  */
-export function accessMarkdown(access: AccessChanges | undefined, maxChars = Infinity): string[] {
+export function accessMarkdown(
+  access: AccessChanges | undefined,
+  maxChars = Infinity,
+  title = 'Access changes',
+): string[] {
   if (!hasAccessChanges(access)) return [];
-  const open = ['<details open><summary>Access changes</summary>', ''];
+  const open = [`<details open><summary>${title}</summary>`, ''];
   const close = ['', '</details>', ''];
   const lines = accessChangeLines(access).map((line) => `- ${line.replace(/([*_`|<>])/g, '\\$1')}`);
   let budget = maxChars - [...open, ...close].join('\n').length - 200;

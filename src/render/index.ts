@@ -7,7 +7,8 @@
 import pc from 'picocolors';
 import { SENSITIVE, SENSITIVE_CHANGED } from '../model/secret.js';
 import { planDigest } from '../plan/digest.js';
-import type { Change, FieldChange, LimitCheck, Plan, UndeclaredItem } from '../plan/types.js';
+import type { AccessChanges } from '../access/changes.js';
+import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
 import { accessMarkdown, accessText } from './access.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';
@@ -23,6 +24,8 @@ export interface RenderOptions {
   maxChars?: number;
   /** Markdown: where the full plan is, said when changes had to be left out (a CI run's artifacts). */
   fullPlanAt?: string;
+  /** Text: the last line of a plan without changes, when "No changes" would not be true (changes withheld). */
+  noChangesLine?: string;
 }
 
 export const MARKDOWN_MAX_CHARS = 60_000;
@@ -37,7 +40,7 @@ export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOption
   // The JSON document carries its digest: a saved plan edited by hand is refused by apply.
   if (format === 'json') return `${JSON.stringify({ ...plan, digest: planDigest(plan) }, null, 2)}\n`;
   if (format === 'markdown') return renderMarkdown(plan, options);
-  return renderText(plan, pc.createColors(options.color));
+  return renderText(plan, pc.createColors(options.color), options.noChangesLine);
 }
 
 /** `1 to create, 2 to update, 0 to replace, 3 to delete (+4 with their user)`. */
@@ -88,7 +91,7 @@ function formatValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function fieldLine(change: Change, field: FieldChange): string {
+function fieldLine(change: Change | ResolvedChange, field: FieldChange): string {
   if (field.sensitive || SECRET_FIELDS.has(field.field)) {
     return `${field.field}: ${change.action === 'create' ? SENSITIVE : SENSITIVE_CHANGED}`;
   }
@@ -96,7 +99,7 @@ function fieldLine(change: Change, field: FieldChange): string {
   return `${field.field}: ${formatValue(field.before)} -> ${formatValue(field.after)}`;
 }
 
-function changeLines(change: Change): { head: string; details: string[] } {
+export function changeLines(change: Change | ResolvedChange): { head: string; details: string[] } {
   const label = change.label ?? `${change.kind} ${change.key}`;
   const details = change.fields.map((f) => fieldLine(change, f));
   for (const item of change.cascade ?? [])
@@ -105,7 +108,61 @@ function changeLines(change: Change): { head: string; details: string[] } {
   return { head: `${SYMBOL[change.action]} ${label}${note}`, details };
 }
 
-function renderText(plan: Plan, c: Colors): string {
+/** A part of a plan shown under its own heading: with `--base`, this pull request's changes, then the base's. */
+interface Section {
+  title: string;
+  changes: (Change | ResolvedChange)[];
+  /** Said when the section has no change (left out when undefined). */
+  empty?: string;
+  access?: AccessChanges;
+  accessTitle?: string;
+}
+
+/** `plan --base`: the pull request's changes, those already on the base, and those it undoes. */
+function sectionsOf(plan: Plan): Section[] {
+  if (!plan.base) return [{ title: 'Changes', changes: plan.changes, access: plan.access }];
+  const ref = plan.base.ref;
+  const ofOrigin = (origin: 'pr' | 'base') => plan.changes.filter((c) => (c.origin ?? 'pr') === origin);
+  const sections: Section[] = [
+    {
+      title: "This pull request's changes",
+      changes: ofOrigin('pr'),
+      empty: `none: merging it changes nothing that ${ref}'s files would not`,
+      access: plan.base.access_pr,
+      accessTitle: 'Access changes of this pull request',
+    },
+  ];
+  const already = ofOrigin('base');
+  if (already.length > 0)
+    sections.push({
+      title: `Also applied on merge: already in ${ref}'s plan (drift, or merged and not yet applied)`,
+      changes: already,
+      access: plan.base.access_base,
+      accessTitle: `Access changes already in ${ref}'s plan`,
+    });
+  const undone = plan.resolved_by_pr ?? [];
+  if (undone.length > 0)
+    sections.push({
+      title: `Undone by this pull request: in ${ref}'s plan, not made on merge`,
+      changes: undone,
+    });
+  return sections;
+}
+
+/** `Compared with origin/main (0123abc): 2 changes by this pull request, 1 already there, 1 undone.` */
+function baseLine(plan: Plan, code: (text: string) => string): string {
+  const base = plan.base!;
+  const count = (n: number) => (n === 1 ? '1 change' : `${n} changes`);
+  const prCount = plan.changes.filter((c) => (c.origin ?? 'pr') === 'pr').length;
+  const already = plan.changes.length - prCount;
+  const commit = base.commit ? ` (${code(base.commit.slice(0, 12))})` : '';
+  return (
+    `Compared with ${code(base.ref)}${commit}: ${count(prCount)} by this pull request, ` +
+    `${count(already)} also applied on merge (already in its plan), ${count(plan.resolved_by_pr?.length ?? 0)} undone.`
+  );
+}
+
+function renderText(plan: Plan, c: Colors, noChangesLine?: string): string {
   const paint: Record<Change['action'], (s: string) => string> = {
     create: c.green,
     update: c.yellow,
@@ -118,19 +175,33 @@ function renderText(plan: Plan, c: Colors): string {
       (plan.sources.length ? c.dim(` (from ${plan.sources.join(', ')})`) : ''),
   );
   out.push('');
-  for (const change of plan.changes) {
+  const changeText = (change: Change | ResolvedChange) => {
     const { head, details } = changeLines(change);
     out.push(`  ${paint[change.action](head)}`);
     for (const d of details) out.push(`      ${d.startsWith('- ') ? c.red(d) : d}`);
+  };
+  const sections = sectionsOf(plan);
+  if (plan.base) {
+    out.push(baseLine(plan, (ref) => ref));
+    if (plan.base.note) out.push(c.yellow(`  ! ${plan.base.note}`));
+    out.push('');
+    for (const section of sections) {
+      out.push(c.bold(`${section.title}:`));
+      if (section.changes.length === 0 && section.empty) out.push(`  (${section.empty})`);
+      section.changes.forEach(changeText);
+      out.push('', ...accessText(section.access, section.accessTitle));
+    }
+  } else {
+    plan.changes.forEach(changeText);
+    if (plan.changes.length > 0) out.push('');
   }
-  if (plan.changes.length > 0) out.push('');
   const undeclared = plan.undeclared ?? [];
   if (undeclared.length > 0) {
     out.push(c.bold('Undeclared (live, inside the managed scope, declared in no file):'));
     for (const item of undeclared) out.push(`  ${(item.fate === 'delete' ? c.red : c.cyan)(undeclaredEntry(item))}`);
     out.push('');
   }
-  for (const item of accessText(plan.access)) out.push(item);
+  if (!plan.base) for (const item of accessText(plan.access)) out.push(item);
   if (plan.warnings.length > 0) {
     out.push(c.yellow('Warnings:'));
     for (const w of plan.warnings) out.push(c.yellow(`  ! ${w}`));
@@ -140,7 +211,7 @@ function renderText(plan: Plan, c: Colors): string {
   // The plan's summary stays the last line (scripts read it); the undeclared line goes just above.
   const undeclaredSummary = undeclaredLine(plan);
   if (undeclaredSummary) out.push(undeclaredSummary);
-  out.push(c.bold(summaryLine(plan)));
+  out.push(c.bold(plan.changes.length === 0 && noChangesLine ? noChangesLine : summaryLine(plan)));
   return `${out.join('\n')}\n`;
 }
 
@@ -151,16 +222,20 @@ function renderText(plan: Plan, c: Colors): string {
  */
 function renderMarkdown(plan: Plan, options: RenderOptions): string {
   const maxChars = options.maxChars ?? MARKDOWN_MAX_CHARS;
-  const blocks = plan.changes.map((change) => {
+  const blockOf = (change: Change | ResolvedChange) => {
     const { head, details } = changeLines(change);
     // A diff block colours lines by their first character: `-/+` reads as a deletion there, so it gets `!`.
     const lines = [change.action === 'replace' ? `! ${head}` : head];
     for (const d of details)
       lines.push(`${change.action === 'delete' ? '-' : change.action === 'create' ? '+' : ' '}     ${d}`);
     return lines.join('\n');
-  });
+  };
   const out: string[] = [MARKDOWN_MARKER, `### netform plan`, ''];
   out.push(`**${summaryLine(plan)}**`, '');
+  if (plan.base) {
+    out.push(baseLine(plan, codeSpan), '');
+    if (plan.base.note) out.push('> [!NOTE]', `> ${plan.base.note}`, '');
+  }
   const undeclaredSummary = undeclaredLine(plan);
   if (undeclaredSummary) out.push(undeclaredSummary, '');
   out.push(
@@ -171,30 +246,59 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
   const head = out.join('\n');
   // Room kept for the closing fence, the "not shown" line and the warnings' heading.
   const reserve = 1_000 + (options.fullPlanAt?.length ?? 0);
-  // Access changes are what a reviewer most needs: their section is laid out first, with at most a
+  // Access changes are what a reviewer most needs: their sections are laid out first, with at most a
   // third of the comment, and the changes fill what is left.
-  const access = accessMarkdown(plan.access, Math.floor(maxChars / 3));
-  let budget = maxChars - head.length - reserve - (access.length > 0 ? access.join('\n').length + 1 : 0);
-  const shown: string[] = [];
-  for (const block of blocks) {
-    if (block.length + 1 > budget) break;
-    shown.push(block);
-    budget -= block.length + 1;
-  }
-  const hidden = blocks.length - shown.length;
+  const sections = sectionsOf(plan);
+  const accessShare = Math.floor(maxChars / 3 / Math.max(1, sections.filter((s) => s.access).length));
+  const laidOut = sections.map((section) => ({
+    ...section,
+    blocks: section.changes.map(blockOf),
+    accessLines: accessMarkdown(section.access, accessShare, section.accessTitle),
+  }));
+  const accessChars = laidOut.reduce(
+    (n, s) => n + (s.accessLines.length > 0 ? s.accessLines.join('\n').length + 1 : 0),
+    0,
+  );
+  let budget = maxChars - head.length - reserve - accessChars;
+  let full = true;
+  let hidden = 0;
+  const total = laidOut.reduce((n, s) => n + s.blocks.length, 0);
   const tail: string[] = [];
-  if (blocks.length > 0) {
-    const fence = '`'.repeat(Math.max(3, longestBacktickRun(shown.join('\n')) + 1));
-    tail.push('<details open><summary>Changes</summary>', '', `${fence}diff`, ...shown, fence, '', '</details>', '');
-    if (hidden > 0) {
-      const where = options.fullPlanAt
-        ? `The full plan: ${options.fullPlanAt}`
-        : 'Run `netform plan` for the full plan';
+  for (const section of laidOut) {
+    const shown: string[] = [];
+    for (const block of section.blocks) {
+      if (!full || block.length + 1 > budget) {
+        full = false;
+        break;
+      }
+      shown.push(block);
+      budget -= block.length + 1;
+    }
+    hidden += section.blocks.length - shown.length;
+    if (section.blocks.length > 0) {
+      const fence = '`'.repeat(Math.max(3, longestBacktickRun(shown.join('\n')) + 1));
       tail.push(
-        `**${hidden} of ${blocks.length} changes are not shown** (a comment holds at most ${maxChars.toLocaleString('en-US')} characters). ${where}.`,
+        `<details open><summary>${escapeMarkdown(section.title)}</summary>`,
+        '',
+        `${fence}diff`,
+        ...shown,
+        fence,
+        '',
+        '</details>',
         '',
       );
+    } else if (plan.base && section.empty) {
+      tail.push(`**${escapeMarkdown(section.title)}**: ${escapeMarkdown(section.empty)}.`, '');
     }
+    // Without --base the access changes come after the undeclared objects, as they always did.
+    if (plan.base) tail.push(...section.accessLines);
+  }
+  if (hidden > 0) {
+    const where = options.fullPlanAt ? `The full plan: ${options.fullPlanAt}` : 'Run `netform plan` for the full plan';
+    tail.push(
+      `**${hidden} of ${total} changes are not shown** (a comment holds at most ${maxChars.toLocaleString('en-US')} characters). ${where}.`,
+      '',
+    );
   }
   if ((plan.undeclared ?? []).length > 0) {
     const entries: string[] = [];
@@ -210,7 +314,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     tail.push(`${undeclaredFence}diff`, ...entries, undeclaredFence, '', '</details>', '');
     if (left > 0) tail.push(`**${left} more undeclared object(s) are not shown.**`, '');
   }
-  for (const item of access) tail.push(item);
+  if (!plan.base) for (const item of laidOut[0]!.accessLines) tail.push(item);
   if (plan.warnings.length > 0) {
     const warnings: string[] = [];
     for (const w of plan.warnings) {
@@ -223,6 +327,17 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     tail.push('**Warnings**', '', ...warnings, ...(left > 0 ? [`- … and ${left} more warning(s), not shown`] : []), '');
   }
   return `${head}\n${tail.join('\n')}`;
+}
+
+/** Text inside a markdown code span, whatever backticks it holds. */
+function codeSpan(text: string): string {
+  const ticks = '`'.repeat(longestBacktickRun(text) + 1);
+  return `${ticks}${text.startsWith('`') || text.endsWith('`') ? ` ${text} ` : text}${ticks}`;
+}
+
+/** Characters markdown would read as markup, escaped. */
+function escapeMarkdown(text: string): string {
+  return text.replace(/([\\`*_[\]<>|#!])/g, '\\$1');
 }
 
 function longestBacktickRun(text: string): number {
