@@ -6,7 +6,7 @@
  */
 import pc from 'picocolors';
 import { SENSITIVE, SENSITIVE_CHANGED } from '../model/secret.js';
-import { planDigest } from '../plan/digest.js';
+import { sealedDocument, unsealedDocument, type PlanKey } from '../plan/seal.js';
 import type { Change, FieldChange, LimitCheck, Plan, UndeclaredItem } from '../plan/types.js';
 import { accessMarkdown, accessText } from './access.js';
 
@@ -23,6 +23,11 @@ export interface RenderOptions {
   maxChars?: number;
   /** Markdown: where the full plan is, said when changes had to be left out (a CI run's artifacts). */
   fullPlanAt?: string;
+  /**
+   * JSON: seal the document with this key (a saved plan, which apply accepts). Without it the
+   * document has no seal and no secret HMACs (drift's report), and apply refuses it.
+   */
+  seal?: PlanKey;
 }
 
 export const MARKDOWN_MAX_CHARS = 60_000;
@@ -34,8 +39,11 @@ const SYMBOL: Record<Change['action'], string> = { create: '+', update: '~', del
 type Colors = ReturnType<typeof pc.createColors>;
 
 export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOptions): string {
-  // The JSON document carries its digest: a saved plan edited by hand is refused by apply.
-  if (format === 'json') return `${JSON.stringify({ ...plan, digest: planDigest(plan) }, null, 2)}\n`;
+  // A sealed JSON document is a saved plan: one edited by hand is refused by apply.
+  if (format === 'json') {
+    const doc = options.seal ? sealedDocument(plan, options.seal) : unsealedDocument(plan);
+    return `${JSON.stringify(doc, null, 2)}\n`;
+  }
   if (format === 'markdown') return renderMarkdown(plan, options);
   return renderText(plan, pc.createColors(options.color));
 }
