@@ -13,6 +13,7 @@ import {
   applyPlan,
   findStaleChanges,
   readSavedPlan,
+  readSavedPlanSecrets,
   SavedPlanError,
   ServerGoneBreaker,
   type ApplySummary,
@@ -20,13 +21,15 @@ import {
 } from '../apply/index.js';
 import { progressReporter, seconds } from './apply-progress.js';
 import { resolveSecret, SecretResolutionError, workingContainment } from '../desired/index.js';
+import type { SecretRef } from '../model/secret.js';
+import type { PlanKey } from '../plan/seal.js';
 import type { Plan } from '../plan/types.js';
 import { intersectReviewed, ReviewedPlanError } from '../plan/reviewed.js';
 import { planAccessChanges } from '../access/plan.js';
 import { renderWithheld, withheldCount } from '../render/reviewed.js';
 import { applySummaryLine, renderApplySummary } from '../render/apply.js';
 import { limitLine, renderPlan } from '../render/index.js';
-import { addConnectionOptions, openConnection, readLiveState, type Connection } from './connection.js';
+import { addConnectionOptions, openConnection, planKeyOf, readLiveState, type Connection } from './connection.js';
 import { refuseFailingTests } from './access.js';
 import { action } from './boundary.js';
 import { CliError, ExitCode } from './exit.js';
@@ -86,8 +89,10 @@ export function registerApply(program: Command): void {
         throw new CliError(
           '--reviewed goes with -f PATH: the files are planned again and only the reviewed changes are written',
         );
-      const saved = savedPlanPath ? readPlanFile(savedPlanPath) : undefined;
-      const reviewed = opts.reviewed ? readPlanFile(opts.reviewed) : undefined;
+      // Saved plans are sealed under NETFORM_PLAN_KEY or the token: checked before anything is opened.
+      const key = savedPlanPath || opts.reviewed ? planKeyOf(opts) : undefined;
+      const saved = savedPlanPath ? { plan: readPlanFile(savedPlanPath, key!), key: key! } : undefined;
+      const reviewed = opts.reviewed ? readPlanFile(opts.reviewed, key!) : undefined;
       const desired = saved ? undefined : await loadDesired(opts.file!);
       if (desired) refuseFailingTests(desired.state);
       const run = watchSignals(timeoutOf(opts));
@@ -104,9 +109,9 @@ export function registerApply(program: Command): void {
   );
 }
 
-function readPlanFile(path: string): Plan {
+function readPlanFile(path: string, key: PlanKey): Plan {
   try {
-    return readSavedPlan(path);
+    return readSavedPlan(path, key);
   } catch (error) {
     if (error instanceof SavedPlanError) throw new CliError(error.message);
     throw error;
@@ -169,6 +174,7 @@ async function applyReviewed(
     opts,
     connection,
     run,
+    undefined,
     true,
   );
   if (result.withheld.length === 0) return code;
@@ -180,7 +186,7 @@ async function applyReviewed(
 }
 
 async function applySaved(
-  plan: Plan,
+  { plan, key }: { plan: Plan; key: PlanKey },
   opts: ApplyCommandOptions,
   connection: Connection,
   run: ApplyRun,
@@ -193,12 +199,20 @@ async function applySaved(
   const color = useColor(opts);
   process.stdout.write(renderPlan(plan, 'text', { color }));
   if (plan.changes.length === 0) return ExitCode.ok;
-  refuseUnusableSecrets(plan);
+  const secrets = readSecretsAgain(plan, key);
   const live = await readLiveState(connection, { configuration: plan.changes.some((c) => c.kind === 'configuration') });
-  const stale = findStaleChanges(plan, live);
+  // A secret that changed since the plan makes its change stale, as a changed object does.
+  const changedOnServer = findStaleChanges(plan, live);
+  const stale = [...changedOnServer, ...secrets.changed];
   if (stale.length > 0) {
+    const what =
+      secrets.changed.length === 0
+        ? 'the server changed'
+        : changedOnServer.length === 0
+          ? 'a secret it sends changed'
+          : 'the server and a secret it sends changed';
     process.stderr.write(
-      `The saved plan is stale: the server changed since it was made. Nothing was changed.\n${stale.map((s) => `  - ${s}`).join('\n')}\nRun netform plan again.\n`,
+      `The saved plan is stale: ${what} since it was made. Nothing was changed.\n${stale.map((s) => `  - ${s}`).join('\n')}\nRun netform plan again.\n`,
     );
     return ExitCode.stale;
   }
@@ -217,30 +231,30 @@ async function applySaved(
         : null;
     })
     .filter((line): line is string => line !== null);
-  return confirmAndApply(plan, overLimit, opts, connection, run, true);
+  return confirmAndApply(plan, overLimit, opts, connection, run, secrets.values);
 }
 
 /**
- * Every secret a saved plan will send must be readable here, within the repository apply runs in
- * (never a folder the plan names), before anything is written: otherwise nothing is.
+ * Every secret a saved plan will send is read here, within the repository apply runs in (never a
+ * folder the plan names), before anything is written, and compared with the plan's HMAC of it: one
+ * that cannot be read refuses the plan (nothing is written); the values read are the ones sent.
  */
-function refuseUnusableSecrets(plan: Plan): void {
+function readSecretsAgain(plan: Plan, key: PlanKey): ReturnType<typeof readSavedPlanSecrets> {
   const within = workingContainment();
-  const problems = new Set<string>();
-  for (const change of plan.changes) {
-    for (const { ref } of change.secrets ?? []) {
-      try {
-        resolveSecret(ref, process.env, { within });
-      } catch (error) {
-        if (!(error instanceof SecretResolutionError)) throw error;
-        problems.add(`${change.label ?? change.id}: ${error.message}`);
-      }
+  const secrets = readSavedPlanSecrets(plan, key, (ref) => {
+    try {
+      return { value: resolveSecret(ref, process.env, { within }) };
+    } catch (error) {
+      if (!(error instanceof SecretResolutionError)) throw error;
+      return { problem: error.message };
     }
-  }
+  });
+  const problems = new Set(secrets.unreadable);
   if (problems.size > 0)
     throw new CliError(
       `the saved plan's secrets cannot be read here; nothing was changed:\n${[...problems].map((p) => `  - ${p}`).join('\n')}`,
     );
+  return secrets;
 }
 
 async function confirmAndApply(
@@ -249,7 +263,9 @@ async function confirmAndApply(
   opts: ApplyCommandOptions,
   connection: Connection,
   run: ApplyRun,
-  saved = false,
+  savedSecrets?: Map<SecretRef, string>,
+  /** Apply without asking: a saved plan, or the reviewed changes of `--reviewed` (the review was the approval). */
+  unasked = savedSecrets !== undefined,
 ): Promise<ExitCode> {
   if (overLimit.length > 0) {
     process.stderr.write(
@@ -259,7 +275,7 @@ async function confirmAndApply(
   }
   if (plan.changes.length === 0) return ExitCode.ok;
   // Writing a saved plan was the approval (as with `terraform apply PLANFILE`): it is applied unasked.
-  if (!opts.yes && !saved) {
+  if (!opts.yes && !unasked) {
     if (!process.stdin.isTTY) {
       throw new CliError(
         'refusing to apply without confirmation: there is no terminal to ask on; pass --yes to apply unattended, or apply a saved plan (netform plan -o FILE, then netform apply FILE)',
@@ -275,7 +291,7 @@ async function confirmAndApply(
       return ExitCode.error;
     }
   }
-  return writeChanges(plan, opts, connection, run, saved);
+  return writeChanges(plan, opts, connection, run, savedSecrets);
 }
 
 /**
@@ -287,11 +303,16 @@ async function writeChanges(
   opts: ApplyCommandOptions,
   connection: Connection,
   run: ApplyRun,
-  saved: boolean,
+  savedSecrets?: Map<SecretRef, string>,
 ): Promise<ExitCode> {
-  // A saved plan's secret files are resolved within the repository apply runs in (outside git, the
-  // current folder), never within a folder the plan names: a reference that leads out is refused.
-  const within = saved ? workingContainment() : undefined;
+  // A saved plan sends the secrets read and checked against its HMACs (readSecretsAgain), within the
+  // repository apply runs in; -f resolves each at write time, within its declaring file's repository.
+  const resolveAtWrite = (ref: SecretRef): string => {
+    if (!savedSecrets) return resolveSecret(ref, process.env);
+    const value = savedSecrets.get(ref);
+    if (value === undefined) throw new Error('a secret of the saved plan was not read before the writes');
+    return value;
+  };
   run.arm();
   const writesStarted = performance.now();
   const reporter = progressReporter({ total: plan.changes.length, terminal: process.stderr.isTTY === true });
@@ -310,7 +331,7 @@ async function writeChanges(
   const applying = applyPlan(plan, {
     client: connection.client,
     parallelism: opts.parallelism,
-    resolveSecret: (ref) => resolveSecret(ref, process.env, { within }),
+    resolveSecret: resolveAtWrite,
     onProgress: reporter.onProgress,
     onStart: reporter.onStart,
     onSettled: (result, detail) => {

@@ -19,6 +19,7 @@ import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../render/index.js';
 import {
   addConnectionOptions,
   openConnection,
+  planKeyOf,
   readLiveState,
   type Connection,
   type ConnectionOptions,
@@ -390,14 +391,20 @@ export function registerPlan(program: Command): void {
           // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
           const toStdout = opts.out === '-';
           const shownOn = toStdout ? process.stderr : process.stdout;
+          // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/seal.ts).
+          const seal = opts.format === 'json' || opts.out ? planKeyOf(opts) : undefined;
           const output = renderPlan(plan, opts.format, {
             color: opts.format === 'text' && useColor(opts, shownOn),
             fullPlanAt: fullPlanAt(),
+            seal,
           });
           timings.render = elapsedSince(started);
           if (!(toStdout && opts.format === 'json')) shownOn.write(output);
           if (opts.out)
-            writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false }));
+            writeSavedPlan(
+              opts.out,
+              opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false, seal }),
+            );
           reportTimings(timings);
           return planExitCode(plan);
         } finally {

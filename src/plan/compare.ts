@@ -6,7 +6,7 @@
  * left out: a body naming a user by its live id and one naming it by `{ "$ref": … }` (a user
  * created in the same apply) are the same body, as the change's key already names the user.
  */
-import { canonicalJson } from './digest.js';
+import { canonicalJson } from './canonical.js';
 import type { Change } from './types.js';
 
 /** What a server-assigned id in a body is compared as. */

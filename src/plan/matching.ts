@@ -11,6 +11,7 @@ import { PHASE, type OwnerRef, type PlanContext } from './context.js';
 import { changedDeviceFields, liveDeviceBody, managedDeviceFields } from './device-fields.js';
 import { fingerprintOf } from './fingerprint.js';
 import { checkDeviceRenameTarget, renamedDevice } from './renames.js';
+import { planSecret } from './secrets.js';
 import type { FieldChange, PlanSecret } from './types.js';
 
 /** Pairs every declared user with its live user (by email). */
@@ -47,7 +48,7 @@ function planUser(
     fields.push({ field: 'role', before: null, after: user.role ?? 'unprivileged' });
     const secrets: PlanSecret[] = [];
     if (user.password) {
-      secrets.push({ field: 'password', ref: user.password.ref });
+      secrets.push(planSecret('password', user.password));
       fields.push({ field: 'password', before: null, after: null, sensitive: true });
     }
     ctx.add({
@@ -77,7 +78,7 @@ function planUser(
   }
   if (ctx.options.rotatePasswords && user.password) {
     fields.push({ field: 'password', before: null, after: null, sensitive: true });
-    secrets.push({ field: 'password', ref: user.password.ref });
+    secrets.push(planSecret('password', user.password));
   }
   if (fields.length === 0) return;
   const demotes = body.role === 'unprivileged' && live.role === 'admin';
@@ -133,7 +134,7 @@ function planDeviceCreate(ctx: PlanContext, key: string, device: DesiredDevice, 
   }
   const secrets: PlanSecret[] = [];
   if (device.preshared_key) {
-    secrets.push({ field: 'preshared_key', ref: device.preshared_key.ref });
+    secrets.push(planSecret('preshared_key', device.preshared_key));
     fields.push({ field: 'preshared_key', before: null, after: null, sensitive: true });
   }
   ctx.add({
@@ -180,9 +181,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
       action: 'replace',
       phase: PHASE.members,
       body,
-      ...(device.preshared_key
-        ? { secrets: [{ field: 'preshared_key' as const, ref: device.preshared_key.ref }] }
-        : {}),
+      ...(device.preshared_key ? { secrets: [planSecret('preshared_key', device.preshared_key)] } : {}),
       ...(keepFromLive.length ? { keepFromLive } : {}),
       note: 'replaced (delete, then create with the same keys and addresses): the server ignores these fields on update',
     });
@@ -199,9 +198,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     ...(renamed
       ? { note: `renamed from ${live.name}: one update of its name; keys, addresses and preshared key stay` }
       : {}),
-    ...(pskChanged && device.preshared_key
-      ? { secrets: [{ field: 'preshared_key' as const, ref: device.preshared_key.ref }] }
-      : {}),
+    ...(pskChanged && device.preshared_key ? { secrets: [planSecret('preshared_key', device.preshared_key)] } : {}),
   });
 }
 

@@ -1,13 +1,18 @@
 /**
  * The Plan: a plain, versioned, serialisable object (spec/netform.md sections 3 and 4).
- * `netform plan -o` writes it as JSON; apply, the renderers and drift all read this one shape.
- * It never holds a secret value: secret fields carry their reference (SecretRef) only.
+ * `netform plan -o` writes it as JSON, sealed (seal.ts; docs/saved-plans.md); apply, the renderers
+ * and drift all read this one shape. It never holds a secret value: secret fields carry their
+ * reference (SecretRef) and, in a saved plan, an HMAC of the value.
  */
 import type { AccessChanges } from '../access/changes.js';
 import type { SecretRef } from '../model/secret.js';
 
 export const PLAN_FORMAT = 'netform.plan';
-export const PLAN_FORMAT_VERSION = 1;
+/**
+ * 2: sealed with an HMAC (`seal`, `seal_key`), secrets with their `hmac`. Version 1 plans (an
+ * unkeyed SHA-256 `digest`) are refused.
+ */
+export const PLAN_FORMAT_VERSION = 2;
 
 /** The kinds of objects in the server's collections. */
 export type ObjectKind = 'user' | 'device' | 'rule';
@@ -23,10 +28,24 @@ export interface FieldChange {
   sensitive?: boolean;
 }
 
-/** A secret field of a request body, by reference: apply resolves the value again at write time. */
+/**
+ * A secret field of a request body, by reference: apply reads the value again. Made by planSecret
+ * (secrets.ts), which keeps the planned value aside for the seal.
+ */
 export interface PlanSecret {
   field: 'password' | 'preshared_key';
   ref: SecretRef;
+  /**
+   * In a saved plan: HMAC-SHA-256 of the value under the plan's key (seal.ts), never the value.
+   * Apply refuses the change as stale when the value read again has another HMAC.
+   */
+  hmac?: string;
+}
+
+/** The key a saved plan was sealed with: where it came from, and its id (not the key). */
+export interface SealKeyInfo {
+  source: 'NETFORM_PLAN_KEY' | 'token' | 'embedded-token';
+  id: string;
 }
 
 /** Something that goes with a user deletion. */
@@ -172,8 +191,13 @@ export interface Plan {
    */
   undeclared?: UndeclaredItem[];
   settings?: PlanSettings;
-  /** SHA-256 of the rest of the document (src/plan/digest.ts), written with the JSON document. */
-  digest?: string;
+  /** A saved plan's key: its source and id (src/plan/seal.ts). */
+  seal_key?: SealKeyInfo;
+  /**
+   * A saved plan's seal: HMAC-SHA-256 over the canonical JSON of every other member, present or
+   * added later (src/plan/seal.ts).
+   */
+  seal?: string;
   /** Who can reach what after this plan, compared with now (src/access): set by plan and apply. */
   access?: AccessChanges;
   /** `plan --base`: what the plan was compared with (each change then has its `origin`). */

@@ -6,7 +6,7 @@
  */
 import pc from 'picocolors';
 import { SENSITIVE, SENSITIVE_CHANGED } from '../model/secret.js';
-import { planDigest } from '../plan/digest.js';
+import { sealedDocument, unsealedDocument, type PlanKey } from '../plan/seal.js';
 import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
 import { accessMarkdown, accessText } from './access.js';
@@ -26,6 +26,11 @@ export interface RenderOptions {
   fullPlanAt?: string;
   /** Text: the last line of a plan without changes, when "No changes" would not be true (changes withheld). */
   noChangesLine?: string;
+  /**
+   * JSON: seal the document with this key (a saved plan, which apply accepts). Without it the
+   * document has no seal and no secret HMACs (drift's report), and apply refuses it.
+   */
+  seal?: PlanKey;
 }
 
 export const MARKDOWN_MAX_CHARS = 60_000;
@@ -37,8 +42,11 @@ const SYMBOL: Record<Change['action'], string> = { create: '+', update: '~', del
 type Colors = ReturnType<typeof pc.createColors>;
 
 export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOptions): string {
-  // The JSON document carries its digest: a saved plan edited by hand is refused by apply.
-  if (format === 'json') return `${JSON.stringify({ ...plan, digest: planDigest(plan) }, null, 2)}\n`;
+  // A sealed JSON document is a saved plan: one edited by hand is refused by apply.
+  if (format === 'json') {
+    const doc = options.seal ? sealedDocument(plan, options.seal) : unsealedDocument(plan);
+    return `${JSON.stringify(doc, null, 2)}\n`;
+  }
   if (format === 'markdown') return renderMarkdown(plan, options);
   return renderText(plan, pc.createColors(options.color), options.noChangesLine);
 }
