@@ -5,7 +5,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { planDigest } from '../../src/plan/digest.js';
+import { canonicalJson } from '../../src/plan/canonical.js';
+import { PlanKey } from '../../src/plan/seal.js';
 import type { TestServer } from '../helpers/server.js';
 import {
   create,
@@ -145,7 +146,8 @@ describe('apply --reviewed', () => {
     const doc = JSON.parse(readFileSync(planPath, 'utf8'));
     expect(doc.changes.map((c: any) => c.id)).toEqual([`user:kim@${domain}`]);
 
-    // Forged with a digest computed again: kim made an admin, a user outside the files deleted.
+    // Forged by someone holding the key (sealed again): kim made an admin, a user outside the files
+    // deleted. The seal holds, and still nothing the files do not ask for is written.
     const kim = doc.changes[0];
     kim.body.role = 'admin';
     kim.fields = kim.fields.map((f: any) => (f.field === 'role' ? { ...f, after: 'admin' } : f));
@@ -160,8 +162,8 @@ describe('apply --reviewed', () => {
       fingerprint: null,
       fields: [],
     });
-    delete doc.digest;
-    doc.digest = planDigest(doc);
+    delete doc.seal;
+    doc.seal = PlanKey.from({}, () => server.token).sealOf(canonicalJson(doc));
     writeFileSync(planPath, JSON.stringify(doc));
 
     const merged = await netform(server, ['apply', '-f', file, '--reviewed', planPath]);
@@ -173,7 +175,7 @@ describe('apply --reviewed', () => {
     expect(state.users.map((u) => u.email)).toContain('outsider@elsewhere.test');
     expect(state.users.map((u) => u.email)).not.toContain(`kim@${domain}`);
 
-    // Edited without a new digest: refused before anything is read or written.
+    // Edited without sealing it again: refused before anything is read or written.
     doc.changes.pop();
     writeFileSync(planPath, JSON.stringify(doc));
     const edited = await netform(server, ['apply', '-f', file, '--reviewed', planPath]);
