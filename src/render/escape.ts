@@ -17,6 +17,16 @@ function unicodeEscape(ch: string): string {
   return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
+/** Text of many lines made inert line by line: its line feeds are kept, every other such character escaped. */
+export function inertLines(text: string): string {
+  return text.split('\n').map(inertText).join('\n');
+}
+
+/** Whether a value holds a character inertText escapes. */
+export function hasUnsafe(value: string): boolean {
+  return new RegExp(UNSAFE.source).test(value);
+}
+
 /** A value for text output and logs: every control, separator, bidi and zero-width character as `\uXXXX`. */
 export function inertText(value: string): string {
   return value.replace(UNSAFE, unicodeEscape);
