@@ -138,7 +138,7 @@ describe('hostile names from the server and file names from a pull request', () 
     expectInert(md.stderr, 'plan markdown stderr');
     // F12: the access change names the markdown user, inside a code span.
     expect(md.stdout).toContain(`own rules of \`${MARKDOWN_EMAIL}\` apply`);
-    expect(md.stdout).toContain("desired/x`\\u000a::error::file.yaml``");
+    expect(md.stdout).toContain('desired/x`\\u000a::error::file.yaml``');
 
     const json = await runCli(['plan', '-f', desired, '--format', 'json'], { env });
     expect(json.code, json.stderr).toBe(2);
