@@ -185,4 +185,26 @@ describe('hostile names from the server and file names from a pull request', () 
     const values = strings(parse(exported.stdout));
     for (const name of HOSTILE_NAMES) expect(values, name).toContain(name);
   });
+  it('apply (last: it deletes the hostile objects): the progress lines and the summary are inert', async () => {
+    const pruning = join(dir, 'pruning');
+    await mkdir(pruning);
+    await writeFile(
+      join(pruning, 'netform.yaml'),
+      [
+        'version: 1',
+        'settings: { prune: true }',
+        'users:',
+        `  - { email: ${TEST_ADMIN_EMAIL}, role: admin }`,
+        '  - email: mallory@example.com',
+        '',
+      ].join('\n'),
+    );
+    const applied = await runCli(['apply', '-f', pruning, '--yes', '--allow-deletes', '100'], { env });
+    expect(applied.code, applied.stderr).toBe(0);
+    expectInert(applied.stdout, 'apply stdout');
+    expectInert(applied.stderr, 'apply stderr');
+    // Each deleted device is named, escaped, in the per-write lines and in the summary.
+    expect(applied.stdout).toMatch(/^deleted device mallory@example\.com\/laptop\\u000a::error::pwned \(/m);
+    expect(applied.stdout).toMatch(/^done +- device mallory@example\.com\/bidi\\u202eexe\.txt$/m);
+  });
 });
