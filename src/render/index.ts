@@ -332,7 +332,8 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
   if (plan.warnings.length > 0) {
     const warnings: string[] = [];
     for (const w of plan.warnings) {
-      const line = `- ${markdownText(w)}`;
+      // In a code span: a warning quotes labels and values from the server and the files.
+      const line = `- ${markdownCode(w)}`;
       if (line.length + 1 > budget) break;
       warnings.push(line);
       budget -= line.length + 1;
