@@ -569,8 +569,11 @@ export function blockText(block: AccessBlock): string {
   return `${where} ${block.protocol} ${block.ports}`;
 }
 
-/** Lines of text for the changes: `alice@example.com: now reachable 10.2.0.0/16 tcp 22`. */
-export function accessChangeLines(changes: AccessChanges): string[] {
+/**
+ * Lines of text for the changes: `alice@example.com: now reachable 10.2.0.0/16 tcp 22`. `quote`
+ * shows each user's email for where the line goes (made inert for text, a code span in markdown).
+ */
+export function accessChangeLines(changes: AccessChanges, quote: (user: string) => string = (user) => user): string[] {
   const lines: string[] = [];
   const add = (who: string, c: { reachable: AccessBlock[]; blocked: AccessBlock[] }) => {
     for (const b of c.reachable) lines.push(`${who}: now reachable ${blockText(b)}`);
@@ -579,11 +582,11 @@ export function accessChangeLines(changes: AccessChanges): string[] {
   if (changes.everyone) {
     const { except } = changes.everyone;
     add(
-      except.length === 0 ? 'all users' : `all users (except where own rules of ${except.join(', ')} apply)`,
+      except.length === 0 ? 'all users' : `all users (except where own rules of ${except.map(quote).join(', ')} apply)`,
       changes.everyone,
     );
   }
-  for (const u of changes.users) add(changes.everyone ? `${u.user} (within its own rules)` : u.user, u);
+  for (const u of changes.users) add(changes.everyone ? `${quote(u.user)} (within its own rules)` : quote(u.user), u);
   if (changes.omitted) {
     lines.push(
       `… and ${changes.omitted.users} more users (whose own rules may change their access differently), ${changes.omitted.blocks} more blocks not shown`,

@@ -27,6 +27,7 @@ import { action } from './boundary.js';
 import { CliError, ExitCode } from './exit.js';
 import { loadDesired } from './plan.js';
 import { githubAnnotation } from './validate.js';
+import { inertText } from '../render/escape.js';
 
 interface AccessOptions extends ConnectionOptions {
   file?: string;
@@ -135,7 +136,9 @@ export function registerTest(program: Command): void {
               `${githubAnnotation({ message: testLine(result), file: source?.file, line: source?.line, column: source?.column })}\n`,
             );
           } else {
-            process.stdout.write(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}\n`);
+            process.stdout.write(
+              `${inertText(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}`)}\n`,
+            );
           }
         }
         const against = opts.live ? 'the live server' : 'the declared rules';
@@ -204,7 +207,7 @@ export function registerExplain(program: Command): void {
         const shown = who.length > 3 ? `${who.slice(0, 3).join(', ')} and ${who.length - 3} more` : who.join(', ');
         for (const item of explainLines(shown, decision)) lines.push(item);
       }
-      process.stdout.write(`${lines.join('\n')}\n`);
+      process.stdout.write(`${lines.map(inertText).join('\n')}\n`);
       return ExitCode.ok;
     }),
   );

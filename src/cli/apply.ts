@@ -32,6 +32,7 @@ import { limitLine, renderPlan } from '../render/index.js';
 import { addConnectionOptions, openConnection, planKeyOf, readLiveState, type Connection } from './connection.js';
 import { refuseFailingTests } from './access.js';
 import { action } from './boundary.js';
+import { inertText } from '../render/escape.js';
 import { CliError, ExitCode } from './exit.js';
 import { addPlanningOptions, loadDesired, makePlan, reportTimings, useColor, type PlanningOptions } from './plan.js';
 
@@ -212,7 +213,7 @@ async function applySaved(
           ? 'a secret it sends changed'
           : 'the server and a secret it sends changed';
     process.stderr.write(
-      `The saved plan is stale: ${what} since it was made. Nothing was changed.\n${stale.map((s) => `  - ${s}`).join('\n')}\nRun netform plan again.\n`,
+      `The saved plan is stale: ${what} since it was made. Nothing was changed.\n${stale.map((s) => `  - ${inertText(s)}`).join('\n')}\nRun netform plan again.\n`,
     );
     return ExitCode.stale;
   }
@@ -269,7 +270,7 @@ async function confirmAndApply(
 ): Promise<ExitCode> {
   if (overLimit.length > 0) {
     process.stderr.write(
-      `Refused: the plan is over a safety limit. Nothing was changed.\n${overLimit.map((l) => `  - ${l}`).join('\n')}\n`,
+      `Refused: the plan is over a safety limit. Nothing was changed.\n${overLimit.map((l) => `  - ${inertText(l)}`).join('\n')}\n`,
     );
     return ExitCode.refused;
   }

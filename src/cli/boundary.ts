@@ -12,6 +12,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { CliError, ExitCode } from './exit.js';
+import { inertText } from '../render/escape.js';
 
 const secrets = new Set<string>();
 
@@ -58,6 +59,21 @@ export function thrownAt(error: unknown): string | undefined {
   return place.startsWith(PACKAGE_ROOT) ? place.slice(PACKAGE_ROOT.length) : place;
 }
 
+/**
+ * A message made inert for the terminal or log, the last line of defence for values it quotes: its
+ * own line breaks are kept, every other control, bidi and zero-width character is a `\u` escape,
+ * and no line it adds can be read as a GitHub workflow command (`::…`).
+ */
+function inertMessage(message: string): string {
+  return message
+    .split('\n')
+    .map((line, i) => {
+      const inert = inertText(line);
+      return i > 0 ? inert.replace(/^(\s*):/, '$1\\u003a') : inert;
+    })
+    .join('\n');
+}
+
 function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === 'string') return error;
@@ -67,9 +83,10 @@ function messageOf(error: unknown): string {
 
 /** The lines the boundary prints for an error (each ending in a newline), and the exit code. */
 export function describeFailure(error: unknown, debug = !!process.env.NETFORM_DEBUG): { text: string; code: ExitCode } {
-  if (error instanceof CliError) return { text: `error: ${redact(error.message)}\n`, code: error.exitCode };
+  if (error instanceof CliError)
+    return { text: `error: ${inertMessage(redact(error.message))}\n`, code: error.exitCode };
   const at = thrownAt(error);
-  let text = `error: ${redact(messageOf(error))} (internal error${at ? ` at ${at}` : ''}; NETFORM_DEBUG=1 shows the stack)\n`;
+  let text = `error: ${inertMessage(redact(messageOf(error)))} (internal error${at ? ` at ${at}` : ''}; NETFORM_DEBUG=1 shows the stack)\n`;
   if (debug && error instanceof Error && typeof error.stack === 'string') {
     // The stack alone: its first line is name and message, then the frames. Never the error's own properties.
     text += `${redact(error.stack)}\n`;

@@ -17,6 +17,7 @@ import { renderPlan } from '../render/index.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
 import { DesiredStateReuse } from '../desired/reuse.js';
 import { action } from './boundary.js';
+import { inertText } from '../render/escape.js';
 import { watchStopRequests, type StopWatch } from './signals.js';
 import { CliError, ExitCode } from './exit.js';
 import { fullPlanAt, loadDesired, loadDesiredAndLive, makePlan, reportTimings, useColor } from './plan.js';
@@ -116,7 +117,7 @@ async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {
   if (opts.webhook) checkWebhookUrl(opts.webhook);
   if (opts.report) await checkReportFolder(opts.report);
 
-  const log = (message: string) => process.stderr.write(`${message}\n`);
+  const log = (message: string) => process.stderr.write(`${inertText(message)}\n`);
   // Settings that can never work are refused now, not reported as failed runs forever after.
   await loadDesired(opts.file);
   const probe = await openConnection(opts);

@@ -9,6 +9,7 @@ import { describeCounts, ExportError, exportLiveState, type ExportedFile } from 
 import { writeFileAtomically } from '../drift/sinks.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
 import { action } from './boundary.js';
+import { inertText } from '../render/escape.js';
 import { CliError, ExitCode } from './exit.js';
 
 interface ExportCommandOptions extends ConnectionOptions {
@@ -113,7 +114,7 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
 /** One warning per object the export left out (by id, with why), and what to do about them. */
 function warnLeftOut(leftOut: string[]): void {
   if (leftOut.length === 0) return;
-  for (const line of leftOut) process.stderr.write(`warning: left out ${line}\n`);
+  for (const line of leftOut) process.stderr.write(`warning: left out ${inertText(line)}\n`);
   process.stderr.write(
     `warning: no desired state can declare ${leftOut.length === 1 ? 'that object' : `those ${leftOut.length} objects`} as the server holds ${leftOut.length === 1 ? 'it' : 'them'}: fix or delete ${leftOut.length === 1 ? 'it' : 'them'} on the server (by id), then export again; until then \`netform plan\` shows ${leftOut.length === 1 ? 'it' : 'them'} (with prune on, as deletions)\n`,
   );

@@ -11,26 +11,22 @@ import { shadowedRuleWarnings } from '../access/shadow.js';
 import { portRuleWarnings } from '../access/tests.js';
 import { action } from './boundary.js';
 import { ExitCode } from './exit.js';
+import { githubData, githubProperty, inertText } from '../render/escape.js';
 
 type Format = 'text' | 'github' | 'json';
 
-/** GitHub Actions workflow-command escaping: data and property values differ. */
-function escapeData(text: string): string {
-  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
-}
-
-function escapeProperty(text: string): string {
-  return escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
-}
-
+/**
+ * A `--format github` annotation: message and properties escaped as GitHub documents (`%25`, `%0D`,
+ * `%0A`, and `%3A`, `%2C` in properties), then every other control character shown as `\u` escape.
+ */
 export function githubAnnotation(d: Diagnostic, level: 'error' | 'warning' = 'error'): string {
   const properties = [
-    d.file !== undefined ? `file=${escapeProperty(d.file)}` : undefined,
+    d.file !== undefined ? `file=${inertText(githubProperty(d.file))}` : undefined,
     d.line !== undefined ? `line=${d.line}` : undefined,
     d.column !== undefined ? `col=${d.column}` : undefined,
   ].filter((p) => p !== undefined);
   const message = d.path ? `${d.path}: ${d.message}` : d.message;
-  return `::${level}${properties.length > 0 ? ` ${properties.join(',')}` : ''}::${escapeData(message)}`;
+  return `::${level}${properties.length > 0 ? ` ${properties.join(',')}` : ''}::${inertText(githubData(message))}`;
 }
 
 function plural(count: number, word: string): string {

@@ -1,5 +1,6 @@
 /** What every desired-state front end (YAML files, a synthesized CDKTF stack) returns. */
 import type { DesiredState } from '../model/state.js';
+import { inertText } from '../render/escape.js';
 
 /** One problem found in the desired state, pointing at the value at fault where it can. */
 export interface Diagnostic {
@@ -34,5 +35,6 @@ export function formatDiagnostic(d: Diagnostic): string {
   const where = d.file
     ? [d.file, d.line, d.line !== undefined ? d.column : undefined].filter((p) => p !== undefined).join(':')
     : undefined;
-  return [where, d.path, d.message].filter((part) => part !== undefined && part !== '').join(': ');
+  // Inert: a file name, key or quoted value cannot break the line or move the cursor.
+  return inertText([where, d.path, d.message].filter((part) => part !== undefined && part !== '').join(': '));
 }

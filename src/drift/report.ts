@@ -5,6 +5,7 @@
  */
 import { SENSITIVE_CHANGED } from '../model/secret.js';
 import type { ChangeAction, FieldChange, Plan, PlanSummary, ResourceKind } from '../plan/types.js';
+import { webhookText } from '../render/escape.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';
 export const DRIFT_REPORT_FORMAT_VERSION = 1;
@@ -134,17 +135,22 @@ export function driftSignature(report: DriftReport): string {
   return `drift:${changes.join('\n')}`;
 }
 
-/** A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`. */
+/**
+ * A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`.
+ * Values from the server, the files or an error are escaped for chat (markdown, and `<`, `>`, `&`).
+ */
 export function driftText(report: DriftReport, previous: DriftStatus | null = null, shown = 5): string {
-  const where = report.server ?? 'the server';
+  const where = report.server === null ? 'the server' : webhookText(report.server);
   if (report.status === 'failed')
-    return `netform drift on ${where}: the check failed: ${report.error ?? 'unknown error'}`;
+    return `netform drift on ${where}: the check failed: ${webhookText(report.error ?? 'unknown error')}`;
   if (report.status === 'clean') {
     return previous === 'drift' || previous === 'failed'
       ? `netform drift on ${where}: back to clean: the server matches the desired state`
       : `netform drift on ${where}: clean`;
   }
-  const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${c.label ?? `${c.kind} ${c.key}`}`);
+  const labels = report.changes
+    .slice(0, shown)
+    .map((c) => `${c.action} ${webhookText(c.label ?? `${c.kind} ${c.key}`)}`);
   const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
   const n = report.changes.length;
   return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${labels.join('; ')}${more}`;

@@ -1,5 +1,6 @@
 /** The access changes of a plan, in text and markdown (json carries `plan.access` as it is). */
 import { accessChangeLines, type AccessChanges } from '../access/changes.js';
+import { inertText, markdownCode, markdownText } from './escape.js';
 
 function hasAccessChanges(access: AccessChanges | undefined): access is AccessChanges {
   return access !== undefined && (access.users.length > 0 || access.everyone !== undefined);
@@ -7,7 +8,7 @@ function hasAccessChanges(access: AccessChanges | undefined): access is AccessCh
 
 export function accessText(access: AccessChanges | undefined, title = 'Access changes'): string[] {
   if (!hasAccessChanges(access)) return [];
-  return [`${title}:`, ...accessChangeLines(access).map((line) => `  ${line}`), ''];
+  return [`${inertText(title)}:`, ...accessChangeLines(access, inertText).map((line) => `  ${line}`), ''];
 }
 
 /**
@@ -20,9 +21,10 @@ export function accessMarkdown(
   title = 'Access changes',
 ): string[] {
   if (!hasAccessChanges(access)) return [];
-  const open = [`<details open><summary>${title}</summary>`, ''];
+  const open = [`<details open><summary>${markdownText(title)}</summary>`, ''];
   const close = ['', '</details>', ''];
-  const lines = accessChangeLines(access).map((line) => `- ${line.replace(/([*_`|<>])/g, '\\$1')}`);
+  // Every email in a code span sized to it; the rest of a line is netform's own text (addresses, protocols, ports).
+  const lines = accessChangeLines(access, markdownCode).map((line) => `- ${line}`);
   let budget = maxChars - [...open, ...close].join('\n').length - 200;
   const shown: string[] = [];
   for (const line of lines) {

@@ -2,6 +2,7 @@
 import pc from 'picocolors';
 import type { ApplySummary, ChangeStatus } from '../apply/executor.js';
 import type { RenderOptions } from './index.js';
+import { inertText } from './escape.js';
 
 const SYMBOL = { create: '+', update: '~', delete: '-', replace: '-/+' } as const;
 
@@ -11,7 +12,9 @@ export function renderApplySummary(summary: ApplySummary, options: RenderOptions
   const word: Record<ChangeStatus, string> = { done: 'done', failed: 'FAILED', not_attempted: 'not attempted' };
   const out: string[] = [];
   for (const r of summary.results) {
-    const line = `${word[r.status].padEnd(13)} ${SYMBOL[r.action]} ${r.label}${r.message ? `: ${r.message}` : ''}`;
+    const line = inertText(
+      `${word[r.status].padEnd(13)} ${SYMBOL[r.action]} ${r.label}${r.message ? `: ${r.message}` : ''}`,
+    );
     out.push(paint[r.status](line));
   }
   out.push('');

@@ -10,6 +10,7 @@ import { sealedDocument, unsealedDocument, type PlanKey } from '../plan/seal.js'
 import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
 import { accessMarkdown, accessText } from './access.js';
+import { inertText, markdownCode, markdownFence, markdownText } from './escape.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';
 export const PLAN_FORMATS: readonly PlanFormat[] = ['text', 'json', 'markdown'];
@@ -79,7 +80,9 @@ export function undeclaredLine(plan: Plan): string | null {
 }
 
 function undeclaredEntry(item: UndeclaredItem): string {
-  return `${item.fate === 'delete' ? '-' : '='} ${item.label}  (${item.fate === 'delete' ? 'deleted' : 'kept'}: ${item.reason})`;
+  return inertText(
+    `${item.fate === 'delete' ? '-' : '='} ${item.label}  (${item.fate === 'delete' ? 'deleted' : 'kept'}: ${item.reason})`,
+  );
 }
 
 export function exceededLimits(plan: Plan): LimitCheck[] {
@@ -89,7 +92,9 @@ export function exceededLimits(plan: Plan): LimitCheck[] {
 export function limitLine(limit: LimitCheck): string {
   const what = limit.kind === 'delete' ? 'deletions (cascades included)' : 'updates (replacements included)';
   const flag = limit.kind === 'delete' ? '--allow-deletes' : '--allow-updates';
-  return `${limit.planned} ${what} exceed the limit of ${limit.allowed} (${limit.source}); pass ${flag} ${limit.planned} to allow this run`;
+  return inertText(
+    `${limit.planned} ${what} exceed the limit of ${limit.allowed} (${limit.source}); pass ${flag} ${limit.planned} to allow this run`,
+  );
 }
 
 function formatValue(value: unknown): string {
@@ -107,13 +112,14 @@ function fieldLine(change: Change | ResolvedChange, field: FieldChange): string 
   return `${field.field}: ${formatValue(field.before)} -> ${formatValue(field.after)}`;
 }
 
+/** A change's head line and detail lines, inert (labels, keys and values come from servers and files). */
 export function changeLines(change: Change | ResolvedChange): { head: string; details: string[] } {
   const label = change.label ?? `${change.kind} ${change.key}`;
-  const details = change.fields.map((f) => fieldLine(change, f));
+  const details = change.fields.map((f) => inertText(fieldLine(change, f)));
   for (const item of change.cascade ?? [])
-    details.push(`- ${item.label ?? `${item.kind} ${item.key}`} (goes with the user)`);
+    details.push(inertText(`- ${item.label ?? `${item.kind} ${item.key}`} (goes with the user)`));
   const note = change.note ? `  (${change.note})` : '';
-  return { head: `${SYMBOL[change.action]} ${label}${note}`, details };
+  return { head: inertText(`${SYMBOL[change.action]} ${label}${note}`), details };
 }
 
 /** A part of a plan shown under its own heading: with `--base`, this pull request's changes, then the base's. */
@@ -179,8 +185,8 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string): string {
   };
   const out: string[] = [];
   out.push(
-    c.bold(`netform plan for ${plan.server}`) +
-      (plan.sources.length ? c.dim(` (from ${plan.sources.join(', ')})`) : ''),
+    c.bold(`netform plan for ${inertText(plan.server)}`) +
+      (plan.sources.length ? c.dim(` (from ${inertText(plan.sources.join(', '))})`) : ''),
   );
   out.push('');
   const changeText = (change: Change | ResolvedChange) => {
@@ -190,12 +196,12 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string): string {
   };
   const sections = sectionsOf(plan);
   if (plan.base) {
-    out.push(baseLine(plan, (ref) => ref));
-    if (plan.base.note) out.push(c.yellow(`  ! ${plan.base.note}`));
+    out.push(baseLine(plan, inertText));
+    if (plan.base.note) out.push(c.yellow(`  ! ${inertText(plan.base.note)}`));
     out.push('');
     for (const section of sections) {
-      out.push(c.bold(`${section.title}:`));
-      if (section.changes.length === 0 && section.empty) out.push(`  (${section.empty})`);
+      out.push(c.bold(`${inertText(section.title)}:`));
+      if (section.changes.length === 0 && section.empty) out.push(`  (${inertText(section.empty)})`);
       section.changes.forEach(changeText);
       out.push('', ...accessText(section.access, section.accessTitle));
     }
@@ -212,7 +218,7 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string): string {
   if (!plan.base) for (const item of accessText(plan.access)) out.push(item);
   if (plan.warnings.length > 0) {
     out.push(c.yellow('Warnings:'));
-    for (const w of plan.warnings) out.push(c.yellow(`  ! ${w}`));
+    for (const w of plan.warnings) out.push(c.yellow(`  ! ${inertText(w)}`));
     out.push('');
   }
   for (const limit of exceededLimits(plan)) out.push(c.red(c.bold(`Over a safety limit: ${limitLine(limit)}`)));
@@ -241,13 +247,13 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
   const out: string[] = [MARKDOWN_MARKER, `### netform plan`, ''];
   out.push(`**${summaryLine(plan)}**`, '');
   if (plan.base) {
-    out.push(baseLine(plan, codeSpan), '');
-    if (plan.base.note) out.push('> [!NOTE]', `> ${plan.base.note}`, '');
+    out.push(baseLine(plan, markdownCode), '');
+    if (plan.base.note) out.push('> [!NOTE]', `> ${markdownText(plan.base.note)}`, '');
   }
   const undeclaredSummary = undeclaredLine(plan);
   if (undeclaredSummary) out.push(undeclaredSummary, '');
   out.push(
-    `Server: \`${plan.server}\`${plan.sources.length ? ` · from ${plan.sources.map((s) => `\`${s}\``).join(', ')}` : ''}`,
+    `Server: ${markdownCode(plan.server)}${plan.sources.length ? ` · from ${plan.sources.map(markdownCode).join(', ')}` : ''}`,
     '',
   );
   for (const limit of exceededLimits(plan)) out.push(`> [!CAUTION]`, `> Over a safety limit: ${limitLine(limit)}`, '');
@@ -284,9 +290,9 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     }
     hidden += section.blocks.length - shown.length;
     if (section.blocks.length > 0) {
-      const fence = '`'.repeat(Math.max(3, longestBacktickRun(shown.join('\n')) + 1));
+      const fence = markdownFence(shown.join('\n'));
       tail.push(
-        `<details open><summary>${escapeMarkdown(section.title)}</summary>`,
+        `<details open><summary>${markdownText(section.title)}</summary>`,
         '',
         `${fence}diff`,
         ...shown,
@@ -296,7 +302,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
         '',
       );
     } else if (plan.base && section.empty) {
-      tail.push(`**${escapeMarkdown(section.title)}**: ${escapeMarkdown(section.empty)}.`, '');
+      tail.push(`**${markdownText(section.title)}**: ${markdownText(section.empty)}.`, '');
     }
     // Without --base the access changes come after the undeclared objects, as they always did.
     if (plan.base) tail.push(...section.accessLines);
@@ -317,7 +323,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
       budget -= line.length + 1;
     }
     const left = plan.undeclared!.length - entries.length;
-    const undeclaredFence = '`'.repeat(Math.max(3, longestBacktickRun(entries.join('\n')) + 1));
+    const undeclaredFence = markdownFence(entries.join('\n'));
     tail.push('<details open><summary>Undeclared (live, inside the managed scope, declared in no file)</summary>', '');
     tail.push(`${undeclaredFence}diff`, ...entries, undeclaredFence, '', '</details>', '');
     if (left > 0) tail.push(`**${left} more undeclared object(s) are not shown.**`, '');
@@ -326,7 +332,8 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
   if (plan.warnings.length > 0) {
     const warnings: string[] = [];
     for (const w of plan.warnings) {
-      const line = `- ${w}`;
+      // In a code span: a warning quotes labels and values from the server and the files.
+      const line = `- ${markdownCode(w)}`;
       if (line.length + 1 > budget) break;
       warnings.push(line);
       budget -= line.length + 1;
@@ -335,21 +342,4 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     tail.push('**Warnings**', '', ...warnings, ...(left > 0 ? [`- … and ${left} more warning(s), not shown`] : []), '');
   }
   return `${head}\n${tail.join('\n')}`;
-}
-
-/** Text inside a markdown code span, whatever backticks it holds. */
-function codeSpan(text: string): string {
-  const ticks = '`'.repeat(longestBacktickRun(text) + 1);
-  return `${ticks}${text.startsWith('`') || text.endsWith('`') ? ` ${text} ` : text}${ticks}`;
-}
-
-/** Characters markdown would read as markup, escaped. */
-function escapeMarkdown(text: string): string {
-  return text.replace(/([\\`*_[\]<>|#!])/g, '\\$1');
-}
-
-function longestBacktickRun(text: string): number {
-  let longest = 0;
-  for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
-  return longest;
 }

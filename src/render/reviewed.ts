@@ -5,6 +5,7 @@
 import pc from 'picocolors';
 import type { ReviewedIntersection } from '../plan/reviewed.js';
 import { changeLines, type RenderOptions } from './index.js';
+import { inertText } from './escape.js';
 
 export function withheldCount(count: number): string {
   return count === 1 ? '1 change' : `${count} changes`;
@@ -25,13 +26,13 @@ export function renderWithheld(result: ReviewedIntersection, options: RenderOpti
     );
     for (const { change, reason, detail } of result.withheld) {
       const { head, details } = changeLines(change);
-      out.push(c.yellow(`  ${head}`), `      withheld: ${reason}${detail ? ` (${detail})` : ''}`);
+      out.push(c.yellow(`  ${head}`), `      withheld: ${inertText(`${reason}${detail ? ` (${detail})` : ''}`)}`);
       for (const d of details) out.push(`      ${d}`);
     }
     out.push('');
   }
   if (result.notNeeded.length > 0) {
-    const labels = result.notNeeded.map((ch) => ch.label ?? `${ch.kind} ${ch.key}`);
+    const labels = result.notNeeded.map((ch) => inertText(ch.label ?? `${ch.kind} ${ch.key}`));
     out.push(
       `Reviewed but not needed now (the server already matches, or the merged files no longer ask for it): ${labels.join(', ')}`,
       '',
