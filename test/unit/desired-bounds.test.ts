@@ -1,7 +1,9 @@
 /**
  * Loading desired states at and past their bounds (security review F11): a list of 130,000
  * entries loads (no `push(...spread)` on the way), and CDKTF JSON nested deeper than
- * CDKTF_MAX_DEPTH is a located error instead of "Maximum call stack size exceeded".
+ * CDKTF_MAX_DEPTH is a located error instead of "Maximum call stack size exceeded". And
+ * `__proto__` keys in a stack's netform sections (F13): copied as own keys, so the unknown-key
+ * check and the section rules apply to them as to any other key.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -85,5 +87,50 @@ describe('CDKTF nesting', () => {
       }),
     );
     expect(diagnosticsOf(result).map((d) => d.path)).toEqual(['firezone_user.a.email']);
+  });
+});
+
+describe('__proto__ in a stack (F13)', () => {
+  it('under the top-level netform section is an unknown key, not a prototype that skips the section checks', async () => {
+    const diagnostics = diagnosticsOf(
+      await stack(
+        JSON.stringify({
+          '//': {
+            metadata: { version: '0.21.0' },
+            netform: {
+              ['__proto__']: { users: [{ email: 'p@example.com', role: 'admin' }] },
+              settings: { prune: false },
+            },
+          },
+          resource: { firezone_user: { alice: { email: 'alice@example.com' } } },
+        }),
+      ),
+    );
+    expect(diagnostics).toEqual([
+      expect.objectContaining({
+        path: 'netform.__proto__',
+        message: expect.stringMatching(/^unknown key; expected one of: version, settings/),
+      }),
+    ]);
+  });
+
+  it("under a resource's netform keys is an unknown key too", async () => {
+    const diagnostics = diagnosticsOf(
+      await stack(
+        JSON.stringify({
+          resource: {
+            firezone_user: {
+              alice: { email: 'alice@example.com', '//': { netform: { ['__proto__']: { role: 'admin' } } } },
+            },
+          },
+        }),
+      ),
+    );
+    expect(diagnostics).toEqual([
+      expect.objectContaining({
+        path: 'firezone_user.alice.__proto__',
+        message: expect.stringMatching(/^unknown key; expected one of: email/),
+      }),
+    ]);
   });
 });
