@@ -7,34 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { JSON_TYPE, TIMESTAMP, UUID_V4 } from './conformance-helpers.js';
+import { DEVICE_CONTRACT_KEYS } from '../helpers/device-contract.js';
 
-const DEVICE_KEYS = [
-  'id',
-  'user_id',
-  'name',
-  'description',
-  'public_key',
-  'preshared_key',
-  'server_public_key',
-  'ipv4',
-  'ipv6',
-  'allowed_ips',
-  'dns',
-  'endpoint',
-  'mtu',
-  'persistent_keepalive',
-  'use_default_allowed_ips',
-  'use_default_dns',
-  'use_default_endpoint',
-  'use_default_mtu',
-  'use_default_persistent_keepalive',
-  'remote_ip',
-  'latest_handshake',
-  'rx_bytes',
-  'tx_bytes',
-  'inserted_at',
-  'updated_at',
-].sort();
+const DEVICE_KEYS = [...DEVICE_CONTRACT_KEYS].sort();
 const LIMIT_MESSAGE = 'Maximum device limit reached. Remove an existing device before creating a new one.';
 const FLAGS = ['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'] as const;
 /** A value of its own for each defaultable field. */

@@ -30,35 +30,9 @@ import type { FieldErrors } from '../../src/model/errors.js';
 import { overlapGroup, parseRule, rulesOverlap, type RuleShape } from '../../src/model/rule.js';
 import { DEVICE_RESPONSE_KEYS as KEYS_FROM_TYPES } from '../../src/model/types.js';
 import { seeded } from '../helpers/seeded.js';
+import { DEVICE_CONTRACT_KEYS } from '../helpers/device-contract.js';
 
-/** docs/api-v0.md section 5, as written there. */
-const CONTRACT_KEYS = [
-  'id',
-  'user_id',
-  'name',
-  'description',
-  'public_key',
-  'preshared_key',
-  'server_public_key',
-  'ipv4',
-  'ipv6',
-  'allowed_ips',
-  'dns',
-  'endpoint',
-  'mtu',
-  'persistent_keepalive',
-  'use_default_allowed_ips',
-  'use_default_dns',
-  'use_default_endpoint',
-  'use_default_mtu',
-  'use_default_persistent_keepalive',
-  'remote_ip',
-  'latest_handshake',
-  'rx_bytes',
-  'tx_bytes',
-  'inserted_at',
-  'updated_at',
-];
+const CONTRACT_KEYS = DEVICE_CONTRACT_KEYS;
 
 describe('the device-field table', () => {
   it('has the 25 keys of the contract, in its order', () => {
