@@ -23,6 +23,7 @@ const SQLITE_ONLY = [
   'test/integration/server-operations.test.ts',
   'test/integration/server-tls.test.ts',
   'test/integration/server-auth-limit.test.ts',
+  'test/integration/server-slow-clients.test.ts',
   'test/integration/server-openapi.test.ts',
   'test/integration/server-docs-page.test.ts',
 ];

@@ -1,60 +1,156 @@
 #!/usr/bin/env bash
 # Step 2 of action.yml: runs one netform command as the inputs say, in the calling repository's
-# workspace. Writes the outputs (exit-code, plan-file, output-file) to $GITHUB_OUTPUT and a
-# markdown result to the job summary. Exit status: 0 unless netform exited 1, 3 or 4 (or 2 with
-# fail-on-changes).
+# workspace, and writes the outputs (exit-code, plan-file, output-file, unreviewed-file) to
+# $GITHUB_OUTPUT and a markdown result to the job summary. Exit status: 0 unless netform exited 1,
+# 3, 4 or 5 (or 2 with fail-on-changes), or was stopped.
+#
+# The log is live and ordered: netform's stdout and stderr go to the log as they are written, in
+# the order written (scripts/action-stream.mjs; stdout also to output-file), so each write's line
+# is in the log the moment it settles, also when the job is cancelled or killed. While netform
+# runs, workflow commands are stopped (::stop-commands::) with a token no one can guess, so no
+# value from the server or the files (a device named "::error::…") can issue one;
+# `validate`/`test --format github` are the exception, their annotations are meant.
 set -uo pipefail
-netform() { node "$NETFORM_ACTION_PATH/dist/src/cli/main.js" "$@"; }
+exec 2>&1 # one stream: stderr lines land between stdout lines in the order they were written
+set -m    # jobs in their own process groups: a signal to the step reaches netform once, passed on
 
+netform_js="$NETFORM_ACTION_PATH/dist/src/cli/main.js"
 command="${INPUT_COMMAND:-plan}"
 path="${INPUT_PATH:-desired/}"
 format="${INPUT_FORMAT:-markdown}"
 work="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
 plan_file=""
+unreviewed_file=""
 case "$format" in markdown) ext=md ;; json) ext=json ;; *) ext=txt ;; esac
 output_file="$work/netform-$command.$ext"
 # Extra arguments, split as a shell would split words (no globbing, no expansion).
 read -r -a extra <<< "${INPUT_ARGS:-}"
 
+token="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+stopped=""
+stop_commands() {
+  echo "::stop-commands::$token"
+  stopped=1
+}
+resume_commands() {
+  if [ -n "$stopped" ]; then
+    echo "::$token::"
+    stopped=""
+  fi
+}
+
+# run_netform FILE tee|quiet ARGS...: netform, streamed by action-stream.mjs: stdout into FILE and
+# (tee) into the log, stderr into the log, in the order written. SIGINT and SIGTERM sent to this
+# step are passed on once (a second one makes netform exit at once, as on a terminal); returns
+# netform's exit code.
+netform_pid=""
+forward() { [ -n "$netform_pid" ] && kill -s "$1" "$netform_pid" 2> /dev/null; }
+trap 'forward INT' INT
+trap 'forward TERM' TERM
+run_netform() {
+  local code
+  node "$NETFORM_ACTION_PATH/scripts/action-stream.mjs" "$1" "$2" "$netform_js" "${@:3}" < /dev/null &
+  netform_pid=$!
+  wait "$netform_pid"
+  code=$?
+  # A trapped signal ends `wait` early: wait again until netform itself has exited.
+  while kill -0 "$netform_pid" 2> /dev/null; do
+    wait "$netform_pid"
+    code=$?
+  done
+  netform_pid=""
+  return "$code"
+}
+
+# plan on a pull request: compare with its base (the Action fetches it), unless base: none.
+base="${INPUT_BASE:-auto}"
+base_args=()
+if [ "$command" = plan ]; then
+  if [ "$base" = auto ]; then
+    base=""
+    case "${GITHUB_EVENT_NAME:-}" in
+      pull_request | pull_request_target)
+        if [ -n "${GITHUB_BASE_REF:-}" ]; then
+          repo_dir="$path"
+          [ -d "$repo_dir" ] || repo_dir="$(dirname -- "$path")"
+          if git -C "$repo_dir" fetch --quiet --no-tags --depth=1 origin \
+            "+refs/heads/$GITHUB_BASE_REF:refs/remotes/origin/$GITHUB_BASE_REF"; then
+            base="origin/$GITHUB_BASE_REF"
+          else
+            echo "::warning::netform action: could not fetch the base branch $GITHUB_BASE_REF; the plan does not tell this pull request's changes from those already there"
+          fi
+        fi
+        ;;
+    esac
+  fi
+  [ "$base" = none ] && base=""
+  [ -n "$base" ] && base_args=(--base "$base")
+fi
+
+if [ -n "${INPUT_PLAN_FILE:-}" ] && [ -n "${INPUT_REVIEWED_PLAN:-}" ]; then
+  echo "::error::netform action: give plan-file (apply exactly that plan) or reviewed-plan (apply what it shows of path), not both"
+  exit 1
+fi
+
+code=0
 case "$command" in
-  validate)
+  validate | test)
     [ "$format" = markdown ] && format=github
-    netform validate -f "$path" --format "$format" "${extra[@]}" > "$output_file"
+    # Annotations are the point of --format github: commands stay on.
+    [ "$format" = github ] || stop_commands
+    run_netform "$output_file" tee "$command" -f "$path" --format "$format" "${extra[@]}"
     code=$?
     ;;
   plan)
     plan_file="$work/netform-plan.json"
-    netform plan -f "$path" --format "$format" -o "$plan_file" "${extra[@]}" > "$output_file"
+    stop_commands
+    run_netform "$output_file" tee plan -f "$path" --format "$format" -o "$plan_file" "${base_args[@]}" "${extra[@]}"
     code=$?
     [ -s "$plan_file" ] || plan_file=""
     ;;
   apply)
-    # No terminal in CI: a saved plan needs no --yes (writing it was the approval); -f needs --yes.
+    stop_commands
+    # No terminal in CI: a saved plan needs no --yes (writing it was the approval), nor does a
+    # reviewed plan; a bare -f needs --yes.
     if [ -n "${INPUT_PLAN_FILE:-}" ]; then
-      netform apply "$INPUT_PLAN_FILE" "${extra[@]}" > "$output_file"
+      run_netform "$output_file" tee apply "$INPUT_PLAN_FILE" "${extra[@]}"
+    elif [ -n "${INPUT_REVIEWED_PLAN:-}" ]; then
+      run_netform "$output_file" tee apply -f "$path" --reviewed "$INPUT_REVIEWED_PLAN" "${extra[@]}"
     else
-      netform apply -f "$path" --yes "${extra[@]}" > "$output_file"
+      run_netform "$output_file" tee apply -f "$path" --yes "${extra[@]}"
     fi
     code=$?
+    if [ "$code" = 5 ]; then
+      # What is left to review: the plan of the files now that the reviewed changes are applied.
+      unreviewed_file="$work/netform-unreviewed.md"
+      run_netform "$unreviewed_file" quiet plan -f "$path" --format markdown "${extra[@]}"
+      [ -s "$unreviewed_file" ] || unreviewed_file=""
+    fi
     ;;
   drift)
-    netform drift -f "$path" --format "$format" "${extra[@]}" > "$output_file"
+    stop_commands
+    run_netform "$output_file" tee drift -f "$path" --format "$format" "${extra[@]}"
     code=$?
     ;;
   *)
-    echo "::error::netform action: unknown command \"$command\" (validate, plan, apply or drift)"
+    echo "::error::netform action: unknown command \"$command\" (validate, test, plan, apply or drift)"
     exit 1
     ;;
 esac
+if [ "$code" -gt 128 ] && [ "$code" != 130 ] && [ "$code" != 143 ]; then
+  echo "netform action: netform was killed (exit code $code): the writes listed above finished; those in flight may or may not have; netform plan shows where the server is"
+fi
+resume_commands
 
-cat "$output_file"
 {
   echo "exit-code=$code"
   echo "plan-file=$plan_file"
   echo "output-file=$output_file"
+  echo "unreviewed-file=$unreviewed_file"
 } >> "${GITHUB_OUTPUT:-/dev/null}"
-if [ "$format" = markdown ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
-  cat "$output_file" >> "$GITHUB_STEP_SUMMARY"
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+  [ "$format" = markdown ] && cat "$output_file" >> "$GITHUB_STEP_SUMMARY"
+  [ -n "$unreviewed_file" ] && cat "$unreviewed_file" >> "$GITHUB_STEP_SUMMARY"
 fi
 
 case "$code" in

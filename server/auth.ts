@@ -19,6 +19,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The admin whose token authenticated the request. */
     actor: UserRow | null;
+    /** The digest of that token, checked again inside each write transaction (services/context.ts). */
+    tokenHash: string | null;
   }
   interface FastifyInstance {
     /**
@@ -88,6 +90,7 @@ type Limiter = (
 
 const bearerAuth: FastifyPluginAsync<AuthOptions> = async (app: FastifyInstance, { ctx, failureLimit }) => {
   app.decorateRequest('actor', null);
+  app.decorateRequest('tokenHash', null);
   let limiter: Limiter | null = null;
   if (failureLimit && failureLimit.max > 0) {
     await app.register(rateLimit, { global: false });
@@ -122,6 +125,7 @@ const bearerAuth: FastifyPluginAsync<AuthOptions> = async (app: FastifyInstance,
     const result = await authenticate(ctx.store, ctx.clock, request.headers.authorization);
     if (result.ok) {
       request.actor = result.actor;
+      request.tokenHash = result.tokenHash;
       return;
     }
     return refuse(request, reply, result.body);

@@ -22,6 +22,18 @@ export class ValidationError extends Error {
   }
 }
 
+/**
+ * The request's token no longer authenticates it, found inside its write transaction (the owner
+ * was demoted, disabled or deleted, or the token revoked, since the auth hook accepted it):
+ * answered as the auth hook would have answered it then (401 with `body`).
+ */
+export class AuthenticationError extends Error {
+  constructor(readonly body: Record<string, unknown>) {
+    super('the token no longer authenticates this request');
+    this.name = 'AuthenticationError';
+  }
+}
+
 /** A refusal of a server administration command (token or defaults), with a message for people. */
 export class AdminError extends Error {
   constructor(message: string) {

@@ -5,7 +5,8 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import { buildApp, type LogLevel } from './app.js';
+import type { Socket } from 'node:net';
+import { buildApp, httpServerOptions, type AppOptions, type LogLevel } from './app.js';
 import type { AuthFailureLimit } from './auth.js';
 import { createMetrics, type ServerMetrics } from './metrics.js';
 import { metricsRoute } from './operations.js';
@@ -22,7 +23,14 @@ import {
 import { MissingDatabaseError, openStore, type Store } from './store/index.js';
 import { AdminError } from './errors.js';
 
-export { buildApp, DEFAULT_BODY_LIMIT, type AppOptions, type LogLevel } from './app.js';
+export {
+  buildApp,
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type AppOptions,
+  type LogLevel,
+} from './app.js';
 export { DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimit } from './auth.js';
 export { createMetrics, type ServerMetrics } from './metrics.js';
 export { AdminError } from './errors.js';
@@ -43,6 +51,12 @@ export interface StartServerOptions {
   logStream?: Pick<Writable, 'write'>;
   legacyDeviceUpdates?: boolean;
   bodyLimit?: number;
+  /** Longest time a request may take to arrive, in ms (then 408 and the connection closes). Default 60 s. */
+  requestTimeoutMs?: number;
+  /** Longest time its headers may take, in ms. Default 30 s (at most the request timeout). */
+  headersTimeoutMs?: number;
+  /** How long close() lets requests in flight finish before it closes their connections, in ms. Default 10 s. */
+  shutdownTimeoutMs?: number;
   /** Prometheus metrics (default on): recorded, and served at /metrics on the API port unless `metricsPort` is given. */
   metrics?: boolean;
   /** Serve /metrics on this port instead (0 picks a free one), on `metricsHost` (default: `host`). */
@@ -52,8 +66,10 @@ export interface StartServerOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Rate limit of failed authentications per client address (default DEFAULT_AUTH_FAILURE_LIMIT); false: off. */
   authFailureLimit?: AuthFailureLimit | false;
-  /** Proxies (addresses/CIDRs, comma-separated) whose X-Forwarded-For names the client; true trusts any. */
-  trustProxy?: string | boolean;
+  /** Proxies (addresses/CIDRs, comma-separated, or a hop count) whose X-Forwarded-For names the client; true trusts any. */
+  trustProxy?: string | number | boolean;
+  /** For tests only: runs between a write request's authentication and its transaction (see AppOptions). */
+  beforeWrite?: AppOptions['beforeWrite'];
 }
 
 export interface RunningServer {
@@ -64,12 +80,25 @@ export interface RunningServer {
   app: FastifyInstance;
   /** `http(s)://HOST:PORT/metrics` when metrics are served on their own port, else null. */
   metricsUrl: string | null;
-  /** Stops accepting connections, lets requests in flight finish, closes the database. */
+  /**
+   * Stops accepting connections, lets requests in flight finish for at most the shutdown timeout,
+   * then closes every connection still open (a client dripping a body, say), and closes the database.
+   */
   close(): Promise<void>;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+/** Keeps in `sockets` those of the server that are open (TLS ones before their handshake included). */
+function trackSockets(app: FastifyInstance, sockets = new Set<Socket>()): Set<Socket> {
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return sockets;
+}
 
 function urlOf(scheme: 'http' | 'https', host: string, port: number): string {
   return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -85,11 +114,20 @@ async function startMetricsServer(
   metrics: ServerMetrics,
   options: StartServerOptions,
   host: string,
+  sockets: Set<Socket>,
 ): Promise<FastifyInstance> {
-  const serverOptions = { logger: false, ...(options.tls ? { https: options.tls } : {}) };
+  const { requestTimeout, http } = httpServerOptions(options);
+  const serverOptions = {
+    logger: false,
+    requestTimeout,
+    ...(options.tls
+      ? { https: { ...http, requireHostHeader: true, ...options.tls } }
+      : { http: { ...http, requireHostHeader: true } }),
+  };
   const app = Fastify(serverOptions as FastifyServerOptions) as unknown as FastifyInstance;
   metricsRoute(app, metrics);
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not_found' }));
+  trackSockets(app, sockets);
   await app.listen({ host, port: options.metricsPort });
   return app;
 }
@@ -107,22 +145,26 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       clock,
       logger: options.logger ? { level: options.logLevel, stream: options.logStream } : false,
       bodyLimit: options.bodyLimit,
+      requestTimeoutMs: options.requestTimeoutMs,
+      headersTimeoutMs: options.headersTimeoutMs,
       legacyDeviceUpdates: options.legacyDeviceUpdates,
       metrics,
       metricsRoute: !separateMetrics,
       https: options.tls,
       authFailureLimit: options.authFailureLimit,
       trustProxy: options.trustProxy,
+      beforeWrite: options.beforeWrite,
     });
     const host = options.host ?? DEFAULT_HOST;
     const scheme = options.tls ? 'https' : 'http';
+    const sockets = trackSockets(app);
     await app.listen({ host, port: options.port ?? DEFAULT_PORT });
     const port = boundPort(app, options.port ?? DEFAULT_PORT);
     let metricsUrl: string | null = null;
     if (separateMetrics) {
       const metricsHost = options.metricsHost ?? host;
       try {
-        metricsApp = await startMetricsServer(metrics, options, metricsHost);
+        metricsApp = await startMetricsServer(metrics, options, metricsHost, sockets);
       } catch (error) {
         await app.close();
         throw error;
@@ -138,9 +180,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       metricsUrl,
       close() {
         closing ??= (async () => {
+          // Requests in flight get until the shutdown timeout; then every connection still open
+          // is closed, whatever it is doing, so a slow or stuck client cannot hold the stop.
+          const force = setTimeout(() => {
+            for (const socket of sockets) socket.destroy();
+          }, options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
           try {
             await Promise.all([app.close(), metricsApp?.close()]);
           } finally {
+            clearTimeout(force);
             await store.close();
           }
         })();

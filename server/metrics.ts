@@ -44,18 +44,37 @@ export function createMetrics(store: StoreReader): ServerMetrics {
     help: 'Objects held by the server, by kind (users, devices, rules)',
     labelNames: ['kind'] as const,
     registers: [registry],
+    // A scrape while the database is away (or slow) still answers, with the process and HTTP
+    // metrics: the count is left out (no stale figures) and counted as a store error.
     async collect() {
-      const counts = await countObjects(store);
-      for (const [kind, n] of Object.entries(counts)) this.set({ kind }, n);
+      this.reset();
+      try {
+        const counts = await withTimeout(countObjects(store), OBJECT_COUNT_TIMEOUT_MS);
+        for (const [kind, n] of Object.entries(counts)) this.set({ kind }, n);
+      } catch {
+        storeErrors.inc({ operation: 'countObjects' });
+      }
     },
   });
   return { registry, requests, duration, storeErrors };
 }
 
+/** How long a scrape waits for the object counts (well inside Prometheus's default 10 s scrape timeout). */
+export const OBJECT_COUNT_TIMEOUT_MS = 2000;
+
 async function countObjects(store: StoreReader): Promise<{ users: number; devices: number; rules: number }> {
   if (store.countObjects) return store.countObjects();
   const [users, devices, rules] = await Promise.all([store.listUsers(), store.listDevices(), store.listRules()]);
   return { users: users.length, devices: devices.length, rules: rules.length };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  promise.catch(() => {}); // a late failure after the timeout is not unhandled
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 type AnyMethod = (...args: unknown[]) => unknown;

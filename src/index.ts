@@ -18,5 +18,14 @@ export { planChanges, PlanError, type PlanOptions } from './plan/index.js';
 export type { Change, ChangeAction, FieldChange, LimitCheck, Plan, PlanSummary, ResourceKind } from './plan/types.js';
 export { renderPlan, type PlanFormat } from './views/plan.js';
 export { formatDiagnostic } from './views/diagnostics.js';
-export { applyPlan, findStaleChanges, readSavedPlan, type ApplyOptions, type ApplySummary } from './apply/index.js';
+export {
+  applyPlan,
+  findStaleChanges,
+  readSavedPlan,
+  readSavedPlanSecrets,
+  type ApplyOptions,
+  type ApplySummary,
+} from './apply/index.js';
+/** The key that seals saved plans and that readSavedPlan checks them with. */
+export { PlanKey, PlanKeyError } from './plan/seal.js';
 export * from './ops/index.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { showConfiguration, updateConfiguration } from '../services/configuration.js';
-import type { ServiceContext } from '../services/context.js';
+import { acting, type ServiceContext } from '../services/context.js';
 import { unwrap } from './body.js';
 import { CONFIGURATION_SCHEMAS } from './schemas.js';
 
@@ -13,6 +13,8 @@ export function configurationRoutes(app: FastifyInstance, ctx: ServiceContext): 
     method: ['PATCH', 'PUT'],
     url: '/v0/configuration',
     schema: CONFIGURATION_SCHEMAS.update,
-    handler: async (request) => ({ data: await updateConfiguration(ctx, unwrap(request.body, 'configuration')) }),
+    handler: async (request) => ({
+      data: await updateConfiguration(acting(ctx, request), unwrap(request.body, 'configuration')),
+    }),
   });
 }

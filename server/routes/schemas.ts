@@ -104,7 +104,10 @@ export const RULE = {
     action: { type: 'string', enum: [...RULE_ACTIONS] },
     destination: { type: 'string', description: 'IP address or CIDR block, echoed as given' },
     port_type: { type: ['string', 'null'], enum: [...PORT_TYPES, null] },
-    port_range: { type: ['string', 'null'], description: '"lo - hi"' },
+    port_range: {
+      type: ['string', 'null'],
+      description: '"lo - hi", or one number for a single port ("443"), as Firezone 0.7.36 answers',
+    },
     user_id: { type: ['string', 'null'], format: 'uuid' },
     inserted_at: TIMESTAMP,
     updated_at: TIMESTAMP,
@@ -117,7 +120,11 @@ const USER_INPUT = {
   type: 'object',
   description: 'Unknown keys are ignored; an empty string counts as null.',
   properties: {
-    email: { type: 'string', description: 'local@domain, at most 255 characters, unique case-insensitively' },
+    email: {
+      type: 'string',
+      description:
+        'local@domain, at most 255 characters, unique by its Unicode lower case; no control or invisible (bidi, zero-width) characters, and no non-ASCII character whose lower case is an ASCII letter (the Kelvin sign)',
+    },
     role: { type: 'string', enum: [...ROLES], description: 'unprivileged when omitted on create' },
     password: { type: ['string', 'null'], description: '12 to 64 characters; needs password_confirmation' },
     password_confirmation: { type: ['string', 'null'] },
@@ -126,7 +133,8 @@ const USER_INPUT = {
 
 const DEVICE_INPUT = {
   type: 'object',
-  description: 'Unknown keys are ignored; an empty string counts as null. On update user_id is ignored.',
+  description:
+    'Unknown keys are ignored; an empty string counts as null, except that use_default_<x> "" is its default, true. On update user_id is ignored.',
   properties: {
     user_id: UUID,
     name: { type: 'string', description: '1 to 255 characters, unique per user; generated when omitted' },
@@ -150,12 +158,15 @@ const DEVICE_INPUT = {
 
 const RULE_INPUT = {
   type: 'object',
-  description: 'Unknown keys are ignored; an empty string counts as null.',
+  description: 'Unknown keys are ignored; an empty string counts as null, except that action "" is its default, drop.',
   properties: {
     destination: { type: 'string', description: 'IP address or CIDR block' },
     action: { type: 'string', enum: [...RULE_ACTIONS], default: 'drop' },
     port_type: { type: ['string', 'null'], enum: [...PORT_TYPES, null], description: 'goes with port_range' },
-    port_range: { type: ['string', 'null'], description: '"80", "80-443" or "80 - 443"' },
+    port_range: {
+      type: ['string', 'null'],
+      description: '"80", "80-443" or "80 - 443"; ports 1 to 65534 (Firezone 0.7.36 refuses a range reaching 65535)',
+    },
     user_id: { type: ['string', 'null'], format: 'uuid', description: 'null binds the rule to nobody' },
   },
 };
@@ -206,6 +217,10 @@ export const ERRORS = {
   },
   429: ERROR_TEXT('Too Many Requests', 'Too many failed authentications from this client address; see Retry-After.'),
   500: ERROR_TEXT('Internal Server Error', 'Anything unexpected; never a stack trace.'),
+  503: ERROR_TEXT(
+    'Service Unavailable',
+    'The database cannot be reached now (restart, failover, outage); retry after Retry-After seconds.',
+  ),
 } as const;
 
 export type Status = keyof typeof ERRORS;
@@ -229,10 +244,10 @@ interface Resource {
   createRequired: string[];
 }
 
-/** A route's answers: its successes, the error bodies it names, and those every /v0 route can give (401, 429, 500). */
+/** A route's answers: its successes, the error bodies it names, and those every /v0 route can give (401, 429, 500, 503). */
 export function responses(success: Record<number, object>, errors: Status[]) {
   const all: Record<string, object> = { ...success };
-  for (const status of [...errors, 401, 429, 500] as Status[]) all[status] = ERRORS[status];
+  for (const status of [...errors, 401, 429, 500, 503] as Status[]) all[status] = ERRORS[status];
   return all;
 }
 

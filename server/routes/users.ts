@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ServiceContext } from '../services/context.js';
+import { acting, type ServiceContext } from '../services/context.js';
 import { createUser, deleteUser, listUsers, showUser, updateUser } from '../services/users.js';
 import { unwrap } from './body.js';
 import { USER_SCHEMAS, stringifyLists } from './schemas.js';
@@ -10,7 +10,7 @@ export function userRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const listOptions = { schema: USER_SCHEMAS.list, serializerCompiler: stringifyLists };
   app.get('/v0/users', listOptions, async () => ({ data: await listUsers(ctx) }));
   app.post('/v0/users', { schema: USER_SCHEMAS.create }, async (request, reply) => {
-    const user = await createUser(ctx, unwrap(request.body, 'user'));
+    const user = await createUser(acting(ctx, request), unwrap(request.body, 'user'));
     return reply.code(201).header('location', `/v0/users/${user.id}`).send({ data: user });
   });
   app.get<WithId>('/v0/users/:id', { schema: USER_SCHEMAS.show }, async (request) => ({
@@ -21,11 +21,11 @@ export function userRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     url: '/v0/users/:id',
     schema: USER_SCHEMAS.update,
     handler: async (request) => ({
-      data: await updateUser(ctx, request.actor!, request.params.id, unwrap(request.body, 'user')),
+      data: await updateUser(acting(ctx, request), request.actor!, request.params.id, unwrap(request.body, 'user')),
     }),
   });
   app.delete<WithId>('/v0/users/:id', { schema: USER_SCHEMAS.remove }, async (request, reply) => {
-    await deleteUser(ctx, request.params.id);
+    await deleteUser(acting(ctx, request), request.params.id);
     return reply.code(204).send();
   });
 }

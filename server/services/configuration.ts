@@ -1,7 +1,7 @@
 /**
  * `/v0/configuration` (upstream 0.7.36's singleton): show and partial update. Its
  * `default_client_*` fields are the server's device defaults (the settings `netform server
- * defaults` changes), so a change here is what every device with `use_default_<x>` shows next.
+ * defaults` changes), so a change here is what every device on those defaults shows next.
  * The other fields are stored and echoed; OpenID Connect client secrets are write-only.
  */
 import {
@@ -14,7 +14,7 @@ import {
 import { timestampAfter } from '../clock.js';
 import { ValidationError } from '../errors.js';
 import type { StoreReader } from '../store/index.js';
-import type { ServiceContext } from './context.js';
+import { writeTransaction, type ServiceContext } from './context.js';
 import {
   CONFIGURATION_ID,
   CONFIGURATION_INSERTED_AT,
@@ -56,7 +56,7 @@ export async function showConfiguration(ctx: ServiceContext): Promise<ApiConfigu
 
 /** A partial update: only the keys present change; nothing changed means no write and the same `updated_at`. */
 export async function updateConfiguration(ctx: ServiceContext, body: RawInput): Promise<ApiConfiguration> {
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const current = await readConfiguration(tx);
     const secrets = new Map(current.values.openid_connect_providers.map((p) => [p.id, p.client_secret]));
     const checked = checkConfigurationInput(body, { storedClientSecret: (id) => secrets.get(id) ?? null });

@@ -5,13 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  DEFAULTABLE_DEVICE_FIELDS,
+  LEGACY_UPDATABLE_DEVICE_FIELDS,
   Messages,
   addError,
   checkDeviceInput,
-  emptyOwnLists,
+  checkMergedDevice,
+  flagsOnCreate,
+  settleNewDevice,
   hasErrors,
-  isBlank,
   isUuid,
   parseIpAddress,
   type ApiDevice,
@@ -24,17 +25,10 @@ import { generatePresharedKey } from '../crypto.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { DevicePatch, DeviceRow, StoreWriter } from '../store/index.js';
 import { allocateAddress, checkRequestedAddress, claimAddress, forgetAddresses } from './allocation.js';
-import type { ServiceContext } from './context.js';
+import { writeTransaction, type ServiceContext } from './context.js';
 import { generateDeviceName } from './names.js';
 import { readSettings, tunnelNetwork, type ServerSettings } from './settings.js';
 import { deviceView } from './views.js';
-
-/** The fields upstream 0.7.26+ still lets an update change. */
-const LEGACY_UPDATABLE_FIELDS = ['name', 'description'] as const;
-
-function isEmptyValue(value: unknown): boolean {
-  return isBlank(value) || (Array.isArray(value) && value.length === 0);
-}
 
 function checkedInput(body: RawInput, mode: 'create' | 'update'): { input: DeviceInput; errors: FieldErrors } {
   const checked = checkDeviceInput(body, mode);
@@ -90,7 +84,7 @@ async function checkAddresses(
 
 export async function createDevice(ctx: ServiceContext, body: RawInput): Promise<ApiDevice> {
   const { input, errors } = checkedInput(body, 'create');
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const settings = await readSettings(tx);
     const owner =
       input.user_id !== undefined && isUuid(input.user_id) ? await tx.getUser(input.user_id.toLowerCase()) : null;
@@ -139,11 +133,7 @@ export async function createDevice(ctx: ServiceContext, body: RawInput): Promise
       endpoint: input.endpoint ?? null,
       mtu: input.mtu ?? null,
       persistent_keepalive: input.persistent_keepalive ?? null,
-      use_default_allowed_ips: input.use_default_allowed_ips ?? true,
-      use_default_dns: input.use_default_dns ?? true,
-      use_default_endpoint: input.use_default_endpoint ?? true,
-      use_default_mtu: input.use_default_mtu ?? true,
-      use_default_persistent_keepalive: input.use_default_persistent_keepalive ?? true,
+      ...flagsOnCreate(input),
       remote_ip: null,
       latest_handshake: null,
       rx_bytes: null,
@@ -151,10 +141,8 @@ export async function createDevice(ctx: ServiceContext, body: RawInput): Promise
       inserted_at: now,
       updated_at: now,
     };
-    // A field governed by its default keeps no value of its own.
-    for (const field of DEFAULTABLE_DEVICE_FIELDS)
-      if (row[`use_default_${field}`] && isEmptyValue(row[field])) row[field] = null;
-    Object.assign(row, emptyOwnLists(row));
+    // A field governed by its default keeps no value of its own; a list off its default holds `[]`.
+    Object.assign(row, settleNewDevice(row));
     await tx.insertDevice(row);
     return deviceView(row, settings);
   });
@@ -166,10 +154,10 @@ function sameValue(a: unknown, b: unknown): boolean {
 
 export async function updateDevice(ctx: ServiceContext, id: string, body: RawInput): Promise<ApiDevice> {
   const source: RawInput = ctx.legacyDeviceUpdates
-    ? Object.fromEntries(LEGACY_UPDATABLE_FIELDS.filter((k) => k in body).map((k) => [k, body[k]]))
+    ? Object.fromEntries(LEGACY_UPDATABLE_DEVICE_FIELDS.filter((k) => k in body).map((k) => [k, body[k]]))
     : body;
   const { input, errors } = checkedInput(source, 'update');
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const device = isUuid(id) ? await tx.getDevice(id.toLowerCase()) : null;
     if (!device) throw new NotFoundError();
     const settings = await readSettings(tx);
@@ -186,19 +174,7 @@ export async function updateDevice(ctx: ServiceContext, id: string, body: RawInp
     await checkAddresses(tx, settings, patch, errors, device);
 
     // Whole-device rules, on the stored device with the patch applied.
-    const merged = { ...device, ...patch };
-    for (const field of DEFAULTABLE_DEVICE_FIELDS) {
-      const flag = `use_default_${field}` as const;
-      if (!merged[flag]) continue;
-      if (field in source && !isEmptyValue(source[field])) addError(errors, field, Messages.mustNotBePresent);
-      // Turning the default on drops the device's own value, which would otherwise linger unseen.
-      else if (merged[field] !== null) (patch as Record<string, unknown>)[field] = merged[field] = null;
-    }
-    // Turning a list's default off without a list of its own leaves it `[]` (as upstream).
-    Object.assign(patch, emptyOwnLists(merged));
-    // An endpoint sent but refused already has its error; blank is only for none at all.
-    if (!merged.use_default_endpoint && isBlank(merged.endpoint) && !errors.endpoint)
-      addError(errors, 'endpoint', Messages.blank);
+    Object.assign(patch, checkMergedDevice({ ...device, ...patch }, source, errors));
     if (hasErrors(errors)) throw new ValidationError(errors);
 
     if (Object.keys(patch).length === 0) return deviceView(device, settings);
@@ -220,7 +196,7 @@ export async function updateDevice(ctx: ServiceContext, id: string, body: RawInp
 }
 
 export async function deleteDevice(ctx: ServiceContext, id: string): Promise<void> {
-  await ctx.store.transaction(async (tx) => {
+  await writeTransaction(ctx, async (tx) => {
     const device = isUuid(id) ? await tx.getDevice(id.toLowerCase()) : null;
     if (!device) throw new NotFoundError();
     await tx.deleteDevice(device.id);

@@ -22,7 +22,7 @@ import {
 import { nowTimestamp, timestampAfter } from '../clock.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { RulePatch, RuleRow, StoreReader } from '../store/index.js';
-import type { ServiceContext } from './context.js';
+import { writeTransaction, type ServiceContext } from './context.js';
 import { ruleView } from './views.js';
 
 type RuleFields = Pick<RuleRow, 'action' | 'destination' | 'port_type' | 'port_range' | 'user_id'>;
@@ -57,8 +57,12 @@ export async function findOverlappingRule(
   return null;
 }
 
-function checkedInput(body: RawInput, mode: 'create' | 'update'): { input: RuleInput; errors: FieldErrors } {
-  const checked = checkRuleInput(body, mode);
+function checkedInput(
+  body: RawInput,
+  mode: 'create' | 'update',
+  stored?: RuleRow,
+): { input: RuleInput; errors: FieldErrors } {
+  const checked = checkRuleInput(body, mode, stored);
   return checked.ok
     ? { input: checked.value, errors: {} }
     : { input: checked.partial ?? {}, errors: { ...checked.errors } };
@@ -93,7 +97,7 @@ export async function showRule(ctx: ServiceContext, id: string): Promise<ApiRule
 
 export async function createRule(ctx: ServiceContext, body: RawInput): Promise<ApiRule> {
   const { input, errors } = checkedInput(body, 'create');
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const fields: RuleFields = {
       action: input.action ?? 'drop',
       destination: input.destination ?? '',
@@ -111,10 +115,11 @@ export async function createRule(ctx: ServiceContext, body: RawInput): Promise<A
 }
 
 export async function updateRule(ctx: ServiceContext, id: string, body: RawInput): Promise<ApiRule> {
-  const { input, errors } = checkedInput(body, 'update');
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const rule = isUuid(id) ? await tx.getRule(id.toLowerCase()) : null;
     if (!rule) throw new NotFoundError();
+    // Checked against the stored rule: one stored with a range reaching 65535 may send it back.
+    const { input, errors } = checkedInput(body, 'update', rule);
     const patch: RulePatch = {};
     if (input.action !== undefined && input.action !== rule.action) patch.action = input.action;
     if (input.destination !== undefined && input.destination !== rule.destination)
@@ -136,7 +141,7 @@ export async function updateRule(ctx: ServiceContext, id: string, body: RawInput
 }
 
 export async function deleteRule(ctx: ServiceContext, id: string): Promise<void> {
-  await ctx.store.transaction(async (tx) => {
+  await writeTransaction(ctx, async (tx) => {
     const rule = isUuid(id) ? await tx.getRule(id.toLowerCase()) : null;
     if (!rule) throw new NotFoundError();
     await tx.deleteRule(rule.id);

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
   CONFIGURATION_BOOLEAN_FIELDS,
+  DEFAULTABLE_DEVICE_FIELDS,
   initialConfigurationExtras,
   DEFAULT_MAX_DEVICES_PER_USER,
   MTU_BOUNDS,
@@ -42,12 +43,9 @@ export interface ServerDefaults {
 
 export type DefaultKey = keyof ServerDefaults;
 
+/** The defaults of the device-field table's defaultable fields, then the tunnel networks and the limit. */
 export const DEFAULT_KEYS: readonly DefaultKey[] = [
-  'allowed_ips',
-  'dns',
-  'endpoint',
-  'mtu',
-  'persistent_keepalive',
+  ...DEFAULTABLE_DEVICE_FIELDS,
   'ipv4_network',
   'ipv4_address',
   'ipv6_network',
@@ -191,6 +189,35 @@ function familyOfKey(key: DefaultKey): IpFamily {
   return key.startsWith('ipv4') ? 4 : 6;
 }
 
+/**
+ * Blocks where no device (nor the server) can hold a tunnel address: a tunnel network must not
+ * touch them. A /0, and every block wide enough to reach one of them, is refused with them.
+ */
+const UNUSABLE_BLOCKS: Record<IpFamily, readonly (readonly [string, string])[]> = {
+  4: [
+    ['0.0.0.0/8', '"this network"'],
+    ['127.0.0.0/8', 'loopback'],
+    ['224.0.0.0/4', 'multicast'],
+    ['240.0.0.0/4', 'reserved and broadcast'],
+  ],
+  6: [
+    ['::/128', 'the unspecified address'],
+    ['::1/128', 'loopback'],
+    ['::ffff:0:0/96', 'IPv4-mapped'],
+    ['ff00::/8', 'multicast'],
+  ],
+};
+
+/** Why `block` cannot be a tunnel network, or null. */
+function unusableNetwork(family: IpFamily, block: { start: bigint; end: bigint; prefix: number }): string | null {
+  if (block.prefix === 0) return `is every IPv${family} address`;
+  for (const [text, what] of UNUSABLE_BLOCKS[family]) {
+    const reserved = parseCidrOrAddress(text)!;
+    if (block.start <= reserved.end && reserved.start <= block.end) return `overlaps ${text} (${what})`;
+  }
+  return null;
+}
+
 function checkServerAddress(family: IpFamily, address: string, network: string): string | null {
   const parsed = parseIpAddress(address);
   const block = parseCidrOrAddress(network);
@@ -248,6 +275,12 @@ export async function setDefault(
           throw new AdminError(`${name} must be an IPv${family} CIDR block`);
         if (block.prefix > bits - 2)
           throw new AdminError(`${name} must leave room for devices (prefix at most /${bits - 2})`);
+        const unusable = unusableNetwork(family, block);
+        if (unusable !== null)
+          throw new AdminError(
+            `${name} ${block.network} ${unusable}, where devices cannot have addresses; ` +
+              `choose a private block such as ${family === 4 ? '10.8.0.0/16' : 'fd00::/112'}`,
+          );
         value = block.network;
         const addressKey = family === 4 ? 'ipv4_address' : 'ipv6_address';
         if (checkServerAddress(family, defaults[addressKey], block.network) !== null) {

@@ -14,7 +14,7 @@ export const MAX_LIVE_TOKENS_PER_USER = 25;
 const MICROS_PER_DAY = 86_400n * 1_000_000n;
 
 export type Authentication =
-  { ok: true; actor: UserRow; tokenId: string } | { ok: false; body: Record<string, unknown> };
+  { ok: true; actor: UserRow; tokenId: string; tokenHash: string } | { ok: false; body: Record<string, unknown> };
 
 const UNAUTHENTICATED = { errors: { auth: 'unauthenticated' } };
 const INVALID_TOKEN = { errors: { auth: 'invalid_token' } };
@@ -31,14 +31,22 @@ export async function authenticate(
   if (!match) return { ok: false, body: UNAUTHENTICATED };
   const token = match[1] ?? '';
   if (!isApiTokenShape(token)) return { ok: false, body: INVALID_TOKEN };
-  const hash = hashApiToken(token);
+  return authenticateHash(store, clock, hashApiToken(token));
+}
+
+/**
+ * The checks of a token after its header parsed, by the token's digest. Also what a write
+ * transaction runs again, on its own connection, before it writes anything (see
+ * services/context.ts): permission is decided by what that transaction reads.
+ */
+export async function authenticateHash(store: StoreReader, clock: Clock, hash: string): Promise<Authentication> {
   const found = await store.findTokenByHash(hash);
   // The lookup is by digest, which tells an attacker nothing; the final comparison is constant-time.
   if (!found || !digestsEqual(found.token.token_hash, hash)) return { ok: false, body: NO_RESOURCE };
   const now = nowTimestamp(clock);
   if (found.token.revoked_at !== null || found.token.expires_at <= now) return { ok: false, body: NO_RESOURCE };
   if (found.owner.role !== 'admin' || found.owner.disabled_at !== null) return { ok: false, body: UNAUTHORIZED };
-  return { ok: true, actor: found.owner, tokenId: found.token.id };
+  return { ok: true, actor: found.owner, tokenId: found.token.id, tokenHash: hash };
 }
 
 export interface IssuedToken {

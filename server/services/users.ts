@@ -5,6 +5,7 @@ import {
   addError,
   checkUserInput,
   hasErrors,
+  isText,
   isUuid,
   type ApiUser,
   type FieldErrors,
@@ -14,12 +15,16 @@ import { nowTimestamp, timestampAfter } from '../clock.js';
 import { hashPassword } from '../crypto.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { StoreReader, UserPatch, UserRow } from '../store/index.js';
-import type { ServiceContext } from './context.js';
+import { writeTransaction, type ServiceContext } from './context.js';
 import { forgetAddresses } from './allocation.js';
 import { userView } from './views.js';
 
-/** `{id}` of a user path: a UUID-shaped value is an id, anything else an email (case-insensitive). */
+/**
+ * `{id}` of a user path: a UUID-shaped value is an id, anything else an email (case-insensitive).
+ * Text no email can hold (a NUL, a lone surrogate) names no user.
+ */
 export async function findUser(store: StoreReader, idOrEmail: string): Promise<UserRow | null> {
+  if (!isText(idOrEmail)) return null;
   const text = idOrEmail.trim();
   const isId = isUuid(text);
   return isId ? store.getUser(text.toLowerCase()) : store.findUserByEmail(text);
@@ -41,7 +46,7 @@ export async function createUser(ctx: ServiceContext, body: RawInput): Promise<A
   // Hashing is slow on purpose: done before the write lock is taken.
   const passwordHash =
     checked.ok && checked.value.password !== undefined ? await hashPassword(checked.value.password) : null;
-  return ctx.store.transaction(async (tx) => {
+  return writeTransaction(ctx, async (tx) => {
     const email = checked.ok ? checked.value.email : undefined;
     if (email !== undefined && (await tx.findUserByEmail(email))) addError(errors, 'email', Messages.taken);
     if (!checked.ok || hasErrors(errors)) throw new ValidationError(errors);
@@ -70,12 +75,18 @@ export async function updateUser(
 ): Promise<ApiUser> {
   const checked = checkUserInput(body, 'update');
   const errors: FieldErrors = checked.ok ? {} : { ...checked.errors };
+  const input = checked.ok ? checked.value : (checked.partial ?? {});
+  // Hashing is slow on purpose: done before the write lock is taken, unless the body is refused
+  // anyway (an email error alone may still go: see below).
   const passwordHash =
-    checked.ok && checked.value.password !== undefined ? await hashPassword(checked.value.password) : null;
-  return ctx.store.transaction(async (tx) => {
+    input.password !== undefined && Object.keys(errors).every((field) => field === 'email')
+      ? await hashPassword(input.password)
+      : null;
+  return writeTransaction(ctx, async (tx) => {
     const user = await findUser(tx, idOrEmail);
     if (!user) throw new NotFoundError();
-    const input = checked.ok ? checked.value : {};
+    // A user stored before today's email rules keeps its email: sent back unchanged, it is no change.
+    if (errors.email && typeof body.email === 'string' && body.email.trim() === user.email) delete errors.email;
     const patch: UserPatch = {};
     if (input.email !== undefined && input.email !== user.email) {
       const other = await tx.findUserByEmail(input.email);
@@ -89,18 +100,21 @@ export async function updateUser(
       patch.role = input.role;
     }
     if (passwordHash !== null) patch.password_hash = passwordHash;
-    if (!checked.ok || hasErrors(errors)) throw new ValidationError(errors);
+    if (hasErrors(errors)) throw new ValidationError(errors);
     // Nothing changes: no write, and updated_at stays (as upstream's Ecto does).
     if (Object.keys(patch).length === 0) return userView(user);
     patch.updated_at = timestampAfter(ctx.clock, user.updated_at);
     await tx.updateUser(user.id, patch);
+    // A demoted admin's tokens are revoked, not only refused: promoting it again later does
+    // not bring them back (it gets a new one on the server machine).
+    if (patch.role !== undefined && user.role === 'admin') await tx.revokeTokensOfUser(user.id, patch.updated_at);
     return userView({ ...user, ...patch });
   });
 }
 
 /** Deletes the user with its devices, the rules bound to it and its API tokens, in one transaction. */
 export async function deleteUser(ctx: ServiceContext, idOrEmail: string): Promise<void> {
-  await ctx.store.transaction(async (tx) => {
+  await writeTransaction(ctx, async (tx) => {
     const user = await findUser(tx, idOrEmail);
     if (!user) throw new NotFoundError();
     if (user.role === 'admin' && (await tx.countActiveAdmins(user.id)) === 0) {

@@ -1,6 +1,7 @@
 /** The resources as the /v0 contract shows them. */
 import {
   CONFIGURATION_RESPONSE_KEYS,
+  answerPortRange,
   type ApiConfiguration,
   type ApiDevice,
   type ApiRule,
@@ -60,13 +61,14 @@ export function deviceView(row: DeviceRow, settings: ServerSettings): ApiDevice 
   };
 }
 
+/** A rule as 0.7.36 answers it: a single port as one number (`"443"`), stored as `"443 - 443"`. */
 export function ruleView(row: RuleRow): ApiRule {
   return {
     id: row.id,
     action: row.action,
     destination: row.destination,
     port_type: row.port_type,
-    port_range: row.port_range,
+    port_range: answerPortRange(row.port_range),
     user_id: row.user_id,
     inserted_at: row.inserted_at,
     updated_at: row.updated_at,

@@ -8,6 +8,19 @@ export class StoreOpenError extends Error {
   }
 }
 
+/**
+ * The database cannot be reached right now: the connection was refused or lost, or the database
+ * is shutting down or starting up. Nothing of the failed operation was kept (a COMMIT cut off in
+ * flight excepted: its outcome is unknown); the same request may succeed once it is back, so
+ * the server answers 503 with Retry-After. `message` names no host, user or password.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 /** `postgres://user:secret@host/db` as `postgres://user@host/db`, for messages and logs. */
 export function redactLocation(location: string): string {
   try {

@@ -3,7 +3,7 @@ export { MissingDatabaseError, SqliteStore, type SqliteStoreOptions } from './sq
 export { PostgresStore, type PostgresStoreOptions } from './postgres.js';
 export { MIGRATIONS } from './migrations.js';
 export { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
-export { StoreOpenError, isPostgresLocation, redactLocation } from './errors.js';
+export { StoreOpenError, StoreUnavailableError, isPostgresLocation, redactLocation } from './errors.js';
 
 import { StoreOpenError, isPostgresLocation } from './errors.js';
 import { PostgresStore } from './postgres.js';

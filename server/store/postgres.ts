@@ -16,10 +16,19 @@
  */
 import pg from 'pg';
 import { formatAddress, type IpFamily } from '../../src/model/index.js';
-import { redactLocation, StoreOpenError } from './errors.js';
+import { redactLocation, StoreOpenError, StoreUnavailableError } from './errors.js';
 import type { Migration } from './migrations.js';
 import { migratePostgres, POSTGRES_MIGRATIONS } from './postgres-migrations.js';
-import { addressKey, addressOfKey, deviceAddressKey, emailKey, markKey, ruleDerivedColumns } from './rows.js';
+import {
+  addressKey,
+  addressOfKey,
+  DEVICE_COLUMNS,
+  deviceAddressKey,
+  emailKey,
+  JSON_DEVICE_COLUMNS,
+  markKey,
+  ruleDerivedColumns,
+} from './rows.js';
 import type {
   AllocationHint,
   DevicePatch,
@@ -51,17 +60,63 @@ export interface PostgresStoreOptions {
 
 const USER_COLUMNS =
   'id, email, role, password_hash, last_signed_in_at, last_signed_in_method, disabled_at, inserted_at, updated_at';
-const DEVICE_COLUMNS =
-  'id, user_id, name, description, public_key, preshared_key, ipv4, ipv6, allowed_ips, dns, endpoint, mtu, persistent_keepalive, ' +
-  'use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, use_default_persistent_keepalive, ' +
-  'remote_ip, latest_handshake, rx_bytes, tx_bytes, inserted_at, updated_at';
 const RULE_COLUMNS = 'id, action, destination, port_type, port_range, user_id, inserted_at, updated_at';
 const TOKEN_COLUMNS = 'id, user_id, token_hash, inserted_at, expires_at, revoked_at';
-const JSON_DEVICE_COLUMNS = new Set(['allowed_ips', 'dns']);
 const BIGINT_DEVICE_COLUMNS = ['rx_bytes', 'tx_bytes'] as const;
 
 type SqlRow = Record<string, unknown>;
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
+
+/** Network errors and SQLSTATEs that say the database is away for now, with words for each. */
+const UNAVAILABLE: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection lost',
+  EPIPE: 'connection lost',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ENOTFOUND: 'host name not resolved',
+  EAI_AGAIN: 'host name not resolved',
+  '57P01': 'connection closed by the database (administrator command)',
+  '57P02': 'connection closed by the database (crash shutdown)',
+  '57P03': 'the database is starting up or shutting down',
+  '53300': 'too many connections',
+};
+
+/**
+ * The reason a failure means "the database is away", or null for any other failure. node-postgres
+ * reports a lost connection by message only ("Connection terminated unexpectedly", "... is not
+ * queryable", the pool's connection timeout); SQLSTATE class 08 is a connection exception.
+ */
+function unavailableReason(error: unknown): string | null {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (code in UNAVAILABLE) return UNAVAILABLE[code]!;
+    if (code.startsWith('08')) return 'connection failure';
+  }
+  const message = error instanceof Error ? error.message : '';
+  if (/^Connection terminated|not queryable|timeout exceeded when trying to connect/i.test(message)) {
+    return /timeout/i.test(message) ? 'no connection within 10 s' : 'connection lost';
+  }
+  return null;
+}
+
+/** `error` as a StoreUnavailableError when it means the database is away; otherwise `error` itself. */
+function translated(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError) return error;
+  const reason = unavailableReason(error);
+  return reason === null ? error : new StoreUnavailableError(`PostgreSQL unavailable: ${reason}`, { cause: error });
+}
+
+/** `db` whose failures say whether the database is away (see StoreUnavailableError). */
+function translating(db: Queryable): Queryable {
+  return {
+    query: ((sql: string, params?: unknown[]) =>
+      (db.query(sql, params) as Promise<pg.QueryResult>).catch((error: unknown) => {
+        throw translated(error);
+      })) as Queryable['query'],
+  };
+}
 
 function toDevice(row: SqlRow): DeviceRow {
   const device = { ...row };
@@ -98,7 +153,11 @@ function ruleColumns(rule: RuleRow): SqlRow {
 }
 
 class PostgresQueries implements StoreWriter {
-  constructor(readonly db: Queryable) {}
+  readonly db: Queryable;
+
+  constructor(db: Queryable) {
+    this.db = translating(db);
+  }
 
   async #all(sql: string, params: unknown[] = []): Promise<SqlRow[]> {
     return (await this.db.query(sql, params)).rows as SqlRow[];
@@ -247,6 +306,7 @@ class PostgresQueries implements StoreWriter {
   /** Through the exclusion constraint's GiST index: `&&` on the block and the port range. */
   async findIntersectingRules(query: RuleIntersectionQuery): Promise<RuleRow[]> {
     const derived = ruleDerivedColumns({
+      action: query.action,
       destination: `${formatAddress(query.family, query.start)}/${query.prefix}`,
       port_type: query.portType,
       port_range: query.ports === null ? null : `${query.ports.low} - ${query.ports.high}`,
@@ -343,6 +403,10 @@ class PostgresQueries implements StoreWriter {
 
   async revokeToken(id: string, at: string): Promise<void> {
     await this.#run('UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, id]);
+  }
+
+  async revokeTokensOfUser(userId: string, at: string): Promise<number> {
+    return this.#run('UPDATE api_tokens SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL', [at, userId]);
   }
 
   async deleteTokensOfUser(userId: string): Promise<number> {
@@ -457,6 +521,12 @@ export class PostgresStore extends PostgresQueries implements Store {
         { cause: error },
       );
     }
+    // As in transaction(): a connection lost while checked out must not end the process.
+    let lost: Error | undefined;
+    const onError = (error: Error) => {
+      lost ??= error;
+    };
+    client.on('error', onError);
     try {
       await migratePostgres(
         client,
@@ -464,39 +534,59 @@ export class PostgresStore extends PostgresQueries implements Store {
         options.migrations ?? POSTGRES_MIGRATIONS,
       );
     } catch (error) {
-      client.release();
+      client.off('error', onError);
+      client.release(lost);
       await pool.end();
       throw error;
     }
-    client.release();
+    client.off('error', onError);
+    client.release(lost);
     return new PostgresStore(pool);
   }
 
   async transaction<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
     if (this.#closed) throw new Error('store is closed');
-    const client = await this.#pool.connect();
-    // A connection in an unknown state is destroyed rather than handed to the next request.
-    let broken: Error | undefined;
+    let client: pg.PoolClient;
     try {
-      // One round trip: begin, then wait for the write lock (see the header), at most as long as
-      // SQLite's busy timeout: a writer stuck elsewhere fails this request instead of hanging it.
-      await client.query(
-        `BEGIN; SET LOCAL lock_timeout = '${LOCK_TIMEOUT_MS}ms'; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`,
-      );
+      client = await this.#pool.connect();
     } catch (error) {
-      client.release(error as Error);
-      throw error;
+      throw translated(error);
     }
+    // A checked-out client has no listener of the pool's: a connection lost while this
+    // transaction holds it (PostgreSQL restarted, a failover, a cut network) is emitted as
+    // 'error' on the client, which would otherwise end the process. The query in flight, if
+    // any, fails on its own; the client is then released as broken (the pool makes a new one).
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken ??= error;
+    };
+    client.on('error', onError);
     try {
-      const result = await fn(new PostgresQueries(client));
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw error;
+      try {
+        // One round trip: begin, then wait for the write lock (see the header), at most as long as
+        // SQLite's busy timeout: a writer stuck elsewhere fails this request instead of hanging it.
+        await client.query(
+          `BEGIN; SET LOCAL lock_timeout = '${LOCK_TIMEOUT_MS}ms'; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`,
+        );
+      } catch (error) {
+        broken ??= error as Error;
+        throw translated(error);
+      }
+      try {
+        const result = await fn(new PostgresQueries(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // A connection in an unknown state is destroyed rather than handed to the next request.
+        if (!broken) {
+          await client.query('ROLLBACK').catch((rollbackError: Error) => {
+            broken = rollbackError;
+          });
+        }
+        throw translated(error);
+      }
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   }

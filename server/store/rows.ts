@@ -1,16 +1,29 @@
 /**
  * Columns every store derives from a row to index and constrain it, written once for SQLite and
- * PostgreSQL: lower-cased email keys, fixed-width address keys, and a rule's overlap group,
+ * PostgreSQL: email keys (userKey), fixed-width address keys, and a rule's overlap group,
  * block and ports.
  */
 import {
   addressSortKey,
+  LIST_DEVICE_FIELDS,
   parseCidrOrAddress,
   parseIpAddress,
+  overlapGroup,
   parsePortRange,
+  userKey,
+  STORED_DEVICE_FIELDS,
+  USE_DEFAULT_FLAGS,
   type IpFamily,
+  type PortRange,
 } from '../../src/model/index.js';
 import type { RuleRow } from './types.js';
+
+/** A device's columns, from the device-field table: every stored field, in the contract's order. */
+export const DEVICE_COLUMNS = STORED_DEVICE_FIELDS.join(', ');
+/** Device columns holding a list, kept as JSON text. */
+export const JSON_DEVICE_COLUMNS: ReadonlySet<string> = new Set(LIST_DEVICE_FIELDS);
+/** Device columns holding a default flag (a boolean). */
+export const FLAG_DEVICE_COLUMNS: ReadonlySet<string> = new Set(USE_DEFAULT_FLAGS.map(([, flag]) => flag));
 
 /** Fixed-width hex of an address (8 digits IPv4, 32 IPv6): compared as text in numeric order. */
 export function addressKey(family: IpFamily, value: bigint): string {
@@ -31,8 +44,12 @@ export function markKey(family: IpFamily, next: bigint): string {
   return addressKey(family, next > last ? last : next);
 }
 
+/**
+ * The unique key of a user's email: the one key of src/model (userKey, the email's Unicode lower
+ * case, as a citext column compares), so that the server, the planner and validate agree.
+ */
 export function emailKey(email: string): string {
-  return email.toLowerCase();
+  return userKey(email);
 }
 
 /** The index key of a device address column (`ipv4` or `ipv6`), or null for none. */
@@ -62,25 +79,26 @@ export interface RuleDerivedColumns {
 }
 
 export function ruleDerivedColumns(
-  rule: Pick<RuleRow, 'destination' | 'port_type' | 'port_range' | 'user_id'>,
+  rule: Pick<RuleRow, 'action' | 'destination' | 'port_type' | 'port_range' | 'user_id'>,
 ): RuleDerivedColumns {
   const block = parseCidrOrAddress(rule.destination);
   if (!block) throw new Error(`store: rule destination ${rule.destination} is not an address or CIDR block`);
-  let ports = { low: 0, high: 65535 };
+  let ports: PortRange | null = null;
   if (rule.port_range !== null) {
     const parsed = parsePortRange(rule.port_range);
     if (!parsed.ok) throw new Error(`store: rule port_range ${rule.port_range} is not a port range`);
     ports = parsed.range;
   }
+  const group = overlapGroup({ ...rule, owner: rule.user_id, destination: block, ports });
   return {
-    owner_key: rule.user_id ?? '',
-    family: block.family,
+    owner_key: group.owner,
+    family: group.family,
     start_key: addressKey(block.family, block.start),
     end_key: addressKey(block.family, block.end),
     network: block.network,
-    port_group: rule.port_range === null ? '' : (rule.port_type ?? ''),
-    port_low: ports.low,
-    port_high: ports.high,
-    has_ports: rule.port_range !== null,
+    port_group: group.ports,
+    port_low: ports?.low ?? 0,
+    port_high: ports?.high ?? 65535,
+    has_ports: ports !== null,
   };
 }

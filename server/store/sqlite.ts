@@ -10,14 +10,17 @@
 import Database from 'better-sqlite3';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { IpFamily } from '../../src/model/index.js';
+import { overlapGroup, type IpFamily } from '../../src/model/index.js';
 import { migrate } from './migrations.js';
 import {
   addressKey,
   addressOfKey,
+  DEVICE_COLUMNS,
   deviceAddressKey,
   emailKey,
   familyBits,
+  FLAG_DEVICE_COLUMNS,
+  JSON_DEVICE_COLUMNS,
   markKey,
   ruleDerivedColumns,
 } from './rows.js';
@@ -92,10 +95,6 @@ function prepareDatabaseFile(path: string, create: boolean): boolean {
 
 const USER_COLUMNS =
   'id, email, role, password_hash, last_signed_in_at, last_signed_in_method, disabled_at, inserted_at, updated_at';
-const DEVICE_COLUMNS =
-  'id, user_id, name, description, public_key, preshared_key, ipv4, ipv6, allowed_ips, dns, endpoint, mtu, persistent_keepalive, ' +
-  'use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, use_default_persistent_keepalive, ' +
-  'remote_ip, latest_handshake, rx_bytes, tx_bytes, inserted_at, updated_at';
 const RULE_COLUMNS = 'id, action, destination, port_type, port_range, user_id, inserted_at, updated_at';
 /** The reads of one object by id, which most requests make: built once, not per call. */
 const USER_BY_ID_SQL = `SELECT ${USER_COLUMNS} FROM users WHERE id = ?`;
@@ -107,14 +106,6 @@ const USER_COLUMN_NAMES = USER_COLUMNS.split(', ');
 const TOKEN_WITH_OWNER_SQL =
   `SELECT ${TOKEN_COLUMN_NAMES.map((c) => `t.${c} AS t_${c}`).join(', ')}, ${USER_COLUMN_NAMES.map((c) => `u.${c} AS u_${c}`).join(', ')} ` +
   'FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?';
-const BOOLEAN_DEVICE_COLUMNS = new Set([
-  'use_default_allowed_ips',
-  'use_default_dns',
-  'use_default_endpoint',
-  'use_default_mtu',
-  'use_default_persistent_keepalive',
-]);
-const JSON_DEVICE_COLUMNS = new Set(['allowed_ips', 'dns']);
 
 type SqlRow = Record<string, unknown>;
 
@@ -159,7 +150,7 @@ function deviceColumns(patch: DevicePatch): SqlRow {
   const columns: SqlRow = {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === undefined) continue;
-    if (BOOLEAN_DEVICE_COLUMNS.has(key)) columns[key] = value ? 1 : 0;
+    if (FLAG_DEVICE_COLUMNS.has(key)) columns[key] = value ? 1 : 0;
     else if (JSON_DEVICE_COLUMNS.has(key)) columns[key] = value === null ? null : JSON.stringify(value);
     else columns[key] = value;
   }
@@ -406,12 +397,14 @@ class SqliteQueries implements StoreWriter {
 
   async findIntersectingRules(query: RuleIntersectionQuery): Promise<RuleRow[]> {
     const group = 'action = ? AND owner_key = ? AND family = ? AND port_group = ?';
-    const groupParams: unknown[] = [
-      query.action,
-      query.userId ?? '',
-      query.family,
-      query.ports === null ? '' : (query.portType ?? ''),
-    ];
+    const { action, owner, family, ports } = overlapGroup({
+      action: query.action,
+      owner: query.userId,
+      destination: { family: query.family },
+      port_type: query.portType,
+      ports: query.ports,
+    });
+    const groupParams: unknown[] = [action, owner, family, ports];
     let extra = '';
     const extraParams: unknown[] = [];
     if (query.ports !== null) {
@@ -528,6 +521,11 @@ class SqliteQueries implements StoreWriter {
 
   async revokeToken(id: string, at: string): Promise<void> {
     this.#run('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', at, id);
+  }
+
+  async revokeTokensOfUser(userId: string, at: string): Promise<number> {
+    return this.#run('UPDATE api_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL', at, userId)
+      .changes;
   }
 
   async deleteTokensOfUser(userId: string): Promise<number> {

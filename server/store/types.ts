@@ -8,7 +8,15 @@
  * Every write goes through `transaction`, which runs one writer at a time: a check made inside it
  * (uniqueness, overlap, the last admin, a free address) still holds when its write lands.
  */
-import type { ApiDevice, ApiRule, ApiUser, IpFamily, PortType, RuleAction } from '../../src/model/index.js';
+import type {
+  ApiDevice,
+  ApiRule,
+  ApiUser,
+  IpFamily,
+  PortType,
+  RuleAction,
+  StoredDeviceField,
+} from '../../src/model/index.js';
 
 /** A user as stored: the API's user plus the password hash, which never leaves the server. */
 export interface UserRow extends ApiUser {
@@ -18,13 +26,17 @@ export interface UserRow extends ApiUser {
 
 /**
  * A device as stored: the API's device without `server_public_key` (the server's own key, the
- * same on every device). Addresses are text as the client gave it (canonical when the server
- * chose them), indexed and compared by value through the `ipv<n>_key` columns; `<x>` is the
- * stored value, not the effective one the API shows while `use_default_<x>` is on.
+ * same on every device), as the device-field table says. Addresses are text as the client gave
+ * it (canonical when the server chose them), indexed and compared by value through the
+ * `ipv<n>_key` columns; a defaultable field holds the stored value, not the effective one the API
+ * shows while the field's default flag is on.
  */
-export type DeviceRow = Omit<ApiDevice, 'server_public_key'>;
+export type DeviceRow = Pick<ApiDevice, StoredDeviceField>;
 
-/** A rule as stored: exactly the API's rule (destination as given, port_range as `"lo - hi"`). */
+/**
+ * A rule as stored: the API's rule (destination as given), except that port_range is always
+ * `"lo - hi"`, also for a single port (`"443 - 443"`; the API answers that one as `"443"`).
+ */
 export type RuleRow = ApiRule;
 
 export interface TokenRow {
@@ -135,6 +147,8 @@ export interface StoreWriter extends StoreReader {
 
   insertToken(row: TokenRow): Promise<void>;
   revokeToken(id: string, at: string): Promise<void>;
+  /** Revokes every token of the user not yet revoked; returns how many. */
+  revokeTokensOfUser(userId: string, at: string): Promise<number>;
   deleteTokensOfUser(userId: string): Promise<number>;
 
   setSetting(key: string, value: unknown): Promise<void>;

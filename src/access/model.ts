@@ -18,6 +18,11 @@ export interface AccessRule {
   /** Where it is declared (desired state) or its id (live state). */
   source?: SourceLocation;
   id?: string;
+  /**
+   * The ports a declared rule has when `settings.port_rules` is false: 0.7.36 then stores it
+   * without them (spec §5.1.1), so `port_type` and `port_range` are null here, as the kernel filters it.
+   */
+  declaredPorts?: { port_type: PortType; port_range: string | null };
 }
 
 export interface AccessDevice {
@@ -37,7 +42,11 @@ export interface AccessUser {
 }
 
 export interface AccessSettings {
-  /** `settings.port_rules`: false for servers whose kernel cannot filter ports (rules with ports are ignored). */
+  /**
+   * `settings.port_rules`: false for servers whose kernel cannot filter ports. Such a server leaves
+   * the rules with ports it has out of its ruleset (spec §5.1.2: the evaluator ignores them) and
+   * stores new ones without their ports (§5.1.1: see asStored).
+   */
   portRules: boolean;
   /** Addresses local to the server: never filtered (the input hook). */
   serverAddresses: string[];
@@ -101,7 +110,7 @@ export function compileRule(rule: AccessRule): CompiledRule | null {
   };
 }
 
-function fromDesiredRule(rule: DesiredRule, owner: string | null): AccessRule {
+function fromDesiredRule(rule: DesiredRule, owner: string | null, portRules: boolean): AccessRule {
   const access: AccessRule = {
     owner,
     action: rule.action,
@@ -110,13 +119,28 @@ function fromDesiredRule(rule: DesiredRule, owner: string | null): AccessRule {
     port_range: rule.port_range,
   };
   if (rule.source) access.source = rule.source;
-  return access;
+  return asStored(access, portRules);
+}
+
+/**
+ * A rule netform creates, as a 0.7.36 server stores it: with `port_rules` false (a kernel without
+ * port-rule support) create drops its ports (spec §5.1.1), so it is a portless rule.
+ */
+export function asStored(rule: AccessRule, portRules: boolean): AccessRule {
+  if (portRules || rule.port_type === null) return rule;
+  return {
+    ...rule,
+    port_type: null,
+    port_range: null,
+    declaredPorts: { port_type: rule.port_type, port_range: rule.port_range },
+  };
 }
 
 /** The access model a desired state declares. Device addresses not pinned are assumed assigned in both families. */
 export function accessModelOfDesired(desired: DesiredState): AccessModel {
   const users = new Map<string, AccessUser>();
   const rules: AccessRule[] = [];
+  const settings = accessSettingsOf(desired);
   for (const user of desired.users) {
     const key = userKey(user.email);
     users.set(key, {
@@ -128,10 +152,10 @@ export function accessModelOfDesired(desired: DesiredState): AccessModel {
         ...pinned('ipv6', d.fields.ipv6),
       })),
     });
-    for (const rule of user.rules) rules.push(fromDesiredRule(rule, key));
+    for (const rule of user.rules) rules.push(fromDesiredRule(rule, key, settings.portRules));
   }
-  for (const rule of desired.rules) rules.push(fromDesiredRule(rule, null));
-  return { users, rules, settings: accessSettingsOf(desired) };
+  for (const rule of desired.rules) rules.push(fromDesiredRule(rule, null, settings.portRules));
+  return { users, rules, settings };
 }
 
 function pinned(field: 'ipv4' | 'ipv6', value: string | null | undefined): Partial<AccessDevice> {
@@ -190,7 +214,10 @@ export function serverAddressSet(settings: AccessSettings): Set<string> {
 export function describeRule(rule: AccessRule): string {
   const ports = rule.port_type === null ? '' : ` ${rule.port_type} ${rule.port_range ?? ''}`;
   const owner = rule.owner === null ? 'global' : rule.owner;
-  return `${rule.action} ${rule.destination}${ports} (${owner})`;
+  const declared = rule.declaredPorts
+    ? `; declared ${rule.declaredPorts.port_type} ${rule.declaredPorts.port_range ?? ''}, stored without ports as settings.port_rules is false`
+    : '';
+  return `${rule.action} ${rule.destination}${ports} (${owner}${declared})`;
 }
 
 export function ruleLocation(rule: AccessRule): string | undefined {

@@ -82,7 +82,7 @@ export function evaluateFrom(
   collect = false,
 ): Parsed<SourceDecision[]> {
   const users: AccessUser[] = [];
-  if (from.kind === 'everyone') users.push(...model.users.values());
+  if (from.kind === 'everyone') for (const item of model.users.values()) users.push(item);
   else {
     const user = model.users.get(from.user);
     if (!user) return { ok: false, message: `no user ${from.user} is declared` };

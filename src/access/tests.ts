@@ -2,8 +2,9 @@
  * The `tests:` of a desired state: their offline checks (notation, declared users and devices)
  * and running them against an access model (the declared rules, or a live server's).
  */
+import { userKey } from '../model/keys.js';
 import { parseIpAddress } from '../model/net.js';
-import type { DesiredState, DesiredTest, DesiredUser, SourceLocation } from '../model/state.js';
+import type { DesiredRule, DesiredState, DesiredTest, DesiredUser, SourceLocation } from '../model/state.js';
 import type { Diagnostic } from '../desired/types.js';
 import { CompiledRules, type Decision } from './evaluate.js';
 import type { AccessModel } from './model.js';
@@ -32,9 +33,7 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
   });
   const tests = state.tests ?? [];
   // Only when there are tests to check: a fleet's desired state declares tens of thousands of users.
-  const users = new Map<string, DesiredUser>(
-    tests.length > 0 ? state.users.map((u) => [u.email.trim().toLowerCase(), u]) : [],
-  );
+  const users = new Map<string, DesiredUser>(tests.length > 0 ? state.users.map((u) => [userKey(u.email), u]) : []);
   const names = new Map<string, DesiredTest>();
   tests.forEach((test, i) => {
     const fallback = `tests[${i}]`;
@@ -68,6 +67,38 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
     } else names.set(test.name, test);
   });
   return diagnostics;
+}
+
+/**
+ * With `settings.port_rules: false`, every declared rule with ports: a 0.7.36 server on a kernel
+ * without port-rule support stores it without them (spec §5.1.1), so it matches every protocol and
+ * port. Warnings of `validate` and `plan`; tests, explain and access changes evaluate it so.
+ */
+export function portRuleWarnings(state: DesiredState): Diagnostic[] {
+  if (state.settings.port_rules !== false) return [];
+  const warnings: Diagnostic[] = [];
+  const scopes: [string, readonly DesiredRule[]][] = [
+    ...state.users.map((u, i): [string, DesiredRule[]] => [`users[${i}].rules`, u.rules]),
+    ['rules', state.rules],
+  ];
+  for (const [path, rules] of scopes) {
+    rules.forEach((rule, i) => {
+      if (rule.port_type === null) return;
+      const ports = `${rule.port_type} ${rule.port_range ?? ''}`.trim();
+      const verb = rule.action === 'accept' ? 'accepts' : 'drops';
+      warnings.push(
+        at(
+          rule.source,
+          'port_type',
+          `${path}[${i}]`,
+          `settings.port_rules is false: a 0.7.36 server on a kernel without port-rule support stores this rule ` +
+            `without its ports (${ports}), so it ${verb} every protocol and port to ${rule.destination}; ` +
+            'tests, explain and access changes evaluate it so. Declare it without port_type and port_range to say what the server does',
+        ),
+      );
+    });
+  }
+  return warnings;
 }
 
 export interface TestResult {

@@ -18,12 +18,12 @@ import { normalizePortRange } from '../model/ports.js';
 import type { SecretRef } from '../model/secret.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import {
-  LEGACY_UPDATABLE_DEVICE_FIELDS,
-  liveDeviceBody,
-  sameDeviceValue,
-  WRITABLE_DEVICE_FIELDS,
-  type WritableDeviceField,
-} from '../plan/device-fields.js';
+  isDefaultableField,
+  isLegacyUpdatable,
+  isWritableDeviceField,
+  useDefaultFlag,
+} from '../model/device-fields.js';
+import { liveDeviceBody, sameDeviceValue } from '../plan/device-fields.js';
 import { fingerprintOf } from '../plan/fingerprint.js';
 import type { Change, ObjectKind, Plan, ResourceKind } from '../plan/types.js';
 import { applyConfigurationChange } from './configuration.js';
@@ -226,8 +226,7 @@ async function executeChange(change: Change, ctx: ExecutionContext): Promise<str
 
   if (change.action === 'update') {
     const ignorable =
-      Object.keys(change.body ?? {}).some((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f)) ||
-      (change.secrets?.length ?? 0) > 0;
+      Object.keys(change.body ?? {}).some((f) => !isLegacyUpdatable(f)) || (change.secrets?.length ?? 0) > 0;
     if (change.kind === 'device' && ignorable) {
       ctx.deviceFieldsIgnored ??= serverIgnoresDeviceFields(current as ApiDevice, ctx);
       if (await ctx.deviceFieldsIgnored) throw new SkippedChange(IGNORED_DEVICE_FIELDS);
@@ -321,7 +320,8 @@ async function serverIgnoresDeviceFields(device: ApiDevice, ctx: ExecutionContex
     throw error;
   }
   if (answer.mtu === -1) {
-    await ctx.client.update('devices', device.id, { mtu: device.mtu, use_default_mtu: device.use_default_mtu });
+    const flag = useDefaultFlag('mtu');
+    await ctx.client.update('devices', device.id, { mtu: device.mtu, [flag]: device[flag] });
     return false;
   }
   return true;
@@ -440,7 +440,7 @@ function verifyAnswer(
   const shown = differing.join(', ');
   if (change.kind === 'device' && change.action === 'update' && before) {
     const ignored = differing.filter(
-      (f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f) && sameAsBefore(f, before as ApiDevice, answer as ApiDevice),
+      (f) => !isLegacyUpdatable(f) && sameAsBefore(f, before as ApiDevice, answer as ApiDevice),
     );
     if (ignored.length === differing.length) {
       throw new ChangeFailure(
@@ -454,14 +454,7 @@ function verifyAnswer(
 
 function sameAsBefore(field: string, before: ApiDevice, answer: ApiDevice): boolean {
   if (field === 'preshared_key') return before.preshared_key === answer.preshared_key;
-  return (
-    (WRITABLE_DEVICE_FIELDS as readonly string[]).includes(field) &&
-    sameDeviceValue(
-      field as WritableDeviceField,
-      before[field as WritableDeviceField],
-      answer[field as WritableDeviceField],
-    )
-  );
+  return isWritableDeviceField(field) && sameDeviceValue(field, before[field], answer[field]);
 }
 
 function answerHolds(kind: ResourceKind, field: string, asked: unknown, answer: LiveObject): boolean {
@@ -473,16 +466,10 @@ function answerHolds(kind: ResourceKind, field: string, asked: unknown, answer: 
   if (kind === 'device') {
     if (field === 'user_id' || field === 'name') return String(got ?? '').trim() === String(asked ?? '').trim();
     if (field === 'preshared_key') return got === asked;
-    if ((WRITABLE_DEVICE_FIELDS as readonly string[]).includes(field)) {
+    if (isWritableDeviceField(field)) {
       // With its default on, the server shows the default's value, not what was stored.
-      const flag = `use_default_${field}`;
-      if (
-        flag in answer &&
-        (answer as unknown as Record<string, unknown>)[flag] === true &&
-        !field.startsWith('use_default_')
-      )
-        return true;
-      return sameDeviceValue(field as WritableDeviceField, asked, got);
+      if (isDefaultableField(field) && (answer as ApiDevice)[useDefaultFlag(field)] === true) return true;
+      return sameDeviceValue(field, asked, got);
     }
     return true;
   }

@@ -22,7 +22,7 @@ export function findStaleChanges(plan: Plan, live: LiveState): string[] {
   const reasons: string[] = [];
   for (const change of plan.changes) {
     if (change.kind === 'configuration') {
-      reasons.push(...staleConfiguration(change, live.configuration));
+      for (const item of staleConfiguration(change, live.configuration)) reasons.push(item);
       continue;
     }
     const { label } = change;
@@ -48,7 +48,8 @@ export function findStaleChanges(plan: Plan, live: LiveState): string[] {
     }
     if (fingerprintOf(change.kind, object) !== change.fingerprint)
       reasons.push(`${label}: changed since the plan was made`);
-    if (change.kind === 'user' && change.action === 'delete') reasons.push(...staleCascade(change, index, find));
+    if (change.kind === 'user' && change.action === 'delete')
+      for (const item of staleCascade(change, index, find)) reasons.push(item);
   }
   return reasons;
 }

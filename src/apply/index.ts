@@ -10,4 +10,10 @@ export {
 } from './executor.js';
 export { ServerGoneBreaker } from './breaker.js';
 export { findStaleChanges } from './freshness.js';
-export { readSavedPlan, SavedPlanError } from './saved-plan.js';
+export {
+  readSavedPlan,
+  readSavedPlanSecrets,
+  SavedPlanError,
+  type SavedPlanSecrets,
+  type SecretReading,
+} from './saved-plan.js';

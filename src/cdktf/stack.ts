@@ -95,7 +95,7 @@ export interface NetformSettingsSpec {
   manage?: { users?: string[]; rules?: string[] };
   protect?: { users?: string[] };
   limits?: { delete?: NetformLimit; update?: NetformLimit };
-  /** false for servers whose kernel cannot filter ports (they ignore rules with ports). */
+  /** false for servers whose kernel cannot filter ports (they store rules created with ports without them). */
   port_rules?: boolean;
   /** Addresses local to the server, never filtered; default 10.3.2.1 and fd00::3:2:1. */
   server_addresses?: string[];

@@ -12,6 +12,7 @@
  * - Every secret the process was given (the API token) is cut out of what the boundary prints.
  */
 import { fileURLToPath } from 'node:url';
+import { inertText } from '../views/escape.js';
 import { expectedFailure, ExitCode } from './exit.js';
 
 const secrets = new Set<string>();
@@ -59,6 +60,21 @@ export function thrownAt(error: unknown): string | undefined {
   return place.startsWith(PACKAGE_ROOT) ? place.slice(PACKAGE_ROOT.length) : place;
 }
 
+/**
+ * A message made inert for the terminal or log, the last line of defence for values it quotes: its
+ * own line breaks are kept, every other control, bidi and zero-width character is a `\u` escape,
+ * and no line it adds can be read as a GitHub workflow command (`::…`).
+ */
+function inertMessage(message: string): string {
+  return message
+    .split('\n')
+    .map((line, i) => {
+      const inert = inertText(line);
+      return i > 0 ? inert.replace(/^(\s*):/, '$1\\u003a') : inert;
+    })
+    .join('\n');
+}
+
 function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === 'string') return error;
@@ -69,9 +85,9 @@ function messageOf(error: unknown): string {
 /** The lines the boundary prints for an error (each ending in a newline), and the exit code. */
 export function describeFailure(error: unknown, debug = !!process.env.NETFORM_DEBUG): { text: string; code: ExitCode } {
   const expected = expectedFailure(error);
-  if (expected) return { text: `error: ${redact(expected.message)}\n`, code: expected.code };
+  if (expected) return { text: `error: ${inertMessage(redact(expected.message))}\n`, code: expected.code };
   const at = thrownAt(error);
-  let text = `error: ${redact(messageOf(error))} (internal error${at ? ` at ${at}` : ''}; NETFORM_DEBUG=1 shows the stack)\n`;
+  let text = `error: ${inertMessage(redact(messageOf(error)))} (internal error${at ? ` at ${at}` : ''}; NETFORM_DEBUG=1 shows the stack)\n`;
   if (debug && error instanceof Error && typeof error.stack === 'string') {
     // The stack alone: its first line is name and message, then the frames. Never the error's own properties.
     text += `${redact(error.stack)}\n`;

@@ -10,6 +10,8 @@ export const ExitCode = {
   changes: 2,
   refused: 3,
   stale: 4,
+  /** `apply -f --reviewed`: what was reviewed was applied, and changes nobody reviewed were withheld. */
+  unreviewed: 5,
   /** Apply stopped by SIGINT (128 + 2), by SIGTERM (128 + 15). */
   interrupted: 130,
   terminated: 143,

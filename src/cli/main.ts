@@ -72,6 +72,11 @@ const commands: Registry = {
     args: '<from> <to>',
     summary: 'how the server decides one packet: verdict, deciding rule and stage',
   },
+  nft: {
+    load: async () => (await import('./commands/nft.js')).registerNft,
+    args: '',
+    summary: 'print the nftables ruleset a Firezone 0.7.36 server installs for the state',
+  },
 };
 
 const program = new Command('netform')

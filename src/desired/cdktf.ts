@@ -18,12 +18,13 @@
  * sections (settings, absent, and any other top-level section of the format) are kept in the
  * stack's top-level "//" entry under `netform`, which Terraform ignores, and are copied as written.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import providerSchemaDocument from '../../schemas/terraform-provider.json' with { type: 'json' };
+import { desiredStateContainment, escapeFrom, readDesiredStateFile, type Containment } from './containment.js';
 import { CDKTF_STACK_FILE, displayPath } from './files.js';
 import { readDocuments } from './pipeline.js';
-import { lineStartsOf, type ContainerOffsets, type ParsedDocument } from './positions.js';
+import { columnAt, lineAt, lineStartsOf, setOwn, type ContainerOffsets, type ParsedDocument } from './positions.js';
 import type { Environment } from './secrets.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 import { parseTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
@@ -321,7 +322,7 @@ class StackTranslator {
         continue;
       }
       const value = this.#jsonValue([...jsonPath, '//', 'netform', key]);
-      entry[key] = value;
+      setOwn(entry, key, value);
       offsets.push(key, property.children?.[0]?.offset ?? -1, property.children?.[1]?.offset ?? -1);
       this.#placeJson(value, property.children?.[1]);
     }
@@ -462,7 +463,7 @@ class StackTranslator {
         this.report({ docPath: [...base, key], address: `netform.${key}` }, RESOURCE_SECTIONS[key]!, true);
         continue;
       }
-      this.#translated[key] = value;
+      setOwn(this.#translated, key, value);
       this.#rootOffsets.push(key, property?.children?.[0]?.offset ?? -1, property?.children?.[1]?.offset ?? -1);
       this.#placeJson(value, property?.children?.[1]);
     }
@@ -856,23 +857,51 @@ class StackTranslator {
   }
 }
 
-/** The stack file a path names: the file itself, or the cdk.tf.json in a folder. */
-async function stackFileOf(path: string): Promise<{ file: string } | { error: string }> {
+/** The stack file a path names (the file itself, or the cdk.tf.json in a folder), and where it must lie. */
+async function stackFileOf(path: string): Promise<{ file: string; within: Containment } | { error: string }> {
   try {
     const info = await stat(path);
-    if (!info.isDirectory()) return { file: path };
+    if (!info.isDirectory()) return { file: path, within: desiredStateContainment(path, false) };
   } catch {
     return { error: 'no such file or folder' };
   }
+  const within = desiredStateContainment(path, true);
+  const escape = escapeFrom(path, within);
+  if (escape) return { error: `${escape}; it is not read` };
   const file = join(path, CDKTF_STACK_FILE);
   try {
-    await stat(file);
-    return { file };
+    await lstat(file);
+    return { file, within };
   } catch {
     return {
       error: `holds no ${CDKTF_STACK_FILE}; point at a synthesized stack such as cdktf.out/stacks/NAME (run your CDKTF app first)`,
     };
   }
+}
+
+/**
+ * How deep objects and arrays may nest in a stack file. A synthesized stack nests a handful of
+ * levels; the JSON scanner that locates values (and the readers after it) recurse once per level,
+ * so a deeper file is refused, at the bracket that goes too deep, before any of them runs.
+ */
+export const CDKTF_MAX_DEPTH = 1000;
+
+/** The offset of the first `{` or `[` nested deeper than CDKTF_MAX_DEPTH (strings skipped), or -1. */
+function tooDeepAt(text: string): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > CDKTF_MAX_DEPTH) return i;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return -1;
 }
 
 /** Where and what the first syntax error of a text JSON.parse refused is, as far as the JSON scanner can tell. */
@@ -898,13 +927,23 @@ export async function loadCdktfStack(path: string, options: LoadOptions = {}): P
   if ('error' in located) return { ok: false, diagnostics: [{ file: displayPath(path), message: located.error }] };
   const shown = displayPath(located.file);
 
-  let text: string;
-  try {
-    text = await readFile(located.file, 'utf8');
-  } catch (error) {
+  const read = await readDesiredStateFile(located.file, located.within, 0);
+  if ('problem' in read) return { ok: false, diagnostics: [{ file: shown, message: read.problem }] };
+  const text = read.bytes.toString('utf8');
+  const deep = tooDeepAt(text);
+  if (deep !== -1) {
+    const lines = { lineStarts: lineStartsOf(text) };
+    const line = lineAt(lines, deep);
     return {
       ok: false,
-      diagnostics: [{ file: shown, message: `cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }],
+      diagnostics: [
+        {
+          file: shown,
+          line,
+          column: columnAt(lines, deep, line),
+          message: `nests objects and arrays more than ${CDKTF_MAX_DEPTH} levels deep, which netform does not read (a synthesized stack needs a handful)`,
+        },
+      ],
     };
   }
   let document: unknown;

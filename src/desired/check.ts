@@ -7,7 +7,6 @@
  * Each problem is reported at the value at fault when the front end recorded where it stands
  * (SourceLocation.fields), else at its object, with the path people use to name it.
  */
-import picomatch from 'picomatch';
 import { checkConfigurationInput } from '../model/configuration.js';
 import {
   allowedIpKey,
@@ -16,13 +15,24 @@ import {
   DEFAULT_MAX_DEVICES_PER_USER,
   dnsEntryKey,
 } from '../model/device.js';
+import { isDefaultableField, useDefaultFlag } from '../model/device-fields.js';
 import type { FieldErrors } from '../model/errors.js';
+import { emailGlobMatcher, emailGlobProblem } from '../model/email-glob.js';
+import { isText } from '../model/fields.js';
 import { deviceKey, ruleKey, userKey } from '../model/keys.js';
 import { Messages } from '../model/messages.js';
 import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } from '../model/net.js';
-import { checkRuleInput, checkRulePorts, parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
+import {
+  checkRuleInput,
+  checkRulePorts,
+  overlapGroup,
+  parseRule,
+  rulesOverlap,
+  type ParsedRule,
+} from '../model/rule.js';
+import { HIGHEST_RULE_PORT, parsePortRange, reachesPortLimit } from '../model/ports.js';
 import type { DesiredDevice, DesiredRule, DesiredState, DesiredUser, SourceLocation } from '../model/state.js';
-import { checkEmail, checkUserInput } from '../model/user.js';
+import { checkEmail, checkUserInput, emailCharacterProblem } from '../model/user.js';
 import { checkAccessTests } from '../access/tests.js';
 import type { Diagnostic } from './types.js';
 
@@ -51,8 +61,8 @@ function whereIs(item: Declared, field?: string): string {
 
 /**
  * A diagnostic about `field` of `item` (or the item itself), placed at the field's value, else at
- * the first of `alternates` that was written (a missing endpoint is best shown at the
- * `use_default_endpoint: false` that requires it), else at the item.
+ * the first of `alternates` that was written (a missing endpoint is best shown at the default
+ * flag set false that requires it), else at the item.
  */
 function report(item: Declared, field: string | undefined, message: string, alternates: string[] = []): Diagnostic {
   const fields = item.source?.fields;
@@ -69,7 +79,7 @@ function report(item: Declared, field: string | undefined, message: string, alte
 
 /** What a field looks like, added to the model's terse `is invalid` / `bad format` so that people know what to write. */
 const EXPECTED_SHAPES: Record<string, string> = {
-  email: 'expected local@domain with no white space, at most 255 characters',
+  email: 'expected local@domain with no white space, control or invisible characters, at most 255 characters',
   allowed_ips: 'expected an IP address or CIDR block such as 10.0.0.0/8',
   dns: 'expected an IP address or a host name, without a port',
   endpoint: 'expected host, host:port, IPv4:port, IPv6 or [IPv6]:port, with a port from 1 to 65535',
@@ -79,19 +89,46 @@ const EXPECTED_SHAPES: Record<string, string> = {
   port_range: 'expected "443", "80-443" or "80 - 443"',
 };
 
-function explain(field: string, message: string): string {
+/** The note for a value refused for holding text no server can store (a NUL, a lone surrogate). */
+const MALFORMED_NOTE = 'it holds a NUL or a lone UTF-16 surrogate';
+
+function holdsMalformedText(value: unknown): boolean {
+  if (typeof value === 'string') return !isText(value);
+  return Array.isArray(value) && value.some((entry) => typeof entry === 'string' && !isText(entry));
+}
+
+/** `value`, when given, is what the message is about: text no server can store is named as such. */
+function explain(field: string, message: string, value?: unknown): string {
+  if (message === Messages.invalid && holdsMalformedText(value)) return `${message}: ${MALFORMED_NOTE}`;
   const shape = EXPECTED_SHAPES[field.replace(/\[\d+\]$/, '')];
   return shape && (message === Messages.invalid || message === Messages.badFormat) ? `${message} (${shape})` : message;
 }
 
-function reportFieldErrors(item: Declared, errors: FieldErrors, into: Diagnostic[], ignore: string[] = []): void {
+/** explain for an email, saying which character is refused when it is a character (the model says only `is invalid`). */
+function explainEmail(value: unknown, message: string): string {
+  const problem = message === Messages.invalid && typeof value === 'string' ? emailCharacterProblem(value) : null;
+  return problem === null ? explain('email', message) : `${message}: ${problem}`;
+}
+
+function reportFieldErrors(
+  item: Declared,
+  errors: FieldErrors,
+  into: Diagnostic[],
+  ignore: string[] = [],
+  values: Record<string, unknown> = {},
+): void {
   for (const [field, messages] of Object.entries(errors)) {
     if (ignore.includes(field)) continue;
     for (const message of messages) {
       into.push(
         field === 'base'
           ? report(item, undefined, message)
-          : report(item, field, explain(field, message), [`use_default_${field}`]),
+          : report(
+              item,
+              field,
+              explain(field, message, values[field]),
+              isDefaultableField(field) ? [useDefaultFlag(field)] : [],
+            ),
       );
     }
   }
@@ -129,7 +166,9 @@ function checkUser(entry: UserEntry, into: Diagnostic[]): void {
     },
     'create',
   );
-  if (!result.ok) reportFieldErrors(entry, result.errors, into, ['password_confirmation']);
+  if (result.ok) return;
+  for (const message of result.errors.email ?? []) into.push(report(entry, 'email', explainEmail(user.email, message)));
+  reportFieldErrors(entry, result.errors, into, ['password_confirmation', 'email']);
 }
 
 /** How the model reads the entries of the list-valued device fields, to point at the entries a list message is about. */
@@ -151,7 +190,7 @@ function listEntriesAt(list: unknown, keyOf: (text: string) => string | null, me
 function checkDevice(entry: DeviceEntry, into: Diagnostic[]): void {
   const { device } = entry;
   const name = checkDeviceName(device.name);
-  if (typeof name !== 'string') into.push(report(entry, 'name', name.message));
+  if (typeof name !== 'string') into.push(report(entry, 'name', explain('name', name.message, device.name)));
   const presharedKey = device.preshared_key?.reveal();
   // The owner's id is unknown offline; any non-blank value satisfies the create shape.
   const result = checkDeviceInput(
@@ -167,12 +206,16 @@ function checkDevice(entry: DeviceEntry, into: Diagnostic[]): void {
   for (const field of Object.keys(LIST_ENTRY_KEYS) as (keyof typeof LIST_ENTRY_KEYS)[]) {
     errors[field] = (errors[field] ?? []).filter((message) => {
       const entries = listEntriesAt(device.fields[field], LIST_ENTRY_KEYS[field], message);
-      for (const i of entries) into.push(report(entry, `${field}[${i}]`, explain(field, message), [field]));
+      const list = device.fields[field];
+      for (const i of entries)
+        into.push(
+          report(entry, `${field}[${i}]`, explain(field, message, Array.isArray(list) ? list[i] : undefined), [field]),
+        );
       return entries.length === 0;
     });
     if (errors[field].length === 0) delete errors[field];
   }
-  reportFieldErrors(entry, errors, into, ['user_id', 'name']);
+  reportFieldErrors(entry, errors, into, ['user_id', 'name'], device.fields);
 }
 
 function checkRule(entry: RuleEntry, into: Diagnostic[]): void {
@@ -181,12 +224,31 @@ function checkRule(entry: RuleEntry, into: Diagnostic[]): void {
     { action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range },
     'create',
   );
-  if (!result.ok) reportFieldErrors(entry, result.errors, into);
+  if (!result.ok) {
+    const limit = portLimitMessage(rule.port_range);
+    if (limit && result.errors.port_range) result.errors.port_range = [limit];
+    reportFieldErrors(entry, result.errors, into, [], { ...rule });
+  }
   reportFieldErrors(
     entry,
     checkRulePorts({ port_type: rule.port_type ?? null, port_range: rule.port_range ?? null }),
     into,
   );
+}
+
+/**
+ * For a range the model refuses only because it reaches 65535: the server's message (upstream's
+ * words, `port is not within valid range`), then why, and what to write instead.
+ */
+function portLimitMessage(text: string | null): string | null {
+  const parsed = text === null ? null : parsePortRange(text);
+  if (!parsed?.ok || !reachesPortLimit(parsed.range)) return null;
+  const { low } = parsed.range;
+  const written = text!.trim();
+  const limit = `${Messages.portRange}: ${written} reaches 65535, which Firezone 0.7.36 refuses (its ranges end at ${HIGHEST_RULE_PORT})`;
+  return low <= HIGHEST_RULE_PORT
+    ? `${limit}; write ${low}-${HIGHEST_RULE_PORT}, or a portless rule`
+    : `${limit}; a rule cannot name port 65535 alone: write a portless rule, which covers every port`;
 }
 
 function describeRule(rule: DesiredRule): string {
@@ -226,14 +288,14 @@ function reportDuplicates<T extends Declared>(
 
 /**
  * Overlapping rules under the server's rule: same owner and action, intersecting destinations,
- * and ports that collide. Rules are grouped by what must be equal and swept in address order,
- * so that only pairs whose destinations intersect are compared.
+ * and ports that collide. Rules are grouped by what must be equal (overlapGroup) and swept in
+ * address order, so that only pairs whose destinations intersect are compared.
  */
 function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
   const groups = new Map<string, RuleEntry[]>();
   for (const entry of rules) {
     if (!entry.parsed) continue;
-    const group = `${entry.parsed.owner ?? ''}|${entry.parsed.action}|${entry.parsed.destination.family}`;
+    const group = overlapGroup(entry.parsed).key;
     const list = groups.get(group) ?? [];
     list.push(entry);
     groups.set(group, list);
@@ -282,9 +344,9 @@ function checkConfiguration(state: DesiredState, into: Diagnostic[]): void {
   const checked = checkConfigurationInput(state.configuration.values);
   if (checked.ok) return;
   for (const [field, messages] of Object.entries(checked.errors)) {
-    const shape = EXPECTED_SHAPES[field.replace(/^default_client_/, '')];
+    const value = (state.configuration.values as Record<string, unknown>)[field];
     for (const message of messages) {
-      into.push(report(item, field, shape && message === Messages.invalid ? `${message} (${shape})` : message));
+      into.push(report(item, field, explain(field.replace(/^default_client_/, ''), message, value)));
     }
   }
 }
@@ -294,6 +356,10 @@ function checkSettings(state: DesiredState, into: Diagnostic[]): void {
   (state.settings.manage.users ?? []).forEach((glob, i) => {
     if (typeof glob !== 'string' || glob.trim() === '')
       into.push(report(settings, `manage.users[${i}]`, 'must be an email glob such as *@example.com'));
+    else {
+      const problem = emailGlobProblem(glob);
+      if (problem) into.push(report(settings, `manage.users[${i}]`, `${problem} (an email glob)`));
+    }
   });
   (state.settings.manage.rules ?? []).forEach((block, i) => {
     if (parseCidrOrAddress(block) === null)
@@ -301,16 +367,21 @@ function checkSettings(state: DesiredState, into: Diagnostic[]): void {
   });
   state.settings.protect.users.forEach((email, i) => {
     const checked = checkEmail(email);
-    if (!checked.ok) into.push(report(settings, `protect.users[${i}]`, explain('email', checked.message)));
+    if (!checked.ok) into.push(report(settings, `protect.users[${i}]`, explainEmail(email, checked.message)));
+    else {
+      const problem = emailGlobProblem(email);
+      if (problem) into.push(report(settings, `protect.users[${i}]`, `${problem} (an email or email glob)`));
+    }
   });
 }
 
-/** Matches emails against the `manage.users` globs, case-insensitively; null when every user is managed. */
+/**
+ * Matches emails against the `manage.users` globs with the planner's matcher (model/email-glob.ts);
+ * null when every user is managed. Globs checkSettings refused are left out (they are reported).
+ */
 function userScope(globs: string[] | null): ((email: string) => boolean) | null {
   if (globs === null) return null;
-  const usable = globs.filter((g) => typeof g === 'string' && g.trim() !== '').map((g) => g.trim().toLowerCase());
-  const matcher = usable.length > 0 ? picomatch(usable, { dot: true }) : () => false;
-  return (email) => matcher(userKey(email));
+  return emailGlobMatcher(globs.filter((g) => typeof g === 'string' && emailGlobProblem(g) === null));
 }
 
 function describeList(list: string[]): string {
@@ -322,7 +393,7 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
   const into: Diagnostic[] = [];
   checkSettings(state, into);
   checkConfiguration(state, into);
-  into.push(...checkAccessTests(state));
+  for (const item of checkAccessTests(state)) into.push(item);
 
   const users: UserEntry[] = state.users.map((user, i) => {
     const email = checkEmail(user.email);
@@ -511,11 +582,10 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
   // Most states list nothing as absent: the indexes of every declaration are not built for them.
   if (state.absent.users.length === 0 && state.absent.devices.length === 0) return;
   const declaredUsers = firstByKey(users, (u) => u.key);
-  const protectedUsers = new Map<string, number>();
-  state.settings.protect.users.forEach((email, i) => {
-    const checked = checkEmail(email);
-    if (checked.ok) protectedUsers.set(userKey(checked.email), i);
-  });
+  // protect.users are globs, as the planner reads them: the first entry that matches, by index.
+  const protectedBy = state.settings.protect.users.flatMap((glob, i) =>
+    checkEmail(glob).ok && emailGlobProblem(glob) === null ? [{ i, matches: emailGlobMatcher([glob]) }] : [],
+  );
   const settings: Declared = { source: state.settings.source, fallbackPath: 'settings' };
 
   const absentUsers = state.absent.users.map((a, i) => ({
@@ -527,7 +597,7 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
   for (const a of absentUsers) {
     const email = checkEmail(a.email);
     if (!email.ok) {
-      into.push(report(a, undefined, explain('email', email.message)));
+      into.push(report(a, undefined, explainEmail(a.email, email.message)));
       continue;
     }
     a.key = userKey(email.email);
@@ -540,7 +610,7 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
           `${a.key} is declared at ${whereIs(declared, 'email')} and listed as absent; keep one of the two`,
         ),
       );
-    const protectedAt = protectedUsers.get(a.key);
+    const protectedAt = protectedBy.find((p) => p.matches(a.key!))?.i;
     if (protectedAt !== undefined) {
       into.push(
         report(
@@ -570,7 +640,7 @@ function checkAbsent(state: DesiredState, users: UserEntry[], devices: DeviceEnt
   for (const a of absentDevices) {
     const email = checkEmail(a.user);
     const name = checkDeviceName(a.name);
-    if (!email.ok) into.push(report(a, 'user', explain('email', email.message)));
+    if (!email.ok) into.push(report(a, 'user', explainEmail(a.user, email.message)));
     if (typeof name !== 'string') into.push(report(a, 'name', name.message));
     if (!email.ok || typeof name !== 'string') continue;
     a.key = deviceKey(email.email, name);

@@ -18,10 +18,11 @@ import type {
   SourceLocation,
 } from '../model/state.js';
 import { MANAGED_CONFIGURATION_FIELDS, type ManagedConfiguration } from '../model/configuration.js';
+import { WRITABLE_DEVICE_FIELDS } from '../model/device-fields.js';
 import { defaultSettings } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
 import type { SchemaResult } from './schema.js';
-import { misplacedSecretFile, resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
+import { resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
 import { applyUseDefaultShorthand } from './shorthand.js';
 import type { Diagnostic } from './types.js';
 import {
@@ -30,6 +31,7 @@ import {
   columnAt,
   lineAt,
   offsetsOf,
+  setOwn,
   type ContainerOffsets,
   type ParsedDocument,
 } from './positions.js';
@@ -51,23 +53,6 @@ export interface DocumentDeclarations {
 }
 
 type Mapping = Record<string, unknown>;
-
-const DEVICE_FIELDS = [
-  'description',
-  'public_key',
-  'allowed_ips',
-  'dns',
-  'endpoint',
-  'mtu',
-  'persistent_keepalive',
-  'ipv4',
-  'ipv6',
-  'use_default_allowed_ips',
-  'use_default_dns',
-  'use_default_endpoint',
-  'use_default_mtu',
-  'use_default_persistent_keepalive',
-] as const satisfies readonly (keyof DesiredDeviceFields)[];
 
 const LIMIT_MESSAGE = 'must be a count of objects (such as 5) or a percentage of the live objects (such as "10%")';
 
@@ -148,16 +133,16 @@ class DeclarationLocation implements SourceLocation {
     if (this.#fields === undefined) {
       const fields: Record<string, SourceLocation> = {};
       const values = this.#values;
+      // A key of the file is any text, `__proto__` included: that one is set as an own property.
+      const place = (name: string, offset: number) => {
+        const location = this.#locator.location(pathBelow(this.#text, name), offset);
+        if (name === '__proto__') setOwn(fields, name, location);
+        else fields[name] = location;
+      };
       if (this.#own) {
-        for (let i = 0; i < values.length; i += 3) {
-          const name = childPath('', values[i] as string);
-          fields[name] = this.#locator.location(pathBelow(this.#text, name), values[i + 2] as number);
-        }
+        for (let i = 0; i < values.length; i += 3) place(childPath('', values[i] as string), values[i + 2] as number);
       } else {
-        for (let i = 0; i < values.length; i += 2) {
-          const name = values[i] as string;
-          fields[name] = this.#locator.location(pathBelow(this.#text, name), values[i + 1] as number);
-        }
+        for (let i = 0; i < values.length; i += 2) place(values[i] as string, values[i + 1] as number);
       }
       this.#fields = fields;
     }
@@ -310,16 +295,13 @@ class DocumentReader {
     else if (typeof value.file === 'string') ref = { file: value.file, baseDir: dirname(this.parsed.file) };
     else if (typeof value.tfvar === 'string' && this.parsed.translated) ref = { tfvar: value.tfvar };
     else return undefined; // a reference of no known kind: the schema reported it
-    const misplaced = 'file' in ref ? misplacedSecretFile(ref) : null;
-    if (misplaced) {
-      this.error(place, misplaced);
-      return undefined;
-    }
     try {
       return new Secret(resolveSecret(ref, this.env), ref);
     } catch (error) {
       if (!(error instanceof SecretResolutionError)) throw error;
-      if (this.secretsOptional) this.warn(place, `${error.message} (needed by plan, apply and drift)`);
+      // A file outside the repository, not a regular file or too large is an error even in validate:
+      // only a secret that is absent (a fork's pull request gets none) is a warning there.
+      if (this.secretsOptional && !error.rule) this.warn(place, `${error.message} (needed by plan, apply and drift)`);
       else this.error(place, error.message);
       return undefined;
     }
@@ -432,7 +414,7 @@ class DocumentReader {
     if (!this.buildable(place) || !this.usableField(place, 'name')) return undefined;
     const { value } = place;
     const fields: Record<string, unknown> = {};
-    for (const field of DEVICE_FIELDS) {
+    for (const field of WRITABLE_DEVICE_FIELDS) {
       if (value[field] !== undefined && this.usableField(place, field)) fields[field] = value[field];
     }
     const device: DesiredDevice = {

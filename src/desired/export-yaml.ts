@@ -14,6 +14,7 @@
  * `yaml` package writes for the whole document (test/unit/export-yaml.test.ts compares them).
  */
 import { createRequire } from 'node:module';
+import { hasUnsafe, inertLines } from '../model/inert.js';
 import type { Node as YamlNode, YAMLMap } from 'yaml';
 
 type Plain = Record<string, unknown>;
@@ -23,15 +24,25 @@ const SPACED_LIST = 'users';
 
 /** What the `yaml` package writes for `header` + `body` (the reference: slower, the same bytes). */
 export function renderWithYamlPackage(header: string, body: Plain): string {
-  const { Document, isMap, isSeq } = yamlPackage();
+  const { Document, isMap, isSeq, visit } = yamlPackage();
   const doc = new Document(body);
   flowStyleLeaves(doc.contents);
+  // Inert output (a terminal, a CI log): a string holding a control, line separator, bidi or
+  // zero-width character is written double-quoted on one line, and the characters the yaml package
+  // leaves raw there (bidi, zero-width) become `\u` escapes below, as valid in YAML as in JSON.
+  visit(doc, {
+    Scalar(_, node) {
+      if (typeof node.value === 'string' && hasUnsafe(node.value)) node.type = 'QUOTE_DOUBLE';
+    },
+  });
   const users = isMap(doc.contents) ? doc.contents.get(SPACED_LIST, true) : undefined;
   if (isSeq(users))
     users.items.forEach((item, index) => {
       if (index > 0 && isMap(item)) item.spaceBefore = true;
     });
-  return header + doc.toString({ lineWidth: 0, indentSeq: true });
+  return inertLines(
+    header + doc.toString({ lineWidth: 0, indentSeq: true, doubleQuotedMinMultiLineLength: Number.MAX_SAFE_INTEGER }),
+  );
 }
 
 /** Rules as one-line maps and address lists as one-line sequences, as the spec's example writes them. */
@@ -118,7 +129,11 @@ function endsKept(key: string, item: unknown, alone: string): boolean {
   const list = isMap(doc.contents) ? doc.contents.get(key, true) : undefined;
   if (!isSeq(list)) return false;
   (list.items[1] as YamlNode).spaceBefore = true;
-  const paired = doc.toString({ lineWidth: 0, indentSeq: true });
+  const paired = doc.toString({
+    lineWidth: 0,
+    indentSeq: true,
+    doubleQuotedMinMultiLineLength: Number.MAX_SAFE_INTEGER,
+  });
   // With the blank line, the pair is one character longer than the item alone plus `  - {}\n`.
   return paired.length === alone.length + '  - {}\n'.length;
 }
@@ -298,7 +313,7 @@ const NOT_DIRECT = /[\n\x00-\x08\x0b-\x1f\x7f-\x9f\u{D800}-\u{DFFF}]|^(?:%|---|\
  */
 function stringText(value: string, inFlow: boolean): string | undefined {
   if (SIMPLE.test(value)) return CORE_TYPED.test(value) ? `"${value}"` : value;
-  if (NOT_DIRECT.test(value)) return undefined;
+  if (NOT_DIRECT.test(value) || hasUnsafe(value)) return undefined;
   const plain = !(inFlow && FLOW_INDICATOR.test(value)) && !NOT_PLAIN.test(value) && !CORE_TYPED.test(value);
   if (plain) return value;
   if (value.includes('"') && !value.includes("'")) return `'${value}'`;

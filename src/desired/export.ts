@@ -17,11 +17,15 @@ import {
   MANAGED_CONFIGURATION_FIELDS,
   type ApiConfiguration,
 } from '../model/configuration.js';
+import { checkDeviceName } from '../model/device.js';
+import { isText } from '../model/fields.js';
 import { dottedCidr, parseCidrOrAddress } from '../model/net.js';
 import { ruleKey, userKey } from '../model/keys.js';
 import { parsePortRange } from '../model/ports.js';
 import type { LiveState } from '../model/state.js';
-import { DEFAULTABLE_DEVICE_FIELDS, type ApiDevice, type ApiRule, type ApiUser } from '../model/types.js';
+import { checkEmail, emailCharacterProblem } from '../model/user.js';
+import { USE_DEFAULT_FLAGS } from '../model/device-fields.js';
+import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import { renderExportDocument } from './export-yaml.js';
 
 export interface ExportOptions {
@@ -58,7 +62,13 @@ export interface ExportedFile {
 
 export interface ExportResult {
   files: ExportedFile[];
+  /** What the files hold (the objects left out are not counted). */
   counts: { users: number; devices: number; rules: number };
+  /**
+   * Live objects the files leave out because no desired state can declare them as the server
+   * holds them, one line each naming them by id and saying why (never quoting the value).
+   */
+  leftOut: string[];
 }
 
 /** The live state cannot be written as desired state without guessing (two objects, one key; an unknown owner). */
@@ -114,13 +124,13 @@ export async function exportLiveState(lists: LiveLists, options: ExportOptions):
 }
 
 function render(grouping: Grouping, liveConfiguration: ApiConfiguration | undefined, options: ExportOptions) {
-  const { entries, globalRules } = grouping.result();
+  const { entries, globalRules, leftOut } = grouping.result();
   const counts = grouping.counts;
   const mapping: Mapping = {
     pinAddresses: options.addresses ?? true,
     explicitDefaults: options.explicitDefaults ?? false,
   };
-  const header = headerComment(options, counts, mapping);
+  const header = headerComment(options, counts, mapping, leftOut);
   const settings = exportedSettings(options);
 
   const configuration = liveConfiguration ? configurationToYaml(liveConfiguration, mapping) : undefined;
@@ -132,7 +142,7 @@ function render(grouping: Grouping, liveConfiguration: ApiConfiguration | undefi
       users: entries.map((e) => userToYaml(e, mapping)),
       rules: globalRules.map(ruleToYaml),
     };
-    return { files: [{ name: SINGLE_FILE_NAME, content: renderExportDocument(header, body) }], counts };
+    return { files: [{ name: SINGLE_FILE_NAME, content: renderExportDocument(header, body) }], counts, leftOut };
   }
 
   const files: ExportedFile[] = [];
@@ -155,7 +165,7 @@ function render(grouping: Grouping, liveConfiguration: ApiConfiguration | undefi
       content: renderExportDocument(header, { version: 1, configuration }),
     });
   }
-  return { files, counts };
+  return { files, counts, leftOut };
 }
 
 /** `settings: { prune: true }` unless the export was asked not to own the server. */
@@ -167,34 +177,66 @@ function exportedSettings(options: ExportOptions): Plain {
  * The live objects by owner, in the order they are written: users by email, each user's devices
  * by name, rules in reading order (sortRules). Users first, then devices and rules in either
  * order; what cannot be exported without guessing is collected and thrown by result().
+ *
+ * Rows that no desired state can declare as the server holds them (an email or a device name
+ * today's field rules refuse, stored before those rules; two users whose emails are one key, two
+ * devices of a user whose names are one) are left out, with what belongs to them, and named by id
+ * in `leftOut` rather than refusing the whole server: each line says why, never the value itself.
  */
 class Grouping {
   readonly counts = { users: 0, devices: 0, rules: 0 };
   readonly #problems = { users: [] as string[], devices: [] as string[], rules: [] as string[] };
   readonly #byId = new Map<string, UserEntry>();
+  /** Users left out, by id: why, and the ids of their devices and rules (left out with them). */
+  readonly #leftOutUsers = new Map<string, { reason: string; devices: string[]; rules: string[] }>();
+  readonly #leftOutDevices: string[] = [];
   #entries: UserEntry[] = [];
   #globalRules: ApiRule[] = [];
 
   addUsers(users: ApiUser[]): void {
-    this.counts.users = users.length;
-    const byEmail = new Map<string, ApiUser>();
+    const byKey = new Map<string, ApiUser[]>();
     for (const user of users) {
       const key = userKey(user.email);
-      const other = byEmail.get(key);
-      if (other) this.#problems.users.push(`users ${other.id} and ${user.id} share the email ${user.email}`);
-      byEmail.set(key, user);
-      this.#byId.set(user.id, { user, key, devices: [], rules: [] });
+      const same = byKey.get(key);
+      if (same) same.push(user);
+      else byKey.set(key, [user]);
     }
+    for (const [key, same] of byKey) {
+      for (const user of same) {
+        const refused = emailRefusal(user.email);
+        if (same.length > 1) {
+          const others = same.filter((u) => u !== user).map((u) => u.id);
+          this.#leaveOutUser(
+            user,
+            `its email is the same as that of user ${others.join(', ')} (emails compare by lower case)`,
+          );
+        } else if (refused !== null) {
+          this.#leaveOutUser(user, `its email is refused by validate: ${refused}`);
+        } else {
+          this.#byId.set(user.id, { user, key, devices: [], rules: [] });
+        }
+      }
+    }
+    this.counts.users = this.#byId.size;
     this.#entries = [...this.#byId.values()].sort(
       (a, b) => compareText(a.key, b.key) || compareText(a.user.email, b.user.email),
     );
   }
 
+  #leaveOutUser(user: ApiUser, reason: string): void {
+    this.#leftOutUsers.set(user.id, { reason, devices: [], rules: [] });
+  }
+
   addDevices(devices: ApiDevice[]): void {
-    this.counts.devices = devices.length;
     const problems = this.#problems.devices;
-    const devicesByKey = new Map<string, ApiDevice>();
+    const devicesByKey = new Map<string, ApiDevice[]>();
+    const owners = new Map<ApiDevice, UserEntry>();
     for (const device of devices) {
+      const leftOutOwner = this.#leftOutUsers.get(device.user_id);
+      if (leftOutOwner) {
+        leftOutOwner.devices.push(device.id);
+        continue;
+      }
       const owner = this.#byId.get(device.user_id);
       if (!owner) {
         problems.push(
@@ -202,26 +244,46 @@ class Grouping {
         );
         continue;
       }
+      const refused = deviceRefusal(device);
+      if (refused !== null) {
+        this.#leftOutDevices.push(`device ${device.id} of user ${owner.user.id}: ${refused}`);
+        continue;
+      }
       const key = `${owner.key}/${device.name.trim()}`;
-      const other = devicesByKey.get(key);
-      if (other)
-        problems.push(
-          `devices ${other.id} and ${device.id} are both named ${JSON.stringify(device.name)} for ${owner.user.email}`,
-        );
-      devicesByKey.set(key, device);
-      owner.devices.push(device);
+      const same = devicesByKey.get(key);
+      if (same) same.push(device);
+      else devicesByKey.set(key, [device]);
+      owners.set(device, owner);
+    }
+    for (const same of devicesByKey.values()) {
+      for (const device of same) {
+        const owner = owners.get(device)!;
+        if (same.length > 1) {
+          const others = same.filter((d) => d !== device).map((d) => d.id);
+          this.#leftOutDevices.push(
+            `device ${device.id} of user ${owner.user.id}: its name is the same as that of device ${others.join(', ')}`,
+          );
+        } else {
+          owner.devices.push(device);
+          this.counts.devices++;
+        }
+      }
     }
     for (const entry of this.#entries)
       if (entry.devices.length > 1) entry.devices.sort((a, b) => compareText(a.name.trim(), b.name.trim()));
   }
 
   addRules(rules: ApiRule[]): void {
-    this.counts.rules = rules.length;
     const problems = this.#problems.rules;
     const rulesByKey = new Map<string, ApiRule>();
     const keys = new Map<ApiRule, string>();
     const globalRules: ApiRule[] = [];
     for (const rule of rules) {
+      const leftOutOwner = rule.user_id === null ? undefined : this.#leftOutUsers.get(rule.user_id);
+      if (leftOutOwner) {
+        leftOutOwner.rules.push(rule.id);
+        continue;
+      }
       const owner = rule.user_id === null ? null : this.#byId.get(rule.user_id);
       if (owner === undefined) {
         problems.push(
@@ -243,6 +305,7 @@ class Grouping {
         );
       rulesByKey.set(key, rule);
       keys.set(rule, key);
+      this.counts.rules++;
       if (owner) owner.rules.push(rule);
       else globalRules.push(rule);
     }
@@ -250,11 +313,36 @@ class Grouping {
     this.#globalRules = sortRules(globalRules, keys);
   }
 
-  result(): { entries: UserEntry[]; globalRules: ApiRule[] } {
+  result(): { entries: UserEntry[]; globalRules: ApiRule[]; leftOut: string[] } {
     const problems = [...this.#problems.users, ...this.#problems.devices, ...this.#problems.rules];
     if (problems.length > 0) throw new ExportError(problems);
-    return { entries: this.#entries, globalRules: this.#globalRules };
+    const leftOut: string[] = [];
+    for (const [id, { reason, devices, rules }] of this.#leftOutUsers) {
+      const with_ = [
+        devices.length > 0 ? `device${devices.length === 1 ? '' : 's'} ${devices.join(', ')}` : '',
+        rules.length > 0 ? `rule${rules.length === 1 ? '' : 's'} ${rules.join(', ')}` : '',
+      ].filter((part) => part !== '');
+      leftOut.push(`user ${id}: ${reason}${with_.length > 0 ? `; with its ${with_.join(' and ')}` : ''}`);
+    }
+    for (const line of this.#leftOutDevices) leftOut.push(line);
+    return { entries: this.#entries, globalRules: this.#globalRules, leftOut };
   }
+}
+
+/** Why validate would refuse a live user's email, named without repeating it; null when it would not. */
+function emailRefusal(email: string): string | null {
+  if (checkEmail(email).ok) return null;
+  return emailCharacterProblem(email.trim()) ?? 'it is not local@domain without white space, at most 255 characters';
+}
+
+/** Why validate would refuse a live device's name or description, named without repeating it; null when it would not. */
+function deviceRefusal(device: ApiDevice): string | null {
+  const name = checkDeviceName(device.name);
+  if (typeof name !== 'string')
+    return `its name is refused by validate: ${isText(device.name) ? name.message : 'it holds a NUL or a lone UTF-16 surrogate'}`;
+  if (typeof device.description === 'string' && !isText(device.description))
+    return 'its description is refused by validate: it holds a NUL or a lone UTF-16 surrogate';
+  return null;
 }
 
 interface Mapping {
@@ -278,15 +366,15 @@ function deviceToYaml(device: ApiDevice, mapping: Mapping): Plain {
     if (device.ipv4 !== null && device.ipv4 !== '') out.ipv4 = device.ipv4;
     if (device.ipv6 !== null && device.ipv6 !== '') out.ipv6 = device.ipv6;
   }
-  for (const field of DEFAULTABLE_DEVICE_FIELDS) {
-    if (device[`use_default_${field}`]) {
-      if (mapping.explicitDefaults) out[`use_default_${field}`] = true;
+  for (const [field, flag] of USE_DEFAULT_FLAGS) {
+    if (device[flag]) {
+      if (mapping.explicitDefaults) out[flag] = true;
       continue;
     }
     const value = device[field];
     const empty = value === null || value === '' || (Array.isArray(value) && value.length === 0);
-    // A value given implies `use_default_<x>: false`; with no value the flag must say so itself.
-    if (empty) out[`use_default_${field}`] = false;
+    // A value given implies its flag false (the table's withImpliedFlags); with no value the flag must say so itself.
+    if (empty) out[flag] = false;
     else out[field] = Array.isArray(value) ? [...value] : value;
   }
   return out;
@@ -379,7 +467,12 @@ function compareBigint(a: bigint | number, b: bigint | number): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function headerComment(options: ExportOptions, counts: ExportResult['counts'], mapping: Mapping): string {
+function headerComment(
+  options: ExportOptions,
+  counts: ExportResult['counts'],
+  mapping: Mapping,
+  leftOut: string[],
+): string {
   const server = options.server ? ` from ${withoutCredentials(options.server)}` : '';
   const lines = [
     `yaml-language-server: $schema=${options.schemaRef}`,
@@ -412,6 +505,13 @@ function headerComment(options: ExportOptions, counts: ExportResult['counts'], m
     mapping.explicitDefaults
       ? '- Every role is written, so a hand promotion or demotion shows as drift.'
       : '- A user whose role is left out is unprivileged today, and its role is unmanaged: write `role: unprivileged` (or export with --explicit-defaults) to have a promotion reported as drift.',
+    ...(leftOut.length > 0
+      ? [
+          'Left out, because no desired state can declare them as the server holds them: fix or delete them',
+          'on the server (by id), then export again. Until then `netform plan` shows them (with prune on, as deletions):',
+          ...leftOut.map((line) => `- ${line}`),
+        ]
+      : []),
   ];
   return lines.map((line) => `# ${line}`).join('\n') + '\n';
 }

@@ -4,9 +4,18 @@
  * one run is reported together, each at the file, line and column of the value at fault.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { DesiredState } from '../model/state.js';
+import {
+  ContainedFileError,
+  desiredStateContainment,
+  desiredStateLimit,
+  escapeFrom,
+  readDesiredStateFile,
+  type Containment,
+  type ReadLimit,
+} from './containment.js';
 import { CDKTF_STACK_FILE, displayPath } from './files.js';
 import { readDocuments } from './pipeline.js';
 import type { ParsedDocument } from './positions.js';
@@ -15,7 +24,7 @@ import { parseYamlFile } from './yaml.js';
 
 export { checkDesiredState } from './check.js';
 export { displayPath, sortDiagnostics } from './files.js';
-export { resolveSecret, SecretResolutionError } from './secrets.js';
+export { resolveSecret, SecretResolutionError, workingContainment } from './secrets.js';
 export { applyUseDefaultShorthand } from './shorthand.js';
 export type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 
@@ -23,22 +32,41 @@ export type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 export const STDIN_PATH = '-';
 const STDIN_NAME = 'stdin';
 
-async function readStdin(): Promise<string> {
+/** At most `limit.bytes` of standard input. */
+async function readStdin(limit: ReadLimit): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  let total = 0;
+  for await (const chunk of process.stdin) {
+    total += (chunk as Buffer).length;
+    if (total > limit.bytes) {
+      process.stdin.destroy();
+      throw new ContainedFileError(limit.tooLarge(total), true);
+    }
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 
 const YAML_FILE = /\.ya?ml$/i;
 
-async function yamlFilesOf(path: string): Promise<{ files: string[] } | { cdktf: true } | { diagnostic: Diagnostic }> {
+/** What a desired-state path names: its files and the containment they must lie in. */
+type Target = { files: string[]; within: Containment } | { cdktf: true } | { diagnostic: Diagnostic };
+
+async function yamlFilesOf(path: string): Promise<Target> {
   let isFolder: boolean;
   try {
     isFolder = (await stat(path)).isDirectory();
   } catch {
     return { diagnostic: { file: displayPath(path), message: 'no such file or folder' } };
   }
-  if (!isFolder) return basename(path) === CDKTF_STACK_FILE ? { cdktf: true } : { files: [path] };
+  if (!isFolder) {
+    if (basename(path) === CDKTF_STACK_FILE) return { cdktf: true };
+    return { files: [path], within: desiredStateContainment(path, false) };
+  }
+  const within = desiredStateContainment(path, true);
+  // A folder reached through a symlink that leads outside is not even listed.
+  const escape = escapeFrom(path, within);
+  if (escape) return { diagnostic: { file: displayPath(path), message: `${escape}; it is not read` } };
   const entries = await readdir(path, { withFileTypes: true });
   if (entries.some((e) => e.name === CDKTF_STACK_FILE)) return { cdktf: true };
   // Dot files are editor and tool leftovers; subfolders hold other things (secrets, other teams).
@@ -54,24 +82,36 @@ async function yamlFilesOf(path: string): Promise<{ files: string[] } | { cdktf:
       },
     };
   }
-  return { files: names.map((name) => join(path, name)) };
+  return { files: names.map((name) => join(path, name)), within };
 }
 
-async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<LoadResult> {
+async function loadYamlFiles(paths: string[], within: Containment | null, options: LoadOptions): Promise<LoadResult> {
   const files = paths.map((p) => (p === STDIN_PATH ? STDIN_NAME : displayPath(p)));
   const diagnostics: Diagnostic[] = [];
   const documents: ParsedDocument[] = [];
+  let used = 0;
   for (const [i, path] of paths.entries()) {
     const file = files[i]!;
     let text: string;
-    try {
-      text = path === STDIN_PATH ? await readStdin() : await readFile(path, 'utf8');
-    } catch (error) {
-      diagnostics.push({ file, message: `cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}` });
-      continue;
+    if (path === STDIN_PATH) {
+      try {
+        text = await readStdin(desiredStateLimit(used));
+      } catch (error) {
+        if (!(error instanceof ContainedFileError)) throw error;
+        diagnostics.push({ file, message: error.message });
+        continue;
+      }
+    } else {
+      const read = await readDesiredStateFile(path, within, used);
+      if ('problem' in read) {
+        diagnostics.push({ file, message: read.problem });
+        continue;
+      }
+      used += read.bytes.length;
+      text = read.bytes.toString('utf8');
     }
     const parsed = await parseYamlFile(text, file);
-    diagnostics.push(...parsed.diagnostics);
+    for (const item of parsed.diagnostics) diagnostics.push(item);
     if (parsed.documents.length === 0 && parsed.diagnostics.length === 0) {
       diagnostics.push({
         file,
@@ -80,7 +120,7 @@ async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<Loa
         message: 'the file is empty; a desired-state file starts with `version: 1`',
       });
     }
-    documents.push(...parsed.documents);
+    for (const item of parsed.documents) documents.push(item);
   }
   return readDocuments(documents, files, options.env ?? process.env, diagnostics, options.secrets === 'check');
 }
@@ -90,12 +130,12 @@ async function loadYamlFiles(paths: string[], options: LoadOptions): Promise<Loa
  * CDKTF loader; anything else is YAML (a file, or a folder of *.yaml/*.yml files).
  */
 export async function loadDesiredState(path: string, options: LoadOptions = {}): Promise<LoadResult> {
-  if (path === STDIN_PATH) return loadYamlFiles([STDIN_PATH], options);
+  if (path === STDIN_PATH) return loadYamlFiles([STDIN_PATH], null, options);
   const target = await yamlFilesOf(path);
   if ('diagnostic' in target) return { ok: false, diagnostics: [target.diagnostic] };
   // The CDKTF translator (and the provider schema it reads) is loaded only for a stack.
   if ('cdktf' in target) return (await import('./cdktf.js')).loadCdktfStack(path, options);
-  return loadYamlFiles(target.files, options);
+  return loadYamlFiles(target.files, target.within, options);
 }
 
 /**
@@ -108,13 +148,12 @@ export async function yamlInputsDigest(path: string): Promise<string | null> {
   const target = await yamlFilesOf(path);
   if (!('files' in target)) return null;
   const hash = createHash('sha256');
-  try {
-    for (const file of target.files) {
-      const content = await readFile(file);
-      hash.update(`${file}\0${content.length}\0`).update(content);
-    }
-  } catch {
-    return null;
+  let used = 0;
+  for (const file of target.files) {
+    const read = await readDesiredStateFile(file, target.within, used);
+    if ('problem' in read) return null;
+    used += read.bytes.length;
+    hash.update(`${file}\0${read.bytes.length}\0`).update(read.bytes);
   }
   return hash.digest('hex');
 }

@@ -51,11 +51,16 @@ export function mergeDeclarations(
         );
       }
     }
-    state.users.push(...document.users);
-    state.rules.push(...document.rules);
-    state.absent.users.push(...document.absentUsers);
-    state.absent.devices.push(...document.absentDevices);
-    if (document.tests.length > 0) (state.tests ??= []).push(...document.tests);
+    // Loops, not push(...list): a spread passes each entry as an argument, and a list of some
+    // 120,000 entries overflows the call stack.
+    for (const item of document.users) state.users.push(item);
+    for (const item of document.rules) state.rules.push(item);
+    for (const item of document.absentUsers) state.absent.users.push(item);
+    for (const item of document.absentDevices) state.absent.devices.push(item);
+    if (document.tests.length > 0) {
+      const tests = (state.tests ??= []);
+      for (const item of document.tests) tests.push(item);
+    }
   }
   return { state, diagnostics };
 }

@@ -36,17 +36,18 @@ export function readDocuments(
     const schema = checkSchema(document);
     // A document of another version or shape is not read further: its other errors would be noise.
     if (schema.faulty.has('') || schema.faulty.has('version')) {
-      all.push(...schema.diagnostics.filter((d) => d.path === undefined || d.path === 'version'));
+      for (const item of schema.diagnostics) if (item.path === undefined || item.path === 'version') all.push(item);
       continue;
     }
-    all.push(...schema.diagnostics);
+    for (const item of schema.diagnostics) all.push(item);
     const read = readDocument(document, schema, env, secretsOptional);
-    all.push(...read.diagnostics);
-    warnings.push(...read.warnings);
+    for (const item of read.diagnostics) all.push(item);
+    for (const item of read.warnings) warnings.push(item);
     declarations.push(read);
   }
   const merged = mergeDeclarations(declarations, files);
-  all.push(...merged.diagnostics, ...checkDesiredState(merged.state));
+  for (const item of merged.diagnostics) all.push(item);
+  for (const item of checkDesiredState(merged.state)) all.push(item);
   const sortedWarnings = warnings.length > 0 ? { warnings: sortDiagnostics(warnings, files) } : {};
   if (all.length > 0) return { ok: false, diagnostics: sortDiagnostics(all, files), ...sortedWarnings };
   return { ok: true, state: merged.state, ...sortedWarnings };

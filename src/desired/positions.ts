@@ -67,6 +67,15 @@ export function formatPath(path: DocPath): string {
   return text;
 }
 
+/**
+ * Sets `target[key]` as an own property whatever the key: assignment of a key taken from a file
+ * (`"__proto__"`) would replace the object's prototype instead, hiding the value from every
+ * own-key check (the schema's unknown keys, the section rules) while reads still inherit it.
+ */
+export function setOwn(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** Offsets of the start of every line. */
 export function lineStartsOf(text: string): number[] {
   const starts = [0];

@@ -1,17 +1,33 @@
 /**
  * Secret references: `{ env: NAME }`, `{ file: PATH }` (relative to the declaring file's folder)
  * and `{ tfvar: NAME }` (a Terraform variable, read from `TF_VAR_<NAME>`). Resolving one gives the
- * value; the errors name the reference, never a value.
+ * value; the errors name the reference, never a value. A secret file is contained (containment.ts):
+ * in a git repository it must really lie inside it, symlinks resolved, so that a pull request
+ * cannot point a password at any other file of the machine that applies it (an SSH key, a cloud
+ * credential) and have apply send its contents; it must be a regular file of at most 64 KiB.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import type { SecretRef } from '../model/secret.js';
+import {
+  ContainedFileError,
+  containmentOf,
+  readContainedFileSync,
+  SECRET_FILE_MAX_BYTES,
+  type Containment,
+} from './containment.js';
 
 export type Environment = Record<string, string | undefined>;
 
-/** A reference that cannot be resolved; the message names the reference and is safe to print. */
+/**
+ * A reference that cannot be resolved; the message names the reference and is safe to print.
+ * `rule`: the reference breaks a rule (a file outside the repository, not a regular file, too
+ * large), which is an error even where a missing secret is only a warning (validate).
+ */
 export class SecretResolutionError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly rule = false,
+  ) {
     super(message);
     this.name = 'SecretResolutionError';
   }
@@ -25,19 +41,38 @@ function readEnvironment(name: string, env: Environment, described: string): str
   return value;
 }
 
-function fileProblem(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EISDIR') return 'it is a folder, not a file';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  return code ?? 'cannot be read';
+/** How `resolveSecret` treats a `{ file: PATH }` reference. */
+export interface SecretFileOptions {
+  /**
+   * Where the file must lie. Default: the containment of the reference's `baseDir` (the git work
+   * tree of the declaring file, or outside git that file's folder); none when the reference has no
+   * `baseDir` (built by a program, not read from a file). A saved plan's references are resolved
+   * within the working directory's containment instead (workingContainment), whatever folder the
+   * plan names.
+   */
+  within?: Containment;
 }
+
+/** The containment of the working directory: its git work tree, or the directory itself. */
+export function workingContainment(): Containment {
+  return containmentOf('.', 'the current folder');
+}
+
+function containmentOfRef(ref: { baseDir?: string }, options: SecretFileOptions): Containment | null {
+  if (options.within) return options.within;
+  if (ref.baseDir === undefined) return null; // no declaring file: nothing to be inside
+  return containmentOf(ref.baseDir, 'the folder of the file that names it');
+}
+
+const TOO_LARGE = (): string => `is larger than ${SECRET_FILE_MAX_BYTES / 1024} KiB, the limit for a secret file`;
 
 /**
  * The value a reference points at. Files lose their trailing line breaks (editors and `echo` add
- * one), nothing else. Throws SecretResolutionError when the variable or file is missing or empty.
+ * one), nothing else. Throws SecretResolutionError when the variable or file is missing or empty,
+ * or when the file breaks a rule (outside its containment, symlinks resolved; not a regular file;
+ * larger than SECRET_FILE_MAX_BYTES): then `rule` is true, and the message says which rule.
  */
-export function resolveSecret(ref: SecretRef, env: Environment = process.env): string {
+export function resolveSecret(ref: SecretRef, env: Environment = process.env, options: SecretFileOptions = {}): string {
   if ('env' in ref) return readEnvironment(ref.env, env, `environment variable ${ref.env}`);
   if ('tfvar' in ref)
     return readEnvironment(
@@ -45,54 +80,23 @@ export function resolveSecret(ref: SecretRef, env: Environment = process.env): s
       env,
       `Terraform variable ${ref.tfvar} (environment variable TF_VAR_${ref.tfvar})`,
     );
-  if (ref.file.trim() === '') throw new SecretResolutionError('the secret file path is empty');
-  const misplaced = misplacedSecretFile(ref);
-  if (misplaced) throw new SecretResolutionError(misplaced);
-  const path = resolve(ref.baseDir ?? '.', ref.file);
+  if (typeof ref.file !== 'string' || ref.file.trim() === '')
+    throw new SecretResolutionError('the secret file path is empty');
+  const within = containmentOfRef(ref, options);
+  const path = resolve(typeof ref.baseDir === 'string' ? ref.baseDir : '.', ref.file);
   const shown = relative(process.cwd(), path) || path;
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, 'utf8');
+    bytes = readContainedFileSync(path, within, { bytes: SECRET_FILE_MAX_BYTES, tooLarge: TOO_LARGE });
   } catch (error) {
-    throw new SecretResolutionError(`secret file ${ref.file} cannot be read (${shown}): ${fileProblem(error)}`);
+    if (!(error instanceof ContainedFileError)) throw error;
+    if (!error.rule)
+      throw new SecretResolutionError(`secret file ${ref.file} cannot be read (${shown}): ${error.message}`);
+    // A file outside its containment (symlinks resolved), not a regular file, or too large.
+    const advice = error.message.includes(' outside ') ? '; keep secret files inside it, or use { env: NAME }' : '';
+    throw new SecretResolutionError(`secret file ${ref.file} ${error.message}${advice}`, true);
   }
-  const value = text.replace(/[\r\n]+$/, '');
+  const value = bytes.toString('utf8').replace(/[\r\n]+$/, '');
   if (value === '') throw new SecretResolutionError(`secret file ${ref.file} is empty (${shown})`);
   return value;
-}
-
-const repositoryRoots = new Map<string, string | null>();
-
-/** The git work tree holding `folder` (the nearest ancestor with a `.git`), or null outside git. */
-function repositoryRootOf(folder: string): string | null {
-  const start = resolve(folder);
-  const known = repositoryRoots.get(start);
-  if (known !== undefined) return known;
-  let root: string | null = null;
-  for (let dir = start; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, '.git'))) {
-      root = dir;
-      break;
-    }
-    if (dirname(dir) === dir) break;
-  }
-  repositoryRoots.set(start, root);
-  return root;
-}
-
-/**
- * Why a `{ file: PATH }` reference may not be used, or null: when the declaring file is inside a git
- * repository, the secret file must lie inside that repository too. A pull request could otherwise point a password at any file of
- * the machine that applies it (an SSH key, a cloud credential) and have apply send its contents.
- * Checked without reading the file, so `validate` can check it where the secret is not present.
- */
-export function misplacedSecretFile(ref: { file: string; baseDir?: string }): string | null {
-  if (ref.baseDir === undefined || ref.file.trim() === '') return null; // no declaring file: nothing to be inside
-  const base = ref.baseDir;
-  const root = repositoryRootOf(base);
-  if (root === null) return null;
-  const inside = relative(root, resolve(base, ref.file));
-  if (inside !== '' && !inside.startsWith('..') && !isAbsolute(inside)) return null;
-  const shownRoot = relative(process.cwd(), root) || '.';
-  return `secret file ${ref.file} is outside the repository (${shownRoot}); keep secret files inside it, or use { env: NAME }`;
 }

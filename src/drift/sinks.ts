@@ -87,7 +87,7 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
       const deadline = AbortSignal.timeout(totalTimeoutMs);
       let attempts = 1;
       try {
-        await got.post(options.url, {
+        const response = await got.post(options.url, {
           json: { ...report, text: driftText(report, lastDelivered) },
           headers: { 'user-agent': options.userAgent ?? 'netform' },
           timeout: { request: Math.min(options.attemptTimeoutMs ?? 5_000, totalTimeoutMs) },
@@ -114,6 +114,12 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
             ],
           },
         });
+        // got counts a 3xx as an answer when it follows no redirect: the report went nowhere.
+        if (response.statusCode < 200 || response.statusCode > 299) {
+          throw new Error(
+            `answered ${response.statusCode}${response.statusCode >= 300 && response.statusCode < 400 ? ' (a redirect, which is not followed: give the final URL)' : ''}`,
+          );
+        }
         lastDelivered = report.status;
         lastSignature = signature;
       } catch (error) {

@@ -13,7 +13,7 @@ import {
   MTU_BOUNDS,
   PERSISTENT_KEEPALIVE_BOUNDS,
 } from './device.js';
-import { has, isBlank, isPlainObject, type RawInput } from './fields.js';
+import { has, isBlank, isPlainObject, isText, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
 import { parseEndpoint } from './net.js';
 
@@ -163,17 +163,21 @@ class ItemReader {
     if (!this.errors.includes(text)) this.errors.push(text);
   }
 
+  /**
+   * A text field, kept exactly as sent (0.7.36 stores provider fields untrimmed: SAML metadata
+   * keeps its final newline). Only white space still counts as blank.
+   */
   text(key: string, required: boolean): string | null {
     const value = this.raw[key];
     if (isBlank(value)) {
       if (required) this.add(key, Messages.blank);
       return null;
     }
-    if (typeof value !== 'string') {
+    if (!isText(value)) {
       this.add(key, Messages.invalid);
       return null;
     }
-    return value.trim();
+    return value;
   }
 
   flag(key: string, fallback: boolean | null): boolean {
@@ -251,7 +255,7 @@ function checkSamlProvider(raw: RawInput): { value: SamlIdentityProvider; errors
   };
   item.uri('base_url', value.base_url);
   // Upstream parses the XML; this server signs no one in, so it only checks it is XML-shaped.
-  if (value.metadata !== '') item.expect('metadata', value.metadata.startsWith('<'), Messages.invalid);
+  if (value.metadata !== '') item.expect('metadata', value.metadata.trimStart().startsWith('<'), Messages.invalid);
   return { value, errors: item.errors };
 }
 
@@ -293,7 +297,7 @@ function checkLogo(errors: FieldErrors, value: unknown): ConfigurationLogo | nul
   for (const key of ['url', 'data', 'type'] as const) {
     const v = value[key];
     if (isBlank(v)) continue;
-    if (typeof v !== 'string') addError(errors, 'logo', `${key} ${Messages.invalid}`);
+    if (!isText(v)) addError(errors, 'logo', `${key} ${Messages.invalid}`);
     else logo[key] = v.trim();
   }
   if (logo.url !== null && uriMessage(logo.url)) addError(errors, 'logo', `url ${uriMessage(logo.url)}`);
@@ -338,7 +342,7 @@ export function checkConfigurationInput(
   if (has(input, 'default_client_endpoint')) {
     const e = input.default_client_endpoint;
     if (isBlank(e)) addError(errors, 'default_client_endpoint', Messages.blank);
-    else if (typeof e === 'string' && parseEndpoint(e) !== null) value.default_client_endpoint = e.trim();
+    else if (isText(e) && parseEndpoint(e) !== null) value.default_client_endpoint = e.trim();
     else addError(errors, 'default_client_endpoint', Messages.invalid);
   }
   const lists = [

@@ -1,9 +1,9 @@
 /** Field rules of devices (spec/api-v0.md section 5). */
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
-import { charLength, has, isBlank, type Mode, type RawInput } from './fields.js';
+import { charLength, has, isBlank, isText, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
 import { isHostname, parseCidrOrAddress, parseEndpoint, parseIpAddress, type IpFamily } from './net.js';
-import { DEFAULTABLE_DEVICE_FIELDS, type UseDefaultFlag } from './types.js';
+import { checkFlagsInBody, flagAsSent, USE_DEFAULT_FLAGS, type UseDefaultFlags } from './device-fields.js';
 
 export const DEVICE_NAME_MAX_LENGTH = 255;
 export const DEVICE_DESCRIPTION_MAX_LENGTH = 2048;
@@ -12,12 +12,8 @@ export const MTU_BOUNDS = { min: 576, max: 1500 } as const;
 export const PERSISTENT_KEEPALIVE_BOUNDS = { min: 0, max: 120 } as const;
 export const DEFAULT_MAX_DEVICES_PER_USER = 10;
 
-/** Each defaultable field with its `use_default_<x>` flag, named once rather than on every check. */
-const USE_DEFAULT_FLAGS = DEFAULTABLE_DEVICE_FIELDS.map(
-  (field) => [field, `use_default_${field}` as UseDefaultFlag] as const,
-);
-
-export interface DeviceInput {
+/** A checked device body: the fields it carried, normalised. The flags are the table's (device-fields.ts). */
+export interface DeviceInput extends Partial<UseDefaultFlags> {
   user_id?: string;
   name?: string;
   description?: string | null;
@@ -31,11 +27,6 @@ export interface DeviceInput {
   persistent_keepalive?: number | null;
   ipv4?: string | null;
   ipv6?: string | null;
-  use_default_allowed_ips?: boolean;
-  use_default_dns?: boolean;
-  use_default_endpoint?: boolean;
-  use_default_mtu?: boolean;
-  use_default_persistent_keepalive?: boolean;
 }
 
 /** Standard base64 of 32 bytes as Buffer writes it: 43 characters (the last carrying 2 zero bits), then `=`. */
@@ -44,6 +35,7 @@ const CANONICAL_KEY = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
 /** Messages for a WireGuard key: standard base64 of exactly 32 bytes, 44 characters. */
 export function wireguardKeyMessages(value: unknown): string[] {
   if (typeof value !== 'string') return [Messages.base64];
+  if (!isText(value)) return [Messages.invalid];
   // The common case, without decoding: a well-formed key has nothing to report.
   if (CANONICAL_KEY.test(value)) return [];
   const messages: string[] = [];
@@ -84,7 +76,7 @@ export function checkList(
   const seen = new Set<string>();
   const list: string[] = [];
   for (const entry of value) {
-    const text = typeof entry === 'string' ? entry.trim() : null;
+    const text = isText(entry) ? entry.trim() : null;
     const key = text === null ? null : entryValid(text);
     if (text === null || key === null) {
       addError(errors, field, Messages.invalid);
@@ -111,7 +103,7 @@ export function dnsEntryKey(text: string): string | null {
 
 export function checkDeviceName(value: unknown): string | { message: string } {
   if (isBlank(value)) return { message: Messages.blank };
-  if (typeof value !== 'string') return { message: Messages.invalid };
+  if (!isText(value)) return { message: Messages.invalid };
   const name = value.trim();
   if (charLength(name) > DEVICE_NAME_MAX_LENGTH) return { message: Messages.tooLong(DEVICE_NAME_MAX_LENGTH) };
   return name;
@@ -128,7 +120,7 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
 
   if (mode === 'create') {
     if (isBlank(input.user_id)) addError(errors, 'user_id', Messages.blank);
-    else if (typeof input.user_id !== 'string') addError(errors, 'user_id', Messages.invalid);
+    else if (!isText(input.user_id)) addError(errors, 'user_id', Messages.invalid);
     else value.user_id = input.user_id.trim();
   }
 
@@ -141,7 +133,7 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
   if (has(input, 'description')) {
     const d = input.description;
     if (isBlank(d)) value.description = null;
-    else if (typeof d !== 'string') addError(errors, 'description', Messages.invalid);
+    else if (!isText(d)) addError(errors, 'description', Messages.invalid);
     else if (charLength(d) > DEVICE_DESCRIPTION_MAX_LENGTH)
       addError(errors, 'description', Messages.tooLong(DEVICE_DESCRIPTION_MAX_LENGTH));
     else value.description = d;
@@ -168,7 +160,7 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
 
   for (const [, flag] of USE_DEFAULT_FLAGS) {
     if (has(input, flag) || mode === 'create') {
-      const v = has(input, flag) ? input[flag] : true;
+      const v = flagAsSent(input, flag, mode);
       if (typeof v === 'boolean') value[flag] = v;
       else addError(errors, flag, Messages.invalid);
     }
@@ -191,7 +183,7 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
   if (has(input, 'endpoint')) {
     const e = input.endpoint;
     if (isBlank(e)) value.endpoint = null;
-    else if (typeof e !== 'string' || parseEndpoint(e) === null) addError(errors, 'endpoint', Messages.invalid);
+    else if (!isText(e) || parseEndpoint(e) === null) addError(errors, 'endpoint', Messages.invalid);
     else value.endpoint = e.trim();
   }
   if (has(input, 'mtu')) {
@@ -219,52 +211,16 @@ export function checkDeviceInput(input: RawInput, mode: Mode): Checked<DeviceInp
       if (mode === 'update') addError(errors, field, Messages.blank);
       continue;
     }
-    const parsed = parseIpAddress(a);
+    const parsed = isText(a) ? parseIpAddress(a) : null;
     if (!parsed || parsed.family !== family) addError(errors, field, Messages.invalid);
     // Kept as written (the contract echoes bodies as sent); whoever compares addresses parses them.
     else value[field] = (a as string).trim();
   }
 
-  // `use_default_<x>` true together with a value for <x> in the same body. On create an omitted
-  // flag is true, so a value sent without `use_default_<x>: false` is refused too (it would be
-  // stored but never shown, the default being shown instead).
-  for (const [field, flag] of USE_DEFAULT_FLAGS) {
-    const useDefault = has(input, flag) ? input[flag] : mode === 'create';
-    if (useDefault === true && !isEmptyValue(input[field])) addError(errors, field, Messages.mustNotBePresent);
-  }
-  // An endpoint is needed when the default one is not used.
-  if (
-    input.use_default_endpoint === false &&
-    isBlank(input.endpoint) &&
-    (mode === 'create' || has(input, 'endpoint'))
-  ) {
-    addError(errors, 'endpoint', Messages.blank);
-  }
+  // A field's value beside its default flag turned on; an endpoint when the default is off.
+  checkFlagsInBody(input, mode, errors);
 
   return hasErrors(errors) ? { ok: false, errors, partial: value } : { ok: true, value };
-}
-
-/** The list-valued fields a `use_default_<x>` flag governs. */
-export const LIST_DEVICE_FIELDS = ['allowed_ips', 'dns'] as const;
-
-/**
- * The list fields a device must hold as `[]`: those whose `use_default_<x>` is false and that
- * have no list (none given, or null). Upstream 0.7.36 stores and returns `[]` there, not null.
- */
-export function emptyOwnLists(device: {
-  allowed_ips: string[] | null;
-  dns: string[] | null;
-  use_default_allowed_ips: boolean;
-  use_default_dns: boolean;
-}): Partial<Record<(typeof LIST_DEVICE_FIELDS)[number], string[]>> {
-  const fill: Partial<Record<(typeof LIST_DEVICE_FIELDS)[number], string[]>> = {};
-  for (const field of LIST_DEVICE_FIELDS)
-    if (!device[`use_default_${field}`] && device[field] === null) fill[field] = [];
-  return fill;
-}
-
-function isEmptyValue(value: unknown): boolean {
-  return isBlank(value) || (Array.isArray(value) && value.length === 0);
 }
 
 /** The server's tunnel network of one family. */

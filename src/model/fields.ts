@@ -12,6 +12,19 @@ export function has(input: RawInput, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(input, key) && input[key] !== undefined;
 }
 
+/** A NUL, or a lone UTF-16 surrogate (half of a pair without its other half). */
+const MALFORMED_TEXT = /[\0\p{Cs}]/u;
+
+/**
+ * A string the server can store and give back exactly as it came: well-formed UTF-16 (a lone
+ * surrogate has no UTF-8 form: SQLite would store invalid bytes and read back U+FFFD, PostgreSQL
+ * a U+FFFD at once) and no NUL (PostgreSQL text cannot hold one). Every string field of the
+ * field rules is read through this, so such a value is `is invalid` on the server and offline.
+ */
+export function isText(value: unknown): value is string {
+  return typeof value === 'string' && !MALFORMED_TEXT.test(value);
+}
+
 /** Length in characters (code points), as people count them. */
 export function charLength(text: string): number {
   let n = 0;

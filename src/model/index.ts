@@ -1,5 +1,6 @@
 export * from './configuration.js';
 export * from './device.js';
+export * from './device-fields.js';
 export * from './errors.js';
 export * from './fields.js';
 export * from './keys.js';

@@ -99,6 +99,14 @@ function parseAddressText(text: string): ParsedAddress | null {
   if (s === '' || s.includes('%')) return null;
   try {
     if (s.includes(':')) {
+      // `::a.b.c.d` is the IPv4-compatible address ::a.b.c.d (RFC 4291 §2.5.5.1), as PostgreSQL,
+      // Erlang's :inet and nft read it; ipaddr.js reads it as the IPv4-mapped ::ffff:a.b.c.d.
+      const compatible = /^::(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.exec(s);
+      if (compatible) {
+        if (!ipaddr.IPv4.isValidFourPartDecimal(compatible[1]!)) return null;
+        const value = bytesToBigint(ipaddr.IPv4.parse(compatible[1]!).toByteArray());
+        return { family: 6, value, text: formatAddress(6, value) };
+      }
       // parse throws where isValid would say no (caught below): one parse, not two.
       const addr = ipaddr.IPv6.parse(s);
       let value = 0n;

@@ -1,10 +1,20 @@
-/** Port ranges of rules: `"80"`, `"80-443"` or `"80 - 443"`, stored as `"lo - hi"`. */
+/**
+ * Port ranges of rules: `"80"`, `"80-443"` or `"80 - 443"`, stored (and keyed) as `"lo - hi"`,
+ * answered as Firezone 0.7.36 answers them: `"80"` for a single port, `"80 - 443"` for a range.
+ */
 import { Messages } from './messages.js';
 
 export interface PortRange {
   low: number;
   high: number;
 }
+
+/**
+ * The highest port a new rule may name. Firezone 0.7.36 checks `port_range <@ int4range(1, 65535)`,
+ * and that range excludes its upper bound, so it refuses any range that reaches 65535. Rules
+ * stored before netform followed it may still hold 65535: reading them (parsePortRange) accepts it.
+ */
+export const HIGHEST_RULE_PORT = 65534;
 
 export type PortRangeResult = { ok: true; range: PortRange } | { ok: false; message: string };
 
@@ -21,9 +31,25 @@ export function parsePortRange(text: unknown): PortRangeResult {
   return { ok: true, range: { low, high } };
 }
 
-/** The contract's stored shape, also for a single port: `"80 - 80"`. */
+/** The stored (and keyed) shape, also for a single port: `"80 - 80"`. */
 export function formatPortRange(range: PortRange): string {
   return `${range.low} - ${range.high}`;
+}
+
+/**
+ * A stored range as the server answers it, as 0.7.36 does: one number for a single port
+ * (`"80 - 80"` -> `"80"`), `"lo - hi"` otherwise; null stays null.
+ */
+export function answerPortRange(stored: string | null): string | null {
+  if (stored === null) return null;
+  const dash = stored.indexOf(' - ');
+  if (dash > 0 && stored.slice(0, dash) === stored.slice(dash + 3)) return stored.slice(0, dash);
+  return stored;
+}
+
+/** Whether a range reaches past HIGHEST_RULE_PORT (that is, includes 65535). */
+export function reachesPortLimit(range: PortRange): boolean {
+  return range.high > HIGHEST_RULE_PORT;
 }
 
 /** `"lo - hi"` as formatPortRange writes it (no leading zeros). */

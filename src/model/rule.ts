@@ -1,9 +1,9 @@
 /** Field rules of rules, and the overlap rule (spec/api-v0.md section 6). */
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
-import { has, isBlank, type Mode, type RawInput } from './fields.js';
+import { has, isBlank, isText, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
-import { parseCidrOrAddress, rangesIntersect, type ParsedCidr } from './net.js';
-import { formatPortRange, parsePortRange, portRangesIntersect, type PortRange } from './ports.js';
+import { parseCidrOrAddress, rangesIntersect, type IpFamily, type ParsedCidr } from './net.js';
+import { formatPortRange, parsePortRange, portRangesIntersect, reachesPortLimit, type PortRange } from './ports.js';
 import { PORT_TYPES, RULE_ACTIONS, type PortType, type RuleAction } from './types.js';
 
 export interface RuleInput {
@@ -15,25 +15,35 @@ export interface RuleInput {
   user_id?: string | null;
 }
 
+/** What checkRuleInput needs to know of the rule an update changes. */
+export interface StoredRulePorts {
+  /** As stored, `"lo - hi"`. */
+  port_range: string | null;
+}
+
 /**
- * Checks a `rule` body. On create `destination` is required and `action` defaults to `drop`.
- * The pairing of port_type and port_range is checked on the whole rule by checkRulePorts, since
- * an update may send only one of them.
+ * Checks a `rule` body. On create `destination` is required and `action` defaults to `drop`;
+ * `""` is the default too, on create and on update (as 0.7.36, whose cast turns `""` into the
+ * field's default). A port range reaching 65535 is refused, as 0.7.36 refuses it, except on an
+ * update that sends back the range `stored` already holds (rules stored before netform refused
+ * it stay updatable). The pairing of port_type and port_range is checked on the whole rule by
+ * checkRulePorts, since an update may send only one of them.
  */
-export function checkRuleInput(input: RawInput, mode: Mode): Checked<RuleInput> {
+export function checkRuleInput(input: RawInput, mode: Mode, stored?: StoredRulePorts): Checked<RuleInput> {
   const errors: FieldErrors = {};
   const value: RuleInput = {};
 
   if (mode === 'create' || has(input, 'destination')) {
     const d = input.destination;
     if (isBlank(d)) addError(errors, 'destination', Messages.blank);
-    else if (parseCidrOrAddress(d) === null) addError(errors, 'destination', Messages.invalid);
+    else if (!isText(d) || parseCidrOrAddress(d) === null) addError(errors, 'destination', Messages.invalid);
     else value.destination = (d as string).trim();
   }
 
   if (has(input, 'action')) {
     const a = input.action;
-    if (isBlank(a)) addError(errors, 'action', Messages.blank);
+    if (a === '') value.action = 'drop';
+    else if (isBlank(a)) addError(errors, 'action', Messages.blank);
     else if (typeof a === 'string' && (RULE_ACTIONS as readonly string[]).includes(a)) value.action = a as RuleAction;
     else addError(errors, 'action', Messages.invalid);
   } else if (mode === 'create') {
@@ -50,17 +60,23 @@ export function checkRuleInput(input: RawInput, mode: Mode): Checked<RuleInput> 
   if (has(input, 'port_range')) {
     const r = input.port_range;
     if (isBlank(r)) value.port_range = null;
+    else if (typeof r === 'string' && !isText(r)) addError(errors, 'port_range', Messages.invalid);
     else {
       const parsed = parsePortRange(r);
-      if (parsed.ok) value.port_range = formatPortRange(parsed.range);
-      else addError(errors, 'port_range', parsed.message);
+      if (!parsed.ok) addError(errors, 'port_range', parsed.message);
+      else {
+        const text = formatPortRange(parsed.range);
+        if (reachesPortLimit(parsed.range) && text !== stored?.port_range)
+          addError(errors, 'port_range', Messages.portRange);
+        else value.port_range = text;
+      }
     }
   }
 
   if (has(input, 'user_id')) {
     const u = input.user_id;
     if (isBlank(u)) value.user_id = null;
-    else if (typeof u !== 'string') addError(errors, 'user_id', Messages.invalid);
+    else if (!isText(u)) addError(errors, 'user_id', Messages.invalid);
     else value.user_id = u.trim();
   }
 
@@ -103,6 +119,32 @@ export function parseRule(rule: RuleShape): ParsedRule | null {
     ports = parsed.range;
   }
   return { action: rule.action, owner: rule.owner, destination, port_type: rule.port_type, ports };
+}
+
+/**
+ * What two rules must share to overlap: binding, action, address family, and port group. Rules of
+ * different groups never overlap; within a group, rulesOverlap decides by destination and ports.
+ * The offline checks, the planner and the stores (which index and constrain rules by it) group
+ * rules by it.
+ */
+export interface OverlapGroup {
+  /** Whatever identifies the bound user (id or email key); '' for a rule of every user. */
+  owner: string;
+  action: RuleAction;
+  family: IpFamily;
+  /** '' without ports (such rules only overlap each other), else the port type. */
+  ports: string;
+  /** The four as one text, for maps. */
+  key: string;
+}
+
+export function overlapGroup(
+  rule: Pick<ParsedRule, 'action' | 'owner' | 'port_type' | 'ports'> & { destination: { family: IpFamily } },
+): OverlapGroup {
+  const owner = rule.owner ?? '';
+  const ports = rule.ports === null ? '' : (rule.port_type ?? '');
+  const family = rule.destination.family;
+  return { owner, action: rule.action, family, ports, key: `${owner}|${rule.action}|${family}|${ports}` };
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { ApiConfiguration, ManagedConfiguration } from './configuration.js';
 import type { DeviceInput } from './device.js';
+import type { WritableDeviceField } from './device-fields.js';
 import type { Secret } from './secret.js';
 import type { ApiDevice, ApiRule, ApiUser, PortType, Role, RuleAction } from './types.js';
 
@@ -22,10 +23,11 @@ export interface SourceLocation {
 }
 
 /**
- * The device fields a declaration may manage. A field left out is not managed: it is never
- * compared and never sent. Loaders set `use_default_<x>: false` when `<x>` is given.
+ * The device fields a declaration may manage (the table's writable fields, device-fields.ts). A
+ * field left out is not managed: it is never compared and never sent. Loaders apply the table's
+ * withImpliedFlags: giving a defaultable field turns its default flag off unless stated.
  */
-export type DesiredDeviceFields = Omit<DeviceInput, 'user_id' | 'name' | 'preshared_key'>;
+export type DesiredDeviceFields = Pick<DeviceInput, WritableDeviceField>;
 
 export interface DesiredDevice {
   name: string;
@@ -73,7 +75,10 @@ export interface DesiredSettings {
   };
   protect: { users: string[] };
   limits: { delete?: Limit; update?: Limit };
-  /** false: the server's kernel cannot filter ports, so it ignores rules with ports (access tests do too). */
+  /**
+   * false: the server's kernel cannot filter ports, so it stores rules created with ports without
+   * them and leaves those it has out of its ruleset (access tests do the same).
+   */
   port_rules?: boolean;
   /** Addresses local to the server, never filtered by rules; left out: the tunnel gateway addresses. */
   server_addresses?: string[];

@@ -20,67 +20,14 @@ export interface ApiUser {
   updated_at: string;
 }
 
-/** The fields a device's `use_default_<x>` flags govern. */
-export const DEFAULTABLE_DEVICE_FIELDS = ['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'] as const;
-export type DefaultableDeviceField = (typeof DEFAULTABLE_DEVICE_FIELDS)[number];
-export type UseDefaultFlag = `use_default_${DefaultableDeviceField}`;
-
-export interface ApiDevice {
-  id: string;
-  user_id: string;
-  name: string;
-  description: string | null;
-  public_key: string;
-  preshared_key: string | null;
-  server_public_key: string;
-  ipv4: string | null;
-  ipv6: string | null;
-  allowed_ips: string[] | null;
-  dns: string[] | null;
-  endpoint: string | null;
-  mtu: number | null;
-  persistent_keepalive: number | null;
-  use_default_allowed_ips: boolean;
-  use_default_dns: boolean;
-  use_default_endpoint: boolean;
-  use_default_mtu: boolean;
-  use_default_persistent_keepalive: boolean;
-  remote_ip: string | null;
-  latest_handshake: string | null;
-  rx_bytes: number | null;
-  tx_bytes: number | null;
-  inserted_at: string;
-  updated_at: string;
-}
-
-/** The 25 keys of a device response, in the contract's order. */
-export const DEVICE_RESPONSE_KEYS = [
-  'id',
-  'user_id',
-  'name',
-  'description',
-  'public_key',
-  'preshared_key',
-  'server_public_key',
-  'ipv4',
-  'ipv6',
-  'allowed_ips',
-  'dns',
-  'endpoint',
-  'mtu',
-  'persistent_keepalive',
-  'use_default_allowed_ips',
-  'use_default_dns',
-  'use_default_endpoint',
-  'use_default_mtu',
-  'use_default_persistent_keepalive',
-  'remote_ip',
-  'latest_handshake',
-  'rx_bytes',
-  'tx_bytes',
-  'inserted_at',
-  'updated_at',
-] as const satisfies readonly (keyof ApiDevice)[];
+// Devices: their type and field lists live with the device-field table (device-fields.ts).
+export {
+  DEFAULTABLE_DEVICE_FIELDS,
+  DEVICE_RESPONSE_KEYS,
+  type ApiDevice,
+  type DefaultableDeviceField,
+  type UseDefaultFlag,
+} from './device-fields.js';
 
 export interface ApiRule {
   id: string;

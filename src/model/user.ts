@@ -1,6 +1,6 @@
 /** Field rules of users (spec/api-v0.md section 4). */
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
-import { charLength, has, isBlank, type Mode, type RawInput } from './fields.js';
+import { charLength, has, isBlank, isText, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
 import { ROLES, type Role } from './types.js';
 
@@ -9,6 +9,42 @@ export const PASSWORD_MIN_LENGTH = 12;
 export const PASSWORD_MAX_LENGTH = 64;
 
 const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+$/;
+/**
+ * Characters no email may hold: control characters (C0, DEL, C1) and the invisible format
+ * characters (bidi controls such as U+202E, zero-width characters such as U+200B, U+FEFF, the
+ * soft hyphen), with which one address can be made to look like another.
+ */
+const EMAIL_HIDDEN = /[\p{Cc}\p{Cf}]/u;
+const ASCII_ONLY = /^[\x20-\x7e]*$/;
+const ASCII_LETTER = /[a-z]/;
+
+/**
+ * The first character of an email that is not ASCII but whose lower case holds an ASCII letter
+ * (the Kelvin sign U+212A lower-cases to `k`, U+0130 to `i` and a combining dot): emails compare
+ * by their Unicode lower case (userKey, as a citext column does), so such a character would let
+ * one address squat another (`\u212Aaren@…` is `karen@…`). Undefined when there is none.
+ */
+export function asciiFoldingCharacter(email: string): string | undefined {
+  if (ASCII_ONLY.test(email)) return undefined;
+  for (const ch of email) if (ch > '\x7f' && ASCII_LETTER.test(ch.toLowerCase())) return ch;
+  return undefined;
+}
+
+/**
+ * Why an email is refused for a character it holds, for people (`validate` says it); null when
+ * none of its characters is refused. Lone surrogates and NUL come first, then hidden characters,
+ * then characters that lower-case to ASCII letters.
+ */
+export function emailCharacterProblem(email: string): string | null {
+  const at = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  if (!isText(email)) return 'it holds a NUL or a lone UTF-16 surrogate';
+  const hidden = EMAIL_HIDDEN.exec(email);
+  if (hidden) return `it holds the control or invisible character ${at(hidden[0])}`;
+  const folding = asciiFoldingCharacter(email);
+  if (folding !== undefined)
+    return `it holds ${at(folding)}, whose lower case ${JSON.stringify(folding.toLowerCase())} holds an ASCII letter, so it would name the email spelled with that letter: write the ASCII letter instead`;
+  return null;
+}
 
 export interface UserInput {
   email?: string;
@@ -20,14 +56,16 @@ export interface UserInput {
 /** The email check alone, for callers that hold an email outside a request body. */
 export function checkEmail(value: unknown): { ok: true; email: string } | { ok: false; message: string } {
   if (isBlank(value)) return { ok: false, message: Messages.blank };
-  if (typeof value !== 'string') return { ok: false, message: Messages.invalid };
+  if (!isText(value)) return { ok: false, message: Messages.invalid };
   const email = value.trim();
   if (email.length > EMAIL_MAX_LENGTH || !EMAIL_SHAPE.test(email)) return { ok: false, message: Messages.invalid };
+  if (EMAIL_HIDDEN.test(email) || asciiFoldingCharacter(email) !== undefined)
+    return { ok: false, message: Messages.invalid };
   return { ok: true, email };
 }
 
 export function checkPassword(password: unknown, confirmation: unknown, errors: FieldErrors): string | undefined {
-  if (typeof password !== 'string') {
+  if (!isText(password)) {
     addError(errors, 'password', Messages.invalid);
     return undefined;
   }

@@ -1,7 +1,8 @@
 /**
  * Applying as an operation: a plan made now from the files (`apply -f`), or a saved plan applied
  * exactly, refused when anything it touches changed since (stale) or when it is over a safety
- * limit. Writes are watched: a breaker stops new writes when the server goes away, and the
+ * limit. With a reviewed plan (`apply -f --reviewed`), only the changes it shows identically are
+ * written (src/plan/reviewed.ts); the rest are withheld. Writes are watched: a breaker stops new writes when the server goes away, and the
  * caller's AbortSignal stops new writes (the writes in flight get one request timeout to end).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,14 +11,18 @@ import {
   applySummary,
   findStaleChanges,
   readSavedPlan,
+  readSavedPlanSecrets,
   SavedPlanError,
   ServerGoneBreaker,
   type ApplyOptions,
   type ApplySummary,
   type ChangeResult,
 } from '../apply/index.js';
+import { planAccessChanges } from '../access/plan.js';
 import type { SecretRef } from '../model/secret.js';
 import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
+import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from '../plan/reviewed.js';
+import type { PlanKey } from '../plan/seal.js';
 import type { LimitCheck, Plan } from '../plan/types.js';
 import { refuseFailingTests } from './access.js';
 import { loadDesired } from './desired.js';
@@ -30,23 +35,38 @@ interface ApplyRequest {
   connect: Connector;
   /** Writes at once. Default 8. */
   parallelism?: number;
-  /** The value of a secret reference, read when it is written. */
-  resolveSecret: (ref: SecretRef) => string;
 }
 
 export interface PlannedApplyRequest extends ApplyRequest, PlanShaping {
   /** The desired state to plan and apply. */
   file: string;
+  /** The value of a secret reference, read when it is written (within its declaring file's repository). */
+  resolveSecret: (ref: SecretRef) => string;
+  /**
+   * The plan that was reviewed (a saved plan): only the changes it shows identically are written,
+   * unasked (the review was the approval); the rest are withheld.
+   */
+  reviewed?: Plan;
 }
 
 export interface SavedApplyRequest extends ApplyRequest, LimitOverrides {
   /** A saved plan (readSavedPlan), applied exactly as it was made. */
   plan: Plan;
+  /** The key the plan was sealed with: its secrets' HMACs are checked with it. */
+  key: PlanKey;
+  /**
+   * Reads a secret where apply runs (never a folder the plan names), before anything is written;
+   * the values read are the ones sent.
+   */
+  readSecret: (ref: SecretRef) => { value: string } | { problem: string };
 }
 
 export interface ApplyEvents extends OpEvents, Pick<ApplyOptions, 'onStart' | 'onSettled' | 'onProgress'> {
-  /** The plan that is about to be applied (before its limits are checked): what people are shown. */
-  planned?(plan: Plan): void;
+  /**
+   * The plan that is about to be applied (before its limits are checked): what people are shown.
+   * With a reviewed plan, also what of the plan made now it withholds.
+   */
+  planned?(plan: Plan, reviewed?: ReviewedIntersection): void;
   /** Asked before a plan made now is written (never for a saved plan, whose writing was the approval); false cancels. */
   confirm?(plan: Plan, server: string): Promise<boolean>;
   /** The plan's writes start; once the signal aborts, those in flight get `graceMs` to end. */
@@ -57,10 +77,13 @@ export interface ApplyEvents extends OpEvents, Pick<ApplyOptions, 'onStart' | 'o
   halted?(reason: string): void;
 }
 
+/** What made a saved plan stale: the server, a secret it sends (read again, its HMAC differs), or both. */
+export type StaleCause = 'server' | 'secret' | 'both';
+
 export type ApplyOutcome =
   | { status: 'no-changes'; plan: Plan }
   | { status: 'refused'; plan: Plan; overLimit: LimitCheck[] }
-  | { status: 'stale'; plan: Plan; stale: string[] }
+  | { status: 'stale'; plan: Plan; stale: string[]; cause: StaleCause }
   | { status: 'cancelled'; plan: Plan }
   | {
       status: 'applied';
@@ -72,30 +95,52 @@ export type ApplyOutcome =
       abandoned: boolean;
     };
 
-/** A saved plan (`netform plan -o`), if this netform can apply it exactly. */
-export function readSavedPlanFile(path: string): Plan {
+/** An outcome, and with a reviewed plan how many changes were withheld (not written, whatever the outcome). */
+export type ReviewedOutcome = ApplyOutcome & { withheld?: number };
+
+/** A saved plan (`netform plan -o`), if this netform can apply it exactly: sealed with `key`, unedited. */
+export function readSavedPlanFile(path: string, key: PlanKey): Plan {
   try {
-    return readSavedPlan(path);
+    return readSavedPlan(path, key);
   } catch (error) {
     if (error instanceof SavedPlanError) throw new OpError('saved-plan', error.message);
     throw error;
   }
 }
 
-/** Plans the files against the server and applies the plan (after `events.confirm`, when given). */
+/**
+ * Plans the files against the server and applies the plan (after `events.confirm`, when given).
+ * With `request.reviewed`, only the changes the reviewed plan shows identically, unasked.
+ */
 export async function applyPlanned(
   request: PlannedApplyRequest,
   events: ApplyEvents = {},
   signal?: AbortSignal,
-): Promise<ApplyOutcome> {
+): Promise<ReviewedOutcome> {
   const desired = await loadDesired(request.file, events);
   refuseFailingTests(desired);
   const session = await request.connect.open({ signal });
+  const run = { resolveSecret: request.resolveSecret, request, session, events, signal };
   return withSession(session, async () => {
-    const plan = await makePlan(desired, request, session, events);
-    events.planned?.(plan);
-    const overLimit = plan.limits.filter((l) => l.exceeded);
-    return writeUnlessRefused(plan, overLimit, { request, session, events, signal }, events.confirm);
+    if (!request.reviewed) {
+      const plan = await makePlan(desired, request, session, events);
+      events.planned?.(plan);
+      const overLimit = plan.limits.filter((l) => l.exceeded);
+      return writeUnlessRefused(plan, overLimit, run, events.confirm);
+    }
+    const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
+    const fresh = await makePlan(desired, request, session, events, reading);
+    let result: ReviewedIntersection;
+    try {
+      result = intersectReviewed(fresh, request.reviewed);
+    } catch (error) {
+      if (error instanceof ReviewedPlanError) throw new OpError('saved-plan', error.message);
+      throw error;
+    }
+    const plan: Plan = { ...result.plan, access: planAccessChanges(result.plan, await reading, desired) };
+    events.planned?.(plan, result);
+    const outcome = await writeUnlessRefused(plan, plan.limits.filter((l) => l.exceeded), run);
+    return { ...outcome, withheld: result.withheld.length };
   });
 }
 
@@ -116,18 +161,44 @@ export async function applySaved(
     }
     events.planned?.(plan);
     if (plan.changes.length === 0) return { status: 'no-changes', plan };
+    const secrets = readSecretsAgain(request);
     const live = await readLiveState(session, { configuration: plan.changes.some((c) => c.kind === 'configuration') });
-    const stale = findStaleChanges(plan, live);
-    if (stale.length > 0) return { status: 'stale', plan, stale };
+    // A secret that changed since the plan makes its change stale, as a changed object does.
+    const changedOnServer = findStaleChanges(plan, live);
+    const stale = [...changedOnServer, ...secrets.changed];
+    if (stale.length > 0) {
+      const cause = secrets.changed.length === 0 ? 'server' : changedOnServer.length === 0 ? 'secret' : 'both';
+      return { status: 'stale', plan, stale, cause };
+    }
     // The limits as the plan recorded them, unless lifted again for this run.
     const overLimit = evaluateLimits(plan.summary, plan.limits, request).filter((l) => l.exceeded);
-    return writeUnlessRefused(plan, overLimit, { request, session, events, signal });
+    const resolveSecret = (ref: SecretRef): string => {
+      const value = secrets.values.get(ref);
+      if (value === undefined) throw new Error('a secret of the saved plan was not read before the writes');
+      return value;
+    };
+    return writeUnlessRefused(plan, overLimit, { resolveSecret, request, session, events, signal });
   });
 }
 
+/**
+ * Every secret a saved plan will send, read before anything is written and compared with the
+ * plan's HMAC of it: one that cannot be read refuses the plan (nothing is written).
+ */
+function readSecretsAgain(request: SavedApplyRequest): ReturnType<typeof readSavedPlanSecrets> {
+  const secrets = readSavedPlanSecrets(request.plan, request.key, request.readSecret);
+  const problems = new Set(secrets.unreadable);
+  if (problems.size > 0)
+    throw new OpError(
+      'saved-plan',
+      `the saved plan's secrets cannot be read here; nothing was changed:\n${[...problems].map((p) => `  - ${p}`).join('\n')}`,
+    );
+  return secrets;
+}
+
 /** Runs `work`, then closes the session; not awaited after abandoned writes (closing waits for them). */
-async function withSession(session: Session, work: () => Promise<ApplyOutcome>): Promise<ApplyOutcome> {
-  let outcome: ApplyOutcome | undefined;
+async function withSession<T extends ApplyOutcome>(session: Session, work: () => Promise<T>): Promise<T> {
+  let outcome: T | undefined;
   try {
     outcome = await work();
     return outcome;
@@ -138,8 +209,9 @@ async function withSession(session: Session, work: () => Promise<ApplyOutcome>):
   }
 }
 
-/** One apply's request, open session, events and stop signal. */
+/** One apply's request, open session, events and stop signal, and where the secrets it sends come from. */
 interface ApplyRun {
+  resolveSecret: (ref: SecretRef) => string;
   request: ApplyRequest;
   session: Session;
   events: ApplyEvents;
@@ -159,7 +231,10 @@ async function writeUnlessRefused(
 }
 
 /** The writes, watched: a breaker for a server that went away, and the signal stopping new writes. */
-async function writeChanges(plan: Plan, { request, session, events, signal }: ApplyRun): Promise<ApplyOutcome> {
+async function writeChanges(
+  plan: Plan,
+  { resolveSecret, request, session, events, signal }: ApplyRun,
+): Promise<ApplyOutcome> {
   const graceMs = session.timeoutMs;
   events.writing?.(plan, graceMs);
   const started = performance.now();
@@ -179,7 +254,7 @@ async function writeChanges(plan: Plan, { request, session, events, signal }: Ap
   const applying = applyPlan(plan, {
     client: session.client,
     parallelism: request.parallelism,
-    resolveSecret: request.resolveSecret,
+    resolveSecret,
     onProgress: events.onProgress,
     onStart: (change) => {
       inFlight.add(change.id);

@@ -1,36 +1,21 @@
 /**
  * Comparing a declared device with a live one, field by field, after normalising both sides so
  * that spellings the server treats as the same never show as a change. Only the fields the files
- * mention are compared; with `use_default_<x>` on, `<x>` is not compared.
+ * mention are compared; with a field's default flag on, the field is not compared. Which fields
+ * are writable and which a flag governs is the device-field table's (model/device-fields.ts).
  */
+import {
+  isDefaultableField,
+  USE_DEFAULT_FLAGS,
+  useDefaultFlag,
+  WRITABLE_DEVICE_FIELDS,
+  type ApiDevice,
+  type UseDefaultFlag,
+  type WritableDeviceField,
+} from '../model/device-fields.js';
 import { normalizeAllowedIps, normalizeDns } from '../model/keys.js';
 import { parseEndpoint, parseIpAddress } from '../model/net.js';
 import type { DesiredDevice, DesiredDeviceFields } from '../model/state.js';
-import { DEFAULTABLE_DEVICE_FIELDS, type ApiDevice, type DefaultableDeviceField } from '../model/types.js';
-
-/** Fields a create body may carry besides user_id, name and preshared_key, in a stable order. */
-export const WRITABLE_DEVICE_FIELDS = [
-  'description',
-  'public_key',
-  'ipv4',
-  'ipv6',
-  'use_default_allowed_ips',
-  'allowed_ips',
-  'use_default_dns',
-  'dns',
-  'use_default_endpoint',
-  'endpoint',
-  'use_default_mtu',
-  'mtu',
-  'use_default_persistent_keepalive',
-  'persistent_keepalive',
-] as const satisfies readonly (keyof DesiredDeviceFields)[];
-export type WritableDeviceField = (typeof WRITABLE_DEVICE_FIELDS)[number];
-
-/** Fields upstream Firezone 0.7.26+ still changes on update; it silently ignores all others. */
-export const LEGACY_UPDATABLE_DEVICE_FIELDS: ReadonlySet<string> = new Set(['name', 'description']);
-
-const DEFAULTABLE: ReadonlySet<string> = new Set(DEFAULTABLE_DEVICE_FIELDS);
 
 function normalizeEndpoint(value: unknown): unknown {
   if (typeof value !== 'string' || value.trim() === '') return null;
@@ -46,7 +31,14 @@ function normalizeAddress(value: unknown): unknown {
   return parseIpAddress(value)?.text ?? value.trim();
 }
 
-const NORMALISERS: Record<WritableDeviceField, (value: unknown) => unknown> = {
+type Normaliser = (value: unknown) => unknown;
+
+/** A default flag is on unless false (on, its create default, when left out). */
+const FLAG_NORMALISERS = Object.fromEntries(
+  USE_DEFAULT_FLAGS.map(([, flag]) => [flag, (v: unknown) => v !== false]),
+) as Record<UseDefaultFlag, Normaliser>;
+
+const NORMALISERS: Record<WritableDeviceField, Normaliser> = {
   description: (v) => (typeof v === 'string' && v !== '' ? v : null),
   public_key: (v) => (typeof v === 'string' ? v.trim() : null),
   ipv4: normalizeAddress,
@@ -56,11 +48,7 @@ const NORMALISERS: Record<WritableDeviceField, (value: unknown) => unknown> = {
   endpoint: normalizeEndpoint,
   mtu: (v) => (typeof v === 'number' ? v : null),
   persistent_keepalive: (v) => (typeof v === 'number' ? v : null),
-  use_default_allowed_ips: (v) => v !== false,
-  use_default_dns: (v) => v !== false,
-  use_default_endpoint: (v) => v !== false,
-  use_default_mtu: (v) => v !== false,
-  use_default_persistent_keepalive: (v) => v !== false,
+  ...FLAG_NORMALISERS,
 };
 
 export function sameDeviceValue(field: WritableDeviceField, a: unknown, b: unknown): boolean {
@@ -72,7 +60,7 @@ export function sameDeviceValue(field: WritableDeviceField, a: unknown, b: unkno
 export function managedDeviceFields(fields: DesiredDeviceFields): WritableDeviceField[] {
   return WRITABLE_DEVICE_FIELDS.filter((field) => {
     if (fields[field] === undefined) return false;
-    if (DEFAULTABLE.has(field) && fields[`use_default_${field as DefaultableDeviceField}`] === true) return false;
+    if (isDefaultableField(field) && fields[useDefaultFlag(field)] === true) return false;
     return true;
   });
 }
@@ -92,7 +80,7 @@ export function changedDeviceFields(desired: DesiredDevice, live: ApiDevice): Wr
 export function liveDeviceBody(live: ApiDevice): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const field of WRITABLE_DEVICE_FIELDS) {
-    if (DEFAULTABLE.has(field) && live[`use_default_${field as DefaultableDeviceField}`]) continue;
+    if (isDefaultableField(field) && live[useDefaultFlag(field)]) continue;
     const value = live[field];
     if (value !== null && value !== undefined) body[field] = value;
   }

@@ -3,19 +3,15 @@
  * values differ is an update (or, for device fields a 0.7.26+ server ignores, a replacement), a
  * declaration without a live object is a create.
  */
+import { fieldOfFlag, isLegacyUpdatable, type WritableDeviceField } from '../model/device-fields.js';
 import { deviceKeyOfOwnerKey, userKey } from '../model/keys.js';
 import type { DesiredDevice, DesiredUser } from '../model/state.js';
 import type { ApiDevice, ApiUser } from '../model/types.js';
 import { PHASE, type OwnerRef, type PlanContext } from './context.js';
-import {
-  changedDeviceFields,
-  LEGACY_UPDATABLE_DEVICE_FIELDS,
-  liveDeviceBody,
-  managedDeviceFields,
-  type WritableDeviceField,
-} from './device-fields.js';
+import { changedDeviceFields, liveDeviceBody, managedDeviceFields } from './device-fields.js';
 import { fingerprintOf } from './fingerprint.js';
 import { checkDeviceRenameTarget, renamedDevice } from './renames.js';
+import { planSecret } from './secrets.js';
 import type { FieldChange, PlanSecret } from './types.js';
 
 /** Pairs every declared user with its live user (by email). */
@@ -52,7 +48,7 @@ function planUser(
     fields.push({ field: 'role', before: null, after: user.role ?? 'unprivileged' });
     const secrets: PlanSecret[] = [];
     if (user.password) {
-      secrets.push({ field: 'password', ref: user.password.ref });
+      secrets.push(planSecret('password', user.password));
       fields.push({ field: 'password', before: null, after: null, sensitive: true });
     }
     ctx.add({
@@ -82,7 +78,7 @@ function planUser(
   }
   if (ctx.options.rotatePasswords && user.password) {
     fields.push({ field: 'password', before: null, after: null, sensitive: true });
-    secrets.push({ field: 'password', ref: user.password.ref });
+    secrets.push(planSecret('password', user.password));
   }
   if (fields.length === 0) return;
   const demotes = body.role === 'unprivileged' && live.role === 'admin';
@@ -138,7 +134,7 @@ function planDeviceCreate(ctx: PlanContext, key: string, device: DesiredDevice, 
   }
   const secrets: PlanSecret[] = [];
   if (device.preshared_key) {
-    secrets.push({ field: 'preshared_key', ref: device.preshared_key.ref });
+    secrets.push(planSecret('preshared_key', device.preshared_key));
     fields.push({ field: 'preshared_key', before: null, after: null, sensitive: true });
   }
   ctx.add({
@@ -173,7 +169,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     fingerprint: fingerprintOf('device', live),
     fields,
   };
-  const ignoredByLegacyServers = changed.some((f) => !LEGACY_UPDATABLE_DEVICE_FIELDS.has(f)) || pskChanged;
+  const ignoredByLegacyServers = changed.some((f) => !isLegacyUpdatable(f)) || pskChanged;
   if (ctx.replaceDevices && ignoredByLegacyServers) {
     // Delete then create, keeping what the files do not change: keys, pinned addresses, other values.
     const body: Record<string, unknown> = { user_id: live.user_id, name: device.name.trim(), ...liveDeviceBody(live) };
@@ -185,9 +181,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
       action: 'replace',
       phase: PHASE.members,
       body,
-      ...(device.preshared_key
-        ? { secrets: [{ field: 'preshared_key' as const, ref: device.preshared_key.ref }] }
-        : {}),
+      ...(device.preshared_key ? { secrets: [planSecret('preshared_key', device.preshared_key)] } : {}),
       ...(keepFromLive.length ? { keepFromLive } : {}),
       note: 'replaced (delete, then create with the same keys and addresses): the server ignores these fields on update',
     });
@@ -204,9 +198,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     ...(renamed
       ? { note: `renamed from ${live.name}: one update of its name; keys, addresses and preshared key stay` }
       : {}),
-    ...(pskChanged && device.preshared_key
-      ? { secrets: [{ field: 'preshared_key' as const, ref: device.preshared_key.ref }] }
-      : {}),
+    ...(pskChanged && device.preshared_key ? { secrets: [planSecret('preshared_key', device.preshared_key)] } : {}),
   });
 }
 
@@ -214,14 +206,15 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
 function createFields(device: DesiredDevice): WritableDeviceField[] {
   const managed = new Set<WritableDeviceField>(managedDeviceFields(device.fields));
   for (const field of Object.keys(device.fields) as WritableDeviceField[]) {
-    if (field.startsWith('use_default_') && device.fields[field] !== undefined) managed.add(field);
+    if (fieldOfFlag(field) !== undefined && device.fields[field] !== undefined) managed.add(field);
   }
   return [...managed];
 }
 
-/** Fields left to the server's default by the declaration (use_default_<x> on). */
+/** Fields left to the server's default by the declaration (their default flag on). */
 function defaultedFields(device: DesiredDevice): string[] {
-  return Object.entries(device.fields)
-    .filter(([field, value]) => field.startsWith('use_default_') && value === true)
-    .map(([field]) => field.slice('use_default_'.length));
+  return Object.entries(device.fields).flatMap(([name, value]) => {
+    const field = fieldOfFlag(name);
+    return field !== undefined && value === true ? [field] : [];
+  });
 }

@@ -5,7 +5,7 @@
  */
 import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
 import { normalizePortRange } from '../model/ports.js';
-import { parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
+import { overlapGroup, parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
 import type { DesiredRule } from '../model/state.js';
 import type { ApiRule, ApiUser } from '../model/types.js';
 import { PHASE, type PlanContext } from './context.js';
@@ -26,6 +26,14 @@ interface SpareRule {
   rule: ApiRule;
   parsed: ParsedRule | null;
   used: boolean;
+}
+
+/** Live rules no declaration matches, indexed twice. */
+interface SpareRules {
+  /** By overlap group: the only live rules a declared rule can overlap with on the server. */
+  byGroup: Map<string, SpareRule[]>;
+  /** By owner and action (`OWNER|ACTION`, `*` for global rules): where an edited rule's previous version is looked for. */
+  byOwnerAction: Map<string, SpareRule[]>;
 }
 
 export function planRules(ctx: PlanContext): void {
@@ -84,16 +92,18 @@ function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
   return unmatched;
 }
 
-/**
- * Live rules no declaration matches, grouped by owner and action: the only ones a declared rule
- * can overlap with on the server.
- */
-function spareLiveRules(ctx: PlanContext): Map<string, SpareRule[]> {
-  const spare = new Map<string, SpareRule[]>();
+function addTo(map: Map<string, SpareRule[]>, key: string, entry: SpareRule): void {
+  const list = map.get(key);
+  if (list) list.push(entry);
+  else map.set(key, [entry]);
+}
+
+/** The live rules no declaration matches, in live order within each index. */
+function spareLiveRules(ctx: PlanContext): SpareRules {
+  const spare: SpareRules = { byGroup: new Map(), byOwnerAction: new Map() };
   for (const rule of ctx.live.rules) {
     if (ctx.claimedRules.has(rule)) continue;
     const owner = ctx.index.ruleOwnerOf(rule);
-    const group = `${owner === null ? '*' : userKey(owner)}|${rule.action}`;
     const parsed = parseRule({
       action: rule.action,
       destination: rule.destination,
@@ -101,20 +111,20 @@ function spareLiveRules(ctx: PlanContext): Map<string, SpareRule[]> {
       port_range: rule.port_range,
       owner: owner === null ? null : userKey(owner),
     });
-    const list = spare.get(group);
     const entry = { rule, parsed, used: false };
-    if (list) list.push(entry);
-    else spare.set(group, [entry]);
+    addTo(spare.byOwnerAction, `${owner === null ? '*' : userKey(owner)}|${rule.action}`, entry);
+    if (parsed) addTo(spare.byGroup, overlapGroup(parsed).key, entry);
   }
   return spare;
 }
 
-function planUnmatchedRule(ctx: PlanContext, candidate: RuleCandidate, spare: Map<string, SpareRule[]>): void {
+function planUnmatchedRule(ctx: PlanContext, candidate: RuleCandidate, spare: SpareRules): void {
   const { ownerEmail, rule, key, parsed } = candidate;
   const owner = ownerEmail === null ? undefined : ctx.declaredUsers.get(userKey(ownerEmail));
   const ownerRef = owner ? ctx.ownerRef(owner.user, owner.live) : { userId: null, dependsOn: [] as string[] };
-  const group = spare.get(`${ownerEmail === null ? '*' : userKey(ownerEmail)}|${rule.action}`) ?? [];
-  const overlapping = parsed ? group.filter((e) => e.parsed !== null && rulesOverlap(parsed, e.parsed)) : [];
+  const overlapping = parsed
+    ? (spare.byGroup.get(overlapGroup(parsed).key) ?? []).filter((e) => rulesOverlap(parsed, e.parsed!))
+    : [];
   const label = `rule ${ruleLabel(rule, ownerEmail)}`;
   const wanted = {
     action: rule.action,
@@ -226,9 +236,12 @@ function planRuleReplace(
 }
 
 /** Live rules of the owner, unclaimed, in any action group. */
-function spareOfOwner(candidate: RuleCandidate, spare: Map<string, SpareRule[]>): SpareRule[] {
+function spareOfOwner(candidate: RuleCandidate, spare: SpareRules): SpareRule[] {
   const owner = candidate.ownerEmail === null ? '*' : userKey(candidate.ownerEmail);
-  return [...(spare.get(`${owner}|accept`) ?? []), ...(spare.get(`${owner}|drop`) ?? [])].filter((e) => !e.used);
+  const { byOwnerAction } = spare;
+  return [...(byOwnerAction.get(`${owner}|accept`) ?? []), ...(byOwnerAction.get(`${owner}|drop`) ?? [])].filter(
+    (e) => !e.used,
+  );
 }
 
 /**
@@ -246,11 +259,7 @@ function looksLikePreviousVersion(candidate: RuleCandidate, live: ApiRule): bool
 }
 
 /** With prune on, a managed live rule no file declares that the declared rule is an edit of: replaced. */
-function previousVersion(
-  ctx: PlanContext,
-  candidate: RuleCandidate,
-  spare: Map<string, SpareRule[]>,
-): SpareRule | undefined {
+function previousVersion(ctx: PlanContext, candidate: RuleCandidate, spare: SpareRules): SpareRule | undefined {
   if (!ctx.prune) return undefined;
   return spareOfOwner(candidate, spare).find(
     (e) => ctx.managesLiveRule(e.rule) && looksLikePreviousVersion(candidate, e.rule),
@@ -258,11 +267,7 @@ function previousVersion(
 }
 
 /** With prune off, the create says in words that the rule it looks like an edit of stays, with its access. */
-function keptPreviousVersion(
-  ctx: PlanContext,
-  candidate: RuleCandidate,
-  spare: Map<string, SpareRule[]>,
-): string | undefined {
+function keptPreviousVersion(ctx: PlanContext, candidate: RuleCandidate, spare: SpareRules): string | undefined {
   const previous = spareOfOwner(candidate, spare).filter((e) => looksLikePreviousVersion(candidate, e.rule));
   if (previous.length === 0) return undefined;
   const shown = previous.map((e) => ruleLabel(e.rule, ctx.index.ruleOwnerOf(e.rule))).join(', ');

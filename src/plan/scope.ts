@@ -1,5 +1,5 @@
 /** What the repository owns (`settings.manage`) and what it never deletes (`settings.protect`). */
-import picomatch from 'picomatch';
+import { emailGlobMatcher } from '../model/email-glob.js';
 import { cidrContains, parseCidrOrAddress, type ParsedCidr } from '../model/net.js';
 import type { DesiredSettings } from '../model/state.js';
 
@@ -11,18 +11,10 @@ export interface Scope {
   isProtected(email: string): boolean;
 }
 
-function emailMatcher(globs: readonly string[]): (email: string) => boolean {
-  if (globs.length === 0) return () => false;
-  const match = picomatch(
-    globs.map((g) => g.trim()),
-    { nocase: true, dot: true },
-  );
-  return (email) => match(email.trim());
-}
-
 export function buildScope(settings: DesiredSettings): Scope {
   const userGlobs = settings.manage.users;
-  const managesUser = userGlobs === null ? () => true : emailMatcher(userGlobs);
+  // One matcher (model/email-glob.ts) for both, and for validate: an email is in a scope or not.
+  const managesUser = userGlobs === null ? () => true : emailGlobMatcher(userGlobs);
   const ruleBlocks =
     settings.manage.rules?.map((c) => parseCidrOrAddress(c)).filter((c): c is ParsedCidr => c !== null) ?? null;
   const managesGlobalRule =
@@ -32,5 +24,5 @@ export function buildScope(settings: DesiredSettings): Scope {
           const parsed = parseCidrOrAddress(destination);
           return parsed !== null && ruleBlocks.some((block) => cidrContains(block, parsed));
         };
-  return { managesUser, managesGlobalRule, isProtected: emailMatcher(settings.protect.users) };
+  return { managesUser, managesGlobalRule, isProtected: emailGlobMatcher(settings.protect.users) };
 }

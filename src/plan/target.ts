@@ -4,15 +4,20 @@
  * target, then, transitively, the changes they depend on (the user a device belongs to, the rule
  * that must make room first). Summary and limits are counted again over what is kept.
  */
-import { userKey } from '../model/keys.js';
+import { ruleKey, userKey } from '../model/keys.js';
 import { evaluateLimits, summarize } from './limits.js';
-import type { Plan } from './types.js';
+import type { Change, Plan } from './types.js';
 
 export class TargetError extends Error {
   override readonly name = 'TargetError';
 }
 
-/** A target in the plan's key notation, normalised as change ids are: `user:EMAIL`, `device:EMAIL/NAME`, `rule:OWNER|ACTION|DEST|PORTS`, `configuration`. */
+/**
+ * A target in the plan's key notation, normalised as change ids are: `user:EMAIL`,
+ * `device:EMAIL/NAME`, `rule:OWNER|ACTION|DEST|PORTS`, `configuration`. A rule's ports may be
+ * written as the server answers them or as files do (`tcp:443`, `tcp:443-443`): the key holds
+ * the one canonical form, `tcp:443 - 443`.
+ */
 export function normalizeTarget(target: string): string {
   if (target.trim() === 'configuration') return 'configuration';
   const colon = target.indexOf(':');
@@ -29,7 +34,23 @@ export function normalizeTarget(target: string): string {
     if (slash <= 0) throw new TargetError(`--target ${target}: a device is device:EMAIL/NAME`);
     return `device:${userKey(rest.slice(0, slash))}/${rest.slice(slash + 1)}`;
   }
-  return `rule:${rest}`;
+  return `rule:${normalizeRuleKey(rest)}`;
+}
+
+/** `OWNER|ACTION|DEST|PORTS` as ruleKey writes it; text that is not four parts is left as it is (it matches nothing). */
+function normalizeRuleKey(text: string): string {
+  const parts = text.split('|').map((part) => part.trim());
+  if (parts.length !== 4) return text;
+  const [owner, action, destination, ports] = parts as [string, string, string, string];
+  const colon = ports.indexOf(':');
+  const any = ports.toLowerCase() === 'any' || ports === '';
+  return ruleKey({
+    ownerEmail: owner === '*' ? null : owner,
+    action: action.toLowerCase(),
+    destination,
+    port_type: any ? null : colon === -1 ? ports : ports.slice(0, colon),
+    port_range: any || colon === -1 ? null : ports.slice(colon + 1).trim(),
+  });
 }
 
 export function targetPlan(plan: Plan, targets: readonly string[]): Plan {
@@ -43,12 +64,12 @@ export function targetPlan(plan: Plan, targets: readonly string[]): Plan {
     for (const dep of change.dependsOn ?? []) visit(dep);
   };
   for (const id of wanted) visit(id);
-  const changes = plan.changes.filter((c) => keep.has(c.id));
-  const summary = summarize(changes);
-  // The allowances the whole plan was given (`--allow-*` included), against what is kept.
-  const limits = evaluateLimits(summary, plan.limits);
+  const narrowed = narrowPlan(
+    plan,
+    plan.changes.filter((c) => keep.has(c.id)),
+  );
   const unmatched = wanted.filter((id) => !byId.has(id));
-  const left = plan.changes.length - changes.length;
+  const left = plan.changes.length - narrowed.changes.length;
   const warnings = [
     ...plan.warnings,
     `limited by --target ${wanted.join(', ')}: ${left} other change(s) are left out of this plan; a run without --target makes them`,
@@ -56,5 +77,16 @@ export function targetPlan(plan: Plan, targets: readonly string[]): Plan {
       (id) => `--target ${id}: no change is planned for it (already as declared, or not a key of these files)`,
     ),
   ];
-  return { ...plan, changes, summary, limits, warnings };
+  return { ...narrowed, warnings };
+}
+
+/**
+ * The plan with only some of its changes (a subset, in the plan's order): summary and limits
+ * counted again over what is kept, against the limits the plan was made with.
+ */
+export function narrowPlan(plan: Plan, changes: Change[]): Plan {
+  const summary = summarize(changes);
+  // The allowances the whole plan was given (`--allow-*` included), against what is kept.
+  const limits = evaluateLimits(summary, plan.limits);
+  return { ...plan, changes, summary, limits };
 }

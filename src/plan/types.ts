@@ -1,13 +1,18 @@
 /**
  * The Plan: a plain, versioned, serialisable object (spec/netform.md sections 3 and 4).
- * `netform plan -o` writes it as JSON; apply, the renderers and drift all read this one shape.
- * It never holds a secret value: secret fields carry their reference (SecretRef) only.
+ * `netform plan -o` writes it as JSON, sealed (seal.ts; docs/saved-plans.md); apply, the renderers
+ * and drift all read this one shape. It never holds a secret value: secret fields carry their
+ * reference (SecretRef) and, in a saved plan, an HMAC of the value.
  */
 import type { AccessChanges } from '../access/changes.js';
 import type { SecretRef } from '../model/secret.js';
 
 export const PLAN_FORMAT = 'netform.plan';
-export const PLAN_FORMAT_VERSION = 1;
+/**
+ * 2: sealed with an HMAC (`seal`, `seal_key`), secrets with their `hmac`. Version 1 plans (an
+ * unkeyed SHA-256 `digest`) are refused.
+ */
+export const PLAN_FORMAT_VERSION = 2;
 
 /** The kinds of objects in the server's collections. */
 export type ObjectKind = 'user' | 'device' | 'rule';
@@ -23,10 +28,24 @@ export interface FieldChange {
   sensitive?: boolean;
 }
 
-/** A secret field of a request body, by reference: apply resolves the value again at write time. */
+/**
+ * A secret field of a request body, by reference: apply reads the value again. Made by planSecret
+ * (secrets.ts), which keeps the planned value aside for the seal.
+ */
 export interface PlanSecret {
   field: 'password' | 'preshared_key';
   ref: SecretRef;
+  /**
+   * In a saved plan: HMAC-SHA-256 of the value under the plan's key (seal.ts), never the value.
+   * Apply refuses the change as stale when the value read again has another HMAC.
+   */
+  hmac?: string;
+}
+
+/** The key a saved plan was sealed with: where it came from, and its id (not the key). */
+export interface SealKeyInfo {
+  source: 'NETFORM_PLAN_KEY' | 'token' | 'embedded-token';
+  id: string;
 }
 
 /** Something that goes with a user deletion. */
@@ -84,6 +103,31 @@ export interface Change {
   dependsOn?: string[];
   /** Why this change is planned this way (adoption, replacement, protection). */
   note?: string;
+  /**
+   * With `plan --base REF` (src/plan/base.ts): `pr` when this pull request introduces the change
+   * (its base's plan lacks it, or plans it differently), `base` when the base's plan has it
+   * identically (drift, or merged and not yet applied): applied on merge all the same.
+   */
+  origin?: ChangeOrigin;
+}
+
+export type ChangeOrigin = 'pr' | 'base';
+
+/** A change of the base's plan that this pull request's plan no longer makes: what the request undoes. */
+export type ResolvedChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'label' | 'fields' | 'cascade' | 'note'>;
+
+/** What a plan made with `--base REF` (or `--base-file PATH`) was compared with. */
+export interface PlanBase {
+  /** The ref or file as given: `origin/main`, `base/cdk.tf.json`. */
+  ref: string;
+  /** The commit the ref named, when it is a git ref. */
+  commit?: string;
+  /** Why the comparison could not be made, when it could not: every change then counts as the pull request's. */
+  note?: string;
+  /** Access changes of this pull request's own changes, made after those already on the base. */
+  access_pr?: AccessChanges;
+  /** Access changes of the changes already on the base. */
+  access_base?: AccessChanges;
 }
 
 export interface LimitCheck {
@@ -147,8 +191,17 @@ export interface Plan {
    */
   undeclared?: UndeclaredItem[];
   settings?: PlanSettings;
-  /** SHA-256 of the rest of the document (src/plan/digest.ts), written with the JSON document. */
-  digest?: string;
+  /** A saved plan's key: its source and id (src/plan/seal.ts). */
+  seal_key?: SealKeyInfo;
+  /**
+   * A saved plan's seal: HMAC-SHA-256 over the canonical JSON of every other member, present or
+   * added later (src/plan/seal.ts).
+   */
+  seal?: string;
   /** Who can reach what after this plan, compared with now (src/access): set by plan and apply. */
   access?: AccessChanges;
+  /** `plan --base`: what the plan was compared with (each change then has its `origin`). */
+  base?: PlanBase;
+  /** `plan --base`: changes of the base's plan that this one does not make (this pull request undoes them). */
+  resolved_by_pr?: ResolvedChange[];
 }

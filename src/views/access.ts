@@ -8,25 +8,31 @@ import { describeRule, ruleLocation } from '../access/model.js';
 import type { SourceDecision } from '../access/notation.js';
 import type { TestResult } from '../access/tests.js';
 import { githubAnnotation } from './diagnostics.js';
+import { inertText, markdownCode, markdownText } from './escape.js';
 
 function hasAccessChanges(access: AccessChanges | undefined): access is AccessChanges {
   return access !== undefined && (access.users.length > 0 || access.everyone !== undefined);
 }
 
-export function accessText(access: AccessChanges | undefined): string[] {
+export function accessText(access: AccessChanges | undefined, title = 'Access changes'): string[] {
   if (!hasAccessChanges(access)) return [];
-  return ['Access changes:', ...accessChangeLines(access).map((line) => `  ${line}`), ''];
+  return [`${inertText(title)}:`, ...accessChangeLines(access, inertText).map((line) => `  ${line}`), ''];
 }
 
 /**
  * The markdown section, within `maxChars`: whole lines while they fit, then one line saying how
  * many are not shown (the text and json plans hold them all).
  */
-export function accessMarkdown(access: AccessChanges | undefined, maxChars = Infinity): string[] {
+export function accessMarkdown(
+  access: AccessChanges | undefined,
+  maxChars = Infinity,
+  title = 'Access changes',
+): string[] {
   if (!hasAccessChanges(access)) return [];
-  const open = ['<details open><summary>Access changes</summary>', ''];
+  const open = [`<details open><summary>${markdownText(title)}</summary>`, ''];
   const close = ['', '</details>', ''];
-  const lines = accessChangeLines(access).map((line) => `- ${line.replace(/([*_`|<>])/g, '\\$1')}`);
+  // Every email in a code span sized to it; the rest of a line is netform's own text (addresses, protocols, ports).
+  const lines = accessChangeLines(access, markdownCode).map((line) => `- ${line}`);
   let budget = maxChars - [...open, ...close].join('\n').length - 200;
   const shown: string[] = [];
   for (const line of lines) {
@@ -53,8 +59,11 @@ export function blockText(block: AccessBlock): string {
   return `${where} ${block.protocol} ${block.ports}`;
 }
 
-/** Lines of text for the changes: `alice@example.com: now reachable 10.2.0.0/16 tcp 22`. */
-export function accessChangeLines(changes: AccessChanges): string[] {
+/**
+ * Lines of text for the changes: `alice@example.com: now reachable 10.2.0.0/16 tcp 22`. `quote`
+ * shows each user's email for where the line goes (made inert for text, a code span in markdown).
+ */
+export function accessChangeLines(changes: AccessChanges, quote: (user: string) => string = (user) => user): string[] {
   const lines: string[] = [];
   const add = (who: string, c: { reachable: AccessBlock[]; blocked: AccessBlock[] }) => {
     for (const b of c.reachable) lines.push(`${who}: now reachable ${blockText(b)}`);
@@ -63,11 +72,11 @@ export function accessChangeLines(changes: AccessChanges): string[] {
   if (changes.everyone) {
     const { except } = changes.everyone;
     add(
-      except.length === 0 ? 'all users' : `all users (except where own rules of ${except.join(', ')} apply)`,
+      except.length === 0 ? 'all users' : `all users (except where own rules of ${except.map(quote).join(', ')} apply)`,
       changes.everyone,
     );
   }
-  for (const u of changes.users) add(changes.everyone ? `${u.user} (within its own rules)` : u.user, u);
+  for (const u of changes.users) add(changes.everyone ? `${quote(u.user)} (within its own rules)` : quote(u.user), u);
   if (changes.omitted) {
     lines.push(
       `… and ${changes.omitted.users} more users (whose own rules may change their access differently), ${changes.omitted.blocks} more blocks not shown`,
@@ -161,7 +170,7 @@ export function testResultsText(results: TestResult[], options: { github: boolea
     if (options.github && !result.pass) {
       out += `${githubAnnotation({ message: testLine(result), file: source?.file, line: source?.line, column: source?.column })}\n`;
     } else {
-      out += `${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}\n`;
+      out += `${inertText(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}`)}\n`;
     }
   }
   const failed = results.filter((r) => !r.pass).length;
@@ -203,7 +212,7 @@ export function explainText(fromText: string, toText: string, decisions: SourceD
   const lines: string[] = [`${fromText} -> ${toText}`];
   for (const { who, decision } of groups.values()) {
     const shown = who.length > 3 ? `${who.slice(0, 3).join(', ')} and ${who.length - 3} more` : who.join(', ');
-    lines.push(...explainLines(shown, decision));
+    for (const item of explainLines(shown, decision)) lines.push(item);
   }
-  return `${lines.join('\n')}\n`;
+  return `${lines.map(inertText).join('\n')}\n`;
 }

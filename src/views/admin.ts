@@ -3,7 +3,7 @@ import type { CopyCounts, TokenSummary } from '../../server/index.js';
 
 /** Columns padded to their widest cell, two spaces apart, no trailing blanks. */
 function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const widths = rows[0]!.map((_, i) => rows.reduce((widest, r) => Math.max(widest, r[i]!.length), 0));
   return (
     rows
       .map((r) =>
@@ -34,4 +34,13 @@ export function defaultsTable(values: object): string {
 
 export function copiedLine(counts: CopyCounts): string {
   return `copied ${counts.users} users, ${counts.devices} devices, ${counts.rules} rules, ${counts.tokens} tokens, ${counts.settings} settings\n`;
+}
+
+/** `server copy`: one warning per row left out (by id, with why), then what to do about them. */
+export function leftOutWarnings(leftOut: readonly string[]): string {
+  if (leftOut.length === 0) return '';
+  return (
+    leftOut.map((line) => `warning: left out ${line}\n`).join('') +
+    'warning: the source holds what no store can hold or keep apart (stored before netform refused such text); the rest is copied. Fix or delete those rows on the source server by id, or recreate them on the new one\n'
+  );
 }

@@ -4,9 +4,12 @@
  */
 import pc from 'picocolors';
 import type { ApplySummary, ChangeStatus } from '../apply/executor.js';
+import type { StaleCause } from '../ops/apply.js';
 import type { LimitCheck } from '../plan/types.js';
 import { limitLine, type RenderOptions } from './plan.js';
 import { seconds } from './progress.js';
+import { inertText } from './escape.js';
+import { withheldCount } from './reviewed.js';
 import { SYMBOL } from './symbols.js';
 
 export function renderApplySummary(summary: ApplySummary, options: RenderOptions): string {
@@ -15,7 +18,9 @@ export function renderApplySummary(summary: ApplySummary, options: RenderOptions
   const word: Record<ChangeStatus, string> = { done: 'done', failed: 'FAILED', not_attempted: 'not attempted' };
   const out: string[] = [];
   for (const r of summary.results) {
-    const line = `${word[r.status].padEnd(13)} ${SYMBOL[r.action]} ${r.label}${r.message ? `: ${r.message}` : ''}`;
+    const line = inertText(
+      `${word[r.status].padEnd(13)} ${SYMBOL[r.action]} ${r.label}${r.message ? `: ${r.message}` : ''}`,
+    );
     out.push(paint[r.status](line));
   }
   out.push('');
@@ -29,13 +34,33 @@ export function applySummaryLine(summary: ApplySummary): string {
 
 /** Why nothing was written: the plan is over a safety limit. */
 export function refusedText(overLimit: readonly LimitCheck[]): string {
-  return `Refused: the plan is over a safety limit. Nothing was changed.\n${overLimit.map((l) => `  - ${limitLine(l)}`).join('\n')}\n`;
+  return `Refused: the plan is over a safety limit. Nothing was changed.\n${overLimit.map((l) => `  - ${inertText(limitLine(l))}`).join('\n')}\n`;
 }
 
+const STALE_CAUSE: Record<StaleCause, string> = {
+  server: 'the server changed',
+  secret: 'a secret it sends changed',
+  both: 'the server and a secret it sends changed',
+};
+
 /** Why nothing was written: what the saved plan touches changed since it was made. */
-export function staleText(stale: readonly string[]): string {
-  return `The saved plan is stale: the server changed since it was made. Nothing was changed.\n${stale.map((s) => `  - ${s}`).join('\n')}\nRun netform plan again.\n`;
+export function staleText(stale: readonly string[], cause: StaleCause = 'server'): string {
+  return `The saved plan is stale: ${STALE_CAUSE[cause]} since it was made. Nothing was changed.\n${stale.map((s) => `  - ${inertText(s)}`).join('\n')}\nRun netform plan again.\n`;
 }
+
+/** After the writes of `apply --reviewed`: what was withheld, and why the exit code is 5. */
+export function withheldLine(count: number): string {
+  const one = count === 1;
+  return (
+    `Withheld ${withheldCount(count)} that the reviewed plan does not show as ${one ? 'it is' : 'they are'} now (listed above): none of ${one ? 'it was' : 'them were'} written. ` +
+    'Review them (netform plan -f PATH shows them), then apply them in a run a maintainer approves.\n'
+  );
+}
+
+/** `apply --reviewed` when nothing the files plan now is in the reviewed plan. */
+export const NOTHING_REVIEWED = 'Nothing to apply: no change of the plan is in the reviewed plan as it is now.';
+
+
 
 export function confirmQuestion(changes: number, server: string): string {
   return `\nApply these ${changes} change(s) to ${server}? Only "yes" applies: `;

@@ -1,4 +1,5 @@
 /** A drift report in words. */
+import { webhookText } from './escape.js';
 
 type DriftStatus = 'clean' | 'drift' | 'failed';
 
@@ -10,17 +11,20 @@ export interface DriftOutcome {
   changes: readonly { action: string; label: string }[];
 }
 
-/** A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`. */
+/**
+ * A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`.
+ * Values from the server, the files or an error are escaped for chat (markdown, and `<`, `>`, `&`).
+ */
 export function driftText(report: DriftOutcome, previous: DriftStatus | null = null, shown = 5): string {
-  const where = report.server ?? 'the server';
+  const where = report.server === null ? 'the server' : webhookText(report.server);
   if (report.status === 'failed')
-    return `netform drift on ${where}: the check failed: ${report.error ?? 'unknown error'}`;
+    return `netform drift on ${where}: the check failed: ${webhookText(report.error ?? 'unknown error')}`;
   if (report.status === 'clean') {
     return previous === 'drift' || previous === 'failed'
       ? `netform drift on ${where}: back to clean: the server matches the desired state`
       : `netform drift on ${where}: clean`;
   }
-  const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${c.label}`);
+  const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${webhookText(c.label)}`);
   const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
   const n = report.changes.length;
   return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${labels.join('; ')}${more}`;

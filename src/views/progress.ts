@@ -6,6 +6,7 @@
  */
 import type { ApplyProgress, ChangeResult } from '../apply/index.js';
 import type { Change } from '../plan/types.js';
+import { inertText } from './escape.js';
 import { DONE_VERB } from './symbols.js';
 
 export interface ProgressReporter {
@@ -35,10 +36,12 @@ export function seconds(ms: number): string {
 
 /** `created user alice@example.com (0.2 s)`, `FAILED to create ...: why`, `not attempted: ...: why`. */
 export function outcomeLine(result: ChangeResult, ms: number): string {
-  const why = result.message ? `: ${result.message}` : '';
-  if (result.status === 'done') return `${DONE_VERB[result.action]} ${result.label} (${seconds(ms)})${why}`;
-  if (result.status === 'failed') return `FAILED to ${result.action} ${result.label} (${seconds(ms)})${why}`;
-  return `not attempted: ${result.action} ${result.label}${why}`;
+  // The label and the server's message are inert: a line of the log is one line, without escapes.
+  const label = inertText(result.label);
+  const why = result.message ? `: ${inertText(result.message)}` : '';
+  if (result.status === 'done') return `${DONE_VERB[result.action]} ${label} (${seconds(ms)})${why}`;
+  if (result.status === 'failed') return `FAILED to ${result.action} ${label} (${seconds(ms)})${why}`;
+  return `not attempted: ${result.action} ${label}${why}`;
 }
 
 export function progressReporter(options: ProgressOptions): ProgressReporter {

@@ -237,7 +237,7 @@ describe('against a live server', () => {
     );
     const md = await netform(server, ['plan', '-f', pruned, '--format', 'markdown']);
     expect(md.stdout).toContain('<summary>Access changes</summary>');
-    expect(md.stdout).toContain('- bob@example.com: now blocked 10.9.0.0/16 (all protocols)');
+    expect(md.stdout).toContain('- `bob@example.com`: now blocked 10.9.0.0/16 (all protocols)');
     const json = JSON.parse((await netform(server, ['plan', '-f', pruned, '--format', 'json'])).stdout);
     expect(json.access).toEqual({
       users: [

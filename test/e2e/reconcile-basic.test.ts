@@ -130,7 +130,7 @@ describe('plan and apply', () => {
     expect(out).toContain('      mtu: 1380 -> 1400\n');
     expect(out).toContain('      preshared_key: (sensitive value changed)\n');
     expect(out).toContain(
-      '  -/+ rule accept 10.1.0.0/16 tcp 443-8443 (Alice@corp.test)  (replaces the live rule accept 10.1.0.0/16 tcp 443 (alice@corp.test), which it overlaps: deleted, then the new one created, never changed in place; between the two requests the old rule no longer filters)\n      port_range: "443 - 443" -> "443 - 8443"\n',
+      '  -/+ rule accept 10.1.0.0/16 tcp 443-8443 (Alice@corp.test)  (replaces the live rule accept 10.1.0.0/16 tcp 443 (alice@corp.test), which it overlaps: deleted, then the new one created, never changed in place; between the two requests the old rule no longer filters)\n      port_range: "443" -> "443 - 8443"\n',
     );
     expect(out).toContain('  -/+ rule drop 10.9.0.0/17 (global)');
     expect(out).toContain('      destination: "10.9.0.0/16" -> "10.9.0.0/17"\n');

@@ -67,7 +67,7 @@ describe('everyday edits of an exported repository: removing a device, changing 
     expect((await netform(server, ['apply', '-f', file, '--yes'])).code).toBe(0);
     const state = await serverState(server);
     expect(state.devices.map((d) => d.name)).toEqual(['laptop']);
-    expect(state.rules.map((r) => r.port_range)).toEqual(['2222 - 2222']);
+    expect(state.rules.map((r) => r.port_range)).toEqual(['2222']);
     expect((await netform(server, ['plan', '-f', file])).code).toBe(0);
   });
 });

@@ -64,13 +64,13 @@ describe('rule changes are delete-then-create', () => {
       '  -/+ rule accept 10.1.0.0/16 tcp 2222 (port@corp.test)  (replaces the live rule accept 10.1.0.0/16 tcp 22 (port@corp.test): ' +
         'deleted, then the new one created, never changed in place; between the two requests the old rule no longer filters)\n',
     );
-    expect(planned.stdout).toContain('      port_range: "22 - 22" -> "2222"\n');
+    expect(planned.stdout).toContain('      port_range: "22" -> "2222"\n');
     expect(planned.stdout).toContain('Plan: 0 to create, 0 to update, 1 to replace, 0 to delete.');
 
     const applied = await viaProxy(['apply', '-f', file, '--yes']);
     expect(applied.code, describeResult(applied)).toBe(0);
     expect(ruleWrites()).toEqual(['DELETE', 'POST']);
-    expect(await portsOf('port@corp.test')).toEqual(['2222 - 2222']);
+    expect(await portsOf('port@corp.test')).toEqual(['2222']);
     expect((await viaProxy(['plan', '-f', file])).code).toBe(0);
   });
 

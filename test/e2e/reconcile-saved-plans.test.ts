@@ -28,7 +28,7 @@ describe('saved plans', () => {
     expect(JSON.parse(planned.stdout)).toEqual(doc);
     expect(doc).toMatchObject({
       format: 'netform.plan',
-      format_version: 1,
+      format_version: 2,
       server: server.url,
       summary: { create: 1, update: 1, delete: 0, replace: 0 },
     });
@@ -103,14 +103,14 @@ describe('saved plans', () => {
     const refused = await netform(server, ['apply', planPath]);
     expect(refused.code, describeResult(refused)).toBe(1);
     expect(refused.stderr).toContain(
-      `error: ${planPath}: the saved plan was modified after netform plan wrote it (its digest does not match); nothing was changed`,
+      `error: ${planPath}: the saved plan was modified after netform plan wrote it (its seal does not match). Nothing was changed`,
     );
     expect((await serverState(server)).users.map((u) => u.email)).not.toContain('tamper@bulk.test');
 
-    delete doc.digest;
+    delete doc.seal;
     writeFileSync(planPath, JSON.stringify(doc));
     const unsigned = await netform(server, ['apply', planPath]);
     expect(unsigned.code).toBe(1);
-    expect(unsigned.stderr).toContain('the saved plan has no digest');
+    expect(unsigned.stderr).toContain('the saved plan has no seal');
   });
 });

@@ -67,17 +67,21 @@ describe('secrets', () => {
 
     ws.write('psk/alice.psk', PSK_2);
     const env2 = { ALICE_PW: PASSWORD_2 };
+    // A saved plan's secret files are read within the folder apply runs in (the workspace: no git).
     const rotated = keep(
       'plan rotate',
-      await netform(server, ['plan', '-f', file, '--rotate-passwords', '-o', ws.path('rotate.json')], env2),
+      await netform(server, ['plan', '-f', file, '--rotate-passwords', '-o', ws.path('rotate.json')], env2, ws.dir),
     );
     expect(rotated.code, describeResult(rotated)).toBe(2);
     expect(rotated.stdout).toContain('      password: (sensitive value changed)\n');
     expect(rotated.stdout).toContain('      preshared_key: (sensitive value changed)\n');
-    const applied = keep('apply saved', await netform(server, ['apply', ws.path('rotate.json'), '--yes'], env2));
+    const applied = keep(
+      'apply saved',
+      await netform(server, ['apply', ws.path('rotate.json'), '--yes'], env2, ws.dir),
+    );
     expect(applied.code, describeResult(applied)).toBe(0);
     expect((await serverState(server)).devices.find((d: any) => d.name === 'laptop').preshared_key).toBe(PSK_2);
-    keep('stale', await netform(server, ['apply', ws.path('rotate.json'), '--yes'], env2));
+    keep('stale', await netform(server, ['apply', ws.path('rotate.json'), '--yes'], env2, ws.dir));
     keep('plan json again', await netform(server, ['plan', '-f', file, '--format', 'json'], env2));
 
     const missing = keep(

@@ -35,7 +35,21 @@ export function postgresBinDir(): string | null {
 export interface PostgresCluster {
   /** A URL of the cluster's `postgres` database, as the superuser `netform` (trust auth on loopback). */
   url: string;
+  /** Stops PostgreSQL and keeps its data (`pg_ctl stop -m MODE`), for outage tests; resume() starts it again. */
+  halt(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Starts a halted cluster again, on the same port. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/**
+ * Why tests that stop PostgreSQL are skipped, or null: with NETFORM_TEST_POSTGRES_URL the run is
+ * on an outside PostgreSQL, which a test must not stop, and there may be no binaries to start one.
+ */
+export function outageTestsSkipReason(): string | null {
+  return process.env.NETFORM_TEST_POSTGRES_URL
+    ? 'NETFORM_TEST_POSTGRES_URL names an outside PostgreSQL, which these tests would have to stop'
+    : null;
 }
 
 function freePort(): Promise<number> {
@@ -74,20 +88,29 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     owner ? run('runuser', ['-u', owner.name, '--', join(bin, command), ...args]) : run(join(bin, command), args);
   const data = join(dir, 'data');
   const port = await freePort();
+  // fsync off: a test cluster is thrown away, and durability is PostgreSQL's own business.
+  const settings = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
   try {
     await as('initdb', ['-D', data, '-U', 'netform', '-A', 'trust', '--no-sync', '--locale=C', '-E', 'UTF8']);
-    // fsync off: a test cluster is thrown away, and durability is PostgreSQL's own business.
-    const settings = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
     await as('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', settings, '-w', '-t', '60', 'start']);
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
+  let running = true;
   return {
     url: `postgres://netform@127.0.0.1:${port}/postgres`,
+    async halt(mode = 'fast') {
+      await as('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']);
+      running = false;
+    },
+    async resume() {
+      await as('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', settings, '-w', '-t', '60', 'start']);
+      running = true;
+    },
     async stop() {
       try {
-        await as('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+        if (running) await as('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -64,6 +64,10 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** Keep the temp folder after stop(). */
   keep?: boolean;
+  /** The `--db` that `serve` gets, from the database made for it (say, the same one through a proxy). */
+  serveDb?: (dbPath: string) => string;
+  /** An empty database to use (and drop on stop) instead of a fresh one of the run's store. */
+  location?: string;
 }
 
 /** Text written so far, with waiters for a pattern to appear in it. */
@@ -112,7 +116,8 @@ interface Started {
 
 function spawnServer(dbPath: string, options: TestServerOptions): Promise<Started> {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', dbPath, ...(options.args ?? [])], {
+  const db = options.serveDb ? options.serveDb(dbPath) : dbPath;
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, ...(options.args ?? [])], {
     env: env as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -214,7 +219,7 @@ async function callApi(
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
-  const dbPath = await freshLocation(dir);
+  const dbPath = options.location ?? (await freshLocation(dir));
   const cleanUp = async () => {
     if (options.keep) return;
     rmSync(dir, { recursive: true, force: true });

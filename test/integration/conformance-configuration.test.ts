@@ -204,6 +204,85 @@ describe('PUT and PATCH /v0/configuration', () => {
       });
     }));
 
+  // As 0.7.36 (its provider changesets cast without trimming); the upstream docs' own SAML example ends in "\n".
+  it('provider text fields are stored and echoed exactly as sent: nothing trimmed, metadata keeps its final newline', () =>
+    withOwnServer(async (own) => {
+      const saml = {
+        id: 'okta',
+        label: ' Okta ',
+        base_url: 'https://saml.example.com/ ',
+        metadata: '<?xml version="1.0"?><md:EntityDescriptor/>\n',
+        sign_requests: true,
+        sign_metadata: true,
+        signed_assertion_in_resp: true,
+        signed_envelopes_in_resp: true,
+        auto_create_users: false,
+      };
+      const oidc = {
+        id: 'google',
+        label: 'Google\t',
+        scope: ' openid email profile ',
+        response_type: 'code',
+        client_id: ' cid ',
+        client_secret: ' csecret ',
+        discovery_document_uri: 'https://accounts.google.com/.well-known/openid-configuration',
+        redirect_uri: 'https://vpn.example.com/auth/oidc/google/callback/',
+        auto_create_users: false,
+      };
+      const res = await own.api('PATCH', '/v0/configuration', {
+        configuration: { saml_identity_providers: [saml], openid_connect_providers: [oidc] },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const expected = { saml: [saml], oidc: [{ ...oidc, client_secret: null }] };
+      expect({ saml: res.body.data.saml_identity_providers, oidc: res.body.data.openid_connect_providers }).toEqual(
+        expected,
+      );
+      await own.restart();
+      const read = await configuration(own);
+      expect({ saml: read.saml_identity_providers, oidc: read.openid_connect_providers }).toEqual(expected);
+    }));
+
+  it("a provider field of only white space is still blank: required ones can't be blank, optional ones are null", () =>
+    withOwnServer(async (own) => {
+      const before = await configuration(own);
+      const res = await own.api('PATCH', '/v0/configuration', {
+        configuration: {
+          saml_identity_providers: [
+            { id: 'okta', label: '  ', metadata: '\n\t', base_url: ' ', auto_create_users: true },
+          ],
+          openid_connect_providers: [
+            {
+              id: ' ',
+              label: 'Google',
+              client_id: '\n',
+              client_secret: 's',
+              discovery_document_uri: 'https://accounts.google.com/.well-known/openid-configuration',
+              auto_create_users: true,
+            },
+          ],
+        },
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.errors.saml_identity_providers.sort()).toEqual([
+        "label can't be blank",
+        "metadata can't be blank",
+      ]);
+      expect(res.body.errors.openid_connect_providers.sort()).toEqual([
+        "client_id can't be blank",
+        "id can't be blank",
+      ]);
+      expect(await configuration(own)).toEqual(before);
+      const optional = await own.api('PATCH', '/v0/configuration', {
+        configuration: {
+          saml_identity_providers: [
+            { id: 'okta', label: 'Okta', metadata: '<x/>', base_url: ' ', auto_create_users: true },
+          ],
+        },
+      });
+      expect(optional.status, JSON.stringify(optional.body)).toBe(200);
+      expect(optional.body.data.saml_identity_providers[0].base_url).toBeNull();
+    }));
+
   it('a logo is echoed as {url, data, type}; null clears it back to {}; a file path on the server is ignored', () =>
     withOwnServer(async (own) => {
       const set = await own.api('PATCH', '/v0/configuration', {

@@ -7,36 +7,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { JSON_TYPE, TIMESTAMP, UUID_V4 } from './conformance-helpers.js';
+import { DEVICE_CONTRACT_KEYS } from '../helpers/device-contract.js';
 
-const DEVICE_KEYS = [
-  'id',
-  'user_id',
-  'name',
-  'description',
-  'public_key',
-  'preshared_key',
-  'server_public_key',
-  'ipv4',
-  'ipv6',
-  'allowed_ips',
-  'dns',
-  'endpoint',
-  'mtu',
-  'persistent_keepalive',
-  'use_default_allowed_ips',
-  'use_default_dns',
-  'use_default_endpoint',
-  'use_default_mtu',
-  'use_default_persistent_keepalive',
-  'remote_ip',
-  'latest_handshake',
-  'rx_bytes',
-  'tx_bytes',
-  'inserted_at',
-  'updated_at',
-].sort();
+const DEVICE_KEYS = [...DEVICE_CONTRACT_KEYS].sort();
 const LIMIT_MESSAGE = 'Maximum device limit reached. Remove an existing device before creating a new one.';
 const FLAGS = ['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'] as const;
+/** A value of its own for each defaultable field. */
+const VALUES: Record<string, unknown> = {
+  allowed_ips: ['10.0.0.0/8'],
+  dns: ['8.8.8.8'],
+  endpoint: 'vpn.example.com:51820',
+  mtu: 1400,
+  persistent_keepalive: 10,
+};
 
 let server: TestServer;
 let counter = 0;
@@ -431,6 +414,14 @@ describe('create field rules', () => {
 
   it.each(FLAGS.map((flag) => `use_default_${flag}`))('%s: null is "is invalid"', async (flag) => {
     await expectCreate422(body({ [flag]: null }), { [flag]: ['is invalid'] });
+  });
+
+  // 0.7.36's cast turns "" into the field's default, true.
+  it.each(FLAGS.map((flag) => `use_default_${flag}`))('%s: "" is the default, true', async (flag) => {
+    const device = await createDevice(await freshOwner(), { [flag]: '' });
+    expect(device[flag]).toBe(true);
+    const field = flag.replace('use_default_', '');
+    await expectCreate422(body({ [flag]: '', [field]: VALUES[field] }), { [field]: ['must not be present'] });
   });
 
   it.each(FLAGS.map((flag) => `use_default_${flag}`))(
@@ -830,6 +821,22 @@ describe('update', () => {
     const { updated_at: _after, ...after } = res.body.data;
     const { updated_at: _before, ...before } = device;
     expect(after).toEqual(before);
+  });
+
+  it('use_default_<x> "" on update is the default, true: the device shows the default again', async () => {
+    const device = await createDevice(await freshOwner(), {
+      use_default_mtu: false,
+      mtu: 1400,
+      use_default_dns: false,
+      dns: ['9.9.9.9'],
+    });
+    const res = await server.api('PATCH', `/v0/devices/${device.id}`, {
+      device: { use_default_mtu: '', mtu: null, use_default_dns: '' },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toMatchObject({ use_default_mtu: true, mtu: 1280, use_default_dns: true });
+    expect((await server.api('GET', `/v0/devices/${device.id}`)).body.data).toEqual(res.body.data);
+    await expectUpdate422(device.id, { use_default_mtu: '', mtu: 1400 }, { mtu: ['must not be present'] });
   });
 
   it('switching back to the defaults: use_default_<x> true shows the default again', async () => {

@@ -7,6 +7,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
+import { openSql } from '../helpers/store.js';
 import { JSON_TYPE } from './conformance-helpers.js';
 
 const UNAUTHENTICATED = { errors: { auth: 'unauthenticated' } };
@@ -175,23 +176,35 @@ describe('401: authentication', () => {
     expectError(await server.api('GET', '/v0/users', undefined, { token }), 401, NO_RESOURCE);
   });
 
-  it('a token whose owner is no longer an admin: {"error":"Unauthorized"}; promoted again, it works again', async () => {
+  it('a token whose owner is demoted is revoked: no_resource_found; promoted again, it stays revoked', async () => {
     const email = `${unique('demoted')}@example.com`;
     const token = await tokenFor(email);
     expect((await server.api('GET', '/v0/users', undefined, { token })).status).toBe(200);
     const demoted = await server.api('PATCH', `/v0/users/${email}`, { user: { role: 'unprivileged' } });
     expect(demoted.status).toBe(200);
-    expectError(await server.api('GET', '/v0/users', undefined, { token }), 401, UNAUTHORIZED);
+    expectError(await server.api('GET', '/v0/users', undefined, { token }), 401, NO_RESOURCE);
     expectError(
       await server.api('POST', '/v0/rules', { rule: { destination: '172.16.0.0/12' } }, { token }),
       401,
-      UNAUTHORIZED,
+      NO_RESOURCE,
     );
     expect((await server.api('GET', '/v0/rules')).body.data.some((r: any) => r.destination === '172.16.0.0/12')).toBe(
       false,
     );
     expect((await server.api('PATCH', `/v0/users/${email}`, { user: { role: 'admin' } })).status).toBe(200);
-    expect((await server.api('GET', '/v0/users', undefined, { token })).status).toBe(200);
+    expectError(await server.api('GET', '/v0/users', undefined, { token }), 401, NO_RESOURCE);
+  });
+
+  it('a token whose owner is no longer an admin by other means (not through /v0): {"error":"Unauthorized"}', async () => {
+    const email = `${unique('unprivileged')}@example.com`;
+    const token = await tokenFor(email);
+    const sql = await openSql(server.dbPath);
+    try {
+      await sql.run("UPDATE users SET role = 'unprivileged' WHERE email = ?", email);
+    } finally {
+      await sql.close();
+    }
+    expectError(await server.api('GET', '/v0/users', undefined, { token }), 401, UNAUTHORIZED);
   });
 
   it("a deleted user's token stops working (its tokens are deleted): no_resource_found", async () => {

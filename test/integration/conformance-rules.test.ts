@@ -4,6 +4,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type RuleRow } from '../../server/store/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { JSON_TYPE, TIMESTAMP } from './conformance-helpers.js';
 
@@ -114,7 +115,7 @@ describe('shape and defaults', () => {
       action: 'accept',
       destination: `${a}.1.0/24`,
       port_type: 'udp',
-      port_range: '53 - 53',
+      port_range: '53 - 60',
       user_id: user.id,
     };
     expect(await createRule(rule)).toMatchObject(rule);
@@ -174,20 +175,48 @@ describe('action', () => {
     const rule = await createRule({ destination: freshBlock().cidr });
     await expectUpdate422(rule.id, { action: null }, { errors: { action: ["can't be blank"] } });
   });
+
+  // 0.7.36's cast turns "" into the field's default, drop (Go's CreateRule always sends "action").
+  it('"" is the default, drop: on create, and on update, where it turns an accept rule into drop', async () => {
+    expect((await createRule({ destination: freshBlock().cidr, action: '' })).action).toBe('drop');
+    const rule = await createRule({ destination: freshBlock().cidr, action: 'accept' });
+    const res = await server.api('PATCH', `/v0/rules/${rule.id}`, { rule: { action: '' } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.action).toBe('drop');
+    expect(res.body.data.updated_at > rule.updated_at).toBe(true);
+    expect((await server.api('GET', `/v0/rules/${rule.id}`)).body.data.action).toBe('drop');
+    const again = await server.api('PUT', `/v0/rules/${rule.id}`, { rule: { action: '' } });
+    expect(again.status).toBe(200);
+    expect(again.body.data).toEqual(res.body.data);
+  });
 });
 
 describe('port_type and port_range', () => {
+  // As 0.7.36 answers: a single port as one number, a range as "lo - hi".
   it.each([
-    ['80', '80 - 80'],
+    ['80', '80'],
     ['80-443', '80 - 443'],
     ['80 - 443', '80 - 443'],
-    ['1-65535', '1 - 65535'],
-    ['65535', '65535 - 65535'],
-    ['443-443', '443 - 443'],
-  ])('%j is stored and returned as %j', async (port_range, shown) => {
+    ['1-65534', '1 - 65534'],
+    ['65534', '65534'],
+    ['443-443', '443'],
+    ['443 - 443', '443'],
+    [' 22 ', '22'],
+  ])('%j is returned as %j, on create, show and list', async (port_range, shown) => {
     const rule = await createRule({ destination: freshBlock().cidr, port_type: 'tcp', port_range });
     expect(rule.port_range).toBe(shown);
     expect((await server.api('GET', `/v0/rules/${rule.id}`)).body.data.port_range).toBe(shown);
+    const listed = (await server.api('GET', '/v0/rules')).body.data.find((r: { id: string }) => r.id === rule.id);
+    expect(listed.port_range).toBe(shown);
+  });
+
+  it('a single port sent again in another spelling is no change', async () => {
+    const rule = await createRule({ destination: freshBlock().cidr, port_type: 'udp', port_range: '53' });
+    for (const port_range of ['53', '53-53', '53 - 53']) {
+      const res = await server.api('PATCH', `/v0/rules/${rule.id}`, { rule: { port_range } });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual(rule);
+    }
   });
 
   it('tcp and udp are the port types', async () => {
@@ -228,7 +257,8 @@ describe('port_type and port_range', () => {
     );
   });
 
-  it.each([['0'], ['65536'], ['0-80'], ['80-65536'], ['70000']])(
+  // 0.7.36 checks port_range <@ int4range(1, 65535), whose upper bound is excluded: 65535 is refused.
+  it.each([['0'], ['65536'], ['0-80'], ['80-65536'], ['70000'], ['65535'], ['1-65535'], ['1 - 65535'], ['8000-65535']])(
     'port_range %j is "port is not within valid range"',
     async (port_range) => {
       await expectCreate422(
@@ -286,7 +316,13 @@ describe('port_type and port_range', () => {
     expect(added.body.data).toMatchObject({ port_type: 'udp', port_range: '1000 - 2000' });
     const rangeOnly = await server.api('PATCH', `/v0/rules/${rule.id}`, { rule: { port_range: '3000' } });
     expect(rangeOnly.status).toBe(200);
-    expect(rangeOnly.body.data).toMatchObject({ port_type: 'udp', port_range: '3000 - 3000' });
+    expect(rangeOnly.body.data).toMatchObject({ port_type: 'udp', port_range: '3000' });
+  });
+
+  it('update: a range reaching 65535 is refused there too', async () => {
+    const rule = await createRule({ destination: freshBlock().cidr, port_type: 'tcp', port_range: '80' });
+    for (const port_range of ['65535', '1-65535', '80-65535'])
+      await expectUpdate422(rule.id, { port_range }, { errors: { port_range: ['port is not within valid range'] } });
   });
 
   it('update: removing one of the pair leaves the other alone, which is refused (reading: pairing holds on the merged rule)', async () => {
@@ -604,5 +640,87 @@ describe('delete', () => {
     expect(res.body).toBeNull();
     expect((await server.api('GET', `/v0/rules/${rule.id}`)).status).toBe(404);
     expect((await server.api('DELETE', `/v0/rules/${rule.id}`)).status).toBe(404);
+  });
+});
+
+/**
+ * Rules stored by an earlier netform, which accepted ranges reaching 65535: no constraint is put
+ * on stored data, so they stay listed, shown, updatable in their other fields and deletable.
+ * Planted through the store itself (what an earlier netform wrote), on either store.
+ */
+describe('rules stored with a range reaching 65535', () => {
+  async function plant(fields: Partial<RuleRow>): Promise<RuleRow> {
+    const now = '2025-01-01T00:00:00.000000Z';
+    const row: RuleRow = {
+      id: randomUUID(),
+      action: 'accept',
+      destination: freshBlock().cidr,
+      port_type: 'tcp',
+      port_range: '1 - 65535',
+      user_id: null,
+      inserted_at: now,
+      updated_at: now,
+      ...fields,
+    };
+    const store = await openStore(server.dbPath);
+    try {
+      await store.transaction((tx) => tx.insertRule(row));
+    } finally {
+      await store.close();
+    }
+    return row;
+  }
+
+  it('are listed and shown as stored (a single 65535 as one number)', async () => {
+    const range = await plant({});
+    const single = await plant({ port_type: 'udp', port_range: '65535 - 65535' });
+    const listed = (await server.api('GET', '/v0/rules')).body.data;
+    expect(listed.find((r: RuleRow) => r.id === range.id)).toEqual(range);
+    expect(listed.find((r: RuleRow) => r.id === single.id)).toEqual({ ...single, port_range: '65535' });
+    expect((await server.api('GET', `/v0/rules/${range.id}`)).body.data).toEqual(range);
+  });
+
+  it('are updatable in their other fields, also when the body sends their range back as it is', async () => {
+    const user = await createUser();
+    const rule = await plant({});
+    const { a } = freshBlock();
+    const moved = await server.api('PATCH', `/v0/rules/${rule.id}`, {
+      rule: { action: 'drop', destination: `${a}.0.0/16`, user_id: user.id },
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(moved.body.data).toMatchObject({ action: 'drop', port_type: 'tcp', port_range: '1 - 65535' });
+    // What a read-modify-write client sends: the whole rule as it read it, one field changed.
+    const { id: _id, inserted_at: _i, updated_at: _u, ...whole } = moved.body.data;
+    const back = await server.api('PUT', `/v0/rules/${rule.id}`, { rule: { ...whole, action: 'accept' } });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    expect(back.body.data).toMatchObject({ action: 'accept', port_range: '1 - 65535' });
+    for (const port_range of ['1-65535', '1 - 65535']) {
+      const same = await server.api('PATCH', `/v0/rules/${rule.id}`, { rule: { port_range } });
+      expect(same.status).toBe(200);
+      expect(same.body.data).toEqual(back.body.data);
+    }
+    // Another range reaching 65535 is a new value, refused as on create.
+    await expectUpdate422(
+      rule.id,
+      { port_range: '2-65535' },
+      { errors: { port_range: ['port is not within valid range'] } },
+    );
+    const narrowed = await server.api('PATCH', `/v0/rules/${rule.id}`, { rule: { port_range: '1-65534' } });
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.body.data.port_range).toBe('1 - 65534');
+  });
+
+  it('still take part in the overlap rule', async () => {
+    const rule = await plant({});
+    await expectCreate422(
+      { action: 'accept', destination: rule.destination, port_type: 'tcp', port_range: '65534' },
+      OVERLAP,
+    );
+  });
+
+  it('are deletable', async () => {
+    const rule = await plant({ port_range: '65535 - 65535' });
+    expect((await server.api('DELETE', `/v0/rules/${rule.id}`)).status).toBe(204);
+    expect((await server.api('GET', `/v0/rules/${rule.id}`)).status).toBe(404);
   });
 });

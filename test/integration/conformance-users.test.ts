@@ -541,9 +541,10 @@ describe('last admin under concurrency', () => {
   it('two admins demoting each other at once: one wins, the other is refused, one admin remains', async () => {
     const own = await startTestServer();
     try {
+      let firstToken = own.token;
       for (let round = 0; round < 3; round++) {
         const emails = [TEST_ADMIN_EMAIL, `second-${round}@example.com`];
-        const tokens = [own.token, await tokenFor(own, emails[1]!)];
+        const tokens = [firstToken, await tokenFor(own, emails[1]!)];
         const [first, second] = await Promise.all([
           own.api('PATCH', `/v0/users/${emails[1]}`, { user: { role: 'unprivileged' } }, { token: tokens[0] }),
           own.api('PATCH', `/v0/users/${emails[0]}`, { user: { role: 'unprivileged' } }, { token: tokens[1] }),
@@ -554,20 +555,23 @@ describe('last admin under concurrency', () => {
         expect([401, 422]).toContain(refused.status);
         if (refused.status === 422)
           expect(refused.body).toEqual({ errors: { base: ['cannot demote the last admin'] } });
-        else expect(refused.body).toEqual({ error: 'Unauthorized' });
+        // Demoted first: the winner's demotion revoked its token.
+        else expect(refused.body).toEqual({ errors: { auth: 'no_resource_found' } });
         const winner = first.status === 200 ? 0 : 1;
         const admins = (await own.api('GET', '/v0/users', undefined, { token: tokens[winner] })).body.data.filter(
           (u: any) => u.role === 'admin',
         );
         expect(admins.map((u: any) => u.email)).toEqual([emails[winner]]);
         if (winner === 1) {
-          // Hand the first admin back its role for the next round, and retire the second.
+          // Hand the first admin back its role (and a new token: its old ones were revoked) for
+          // the next round, and retire the second.
           expect(
             (await own.api('PATCH', `/v0/users/${emails[0]}`, { user: { role: 'admin' } }, { token: tokens[1] }))
               .status,
           ).toBe(200);
+          firstToken = await tokenFor(own, emails[0]!);
         }
-        expect((await own.api('DELETE', `/v0/users/${emails[1]}`)).status).toBe(204);
+        expect((await own.api('DELETE', `/v0/users/${emails[1]}`, undefined, { token: firstToken })).status).toBe(204);
       }
     } finally {
       await own.stop();

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken, setServerDefault, startServer, type RunningServer } from '../../server/index.js';
 import { runCli } from '../helpers/cli.js';
+import { expectedCopyWarnings, plantSqliteSource } from '../helpers/planted-rows.js';
 import { createDatabase, dropDatabase } from '../helpers/postgres.js';
 import { openSql, testPostgresUrl } from '../helpers/store.js';
 
@@ -143,6 +144,38 @@ describe('netform server copy', () => {
     );
     expect(copied.stderr).not.toContain('secret');
     expect(await lists(url)).toEqual(before);
+  });
+
+  it('leaves out the rows PostgreSQL cannot hold or keep apart (NUL, lone surrogates), naming them by id, and copies the rest', async () => {
+    const planted = join(dir, 'planted.db');
+    const { ids, kept, token: plantedToken } = await plantSqliteSource(planted);
+    const url = await newDatabase();
+    const copied = await runCli(['server', 'copy', '--from', planted, '--to', url]);
+    expect(copied.code, copied.stderr).toBe(0);
+    expect(copied.stdout).toMatch(
+      new RegExp(
+        `^copied ${kept.users} users, ${kept.devices} devices, ${kept.rules} rules, ${kept.tokens} tokens, \\d+ settings\\n$`,
+      ),
+    );
+    expect(
+      copied.stderr
+        .split('\n')
+        .filter((line) => line.startsWith('warning: left out'))
+        .sort(),
+    ).toEqual(expectedCopyWarnings(ids));
+    const server = await startServer({ dbPath: url, port: 0 });
+    try {
+      const get = async (path: string) =>
+        (await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${plantedToken}` } })).json();
+      const users = ((await get('/v0/users')) as { data: { id: string; email: string }[] }).data;
+      for (const id of [ids.nulUser, ...ids.twins]) expect(users.some((u) => u.id === id)).toBe(false);
+      expect(users).toHaveLength(kept.users);
+      // The Kelvin-sign user is copied as stored, and still found by its key.
+      expect(users.find((u) => u.id === ids.kelvin)?.email).toBe('\u212Aelvin@example.com');
+      expect(((await get('/v0/users/kelvin@example.com')) as { data: { id: string } }).data.id).toBe(ids.kelvin);
+    } finally {
+      await server.close();
+    }
   });
 
   it('refuses a missing source file and creates nothing', async () => {

@@ -6,33 +6,43 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken, startServer, type RunningServer } from '../../server/index.js';
 import { WRITE_LOCK } from '../../server/store/postgres.js';
-import { createDatabase, startPostgresCluster, type PostgresCluster } from '../helpers/postgres.js';
+import {
+  createDatabase,
+  outageTestsSkipReason,
+  startPostgresCluster,
+  type PostgresCluster,
+} from '../helpers/postgres.js';
 import { openSql, testPostgresUrl } from '../helpers/store.js';
 
-describe('readiness follows the database', () => {
-  let cluster: PostgresCluster;
-  let server: RunningServer | undefined;
-  beforeAll(async () => {
-    // A cluster of its own: this test stops it.
-    cluster = await startPostgresCluster();
-  });
-  afterAll(async () => {
-    await server?.close().catch(() => {});
-    await cluster?.stop().catch(() => {});
-  });
+const skipReason = outageTestsSkipReason();
 
-  it('/readyz is 200, then 503 "database unreachable" once PostgreSQL stops, while /healthz stays 200', async () => {
-    const url = await createDatabase(cluster.url);
-    await issueToken({ dbPath: url, email: 'admin@example.com' });
-    server = await startServer({ dbPath: url, port: 0 });
-    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
-    await cluster.stop();
-    const down = await fetch(`${server.url}/readyz`);
-    expect(down.status).toBe(503);
-    expect(await down.json()).toEqual({ status: 'unavailable', reason: 'database unreachable' });
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-  });
-});
+describe.skipIf(skipReason !== null)(
+  `readiness follows the database${skipReason ? ` (skipped: ${skipReason})` : ''}`,
+  () => {
+    let cluster: PostgresCluster;
+    let server: RunningServer | undefined;
+    beforeAll(async () => {
+      // A cluster of its own: this test stops it.
+      cluster = await startPostgresCluster();
+    });
+    afterAll(async () => {
+      await server?.close().catch(() => {});
+      await cluster?.stop().catch(() => {});
+    });
+
+    it('/readyz is 200, then 503 "database unreachable" once PostgreSQL stops, while /healthz stays 200', async () => {
+      const url = await createDatabase(cluster.url);
+      await issueToken({ dbPath: url, email: 'admin@example.com' });
+      server = await startServer({ dbPath: url, port: 0 });
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      await cluster.stop();
+      const down = await fetch(`${server.url}/readyz`);
+      expect(down.status).toBe(503);
+      expect(await down.json()).toEqual({ status: 'unavailable', reason: 'database unreachable' });
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    });
+  },
+);
 
 describe('a write lock held elsewhere', () => {
   it('fails the waiting write with 500 after the lock timeout, counted as a store error', async () => {

@@ -93,6 +93,51 @@ describe('failed authentication limit', () => {
     expect((await server.api('GET', '/v0/users', undefined, from('2001:db8:1:3::1'))).status).toBe(401);
   });
 
+  it('netform serve --trust-proxy: a hop count (1 is not the address 0.0.0.1) or addresses; bad values refused', async () => {
+    const { runCli } = await import('../helpers/cli.js');
+    let probes = 0;
+    /** The client address the server logs for a request forwarded for `forwardedFor`. */
+    const clientOf = async (server: TestServer, forwardedFor: string) => {
+      const path = `/probe-${++probes}`;
+      await server.api('GET', path, undefined, { headers: { 'x-forwarded-for': forwardedFor } });
+      await server.waitForStderr(`"url":"${path}"`);
+      const line = server
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes(`"url":"${path}"`))!;
+      return JSON.parse(line).req.remoteAddress as string;
+    };
+    // One proxy in front: the client is the last X-Forwarded-For entry.
+    const one = await track(startTestServer({ args: ['--log-level', 'info', '--trust-proxy', '1'] }));
+    expect(await clientOf(one, '203.0.113.7')).toBe('203.0.113.7');
+    expect(await clientOf(one, '198.51.100.1, 203.0.113.7')).toBe('203.0.113.7');
+    // Two: the entry before the last.
+    const two = await track(startTestServer({ args: ['--log-level', 'info'], env: { NETFORM_TRUST_PROXY: '2' } }));
+    expect(await clientOf(two, '198.51.100.1, 203.0.113.7')).toBe('198.51.100.1');
+    // Addresses: believed only from those (here not from loopback, where the test's request comes from).
+    const other = await track(
+      startTestServer({ args: ['--log-level', 'info', '--trust-proxy', '10.0.0.0/8,10.1.2.3'] }),
+    );
+    expect(await clientOf(other, '203.0.113.7')).toBe('127.0.0.1');
+
+    for (const [value, message] of [
+      ['0', 'error: --trust-proxy 0: a hop count is from 1 to 100 (leave the flag out to trust no proxy)'],
+      [
+        'garbage',
+        'error: --trust-proxy: "garbage" is not a hop count, an IP address, a CIDR block, or one of loopback, linklocal, uniquelocal',
+      ],
+      ['true', 'error: --trust-proxy: "true" is not a hop count'],
+      ['10.0.0.0/8,10.0.0.0/33', 'error: --trust-proxy: "10.0.0.0/33" is not a hop count'],
+      ['0.0.0.0/0', 'error: --trust-proxy: "0.0.0.0/0" would trust every address'],
+      ['::/0', 'error: --trust-proxy: "::/0" would trust every address'],
+    ]) {
+      const res = await runCli(['serve', '--port', '0', '--db', `${one.dir}/x.db`, '--trust-proxy', value!]);
+      expect(res.code, value).toBe(1);
+      expect(res.stderr, value).toContain(message);
+      expect(res.stderr.trim().split('\n'), value).toHaveLength(1);
+    }
+  }, 120_000);
+
   it('by default loopback is exempt (a local proxy would put every client on one address); 0 turns the limit off', async () => {
     const defaults = await track(startInProcessServer());
     for (let i = 0; i < 40; i++)

@@ -57,8 +57,12 @@ beforeAll(async () => {
     hash(tokens.expired),
   );
 
+  // No longer an admin by other means than /v0 (a demotion through /v0 revokes the tokens too).
+  tokens.nonAdmin = (await issueToken({ dbPath, email: 'unprivileged@example.com' })).token;
+  await sql("UPDATE users SET role = 'unprivileged' WHERE email = 'unprivileged@example.com'");
+
   await server.api('POST', '/v0/users', { user: { email: 'demoted@example.com', role: 'admin' } });
-  tokens.nonAdmin = (await issueToken({ dbPath, email: 'demoted@example.com' })).token;
+  tokens.demoted = (await issueToken({ dbPath, email: 'demoted@example.com' })).token;
   expect((await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'unprivileged' } })).status).toBe(
     200,
   );
@@ -87,6 +91,11 @@ const CASES: [string, (t: typeof tokens) => Record<string, string>, unknown][] =
   ['a revoked token', (t) => ({ authorization: `Bearer ${t.revoked}` }), NO_RESOURCE],
   ['an expired token', (t) => ({ authorization: `Bearer ${t.expired}` }), NO_RESOURCE],
   ['the token of a user no longer admin', (t) => ({ authorization: `Bearer ${t.nonAdmin}` }), UNAUTHORIZED],
+  [
+    'the token of an admin demoted through /v0 (revoked)',
+    (t) => ({ authorization: `Bearer ${t.demoted}` }),
+    NO_RESOURCE,
+  ],
   ['the token of a disabled admin', (t) => ({ authorization: `Bearer ${t.disabled}` }), UNAUTHORIZED],
 ];
 
@@ -131,13 +140,24 @@ describe('valid tokens', () => {
     expect((await server.api('GET', '/v0/rules', undefined, { token })).status).toBe(401);
   });
 
-  it('a token starts working again when its owner is made admin again', async () => {
-    expect((await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'admin' } })).status).toBe(200);
-    expect((await server.api('GET', '/v0/users', undefined, { token: tokens.nonAdmin })).status).toBe(200);
+  it('demoting an admin revokes its tokens: made admin again, it needs a new one', async () => {
+    await server.api('POST', '/v0/users', { user: { email: 'again@example.com', role: 'admin' } });
+    const old = await issueToken({ dbPath: server.dbPath, email: 'again@example.com' });
+    expect((await server.api('GET', '/v0/users', undefined, { token: old.token })).status).toBe(200);
+    expect((await server.api('PATCH', '/v0/users/again@example.com', { user: { role: 'unprivileged' } })).status).toBe(
+      200,
+    );
+    expect((await server.api('PATCH', '/v0/users/again@example.com', { user: { role: 'admin' } })).status).toBe(200);
+    expect((await server.api('GET', '/v0/users', undefined, { token: old.token })).body).toEqual(NO_RESOURCE);
+    const [row] = await db.all<{ revoked_at: string | null }>('SELECT revoked_at FROM api_tokens WHERE id = ?', old.id);
+    expect(row!.revoked_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const fresh = await issueToken({ dbPath: server.dbPath, email: 'again@example.com' });
+    expect((await server.api('GET', '/v0/users', undefined, { token: fresh.token })).status).toBe(200);
+    // Changing anything but the role revokes nothing.
     expect(
-      (await server.api('PATCH', '/v0/users/demoted@example.com', { user: { role: 'unprivileged' } })).status,
+      (await server.api('PATCH', '/v0/users/again@example.com', { user: { email: 'again2@example.com' } })).status,
     ).toBe(200);
-    expect((await server.api('GET', '/v0/users', undefined, { token: tokens.nonAdmin })).body).toEqual(UNAUTHORIZED);
+    expect((await server.api('GET', '/v0/users', undefined, { token: fresh.token })).status).toBe(200);
   });
 
   it('stores only a SHA-256 hash of each token', async () => {

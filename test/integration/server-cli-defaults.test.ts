@@ -1,7 +1,7 @@
 /** `netform server defaults ...` on database files, through the real CLI. */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { showDefaults } from '../../server/index.js';
+import { AdminError, setServerDefault, showDefaults } from '../../server/index.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer } from '../helpers/server.js';
 import { useDatabaseFiles } from './server-cli-helpers.js';
@@ -106,5 +106,51 @@ describe('netform server defaults', () => {
       expect(res.stderr).not.toMatch(/\n\s+at /);
     }
     expect(await showDefaults({ dbPath: db })).toEqual(before);
+  });
+
+  it('a tunnel network must hold addresses devices can have: a /0, loopback, multicast and the like are refused', async () => {
+    const dbPath = await createdDb();
+    const before = await showDefaults({ dbPath });
+    const refused: [string, string, string][] = [
+      [
+        'ipv4_network',
+        '0.0.0.0/0',
+        'ipv4_network 0.0.0.0/0 is every IPv4 address, where devices cannot have addresses',
+      ],
+      ['ipv4_network', '10.8.0.0/0', 'ipv4_network 0.0.0.0/0 is every IPv4 address'],
+      ['ipv4_network', '224.0.0.0/29', 'ipv4_network 224.0.0.0/29 overlaps 224.0.0.0/4 (multicast)'],
+      ['ipv4_network', '0.0.0.0/24', 'overlaps 0.0.0.0/8 ("this network")'],
+      ['ipv4_network', '128.0.0.0/1', 'overlaps 224.0.0.0/4 (multicast)'],
+      ['ipv4_network', '255.255.255.0/24', 'overlaps 240.0.0.0/4 (reserved and broadcast)'],
+      ['ipv6_network', '::/0', 'ipv6_network ::/0 is every IPv6 address'],
+      ['ipv6_network', '::/120', 'overlaps ::/128 (the unspecified address)'],
+      ['ipv6_network', '::1/126', 'ipv6_network ::/126 overlaps ::/128 (the unspecified address)'],
+      ['ipv6_network', 'ff02::/120', 'overlaps ff00::/8 (multicast)'],
+      ['ipv6_network', '::ffff:10.0.0.0/120', 'overlaps ::ffff:0:0/96 (IPv4-mapped)'],
+    ];
+    for (const [key, value, message] of refused) {
+      const error = await setServerDefault({ dbPath, key, value }).catch((e: unknown) => e);
+      expect(error, `${key} ${value}`).toBeInstanceOf(AdminError);
+      expect((error as Error).message, `${key} ${value}`).toContain(message);
+    }
+    // Through the command line: one line, exit 1.
+    const res = await runCli(['server', 'defaults', 'set', 'ipv4_network', '127.0.0.0/29', '--db', dbPath]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe(
+      'error: ipv4_network 127.0.0.0/29 overlaps 127.0.0.0/8 (loopback), where devices cannot have addresses; ' +
+        'choose a private block such as 10.8.0.0/16\n',
+    );
+    expect(await showDefaults({ dbPath })).toEqual(before);
+    // Next to those blocks is fine.
+    for (const [key, value] of [
+      ['ipv4_network', '1.0.0.0/24'],
+      ['ipv4_network', '126.255.255.0/24'],
+      ['ipv4_network', '223.255.255.0/24'],
+      ['ipv4_network', '100.64.0.0/10'],
+      ['ipv6_network', 'fe80::/64'],
+      ['ipv6_network', 'fd00::/112'],
+    ]) {
+      expect((await setServerDefault({ dbPath, key: key!, value: value! })).value, `${key} ${value}`).toBe(value);
+    }
   });
 });

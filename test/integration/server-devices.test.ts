@@ -2,34 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setServerDefault } from '../../server/index.js';
 import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { DEVICE_CONTRACT_KEYS } from '../helpers/device-contract.js';
 
-const DEVICE_KEYS = [
-  'id',
-  'user_id',
-  'name',
-  'description',
-  'public_key',
-  'preshared_key',
-  'server_public_key',
-  'ipv4',
-  'ipv6',
-  'allowed_ips',
-  'dns',
-  'endpoint',
-  'mtu',
-  'persistent_keepalive',
-  'use_default_allowed_ips',
-  'use_default_dns',
-  'use_default_endpoint',
-  'use_default_mtu',
-  'use_default_persistent_keepalive',
-  'remote_ip',
-  'latest_handshake',
-  'rx_bytes',
-  'tx_bytes',
-  'inserted_at',
-  'updated_at',
-];
+const DEVICE_KEYS = [...DEVICE_CONTRACT_KEYS];
 const BASE64_KEY = /^[A-Za-z0-9+/]{43}=$/;
 
 const key = () => randomBytes(32).toString('base64');

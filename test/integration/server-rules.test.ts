@@ -36,10 +36,10 @@ describe('rules: create and fields', () => {
     expect(res.headers.location).toBe(`/v0/rules/${res.body.data.id}`);
   });
 
-  it('echoes the destination as given and stores ports as "lo - hi"', async () => {
+  it('echoes the destination as given and answers ports as "lo - hi", a single port as one number', async () => {
     const n = freshNet();
     const cases: [string, string][] = [
-      ['80', '80 - 80'],
+      ['80', '80'],
       ['80-443', '80 - 443'],
       ['1000 - 2000', '1000 - 2000'],
     ];
@@ -92,6 +92,11 @@ describe('rules: create and fields', () => {
     [
       'port_range above 65535',
       { destination: '192.0.2.1', port_type: 'udp', port_range: '65536' },
+      { port_range: ['port is not within valid range'] },
+    ],
+    [
+      'port_range reaching 65535',
+      { destination: '192.0.2.1', port_type: 'udp', port_range: '1-65535' },
       { port_range: ['port is not within valid range'] },
     ],
     [
@@ -233,7 +238,7 @@ describe('rules: overlap', () => {
       errors: { port_range: ["can't be blank"] },
     });
     const withPorts = await server.api('PATCH', `/v0/rules/${r.id}`, { rule: { port_type: 'udp', port_range: '53' } });
-    expect(withPorts.body.data).toMatchObject({ port_type: 'udp', port_range: '53 - 53' });
+    expect(withPorts.body.data).toMatchObject({ port_type: 'udp', port_range: '53' });
     expect(withPorts.body.data.updated_at > r.updated_at).toBe(true);
     expect((await server.api('PATCH', `/v0/rules/${r.id}`, { rule: { port_type: null } })).body).toEqual({
       errors: { port_type: ["can't be blank"] },

@@ -4,7 +4,7 @@
  * `--ca-file`.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +98,9 @@ describe('TLS', () => {
     const server = await startTestServer({ args: ['--tls-cert', cert, '--tls-key', key] });
     started.push(server);
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    // A key only its owner reads (openssl writes 0600): no warning.
+    expect(statSync(key).mode & 0o077).toBe(0);
+    expect(server.stderr()).not.toContain('warning');
     expect(await httpsGet(`${server.url}/healthz`, readFileSync(ca, 'utf8'))).toBe(200);
     await expect(httpsGet(`${server.url}/healthz`, undefined)).rejects.toThrow(
       /unable to verify|self[- ]signed|local issuer/i,
@@ -119,6 +122,21 @@ describe('TLS', () => {
     );
     expect(untrusted.stderr).toContain('--ca-file');
     expect(untrusted.stderr).not.toContain(server.token);
+  });
+
+  it('warns at start when the key is readable by every user of the machine (and still serves)', async () => {
+    const open = join(dir, 'open.key');
+    copyFileSync(key, open);
+    chmodSync(open, 0o644);
+    const server = await startTestServer({ args: ['--tls-cert', cert, '--tls-key', open] });
+    started.push(server);
+    await server.waitForStderr('warning: the TLS key');
+    expect(server.stderr()).toContain(
+      `warning: the TLS key ${open} is readable by every user of this machine (mode 0644); ` +
+        'make it readable by the server only (chmod 600, or 640 with a group of its own)\n',
+    );
+    expect(server.stderr()).not.toMatch(/BEGIN|PRIVATE KEY/);
+    expect(await httpsGet(`${server.url}/healthz`, readFileSync(ca, 'utf8'))).toBe(200);
   });
 
   it('reads the certificate and key from NETFORM_TLS_CERT and NETFORM_TLS_KEY', async () => {

@@ -101,6 +101,8 @@ describe('secrets never reach the output', () => {
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'netform-validate-secrets-'));
+    // A repository: the secret files one folder up are inside it.
+    mkdirSync(join(dir, '.git'));
     mkdirSync(join(dir, 'valid'));
     mkdirSync(join(dir, 'invalid'));
     writeFileSync(join(dir, 'good.psk'), `${planted.goodPsk}\n`);

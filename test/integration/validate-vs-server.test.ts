@@ -301,7 +301,10 @@ const ruleCases: [string, Fields][] = [
   ['single port', { action: 'accept', destination: '10.0.0.0/8', port_type: 'tcp', port_range: '80' }],
   ['port range', { action: 'accept', destination: '10.0.0.0/8', port_type: 'udp', port_range: '80-443' }],
   ['spaced port range', { action: 'accept', destination: '10.0.0.0/8', port_type: 'tcp', port_range: '80 - 443' }],
+  ['port 1 to 65534', { action: 'accept', destination: '10.0.0.0/8', port_type: 'tcp', port_range: '1-65534' }],
+  // Firezone 0.7.36 refuses a range reaching 65535 (its check excludes the bound); both refuse it.
   ['port 1 to 65535', { action: 'accept', destination: '10.0.0.0/8', port_type: 'tcp', port_range: '1-65535' }],
+  ['port 65535', { action: 'accept', destination: '10.0.0.0/8', port_type: 'udp', port_range: '65535' }],
   ['port 0', { action: 'accept', destination: '10.0.0.0/8', port_type: 'tcp', port_range: '0' }],
   ['port 65536', { action: 'accept', destination: '10.0.0.0/8', port_type: 'tcp', port_range: '65536' }],
   ['reversed range', { action: 'accept', destination: '10.0.0.0/8', port_type: 'tcp', port_range: '443-80' }],

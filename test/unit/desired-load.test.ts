@@ -16,7 +16,8 @@ async function errorsOf(path: string, options: LoadOptions = { env: {} }): Promi
 }
 
 const OVERLAP_NOTE = '(rules with the same action and the same user, or both global, must not overlap)';
-const EMAIL_SHAPE = '(expected local@domain with no white space, at most 255 characters)';
+const EMAIL_SHAPE =
+  '(expected local@domain with no white space, control or invisible characters, at most 255 characters)';
 
 describe('files that are not a desired state', () => {
   it('refuses an empty file and a file of comments only', async () => {
@@ -149,6 +150,19 @@ describe('field rules of the model, at the value at fault', () => {
   });
 });
 
+describe('what Firezone 0.7.36 refuses although the server once took it', () => {
+  it('a port range reaching 65535 (its ranges end at 65534), saying what to write; a blank action', async () => {
+    const limit = 'port is not within valid range:';
+    const why = 'reaches 65535, which Firezone 0.7.36 refuses (its ranges end at 65534)';
+    expect(await errorsOf(`${F}/rule-port-limit.yaml`)).toEqual([
+      `${F}/rule-port-limit.yaml:3:77: rules[0].port_range: ${limit} 1-65535 ${why}; write 1-65534, or a portless rule`,
+      `${F}/rule-port-limit.yaml:4:77: rules[1].port_range: ${limit} 8000 - 65535 ${why}; write 8000-65534, or a portless rule`,
+      `${F}/rule-port-limit.yaml:5:77: rules[2].port_range: ${limit} 65535 ${why}; a rule cannot name port 65535 alone: write a portless rule, which covers every port`,
+      `${F}/rule-port-limit.yaml:7:15: rules[4].action: must be one of: accept, drop`,
+    ]);
+  });
+});
+
 describe('what only the whole state shows', () => {
   it('overlapping rules under the server rule: same owner (case-insensitive) and action, intersecting destinations and ports', async () => {
     expect(await errorsOf(`${F}/overlap.yaml`)).toEqual([
@@ -244,7 +258,7 @@ describe('secrets', () => {
     expect(await errorsOf(`${F}/secrets/missing.yaml`, { env: { NETFORM_TEST_EMPTY_PASSWORD: '' } })).toEqual([
       `${F}/secrets/missing.yaml:4:15: users[0].password: environment variable NETFORM_TEST_UNSET_PASSWORD is not set`,
       `${F}/secrets/missing.yaml:8:24: users[0].devices[0].preshared_key: secret file files/no-such.psk cannot be read (${F}/secrets/files/no-such.psk): no such file`,
-      `${F}/secrets/missing.yaml:11:24: users[0].devices[1].preshared_key: secret file files cannot be read (${F}/secrets/files): it is a folder, not a file`,
+      `${F}/secrets/missing.yaml:11:24: users[0].devices[1].preshared_key: secret file files is not a regular file (it is a folder)`,
       `${F}/secrets/missing.yaml:14:24: users[0].devices[2].preshared_key: secret file files/empty.psk is empty (${F}/secrets/files/empty.psk)`,
       `${F}/secrets/missing.yaml:16:15: users[1].password: environment variable NETFORM_TEST_EMPTY_PASSWORD is empty`,
     ]);

@@ -16,7 +16,7 @@ import {
   WIREGUARD_KEY_LENGTH,
   wireguardKeyMessages,
 } from '../../src/model/device.js';
-import { parsePortRange } from '../../src/model/ports.js';
+import { HIGHEST_RULE_PORT, parsePortRange } from '../../src/model/ports.js';
 import { DEFAULTABLE_DEVICE_FIELDS, PORT_TYPES, ROLES, RULE_ACTIONS } from '../../src/model/types.js';
 import { checkEmail, EMAIL_MAX_LENGTH } from '../../src/model/user.js';
 
@@ -123,7 +123,7 @@ describe('the schema agrees with the model', () => {
     expect(defs.user!.properties.role.enum).toEqual([...ROLES]);
     expect(rule.action!.enum).toEqual([...RULE_ACTIONS]);
     expect(rule.port_type!.enum).toEqual([...PORT_TYPES]);
-    expect([rule.port_range!.minimum, rule.port_range!.maximum]).toEqual([1, 65535]);
+    expect([rule.port_range!.minimum, rule.port_range!.maximum]).toEqual([1, HIGHEST_RULE_PORT]);
   });
 
   it('offers every defaultable device field with its use_default flag', () => {

@@ -52,7 +52,7 @@ describe('resolveSecret', () => {
       `secret file blank.psk is empty (${shown}/blank.psk)`,
     );
     expect(message(() => resolveSecret({ file: '.', baseDir: dir }))).toBe(
-      `secret file . cannot be read (${shown}): it is a folder, not a file`,
+      'secret file . is not a regular file (it is a folder)',
     );
   });
 });

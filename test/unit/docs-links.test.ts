@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const DOCUMENTS = ['README.md', 'ARCHITECTURE.md', 'docs/api-v0.md'];
+const DOCUMENTS = ['README.md', 'ARCHITECTURE.md', 'docs/api-v0.md', 'docs/ci.md', 'docs/saved-plans.md'];
 
 function links(text: string): string[] {
   return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((l) => !/^(https?:|mailto:|#)/.test(l));

@@ -204,6 +204,25 @@ describe('webhook sink', () => {
     }
   });
 
+  it('a 3xx is not a delivery: not followed, not retried, reported, and the report is sent again next time', async () => {
+    const hook = await receiver([302, 301]);
+    try {
+      const sink = webhookSink({ url: hook.url, retries: 3, backoffMs: 1 });
+      await expect(sink.deliver(report('drift'))).rejects.toThrow(
+        'POST failed after 1 attempt(s): answered 302 (a redirect, which is not followed: give the final URL)',
+      );
+      expect(hook.attempts()).toBe(1);
+      expect(sink.lastDeliveredStatus()).toBeNull();
+      // Not counted as delivered: the same report is tried again on the next run.
+      await expect(sink.deliver(report('drift'))).rejects.toThrow(/answered 301/);
+      await sink.deliver(report('drift'));
+      expect(hook.received.map((r) => r.body.status)).toEqual(['drift']);
+      expect(sink.lastDeliveredStatus()).toBe('drift');
+    } finally {
+      await hook.close();
+    }
+  });
+
   it('does not retry a 4xx other than 408 and 429', async () => {
     const hook = await receiver([404]);
     try {

@@ -321,18 +321,72 @@ describe('export mapping', () => {
     expect(() => exportDesiredState(orphanDevice, { schemaRef: 's' })).toThrow(
       /device d1 \("laptop"\) belongs to user u9/,
     );
-    const twins: LiveState = {
-      users: [user('u1', 'a@example.com'), user('u2', 'A@example.com')],
-      devices: [],
-      rules: [],
-    };
-    expect(() => exportDesiredState(twins, { schemaRef: 's' })).toThrow(/users u1 and u2 share the email/);
     const sameRule: LiveState = {
       users: [],
       devices: [],
       rules: [rule('r1', 'drop', '10.0.0.0/8'), rule('r2', 'drop', '10.0.0.0/8')],
     };
     expect(() => exportDesiredState(sameRule, { schemaRef: 's' })).toThrow(/rules r1 and r2 are the same rule/);
+  });
+
+  it('leaves out users whose emails are one key, and what belongs to them, naming them by id', () => {
+    const twins: LiveState = {
+      users: [user('u1', 'a@example.com'), user('u2', 'A@example.com'), user('u3', 'b@example.com')],
+      devices: [device('d1', 'u1', 'laptop'), device('d3', 'u3', 'phone', { public_key: KEY_B })],
+      rules: [rule('r2', 'accept', '10.0.0.0/8', 'u2'), rule('r3', 'drop', '10.1.0.0/16', 'u3')],
+    };
+    const result = exportDesiredState(twins, { schemaRef: 's' });
+    expect(result.leftOut).toEqual([
+      'user u1: its email is the same as that of user u2 (emails compare by lower case); with its device d1',
+      'user u2: its email is the same as that of user u1 (emails compare by lower case); with its rule r2',
+    ]);
+    expect(result.counts).toEqual({ users: 1, devices: 1, rules: 1 });
+    const [text] = result.files.map((f) => f.content);
+    const doc = parse(text!);
+    expect(doc.users.map((u: { email: string }) => u.email)).toEqual(['b@example.com']);
+    expect(text).toContain('# - user u1: its email is the same as that of user u2');
+    expect(text).toContain('# Exported by `netform export`: 1 user, 1 device, 1 rule.');
+  });
+
+  it('leaves out a user whose email validate refuses and a device whose name or description it refuses, never quoting them', () => {
+    const live: LiveState = {
+      users: [
+        user('u1', '\u212Aaren@example.com'),
+        user('u2', '\u202Emoc.elpmaxe@nimda'),
+        user('u3', 'ok@example.com'),
+        user('u4', 'no at sign'),
+      ],
+      devices: [
+        device('d1', 'u1', 'laptop'),
+        device('d3', 'u3', 'lap\u0000top'),
+        device('d4', 'u3', 'desk', { description: 'x\u0000' }),
+        device('d5', 'u3', 'phone', { public_key: KEY_B }),
+        device('d6', 'u3', '\ufffd\ufffd\ufffd'),
+        device('d7', 'u3', '\ufffd\ufffd\ufffd '),
+      ],
+      rules: [rule('r1', 'accept', '10.0.0.0/8', 'u1'), rule('r3', 'accept', '10.0.0.0/8', 'u3')],
+    };
+    const result = exportDesiredState(live, { schemaRef: 's' });
+    expect(result.leftOut).toEqual([
+      expect.stringMatching(
+        /^user u1: its email is refused by validate: it holds U\+212A, whose lower case "k" .*; with its device d1 and rule r1$/,
+      ),
+      'user u2: its email is refused by validate: it holds the control or invisible character U+202E',
+      'user u4: its email is refused by validate: it is not local@domain without white space, at most 255 characters',
+      'device d3 of user u3: its name is refused by validate: it holds a NUL or a lone UTF-16 surrogate',
+      'device d4 of user u3: its description is refused by validate: it holds a NUL or a lone UTF-16 surrogate',
+      'device d6 of user u3: its name is the same as that of device d7',
+      'device d7 of user u3: its name is the same as that of device d6',
+    ]);
+    for (const line of result.leftOut) expect(line).not.toMatch(/[\u0000\u202e\u212a]|karen|nimda/i);
+    const doc = parse(result.files[0]!.content);
+    expect(doc.users).toEqual([
+      {
+        email: 'ok@example.com',
+        devices: [{ name: 'phone', public_key: KEY_B, ipv4: '10.3.2.2', ipv6: 'fd00::3:2:2' }],
+        rules: [{ action: 'accept', destination: '10.0.0.0/8' }],
+      },
+    ]);
   });
 
   it('strips credentials from the server shown in the header', () => {

@@ -9,13 +9,28 @@ import {
   parseIpAddress,
   rangesIntersect,
 } from '../../src/model/net.js';
-import { formatPortRange, normalizePortRange, parsePortRange } from '../../src/model/ports.js';
+import {
+  answerPortRange,
+  formatPortRange,
+  HIGHEST_RULE_PORT,
+  normalizePortRange,
+  parsePortRange,
+  reachesPortLimit,
+} from '../../src/model/ports.js';
 
 describe('parseIpAddress', () => {
   it('accepts dotted quads and IPv6, canonicalising IPv6', () => {
     expect(parseIpAddress('10.0.0.1')).toEqual({ family: 4, value: 0x0a000001n, text: '10.0.0.1' });
     expect(parseIpAddress('FD00:0:0::1')?.text).toBe('fd00::1');
     expect(parseIpAddress('::ffff:10.0.0.1')?.family).toBe(6);
+  });
+
+  it('reads ::a.b.c.d as the IPv4-compatible address, as PostgreSQL, Erlang and nft do (not as ::ffff:a.b.c.d)', () => {
+    // Found by the kernel suite's ruleset comparison: nft filters ::102:304 for a rule to ::1.2.3.4.
+    expect(parseIpAddress('::1.2.3.4')).toEqual({ family: 6, value: 0x01020304n, text: '::102:304' });
+    expect(parseIpAddress('::ffff:1.2.3.4')?.value).toBe(0xffff01020304n);
+    expect(parseCidrOrAddress('::10.0.0.0/104')).toMatchObject({ start: 0x0a000000n, end: 0x0affffffn });
+    expect(parseIpAddress('::1.2.3.256')).toBeNull();
   });
 
   it('refuses the loose IPv4 spellings ipaddr.js would otherwise accept, zone ids and junk', () => {
@@ -125,5 +140,24 @@ describe('port ranges', () => {
     expect(parsePortRange('443-80')).toEqual({ ok: false, message: 'lower value cannot be higher than upper value' });
     expect(parsePortRange('0-80')).toEqual({ ok: false, message: 'port is not within valid range' });
     expect(parsePortRange('80-65536')).toEqual({ ok: false, message: 'port is not within valid range' });
+  });
+
+  it('reads a stored range reaching 65535, and knows it reaches past the highest port a new rule may name', () => {
+    const r = parsePortRange('1 - 65535');
+    expect(r).toEqual({ ok: true, range: { low: 1, high: 65535 } });
+    expect(r.ok && reachesPortLimit(r.range)).toBe(true);
+    expect(reachesPortLimit({ low: 1, high: HIGHEST_RULE_PORT })).toBe(false);
+    expect(HIGHEST_RULE_PORT).toBe(65534);
+  });
+
+  it('answers a stored single port as one number and a range as lo - hi, as 0.7.36', () => {
+    expect(answerPortRange('443 - 443')).toBe('443');
+    expect(answerPortRange('65535 - 65535')).toBe('65535');
+    expect(answerPortRange('80 - 443')).toBe('80 - 443');
+    expect(answerPortRange('1 - 65535')).toBe('1 - 65535');
+    expect(answerPortRange('44 - 443')).toBe('44 - 443');
+    expect(answerPortRange(null)).toBeNull();
+    // Both answer forms normalise to the one stored and keyed form.
+    expect(normalizePortRange('443')).toBe(normalizePortRange('443 - 443'));
   });
 });

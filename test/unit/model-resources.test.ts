@@ -130,6 +130,20 @@ describe('devices', () => {
     expect(checkDeviceInput({ public_key: KEY, mtu: 1400 }, 'update').ok).toBe(true);
   });
 
+  it('takes "" for a use_default flag as its default, true (as 0.7.36); null and other values are invalid', () => {
+    const created = checkDeviceInput({ user_id: USER_ID, public_key: KEY, use_default_mtu: '' }, 'create');
+    expect(created.ok && created.value.use_default_mtu).toBe(true);
+    expect(checkDeviceInput({ use_default_dns: '' }, 'update')).toEqual({ ok: true, value: { use_default_dns: true } });
+    // True, so a value of its own in the same body is refused, as with an explicit true.
+    expect(errorsOf(checkDeviceInput({ use_default_mtu: '', mtu: 1400 }, 'update'))).toEqual({
+      mtu: ['must not be present'],
+    });
+    expect(errorsOf(checkDeviceInput({ use_default_mtu: null, use_default_dns: ' ' }, 'update'))).toEqual({
+      use_default_mtu: ['is invalid'],
+      use_default_dns: ['is invalid'],
+    });
+  });
+
   it('keeps ipv4/ipv6 as written (trimmed), still checking they parse and are of the right family', () => {
     const r = checkDeviceInput(
       { user_id: USER_ID, public_key: KEY, ipv4: ' 10.3.2.9 ', ipv6: 'FD00:0:0:0:0:3:2:0AB' },
@@ -160,6 +174,32 @@ describe('rules', () => {
       ok: true,
       value: { destination: '10.0.0.0/8', action: 'drop', port_type: 'tcp', port_range: '80 - 443' },
     });
+  });
+
+  it('takes "" for the default action, drop, on create and on update (as 0.7.36); null stays blank', () => {
+    expect(checkRuleInput({ destination: '10.0.0.0/8', action: '' }, 'create')).toEqual({
+      ok: true,
+      value: { destination: '10.0.0.0/8', action: 'drop' },
+    });
+    expect(checkRuleInput({ action: '' }, 'update')).toEqual({ ok: true, value: { action: 'drop' } });
+    expect(errorsOf(checkRuleInput({ action: null }, 'update'))).toEqual({ action: ["can't be blank"] });
+    expect(errorsOf(checkRuleInput({ action: '  ' }, 'update'))).toEqual({ action: ["can't be blank"] });
+  });
+
+  it('refuses a range reaching 65535, except one an update sends back as the rule already holds it', () => {
+    const refused = { port_range: ['port is not within valid range'] };
+    expect(errorsOf(checkRuleInput({ destination: '10.0.0.0/8', port_range: '1-65535' }, 'create'))).toEqual(refused);
+    expect(errorsOf(checkRuleInput({ port_range: '65535' }, 'update'))).toEqual(refused);
+    expect(checkRuleInput({ port_range: '1-65534' }, 'update')).toEqual({
+      ok: true,
+      value: { port_range: '1 - 65534' },
+    });
+    const stored = { port_range: '1 - 65535' };
+    expect(checkRuleInput({ port_range: '1-65535' }, 'update', stored)).toEqual({
+      ok: true,
+      value: { port_range: '1 - 65535' },
+    });
+    expect(errorsOf(checkRuleInput({ port_range: '2-65535' }, 'update', stored))).toEqual(refused);
   });
 
   it('refuses a null action, bad destination and port type', () => {

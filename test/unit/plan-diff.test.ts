@@ -243,6 +243,23 @@ describe('planChanges: matching and normalising', () => {
     ).toThrow(/^the server holds 2 rules with the key \*\|accept\|10\.0\.0\.0\/8\|any; netform will not guess/);
   });
 
+  it('matches a single port whichever form the server answers ("443" as 0.7.36 and netform now, "443 - 443" as older netform) and the file uses', () => {
+    for (const answered of ['443', '443 - 443']) {
+      for (const declared of ['443', '443-443', '443 - 443', ' 443 ']) {
+        const live = liveRule({ destination: '10.1.0.0/16', port_type: 'tcp', port_range: answered });
+        const plan = planChanges(
+          desired({
+            rules: [rule('10.1.0.0/16', { port_type: 'tcp', port_range: declared })],
+            settings: { prune: true },
+          }),
+          liveState({ users: [admin()], rules: [live] }),
+          OPTIONS,
+        );
+        expect(plan.changes, `${answered} vs ${declared}`).toEqual([]);
+      }
+    }
+  });
+
   it('replaces an overlapping live rule of the same owner and action (delete, then create: never an update in place)', () => {
     const old = liveRule({ destination: '10.0.0.0/8', port_type: 'tcp', port_range: '80 - 80' });
     const otherAction = liveRule({ destination: '10.0.0.0/8', action: 'drop' });

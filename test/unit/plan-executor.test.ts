@@ -52,7 +52,7 @@ const noSecrets = () => {
 function basePlan(changes: Change[]): Plan {
   return {
     format: 'netform.plan',
-    format_version: 1,
+    format_version: 2,
     created_at: OPTIONS.createdAt,
     server: server.url,
     sources: [],

@@ -1,7 +1,8 @@
-/** Natural keys as the planner uses them: the fast path of normalizeDestination agrees with full parsing. */
+/** Natural keys as the planner uses them: the fast path of normalizeDestination agrees with full parsing; --target reads them in every spelling. */
 import { describe, expect, it } from 'vitest';
-import { normalizeDestination } from '../../src/model/keys.js';
+import { normalizeDestination, ruleKey } from '../../src/model/keys.js';
 import { parseCidrOrAddress } from '../../src/model/net.js';
+import { normalizeTarget } from '../../src/plan/target.js';
 
 describe('normalizeDestination', () => {
   it("gives the parser's canonical text for every spelling", () => {
@@ -26,5 +27,28 @@ describe('normalizeDestination', () => {
       const parsed = parseCidrOrAddress(s);
       expect(normalizeDestination(s), s).toBe(parsed ? parsed.canonical : s.trim());
     }
+  });
+});
+
+describe('normalizeTarget of a rule', () => {
+  const key = ruleKey({
+    ownerEmail: 'alice@example.com',
+    action: 'accept',
+    destination: '10.1.0.0/16',
+    port_type: 'tcp',
+    port_range: '443',
+  });
+
+  it("keeps one canonical form, the planner's, and reads a single port as the server answers it or files write it", () => {
+    expect(key).toBe('alice@example.com|accept|10.1.0.0/16|tcp:443 - 443');
+    for (const ports of ['tcp:443', 'tcp:443-443', 'tcp:443 - 443', 'TCP: 443 ']) {
+      expect(normalizeTarget(`rule:Alice@Example.com|accept|10.1.0.0/16|${ports}`), ports).toBe(`rule:${key}`);
+    }
+    expect(normalizeTarget('rule:*|drop|10.9.0.1|any')).toBe('rule:*|drop|10.9.0.1/32|any');
+    expect(normalizeTarget('rule:*|accept|10.0.0.0/8|udp:1000-2000')).toBe('rule:*|accept|10.0.0.0/8|udp:1000 - 2000');
+  });
+
+  it('leaves text that is not four parts as it is (it then matches no change)', () => {
+    expect(normalizeTarget('rule:whatever')).toBe('rule:whatever');
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planDigest } from '../../src/plan/digest.js';
+import { canonicalJson } from '../../src/plan/canonical.js';
+import { PlanKey } from '../../src/plan/seal.js';
 import { planChanges, type Plan } from '../../src/plan/index.js';
 import { MARKDOWN_MARKER, renderPlan, summaryLine } from '../../src/views/plan.js';
 import {
@@ -110,16 +111,49 @@ describe('renderPlan', () => {
     }
   });
 
-  it('json: the versioned plan document, round-trips, no secrets', () => {
+  it('json: the versioned plan document, sealed with the key given, round-trips, no secrets', () => {
     const plan = samplePlan();
-    const text = renderPlan(plan, 'json', { color: false });
-    const { digest, ...rest } = JSON.parse(text);
-    expect(rest).toEqual(JSON.parse(JSON.stringify(plan)));
-    // The digest covers the document: any edit changes it.
-    expect(digest).toBe(planDigest(plan));
-    expect(planDigest({ ...plan, server: 'https://elsewhere.test' })).not.toBe(digest);
-    expect(JSON.parse(text)).toMatchObject({ format: 'netform.plan', format_version: 1 });
-    for (const s of [PSK_NEW, PSK_LIVE, 'new-user-password-1']) expect(text).not.toContain(s);
+    const key = PlanKey.from({}, () => 'nf_token_for_sealing');
+    const text = renderPlan(plan, 'json', { color: false, seal: key });
+    const { seal, seal_key, changes, ...rest } = JSON.parse(text);
+    const { changes: plannedChanges, ...plannedRest } = JSON.parse(JSON.stringify(plan));
+    expect(rest).toEqual(plannedRest);
+    expect(seal_key).toEqual({ source: 'token', id: key.id });
+    // Each secret is its reference and an HMAC of its value; everything else is as planned.
+    expect(changes.map(({ secrets: _s, ...c }: any) => c)).toEqual(
+      plannedChanges.map(({ secrets: _s, ...c }: any) => c),
+    );
+    const secrets = changes.flatMap((c: any) => (c.secrets ?? []).map((s: any) => ({ id: c.id, ...s })));
+    expect(secrets).toEqual([
+      {
+        id: 'user:new@example.com',
+        field: 'password',
+        ref: { env: 'PW' },
+        hmac: expect.stringMatching(/^hmac-sha256:[0-9a-f]{64}$/),
+      },
+      {
+        id: 'device:alice@example.com/laptop',
+        field: 'preshared_key',
+        ref: { env: 'PSK' },
+        hmac: expect.stringMatching(/^hmac-sha256:[0-9a-f]{64}$/),
+      },
+    ]);
+    expect(secrets[0].hmac).toBe(key.secretHmac('user:new@example.com', 'password', 'new-user-password-1'));
+    expect(secrets[1].hmac).toBe(key.secretHmac('device:alice@example.com/laptop', 'preshared_key', PSK_NEW));
+    // The seal covers the document: any edit changes it.
+    const { seal: _seal, ...sealed } = JSON.parse(text);
+    expect(seal).toBe(key.sealOf(canonicalJson(sealed)));
+    expect(key.sealOf(canonicalJson({ ...sealed, server: 'https://elsewhere.test' }))).not.toBe(seal);
+    expect(JSON.parse(text)).toMatchObject({ format: 'netform.plan', format_version: 2 });
+    for (const s of [PSK_NEW, PSK_LIVE, 'new-user-password-1', 'nf_token_for_sealing']) expect(text).not.toContain(s);
+  });
+
+  it('json without a key: no seal and no secret HMACs (drift), so apply would refuse it', () => {
+    const plan = samplePlan();
+    const doc = JSON.parse(renderPlan(plan, 'json', { color: false }));
+    expect(doc).toEqual(JSON.parse(JSON.stringify(plan)));
+    expect(doc).not.toHaveProperty('seal');
+    expect(doc.changes.flatMap((c: any) => c.secrets ?? []).every((s: any) => !('hmac' in s))).toBe(true);
   });
 
   it('markdown: starts with the hidden marker, fences the diff safely', () => {

@@ -5,6 +5,7 @@
 import { Option, type Command } from 'commander';
 import { checkDrift, startDriftSchedule } from '../../ops/drift.js';
 import { NETFORM_VERSION } from '../../version.js';
+import { inertText } from '../../views/escape.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
 import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';
@@ -73,7 +74,7 @@ async function driftOnSchedule(opts: DriftOptions): Promise<ExitCode> {
       '-f - (stdin) can be read once only: a schedule reads the files again at every run; give a path',
     );
   await checkSchedule({ ...opts, every });
-  const log = (message: string) => process.stderr.write(`${message}\n`);
+  const log = (message: string) => process.stderr.write(`${inertText(message)}\n`);
   const timings = new Timings();
   const stop = new AbortController();
   const schedule = await startDriftSchedule(

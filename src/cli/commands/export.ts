@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { describeCounts } from '../../desired/export.js';
 import { exportServer, shippedSchemaReference, writeExportFiles } from '../../ops/export.js';
+import { leftOutText } from '../../views/export.js';
 import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
@@ -49,7 +50,7 @@ async function runExport(opts: ExportOptions): Promise<ExitCode> {
   if (opts.output === '-') delete opts.output;
   if (opts.split && !opts.output) throw new CliError('--split writes one file per user: give the folder with -o DIR');
   const outputDir = opts.output ? resolve(opts.output) : null;
-  const { files, counts } = await exportServer({
+  const { files, counts, leftOut } = await exportServer({
     connect: connectorOf(opts),
     split: opts.split ?? false,
     addresses: opts.addresses,
@@ -60,12 +61,12 @@ async function runExport(opts: ExportOptions): Promise<ExitCode> {
   const summary = describeCounts(counts);
   if (!outputDir) {
     process.stdout.write(files[0]!.content);
-    process.stderr.write(`exported ${summary}\n`);
+    process.stderr.write(`exported ${summary}\n${leftOutText(leftOut)}`);
     return ExitCode.ok;
   }
   const others = await writeExportFiles(outputDir, files, opts.force ?? false);
   const shown = opts.output!;
-  process.stderr.write(`exported ${summary} to ${files.length} file(s) in ${shown}\n`);
+  process.stderr.write(`exported ${summary} to ${files.length} file(s) in ${shown}\n${leftOutText(leftOut)}`);
   if (others.length > 0) {
     process.stderr.write(
       `warning: ${shown} also holds ${others.join(', ')}, which \`netform plan -f ${shown}\` reads together with the export; remove what no longer applies\n`,

@@ -7,10 +7,12 @@ import { Option, type Command } from 'commander';
 import { elapsedSince } from '../../ops/events.js';
 import { planAgainstServer } from '../../ops/plan.js';
 import type { Plan } from '../../plan/types.js';
+import { formatDiagnostic } from '../../views/diagnostics.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
 import { action } from '../boundary.js';
-import { ExitCode } from '../exit.js';
+import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, connectorOf } from '../flags/connection.js';
+import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
 import { fullPlanAt, refuseOverwritingInput, Timings, useColor, writeSavedPlan } from '../output.js';
 
@@ -33,29 +35,60 @@ export function registerPlan(program: Command): void {
       '-o, --out <path>',
       'also write the plan as a saved plan (JSON) for `netform apply <path>`; - writes it to stdout (the plan for people then goes to stderr)',
     )
-    .addOption(new Option('--format <format>', 'output format').choices(PLAN_FORMATS as string[]).default('text'));
+    .addOption(new Option('--format <format>', 'output format').choices(PLAN_FORMATS as string[]).default('text'))
+    .option(
+      '--base <ref>',
+      "compare with the same -f path at this git ref (a pull request's base): each change is marked as this pull request's or already there, and what it undoes is listed",
+    )
+    .option(
+      '--base-file <path>',
+      "like --base, with the base's desired state at this path (a synthesized cdk.tf.json)",
+    );
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
-  cmd.action(
-    action(async (opts: PlanningOptions & { file: string; out?: string; format: PlanFormat }) => {
-      if (opts.out) refuseOverwritingInput(opts.out, opts.file);
-      const timings = new Timings();
-      const request = { ...planShaping(opts), file: opts.file, connect: connectorOf(opts), refuseFailingTests: true };
-      const { plan } = await planAgainstServer(request, timings);
-      const started = performance.now();
-      // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
-      const toStdout = opts.out === '-';
-      const shownOn = toStdout ? process.stderr : process.stdout;
-      const output = renderPlan(plan, opts.format, {
-        color: opts.format === 'text' && useColor(opts, shownOn),
-        fullPlanAt: fullPlanAt(),
-      });
-      timings.phase('render', elapsedSince(started));
-      if (!(toStdout && opts.format === 'json')) shownOn.write(output);
-      if (opts.out)
-        writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false }));
-      timings.report();
-      return planExitCode(plan);
-    }),
-  );
+  cmd.action(action(runPlan));
+}
+
+interface PlanCommandOptions extends PlanningOptions {
+  file: string;
+  out?: string;
+  format: PlanFormat;
+  base?: string;
+  baseFile?: string;
+}
+
+async function runPlan(opts: PlanCommandOptions): Promise<ExitCode> {
+  if (opts.out) refuseOverwritingInput(opts.out, opts.file);
+  if (opts.base !== undefined && opts.baseFile !== undefined)
+    throw new CliError('give --base REF or --base-file PATH, not both');
+  const base =
+    opts.base !== undefined ? { ref: opts.base } : opts.baseFile !== undefined ? { file: opts.baseFile } : undefined;
+  const timings = new Timings();
+  const request = {
+    ...planShaping(opts),
+    file: opts.file,
+    base,
+    connect: connectorOf(opts),
+    refuseFailingTests: true,
+  };
+  const warning = (d: Parameters<typeof formatDiagnostic>[0]) =>
+    process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
+  const { plan } = await planAgainstServer(request, { phase: timings.phase, warning });
+  const started = performance.now();
+  // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
+  const toStdout = opts.out === '-';
+  const shownOn = toStdout ? process.stderr : process.stdout;
+  // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/seal.ts).
+  const seal = opts.format === 'json' || opts.out ? planKeyOf(opts) : undefined;
+  const output = renderPlan(plan, opts.format, {
+    color: opts.format === 'text' && useColor(opts, shownOn),
+    fullPlanAt: fullPlanAt(),
+    seal,
+  });
+  timings.phase('render', elapsedSince(started));
+  if (!(toStdout && opts.format === 'json')) shownOn.write(output);
+  if (opts.out)
+    writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false, seal }));
+  timings.report();
+  return planExitCode(plan);
 }

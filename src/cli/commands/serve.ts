@@ -3,8 +3,10 @@ import type { Command } from 'commander';
 import { startServer, StoreOpenError } from '../../../server/index.js';
 import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';
-import { parsePortFromEnv } from '../flags/numbers.js';
-import { addServeOptions, authFailureLimit, envFlag, tlsOptions, type ServeOptions } from '../flags/serve.js';
+import { parsePortFromEnv, secondsOrFail } from '../flags/numbers.js';
+import { parseTrustProxy } from '../flags/proxy.js';
+import { addServeOptions, authFailureLimit, envFlag, type ServeOptions } from '../flags/serve.js';
+import { tlsOptions } from '../flags/tls.js';
 import { watchStopRequests, type StopReason } from '../signals.js';
 
 export function registerServe(program: Command): void {
@@ -17,7 +19,8 @@ export function registerServe(program: Command): void {
     .addHelpText(
       'after',
       '\nPrints "listening on http(s)://HOST:PORT" first on stdout (then "metrics on URL" with --metrics-port). ' +
-        'SIGTERM or SIGINT: finishes requests in flight, closes the database, exits 0.\n' +
+        'SIGTERM or SIGINT: stops accepting connections, finishes requests in flight for at most ' +
+        '--shutdown-timeout seconds, closes every connection and the database, exits 0 (a second signal: exit 1 at once).\n' +
         'Without a token: GET /healthz, /readyz, /metrics, /v0/openapi.json and /docs.',
     )
     .action(action(serve));
@@ -38,8 +41,11 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
   });
   // commander hands an environment value over unparsed.
   const port = typeof options.port === 'string' ? parsePortFromEnv(options.port) : options.port;
+  const requestTimeout = secondsOrFail(options.requestTimeout, 'NETFORM_REQUEST_TIMEOUT');
+  const shutdownTimeout = secondsOrFail(options.shutdownTimeout, 'NETFORM_SHUTDOWN_TIMEOUT');
   const tls = tlsOptions(options);
   const failureLimit = authFailureLimit(options);
+  const trustProxy = parseTrustProxy(options.trustProxy);
   let server;
   try {
     server = await startServer({
@@ -50,12 +56,14 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
       logLevel: options.logLevel,
       legacyDeviceUpdates: options.legacyDeviceUpdates ?? envFlag(process.env.NETFORM_LEGACY_DEVICE_UPDATES, true),
       bodyLimit: options.bodyLimit,
+      requestTimeoutMs: requestTimeout * 1000,
+      shutdownTimeoutMs: shutdownTimeout * 1000,
       metrics: options.metrics !== false && !envFlag(process.env.NETFORM_METRICS, false),
       metricsPort: options.metricsPort,
       metricsHost: options.metricsHost,
       tls,
       authFailureLimit: failureLimit,
-      trustProxy: options.trustProxy,
+      trustProxy,
     });
   } catch (error) {
     throw new CliError(`cannot start the server: ${describeStartError(error, options)}`);
@@ -63,7 +71,7 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
   // One write (atomic on a pipe): whoever reads the first line finds the second with it.
   process.stdout.write(`listening on ${server.url}\n${server.metricsUrl ? `metrics on ${server.metricsUrl}\n` : ''}`);
   const signal = await stopSignal;
-  process.stderr.write(`${signal}: finishing requests in flight, then stopping\n`);
+  process.stderr.write(`${signal}: finishing requests in flight (at most ${shutdownTimeout} s), then stopping\n`);
   await server.close();
   return ExitCode.ok;
 }

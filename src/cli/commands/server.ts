@@ -14,7 +14,7 @@ import {
   showDefaults,
   DEFAULT_KEYS,
 } from '../../../server/index.js';
-import { copiedLine, defaultsTable, formatSettingValue, tokenTable } from '../../views/admin.js';
+import { copiedLine, defaultsTable, formatSettingValue, leftOutWarnings, tokenTable } from '../../views/admin.js';
 import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';
 import { parseDays } from '../flags/numbers.js';
@@ -47,6 +47,7 @@ export function registerServer(program: Command): void {
       action(async (options: { from: string; to: string }) => {
         const counts = await admin(() => copyServerData(options));
         process.stdout.write(copiedLine(counts));
+        process.stderr.write(leftOutWarnings(counts.leftOut));
         return ExitCode.ok;
       }),
     );

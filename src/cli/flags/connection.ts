@@ -125,7 +125,7 @@ function clientTuning(opts: ConnectionOptions, timeoutMs: number): ClientTuning 
   };
 }
 
-function readToken(opts: ConnectionOptions): string {
+export function readToken(opts: ConnectionOptions): string {
   if (opts.token && opts.tokenFile) throw new CliError('--token and --token-file exclude each other: choose one');
   if (opts.tokenFile) {
     const token = readFlagFile('--token-file', opts.tokenFile).trim();

@@ -73,3 +73,12 @@ export function parsePortFromEnv(text: string): number {
 export function wholeNumberFromEnv(text: string | undefined, range: WholeNumberRange = {}): number | undefined {
   return text === undefined ? undefined : (wholeNumber(text, range) ?? undefined);
 }
+
+/** A number of seconds from a flag (parsed) or its variable (which commander may hand over unparsed). */
+export function secondsOrFail(value: number | string, variable: string): number {
+  if (typeof value === 'number') return value;
+  const seconds = wholeNumber(value, { min: 1 });
+  if (seconds === null)
+    throw new CliError(`${variable}=${JSON.stringify(value)} is not a whole number of seconds, at least 1`);
+  return seconds;
+}

@@ -1,10 +1,11 @@
 /** The flags of `netform serve`, with the environment variables that set them, and what they mean for the server. */
-import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import {
   DEFAULT_AUTH_FAILURE_LIMIT,
   DEFAULT_HOST,
   DEFAULT_PORT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
   type AuthFailureLimit,
   type LogLevel,
 } from '../../../server/index.js';
@@ -22,6 +23,8 @@ export interface ServeOptions {
   logLevel: LogLevel;
   legacyDeviceUpdates?: boolean;
   bodyLimit?: number;
+  requestTimeout: number | string;
+  shutdownTimeout: number | string;
   metrics: boolean;
   metricsPort?: number;
   metricsHost?: string;
@@ -60,6 +63,24 @@ export function addServeOptions(cmd: Command): Command {
           .argParser(parseByteCount),
       )
       .addOption(
+        env(
+          '--request-timeout <seconds>',
+          'longest time a request (headers and body) may take to arrive; then 408 and the connection closes',
+          'NETFORM_REQUEST_TIMEOUT',
+        )
+          .default(DEFAULT_REQUEST_TIMEOUT_MS / 1000)
+          .argParser(parseWholeSeconds),
+      )
+      .addOption(
+        env(
+          '--shutdown-timeout <seconds>',
+          'on SIGTERM/SIGINT, how long requests in flight may take to finish before every connection is closed',
+          'NETFORM_SHUTDOWN_TIMEOUT',
+        )
+          .default(DEFAULT_SHUTDOWN_TIMEOUT_MS / 1000)
+          .argParser(parseWholeSeconds),
+      )
+      .addOption(
         env('--tls-cert <file>', 'serve HTTPS with this PEM certificate chain (with --tls-key)', 'NETFORM_TLS_CERT'),
       )
       .addOption(env('--tls-key <file>', 'the PEM private key of --tls-cert', 'NETFORM_TLS_KEY'))
@@ -95,8 +116,9 @@ export function addServeOptions(cmd: Command): Command {
       )
       .addOption(
         env(
-          '--trust-proxy <list>',
-          'proxies (addresses/CIDR blocks, comma-separated) whose X-Forwarded-For names the client',
+          '--trust-proxy <list|hops>',
+          'proxies whose X-Forwarded-For names the client: addresses/CIDR blocks (comma-separated; loopback, ' +
+            'linklocal, uniquelocal), or a hop count N when every request comes through exactly N proxies',
           'NETFORM_TRUST_PROXY',
         ),
       )
@@ -107,25 +129,6 @@ export function addServeOptions(cmd: Command): Command {
 export function envFlag(text: string | undefined, value: boolean): boolean {
   const words = value ? /^(1|true|yes|on)$/i : /^(0|false|no|off)$/i;
   return text !== undefined && words.test(text.trim());
-}
-
-export function tlsOptions(options: ServeOptions): { cert: Buffer; key: Buffer } | undefined {
-  if (options.tlsCert === undefined && options.tlsKey === undefined) return undefined;
-  if (options.tlsCert === undefined || options.tlsKey === undefined) {
-    throw new CliError(
-      '--tls-cert and --tls-key (NETFORM_TLS_CERT, NETFORM_TLS_KEY) go together: give both or neither',
-    );
-  }
-  return { cert: readPem(options.tlsCert, '--tls-cert'), key: readPem(options.tlsKey, '--tls-key') };
-}
-
-function readPem(path: string, flag: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    throw new CliError(`cannot read ${flag} ${path}${code ? ` (${code})` : ''}`);
-  }
 }
 
 export function authFailureLimit(options: ServeOptions): AuthFailureLimit | false {

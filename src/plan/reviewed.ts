@@ -1,0 +1,123 @@
+/**
+ * Apply what was reviewed, and nothing else (`netform apply -f PATH --reviewed PLANFILE`): the
+ * merged files are planned again against the live state, and of that fresh plan only the changes
+ * that also appear, identically, in the reviewed plan are kept (compare.ts: same object, action,
+ * fields and body, server-assigned ids aside, planned against the same live object). Every other
+ * change is withheld, with its reason. The kept plan is always a subset of the fresh plan: a
+ * forged or stale reviewed plan can keep fewer changes, never add one the merged files do not
+ * ask for. Pure.
+ */
+import { compareChanges } from './compare.js';
+import { narrowPlan } from './target.js';
+import type { Change, Plan } from './types.js';
+
+export const WITHHELD_REASONS = {
+  /** No change to this object in the reviewed plan. */
+  notReviewed: 'not in the reviewed plan',
+  /** The reviewed plan changes this object, but differently (other fields, values or action). */
+  changed: 'changed since review',
+  /** The same change, but the live object it acts on changed since review. */
+  noLongerHolds: 'the reviewed change no longer holds',
+  /** Kept on its own, but it needs a change that is withheld (the user a device belongs to). */
+  dependsOnWithheld: 'depends on a withheld change',
+} as const;
+
+export type WithheldReason = (typeof WITHHELD_REASONS)[keyof typeof WITHHELD_REASONS];
+
+export interface WithheldChange {
+  change: Change;
+  reason: WithheldReason;
+  /** More about the reason, in words: what differs, or which withheld change it needs. */
+  detail?: string;
+}
+
+export interface ReviewedIntersection {
+  /** The fresh plan narrowed to the reviewed changes: what apply writes. */
+  plan: Plan;
+  /** The fresh plan's other changes, in its order. */
+  withheld: WithheldChange[];
+  /** Changes of the reviewed plan the fresh plan does not make (done since, or no longer asked for). */
+  notNeeded: Change[];
+}
+
+export class ReviewedPlanError extends Error {
+  override readonly name = 'ReviewedPlanError';
+}
+
+/** What differs between a fresh change and the reviewed one with the same id, in words. */
+function differences(fresh: Change, reviewed: Change): string {
+  if (fresh.action !== reviewed.action) return `reviewed: ${reviewed.action}; now: ${fresh.action}`;
+  const shown = (c: Change) => new Map(c.fields.map((f) => [f.field, JSON.stringify([f.before, f.after])]));
+  const a = shown(fresh);
+  const b = shown(reviewed);
+  const fields = [...new Set([...a.keys(), ...b.keys()])].filter((f) => a.get(f) !== b.get(f));
+  if (fields.length > 0) return `differs in ${fields.join(', ')}`;
+  const cascade = (c: Change) => (c.cascade ?? []).map((i) => `${i.kind}:${i.key}`).sort();
+  if (JSON.stringify(cascade(fresh)) !== JSON.stringify(cascade(reviewed)))
+    return 'what goes with it is not what was reviewed';
+  return 'its request is not the reviewed one';
+}
+
+export function intersectReviewed(fresh: Plan, reviewed: Plan): ReviewedIntersection {
+  if (reviewed.server !== fresh.server) {
+    throw new ReviewedPlanError(
+      `the reviewed plan was made against ${reviewed.server}, not ${fresh.server}; nothing was changed`,
+    );
+  }
+  const reviewedById = new Map(reviewed.changes.map((c) => [c.id, c]));
+  const withheld = new Map<string, WithheldChange>();
+  for (const change of fresh.changes) {
+    const seen = reviewedById.get(change.id);
+    if (!seen) {
+      withheld.set(change.id, { change, reason: WITHHELD_REASONS.notReviewed });
+      continue;
+    }
+    const comparison = compareChanges(change, seen);
+    if (comparison === 'different')
+      withheld.set(change.id, { change, reason: WITHHELD_REASONS.changed, detail: differences(change, seen) });
+    else if (comparison === 'premise')
+      withheld.set(change.id, {
+        change,
+        reason: WITHHELD_REASONS.noLongerHolds,
+        detail:
+          change.fingerprint !== seen.fingerprint
+            ? `${change.label} changed on the server since review`
+            : 'what goes with it changed on the server since review',
+      });
+  }
+  // A kept change that needs a withheld one (its user's create, a rule that makes room) is withheld too.
+  const labelOf = (id: string) => {
+    const c = fresh.changes.find((x) => x.id === id);
+    return c?.label ?? id;
+  };
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const change of fresh.changes) {
+      if (withheld.has(change.id)) continue;
+      const blocking = (change.dependsOn ?? []).filter((id) => withheld.has(id));
+      if (blocking.length === 0) continue;
+      withheld.set(change.id, {
+        change,
+        reason: WITHHELD_REASONS.dependsOnWithheld,
+        detail: `needs ${blocking.map(labelOf).join(', ')}`,
+      });
+      grew = true;
+    }
+  }
+  const freshIds = new Set(fresh.changes.map((c) => c.id));
+  const kept = narrowPlan(
+    fresh,
+    fresh.changes.filter((c) => !withheld.has(c.id)),
+  );
+  // An undeclared object whose deletion is withheld stays: the plan says so.
+  if (fresh.undeclared)
+    kept.undeclared = fresh.undeclared.map((item) => {
+      const held = item.fate === 'delete' ? withheld.get(`${item.kind}:${item.key}`) : undefined;
+      return held ? { ...item, fate: 'keep', reason: `its deletion is withheld: ${held.reason}` } : item;
+    });
+  return {
+    plan: kept,
+    withheld: fresh.changes.filter((c) => withheld.has(c.id)).map((c) => withheld.get(c.id)!),
+    notNeeded: reviewed.changes.filter((c) => !freshIds.has(c.id)),
+  };
+}

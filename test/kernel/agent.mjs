@@ -1,0 +1,153 @@
+/**
+ * The kernel suite's agent: one runs inside each network namespace of the lab (started with
+ * `ip netns exec NAME node agent.mjs`), reads one JSON command a line on stdin and answers one
+ * JSON line on stdout. It sends the probe packets from its namespace and runs nft there.
+ *
+ *   {"id":1,"cmd":"send","probes":[{"kind":"tcp"|"udp","src":"10.3.2.2","dst":"1.2.3.4","port":443,"sport":20001}]}
+ *   {"id":2,"cmd":"trigger","triggers":[{"src":"1.2.3.4","dst":"10.3.2.2","sport":10001}]}
+ *   {"id":3,"cmd":"nft","args":["-f","-"],"stdin":"..."}
+ *   {"id":4,"cmd":"nfti","line":"list table inet probe"}
+ *   {"id":5,"cmd":"reset"}
+ *
+ * `send` answers once every packet is handed to the kernel. `trigger` sends a UDP datagram from
+ * `src` (any address: ip_nonlocal_bind) to port 9 of the device address `dst`, whose namespace
+ * answers with an ICMP port unreachable from `dst` to `src`: the ICMP probe. `nft` runs nft once;
+ * `nfti` gives a line to a long-running `nft -j -i` (no process start per command) and answers its
+ * JSON output lines. It refuses to start in
+ * the namespace the suite runs in (NETFORM_LAB_HOST_NETNS, that namespace's inode).
+ */
+import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { createInterface } from 'node:readline';
+
+const host = process.env.NETFORM_LAB_HOST_NETNS;
+const own = String(statSync('/proc/self/ns/net').ino);
+if (!host || host === own) {
+  process.stderr.write('agent: refusing to run outside a namespace of its own\n');
+  process.exit(2);
+}
+
+/** Sockets of the last probes, closed before the next ones. */
+let open = [];
+
+function reset() {
+  for (const socket of open) socket.destroy();
+  open = [];
+}
+
+function family(address) {
+  return address.includes(':') ? 6 : 4;
+}
+
+function sendUdp(src, sport, dst, port) {
+  return new Promise((resolve, reject) => {
+    const socket = createSocket({ type: family(src) === 6 ? 'udp6' : 'udp4' });
+    socket.on('error', reject);
+    socket.bind({ address: src, port: sport, exclusive: true }, () => {
+      socket.send(Buffer.from('netform probe'), port, dst, (error) => {
+        socket.close();
+        if (error) reject(error);
+        else resolve();
+      });
+    });
+  });
+}
+
+function sendTcp(src, sport, dst, port) {
+  const socket = connect({ host: dst, port, localAddress: src, localPort: sport, family: family(dst) });
+  // Refused, reset or never answered: the verdict is read where the SYN arrives, not here.
+  socket.on('error', () => {});
+  open.push(socket);
+}
+
+async function send(probes) {
+  reset();
+  const udp = [];
+  for (const p of probes) {
+    if (p.kind === 'tcp') sendTcp(p.src, p.sport, p.dst, p.port);
+    else udp.push(sendUdp(p.src, p.sport, p.dst, p.port));
+  }
+  await Promise.all(udp);
+  // connect() runs on the next tick; after it every SYN is in the kernel.
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  return { sent: probes.length };
+}
+
+async function trigger(triggers) {
+  await Promise.all(triggers.map((t) => sendUdp(t.src, t.sport, t.dst, 9)));
+  return { sent: triggers.length };
+}
+
+function nft(args, stdin) {
+  return new Promise((resolve) => {
+    const child = spawn('nft', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
+    child.on('error', (error) => resolve({ code: -1, stdout, stderr: String(error) }));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.on('error', () => {});
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+/**
+ * One `nft -j -i` for the agent's life. After each line it lists the empty table `inet sync`,
+ * whose answer marks the end of that line's output.
+ */
+let interactive;
+function nfti(line) {
+  if (!interactive) {
+    const child = spawn('nft', ['-j', '-i'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    interactive = { child, stderr: '', waiting: [], output: [] };
+    child.stderr.setEncoding('utf8').on('data', (c) => (interactive.stderr += c));
+    child.stdin.on('error', () => {});
+    createInterface({ input: child.stdout }).on('line', (out) => {
+      if (/"table": \{"family": "inet", "name": "sync"/.test(out)) {
+        const done = interactive.waiting.shift();
+        const result = { lines: interactive.output, stderr: interactive.stderr };
+        interactive.output = [];
+        interactive.stderr = '';
+        done?.(result);
+      } else interactive.output.push(out);
+    });
+    child.stdin.write('add table inet sync\n');
+  }
+  return new Promise((resolve) => {
+    interactive.waiting.push(resolve);
+    interactive.child.stdin.write(`${line}\nlist table inet sync\n`);
+  });
+}
+
+const lines = createInterface({ input: process.stdin });
+lines.on('line', async (line) => {
+  let message;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    return;
+  }
+  const { id, cmd } = message;
+  try {
+    let result;
+    if (cmd === 'send') result = await send(message.probes);
+    else if (cmd === 'trigger') result = await trigger(message.triggers);
+    else if (cmd === 'nft') result = await nft(message.args, message.stdin);
+    else if (cmd === 'nfti') result = await nfti(message.line);
+    else if (cmd === 'reset') result = (reset(), {});
+    else throw new Error(`unknown command ${cmd}`);
+    process.stdout.write(`${JSON.stringify({ id, ok: true, result })}\n`);
+  } catch (error) {
+    process.stdout.write(`${JSON.stringify({ id, ok: false, error: String(error?.stack ?? error) })}\n`);
+  }
+});
+lines.on('close', () => {
+  reset();
+  interactive?.child.stdin.end();
+  process.exit(0);
+});
+process.stdout.write(`${JSON.stringify({ ready: true, netns: own })}\n`);

@@ -1,0 +1,255 @@
+/**
+ * The Linux kernel as the access evaluator's oracle: the ruleset `netform nft` renders for a state
+ * is loaded into a router namespace, real TCP, UDP and ICMP packets go from device addresses
+ * through it, and what arrives at each destination is compared with netform's evaluator (and the
+ * reference transcription of the spec, test/unit/access/reference.ts). First the worked examples
+ * S1–S8 of rule-semantics.md §7 (whose verdicts are checked too), then seeded random rule sets.
+ * The ruleset is also compared with the one 0.7.36's fz_wall builds command by command.
+ *
+ * Needs root, nftables and iproute2 (test/kernel/lab.ts). Under CI=true a missing one is an error;
+ * elsewhere the suite is skipped with one line saying why.
+ *
+ * NETFORM_KERNEL_SETS=N runs N random rule sets instead of 200 (while debugging a disagreement:
+ * each one is printed with its state, enough to replay it).
+ *
+ * Left out of the random sets, each the subject of another issue: users without devices (W3.6)
+ * and port ranges reaching 65535 (W3.7). "No tunnel" verdicts (disabled users, devices without an
+ * address in the family) cannot be sent and stay in unit tests.
+ */
+import { spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  accessModelOfDesired,
+  accessModelOfLive,
+  CompiledRules,
+  evaluateDevice,
+  packetOf,
+  type AccessModel,
+  type Decision,
+} from '../../src/access/index.js';
+import { userKey } from '../../src/model/keys.js';
+import type { ApiDevice } from '../../src/model/types.js';
+import { nftStateOfDesired, nftStateOfLive, renderRuleset } from '../../src/nft/ruleset.js';
+import { referenceVerdict } from '../unit/access/reference.js';
+import { apiRule, desiredOf, randomCase, workedExamples, type Case } from './cases.js';
+import { comparableListing, fzWallCommands } from './fz-wall.js';
+import { Lab, labUnavailable, listInFreshNamespace, SERVER_ADDRESSES } from './lab.js';
+
+const unavailable = labUnavailable();
+if (unavailable && process.env.CI === 'true')
+  throw new Error(
+    `the kernel suite cannot run: ${unavailable}; CI must run it (.ci/run installs nftables and iproute2)`,
+  );
+if (unavailable) console.warn(`kernel suite skipped: ${unavailable}`);
+
+const RANDOM_SETS = Number(process.env.NETFORM_KERNEL_SETS ?? 200);
+const SEED = 20240601;
+
+interface Disagreement {
+  case: string;
+  probe: string;
+  kernel: 'accept' | 'drop';
+  evaluator: string;
+  reference: string;
+  decidedBy?: string;
+  spec?: string;
+}
+
+/** The case's ruleset as `netform nft` renders it (from the live state, or from files). */
+function rulesetOf(c: Case): string {
+  return renderRuleset(
+    c.mode === 'live' ? nftStateOfLive(c.live, { portRules: c.portRules }) : nftStateOfDesired(desiredOf(c)),
+  );
+}
+
+function evaluatorFor(c: Case) {
+  const model: AccessModel =
+    c.mode === 'live'
+      ? accessModelOfLive(c.live, { portRules: c.portRules, serverAddresses: [...SERVER_ADDRESSES] })
+      : accessModelOfDesired(desiredOf(c));
+  const rules = new CompiledRules(model);
+  // The reference reads the state the server has: declared with port rules off, rules are stored without ports.
+  const stored =
+    c.mode === 'desired' && !c.portRules
+      ? c.live.rules.map((r) => ({ ...r, port_type: null, port_range: null }))
+      : c.live.rules;
+  const ownerOf = new Map<string, { email: string; id: string; device: ApiDevice }>();
+  for (const device of c.live.devices) {
+    const user = c.live.users.find((u) => u.id === device.user_id)!;
+    for (const address of [device.ipv4, device.ipv6])
+      if (address) ownerOf.set(address, { email: user.email, id: user.id, device });
+  }
+  return (probe: Case['probes'][number]): { decision: Decision; reference: string } => {
+    const owner = ownerOf.get(probe.src)!;
+    const user = model.users.get(userKey(owner.email))!;
+    const device = user.devices.find((d) => d.name === owner.device.name);
+    if (!device) throw new Error(`no device ${owner.device.name} in the model`);
+    const packet = packetOf(probe.dst, probe.proto, probe.port)!;
+    const decision = evaluateDevice(rules, user, device, packet);
+    const reference = referenceVerdict(
+      owner.device,
+      { id: owner.id, disabled: false },
+      probe.dst,
+      probe.proto,
+      probe.port,
+      { rules: stored, portRulesSupported: c.portRules, serverLocalAddrs: [...SERVER_ADDRESSES] },
+    );
+    return { decision, reference };
+  };
+}
+
+function describeProbe(probe: Case['probes'][number]): string {
+  const where =
+    probe.port === undefined ? probe.dst : `${probe.dst.includes(':') ? `[${probe.dst}]` : probe.dst}:${probe.port}`;
+  return `${probe.src} -> ${where}/${probe.proto}`;
+}
+
+/** Runs a case through the lab; the disagreements between kernel, evaluator, reference and spec. */
+async function compare(lab: Lab, c: Case): Promise<{ packets: number; disagreements: Disagreement[] }> {
+  await lab.load(rulesetOf(c));
+  const arrived = await lab.probe(c.probes);
+  const evaluate = evaluatorFor(c);
+  const disagreements: Disagreement[] = [];
+  c.probes.forEach((probe, i) => {
+    const kernel = arrived[i] ? 'accept' : 'drop';
+    const { decision, reference } = evaluate(probe);
+    const referenceVerdictText = reference === 'ACCEPT' ? 'accept' : reference === 'DROP' ? 'drop' : 'no tunnel';
+    if (decision.verdict !== kernel || referenceVerdictText !== kernel || (probe.expect && probe.expect !== kernel)) {
+      disagreements.push({
+        case: c.name,
+        probe: describeProbe(probe),
+        kernel,
+        evaluator: decision.verdict,
+        reference: referenceVerdictText,
+        ...(decision.decidedBy
+          ? {
+              decidedBy: `${decision.decidedBy.rule.action} ${decision.decidedBy.rule.destination} ${decision.decidedBy.rule.port_type ?? ''} ${decision.decidedBy.rule.port_range ?? ''} (${decision.decidedBy.scope} ${decision.decidedBy.stage})`,
+            }
+          : {}),
+        ...(probe.expect ? { spec: probe.expect } : {}),
+      });
+    }
+  });
+  if (disagreements.length > 0) {
+    // Enough to replay it: the rules and devices of the case.
+    console.error(
+      `kernel and evaluator disagree in ${c.name}:\n${JSON.stringify(
+        {
+          rules: c.live.rules.map(({ inserted_at: _i, updated_at: _u, id: _id, ...r }) => r),
+          devices: c.live.devices.map((d) => [d.user_id, d.ipv4, d.ipv6]),
+          portRules: c.portRules,
+          disagreements,
+        },
+        null,
+        2,
+      )}`,
+    );
+  }
+  return { packets: c.probes.length, disagreements };
+}
+
+describe.skipIf(unavailable !== null)('the kernel agrees with the evaluator', () => {
+  let lab: Lab;
+  beforeAll(async () => {
+    lab = await Lab.create();
+  }, 60_000);
+  afterAll(async () => {
+    await lab?.close();
+  });
+
+  it('on the worked examples S1–S8, with the verdicts rule-semantics.md gives', async () => {
+    let packets = 0;
+    const disagreements: Disagreement[] = [];
+    for (const c of workedExamples()) {
+      const result = await compare(lab, c);
+      packets += result.packets;
+      disagreements.push(...result.disagreements);
+    }
+    console.log(
+      `kernel oracle: worked examples S1–S8, ${workedExamples().length} rule sets, ${packets} packets compared`,
+    );
+    expect(disagreements).toEqual([]);
+  }, 120_000);
+
+  it(`on ${RANDOM_SETS} seeded random rule sets × 50 packets`, async () => {
+    const started = Date.now();
+    let packets = 0;
+    let sets = 0;
+    const disagreements: Disagreement[] = [];
+    const verdicts = { accept: 0, drop: 0 };
+    const modes = { live: 0, desired: 0, portRulesOff: 0 };
+    for (let i = 0; i < RANDOM_SETS; i++) {
+      const c = randomCase(SEED + i);
+      const result = await compare(lab, c);
+      sets++;
+      modes[c.mode]++;
+      if (!c.portRules) modes.portRulesOff++;
+      packets += result.packets;
+      disagreements.push(...result.disagreements);
+      for (const probe of c.probes)
+        verdicts[evaluatorFor(c)(probe).decision.verdict === 'accept' ? 'accept' : 'drop']++;
+    }
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    console.log(
+      `kernel oracle: ${sets} random rule sets (${modes.live} from live states, ${modes.desired} from files, ${modes.portRulesOff} with port rules off), ` +
+        `${packets} packets compared (${verdicts.accept} accepted, ${verdicts.drop} dropped) in ${seconds} s, ${disagreements.length} disagreements`,
+    );
+    expect(packets).toBeGreaterThanOrEqual(RANDOM_SETS * 50);
+    expect(disagreements).toEqual([]);
+  }, 300_000);
+});
+
+/** Destinations in the spellings users write: host bits, bare hosts, /32 and /128, IPv4 inside IPv6. */
+function spellings(): Case {
+  const c = workedExamples()[0]!;
+  const user = c.live.users[0]!.id;
+  const drops = ['10.0.0.5/24', '1.2.3.4/32', '5.6.7.8', '2001:db8::7/32'];
+  const accepts = ['0.0.0.0/0', '::/0'];
+  const own = ['::1.2.3.4', '::ffff:1.2.3.4', '::ffff:10.0.0.0/104', '64:ff9b::1.2.3.4', '2001:db8:1::1/128'];
+  return {
+    ...c,
+    name: 'destination spellings',
+    live: {
+      ...c.live,
+      rules: [
+        ...drops.map((d) => apiRule(null, 'drop', d)),
+        ...accepts.map((d) => apiRule(null, 'accept', d)),
+        ...own.map((d) => apiRule(user, 'accept', d)),
+        apiRule(user, 'drop', '::1.2.3.4', 'tcp 1 - 65534'),
+        apiRule(null, 'accept', '10.0.0.5/24', 'udp 53 - 53'),
+      ],
+    },
+  };
+}
+
+describe.skipIf(unavailable !== null)("netform's ruleset is the one 0.7.36's fz_wall builds", () => {
+  it('for the worked examples and random states, listed by nft', async () => {
+    const cases = [...workedExamples(), spellings(), ...Array.from({ length: 30 }, (_, i) => randomCase(SEED + i))];
+    for (const c of cases.filter((c) => c.mode === 'live')) {
+      const options = { portRules: c.portRules, wgInterface: 'wg-firezone' };
+      const [ours, theirs] = await Promise.all([
+        listInFreshNamespace(renderRuleset(nftStateOfLive(c.live, options))),
+        listInFreshNamespace(fzWallCommands(c.live, options)),
+      ]).catch((error: Error) => {
+        throw new Error(`${c.name}: ${error.message}\n${fzWallCommands(c.live, options)}`);
+      });
+      expect(comparableListing(ours), c.name).toBe(comparableListing(theirs));
+    }
+  }, 120_000);
+});
+
+describe('the lab never runs nft in the namespace the suite runs in', () => {
+  it('its agent refuses to start there', () => {
+    const agent = fileURLToPath(new URL('./agent.mjs', import.meta.url));
+    const own = String(statSync('/proc/self/ns/net').ino);
+    const run = spawnSync(process.execPath, [agent], {
+      env: { ...process.env, NETFORM_LAB_HOST_NETNS: own },
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('agent: refusing to run outside a namespace of its own\n');
+  });
+});
