@@ -139,7 +139,11 @@ export async function applyPlanned(
     }
     const plan: Plan = { ...result.plan, access: planAccessChanges(result.plan, await reading, desired) };
     events.planned?.(plan, result);
-    const outcome = await writeUnlessRefused(plan, plan.limits.filter((l) => l.exceeded), run);
+    const outcome = await writeUnlessRefused(
+      plan,
+      plan.limits.filter((l) => l.exceeded),
+      run,
+    );
     return { ...outcome, withheld: result.withheld.length };
   });
 }

@@ -60,8 +60,6 @@ export function withheldLine(count: number): string {
 /** `apply --reviewed` when nothing the files plan now is in the reviewed plan. */
 export const NOTHING_REVIEWED = 'Nothing to apply: no change of the plan is in the reviewed plan as it is now.';
 
-
-
 export function confirmQuestion(changes: number, server: string): string {
   return `\nApply these ${changes} change(s) to ${server}? Only "yes" applies: `;
 }
