@@ -19,7 +19,7 @@ function report(status: DriftStatus): DriftReport {
     sources: ['f.yaml'],
     limits: [],
     warnings: [],
-    summary: { create: status === 'drift' ? 1 : 0, update: 0, delete: 0, replace: 0 },
+    summary: { create: status === 'drift' ? 1 : 0, update: 0, delete: 0, replace: 0, cascade: 0 },
     changes:
       status === 'drift'
         ? [
@@ -28,6 +28,8 @@ function report(status: DriftStatus): DriftReport {
               kind: 'user',
               action: 'create',
               key: 'a@example.com',
+              label: 'user a@example.com',
+              phase: 0,
               fingerprint: null,
               fields: [],
             },
