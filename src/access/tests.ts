@@ -131,7 +131,3 @@ export function runAccessTests(model: AccessModel, tests: readonly DesiredTest[]
     return { test, pass: failing === undefined, decisions, shown: failing ?? decisions[0] };
   });
 }
-
-export function accessRulesOf(model: AccessModel): CompiledRules {
-  return new CompiledRules(model);
-}

@@ -6,14 +6,7 @@ export {
   type ApplyProgress,
   type ApplySummary,
   type ChangeResult,
-  type ChangeStatus,
 } from './executor.js';
 export { ServerGoneBreaker } from './breaker.js';
 export { findStaleChanges } from './freshness.js';
-export {
-  readSavedPlan,
-  readSavedPlanSecrets,
-  SavedPlanError,
-  type SavedPlanSecrets,
-  type SecretReading,
-} from './saved-plan.js';
+export { readSavedPlan, readSavedPlanSecrets, SavedPlanError } from './saved-plan.js';

@@ -3,9 +3,8 @@
  * saved plan's secrets are read, and each outcome in words with its exit code.
  */
 import { createInterface } from 'node:readline/promises';
-import { resolveSecret, SecretResolutionError, workingContainment } from '../desired/index.js';
 import type { SecretRef } from '../model/secret.js';
-import type { ReviewedOutcome } from '../ops/apply.js';
+import { resolveSecret, SecretResolutionError, workingContainment, type ReviewedOutcome } from '../ops/apply.js';
 import type { Plan } from '../plan/types.js';
 import * as say from '../views/apply.js';
 import { CliError, ExitCode } from './exit.js';

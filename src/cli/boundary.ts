@@ -12,7 +12,7 @@
  * - Every secret the process was given (the API token) is cut out of what the boundary prints.
  */
 import { fileURLToPath } from 'node:url';
-import { inertText } from '../views/escape.js';
+import { inertMessage } from '../views/escape.js';
 import { expectedFailure, ExitCode } from './exit.js';
 
 const secrets = new Set<string>();
@@ -58,21 +58,6 @@ export function thrownAt(error: unknown): string | undefined {
   const place = ours ?? places[0];
   if (place === undefined) return undefined;
   return place.startsWith(PACKAGE_ROOT) ? place.slice(PACKAGE_ROOT.length) : place;
-}
-
-/**
- * A message made inert for the terminal or log, the last line of defence for values it quotes: its
- * own line breaks are kept, every other control, bidi and zero-width character is a `\u` escape,
- * and no line it adds can be read as a GitHub workflow command (`::…`).
- */
-function inertMessage(message: string): string {
-  return message
-    .split('\n')
-    .map((line, i) => {
-      const inert = inertText(line);
-      return i > 0 ? inert.replace(/^(\s*):/, '$1\\u003a') : inert;
-    })
-    .join('\n');
 }
 
 function messageOf(error: unknown): string {

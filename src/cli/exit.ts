@@ -3,6 +3,7 @@
  * becomes an exit code: `expectedFailure` (the error boundary, boundary.ts, prints it).
  */
 import { OpError, type OpErrorKind } from '../ops/errors.js';
+import { testLine, testLocation } from '../views/access.js';
 
 export const ExitCode = {
   ok: 0,
@@ -45,6 +46,10 @@ const OP_EXIT_CODES: Record<OpErrorKind, ExitCode> = {
 /** An expected failure's message and exit code; null for anything else, which is a bug. */
 export function expectedFailure(error: unknown): { message: string; code: ExitCode } | null {
   if (error instanceof CliError) return { message: error.message, code: error.exitCode };
-  if (error instanceof OpError) return { message: error.message, code: OP_EXIT_CODES[error.kind] };
+  if (error instanceof OpError) {
+    // Failed access tests: one line each under the message, as `netform test` shows them.
+    const tests = (error.failedTests ?? []).map((r) => `\n  ${testLocation(r)}${testLine(r)}`).join('');
+    return { message: `${error.message}${tests}`, code: OP_EXIT_CODES[error.kind] };
+  }
   return null;
 }

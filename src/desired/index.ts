@@ -23,9 +23,8 @@ import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 import { parseYamlFile } from './yaml.js';
 
 export { checkDesiredState } from './check.js';
-export { displayPath, sortDiagnostics } from './files.js';
+export { displayPath } from './files.js';
 export { resolveSecret, SecretResolutionError, workingContainment } from './secrets.js';
-export { applyUseDefaultShorthand } from './shorthand.js';
 export type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 
 /** `-f -`: one YAML document stream read from standard input, shown under this name. */

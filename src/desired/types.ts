@@ -1,17 +1,9 @@
 /** What every desired-state front end (YAML files, a synthesized CDKTF stack) returns. */
 import type { DesiredState } from '../model/state.js';
 
-/** One problem found in the desired state, pointing at the value at fault where it can. */
-export interface Diagnostic {
-  message: string;
-  file?: string;
-  /** 1-based. */
-  line?: number;
-  /** 1-based. */
-  column?: number;
-  /** Where in the document: `users[0].devices[1].mtu`, or a CDKTF `resource.attribute`. */
-  path?: string;
-}
+import type { Diagnostic } from '../model/diagnostic.js';
+
+export type { Diagnostic };
 
 /** `warnings`: problems that do not make the files unusable for this command (unreadable secrets in validate). */
 export type LoadResult =

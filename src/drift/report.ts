@@ -5,7 +5,7 @@
  */
 import { SENSITIVE_CHANGED } from '../model/secret.js';
 import type { Change, FieldChange, Plan, PlanSummary } from '../plan/types.js';
-import { isSecretField } from '../views/symbols.js';
+import { isSecretField } from '../model/secret.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';
 export const DRIFT_REPORT_FORMAT_VERSION = 1;

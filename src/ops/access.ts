@@ -17,7 +17,6 @@ import {
   type TestResult,
 } from '../access/index.js';
 import type { DesiredState } from '../model/state.js';
-import { testLine } from '../views/access.js';
 import { OpError } from './errors.js';
 import { loadDesired } from './desired.js';
 import { readLiveState, type Connector } from './session.js';
@@ -33,12 +32,10 @@ export function refuseFailingTests(state: DesiredState): void {
   if (!state.tests || state.tests.length === 0) return;
   const failed = runAccessTests(accessModelOfDesired(state), state.tests).filter((r) => !r.pass);
   if (failed.length === 0) return;
-  const lines = failed.map(
-    (r) => `  ${r.test.source ? `${r.test.source.file}:${r.test.source.line}: ` : ''}${testLine(r)}`,
-  );
   throw new OpError(
     'desired-state',
-    `${failed.length} access test${failed.length === 1 ? '' : 's'} failed; nothing was planned or written:\n${lines.join('\n')}`,
+    `${failed.length} access test${failed.length === 1 ? '' : 's'} failed; nothing was planned or written:`,
+    failed,
   );
 }
 
@@ -71,3 +68,6 @@ export async function explainPacket(request: AccessSource & { from: FromSpec; to
   if (!evaluated.ok) throw new OpError('request', evaluated.message);
   return evaluated.value;
 }
+
+/** The `from` and `to` notation of `tests:` and `netform explain`. */
+export { parseFrom, parseTo } from '../access/notation.js';

@@ -324,3 +324,7 @@ function interruptedSummary(
   });
   return applySummary(results);
 }
+
+/** The key saved plans are sealed and checked with, and how the secrets a plan sends are read. */
+export { PlanKey, PlanKeyError } from '../plan/seal.js';
+export { resolveSecret, SecretResolutionError, workingContainment } from '../desired/index.js';

@@ -1,7 +1,7 @@
 /** The desired state as operations read it: loaded and checked, or an expected failure listing every problem. */
 import { loadDesiredState, type LoadResult } from '../desired/index.js';
 import type { DesiredState } from '../model/state.js';
-import { formatDiagnostic } from '../views/diagnostics.js';
+import { formatDiagnostic } from '../model/diagnostic.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
 
@@ -22,3 +22,6 @@ export async function loadDesired(
   events.phase?.('load', elapsedSince(started));
   return loaded.state;
 }
+
+/** A `-f` path as messages show it (`stdin` for `-`). */
+export { displayPath } from '../desired/index.js';

@@ -8,7 +8,7 @@ import { cronTicker } from '../drift/cron.js';
 import { DriftLoop, type DriftRunContext, type ReportSink } from '../drift/loop.js';
 import { collectGarbage } from '../drift/memory.js';
 import { redactSecrets } from '../drift/report.js';
-import { jsonLinesSink, reportFileSink, webhookSink } from '../drift/sinks.js';
+import { jsonLinesSink, reportFileSink, webhookSink, type WebhookOptions } from '../drift/sinks.js';
 import type { Plan } from '../plan/types.js';
 import { loadDesired } from './desired.js';
 import type { OpEvents } from './events.js';
@@ -35,7 +35,7 @@ export interface DriftScheduleRequest {
   /** Keep the latest report in this file (replaced atomically). */
   reportFile?: string;
   /** POST a report when the status or the set of differences changes (with `always`, every drifted run too). */
-  webhook?: { url: string; always: boolean; userAgent: string };
+  webhook?: Pick<WebhookOptions, 'url' | 'always' | 'userAgent' | 'text'>;
   /** Values cut out of every message: the token, the webhook URL. */
   secrets: string[];
 }
@@ -127,3 +127,6 @@ export async function startDriftSchedule(
     stopped,
   };
 }
+
+/** A schedule's checks, made before anything is read (the command line's --every and --timezone). */
+export { cronExpressionProblem, timeZoneProblem } from '../drift/cron.js';

@@ -3,6 +3,8 @@
  * and a kind a program can branch on. It carries no exit code: the command line maps every kind
  * to its exit code in one place (src/cli/exit.ts).
  */
+import type { TestResult } from '../access/tests.js';
+
 export type OpErrorKind =
   /** The request cannot be carried out as written: a bad target, a key the server does not have. */
   | 'request'
@@ -22,6 +24,8 @@ export class OpError extends Error {
   constructor(
     readonly kind: OpErrorKind,
     message: string,
+    /** The access tests that failed, when that is the failure: shown one a line by the caller. */
+    readonly failedTests?: readonly TestResult[],
   ) {
     super(message);
   }

@@ -13,7 +13,7 @@ import { compareWithBase } from '../plan/base.js';
 import { planChanges, PlanError, type Plan, type PlanOptions } from '../plan/index.js';
 import { normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import type { PlanBase } from '../plan/types.js';
-import { formatDiagnostic } from '../views/diagnostics.js';
+import { formatDiagnostic } from '../model/diagnostic.js';
 import { refuseFailingTests } from './access.js';
 import { loadDesired } from './desired.js';
 import { OpError } from './errors.js';

@@ -133,3 +133,6 @@ export async function readLiveState(session: Session, options: { configuration?:
 export function serverRefused(error: unknown): unknown {
   return error instanceof ApiError ? new OpError('server', `cannot read the server's state: ${error.message}`) : error;
 }
+
+/** One line for people per retry of a call (`retrying GET /v0/users in 2 s (1/4): …`). */
+export { retryLine } from '../client/index.js';

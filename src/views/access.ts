@@ -4,7 +4,7 @@
  */
 import type { AccessBlock, AccessChanges } from '../access/changes.js';
 import type { Decision, Match } from '../access/evaluate.js';
-import { describeRule, ruleLocation } from '../access/model.js';
+import { describeRule, ruleLocation } from '../model/rule.js';
 import type { SourceDecision } from '../access/notation.js';
 import type { TestResult } from '../access/tests.js';
 import { githubAnnotation } from './diagnostics.js';
@@ -95,6 +95,12 @@ export function describeMatch(match: Match): string {
 export function describeDecision(decision: Decision): string {
   if (decision.decidedBy) return `${decision.verdict} by ${describeMatch(decision.decidedBy)}`;
   return `${decision.verdict}: ${decision.reason}`;
+}
+
+/** `desired/a.yaml:12: ` before a test's line, when the test is declared in a file. */
+export function testLocation(result: TestResult): string {
+  const source = result.test.source;
+  return source ? `${source.file}:${source.line}: ` : '';
 }
 
 /** One line per test: `PASS name: from -> to: verdict by rule at file:line` (the failing source for a failure). */

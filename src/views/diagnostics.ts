@@ -1,15 +1,8 @@
 /** Problems found in the desired state, as people read them and as GitHub Actions annotates them. */
-import type { Diagnostic } from '../desired/types.js';
+import { formatDiagnostic, type Diagnostic } from '../model/diagnostic.js';
 import { githubData, githubProperty, inertText } from './escape.js';
 
-/** `file:line:column: path: message` (as much of the location as is known). */
-export function formatDiagnostic(d: Diagnostic): string {
-  const where = d.file
-    ? [d.file, d.line, d.line !== undefined ? d.column : undefined].filter((p) => p !== undefined).join(':')
-    : undefined;
-  // Inert: a file name, key or quoted value cannot break the line or move the cursor.
-  return inertText([where, d.path, d.message].filter((part) => part !== undefined && part !== '').join(': '));
-}
+export { formatDiagnostic };
 
 /**
  * A `--format github` annotation: message and properties escaped as GitHub documents (`%25`, `%0D`,

@@ -6,7 +6,7 @@
  * left as it is.
  */
 
-export { hasUnsafe, inertLines, inertText } from '../model/inert.js';
+export { inertText } from '../model/inert.js';
 import { inertText } from '../model/inert.js';
 
 function longestBacktickRun(text: string): number {
@@ -64,4 +64,19 @@ export function githubData(value: string): string {
 /** A GitHub workflow command's property value (`escapeProperty`): also `:` and `,`. */
 export function githubProperty(value: string): string {
   return githubData(value).replace(/:/g, '%3A').replace(/,/g, '%2C');
+}
+
+/**
+ * A message made inert for the terminal or log, the last line of defence for values it quotes: its
+ * own line breaks are kept, every other control, bidi and zero-width character is a `\u` escape,
+ * and no line it adds can be read as a GitHub workflow command (`::…`).
+ */
+export function inertMessage(message: string): string {
+  return message
+    .split('\n')
+    .map((line, i) => {
+      const inert = inertText(line);
+      return i > 0 ? inert.replace(/^(\s*):/, '$1\\u003a') : inert;
+    })
+    .join('\n');
 }

@@ -6,7 +6,7 @@
  */
 import pc from 'picocolors';
 import { SENSITIVE, SENSITIVE_CHANGED } from '../model/secret.js';
-import { sealedDocument, unsealedDocument, type PlanKey } from '../plan/seal.js';
+import type { PlanKey } from '../plan/seal.js';
 import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
 import { accessMarkdown, accessText } from './access.js';
@@ -42,7 +42,9 @@ type Colors = ReturnType<typeof pc.createColors>;
 export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOptions): string {
   // A sealed JSON document is a saved plan: one edited by hand is refused by apply.
   if (format === 'json') {
-    const doc = options.seal ? sealedDocument(plan, options.seal) : unsealedDocument(plan);
+    // Without a key: no seal and no secret HMACs (drift's report), so apply refuses it.
+    const { seal: _seal, seal_key: _sealKey, ...unsealed } = plan;
+    const doc = options.seal ? options.seal.sealed(plan) : unsealed;
     return `${JSON.stringify(doc, null, 2)}\n`;
   }
   if (format === 'markdown') return renderMarkdown(plan, options);

@@ -1,5 +1,8 @@
 /** The marks and word lists every view shares: one copy each. */
-import type { ChangeAction, FieldChange } from '../plan/types.js';
+import type { ChangeAction } from '../plan/types.js';
+
+/** The fields shown as changed, never as values (one list, in the model). */
+export { isSecretField } from '../model/secret.js';
 
 /** The mark of each action in plans, apply summaries and progress lines. */
 export const SYMBOL: Record<ChangeAction, string> = { create: '+', update: '~', delete: '-', replace: '-/+' };
@@ -11,16 +14,3 @@ export const DONE_VERB: Record<ChangeAction, string> = {
   delete: 'deleted',
   replace: 'replaced',
 };
-
-/** Fields whose values are secrets even if a plan forgot to mark them: shown (and reported) as changed, never as values. */
-export const SECRET_FIELDS: ReadonlySet<string> = new Set([
-  'password',
-  'password_confirmation',
-  'preshared_key',
-  'token',
-]);
-
-/** Whether a field change must never show its values. */
-export function isSecretField(change: FieldChange): boolean {
-  return !!change.sensitive || SECRET_FIELDS.has(change.field);
-}

@@ -7,8 +7,7 @@
  * writes; the second exits at once.
  */
 import type { Command } from 'commander';
-import { resolveSecret } from '../../desired/index.js';
-import { applyPlanned, applySaved, readSavedPlanFile, type ApplyEvents } from '../../ops/apply.js';
+import { applyPlanned, applySaved, readSavedPlanFile, resolveSecret, type ApplyEvents } from '../../ops/apply.js';
 import * as say from '../../views/apply.js';
 import { renderPlan } from '../../views/plan.js';
 import { renderWithheld } from '../../views/reviewed.js';

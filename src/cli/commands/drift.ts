@@ -5,6 +5,7 @@
 import { Option, type Command } from 'commander';
 import { checkDrift, startDriftSchedule } from '../../ops/drift.js';
 import { NETFORM_VERSION } from '../../version.js';
+import { driftText } from '../../views/drift.js';
 import { inertText } from '../../views/escape.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
 import { action } from '../boundary.js';
@@ -92,6 +93,7 @@ async function driftOnSchedule(opts: DriftOptions): Promise<ExitCode> {
               url: opts.webhook,
               always: opts.webhookAlways ?? false,
               userAgent: `netform/${NETFORM_VERSION}`,
+              text: driftText,
             },
           }
         : {}),

@@ -1,7 +1,6 @@
 /** `netform explain FROM TO`: how one packet is decided, against the declared rules or (`--live`) the server's. */
 import { Option, type Command } from 'commander';
-import { parseFrom, parseTo } from '../../access/notation.js';
-import { explainPacket } from '../../ops/access.js';
+import { explainPacket, parseFrom, parseTo } from '../../ops/access.js';
 import { explainJson, explainText } from '../../views/access.js';
 import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';

@@ -1,8 +1,7 @@
 /** `netform export`: the live server as desired-state YAML, to start managing an existing server. */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { describeCounts } from '../../desired/export.js';
-import { exportServer, shippedSchemaReference, writeExportFiles } from '../../ops/export.js';
+import { describeCounts, exportServer, shippedSchemaReference, writeExportFiles } from '../../ops/export.js';
 import { leftOutText } from '../../views/export.js';
 import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';

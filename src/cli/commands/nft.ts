@@ -4,8 +4,7 @@
  * rules), in `nft list ruleset` syntax.
  */
 import type { Command } from 'commander';
-import { DEFAULT_WG_INTERFACE, interfaceNameProblem } from '../../nft/ruleset.js';
-import { nftRuleset } from '../../ops/nft.js';
+import { DEFAULT_WG_INTERFACE, interfaceNameProblem, nftRuleset } from '../../ops/nft.js';
 import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';

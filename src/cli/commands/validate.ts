@@ -1,6 +1,6 @@
 /** `netform validate -f PATH`: every offline check of the desired state, no server needed. */
 import { Option, type Command } from 'commander';
-import { displayPath } from '../../desired/index.js';
+import { displayPath } from '../../ops/desired.js';
 import { validateDesired } from '../../ops/validate.js';
 import { validationOutput, type ValidationFormat } from '../../views/diagnostics.js';
 import { action } from '../boundary.js';

@@ -5,11 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { retryLine } from '../../client/index.js';
 import { checkEmail } from '../../model/user.js';
 import {
   DEFAULT_EMBEDDED_DB,
   openSession,
+  retryLine,
   type ClientTuning,
   type Connector,
   type SessionSpec,

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_EMBEDDED_DB, embeddedTokenPath } from '../../ops/session.js';
-import { PlanKey, PlanKeyError } from '../../plan/seal.js';
+import { PlanKey, PlanKeyError } from '../../ops/apply.js';
 import { rememberSecret } from '../boundary.js';
 import { CliError } from '../exit.js';
 import { readToken, type ConnectionOptions } from './connection.js';

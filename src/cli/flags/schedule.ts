@@ -2,7 +2,7 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { cronExpressionProblem, timeZoneProblem } from '../../drift/cron.js';
+import { cronExpressionProblem, timeZoneProblem } from '../../ops/drift.js';
 import { CliError } from '../exit.js';
 
 export interface ScheduleOptions {
