@@ -12,6 +12,7 @@ import {
   applySaved,
   connectTo,
   OpError,
+  PlanKey,
   planAgainstServer,
   showLive,
   validateDesired,
@@ -90,7 +91,13 @@ describe('applyPlanned and applySaved', () => {
     expect(outcome.status).toBe('applied');
     if (outcome.status !== 'applied') return;
     expect({ done: outcome.summary.done, stoppedBy: outcome.stoppedBy }).toEqual({ done: 3, stoppedBy: null });
-    const again = await applySaved({ plan: outcome.plan, connect, resolveSecret: noSecrets });
+    const key = PlanKey.from({}, () => 'the token the plan was sealed with');
+    const again = await applySaved({
+      plan: outcome.plan,
+      connect,
+      key,
+      readSecret: () => ({ problem: 'the plan sends no secret' }),
+    });
     expect(again.status).toBe('stale');
   });
 

@@ -214,7 +214,7 @@ describe('renderPlan', () => {
       { ...OPTIONS, allowDeletes: 10_000, allowUpdates: 10_000 },
     );
     const block = (i: number, j: number) => ({
-      family: 'ipv4' as const,
+      family: 4 as const,
       addresses: [`10.${i % 250}.${j}.0/24`],
       protocol: 'tcp' as const,
       ports: '22, 443',
