@@ -138,6 +138,7 @@ describe('drift loop', () => {
         kind: 'device',
         action: 'update',
         key: 'a@example.com/laptop',
+        label: 'device a@example.com/laptop',
         fields: [{ field: 'mtu', before: 1400, after: 1380 }],
       },
     ]);
