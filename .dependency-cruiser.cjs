@@ -3,7 +3,7 @@
  * `npm run lint` with dependency-cruiser. Type-only imports are not dependencies at run time:
  * views and the command line may name any domain type.
  */
-const DOMAIN = '^src/(access|apply|client|desired|drift|model|nft|plan)/';
+const DOMAIN = '^src/(access|apply|client|desired|drift|model|nft|plan|review|sarif)/';
 const TYPE_ONLY = ['type-only'];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -50,7 +50,10 @@ module.exports = {
       comment: 'Views are functions of data: they import model (and each other), and domain types only.',
       severity: 'error',
       from: { path: '^src/views/' },
-      to: { path: ['^src/(ops|apply|client|desired|drift|nft|plan|access)/', '^server/'], dependencyTypesNot: TYPE_ONLY },
+      to: {
+        path: ['^src/(ops|apply|client|desired|drift|nft|plan|access|review|sarif)/', '^server/'],
+        dependencyTypesNot: TYPE_ONLY,
+      },
     },
     {
       name: 'domain-below-workflows',

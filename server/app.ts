@@ -1,7 +1,7 @@
 /**
  * Builds the Fastify instance of the /v0 server from its options: the store, limits, logging.
  * Everything answers JSON: successes in the contract's envelope, failures with the bodies of
- * spec section 2, and never a stack trace.
+ * docs/api-v0.md section 2, and never a stack trace.
  */
 import Fastify, {
   type FastifyError,

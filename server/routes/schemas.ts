@@ -180,7 +180,7 @@ const ERROR_TEXT = (text: string, description: string) => ({
   additionalProperties: false,
 });
 
-/** The error bodies of spec section 2, by status. */
+/** The error bodies of docs/api-v0.md section 2, by status. */
 export const ERRORS = {
   400: ERROR_TEXT(
     'Bad Request',

@@ -1,5 +1,5 @@
 /**
- * Devices (spec section 5): field rules from the model, then what needs the database: the
+ * Devices (docs/api-v0.md section 5): field rules from the model, then what needs the database: the
  * owner, unique names per user, unique public keys, tunnel addresses, the device limit. Updates
  * check the merged stored-and-patched device.
  */

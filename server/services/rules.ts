@@ -1,5 +1,5 @@
 /**
- * Rules (spec section 6): field rules from the model; the owner must exist; port_type and
+ * Rules (docs/api-v0.md section 6): field rules from the model; the owner must exist; port_type and
  * port_range go together on the whole (merged) rule; no two rules may overlap. The overlap check
  * runs inside the write transaction, so two concurrent requests cannot both pass it.
  */

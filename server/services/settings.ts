@@ -1,5 +1,5 @@
 /**
- * Server settings kept in the database: the device defaults of spec section 5, the tunnel
+ * Server settings kept in the database: the device defaults of docs/api-v0.md section 5, the tunnel
  * networks, the per-user device limit, and the server's WireGuard key pair (generated on first
  * start). Read on every request that needs them, so `netform server defaults set` on a running
  * server takes effect at once.

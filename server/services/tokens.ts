@@ -1,5 +1,5 @@
 /**
- * API tokens (spec section 3): issued and revoked on the server machine only, stored as a
+ * API tokens (docs/api-v0.md section 3): issued and revoked on the server machine only, stored as a
  * SHA-256 hash, accepted only while their owner is an admin that is not disabled.
  */
 import { randomUUID } from 'node:crypto';
@@ -21,7 +21,7 @@ const INVALID_TOKEN = { errors: { auth: 'invalid_token' } };
 const NO_RESOURCE = { errors: { auth: 'no_resource_found' } };
 const UNAUTHORIZED = { error: 'Unauthorized' };
 
-/** Checks an Authorization header value. Every failure is a 401 with the body of spec section 2. */
+/** Checks an Authorization header value. Every failure is a 401 with the body of docs/api-v0.md section 2. */
 export async function authenticate(
   store: StoreReader,
   clock: Clock,

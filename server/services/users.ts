@@ -1,4 +1,4 @@
-/** Users (spec section 4): lookups by id or email, the own-role and last-admin guards, cascades. */
+/** Users (docs/api-v0.md section 4): lookups by id or email, the own-role and last-admin guards, cascades. */
 import { randomUUID } from 'node:crypto';
 import {
   Messages,

@@ -1,6 +1,6 @@
 /**
  * The evaluator: what a 0.7.36 server's nftables ruleset decides for one packet from one device
- * (../shared/spec/rule-semantics.md §6). Pure: no I/O, no clock.
+ * (docs/rule-semantics.md §6). Pure: no I/O, no clock.
  *
  * Order: the owner's rules, then the global rules; within each scope port-accept, port-drop,
  * portless-accept, portless-drop; first match wins; no match is accept (the chain policy).

@@ -1,6 +1,6 @@
 /**
  * The access model: users, their devices and the rules, as the evaluator reads them
- * (../shared/spec/rule-semantics.md). Built from a desired state or from a live state; pure data.
+ * (docs/rule-semantics.md). Built from a desired state or from a live state; pure data.
  */
 import { userKey } from '../model/keys.js';
 import { cidrRange, parseIpAddress, type IpFamily } from '../model/net.js';
@@ -20,7 +20,7 @@ export interface AccessRule {
   id?: string;
   /**
    * The ports a declared rule has when `settings.port_rules` is false: 0.7.36 then stores it
-   * without them (spec §5.1.1), so `port_type` and `port_range` are null here, as the kernel filters it.
+   * without them (docs/rule-semantics.md §5.1.1), so `port_type` and `port_range` are null here, as the kernel filters it.
    */
   declaredPorts?: { port_type: PortType; port_range: string | null };
 }
@@ -44,7 +44,7 @@ export interface AccessUser {
 export interface AccessSettings {
   /**
    * `settings.port_rules`: false for servers whose kernel cannot filter ports. Such a server leaves
-   * the rules with ports it has out of its ruleset (spec §5.1.2: the evaluator ignores them) and
+   * the rules with ports it has out of its ruleset (docs/rule-semantics.md §5.1.2: the evaluator ignores them) and
    * stores new ones without their ports (§5.1.1: see asStored).
    */
   portRules: boolean;
@@ -52,7 +52,7 @@ export interface AccessSettings {
   serverAddresses: string[];
 }
 
-/** The tunnel gateway addresses of a default install (spec §5.4). */
+/** The tunnel gateway addresses of a default install (docs/rule-semantics.md §5.4). */
 export const DEFAULT_SERVER_ADDRESSES = ['10.3.2.1', 'fd00::3:2:1'];
 
 export function defaultAccessSettings(): AccessSettings {
@@ -65,7 +65,7 @@ export interface AccessModel {
   settings: AccessSettings;
 }
 
-/** Stage order within one scope (spec §2.1): port-accept, port-drop, portless-accept, portless-drop. */
+/** Stage order within one scope (docs/rule-semantics.md §2.1): port-accept, port-drop, portless-accept, portless-drop. */
 export const STAGES = ['port-accept', 'port-drop', 'portless-accept', 'portless-drop'] as const;
 export type StageName = (typeof STAGES)[number];
 
@@ -124,7 +124,7 @@ function fromDesiredRule(rule: DesiredRule, owner: string | null, portRules: boo
 
 /**
  * A rule netform creates, as a 0.7.36 server stores it: with `port_rules` false (a kernel without
- * port-rule support) create drops its ports (spec §5.1.1), so it is a portless rule.
+ * port-rule support) create drops its ports (docs/rule-semantics.md §5.1.1), so it is a portless rule.
  */
 export function asStored(rule: AccessRule, portRules: boolean): AccessRule {
   if (portRules || rule.port_type === null) return rule;

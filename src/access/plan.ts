@@ -57,7 +57,7 @@ export function accessChangesAfter(
   const { portRules } = accessSettingsOf(desired);
   const before = first.length === 0 ? { rules, users } : withChanges(rules, users, first, portRules);
   const after = withChanges(rules, users, [...first, ...then], portRules);
-  // Live rules with ports stay out of the ruleset when port_rules is false (spec §5.1.2).
+  // Live rules with ports stay out of the ruleset when port_rules is false (docs/rule-semantics.md §5.1.2).
   const changes = computeAccessChanges({ before: before.rules, after: after.rules, users: after.users, portRules });
   return boundAccessChanges(changes, limits);
 }
@@ -78,7 +78,7 @@ function withChanges(
     if (change.kind !== 'rule') continue;
     if (change.liveId !== undefined && change.action !== 'create') removed.add(change.liveId);
     if (change.action !== 'delete') {
-      // Created as the server stores it: without ports when port_rules is false (spec §5.1.1).
+      // Created as the server stores it: without ports when port_rules is false (docs/rule-semantics.md §5.1.1).
       const rule = ruleOfKey(change.key);
       if (rule) added.push(asStored(rule, portRules));
     }

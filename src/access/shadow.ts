@@ -1,6 +1,6 @@
 /**
  * Rules that never decide anything: every packet they match is matched first by rules of the
- * same scope in an earlier stage (spec §2.1: port-accept, port-drop, portless-accept,
+ * same scope in an earlier stage (docs/rule-semantics.md §2.1: port-accept, port-drop, portless-accept,
  * portless-drop), such as a drop inside an accept of the same scope and port class. A user's rules
  * are evaluated before the global ones for that user's devices only, so a global rule is judged
  * against global rules (it still decides for users without own rules there).

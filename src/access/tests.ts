@@ -71,7 +71,7 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
 
 /**
  * With `settings.port_rules: false`, every declared rule with ports: a 0.7.36 server on a kernel
- * without port-rule support stores it without them (spec §5.1.1), so it matches every protocol and
+ * without port-rule support stores it without them (docs/rule-semantics.md §5.1.1), so it matches every protocol and
  * port. Warnings of `validate` and `plan`; tests, explain and access changes evaluate it so.
  */
 export function portRuleWarnings(state: DesiredState): Diagnostic[] {

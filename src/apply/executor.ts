@@ -1,5 +1,5 @@
 /**
- * applyPlan: executes a Plan through the /v0 client (spec/netform.md section 4).
+ * applyPlan: executes a Plan through the /v0 client (docs/netform.md section 4).
  * - Phases in order (users; changes that make room; devices and rules; their deletions; user
  *   deletions and demotions); within a phase, up to `parallelism` writes at once.
  * - Before writing an object, it is read again: one changed by someone else since the plan is not

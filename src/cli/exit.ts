@@ -1,5 +1,5 @@
 /**
- * Exit codes of every netform command (spec/netform.md section 3), and the one place a failure
+ * Exit codes of every netform command (docs/netform.md section 3), and the one place a failure
  * becomes an exit code: `expectedFailure` (the error boundary, boundary.ts, prints it).
  */
 import { OpError, type OpErrorKind } from '../ops/errors.js';

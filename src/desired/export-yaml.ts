@@ -45,7 +45,7 @@ export function renderWithYamlPackage(header: string, body: Plain): string {
   );
 }
 
-/** Rules as one-line maps and address lists as one-line sequences, as the spec's example writes them. */
+/** Rules as one-line maps and address lists as one-line sequences, as docs/netform.md's example writes them. */
 function flowStyleLeaves(node: unknown): void {
   const { isMap, isSeq } = yamlPackage();
   if (isMap(node)) {

@@ -1,5 +1,5 @@
 /**
- * `netform export`: the live server as desired-state YAML (spec/netform.md section 1.1), pure.
+ * `netform export`: the live server as desired-state YAML (docs/netform.md section 1.1), pure.
  *
  * The mapping is chosen so that loading the output and planning it against the same server
  * shows no change:

@@ -1,4 +1,4 @@
-/** Field rules of devices (spec/api-v0.md section 5). */
+/** Field rules of devices (docs/api-v0.md section 5). */
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
 import { charLength, has, isBlank, isText, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';

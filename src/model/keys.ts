@@ -1,5 +1,5 @@
 /**
- * Natural keys (spec/netform.md section 2): how a live object is matched to a declared one
+ * Natural keys (docs/netform.md section 2): how a live object is matched to a declared one
  * without a state file. Values are normalised first so that spellings the server treats as the
  * same never look like a change.
  */

@@ -1,5 +1,5 @@
 /**
- * The exact English messages of the /v0 contract (spec/api-v0.md section 2).
+ * The exact English messages of the /v0 contract (docs/api-v0.md section 2).
  * Every validation error anywhere in netform (server 422 answers, `netform validate`) uses these.
  */
 export const Messages = {

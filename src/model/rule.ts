@@ -1,4 +1,4 @@
-/** Field rules of rules, and the overlap rule (spec/api-v0.md section 6). */
+/** Field rules of rules, and the overlap rule (docs/api-v0.md section 6). */
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
 import { has, isBlank, isText, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';

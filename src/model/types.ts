@@ -1,4 +1,4 @@
-/** The /v0 resources as the API returns them (spec/api-v0.md sections 4 to 6). */
+/** The /v0 resources as the API returns them (docs/api-v0.md sections 4 to 6). */
 
 export type Role = 'admin' | 'unprivileged';
 export const ROLES: readonly Role[] = ['admin', 'unprivileged'];

@@ -1,4 +1,4 @@
-/** Field rules of users (spec/api-v0.md section 4). */
+/** Field rules of users (docs/api-v0.md section 4). */
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
 import { charLength, has, isBlank, isText, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';

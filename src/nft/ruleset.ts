@@ -2,7 +2,7 @@
  * The nftables ruleset a Firezone 0.7.36 server installs for a state (`netform nft`), in the
  * syntax of `nft list ruleset`, loadable with `nft -f`. Pure: no I/O.
  *
- * What 0.7.36's fz_wall builds (../shared/spec/rule-semantics.md §1–§4, §5.1), read from its
+ * What 0.7.36's fz_wall builds (docs/rule-semantics.md §1–§4, §5.1), read from its
  * source at that tag: one table `inet firezone`; a base chain `forward` (filter hook, priority 0,
  * policy accept); per user a regular chain `user<ID>`, two source sets of its devices' tunnel
  * addresses and one jump rule per family at the head of `forward`; per scope (global, each user)
@@ -267,7 +267,7 @@ function overlaps(a: Element, b: Element): boolean {
 /**
  * The elements in the order nft lists them (interval sets by address; `_layer4` sets as added,
  * here the same order), without those that overlap an earlier one: the server's overlap rule
- * keeps such rules out (spec §5.7) and nft refuses them, so they are said in a comment instead.
+ * keeps such rules out (docs/rule-semantics.md §5.7) and nft refuses them, so they are said in a comment instead.
  */
 function withoutOverlaps(contents: SetContents): SetContents {
   const sorted = [...contents.elements].sort(compareElements);

@@ -1,5 +1,5 @@
 /**
- * Safety limits on one apply (spec/netform.md section 4). Without `settings.limits`, a plan may
+ * Safety limits on one apply (docs/netform.md section 4). Without `settings.limits`, a plan may
  * delete at most 25% of the live objects (users, devices and rules together; cascades count) and
  * update at most 50% of them, and always at least 5 deletions and 10 updates so that a small
  * server can still be worked on. So one bad commit (a deleted file, a wrong glob with prune on)

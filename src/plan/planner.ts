@@ -1,5 +1,5 @@
 /**
- * planChanges: the pure diff of a desired state against a live state (spec/netform.md
+ * planChanges: the pure diff of a desired state against a live state (docs/netform.md
  * sections 2 and 4). No state file: live objects are matched to declared ones by natural key.
  * Linear in the number of objects: every lookup goes through maps built once.
  *

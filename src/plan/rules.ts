@@ -197,7 +197,7 @@ export const RULE_REPLACE_NOTE =
 
 /**
  * A rule is never updated in place: a real 0.7.x server's firewall applies only inserts and
- * deletes of rules (spec/rule-semantics.md §5.6). The live rule is deleted, then the declared one
+ * deletes of rules (docs/rule-semantics.md §5.6). The live rule is deleted, then the declared one
  * created, as one `replace` change (counted once).
  */
 function planRuleReplace(

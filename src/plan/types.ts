@@ -1,5 +1,5 @@
 /**
- * The Plan: a plain, versioned, serialisable object (spec/netform.md sections 3 and 4).
+ * The Plan: a plain, versioned, serialisable object (docs/netform.md sections 3 and 4).
  * `netform plan -o` writes it as JSON, sealed (seal.ts; docs/saved-plans.md); apply, the renderers
  * and drift all read this one shape. It never holds a secret value: secret fields carry their
  * reference (SecretRef) and, in a saved plan, an HMAC of the value.

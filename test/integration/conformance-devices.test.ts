@@ -1,5 +1,5 @@
 /**
- * Conformance of /v0/devices (seed "Device", spec §5), checked black-box against a real
+ * Conformance of /v0/devices (seed "Device", docs/rule-semantics.md §5), checked black-box against a real
  * `netform serve` process.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -609,7 +609,7 @@ describe('create field rules', () => {
     await expectCreate422(body({ ipv6: '10.3.2.9' }), { ipv6: ['is invalid'] });
   });
 
-  it('ipv6 in another valid spelling is echoed as sent (seed: "values given in a create or update body are echoed back"; spec §5: "every accepted body is echoed back as sent")', async () => {
+  it('ipv6 in another valid spelling is echoed as sent (seed: "values given in a create or update body are echoed back"; docs/rule-semantics.md §5: "every accepted body is echoed back as sent")', async () => {
     const created = await createDevice(await freshOwner(), { ipv6: 'FD00::3:2:AB' });
     expect(created.ipv6).toBe('FD00::3:2:AB');
     const updated = await server.api('PATCH', `/v0/devices/${created.id}`, { device: { ipv6: 'fd00:0:0:0:0:3:2:ac' } });

@@ -1,5 +1,5 @@
 /**
- * Conformance of the /v0 envelope (spec §1), checked black-box against a real `netform serve`
+ * Conformance of the /v0 envelope (docs/rule-semantics.md §1), checked black-box against a real `netform serve`
  * process: content type, `data` wrapping, 201 + Location, 204, PUT == PATCH, empty updates,
  * unknown keys, empty strings, timestamp and id shapes, list order.
  */

@@ -1,5 +1,5 @@
 /**
- * Conformance of authentication and of the error table (spec §2, §3), checked black-box against
+ * Conformance of authentication and of the error table (docs/rule-semantics.md §2, §3), checked black-box against
  * a real `netform serve` process: every row with its exact status, body and content type.
  */
 import { randomBytes, randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-/** Shapes every /v0 conformance test checks against (spec §1). */
+/** Shapes every /v0 conformance test checks against (docs/rule-semantics.md §1). */
 
 /** The content type of every JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';

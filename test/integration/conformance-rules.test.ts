@@ -1,5 +1,5 @@
 /**
- * Conformance of /v0/rules (seed "Rule", spec §6), checked black-box against a real
+ * Conformance of /v0/rules (seed "Rule", docs/rule-semantics.md §6), checked black-box against a real
  * `netform serve` process.
  */
 import { randomBytes, randomUUID } from 'node:crypto';

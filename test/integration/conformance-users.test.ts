@@ -1,5 +1,5 @@
 /**
- * Conformance of /v0/users (seed "Users", spec §4), checked black-box against a real
+ * Conformance of /v0/users (seed "Users", docs/rule-semantics.md §4), checked black-box against a real
  * `netform serve` process.
  */
 import { randomBytes, randomUUID } from 'node:crypto';

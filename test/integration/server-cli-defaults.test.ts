@@ -9,7 +9,7 @@ import { useDatabaseFiles } from './server-cli-helpers.js';
 const { createdDb, servers } = useDatabaseFiles();
 
 describe('netform server defaults', () => {
-  it('shows the defaults of spec section 5 on a new database', async () => {
+  it('shows the defaults of docs/api-v0.md section 5 on a new database', async () => {
     const res = await runCli(['server', 'defaults', 'show', '--json', '--db', await createdDb()]);
     expect(res.code).toBe(0);
     const values = JSON.parse(res.stdout);

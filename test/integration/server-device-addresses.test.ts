@@ -1,5 +1,5 @@
 /**
- * Device tunnel addresses are echoed as the client wrote them (spec §5), so one address can be
+ * Device tunnel addresses are echoed as the client wrote them (docs/rule-semantics.md §5), so one address can be
  * stored in several spellings. Everything that decides about addresses must compare them by
  * value: uniqueness, moves on update, the free list of the allocator, deletes and cascades.
  */

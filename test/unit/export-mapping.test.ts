@@ -256,7 +256,7 @@ describe('export mapping', () => {
     ]);
     // Users without devices or rules are exported too, with nothing but their email.
     expect(doc.users[1]).toEqual({ email: 'b@example.com' });
-    // One rule per line, as the spec's example writes them; port ranges stay strings.
+    // One rule per line, as docs/netform.md's example writes them; port ranges stay strings.
     expect(text).toContain('- { action: accept, destination: 10.1.0.0/16, port_type: tcp, port_range: "443" }');
   });
 

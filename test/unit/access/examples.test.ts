@@ -1,4 +1,4 @@
-/** Every worked example of ../shared/spec/rule-semantics.md §7, with the verdicts seen in the lab. */
+/** Every worked example of docs/rule-semantics.md §7, with the verdicts seen in the lab. */
 import { describe, expect, it } from 'vitest';
 import {
   CompiledRules,

@@ -1,5 +1,5 @@
 /**
- * The evaluator against the reference (a literal transcription of the spec's §6 pseudo-code) on
+ * The evaluator against the reference (a literal transcription of docs/rule-semantics.md §6 pseudo-code) on
  * thousands of seeded random small rule sets and packets.
  */
 import { describe, expect, it } from 'vitest';

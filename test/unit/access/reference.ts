@@ -1,5 +1,5 @@
 /**
- * A reference evaluator written as literally as ../shared/spec/rule-semantics.md §6 reads, for
+ * A reference evaluator written as literally as docs/rule-semantics.md §6 reads, for
  * comparison with src/access on random inputs. It shares no code with src/access: addresses and
  * CIDRs go straight through ipaddr.js, ports through a regular expression.
  */

@@ -73,7 +73,7 @@ describe('shadowed rules', () => {
   });
 
   it('with port_rules: false, rules with ports are judged as the server stores them: without their ports', () => {
-    // Stored as accept 10.0.0.1 and drop 10.0.0.1 (spec §5.1.1): the portless accept comes first.
+    // Stored as accept 10.0.0.1 and drop 10.0.0.1 (docs/rule-semantics.md §5.1.1): the portless accept comes first.
     expect(
       shadowed(
         state([rule('accept', '10.0.0.1', 'tcp 1 - 100'), rule('drop', '10.0.0.1', 'tcp 200 - 300')], [], false),
