@@ -16,7 +16,7 @@ import { STDIN_PATH } from './index.js';
 import { readDocuments } from './pipeline.js';
 import type { ParsedDocument } from './positions.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
-import { parseYamlFile } from './yaml.js';
+import { parseYamlInto } from './yaml.js';
 
 const run = promisify(execFile);
 
@@ -157,16 +157,7 @@ async function loadYamlTexts(files: { path: string; text: string }[], options: L
   const documents: ParsedDocument[] = [];
   for (const [i, { text }] of files.entries()) {
     const file = names[i]!;
-    const parsed = await parseYamlFile(text, file);
-    for (const item of parsed.diagnostics) diagnostics.push(item);
-    if (parsed.documents.length === 0 && parsed.diagnostics.length === 0)
-      diagnostics.push({
-        file,
-        line: 1,
-        column: 1,
-        message: 'the file is empty; a desired-state file starts with `version: 1`',
-      });
-    for (const item of parsed.documents) documents.push(item);
+    await parseYamlInto(text, file, documents, diagnostics);
   }
   return readDocuments(documents, names, options.env ?? process.env, diagnostics, options.secrets === 'check');
 }

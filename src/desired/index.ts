@@ -20,7 +20,7 @@ import { CDKTF_STACK_FILE, displayPath } from './files.js';
 import { readDocuments } from './pipeline.js';
 import type { ParsedDocument } from './positions.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
-import { parseYamlFile } from './yaml.js';
+import { parseYamlInto } from './yaml.js';
 
 export { checkDesiredState } from './check.js';
 export { displayPath } from './files.js';
@@ -109,17 +109,7 @@ async function loadYamlFiles(paths: string[], within: Containment | null, option
       used += read.bytes.length;
       text = read.bytes.toString('utf8');
     }
-    const parsed = await parseYamlFile(text, file);
-    for (const item of parsed.diagnostics) diagnostics.push(item);
-    if (parsed.documents.length === 0 && parsed.diagnostics.length === 0) {
-      diagnostics.push({
-        file,
-        line: 1,
-        column: 1,
-        message: 'the file is empty; a desired-state file starts with `version: 1`',
-      });
-    }
-    for (const item of parsed.documents) documents.push(item);
+    await parseYamlInto(text, file, documents, diagnostics);
   }
   return readDocuments(documents, files, options.env ?? process.env, diagnostics, options.secrets === 'check');
 }

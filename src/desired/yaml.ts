@@ -294,3 +294,25 @@ export async function parseYamlFile(
   });
   return { documents, diagnostics: [] };
 }
+
+/**
+ * Parses one YAML file of a desired state into `documents`, its problems into `diagnostics`; an
+ * empty file is a problem of its own (a desired-state file starts with `version: 1`).
+ */
+export async function parseYamlInto(
+  text: string,
+  file: string,
+  documents: ParsedDocument[],
+  diagnostics: Diagnostic[],
+): Promise<void> {
+  const parsed = await parseYamlFile(text, file);
+  for (const item of parsed.diagnostics) diagnostics.push(item);
+  if (parsed.documents.length === 0 && parsed.diagnostics.length === 0)
+    diagnostics.push({
+      file,
+      line: 1,
+      column: 1,
+      message: 'the file is empty; a desired-state file starts with `version: 1`',
+    });
+  for (const item of parsed.documents) documents.push(item);
+}
