@@ -10,6 +10,7 @@ import { ApiClient, ApiError, fetchLiveState, retryLine, type ApiClientOptions }
 import type { LiveState } from '../model/state.js';
 import { checkEmail } from '../model/user.js';
 import { PlanKey, PlanKeyError } from '../plan/seal.js';
+import { inertText } from '../render/escape.js';
 import { rememberSecret } from './boundary.js';
 import { CliError } from './exit.js';
 
@@ -137,7 +138,8 @@ export function clientTuning(
     timeoutMs,
     retries,
     ...(baseDelay && /^\d+$/.test(baseDelay) ? { retryBaseMs: Number(baseDelay) } : {}),
-    onRetry: (event) => process.stderr.write(`${retryLine(event)}\n`),
+    // The reason may quote the server's answer: escaped, so it cannot write to the terminal or start a line.
+    onRetry: (event) => process.stderr.write(`${inertText(retryLine(event))}\n`),
     ...(verbose
       ? {
           onRequest: (e) =>
