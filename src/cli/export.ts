@@ -4,7 +4,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { fetchConfiguration } from '../client/index.js';
+import { ApiError, fetchConfiguration } from '../client/index.js';
 import { describeCounts, ExportError, exportLiveState, type ExportedFile } from '../desired/export.js';
 import { writeFileAtomically } from '../drift/sinks.js';
 import { addConnectionOptions, openConnection, type ConnectionOptions } from './connection.js';
@@ -82,6 +82,7 @@ async function runExport(opts: ExportCommandOptions): Promise<ExitCode> {
     }));
   } catch (error) {
     if (error instanceof ExportError) throw new CliError(error.message);
+    if (error instanceof ApiError) throw new CliError(`cannot read the server's state: ${error.message}`);
     throw error;
   } finally {
     await connection.close();
