@@ -9,6 +9,8 @@ import { PostgresStore } from './postgres.js';
 import { SqliteStore, type SqliteStoreOptions } from './sqlite.js';
 import type { Store } from './types.js';
 
+const FILE_ERRORS = new Set(['ENOENT', 'ENOTDIR', 'EACCES', 'EPERM', 'EISDIR', 'EROFS', 'ELOOP', 'ENAMETOOLONG']);
+
 /**
  * Opens the store at a database location: a `postgres://` (or `postgresql://`) URL, else a
  * SQLite file path (`options` apply to SQLite: whether a missing file may be created). A
@@ -20,8 +22,13 @@ export async function openStore(location: string, options: SqliteStoreOptions = 
   try {
     return SqliteStore.open(location, options);
   } catch (error) {
-    if ((error as { code?: string }).code === 'SQLITE_CANTOPEN') {
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_CANTOPEN') {
       throw new StoreOpenError(`cannot open the database file ${location}`, { cause: error });
+    }
+    // Creating the file failed: its folder is missing, is a file, or may not be written.
+    if (code !== undefined && FILE_ERRORS.has(code)) {
+      throw new StoreOpenError(`cannot open the database file ${location} (${code})`, { cause: error });
     }
     throw error;
   }

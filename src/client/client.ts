@@ -10,7 +10,7 @@ import got, { RequestError, type Got, type Method } from 'got';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
-import { ApiError, parseErrorBody, type NetworkProblem } from './errors.js';
+import { ApiError, fromServer, parseErrorBody, type NetworkProblem } from './errors.js';
 import { ListBody, type ListBodyEnd } from './list-body.js';
 import type { ApiConfiguration } from '../model/configuration.js';
 import {
@@ -385,7 +385,8 @@ export class ApiClient {
     if (status >= 300 && status < 400) {
       return this.#notV0(method, path, status, 'it redirects elsewhere; give the URL it redirects to');
     }
-    const { errors, reason } = parseErrorBody(text);
+    // A server (or a proxy) may echo the request back: the token goes no further than this.
+    const { errors, reason } = fromServer(parseErrorBody(text), this.#token);
     const shownReason = reason || (isJson || text === '' ? '' : describeNonJson(contentType, text));
     return new ApiError(method, path, status, errors, shownReason, {
       server: this.baseUrl,

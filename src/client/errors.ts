@@ -165,3 +165,23 @@ export function parseErrorBody(text: string): { errors: FieldErrors; reason: str
   }
   return { errors, reason };
 }
+
+/**
+ * An error body as the client keeps it: every occurrence of `secret` (the API token) cut out of
+ * its reason, field names and messages, since a server or proxy may echo the request's
+ * Authorization header in its answer; and each line break written as `\u000a`, so that a value
+ * from the server stays on the line of the message that quotes it.
+ */
+export function fromServer(
+  body: { errors: FieldErrors; reason: string },
+  secret: string,
+): { errors: FieldErrors; reason: string } {
+  const cut = (text: string) =>
+    (secret.length >= 4 ? text.split(secret).join('(secret)') : text).replace(
+      /[\n\r\u2028\u2029]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+  const errors: FieldErrors = {};
+  for (const [field, messages] of Object.entries(body.errors)) errors[cut(field)] = messages.map(cut);
+  return { errors, reason: cut(body.reason) };
+}

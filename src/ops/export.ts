@@ -17,7 +17,7 @@ import {
 } from '../desired/export.js';
 import { writeFileAtomically } from '../drift/sinks.js';
 import { OpError } from './errors.js';
-import type { Connector } from './session.js';
+import { serverRefused, type Connector } from './session.js';
 
 /** The schema shipped with this installation of netform. */
 const SHIPPED_SCHEMA = fileURLToPath(new URL('../../../schemas/netform.schema.json', import.meta.url));
@@ -46,7 +46,7 @@ export async function exportServer(request: ExportRequest): Promise<ExportResult
     };
     return await exportLiveState(lists, { ...options, server: session.url });
   } catch (error) {
-    throw exportFailed(error);
+    throw serverRefused(exportFailed(error));
   } finally {
     await session.close();
   }

@@ -179,6 +179,29 @@ describe('ApiClient', () => {
     expect(s.requests).toHaveLength(3);
   });
 
+  it('cuts the token out of an answer that echoes the Authorization header, and keeps its lines on one', async () => {
+    // A broken server or proxy answering 500 with the request's header in its text (the W3.3 safety net found
+    // the retry lines printing it).
+    const s = await scripted((req, res) =>
+      json(res, 500, {
+        error: `boom\n::error::x ${req.headers.authorization}`,
+        errors: { [String(req.headers.authorization)]: [`sent ${req.headers.authorization}`] },
+      }),
+    );
+    const lines: string[] = [];
+    const error = (await client(s.url, { retries: 1, onRetry: (e) => lines.push(retryLine(e)) })
+      .list('users')
+      .catch((e: unknown) => e)) as ApiError;
+    expect(error.status).toBe(500);
+    expect(error.reason).toBe('boom\\u000a::error::x Bearer (secret)');
+    expect(error.errors).toEqual({ 'Bearer (secret)': ['sent Bearer (secret)'] });
+    expect(lines).toEqual([expect.stringMatching(/^retrying GET \/v0\/users in \d+ ms \(1\/1\): 500 boom\\u000a/)]);
+    for (const text of [...lines, error.message, JSON.stringify(error)]) {
+      expect(text).not.toContain(TOKEN);
+      expect(text).not.toContain('\n');
+    }
+  });
+
   it('reports a network failure with no status and no token', async () => {
     const s = await scripted((_req, res) => res.socket?.destroy());
     const error = (await client(s.url, { retries: 1 })

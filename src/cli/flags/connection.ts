@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { checkEmail } from '../../model/user.js';
+import { inertText } from '../../views/escape.js';
 import {
   DEFAULT_EMBEDDED_DB,
   openSession,
@@ -115,7 +116,7 @@ function clientTuning(opts: ConnectionOptions, timeoutMs: number): ClientTuning 
     timeoutMs,
     retries,
     ...(retryBaseMs !== undefined ? { retryBaseMs } : {}),
-    onRetry: (event) => process.stderr.write(`${retryLine(event)}\n`),
+    onRetry: (event) => process.stderr.write(`${inertText(retryLine(event))}\n`), // quotes the server: inert
     ...(verbose
       ? {
           onRequest: (e) =>
