@@ -90,7 +90,7 @@ const HOSTILE_ANSWER = `boom \u001b]52;c;cHduZWQ=\u0007\u202e\n::error::pwned ${
 // ---------------------------------------------------------------------------------------------
 
 /** How a broken /v0 server (the proxy in front of the real one) behaves during the cell. */
-type ProxyMode = 'pass' | 'cut' | 'echo500' | 'html500' | 'hold' | 'hold-writes';
+type ProxyMode = 'pass' | 'cut' | 'echo500' | 'html500' | 'text200' | 'hold' | 'hold-writes';
 
 /** What the cell expects the process to end with. */
 type Ending =
@@ -200,6 +200,15 @@ const FAILURES: Failure[] = [
     applies: reads,
     mode: 'html500',
     expect: (c) => ({ ending: { code: c.daemon ? 0 : 1 }, error: /\/v0\/\S+: 500 the answer is an HTML page/ }),
+  },
+  {
+    name: '200 that is not JSON, echoing the Authorization header',
+    applies: reads,
+    mode: 'text200',
+    expect: (c) => ({
+      ending: { code: c.daemon ? 0 : 1 },
+      error: /\/v0\/\S+: .*(not valid JSON|the answer is text\/plain|unexpected answer)/,
+    }),
   },
   {
     name: 'slower than --timeout',
@@ -526,6 +535,10 @@ class FaultProxy extends EventEmitter {
         res
           .writeHead(500, { 'content-type': 'text/html' })
           .end(`<html><body><h1>${HOSTILE_ANSWER}</h1><pre>Authorization: ${auth}</pre></body></html>`);
+        return;
+      case 'text200':
+        req.resume();
+        res.writeHead(200, { 'content-type': 'text/plain' }).end(`${HOSTILE_ANSWER}\nAuthorization: ${auth}\n`);
         return;
       case 'hold':
         this.#hold(() => undefined);
