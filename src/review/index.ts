@@ -1,0 +1,3 @@
+export * from './decisions.js';
+export * from './report.js';
+export * from './format.js';
