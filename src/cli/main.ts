@@ -80,6 +80,11 @@ const commands: Record<string, CommandEntry> = {
     args: '<from> <to>',
     summary: 'how the server decides one packet: verdict, deciding rule and stage',
   },
+  review: {
+    load: async () => (await import('./review.js')).registerReview,
+    args: '',
+    summary: 'a periodic access review: who reaches what, stale devices, unused accounts and rules',
+  },
   nft: {
     load: async () => (await import('./nft.js')).registerNft,
     args: '',

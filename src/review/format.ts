@@ -122,18 +122,22 @@ function reviewMarkdown(report: ReviewReport): string {
         );
       }
     }
-    if (user.no_tunnel) out.push(`- Reaches nothing: ${markdownText(user.no_tunnel)}`);
+    if (user.no_tunnel) out.push(`- Reaches nothing now: ${markdownText(user.no_tunnel)}`);
     else {
-      const families = user.address_families.map((f) => (f === 'ipv4' ? 'IPv4' : 'IPv6')).join(' and ');
-      out.push(
-        `- Reaches (${families} only${user.partial_devices.length ? `; ${user.partial_devices.map(markdownCode).join(', ')}` : ''}):`,
-      );
+      const families = user.address_families.map((f) => (f === 'ipv4' ? 'IPv4' : 'IPv6'));
+      const only =
+        families.length === 1
+          ? `; ${families[0]} only: no device has an ${families[0] === 'IPv4' ? 'IPv6' : 'IPv4'} address`
+          : '';
+      const partial = user.partial_devices.length ? `; ${user.partial_devices.map(markdownText).join(', ')}` : '';
+      out.push(`- Reaches (from its devices' ${families.join(' and ')} addresses${only}${partial}):`);
     }
-    if (user.own_rules.length === 0) out.push(`  - own rules: none; everything as for everyone`);
+    const lead = user.no_tunnel ? '  - with a device, it would reach: ' : '  - ';
+    if (user.own_rules.length === 0) out.push(`${lead}no own rule, so what the global rules give everyone`);
     else {
-      out.push(`  - own rules, evaluated first${user.no_tunnel ? ' (for a device it would have)' : ''}:`);
+      out.push(`${lead}by its own rules, evaluated first:`);
       for (const entry of user.own_rules) for (const line of entryLine(entry)) out.push(`    - ${line}`);
-      out.push('  - elsewhere: as for everyone');
+      out.push('  - elsewhere: what the global rules give everyone');
     }
     out.push('');
   }
@@ -152,7 +156,8 @@ function reviewMarkdown(report: ReviewReport): string {
 
 function findingLine(f: Finding): string {
   const where = f.rule ? ` at ${markdownCode(locationText(f.rule))}` : '';
-  return `- ${markdownCode(f.subject)}${where}: ${markdownText(f.evidence)}${f.date ? ` (${markdownCode(f.date)})` : ''}`;
+  const date = f.date && !f.evidence.includes(f.date) ? ` (${markdownCode(f.date)})` : '';
+  return `- ${markdownCode(f.subject)}${where}: ${markdownText(f.evidence)}${date}`;
 }
 
 export const CSV_COLUMNS = [

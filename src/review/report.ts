@@ -253,7 +253,8 @@ export function buildReview(input: ReviewInput): ReviewReport {
   );
   for (const user of ordered) {
     const key = userKey(user.email);
-    const rows = devicesOf.get(user.id) ?? [];
+    // By name, so that the review reads the same whatever order the server lists devices in.
+    const rows = [...(devicesOf.get(user.id) ?? [])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const devices: ReviewDevice[] = rows.map((d) => {
       const seen = parseTime(d.latest_handshake);
       const created = parseTime(d.inserted_at);

@@ -9,6 +9,7 @@ import { cidrRange, parseIpAddress } from '../../src/model/net.js';
 import type { LiveState } from '../../src/model/state.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../../src/model/types.js';
 import { buildReview, csvCell, formatReview, telemetrySupport, type ReviewReport } from '../../src/review/index.js';
+import { parseCsv } from '../helpers/csv.js';
 import { int, pick, prng } from './access/random.js';
 import { referenceVerdict, type RefRule } from './access/reference.js';
 
@@ -288,8 +289,8 @@ describe('review: users, findings and telemetry', () => {
     // A device younger than the period that never connected reads "never" but is not stale.
     const alice = report.users.find((u) => u.email === 'alice@example.com')!;
     expect(alice.devices.map((d) => [d.name, d.handshake, d.stale])).toEqual([
-      ['never-old', 'never', true],
       ['never-new', 'never', false],
+      ['never-old', 'never', true],
     ]);
     expect(report.findings.never_signed_in.map((f) => f.subject)).toEqual(['amy@example.com', 'bob@example.com']);
     expect(report.findings.never_signed_in[0]!.date).toBe(T0);
@@ -347,37 +348,6 @@ describe('review: users, findings and telemetry', () => {
     expect(telemetrySupport(written, true)).toEqual({ handshakes: true, signIns: true });
   });
 });
-
-/** RFC 4180 parsing, written here so the test does not trust the writer. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (ch === '\r' && text[i + 1] === '\n') {
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-      i++;
-    } else cell += ch;
-  }
-  expect(cell).toBe('');
-  expect(row).toEqual([]);
-  return rows;
-}
 
 describe('review: writers', () => {
   const hostile: LiveState = {
