@@ -47,6 +47,7 @@ async function describeCommands(): Promise<CommandInfo[]> {
     import('./serve.js').then((m) => m.registerServe),
     import('./server.js').then((m) => m.registerServer),
     import('./nft.js').then((m) => m.registerNft),
+    import('./review.js').then((m) => m.registerReview),
   ]);
   for (const register of modules) register(scratch);
   const commands = scratch.commands.map((c) => ({

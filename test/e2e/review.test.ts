@@ -24,6 +24,15 @@ describe('netform review (SQLite)', () => {
   });
 });
 
+describe('netform completion', () => {
+  it('offers review and its options', async () => {
+    const script = await runCli(['completion', 'bash']);
+    expect(script.code).toBe(0);
+    expect(script.stdout).toMatch(/\breview\b/);
+    expect(script.stdout).toContain('--stale-days');
+  });
+});
+
 describe('netform review --embedded', () => {
   it('reads the bundled server in-process: telemetry is "unknown" there', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'netform-review-embedded-'));
