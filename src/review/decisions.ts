@@ -7,7 +7,7 @@
  * (spec §2.1), so where a user's own rule decides depends on the user's rules alone, and the
  * global rules decide, for that user, every packet none of the user's rules matches.
  */
-import { accessBlocksOf, type AccessBlock, type PacketCell } from '../access/changes.js';
+import { accessBlocksOf, rangeToCidrs, type AccessBlock, type PacketCell } from '../access/changes.js';
 import type { CompiledRule } from '../access/model.js';
 import type { IpFamily } from '../model/net.js';
 
@@ -51,6 +51,8 @@ interface Item {
 /** The decision map of one scope's rules (compiled, in any order: they are put in evaluation order). */
 export function decisionMap(scopeRules: CompiledRule[]): DecisionMap {
   const ordered = inEvaluationOrder(scopeRules);
+  const disjoint = disjointMap(ordered);
+  if (disjoint) return disjoint;
   const cellsOf = new Map<CompiledRule, PacketCell[]>();
   const unmatched: Record<IpFamily, boolean> = { 4: false, 6: false };
   const push = (item: Item, cell: PacketCell) => {
@@ -149,4 +151,36 @@ export function decisionMap(scopeRules: CompiledRule[]): DecisionMap {
     else idle.push(rule);
   }
   return { deciding, idle, unmatched };
+}
+
+/**
+ * The common case, quickly: when no two rules of the scope share an address, each decides all it
+ * matches (its whole block × its protocol and ports), and only a portless rule of a whole family
+ * leaves nothing of that family to the default. Null when some rules share an address.
+ */
+function disjointMap(ordered: CompiledRule[]): DecisionMap | null {
+  const byStart = [...ordered].sort((a, b) =>
+    a.family !== b.family ? a.family - b.family : a.start < b.start ? -1 : a.start > b.start ? 1 : 0,
+  );
+  for (let i = 1; i < byStart.length; i++) {
+    const prev = byStart[i - 1]!;
+    const cur = byStart[i]!;
+    if (prev.family === cur.family && cur.start <= prev.end) return null;
+  }
+  const unmatched: Record<IpFamily, boolean> = { 4: true, 6: true };
+  const deciding = ordered.map((rule) => {
+    if (rule.portType === null && rule.start === 0n && rule.end === TOP[rule.family]) unmatched[rule.family] = false;
+    const addresses = rangeToCidrs(rule.family, rule.start, rule.end);
+    const block: AccessBlock =
+      rule.portType === null
+        ? { family: rule.family, addresses, protocol: 'all' }
+        : {
+            family: rule.family,
+            addresses,
+            protocol: rule.portType,
+            ports: rule.low === rule.high ? `${rule.low}` : `${rule.low}-${rule.high}`,
+          };
+    return { rule, blocks: [block] };
+  });
+  return { deciding, idle: [], unmatched };
 }
