@@ -3,6 +3,8 @@
  * test/integration/postgres-review.test.ts), and with --embedded.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +23,70 @@ describe('netform review (SQLite)', () => {
 
   it('reports users, reach and findings; telemetry "unknown" until the server records it, then "never"', async () => {
     await runReviewScenario(fixture, parseCsv);
+  });
+});
+
+/**
+ * In front of netform's server, a proxy that answers `GET /v0/openapi.json` with 404 as a Firezone
+ * 0.7 server does (its API has no such route) and forwards everything else: to the client, a
+ * server that is not netform's own.
+ */
+async function firezoneLike(target: string): Promise<{ url: string; close(): Promise<void> }> {
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    if (req.url === '/v0/openapi.json') {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not_found"}');
+      return;
+    }
+    const forward = request(
+      { host: upstream.hostname, port: Number(upstream.port), method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('netform review against a server that is not netform’s own', () => {
+  let fixture: ReviewFixture;
+  beforeAll(async () => {
+    fixture = await reviewFixture();
+  });
+  afterAll(async () => {
+    await fixture?.stop();
+  });
+
+  it('reads null telemetry as "never" there, even when no row has a value', async () => {
+    const proxy = await firezoneLike(fixture.server.url);
+    try {
+      const review = await runCli(['review', '--format', 'json'], { env: { ...fixture.env, NETFORM_URL: proxy.url } });
+      expect(review.code).toBe(0);
+      const report = JSON.parse(review.stdout);
+      expect(report.telemetry).toEqual({ handshakes: 'recorded', sign_ins: 'recorded' });
+      expect(report.findings.never_signed_in).toHaveLength(4);
+      // The devices are new: never connected, but not older than the period.
+      expect(report.findings.stale_device).toEqual([]);
+      expect(
+        report.users.flatMap((u: { devices: { handshake: string }[] }) => u.devices.map((d) => d.handshake)),
+      ).toEqual(['never', 'never', 'never']);
+      // The same server without the proxy: netform's own, so "unknown".
+      const direct = JSON.parse((await runCli(['review', '--format', 'json'], { env: fixture.env })).stdout);
+      expect(direct.telemetry).toEqual({ handshakes: 'not recorded', sign_ins: 'not recorded' });
+    } finally {
+      await proxy.close();
+    }
   });
 });
 
