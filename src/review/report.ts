@@ -246,11 +246,11 @@ export function buildReview(input: ReviewInput): ReviewReport {
   }
 
   const users: ReviewUser[] = [];
-  const ordered = [...live.users].sort(
-    (a, b) =>
-      (a.role === 'admin' ? 0 : 1) - (b.role === 'admin' ? 0 : 1) ||
-      (userKey(a.email) < userKey(b.email) ? -1 : userKey(a.email) > userKey(b.email) ? 1 : 0),
-  );
+  // Admins first, then by email (in normal form, computed once per user).
+  const ordered = live.users
+    .map((user) => ({ user, rank: user.role === 'admin' ? 0 : 1, key: userKey(user.email) }))
+    .sort((a, b) => a.rank - b.rank || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map((x) => x.user);
   for (const user of ordered) {
     const key = userKey(user.email);
     // By name, so that the review reads the same whatever order the server lists devices in.

@@ -14,5 +14,5 @@ describe('netform review (PostgreSQL)', () => {
 
   it('reports users, reach and findings; telemetry "unknown" until the server records it, then "never"', async () => {
     await runReviewScenario(fixture, parseCsv);
-  });
+  }, 180_000); // about ten runs of the CLI, each with its own Node start
 });
