@@ -2,7 +2,8 @@
  * `netform review` end to end on SQLite (test/e2e/review-scenario.ts; PostgreSQL runs the same in
  * test/integration/postgres-review.test.ts), and with --embedded.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,24 @@ describe('netform review (SQLite)', () => {
   it('reports users, reach and findings; telemetry "unknown" until the server records it, then "never"', async () => {
     await runReviewScenario(fixture, parseCsv);
   }, 180_000); // about ten runs of the CLI, each with its own Node start
+
+  it('-o to a FIFO (or a device such as /dev/null) writes into it and leaves it in place', async () => {
+    const fifo = join(fixture.dir, 'review.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    let read = '';
+    const reader = new Promise<void>((resolve, reject) => {
+      const stream = createReadStream(fifo, { encoding: 'utf8' });
+      stream.on('data', (chunk) => (read += chunk));
+      stream.on('end', resolve);
+      stream.on('error', reject);
+    });
+    const review = await runCli(['review', '-o', fifo], { env: fixture.env });
+    await reader;
+    expect(review.code, review.stderr).toBe(0);
+    expect(read.startsWith('# Access review')).toBe(true);
+    // Not replaced by a regular file (renaming over /dev/null as root would replace the device).
+    expect(statSync(fifo).isFIFO()).toBe(true);
+  });
 });
 
 /**
