@@ -13,7 +13,7 @@ import { compileRule, type AccessRule, type CompiledRule } from './model.js';
 
 /** Protocol classes as rules see them: tcp and udp have ports; every other protocol is `other`. */
 const CLASSES = ['tcp', 'udp', 'other'] as const;
-type ClassIndex = 0 | 1 | 2;
+export type ClassIndex = 0 | 1 | 2;
 const MAX_PORT = 65535;
 const BITS: Record<IpFamily, bigint> = { 4: 32n, 6: 128n };
 
@@ -140,7 +140,7 @@ export class RuleIndex {
 }
 
 /** A cell whose verdict changes: the new verdict over an address range × port range of one class. */
-interface Cell {
+export interface Cell {
   family: IpFamily;
   cls: ClassIndex;
   a0: bigint;
@@ -287,7 +287,7 @@ function portText(ranges: [number, number][]): string {
  * Cells to blocks: per family and outcome, address intervals with the same protocols and ports
  * are joined when adjacent, then written as CIDR blocks with their protocol and ports.
  */
-function blocksOf(cells: Cell[], accept: boolean): AccessBlock[] {
+export function blocksOf(cells: Cell[], accept: boolean): AccessBlock[] {
   const blocks: AccessBlock[] = [];
   for (const family of [4, 6] as IpFamily[]) {
     const mine = cells.filter((c) => c.family === family && c.accept === accept);

@@ -5,3 +5,6 @@ export * from './tests.js';
 export * from './changes.js';
 export * from './plan.js';
 export * from './shadow.js';
+export * from './partition.js';
+export * from './reach.js';
+export * from './reach-view.js';
