@@ -50,13 +50,18 @@ function entryLines(entry: WhoEntry, indent: string, all: boolean): string[] {
     entry.users.length < entry.userCount
       ? `${entry.users.join(', ')} and ${plural(entry.userCount - entry.users.length, 'more')}`
       : entry.users.join(', ');
-  let who = entry.everyoneElse
+  const who = entry.everyoneElse
     ? `${plural(entry.userCount, 'user')} without own rules there (${names}), ${plural(entry.devices, 'device')}`
     : `${names} (${plural(entry.devices, 'device')})`;
   if (entry.within) {
     const blocks =
       entry.within.length > 5 ? [...entry.within.slice(0, 5), `+${entry.within.length - 5} more`] : entry.within;
-    who += `, within its own rules (${blocks.join(', ')}); elsewhere as a user without own rules there`;
+    return [
+      `${indent}${who}:`,
+      `${indent}  within its own rules (${blocks.join(', ')}):${entry.pieces.length === 0 ? ' nothing' : ''}`,
+      ...pieceLines(entry.pieces, `${indent}    `, all),
+      `${indent}  elsewhere in it: as a user without own rules there`,
+    ];
   }
   if (entry.pieces.length === 0) return [`${indent}${who}: nothing`];
   if (entry.pieces.length === 1) return [`${indent}${who}: ${pieceText(entry.pieces[0]!)}`];

@@ -47,6 +47,8 @@ async function describeCommands(): Promise<CommandInfo[]> {
     import('./serve.js').then((m) => m.registerServe),
     import('./server.js').then((m) => m.registerServer),
     import('./nft.js').then((m) => m.registerNft),
+    import('./reach.js').then((m) => m.registerWhoCanReach),
+    import('./reach.js').then((m) => m.registerReach),
   ]);
   for (const register of modules) register(scratch);
   const commands = scratch.commands.map((c) => ({

@@ -80,6 +80,16 @@ const commands: Record<string, CommandEntry> = {
     args: '<from> <to>',
     summary: 'how the server decides one packet: verdict, deciding rule and stage',
   },
+  'who-can-reach': {
+    load: async () => (await import('./reach.js')).registerWhoCanReach,
+    args: '<to>',
+    summary: 'every source that reaches a destination, with the deciding rule',
+  },
+  reach: {
+    load: async () => (await import('./reach.js')).registerReach,
+    args: '<user>',
+    summary: "everything a user's devices reach, with the rule behind each part",
+  },
   nft: {
     load: async () => (await import('./nft.js')).registerNft,
     args: '',
