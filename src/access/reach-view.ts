@@ -48,7 +48,7 @@ function pieceLines(pieces: readonly ReachPiece[], indent: string, all: boolean)
 function entryLines(entry: WhoEntry, indent: string, all: boolean): string[] {
   const names =
     entry.users.length < entry.userCount
-      ? `${entry.users.join(', ')} and ${plural(entry.userCount - entry.users.length, 'more')}`
+      ? `${entry.users.join(', ')} and ${(entry.userCount - entry.users.length).toLocaleString('en-US')} more`
       : entry.users.join(', ');
   const who = entry.everyoneElse
     ? `${plural(entry.userCount, 'user')} without own rules there (${names}), ${plural(entry.devices, 'device')}`
