@@ -97,14 +97,22 @@ export function decideRegion(
   ranked.sort((x, y) => compareBig(x.rule.start, y.rule.start));
   const cells: DecidedCell[] = [];
   let next = 0;
-  let active: Ranked[] = [];
+  const active: Ranked[] = [];
   for (let i = 0; i + 1 < breaks.length; i++) {
     const x = breaks[i]!;
     const end = breaks[i + 1]! - 1n;
+    // In place: a sweep over tens of thousands of rules makes no garbage per step.
+    let kept = 0;
+    for (const r of active) if (r.rule.end >= x) active[kept++] = r;
+    active.length = kept;
     while (next < ranked.length && ranked[next]!.rule.start <= x) active.push(ranked[next++]!);
-    active = active.filter((r) => r.rule.end >= x);
     if (server.has(x)) {
       for (const cls of region.classes) cells.push(cellOf(family, cls, x, end, region, SERVER));
+      continue;
+    }
+    if (active.length === 0) {
+      // No rule here (most of a family, between the rules' blocks): the chain policy.
+      if (withDefault) for (const cls of region.classes) cells.push(cellOf(family, cls, x, end, region, DEFAULT));
       continue;
     }
     for (const cls of region.classes) {
