@@ -3,7 +3,9 @@
  * against a real server process (objects made by hand through the API, a hostile device name
  * among them), text and json, bounds, and bad input. Build first (`npm test` does).
  */
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
 import type { TestServer } from '../helpers/server.js';
 import { create, netform, useServerAndWorkspace, wgKey, type Workspace } from './reconcile-helpers.js';
 
@@ -260,5 +262,20 @@ describe('--live against a real server', () => {
     const unknown = await netform(server, ['reach', 'nobody@live.test', '--live']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('error: the server has no user nobody@live.test\n');
+  });
+});
+
+describe('shell completion', () => {
+  it('offers both commands and their options', async () => {
+    const script = await runCli(['completion', 'bash']);
+    expect(script.code).toBe(0);
+    const complete = (words: string[]) => {
+      const program = `${script.stdout}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _netform; echo "\${COMPREPLY[*]}"`;
+      return spawnSync('bash', ['-c', program], { encoding: 'utf8' }).stdout.trim();
+    };
+    expect(complete(['netform', 'wh'])).toBe('who-can-reach');
+    expect(complete(['netform', 'rea'])).toBe('reach');
+    expect(complete(['netform', 'who-can-reach', '--al'])).toBe('--all');
+    expect(complete(['netform', 'reach', '--li'])).toBe('--live');
   });
 });
