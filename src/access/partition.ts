@@ -5,7 +5,7 @@
  * over addresses and ports, never sampling. Pure; the base of `reach` and `who-can-reach`.
  */
 import type { IpFamily } from '../model/net.js';
-import { blocksOf, type AccessBlock, type Cell, type ClassIndex } from './changes.js';
+import { blocksOf, rangeToCidrs, type AccessBlock, type Cell, type ClassIndex } from './changes.js';
 import type { Match } from './evaluate.js';
 import { STAGES, type CompiledRule } from './model.js';
 
@@ -208,7 +208,7 @@ export function piecesOf(cells: readonly DecidedCell[]): ReachPiece[] {
   const pieces: ReachPiece[] = [];
   const tail: ReachPiece[] = [];
   for (const { decider, cells: mine } of groups.values()) {
-    const blocks = blocksOf(mine, true);
+    const blocks = oneRangeBlocks(mine) ?? blocksOf(mine, true);
     if (decider.kind === 'rule') {
       const { rule, scope } = decider;
       pieces.push({
@@ -221,6 +221,38 @@ export function piecesOf(cells: readonly DecidedCell[]): ReachPiece[] {
   }
   tail.sort((a, b) => (a.by === b.by ? 0 : a.by === 'default' ? -1 : 1));
   return [...pieces, ...tail];
+}
+
+/**
+ * The blocks of cells that all cover one address range (a rule on a host or block that nothing
+ * else cuts, the common case at fleet scale), without blocksOf's sweep: the same blocks.
+ */
+function oneRangeBlocks(cells: readonly Cell[]): AccessBlock[] | undefined {
+  const { family, a0, a1 } = cells[0]!;
+  const ports: [number, number][][] = [[], [], []];
+  for (const c of cells) {
+    if (c.family !== family || c.a0 !== a0 || c.a1 !== a1) return undefined;
+    ports[c.cls]!.push([c.p0, c.p1]);
+  }
+  for (const list of ports) {
+    list.sort((p, q) => p[0] - q[0]);
+    for (let k = list.length - 1; k > 0; k--) {
+      if (list[k - 1]![1] + 1 >= list[k]![0]) {
+        list[k - 1]![1] = Math.max(list[k - 1]![1], list[k]![1]);
+        list.splice(k, 1);
+      }
+    }
+  }
+  const addresses = rangeToCidrs(family, a0, a1);
+  const [tcp, udp, other] = ports as [[number, number][], [number, number][], [number, number][]];
+  const full = (list: [number, number][]) => list.length === 1 && list[0]![0] === 0 && list[0]![1] === MAX_PORT;
+  if (full(tcp) && full(udp) && other.length > 0) return [{ family, addresses, protocol: 'all' }];
+  const text = (list: [number, number][]) => list.map(([lo, hi]) => (lo === hi ? `${lo}` : `${lo}-${hi}`)).join(', ');
+  const blocks: AccessBlock[] = [];
+  if (tcp.length > 0) blocks.push({ family, addresses, protocol: 'tcp', ports: text(tcp) });
+  if (udp.length > 0) blocks.push({ family, addresses: [...addresses], protocol: 'udp', ports: text(udp) });
+  if (other.length > 0) blocks.push({ family, addresses: [...addresses], protocol: 'other' });
+  return blocks;
 }
 
 /** Sorted disjoint address ranges with their lengths summed, for "how much of [a0, a1] do they cover". */
