@@ -14,7 +14,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseReachSource, parseReachTarget, reachOf, whoCanReach } from '../dist/src/access/index.js';
-import { argValue, median, model, desiredYaml, prepareDatabase, seed, runCli, ruleHost } from './scale-data.mjs';
+import {
+  argValue,
+  median,
+  model,
+  desiredYaml,
+  prepareDatabase,
+  seed,
+  runCli,
+  ruleHost,
+  timingsOf,
+} from './scale-data.mjs';
 
 const RUNS = Number(argValue('--runs', '3'));
 const m = model();
@@ -47,7 +57,7 @@ const TARGETS = [
   ['0.0.0.0/0', 'all of IPv4'],
 ];
 const SOURCES = [
-  ['user-1@bench.test', 'a user with 2 devices and own rules'],
+  ['user-2@bench.test', 'a user with 2 devices and own rules'],
   ['user-0@bench.test/*', 'any future device of a user'],
 ];
 
@@ -96,28 +106,34 @@ if (!process.argv.includes('--skip-cli')) {
     for (const args of [
       ['who-can-reach', `${ruleHost(1)}:1/tcp`, '-f', file],
       ['who-can-reach', '100.64.0.0/16', '-f', file],
-      ['reach', 'user-1@bench.test', '-f', file],
+      ['reach', 'user-2@bench.test', '-f', file],
       ['who-can-reach', `${ruleHost(1)}:1/tcp`, '--live'],
       ['who-can-reach', '100.64.0.0/16', '--live'],
-      ['reach', 'user-1@bench.test', '--live'],
+      ['reach', 'user-2@bench.test', '--live'],
     ]) {
       const times = [];
+      const phases = [];
       let last;
       for (let run = 0; run < RUNS; run++) {
         last = await runCli(args, env);
         if (last.code !== 0) throw new Error(`netform ${args.join(' ')}: exit ${last.code}\n${last.stderr}`);
         times.push(last.wallMs);
+        phases.push(timingsOf(last.stderr));
       }
+      const phase = (name) => (phases[0][name] === undefined ? '-' : median(phases.map((p) => p[name])).toFixed(0));
       const shown = args.includes('-f') ? args.join(' ').replace(file, 'netform.yaml') : args.join(' ');
       cli.push(
-        `| netform ${shown} | ${times.map((t) => t.toFixed(0)).join(' / ')} | ${median(times).toFixed(0)} | ${last.stdout.split('\n').length - 1} lines |`,
+        `| netform ${shown} | ${times.map((t) => t.toFixed(0)).join(' / ')} | ${median(times).toFixed(0)} | ${phase('load')} | ${phase('fetch')} | ${phase('evaluate')} | ${phase('render')} | ${last.stdout.split('\n').length - 1} lines |`,
       );
     }
     await server.close();
     console.log(
-      ['', '| whole command, process start to exit | runs (ms) | median | output |', '|---|---|---|---|', ...cli].join(
-        '\n',
-      ),
+      [
+        '',
+        '| whole command, process start to exit (ms) | runs | median | load | fetch | evaluate | render | output |',
+        '|---|---|---|---|---|---|---|---|',
+        ...cli,
+      ].join('\n'),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -4,6 +4,7 @@
  * src/access/reach.ts (pure); this file only reads the state and prints.
  */
 import { Option, type Command } from 'commander';
+import { performance } from 'node:perf_hooks';
 import {
   accessModelOfDesired,
   accessModelOfLive,
@@ -32,14 +33,33 @@ interface ReachOptions extends ConnectionOptions {
 
 const SOURCE = 'give -f PATH (the desired state), or --live with --url/--embedded';
 
+/** Phase durations (ms), written as one `netform-timings` line on stderr with NETFORM_TIMINGS set (bench/). */
+class Phases {
+  readonly #times: Record<string, number> = {};
+  #last = performance.now();
+  done(phase: string): void {
+    const now = performance.now();
+    this.#times[phase] = Math.round(now - this.#last);
+    this.#last = now;
+  }
+  report(): void {
+    if (process.env.NETFORM_TIMINGS)
+      process.stderr.write(
+        `netform-timings ${JSON.stringify({ ...this.#times, rss_peak_mb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`,
+      );
+  }
+}
+
 /** The declared access model, or with --live the server's (with -f too: its settings apply). */
-async function modelOf(opts: ReachOptions): Promise<AccessModel> {
+async function modelOf(opts: ReachOptions, phases: Phases): Promise<AccessModel> {
   if (!opts.file && !opts.live) throw new CliError(SOURCE);
   const desired = opts.file ? (await loadDesired(opts.file)).state : undefined;
+  if (desired) phases.done('load');
   if (!opts.live) return accessModelOfDesired(desired!);
   const connection = await openConnection(opts);
   try {
     const live = await readLiveState(connection);
+    phases.done('fetch');
     return accessModelOfLive(live, desired ? accessSettingsOf(desired) : undefined);
   } finally {
     await connection.close();
@@ -74,11 +94,15 @@ export function registerWhoCanReach(program: Command): void {
     action(async (toText: string, opts: ReachOptions) => {
       const target = parseReachTarget(toText);
       if (!target.ok) throw new CliError(`TO ${target.message}`);
-      const model = await modelOf(opts);
+      const phases = new Phases();
+      const model = await modelOf(opts, phases);
       const result = whoCanReach(model, target.value, { all: opts.all === true });
+      phases.done('evaluate');
       if (opts.format === 'json')
         process.stdout.write(`${JSON.stringify(whoCanReachJson(result, opts.live ? 'live' : 'declared'), null, 2)}\n`);
       else write(whoCanReachLines(result, opts.live ? 'the live server' : 'the declared rules', opts.all === true));
+      phases.done('render');
+      phases.report();
       return ExitCode.ok;
     }),
   );
@@ -96,12 +120,16 @@ export function registerReach(program: Command): void {
     action(async (userText: string, opts: ReachOptions) => {
       const source = parseReachSource(userText);
       if (!source.ok) throw new CliError(`USER ${source.message}`);
-      const model = await modelOf(opts);
+      const phases = new Phases();
+      const model = await modelOf(opts, phases);
       const result = reachOf(model, source.value, opts.live ? 'live' : 'declared');
       if (!result.ok) throw new CliError(result.message);
+      phases.done('evaluate');
       if (opts.format === 'json')
         process.stdout.write(`${JSON.stringify(reachJson(result.value, opts.live ? 'live' : 'declared'), null, 2)}\n`);
       else write(reachLines(result.value, opts.live ? 'the live server' : 'the declared rules'));
+      phases.done('render');
+      phases.report();
       return ExitCode.ok;
     }),
   );
