@@ -62,34 +62,48 @@ const SOURCES = [
 ];
 
 const rows = [];
+/** Wall time and CPU time (user + system, all threads: GC included) of each run. */
 const time = (fn) => {
   const times = [];
+  const cpu = [];
   let out;
   for (let run = 0; run < RUNS; run++) {
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     out = fn();
+    const used = process.cpuUsage(cpuStarted);
     times.push(performance.now() - started);
+    cpu.push((used.user + used.system) / 1000);
   }
-  return { times, out };
+  return { times, cpu, out };
 };
+const row = (name, { times, cpu }, shown) =>
+  `| ${name} | ${times.map((t) => t.toFixed(0)).join(' / ')} | ${median(times).toFixed(0)} | ${median(cpu).toFixed(0)} | ${shown} |`;
 for (const [text, what] of TARGETS) {
   const target = parseReachTarget(text).value;
-  const { times, out } = time(() => whoCanReach(accessModel, target));
-  const shown = `accepted ${out.accepted.users}, by default ${out.byDefault.users}, stopped ${out.stopped.users}`;
+  const timed = time(() => whoCanReach(accessModel, target));
+  const { out } = timed;
   rows.push(
-    `| whoCanReach ${text} (${what}) | ${times.map((t) => t.toFixed(0)).join(' / ')} | ${median(times).toFixed(0)} | ${shown} |`,
+    row(
+      `whoCanReach ${text} (${what})`,
+      timed,
+      `accepted ${out.accepted.users}, by default ${out.byDefault.users}, stopped ${out.stopped.users}`,
+    ),
   );
 }
 for (const [text, what] of SOURCES) {
   const source = parseReachSource(text).value;
-  const { times, out } = time(() => reachOf(accessModel, source, 'live'));
-  const f = out.value.families[0];
-  const shown = `IPv4: ${f.reached.length} reached and ${f.blocked.length} blocked pieces`;
+  const timed = time(() => reachOf(accessModel, source, 'live'));
+  const f = timed.out.value.families[0];
   rows.push(
-    `| reachOf ${text} (${what}) | ${times.map((t) => t.toFixed(0)).join(' / ')} | ${median(times).toFixed(0)} | ${shown} |`,
+    row(`reachOf ${text} (${what})`, timed, `IPv4: ${f.reached.length} reached and ${f.blocked.length} blocked parts`),
   );
 }
-console.log(['| library call | runs (ms) | median | result |', '|---|---|---|---|', ...rows].join('\n'));
+console.log(
+  ['| library call | runs, wall (ms) | median | median CPU (ms) | result |', '|---|---|---|---|---|', ...rows].join(
+    '\n',
+  ),
+);
 
 if (!process.argv.includes('--skip-cli')) {
   const dir = mkdtempSync(join(tmpdir(), 'netform-bench-reach-'));
