@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { openSql } from '../helpers/store.js';
 import type { TestServer } from '../helpers/server.js';
 import { create, netform, useServerAndWorkspace, wgKey, type Workspace } from './reconcile-helpers.js';
 
@@ -262,6 +263,40 @@ describe('--live against a real server', () => {
     const unknown = await netform(server, ['reach', 'nobody@live.test', '--live']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('error: the server has no user nobody@live.test\n');
+  });
+});
+
+describe('--live: what only a server has', () => {
+  it('a disabled user has no tunnel; a device without an IPv6 address has no IPv6 tunnel', async () => {
+    const hana = await create(server, 'users', { email: 'hana@live2.test' });
+    const ivan = await create(server, 'users', { email: 'ivan@live2.test' });
+    await create(server, 'devices', { user_id: hana.id, name: 'laptop', public_key: wgKey() });
+    const phone = await create(server, 'devices', { user_id: hana.id, name: 'phone', public_key: wgKey() });
+    await create(server, 'devices', { user_id: ivan.id, name: 'desk', public_key: wgKey() });
+    await create(server, 'rules', { action: 'accept', destination: '2001:db8:5::/48', user_id: hana.id });
+    // As a real server has them (the API cannot make them): a user disabled in the UI, and a
+    // device made while the server's IPv6 was off.
+    const sql = await openSql(server.dbPath);
+    try {
+      await sql.run('UPDATE users SET disabled_at = ? WHERE id = ?', new Date().toISOString(), ivan.id);
+      await sql.run('UPDATE devices SET ipv6 = NULL WHERE id = ?', phone.id);
+    } finally {
+      await sql.close();
+    }
+    const who = await netform(server, ['who-can-reach', '[2001:db8:5::1]:22/tcp', '--live', '--all']);
+    expect(who.code, who.stderr).toBe(0);
+    expect(who.stdout).toMatch(
+      /^ {2}hana@live2\.test \(1 device\): 2001:db8:5::1\/128 tcp 22 by accept 2001:db8:5::\/48 \(hana@live2\.test\) at id /m,
+    );
+    expect(who.stdout).toContain('  hana@live2.test/phone: no IPv6 address (no IPv6 tunnel)');
+    expect(who.stdout).toContain(
+      '  ivan@live2.test: user ivan@live2.test is disabled (its devices have no WireGuard peer)',
+    );
+    const reach = await netform(server, ['reach', 'hana@live2.test', '--live']);
+    expect(reach.stdout).toContain('IPv4 from laptop, phone:');
+    expect(reach.stdout).toContain('IPv6 from laptop (phone: no IPv6 address, no IPv6 tunnel):');
+    const disabled = await netform(server, ['reach', 'ivan@live2.test', '--live']);
+    expect(disabled.stdout).toContain('nothing: user ivan@live2.test is disabled (its devices have no WireGuard peer)');
   });
 });
 
