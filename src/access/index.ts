@@ -7,4 +7,5 @@ export * from './plan.js';
 export * from './shadow.js';
 export * from './partition.js';
 export * from './reach.js';
-export * from './reach-view.js';
+/** A rule in words and where it comes from (model/rule.ts): re-exported for the access library's users. */
+export { describeRule } from '../model/rule.js';
