@@ -1,3 +1,2 @@
 export * from './decisions.js';
 export * from './report.js';
-export * from './format.js';

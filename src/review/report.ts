@@ -17,9 +17,9 @@ import {
   findShadowedRulesOfModel,
   runAccessTests,
   STAGES,
-  testLine,
   type AccessRule,
   type CompiledRule,
+  type TestResult,
 } from '../access/index.js';
 import { ruleKey, userKey } from '../model/keys.js';
 import type { IpFamily } from '../model/net.js';
@@ -149,7 +149,12 @@ export interface ReviewReport {
   users: ReviewUser[];
   findings: Record<FindingKind, Finding[]>;
   /** The desired state's access tests, run against the live server (with `-f`). */
-  tests?: { passed: number; failed: number; results: { name: string; at?: string; pass: boolean; line: string }[] };
+  tests?: {
+    passed: number;
+    failed: number;
+    /** Each test's result as data: its line of text is the view's (views/access.ts testLine). */
+    results: { name: string; at?: string; pass: boolean; result: TestResult }[];
+  };
 }
 
 const familyName = (family: IpFamily) => (family === 4 ? 'ipv4' : 'ipv6');
@@ -430,7 +435,7 @@ export function buildReview(input: ReviewInput): ReviewReport {
         name: r.test.name,
         ...(r.test.source ? { at: at(r.test.source) } : {}),
         pass: r.pass,
-        line: testLine(r),
+        result: r,
       })),
     };
   }
@@ -445,6 +450,6 @@ function overlaps(a: CompiledRule, b: CompiledRule): boolean {
 }
 
 /** `file:line`, else `id …`. */
-export function locationText(rule: ReviewRule): string {
+function locationText(rule: ReviewRule): string {
   return rule.at ?? `id ${rule.id}`;
 }
