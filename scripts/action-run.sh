@@ -21,7 +21,7 @@ format="${INPUT_FORMAT:-markdown}"
 work="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
 plan_file=""
 unreviewed_file=""
-case "$format" in markdown) ext=md ;; json) ext=json ;; *) ext=txt ;; esac
+case "$format" in markdown) ext=md ;; json) ext=json ;; csv) ext=csv ;; *) ext=txt ;; esac
 output_file="$work/netform-$command.$ext"
 # Extra arguments, split as a shell would split words (no globbing, no expansion).
 read -r -a extra <<< "${INPUT_ARGS:-}"
@@ -132,8 +132,17 @@ case "$command" in
     run_netform "$output_file" tee drift -f "$path" --format "$format" "${extra[@]}"
     code=$?
     ;;
+  review)
+    # The whole access map: into output-file only (upload it as an artifact), never the log or the
+    # job summary, which everyone who can read the repository's runs can read.
+    stop_commands
+    review_args=()
+    [ -e "$path" ] && review_args=(-f "$path")
+    run_netform "$output_file" quiet review --format "$format" "${review_args[@]}" "${extra[@]}"
+    code=$?
+    ;;
   *)
-    echo "::error::netform action: unknown command \"$command\" (validate, test, plan, apply or drift)"
+    echo "::error::netform action: unknown command \"$command\" (validate, test, plan, apply, drift or review)"
     exit 1
     ;;
 esac
@@ -149,7 +158,7 @@ resume_commands
   echo "unreviewed-file=$unreviewed_file"
 } >> "${GITHUB_OUTPUT:-/dev/null}"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
-  [ "$format" = markdown ] && cat "$output_file" >> "$GITHUB_STEP_SUMMARY"
+  [ "$format" = markdown ] && [ "$command" != review ] && cat "$output_file" >> "$GITHUB_STEP_SUMMARY"
   [ -n "$unreviewed_file" ] && cat "$unreviewed_file" >> "$GITHUB_STEP_SUMMARY"
 fi
 

@@ -13,7 +13,7 @@ import { compileRule, type AccessRule, type CompiledRule } from './model.js';
 
 /** Protocol classes as rules see them: tcp and udp have ports; every other protocol is `other`. */
 const CLASSES = ['tcp', 'udp', 'other'] as const;
-type ClassIndex = 0 | 1 | 2;
+export type ClassIndex = 0 | 1 | 2;
 const MAX_PORT = 65535;
 const BITS: Record<IpFamily, bigint> = { 4: 32n, 6: 128n };
 
@@ -140,7 +140,7 @@ export class RuleIndex {
 }
 
 /** A cell whose verdict changes: the new verdict over an address range × port range of one class. */
-interface Cell {
+export interface Cell {
   family: IpFamily;
   cls: ClassIndex;
   a0: bigint;
@@ -287,10 +287,25 @@ function portText(ranges: [number, number][]): string {
  * Cells to blocks: per family and outcome, address intervals with the same protocols and ports
  * are joined when adjacent, then written as CIDR blocks with their protocol and ports.
  */
-function blocksOf(cells: Cell[], accept: boolean): AccessBlock[] {
+export function blocksOf(cells: Cell[], accept: boolean): AccessBlock[] {
+  return accessBlocksOf(cells.filter((c) => c.accept === accept));
+}
+
+/** A part of the packet space: an address range × a port range of one protocol class (0 tcp, 1 udp, 2 other; ports 0 for other). */
+export interface PacketCell {
+  family: IpFamily;
+  cls: 0 | 1 | 2;
+  a0: bigint;
+  a1: bigint;
+  p0: number;
+  p1: number;
+}
+
+/** Cells (of one outcome) as blocks: CIDR blocks × protocol × ports, `all` where every protocol and port is in. */
+export function accessBlocksOf(cells: PacketCell[]): AccessBlock[] {
   const blocks: AccessBlock[] = [];
   for (const family of [4, 6] as IpFamily[]) {
-    const mine = cells.filter((c) => c.family === family && c.accept === accept);
+    const mine = cells.filter((c) => c.family === family);
     if (mine.length === 0) continue;
     const points = new Set<bigint>();
     for (const c of mine) {
@@ -300,7 +315,7 @@ function blocksOf(cells: Cell[], accept: boolean): AccessBlock[] {
     const breaks = [...points].sort(compareBig);
     mine.sort((x, y) => compareBig(x.a0, y.a0));
     let next = 0;
-    let active: Cell[] = [];
+    let active: PacketCell[] = [];
     const runs: { a0: bigint; a1: bigint; signature: string; ports: [number, number][][] }[] = [];
     for (let i = 0; i + 1 < breaks.length; i++) {
       const x = breaks[i]!;

@@ -9,7 +9,7 @@ import type { DesiredState } from '../model/state.js';
 import type { Diagnostic } from '../desired/types.js';
 import { RuleIndex } from './changes.js';
 import { describeRule, ruleLocation } from '../model/rule.js';
-import { accessModelOfDesired, compileRule, STAGES, type CompiledRule } from './model.js';
+import { accessModelOfDesired, compileRule, STAGES, type AccessModel, type CompiledRule } from './model.js';
 
 const MAX_PORT = 65535;
 
@@ -55,7 +55,11 @@ function covered(rule: CompiledRule, earlier: CompiledRule[]): boolean {
 
 /** The shadowed rules of a desired state (port rules are left out when settings.port_rules is false). */
 export function findShadowedRules(state: DesiredState): ShadowedRule[] {
-  const model = accessModelOfDesired(state);
+  return findShadowedRulesOfModel(accessModelOfDesired(state));
+}
+
+/** The shadowed rules of an access model, declared or live (port rules left out when its port_rules is false). */
+export function findShadowedRulesOfModel(model: AccessModel): ShadowedRule[] {
   const byOwner = new Map<string | null, CompiledRule[]>();
   for (const rule of model.rules) {
     const compiled = compileRule(rule);

@@ -72,6 +72,21 @@ const commands: Registry = {
     args: '<from> <to>',
     summary: 'how the server decides one packet: verdict, deciding rule and stage',
   },
+  'who-can-reach': {
+    load: async () => (await import('./commands/reach.js')).registerWhoCanReach,
+    args: '<to>',
+    summary: 'every source that reaches a destination, with the deciding rule',
+  },
+  reach: {
+    load: async () => (await import('./commands/reach.js')).registerReach,
+    args: '<user>',
+    summary: "everything a user's devices reach, with the rule behind each part",
+  },
+  review: {
+    load: async () => (await import('./commands/review.js')).registerReview,
+    args: '',
+    summary: 'a periodic access review: who reaches what, stale devices, unused accounts and rules',
+  },
   nft: {
     load: async () => (await import('./commands/nft.js')).registerNft,
     args: '',

@@ -224,6 +224,26 @@ export class ApiClient {
     return this.#read('GET', CONFIGURATION_PATH, () => readConfiguration(data));
   }
 
+  /**
+   * Whether the server is netform's bundled one: its public `GET /v0/openapi.json` (no token sent)
+   * is netform's document. A Firezone 0.7 server has no such route. One attempt, no retry; any
+   * failure or other answer is false.
+   */
+  async isNetformServer(): Promise<boolean> {
+    try {
+      const response = await this.#http(`${this.baseUrl}/v0/openapi.json`, {
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        timeout: { request: this.#timeoutMs },
+      });
+      if (response.statusCode !== 200) return false;
+      const doc = JSON.parse(response.body) as { info?: { title?: unknown } } | null;
+      return typeof doc?.info?.title === 'string' && doc.info.title.startsWith('netform ');
+    } catch {
+      return false;
+    }
+  }
+
   /** `PATCH /v0/configuration`: only the keys of `body` change. */
   async updateConfiguration(body: Record<string, unknown>): Promise<ApiConfiguration> {
     const { data } = await this.#send('PATCH', CONFIGURATION_PATH, { configuration: body });

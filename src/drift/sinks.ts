@@ -1,6 +1,6 @@
 /** Where drift reports go: a stream as JSON lines, a file kept atomically, a webhook. */
 import { randomBytes } from 'node:crypto';
-import { rename, unlink, writeFile } from 'node:fs/promises';
+import { rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import got, { RequestError } from 'got';
 import type { ReportSink } from './loop.js';
@@ -29,7 +29,17 @@ export function reportFileSink(path: string): ReportSink {
   };
 }
 
+/**
+ * Writes a regular file whole or not at all: a temporary file beside it, renamed over it. A path
+ * that is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO) is written as it is: renaming
+ * over it would replace the device or pipe with a file (as root, `/dev/null` itself).
+ */
 export async function writeFileAtomically(path: string, content: string): Promise<void> {
+  const existing = await stat(path).catch(() => null);
+  if (existing && !existing.isFile() && !existing.isDirectory()) {
+    await writeFile(path, content, { encoding: 'utf8' });
+    return;
+  }
   const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     await writeFile(temporary, content, { encoding: 'utf8', flag: 'wx' });

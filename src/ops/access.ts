@@ -19,6 +19,7 @@ import {
 import type { DesiredState } from '../model/state.js';
 import { OpError } from './errors.js';
 import { loadDesired } from './desired.js';
+import { elapsedSince, type OpEvents } from './events.js';
 import { readLiveState, type Connector } from './session.js';
 
 /** What to evaluate against: the declared rules of `file`, or with `live` the server's (settings from `file`). */
@@ -39,8 +40,12 @@ export function refuseFailingTests(state: DesiredState): void {
   );
 }
 
-/** The access model to evaluate against: the declared one, or the server's. */
-async function modelFor(live: Connector | undefined, desired: DesiredState | undefined): Promise<AccessModel> {
+/** The access model to evaluate against: the declared one, or the server's (its reading reported as 'fetch'). */
+export async function modelFor(
+  live: Connector | undefined,
+  desired: DesiredState | undefined,
+  events: OpEvents = {},
+): Promise<AccessModel> {
   if (!live) {
     if (!desired)
       throw new OpError('request', 'nothing to evaluate against: give the desired state (file) or a live server');
@@ -48,7 +53,10 @@ async function modelFor(live: Connector | undefined, desired: DesiredState | und
   }
   const session = await live.open();
   try {
-    return accessModelOfLive(await readLiveState(session), desired ? accessSettingsOf(desired) : undefined);
+    const started = performance.now();
+    const state = await readLiveState(session);
+    events.phase?.('fetch', elapsedSince(started));
+    return accessModelOfLive(state, desired ? accessSettingsOf(desired) : undefined);
   } finally {
     await session.close();
   }

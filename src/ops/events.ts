@@ -3,7 +3,7 @@
  * CLI prints them with NETFORM_TIMINGS, with its memory use at that moment). Each operation's own
  * events extend this; every member is optional.
  */
-export type Phase = 'load' | 'fetch' | 'diff' | 'access' | 'writes';
+export type Phase = 'load' | 'fetch' | 'diff' | 'access' | 'evaluate' | 'writes';
 
 export interface OpEvents {
   phase?(name: Phase, ms: number): void;

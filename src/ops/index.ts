@@ -36,6 +36,8 @@ export {
   type DriftScheduleRequest,
 } from './drift.js';
 export { explainPacket, refuseFailingTests, runTests, type AccessSource } from './access.js';
+export { reachOfUser, whoCanReachTarget } from './reach.js';
+export { reviewServer, writeReviewFile, type ReviewRequest } from './review.js';
 export { exportServer, shippedSchemaReference, writeExportFiles, type ExportRequest } from './export.js';
 export { showLive, type ShowRequest } from './show.js';
 export { validateDesired, type Validation } from './validate.js';

@@ -332,6 +332,24 @@ describe('action.yml', () => {
       rmSync(job, { recursive: true, force: true });
     });
 
+    it('review: the access map goes to output-file only, never to the log or the job summary', async () => {
+      const reviewed = runAction({ command: 'review', ...secrets() }, ws.dir);
+      expect(reviewed.status, reviewed.log).toBe(0);
+      expect(reviewed.outputs['exit-code']).toBe('0');
+      expect(reviewed.outputs['output-file']).toMatch(/netform-review\.md$/);
+      expect(reviewed.output.startsWith('# Access review')).toBe(true);
+      expect(reviewed.output).toContain(`\`${TEST_ADMIN_EMAIL}\`: admin`);
+      expect(reviewed.log).not.toContain('# Access review');
+      expect(reviewed.log).not.toContain(TEST_ADMIN_EMAIL);
+      expect(reviewed.summary).not.toContain('# Access review');
+      const csv = runAction({ command: 'review', format: 'csv', ...secrets() }, ws.dir);
+      expect(csv.status, csv.log).toBe(0);
+      expect(csv.outputs['output-file']).toMatch(/netform-review\.csv$/);
+      expect(csv.output.split('\r\n')[0]).toBe(
+        'section,user,role,device,verdict,addresses,protocol,ports,rule,rule_at,evidence,date',
+      );
+    });
+
     it('fails the step on exit 1, and on exit 2 only with fail-on-changes', async () => {
       const down = runAction({ command: 'plan', url: await closedPortUrl(), token: 'nf_x' }, ws.dir);
       expect(down.status).toBe(1);

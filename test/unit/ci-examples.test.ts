@@ -35,7 +35,7 @@ describe.each(files)('examples/ci/%s', (file) => {
     expect(uses.length).toBeGreaterThan(0);
     for (const step of uses) {
       for (const input of Object.keys(step.with ?? {})) expect(Object.keys(action.inputs)).toContain(input);
-      expect(['validate', 'test', 'plan', 'apply', 'drift']).toContain(step.with?.command);
+      expect(['validate', 'test', 'plan', 'apply', 'drift', 'review']).toContain(step.with?.command);
     }
     expect(text).not.toMatch(/npx netform|npm ci/);
   });
@@ -79,5 +79,26 @@ describe('the reviewed-plan flow', () => {
     expect(issue.if).toContain("steps.apply.outputs.exit-code == '5'");
     expect(JSON.stringify(issue)).toContain('steps.apply.outputs.unreviewed-file');
     expect(readFileSync(new URL('apply-on-merge.yml', dir), 'utf8')).toContain('ISSUE_LABEL: netform-unreviewed');
+  });
+});
+
+describe('the access review workflow', () => {
+  const text = readFileSync(new URL('access-review.yml', dir), 'utf8');
+  const workflow = parse(text);
+  const steps = stepsOf('access-review.yml');
+
+  it('runs monthly and keeps the review as an artifact that expires', () => {
+    expect(workflow.on.schedule[0].cron).toMatch(/^\d+ \d+ 1 \* \*$/);
+    const reviews = steps.filter((s) => s.with?.command === 'review');
+    expect(reviews.map((s) => s.with?.format)).toEqual(['markdown', 'csv']);
+    const upload = steps.find((s) => s.uses?.startsWith('actions/upload-artifact@'))!;
+    expect(Number(upload.with!['retention-days'])).toBeGreaterThan(0);
+    for (const s of reviews) expect(upload.with!.path).toContain(`steps.${s.id}.outputs.output-file`);
+  });
+
+  it('posts the review only when the repository opts in', () => {
+    const posting = steps.filter((s) => s.run?.includes('gh issue'));
+    expect(posting).toHaveLength(1);
+    expect(posting[0]!.if).toBe("vars.NETFORM_REVIEW_ISSUE == 'true'");
   });
 });

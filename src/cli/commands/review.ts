@@ -1,0 +1,51 @@
+/**
+ * `netform review`: the periodic access review of a server (src/ops/review.ts): who reaches what,
+ * stale devices, users never signed in or without devices, shadowed rules and accept rules that
+ * grant nothing, as markdown, JSON or CSV. With -f, rules carry their `file:line` and the access
+ * tests run against the live server. The report is the whole access map: it is written to stdout or -o.
+ */
+import { Option, type Command } from 'commander';
+import { DEFAULT_STALE_DAYS, reviewServer, writeReviewFile } from '../../ops/review.js';
+import { inertText } from '../../views/escape.js';
+import { formatReview, REVIEW_FORMATS, type ReviewFormat } from '../../views/review.js';
+import { action } from '../boundary.js';
+import { CliError, ExitCode } from '../exit.js';
+import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { wholeNumber } from '../flags/numbers.js';
+
+interface ReviewOptions extends ConnectionOptions {
+  file?: string;
+  format: ReviewFormat;
+  staleDays: string;
+  output?: string;
+}
+
+export function registerReview(program: Command): void {
+  const cmd = program
+    .command('review')
+    .description(
+      'a periodic access review of the server: every user with role, devices and what they reach; stale devices, users never signed in or without devices, shadowed rules, accept rules that grant nothing',
+    )
+    .option(
+      '-f, --file <path>',
+      'desired state: rule locations (file:line) and its access tests run against the server',
+    )
+    .addOption(new Option('--format <format>', 'output format').choices([...REVIEW_FORMATS]).default('markdown'))
+    .option('--stale-days <n>', 'a device with no handshake in this many days is listed', String(DEFAULT_STALE_DAYS))
+    .option('-o, --output <file>', 'write the review to this file instead of stdout');
+  addConnectionOptions(cmd);
+  cmd.action(action(async (opts: ReviewOptions) => runReview(opts)));
+}
+
+async function runReview(opts: ReviewOptions): Promise<ExitCode> {
+  const staleDays = wholeNumber(opts.staleDays, { min: 1, max: Number.MAX_SAFE_INTEGER });
+  if (staleDays === null)
+    throw new CliError(`--stale-days: expected a whole number of days, 1 or more (got ${inertText(opts.staleDays)})`);
+  const report = await reviewServer({ file: opts.file, connect: connectorOf(opts), staleDays });
+  const text = formatReview(report, opts.format);
+  if (opts.output && opts.output !== '-') {
+    await writeReviewFile(opts.output, text);
+    process.stderr.write(`review written to ${inertText(opts.output)}\n`);
+  } else process.stdout.write(text);
+  return ExitCode.ok;
+}

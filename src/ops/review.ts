@@ -1,0 +1,57 @@
+/**
+ * The periodic access review as an operation: read the live server (and, with a desired state,
+ * its rule locations and access tests), learn whether the server records telemetry, and build
+ * the report (src/review, pure). Writing the report to a file is writeReviewFile.
+ */
+import { writeFileAtomically } from '../drift/sinks.js';
+import { buildReview, telemetrySupport, type ReviewReport } from '../review/index.js';
+import { loadDesired } from './desired.js';
+import { OpError } from './errors.js';
+import type { OpEvents } from './events.js';
+import { readLiveState, type Connector } from './session.js';
+
+export interface ReviewRequest {
+  /** The desired state: rules carry its `file:line` and its access tests run against the server. */
+  file?: string;
+  connect: Connector;
+  /** A device with no handshake in this many days is listed as stale. */
+  staleDays: number;
+  now?: Date;
+}
+
+/** The review of the server `connect` opens. Bad files stop it before the server is read. */
+export async function reviewServer(
+  request: ReviewRequest,
+  events: OpEvents = {},
+  signal?: AbortSignal,
+): Promise<ReviewReport> {
+  const desired = request.file ? await loadDesired(request.file, events) : undefined;
+  signal?.throwIfAborted();
+  const session = await request.connect.open();
+  try {
+    const live = await readLiveState(session);
+    // The bundled server records handshakes and sign-ins; a remote one says so in its OpenAPI document.
+    const ownServer = request.connect.embedded ? true : await session.client.isNetformServer();
+    return buildReview({
+      live,
+      ...(desired ? { desired } : {}),
+      telemetry: telemetrySupport(live, ownServer),
+      now: request.now ?? new Date(),
+      staleDays: request.staleDays,
+      server: session.url,
+    });
+  } finally {
+    await session.close();
+  }
+}
+
+/** The review into `path`, replaced whole (a device or FIFO is written in place). */
+export async function writeReviewFile(path: string, text: string): Promise<void> {
+  try {
+    await writeFileAtomically(path, text);
+  } catch (error) {
+    throw new OpError('export', `-o: cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+export { DEFAULT_STALE_DAYS } from '../review/report.js';
