@@ -168,7 +168,7 @@ async function loadYamlTexts(files: { path: string; text: string }[], options: L
       });
     for (const item of parsed.documents) documents.push(item);
   }
-  return readDocuments(documents, names, options.env ?? process.env, diagnostics, options.secrets === 'check');
+  return readDocuments(documents, names, options.env ?? process.env, diagnostics);
 }
 
 /** REF's desired state at the `-f` path, loaded (or why there is none). */

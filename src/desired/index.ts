@@ -122,7 +122,7 @@ async function loadYamlFiles(paths: string[], within: Containment | null, option
     }
     for (const item of parsed.documents) documents.push(item);
   }
-  return readDocuments(documents, files, options.env ?? process.env, diagnostics, options.secrets === 'check');
+  return readDocuments(documents, files, options.env ?? process.env, diagnostics);
 }
 
 /**
