@@ -40,6 +40,7 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
     const from = parseFrom(test.from);
     if (!from.ok) diagnostics.push(at(test.source, 'from', fallback, from.message));
     else if (from.value.kind !== 'everyone') {
+      // EMAIL/* needs the user only: a policy test needs no device (W3.6).
       const user = users.get(from.value.user);
       if (!user) diagnostics.push(at(test.source, 'from', fallback, `no user ${from.value.user} is declared`));
       else if (
@@ -138,9 +139,13 @@ export function describeMatch(match: Match): string {
   return `${describeRule(match.rule)}${where ? ` at ${where}` : ''}, ${match.scope} ${match.stage}`;
 }
 
-/** `drop by drop 10.9.0.0/16 (global) at a.yaml:30, global portless-drop`, or the reason without a rule. */
+/**
+ * `drop by drop 10.9.0.0/16 (global) at a.yaml:30, global portless-drop`, `no tunnel (no device)`,
+ * or the verdict and the reason without a rule.
+ */
 export function describeDecision(decision: Decision): string {
   if (decision.decidedBy) return `${decision.verdict} by ${describeMatch(decision.decidedBy)}`;
+  if (decision.verdict === 'no tunnel') return `no tunnel (${decision.reason})`;
   return `${decision.verdict}: ${decision.reason}`;
 }
 
@@ -151,11 +156,13 @@ export function testLine(result: TestResult): string {
   if (result.error) return `${head}: ${result.error}`;
   const shown = result.shown;
   if (!shown) return `${head}: no source to evaluate`;
-  const who =
-    result.decisions.length > 1 || test.from === '*'
-      ? ` (from ${shown.user}${shown.device ? `/${shown.device}` : ''})`
-      : '';
+  const who = result.decisions.length > 1 || test.from.trim().startsWith('*') ? ` (from ${sourceName(shown)})` : '';
   return `${head}, got ${describeDecision(shown.decision)}${who}`;
+}
+
+/** `alice@example.com/laptop`, `alice@example.com/*` (any device), or the user alone (no device). */
+export function sourceName(source: SourceDecision): string {
+  return `${source.user}${source.device ? `/${source.device}` : ''}`;
 }
 
 export function accessRulesOf(model: AccessModel): CompiledRules {
