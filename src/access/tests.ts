@@ -212,3 +212,24 @@ export function declaredTestsSummary(
   const failures = results.filter((r) => !r.pass).map(testFailureSummary);
   return { passed: results.length - failures.length, failed: failures.length, failures };
 }
+
+/**
+ * The declared tests that fail against the declared rules, as `validate` errors (W3.6): each at its
+ * test's `name:` line, with the expectation, the outcome and the deciding rule. Pure: no server.
+ */
+export function failingTestDiagnostics(state: DesiredState, results?: readonly TestResult[]): Diagnostic[] {
+  const tests = state.tests ?? [];
+  if (tests.length === 0) return [];
+  const run = results ?? runAccessTests(accessModelOfDesired(state), tests);
+  return run
+    .map((result, i) => ({ result, i }))
+    .filter(({ result }) => !result.pass)
+    .map(({ result, i }) => {
+      const source = result.test.source;
+      const path = source?.path ?? `tests[${i}]`;
+      const message = `access test fails: ${testLine(result).replace(/^FAIL /, '')}`;
+      return source
+        ? { file: source.file, line: source.line, column: source.column, path, message }
+        : { path, message };
+    });
+}

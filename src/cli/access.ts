@@ -3,6 +3,7 @@
  * rules, or with `--live` against the rules and devices of a server. `netform explain FROM TO`
  * shows how one packet is decided. Plan and apply run the tests first (refuseFailingTests).
  */
+import { createRequire } from 'node:module';
 import { Option, type Command } from 'commander';
 import {
   accessModelOfDesired,
@@ -22,6 +23,8 @@ import {
   type TestResult,
 } from '../access/index.js';
 import type { DesiredState } from '../model/state.js';
+import { formatDiagnostic, type Diagnostic } from '../desired/index.js';
+import { findingsOfDiagnostics, findingsOfTests, sarifLog } from '../sarif/index.js';
 import { addConnectionOptions, openConnection, readLiveState, type ConnectionOptions } from './connection.js';
 import { action } from './boundary.js';
 import { CliError, ExitCode } from './exit.js';
@@ -29,10 +32,18 @@ import { loadDesired } from './plan.js';
 import { githubAnnotation } from './validate.js';
 import { inertText } from '../render/escape.js';
 
+const require = createRequire(import.meta.url);
+const { version } = require('../../../package.json') as { version: string };
+
 interface AccessOptions extends ConnectionOptions {
   file?: string;
   live?: boolean;
-  format: 'text' | 'json' | 'github';
+  format: 'text' | 'json' | 'github' | 'sarif';
+}
+
+/** W3.6: secrets are not needed to evaluate rules; one that cannot be read is only a warning here. */
+function warnAbout(warnings: readonly Diagnostic[]): void {
+  for (const warning of warnings) process.stderr.write(`warning: ${formatDiagnostic(warning)}\n`);
 }
 
 /** The access model to evaluate against: the declared one, or with --live the server's. */
@@ -116,14 +127,22 @@ export function registerTest(program: Command): void {
       '--live',
       "evaluate against the server's rules and devices (--url or --embedded) instead of the declared ones",
     )
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'github']).default('text'));
+    .addOption(
+      new Option('--format <format>', 'output format').choices(['text', 'json', 'github', 'sarif']).default('text'),
+    );
   addConnectionOptions(cmd);
   cmd.action(
     action(async (opts: AccessOptions & { file: string }) => {
-      const { state } = await loadDesired(opts.file);
+      const { state, warnings } = await loadDesired(opts.file);
       const tests = state.tests ?? [];
       const results = runAccessTests(await modelFor(opts, state), tests);
       const failed = results.filter((r) => !r.pass).length;
+      if (opts.format === 'sarif') {
+        const findings = [...findingsOfTests(results), ...findingsOfDiagnostics([], warnings)];
+        process.stdout.write(`${JSON.stringify(sarifLog({ name: 'netform', version }, findings), null, 2)}\n`);
+        return failed > 0 ? ExitCode.error : ExitCode.ok;
+      }
+      warnAbout(warnings);
       if (opts.format === 'json') {
         process.stdout.write(
           `${JSON.stringify({ passed: results.length - failed, failed, tests: results.map(testJson) }, null, 2)}\n`,
@@ -155,6 +174,8 @@ export function registerTest(program: Command): void {
 
 /** The few lines of `netform explain` for one source. */
 function explainLines(who: string, decision: Decision): string[] {
+  // W3.6: a source without a tunnel says why on its line: `NO TUNNEL (no device)`.
+  if (decision.verdict === 'no tunnel') return [`${who}: NO TUNNEL (${decision.reason})`];
   const lines = [`${who}: ${decision.verdict.toUpperCase()}`];
   if (decision.decidedBy) lines.push(`  decided by ${describeMatch(decision.decidedBy)}`);
   else lines.push(`  ${decision.reason}`);
@@ -166,7 +187,7 @@ export function registerExplain(program: Command): void {
   const cmd = program
     .command('explain <from> <to>')
     .description(
-      'how the server decides one packet: FROM is *, EMAIL or EMAIL/DEVICE; TO is ADDRESS:PORT/tcp|udp, ADDRESS/icmp or ADDRESS',
+      'how the server decides one packet: FROM is *, EMAIL (each device), EMAIL/DEVICE or EMAIL/* (any device of the user); TO is ADDRESS:PORT/tcp|udp, ADDRESS/icmp or ADDRESS',
     )
     .option('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
     .option('--live', "evaluate against the server's rules and devices (--url or --embedded)")
@@ -180,7 +201,9 @@ export function registerExplain(program: Command): void {
       if (!to.ok) throw new CliError(`TO ${to.message}`);
       if (!opts.file && !opts.live)
         throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
-      const desired = opts.file ? (await loadDesired(opts.file)).state : undefined;
+      const loaded = opts.file ? await loadDesired(opts.file) : undefined;
+      if (loaded) warnAbout(loaded.warnings);
+      const desired = loaded?.state;
       const model = await modelFor(opts, desired);
       const evaluated = evaluateFrom(model, new CompiledRules(model), from.value, to.value, true);
       if (!evaluated.ok) throw new CliError(evaluated.message);

@@ -82,7 +82,8 @@ async function checkDrift(opts: DriftCommandOptions, reuse?: DesiredStateReuse, 
     cancel,
   );
   try {
-    const { plan, timings } = await makePlan(desired, opts, connection, live);
+    // Drift never sends a secret: it reads no password, and plans a create whose secret is missing (W3.6).
+    const { plan, timings } = await makePlan(desired, { ...opts, unreadableSecrets: 'report' }, connection, live);
     reportTimings(timings);
     return plan;
   } finally {

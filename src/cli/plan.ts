@@ -7,7 +7,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { formatDiagnostic, loadDesiredState, type LoadResult } from '../desired/index.js';
+import { formatDiagnostic, loadDesiredState, type Diagnostic, type LoadResult } from '../desired/index.js';
 import { GitRefError, loadDesiredStateAtRef } from '../desired/git-ref.js';
 import { compareWithBase } from '../plan/base.js';
 import type { PlanBase } from '../plan/types.js';
@@ -25,8 +25,7 @@ import {
   type ConnectionOptions,
 } from './connection.js';
 import { accessChangesAfter, planAccessChanges } from '../access/plan.js';
-import { portRuleWarnings } from '../access/tests.js';
-import { refuseFailingTests } from './access.js';
+import { declaredTestsSummary, portRuleWarnings } from '../access/tests.js';
 import { action } from './boundary.js';
 import { CliError, ExitCode } from './exit.js';
 
@@ -38,6 +37,8 @@ export interface PlanningOptions extends ConnectionOptions {
   rotatePasswords?: boolean;
   color?: boolean;
   target?: string[];
+  /** W3.6: drift passes `report` (it never sends a secret, so reads no password); plan and apply refuse. */
+  unreadableSecrets?: 'refuse' | 'report';
 }
 
 export interface Timings {
@@ -107,7 +108,7 @@ export function fullPlanAt(env: NodeJS.ProcessEnv = process.env): string | undef
 export async function loadDesired(
   file: string,
   load: (path: string) => Promise<LoadResult> = loadDesiredState,
-): Promise<{ state: DesiredState; ms: number; rss: number }> {
+): Promise<{ state: DesiredState; ms: number; rss: number; warnings: Diagnostic[] }> {
   const started = performance.now();
   const loaded = await load(file);
   if (!loaded.ok) {
@@ -115,7 +116,9 @@ export async function loadDesired(
       `the desired state has errors:\n${loaded.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`,
     );
   }
-  return { state: loaded.state, ms: elapsedSince(started), rss: rssMb() };
+  // `warnings`: secrets that cannot be read now (W3.6); test and explain show them, plan and drift
+  // report what they could not compare instead (the plan's not_checked).
+  return { state: loaded.state, ms: elapsedSince(started), rss: rssMb(), warnings: loaded.warnings ?? [] };
 }
 
 function elapsedSince(started: number): number {
@@ -230,6 +233,7 @@ function planOptionsOf(opts: PlanningOptions, connection: Connection) {
     rotatePasswords: opts.rotatePasswords ?? false,
     allowDeletes: opts.allowDeletes,
     allowUpdates: opts.allowUpdates,
+    ...(opts.unreadableSecrets ? { unreadableSecrets: opts.unreadableSecrets } : {}),
   };
 }
 
@@ -383,22 +387,39 @@ export function registerPlan(program: Command): void {
         try {
           for (const warning of portRuleWarnings(desired.state))
             process.stderr.write(`warning: ${formatDiagnostic(warning)}\n`);
-          refuseFailingTests(desired.state);
+          // W3.6: the tests run with every plan; when one fails the whole plan is still written,
+          // failures first, but no saved plan, and the exit code is 1.
+          const tests = declaredTestsSummary(desired.state);
+          const testsFail = (tests?.failed ?? 0) > 0;
           const made = await makePlan(desired, opts, connection, live);
           const timings = made.timings;
-          const plan = base ? await compareToBase(made.plan, base, desired, opts, connection, live) : made.plan;
+          const compared = base ? await compareToBase(made.plan, base, desired, opts, connection, live) : made.plan;
+          const plan: Plan = !tests ? compared : testsFail ? { tests, ...compared } : { ...compared, tests };
           const started = performance.now();
           // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
           const toStdout = opts.out === '-';
           const shownOn = toStdout ? process.stderr : process.stdout;
-          // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/seal.ts).
-          const seal = opts.format === 'json' || opts.out ? planKeyOf(opts) : undefined;
+          // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/seal.ts);
+          // not when a test fails: that plan cannot be applied.
+          const seal = !testsFail && (opts.format === 'json' || opts.out) ? planKeyOf(opts) : undefined;
           const output = renderPlan(plan, opts.format, {
             color: opts.format === 'text' && useColor(opts, shownOn),
             fullPlanAt: fullPlanAt(),
             seal,
           });
           timings.render = elapsedSince(started);
+          if (testsFail) {
+            // The document goes to stdout (also with `-o -`): a pull-request comment shows the failures.
+            process.stdout.write(output);
+            if (opts.out && opts.out !== '-')
+              process.stderr.write(
+                `-o ${opts.out}: not written: an access test fails, so this plan cannot be applied\n`,
+              );
+            reportTimings(timings);
+            throw new CliError(
+              `${tests!.failed} access test${tests!.failed === 1 ? '' : 's'} failed (listed first in the plan); no saved plan was written`,
+            );
+          }
           if (!(toStdout && opts.format === 'json')) shownOn.write(output);
           if (opts.out)
             writeSavedPlan(

@@ -1,4 +1,8 @@
-/** `netform validate -f PATH`: every offline check of the desired state, no server needed. */
+/**
+ * `netform validate -f PATH`: every offline check of the desired state, the access tests included
+ * (W3.6), no server and no secret needed.
+ */
+import { createRequire } from 'node:module';
 import { Option, type Command } from 'commander';
 import {
   countDeclarations,
@@ -8,12 +12,16 @@ import {
   type Diagnostic,
 } from '../desired/index.js';
 import { shadowedRuleWarnings } from '../access/shadow.js';
-import { portRuleWarnings } from '../access/tests.js';
+import { failingTestDiagnostics, portRuleWarnings } from '../access/tests.js';
+import { findingsOfDiagnostics, sarifLog } from '../sarif/index.js';
 import { action } from './boundary.js';
 import { ExitCode } from './exit.js';
 import { githubData, githubProperty, inertText } from '../render/escape.js';
 
-type Format = 'text' | 'github' | 'json';
+const require = createRequire(import.meta.url);
+const { version } = require('../../../package.json') as { version: string };
+
+type Format = 'text' | 'github' | 'json' | 'sarif';
 
 /**
  * A `--format github` annotation: message and properties escaped as GitHub documents (`%25`, `%0D`,
@@ -37,23 +45,33 @@ export function registerValidate(program: Command): void {
   program
     .command('validate')
     .description(
-      "Check the desired state offline: file format, the server's field rules, duplicates, overlapping rules, scope, secrets.",
+      "Check the desired state offline: file format, the server's field rules, duplicates, overlapping rules, scope, secrets, and the access tests.",
     )
     .requiredOption(
       '-f, --file <path>',
       'a YAML file, a folder of *.yaml/*.yml files, a cdk.tf.json (or its folder), or - for a YAML stream on stdin',
     )
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'github', 'json']).default('text'))
+    .addOption(
+      new Option('--format <format>', 'output format').choices(['text', 'github', 'json', 'sarif']).default('text'),
+    )
     .action(
       action(async (options: { file: string; format: Format }) => {
-        // Secrets are checked for shape; one that cannot be read here is a warning (forks get no secrets).
-        const result = await loadDesiredState(options.file, { secrets: 'check' });
-        const diagnostics = result.ok ? [] : result.diagnostics;
+        // Secrets are not read; one that cannot be read here is a warning (forks get no secrets: W3.6).
+        const result = await loadDesiredState(options.file);
+        // The access tests run offline (W3.6): a failing one is an error at its line.
+        const failedTests = result.ok ? failingTestDiagnostics(result.state) : [];
+        const diagnostics = result.ok ? failedTests : result.diagnostics;
         const warnings = [
           ...(result.warnings ?? []),
           ...(result.ok ? [...portRuleWarnings(result.state), ...shadowedRuleWarnings(result.state)] : []),
         ];
-        if (options.format === 'json') {
+        if (options.format === 'sarif') {
+          const findings = [
+            ...findingsOfDiagnostics(result.ok ? [] : diagnostics, warnings),
+            ...findingsOfDiagnostics(failedTests).map((f) => ({ ...f, ruleId: 'access-test/failed' as const })),
+          ];
+          process.stdout.write(`${JSON.stringify(sarifLog({ name: 'netform', version }, findings), null, 2)}\n`);
+        } else if (options.format === 'json') {
           const entries = [
             ...diagnostics.map((d) => ({ ...d, severity: 'error' })),
             ...warnings.map((d) => ({ ...d, severity: 'warning' })),
@@ -66,12 +84,13 @@ export function registerValidate(program: Command): void {
           for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
           for (const d of warnings) process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
         }
-        if (!result.ok) {
-          if (options.format !== 'json')
+        const machine = options.format === 'json' || options.format === 'sarif';
+        if (diagnostics.length > 0) {
+          if (!machine)
             process.stderr.write(`${plural(diagnostics.length, 'error')} in ${displayPath(options.file)}\n`);
           return ExitCode.error;
         }
-        if (options.format !== 'json') {
+        if (!machine && result.ok) {
           const counts = countDeclarations(result.state);
           const shown = options.file === '-' ? 'stdin' : displayPath(options.file);
           const warned = warnings.length > 0 ? ` (${plural(warnings.length, 'warning')})` : '';

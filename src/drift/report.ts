@@ -6,6 +6,7 @@
 import { SENSITIVE_CHANGED } from '../model/secret.js';
 import type { ChangeAction, FieldChange, Plan, PlanSummary, ResourceKind } from '../plan/types.js';
 import { webhookText } from '../render/escape.js';
+import { notCheckedLine } from '../render/review.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';
 export const DRIFT_REPORT_FORMAT_VERSION = 1;
@@ -41,6 +42,11 @@ export interface DriftReport {
   skipped_ticks: number;
   /** Why the run failed (status `failed` only). */
   error?: string;
+  /**
+   * Fields not compared because their secret cannot be read here (W3.6), as
+   * `not checked: preshared key of alice@example.com/laptop (…)`; absent when all were compared.
+   */
+  not_checked?: string[];
 }
 
 /** Fields whose values are secrets even if a plan forgot to mark them. */
@@ -77,6 +83,7 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
       ...(change.note ? { note: change.note } : {}),
     })),
     warnings: [...plan.warnings],
+    ...(plan.not_checked?.length ? { not_checked: plan.not_checked.map(notCheckedLine) } : {}),
   };
 }
 
@@ -143,6 +150,10 @@ export function driftText(report: DriftReport, previous: DriftStatus | null = nu
   const where = report.server === null ? 'the server' : webhookText(report.server);
   if (report.status === 'failed')
     return `netform drift on ${where}: the check failed: ${webhookText(report.error ?? 'unknown error')}`;
+  if (report.status === 'clean' && report.not_checked?.length) {
+    // W3.6: never "matches" when something was not compared.
+    return `netform drift on ${where}: no differences in what was compared; ${report.not_checked.map(webhookText).join('; ')}`;
+  }
   if (report.status === 'clean') {
     return previous === 'drift' || previous === 'failed'
       ? `netform drift on ${where}: back to clean: the server matches the desired state`
