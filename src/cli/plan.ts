@@ -290,7 +290,11 @@ async function compareToBase(
     live = await withConfiguration(reading, connection);
   let basePlan: Plan;
   try {
-    const whole = planChanges(base.result.state, live, planOptionsOf(opts, connection));
+    // The base's plan is compared, never applied: a secret it cannot read stops nothing (W3.6).
+    const whole = planChanges(base.result.state, live, {
+      ...planOptionsOf(opts, connection),
+      unreadableSecrets: 'report',
+    });
     basePlan = opts.target?.length ? targetPlan(whole, opts.target) : whole;
   } catch (error) {
     if (error instanceof PlanError || error instanceof TargetError)
