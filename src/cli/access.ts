@@ -1,7 +1,8 @@
 /**
  * `netform test -f PATH` runs the access tests of a desired state, offline against its declared
  * rules, or with `--live` against the rules and devices of a server. `netform explain FROM TO`
- * shows how one packet is decided. Plan and apply run the tests first (refuseFailingTests).
+ * shows how one packet is decided. Apply refuses a failing test (refuseFailingTests); plan runs the
+ * tests with the plan and writes their failures first (plan.ts, W3.6).
  */
 import { createRequire } from 'node:module';
 import { Option, type Command } from 'commander';
@@ -103,7 +104,7 @@ function decisionJson(decision: Decision): Record<string, unknown> {
   };
 }
 
-/** Plan and apply refuse (exit 1, nothing written) when an access test of the desired state fails. */
+/** Apply refuses (exit 1, nothing written) when an access test of the desired state fails. */
 export function refuseFailingTests(state: DesiredState): void {
   if (!state.tests || state.tests.length === 0) return;
   const failed = runAccessTests(accessModelOfDesired(state), state.tests).filter((r) => !r.pass);
