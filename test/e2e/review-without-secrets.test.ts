@@ -10,7 +10,10 @@
  * - hostile test names are escaped in the new text.
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { App } from 'cdktf';
 import { describe, expect, it } from 'vitest';
+import { FirezoneStack } from '../../src/cdktf/index.js';
 import { sarifSchemaErrors } from '../helpers/sarif.js';
 import type { TestServer } from '../helpers/server.js';
 import {
@@ -146,7 +149,7 @@ describe('every password and preshared key unset', () => {
     const other = await netform(server, ['drift', '-f', file], { ...SECRETS, GRACE_LAPTOP_PSK: wgKey() });
     expect(other.code, describeResult(other)).toBe(2);
     expect(other.stdout).toContain('preshared_key: (sensitive value changed)');
-  });
+  }, 90_000); // a dozen CLI runs against the server
 });
 
 describe('a plan whose access test fails', () => {
@@ -263,5 +266,28 @@ tests:
     );
     expect(good.code, describeResult(good)).toBe(0);
     expect(sarifSchemaErrors(JSON.parse(good.stdout))).toEqual([]);
+  });
+
+  it('a CDKTF stack: results without a location (its cdk.tf.json is usually not committed), still valid', async () => {
+    mkdirSync(ws.path('repo/.git'), { recursive: true });
+    const outdir = ws.path('repo/cdktf.out');
+    const app = new App({ outdir });
+    new FirezoneStack(app, 'company', {
+      users: [{ email: 'alice@example.com', rules: [{ action: 'accept', destination: '10.1.0.0/16' }] }],
+      tests: [{ name: 'alice reaches ssh', from: 'alice@example.com', to: '10.1.2.3:22/tcp', expect: 'accept' }],
+    });
+    app.synth();
+    const stack = join(outdir, 'stacks', 'company');
+    const r = await netform(server, ['test', '-f', stack, '--format', 'sarif'], {}, ws.path('repo'));
+    expect(r.code, describeResult(r)).toBe(1); // alice has no device: no tunnel
+    const log = JSON.parse(r.stdout);
+    expect(sarifSchemaErrors(log)).toEqual([]);
+    expect(log.runs[0].results).toEqual([
+      expect.objectContaining({
+        ruleId: 'access-test/failed',
+        message: { text: expect.stringMatching(/alice reaches ssh.*no tunnel \(no device\)/) },
+      }),
+    ]);
+    expect(log.runs[0].results[0].locations).toBeUndefined();
   });
 });
