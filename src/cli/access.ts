@@ -4,7 +4,6 @@
  * shows how one packet is decided. Apply refuses a failing test (refuseFailingTests); plan runs the
  * tests with the plan and writes their failures first (plan.ts, W3.6).
  */
-import { createRequire } from 'node:module';
 import { Option, type Command } from 'commander';
 import {
   accessModelOfDesired,
@@ -25,16 +24,13 @@ import {
 } from '../access/index.js';
 import type { DesiredState } from '../model/state.js';
 import { formatDiagnostic, type Diagnostic } from '../desired/index.js';
-import { findingsOfDiagnostics, findingsOfTests, sarifLog } from '../sarif/index.js';
+import { findingsOfDiagnostics, findingsOfTests, netformVersion, sarifLog } from '../sarif/index.js';
 import { addConnectionOptions, openConnection, readLiveState, type ConnectionOptions } from './connection.js';
 import { action } from './boundary.js';
 import { CliError, ExitCode } from './exit.js';
 import { loadDesired } from './plan.js';
 import { githubAnnotation } from './validate.js';
 import { inertText } from '../render/escape.js';
-
-const require = createRequire(import.meta.url);
-const { version } = require('../../../package.json') as { version: string };
 
 interface AccessOptions extends ConnectionOptions {
   file?: string;
@@ -140,7 +136,9 @@ export function registerTest(program: Command): void {
       const failed = results.filter((r) => !r.pass).length;
       if (opts.format === 'sarif') {
         const findings = [...findingsOfTests(results), ...findingsOfDiagnostics([], warnings)];
-        process.stdout.write(`${JSON.stringify(sarifLog({ name: 'netform', version }, findings), null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify(sarifLog({ name: 'netform', version: netformVersion() }, findings), null, 2)}\n`,
+        );
         return failed > 0 ? ExitCode.error : ExitCode.ok;
       }
       warnAbout(warnings);

@@ -2,7 +2,6 @@
  * `netform validate -f PATH`: every offline check of the desired state, the access tests included
  * (W3.6), no server and no secret needed.
  */
-import { createRequire } from 'node:module';
 import { Option, type Command } from 'commander';
 import {
   countDeclarations,
@@ -13,13 +12,10 @@ import {
 } from '../desired/index.js';
 import { shadowedRuleWarnings } from '../access/shadow.js';
 import { failingTestDiagnostics, portRuleWarnings } from '../access/tests.js';
-import { findingsOfDiagnostics, sarifLog } from '../sarif/index.js';
+import { findingsOfDiagnostics, netformVersion, sarifLog } from '../sarif/index.js';
 import { action } from './boundary.js';
 import { ExitCode } from './exit.js';
 import { githubData, githubProperty, inertText } from '../render/escape.js';
-
-const require = createRequire(import.meta.url);
-const { version } = require('../../../package.json') as { version: string };
 
 type Format = 'text' | 'github' | 'json' | 'sarif';
 
@@ -70,7 +66,9 @@ export function registerValidate(program: Command): void {
             ...findingsOfDiagnostics(result.ok ? [] : diagnostics, warnings),
             ...findingsOfDiagnostics(failedTests).map((f) => ({ ...f, ruleId: 'access-test/failed' as const })),
           ];
-          process.stdout.write(`${JSON.stringify(sarifLog({ name: 'netform', version }, findings), null, 2)}\n`);
+          process.stdout.write(
+            `${JSON.stringify(sarifLog({ name: 'netform', version: netformVersion() }, findings), null, 2)}\n`,
+          );
         } else if (options.format === 'json') {
           const entries = [
             ...diagnostics.map((d) => ({ ...d, severity: 'error' })),

@@ -6,7 +6,9 @@
  * message names the Terraform address. Pure but for where the root is found; messages are made
  * inert (src/render/escape.ts): SARIF viewers show them as text.
  */
-import { basename, isAbsolute, relative, resolve, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { repositoryRootOf } from '../desired/containment.js';
 import { CDKTF_STACK_FILE } from '../desired/files.js';
 import type { Diagnostic } from '../desired/types.js';
@@ -86,6 +88,19 @@ export function findingsOfTests(results: readonly TestResult[]): SarifFinding[] 
         ...(test.source ? { file: test.source.file, line: test.source.line, column: test.source.column } : {}),
       };
     });
+}
+
+/** netform's version, from the package.json above this module (src/ or dist/src/ alike). */
+export function netformVersion(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    try {
+      const found = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (found.name === 'netform' && found.version) return found.version;
+    } catch {
+      // no package.json here: look further up
+    }
+    if (dirname(dir) === dir) return 'unknown';
+  }
 }
 
 export interface SarifTool {

@@ -6,7 +6,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sarifLog, sarifRoot, sarifUri, findingsOfDiagnostics } from '../../src/sarif/index.js';
+import { findingsOfDiagnostics, netformVersion, sarifLog, sarifRoot, sarifUri } from '../../src/sarif/index.js';
+import packageJson from '../../package.json' with { type: 'json' };
 import { sarifSchemaErrors } from '../helpers/sarif.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'netform-sarif-'));
@@ -71,5 +72,9 @@ describe('sarifLog', () => {
     expect(sarifRoot(cwd)).toBe(cwd);
     expect(sarifUri('x.yaml', cwd, cwd)).toBe('x.yaml');
     expect(sarifUri('../elsewhere.yaml', cwd, cwd)).toBeNull();
+  });
+
+  it("names netform's own version", () => {
+    expect(netformVersion()).toBe(packageJson.version);
   });
 });
