@@ -6,8 +6,9 @@ import { userKey } from '../model/keys.js';
 import { parseIpAddress } from '../model/net.js';
 import type { DesiredRule, DesiredState, DesiredTest, DesiredUser, SourceLocation } from '../model/state.js';
 import type { Diagnostic } from '../desired/types.js';
-import { CompiledRules, type Decision, type Match } from './evaluate.js';
-import { accessModelOfDesired, describeRule, ruleLocation, type AccessModel } from './model.js';
+import { describeMatch } from '../model/rule.js';
+import { CompiledRules, type Decision } from './evaluate.js';
+import { accessModelOfDesired, type AccessModel } from './model.js';
 import { evaluateFrom, parseFrom, parseTo, type SourceDecision } from './notation.js';
 
 function at(
@@ -133,40 +134,9 @@ export function runAccessTests(model: AccessModel, tests: readonly DesiredTest[]
   });
 }
 
-/** `accept 10.0.0.0/8 (alice@example.com) at desired/a.yaml:12, user portless-accept`. */
-export function describeMatch(match: Match): string {
-  const where = ruleLocation(match.rule);
-  return `${describeRule(match.rule)}${where ? ` at ${where}` : ''}, ${match.scope} ${match.stage}`;
-}
-
-/**
- * `drop by drop 10.9.0.0/16 (global) at a.yaml:30, global portless-drop`, `no tunnel (no device)`,
- * or the verdict and the reason without a rule.
- */
-export function describeDecision(decision: Decision): string {
-  if (decision.decidedBy) return `${decision.verdict} by ${describeMatch(decision.decidedBy)}`;
-  if (decision.verdict === 'no tunnel') return `no tunnel (${decision.reason})`;
-  return `${decision.verdict}: ${decision.reason}`;
-}
-
-/** One line per test: `PASS name: from -> to: verdict by rule at file:line` (the failing source for a failure). */
-export function testLine(result: TestResult): string {
-  const { test } = result;
-  const head = `${result.pass ? 'PASS' : 'FAIL'} ${test.name}: ${test.from} -> ${test.to}, expected ${test.expect}`;
-  if (result.error) return `${head}: ${result.error}`;
-  const shown = result.shown;
-  if (!shown) return `${head}: no source to evaluate`;
-  const who = result.decisions.length > 1 || test.from.trim().startsWith('*') ? ` (from ${sourceName(shown)})` : '';
-  return `${head}, got ${describeDecision(shown.decision)}${who}`;
-}
-
 /** `alice@example.com/laptop`, `alice@example.com/*` (any device), or the user alone (no device). */
-export function sourceName(source: SourceDecision): string {
+function sourceName(source: SourceDecision): string {
   return `${source.user}${source.device ? `/${source.device}` : ''}`;
-}
-
-export function accessRulesOf(model: AccessModel): CompiledRules {
-  return new CompiledRules(model);
 }
 
 /** A test's outcome for the plan document (src/plan/types.ts PlanTestFailure). */
@@ -211,25 +181,4 @@ export function declaredTestsSummary(
   const results = runAccessTests(accessModelOfDesired(state), tests);
   const failures = results.filter((r) => !r.pass).map(testFailureSummary);
   return { passed: results.length - failures.length, failed: failures.length, failures };
-}
-
-/**
- * The declared tests that fail against the declared rules, as `validate` errors (W3.6): each at its
- * test's `name:` line, with the expectation, the outcome and the deciding rule. Pure: no server.
- */
-export function failingTestDiagnostics(state: DesiredState, results?: readonly TestResult[]): Diagnostic[] {
-  const tests = state.tests ?? [];
-  if (tests.length === 0) return [];
-  const run = results ?? runAccessTests(accessModelOfDesired(state), tests);
-  return run
-    .map((result, i) => ({ result, i }))
-    .filter(({ result }) => !result.pass)
-    .map(({ result, i }) => {
-      const source = result.test.source;
-      const path = source?.path ?? `tests[${i}]`;
-      const message = `access test fails: ${testLine(result).replace(/^FAIL /, '')}`;
-      return source
-        ? { file: source.file, line: source.line, column: source.column, path, message }
-        : { path, message };
-    });
 }

@@ -4,25 +4,19 @@
  * only ever say that they changed.
  */
 import { SENSITIVE_CHANGED } from '../model/secret.js';
-import type { ChangeAction, FieldChange, Plan, PlanSummary, ResourceKind } from '../plan/types.js';
-import { webhookText } from '../render/escape.js';
-import { notCheckedLine } from '../render/review.js';
+import type { Change, FieldChange, Plan, PlanSummary } from '../plan/types.js';
+import { isSecretField, notCheckedLine } from '../model/secret.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';
 export const DRIFT_REPORT_FORMAT_VERSION = 1;
 
 export type DriftStatus = 'clean' | 'drift' | 'failed';
 
-export interface DriftChange {
-  id: string;
-  kind: ResourceKind;
-  action: ChangeAction;
-  key: string;
-  /** How people read the object: `device alice@example.com/laptop`. */
-  label?: string;
-  fields: FieldChange[];
-  note?: string;
-}
+/** A change of the plan, without what only apply needs (bodies, secrets, fingerprints). */
+export type DriftChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'label' | 'fields' | 'note'>;
+
+/** The plan's summary; a failed run has no plan, and no `cascade` count. */
+export type DriftCounts = Omit<PlanSummary, 'cascade'> & { cascade?: number };
 
 export interface DriftReport {
   format: typeof DRIFT_REPORT_FORMAT;
@@ -35,7 +29,7 @@ export interface DriftReport {
   server: string | null;
   /** The desired-state paths read for this run. */
   sources: string[];
-  counts: PlanSummary;
+  counts: DriftCounts;
   changes: DriftChange[];
   warnings: string[];
   /** Scheduled ticks skipped since the previous run because that run was still in progress. */
@@ -49,10 +43,7 @@ export interface DriftReport {
   not_checked?: string[];
 }
 
-/** Fields whose values are secrets even if a plan forgot to mark them. */
-const SECRET_FIELDS = new Set(['password', 'password_confirmation', 'preshared_key', 'token']);
-
-export function emptyCounts(): PlanSummary {
+export function emptyCounts(): DriftCounts {
   return { create: 0, update: 0, delete: 0, replace: 0 };
 }
 
@@ -78,7 +69,7 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
       kind: change.kind,
       action: change.action,
       key: change.key,
-      ...(change.label ? { label: change.label } : {}),
+      label: change.label,
       fields: change.fields.map(redactField),
       ...(change.note ? { note: change.note } : {}),
     })),
@@ -115,7 +106,7 @@ function reportBase(timing: ReportTiming) {
 }
 
 function redactField(change: FieldChange): FieldChange {
-  if (change.sensitive || SECRET_FIELDS.has(change.field)) {
+  if (isSecretField(change)) {
     return { field: change.field, before: SENSITIVE_CHANGED, after: SENSITIVE_CHANGED, sensitive: true };
   }
   return { field: change.field, before: change.before, after: change.after };
@@ -140,29 +131,4 @@ export function driftSignature(report: DriftReport): string {
     .map((c) => JSON.stringify([c.id, c.action, c.fields.map((f) => [f.field, f.before, f.after])]))
     .sort();
   return `drift:${changes.join('\n')}`;
-}
-
-/**
- * A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`.
- * Values from the server, the files or an error are escaped for chat (markdown, and `<`, `>`, `&`).
- */
-export function driftText(report: DriftReport, previous: DriftStatus | null = null, shown = 5): string {
-  const where = report.server === null ? 'the server' : webhookText(report.server);
-  if (report.status === 'failed')
-    return `netform drift on ${where}: the check failed: ${webhookText(report.error ?? 'unknown error')}`;
-  if (report.status === 'clean' && report.not_checked?.length) {
-    // W3.6: never "matches" when something was not compared.
-    return `netform drift on ${where}: no differences in what was compared; ${report.not_checked.map(webhookText).join('; ')}`;
-  }
-  if (report.status === 'clean') {
-    return previous === 'drift' || previous === 'failed'
-      ? `netform drift on ${where}: back to clean: the server matches the desired state`
-      : `netform drift on ${where}: clean`;
-  }
-  const labels = report.changes
-    .slice(0, shown)
-    .map((c) => `${c.action} ${webhookText(c.label ?? `${c.kind} ${c.key}`)}`);
-  const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
-  const n = report.changes.length;
-  return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${labels.join('; ')}${more}`;
 }

@@ -88,3 +88,28 @@ export class Secret {
     return `Secret(${describeSecretRef(this.ref)})`;
   }
 }
+
+/** Fields whose values are secrets even if a plan forgot to mark them: shown (and reported) as changed, never as values. */
+export const SECRET_FIELDS: ReadonlySet<string> = new Set([
+  'password',
+  'password_confirmation',
+  'preshared_key',
+  'token',
+]);
+
+/** Whether a field change must never show its values. */
+export function isSecretField(change: { field: string; sensitive?: boolean }): boolean {
+  return !!change.sensitive || SECRET_FIELDS.has(change.field);
+}
+
+const NOT_CHECKED_WORDS: Record<string, string> = { preshared_key: 'preshared key' };
+
+/**
+ * A field a plan did not compare because its secret cannot be read here (src/plan/types.ts
+ * NotCheckedField), as plans and drift reports word it: `not checked: preshared key of
+ * alice@example.com/laptop (environment variable ALICE_LAPTOP_PSK is not set)`.
+ */
+export function notCheckedLine(item: { id: string; field: string; reason: string }): string {
+  const object = item.id.replace(/^[a-z]+:/, '');
+  return `not checked: ${NOT_CHECKED_WORDS[item.field] ?? item.field} of ${object} (${item.reason})`;
+}

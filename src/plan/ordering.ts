@@ -25,8 +25,6 @@ const KIND_ORDER = { configuration: -1, user: 0, device: 1, rule: 2 } as const;
 export function orderedChanges(ctx: PlanContext): Change[] {
   return [...ctx.changes.values()].sort(
     (a, b) =>
-      (a.phase ?? 0) - (b.phase ?? 0) ||
-      KIND_ORDER[a.kind] - KIND_ORDER[b.kind] ||
-      (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+      a.phase - b.phase || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
   );
 }

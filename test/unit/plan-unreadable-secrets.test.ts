@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { lazySecret } from '../../src/desired/secrets.js';
 import { Secret, type SecretRef } from '../../src/model/secret.js';
 import { planChanges, PlanError } from '../../src/plan/index.js';
-import { renderPlan } from '../../src/render/index.js';
+import { renderPlan } from '../../src/views/plan.js';
 import {
   desired,
   device,

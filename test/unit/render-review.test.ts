@@ -4,9 +4,10 @@
  * and webhook text say "not checked" too.
  */
 import { describe, expect, it } from 'vitest';
-import { driftText, reportFromPlan } from '../../src/drift/report.js';
+import { reportFromPlan } from '../../src/drift/report.js';
+import { driftText } from '../../src/views/drift.js';
 import { planChanges, type Plan } from '../../src/plan/index.js';
-import { renderPlan } from '../../src/render/index.js';
+import { renderPlan } from '../../src/views/plan.js';
 import { desired, liveState, liveUser, OPTIONS } from './plan-fixtures.js';
 
 function emptyPlan(extra: Partial<Plan>): Plan {

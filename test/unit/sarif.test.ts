@@ -6,7 +6,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findingsOfDiagnostics, netformVersion, sarifLog, sarifRoot, sarifUri } from '../../src/sarif/index.js';
+import { sarifRoot } from '../../src/ops/validate.js';
+import { NETFORM_VERSION } from '../../src/version.js';
+import { findingsOfDiagnostics, sarifLog, sarifUri } from '../../src/views/sarif.js';
 import packageJson from '../../package.json' with { type: 'json' };
 import { sarifSchemaErrors } from '../helpers/sarif.js';
 
@@ -75,6 +77,6 @@ describe('sarifLog', () => {
   });
 
   it("names netform's own version", () => {
-    expect(netformVersion()).toBe(packageJson.version);
+    expect(NETFORM_VERSION).toBe(packageJson.version);
   });
 });

@@ -13,9 +13,9 @@ import {
   parseFrom,
   parseTo,
   runAccessTests,
-  testLine,
   type AccessModel,
 } from '../../../src/access/index.js';
+import { testLine } from '../../../src/views/access.js';
 import type { DesiredTest } from '../../../src/model/state.js';
 import { desired, device, liveDevice, liveRule, liveState, liveUser, rule, user } from '../plan-fixtures.js';
 

@@ -1,0 +1,113 @@
+/**
+ * `netform plan -f PATH [-o plan.json] [--format text|json|markdown]`: what apply would do.
+ * Exit codes: 0 nothing to do, 2 changes pending, 3 over a safety limit (the plan is printed in
+ * full first), 1 error (also when an access test fails: the whole plan is still written, its
+ * failures first, but no saved plan: W3.6).
+ */
+import { Option, type Command } from 'commander';
+import { elapsedSince } from '../../ops/events.js';
+import { planAgainstServer } from '../../ops/plan.js';
+import type { Plan } from '../../plan/types.js';
+import { formatDiagnostic } from '../../views/diagnostics.js';
+import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
+import { action } from '../boundary.js';
+import { CliError, ExitCode } from '../exit.js';
+import { addConnectionOptions, connectorOf } from '../flags/connection.js';
+import { planKeyOf } from '../flags/plan-key.js';
+import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
+import { fullPlanAt, refuseOverwritingInput, Timings, useColor, writeSavedPlan } from '../output.js';
+
+function planExitCode(plan: Plan): ExitCode {
+  if (plan.limits.some((l) => l.exceeded)) return ExitCode.refused;
+  return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
+}
+
+/**
+ * A plan whose access test fails: the document goes to stdout (also with `-o -`: a pull-request
+ * comment shows the failures), `-o` writes nothing, and the exit code is 1.
+ */
+function refuseToSave(output: string, failed: number, out: string | undefined, timings: Timings): never {
+  process.stdout.write(output);
+  if (out && out !== '-')
+    process.stderr.write(`-o ${out}: not written: an access test fails, so this plan cannot be applied\n`);
+  timings.report();
+  throw new CliError(
+    `${failed} access test${failed === 1 ? '' : 's'} failed (listed first in the plan); no saved plan was written`,
+  );
+}
+
+export function registerPlan(program: Command): void {
+  const cmd = program
+    .command('plan')
+    .description(
+      'show what apply would change on the server; exit 0 nothing to do, 2 changes, 3 over a safety limit, 1 error',
+    )
+    .requiredOption(
+      '-f, --file <path>',
+      'desired state: a YAML file, a folder of YAML files, a cdk.tf.json, or - for a YAML stream on stdin',
+    )
+    .option(
+      '-o, --out <path>',
+      'also write the plan as a saved plan (JSON) for `netform apply <path>`; - writes it to stdout (the plan for people then goes to stderr)',
+    )
+    .addOption(new Option('--format <format>', 'output format').choices(PLAN_FORMATS as string[]).default('text'))
+    .option(
+      '--base <ref>',
+      "compare with the same -f path at this git ref (a pull request's base): each change is marked as this pull request's or already there, and what it undoes is listed",
+    )
+    .option(
+      '--base-file <path>',
+      "like --base, with the base's desired state at this path (a synthesized cdk.tf.json)",
+    );
+  addPlanningOptions(cmd);
+  addConnectionOptions(cmd);
+  cmd.action(action(runPlan));
+}
+
+interface PlanCommandOptions extends PlanningOptions {
+  file: string;
+  out?: string;
+  format: PlanFormat;
+  base?: string;
+  baseFile?: string;
+}
+
+async function runPlan(opts: PlanCommandOptions): Promise<ExitCode> {
+  if (opts.out) refuseOverwritingInput(opts.out, opts.file);
+  if (opts.base !== undefined && opts.baseFile !== undefined)
+    throw new CliError('give --base REF or --base-file PATH, not both');
+  const base =
+    opts.base !== undefined ? { ref: opts.base } : opts.baseFile !== undefined ? { file: opts.baseFile } : undefined;
+  const timings = new Timings();
+  const request = {
+    ...planShaping(opts),
+    file: opts.file,
+    base,
+    connect: connectorOf(opts),
+    runTests: true,
+  };
+  const warning = (d: Parameters<typeof formatDiagnostic>[0]) =>
+    process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
+  const { plan } = await planAgainstServer(request, { phase: timings.phase, warning });
+  const started = performance.now();
+  // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
+  const toStdout = opts.out === '-';
+  const shownOn = toStdout ? process.stderr : process.stdout;
+  // W3.6: a plan whose access test fails is shown whole, failures first, but cannot be applied.
+  const testsFail = (plan.tests?.failed ?? 0) > 0;
+  // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/seal.ts);
+  // not when a test fails: that plan cannot be applied.
+  const seal = !testsFail && (opts.format === 'json' || opts.out) ? planKeyOf(opts) : undefined;
+  const output = renderPlan(plan, opts.format, {
+    color: opts.format === 'text' && useColor(opts, shownOn),
+    fullPlanAt: fullPlanAt(),
+    seal,
+  });
+  timings.phase('render', elapsedSince(started));
+  if (testsFail) return refuseToSave(output, plan.tests!.failed, opts.out, timings);
+  if (!(toStdout && opts.format === 'json')) shownOn.write(output);
+  if (opts.out)
+    writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false, seal }));
+  timings.report();
+  return planExitCode(plan);
+}

@@ -1,0 +1,37 @@
+/** A drift report in words. */
+import { webhookText } from './escape.js';
+
+type DriftStatus = 'clean' | 'drift' | 'failed';
+
+/** What the words need of a drift report (src/drift/report.ts DriftReport, which drift hands in). */
+export interface DriftOutcome {
+  status: DriftStatus;
+  server: string | null;
+  error?: string;
+  changes: readonly { action: string; label: string }[];
+  /** `not checked: preshared key of …` lines (W3.6): fields whose secret cannot be read here. */
+  not_checked?: readonly string[];
+}
+
+/**
+ * A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`.
+ * Values from the server, the files or an error are escaped for chat (markdown, and `<`, `>`, `&`).
+ */
+export function driftText(report: DriftOutcome, previous: DriftStatus | null = null, shown = 5): string {
+  const where = report.server === null ? 'the server' : webhookText(report.server);
+  if (report.status === 'failed')
+    return `netform drift on ${where}: the check failed: ${webhookText(report.error ?? 'unknown error')}`;
+  if (report.status === 'clean' && report.not_checked?.length) {
+    // W3.6: never "matches" when something was not compared.
+    return `netform drift on ${where}: no differences in what was compared; ${report.not_checked.map(webhookText).join('; ')}`;
+  }
+  if (report.status === 'clean') {
+    return previous === 'drift' || previous === 'failed'
+      ? `netform drift on ${where}: back to clean: the server matches the desired state`
+      : `netform drift on ${where}: clean`;
+  }
+  const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${webhookText(c.label)}`);
+  const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
+  const n = report.changes.length;
+  return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${labels.join('; ')}${more}`;
+}
