@@ -21,7 +21,7 @@ format="${INPUT_FORMAT:-markdown}"
 work="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
 plan_file=""
 unreviewed_file=""
-case "$format" in markdown) ext=md ;; json) ext=json ;; csv) ext=csv ;; *) ext=txt ;; esac
+case "$format" in markdown) ext=md ;; json) ext=json ;; csv) ext=csv ;; sarif) ext=sarif ;; *) ext=txt ;; esac
 output_file="$work/netform-$command.$ext"
 # Extra arguments, split as a shell would split words (no globbing, no expansion).
 read -r -a extra <<< "${INPUT_ARGS:-}"

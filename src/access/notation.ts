@@ -1,6 +1,8 @@
 /**
  * The notations of `tests:` and `netform explain`:
- * - from: `*` (every user), `alice@example.com` (each of her devices), `alice@example.com/laptop`;
+ * - from: `*` (each device of every user), `alice@example.com` (each of her devices; none: no
+ *   tunnel), `alice@example.com/laptop`, `alice@example.com/*` (her rules as any device of hers,
+ *   present or future, would see them: a policy test needs no device), and every user so (a star, then `/*`);
  * - to: `ADDRESS` (a packet without ports, such as GRE: only portless rules decide it),
  *   `ADDRESS:PORT/tcp|udp`, `ADDRESS/icmp`, `ADDRESS/other`; IPv6 as `[ADDR]:PORT/tcp` or `ADDR/icmp`.
  */
@@ -9,24 +11,33 @@ import { parseIpAddress } from '../model/net.js';
 import { evaluateDevice, type CompiledRules, type Decision, type Packet, type Protocol } from './evaluate.js';
 import type { AccessModel, AccessUser } from './model.js';
 
+/**
+ * `anyDevice`: the user's rules as any device of theirs would see them (`EMAIL/*`, or a star then `/*` for every user), whether
+ * or not they have one; without it each of their devices is evaluated, and a user with none has no
+ * tunnel (W3.6: one verdict everywhere).
+ */
 export type FromSpec =
-  { kind: 'everyone' } | { kind: 'user'; user: string } | { kind: 'device'; user: string; device: string };
+  | { kind: 'everyone'; anyDevice?: true }
+  | { kind: 'user'; user: string; anyDevice?: true }
+  | { kind: 'device'; user: string; device: string };
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
-const FROM_HELP = 'must be "*", a user\'s email, or EMAIL/DEVICE_NAME';
+const FROM_HELP = 'must be "*", "*/*", a user\'s email, EMAIL/DEVICE_NAME or EMAIL/* (any device of the user)';
 const TO_HELP =
   'must be ADDRESS, ADDRESS:PORT/tcp, ADDRESS:PORT/udp, ADDRESS/icmp or ADDRESS/other (IPv6 as [ADDRESS]:PORT/tcp)';
 
 export function parseFrom(text: string): Parsed<FromSpec> {
   const s = text.trim();
   if (s === '*') return { ok: true, value: { kind: 'everyone' } };
+  if (s === '*/*') return { ok: true, value: { kind: 'everyone', anyDevice: true } };
   const at = s.indexOf('@');
   if (at <= 0) return { ok: false, message: FROM_HELP };
   const slash = s.indexOf('/', at);
   if (slash === -1) return { ok: true, value: { kind: 'user', user: userKey(s) } };
   const device = s.slice(slash + 1).trim();
   if (device === '' || slash === at + 1) return { ok: false, message: FROM_HELP };
+  if (device === '*') return { ok: true, value: { kind: 'user', user: userKey(s.slice(0, slash)), anyDevice: true } };
   return { ok: true, value: { kind: 'device', user: userKey(s.slice(0, slash)), device } };
 }
 
@@ -69,10 +80,13 @@ export interface SourceDecision {
   decision: Decision;
 }
 
+/** Why a user without devices gets no packet through (W3.6): shown as `no tunnel (no device)`. */
+export const NO_DEVICE = 'no device';
+
 /**
- * Evaluates `to` from every source `from` names. A user without devices is evaluated as a user
- * (its rules still apply to any device it adds); devices not known to have no address in the
- * family are assumed to have one.
+ * Evaluates `to` from every source `from` names: each device of each user (a user without devices
+ * has no tunnel: W3.6), or with `anyDevice` each user once, by their rules, as any device of theirs
+ * would see them. Devices not known to have no address in the family are assumed to have one.
  */
 export function evaluateFrom(
   model: AccessModel,
@@ -88,6 +102,7 @@ export function evaluateFrom(
     if (!user) return { ok: false, message: `no user ${from.user} is declared` };
     users.push(user);
   }
+  const anyDevice = from.kind !== 'device' && from.anyDevice === true;
   const results: SourceDecision[] = [];
   for (const user of users) {
     if (from.kind === 'device') {
@@ -98,8 +113,15 @@ export function evaluateFrom(
         device: device.name,
         decision: evaluateDevice(rules, user, device, packet, collect),
       });
+    } else if (anyDevice) {
+      results.push({
+        user: user.email,
+        device: '*',
+        decision: evaluateDevice(rules, user, undefined, packet, collect),
+      });
     } else if (user.devices.length === 0) {
-      results.push({ user: user.email, decision: evaluateDevice(rules, user, undefined, packet, collect) });
+      const reason = user.noTunnel ?? NO_DEVICE;
+      results.push({ user: user.email, decision: { verdict: 'no tunnel', reason, alsoMatched: [] } });
     } else {
       for (const device of user.devices)
         results.push({
@@ -110,9 +132,13 @@ export function evaluateFrom(
     }
   }
   if (results.length === 0 && from.kind === 'everyone') {
-    // No user at all: what a user without own rules would get.
-    const anyone: AccessUser = { key: '\u0000any', email: '(any user)', devices: [] };
-    results.push({ user: anyone.email, decision: evaluateDevice(rules, anyone, undefined, packet, collect) });
+    if (anyDevice) {
+      // No user at all: what a user without own rules would get.
+      const anyone: AccessUser = { key: '\u0000any', email: '(any user)', devices: [] };
+      results.push({ user: anyone.email, decision: evaluateDevice(rules, anyone, undefined, packet, collect) });
+    } else {
+      results.push({ user: '(no user)', decision: { verdict: 'no tunnel', reason: NO_DEVICE, alsoMatched: [] } });
+    }
   }
   return { ok: true, value: results };
 }

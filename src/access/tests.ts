@@ -6,8 +6,9 @@ import { userKey } from '../model/keys.js';
 import { parseIpAddress } from '../model/net.js';
 import type { DesiredRule, DesiredState, DesiredTest, DesiredUser, SourceLocation } from '../model/state.js';
 import type { Diagnostic } from '../desired/types.js';
+import { describeMatch } from '../model/rule.js';
 import { CompiledRules, type Decision } from './evaluate.js';
-import type { AccessModel } from './model.js';
+import { accessModelOfDesired, type AccessModel } from './model.js';
 import { evaluateFrom, parseFrom, parseTo, type SourceDecision } from './notation.js';
 
 function at(
@@ -40,6 +41,7 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
     const from = parseFrom(test.from);
     if (!from.ok) diagnostics.push(at(test.source, 'from', fallback, from.message));
     else if (from.value.kind !== 'everyone') {
+      // EMAIL/* needs the user only: a policy test needs no device (W3.6).
       const user = users.get(from.value.user);
       if (!user) diagnostics.push(at(test.source, 'from', fallback, `no user ${from.value.user} is declared`));
       else if (
@@ -130,4 +132,53 @@ export function runAccessTests(model: AccessModel, tests: readonly DesiredTest[]
     const failing = decisions.find((d) => !satisfies(d.decision, test.expect));
     return { test, pass: failing === undefined, decisions, shown: failing ?? decisions[0] };
   });
+}
+
+/** `alice@example.com/laptop`, `alice@example.com/*` (any device), or the user alone (no device). */
+function sourceName(source: SourceDecision): string {
+  return `${source.user}${source.device ? `/${source.device}` : ''}`;
+}
+
+/** A test's outcome for the plan document (src/plan/types.ts PlanTestFailure). */
+export interface TestFailureSummary {
+  name: string;
+  at?: string;
+  from: string;
+  to: string;
+  expected: 'accept' | 'drop';
+  got: string;
+  decided_by: string;
+  source?: string;
+}
+
+/** One failing test as a plan shows it (W3.6): where, expected, got, and the deciding rule or reason. */
+export function testFailureSummary(result: TestResult): TestFailureSummary {
+  const { test } = result;
+  const shown = result.shown;
+  const decision = shown?.decision;
+  return {
+    name: test.name,
+    ...(test.source ? { at: `${test.source.file}:${test.source.line}` } : {}),
+    from: test.from,
+    to: test.to,
+    expected: test.expect,
+    got: result.error ? 'error' : (decision?.verdict ?? 'nothing (no source to evaluate)'),
+    decided_by: result.error
+      ? result.error
+      : decision?.decidedBy
+        ? describeMatch(decision.decidedBy)
+        : (decision?.reason ?? 'no source to evaluate'),
+    ...(shown ? { source: sourceName(shown) } : {}),
+  };
+}
+
+/** The desired state's tests run against its declared rules, as a plan carries them; undefined without tests. */
+export function declaredTestsSummary(
+  state: DesiredState,
+): { passed: number; failed: number; failures: TestFailureSummary[] } | undefined {
+  const tests = state.tests ?? [];
+  if (tests.length === 0) return undefined;
+  const results = runAccessTests(accessModelOfDesired(state), tests);
+  const failures = results.filter((r) => !r.pass).map(testFailureSummary);
+  return { passed: results.length - failures.length, failed: failures.length, failures };
 }

@@ -969,11 +969,5 @@ export async function loadCdktfStack(path: string, options: LoadOptions = {}): P
 
   const translator = new StackTranslator(shown, document, new JsonPositions(text), env);
   translator.translate();
-  return readDocuments(
-    [translator.parsedDocument()],
-    [shown],
-    env,
-    translator.diagnostics,
-    options.secrets === 'check',
-  );
+  return readDocuments([translator.parsedDocument()], [shown], env, translator.diagnostics);
 }

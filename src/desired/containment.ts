@@ -202,6 +202,14 @@ function checkedTarget(path: string, within: Containment | null, limit: ReadLimi
   return real;
 }
 
+/**
+ * Checks, without opening it, that `path` lies inside `within`, is a regular file and is within the
+ * limit: what readContainedFileSync checks first. Returns its size. Throws ContainedFileError.
+ */
+export function checkContainedFile(path: string, within: Containment | null, limit: ReadLimit): number {
+  return statSync(checkedTarget(path, within, limit)).size;
+}
+
 function checkOpened(stats: Stats, limit: ReadLimit): void {
   const kind = notRegular(stats);
   if (kind) throw new ContainedFileError(kind, true);

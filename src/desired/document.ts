@@ -4,7 +4,7 @@
  * checks run on everything else and one run reports every problem. Secrets are resolved here.
  */
 import { dirname } from 'node:path';
-import { Secret, type SecretRef } from '../model/secret.js';
+import type { Secret, SecretRef } from '../model/secret.js';
 import type {
   AbsentDevice,
   DesiredConfiguration,
@@ -22,7 +22,13 @@ import { WRITABLE_DEVICE_FIELDS } from '../model/device-fields.js';
 import { defaultSettings } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
 import type { SchemaResult } from './schema.js';
-import { resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
+import { lazySecret, probeSecret, SecretResolutionError, type Environment, type SecretField } from './secrets.js';
+
+/** Which commands read a secret of each field, for the warning when it cannot be read (W3.6). */
+const NEEDED_BY: Record<SecretField, string> = {
+  password: 'read only when it is sent: when plan or apply creates the user, or with --rotate-passwords',
+  preshared_key: 'read by plan, apply and drift of this device, which compare it with the server',
+};
 import { applyUseDefaultShorthand } from './shorthand.js';
 import type { Diagnostic } from './types.js';
 import {
@@ -48,7 +54,7 @@ export interface DocumentDeclarations {
   absentDevices: AbsentDevice[];
   tests: DesiredTest[];
   diagnostics: Diagnostic[];
-  /** Problems that do not stop this use of the files (secrets that cannot be read, in validate). */
+  /** Problems that do not stop the use of the files (secrets that cannot be read now: W3.6). */
   warnings: Diagnostic[];
 }
 
@@ -194,7 +200,6 @@ class DocumentReader {
     private readonly schema: SchemaResult,
     private readonly env: Environment,
     /** validate: a secret that cannot be read is a warning (its value is not needed to check the files). */
-    private readonly secretsOptional = false,
   ) {
     this.locator = new Locator(parsed);
     for (const faulty of schema.faulty) {
@@ -287,7 +292,13 @@ class DocumentReader {
     return Array.isArray(place.value) && this.usable(place.text) ? place.value.map(String) : null;
   }
 
-  private secret(place: Place): Secret | undefined {
+  /**
+   * A secret reference, not read (W3.6: read where it is sent or compared, model/secret.ts). One that
+   * cannot be read now (a variable unset or empty, a file missing or empty) is a warning saying
+   * which commands need it; a file that breaks a rule (outside the repository, not a regular file,
+   * too large) is an error here and is never read.
+   */
+  private secret(place: Place, field: SecretField): Secret | undefined {
     const { value } = place;
     if (value === undefined || !this.usable(place.text) || !isMapping(value)) return undefined;
     let ref: SecretRef;
@@ -296,15 +307,14 @@ class DocumentReader {
     else if (typeof value.tfvar === 'string' && this.parsed.translated) ref = { tfvar: value.tfvar };
     else return undefined; // a reference of no known kind: the schema reported it
     try {
-      return new Secret(resolveSecret(ref, this.env), ref);
+      const missing = probeSecret(ref, this.env);
+      if (missing !== null) this.warn(place, `${missing} (${NEEDED_BY[field]})`);
     } catch (error) {
       if (!(error instanceof SecretResolutionError)) throw error;
-      // A file outside the repository, not a regular file or too large is an error even in validate:
-      // only a secret that is absent (a fork's pull request gets none) is a warning there.
-      if (this.secretsOptional && !error.rule) this.warn(place, `${error.message} (needed by plan, apply and drift)`);
-      else this.error(place, error.message);
+      this.error(place, error.message);
       return undefined;
     }
+    return lazySecret(ref, field, this.env);
   }
 
   private limit(place: Place): Limit | undefined {
@@ -423,7 +433,7 @@ class DocumentReader {
       source: this.source(place),
     };
     const presharedKey =
-      value.preshared_key === undefined ? undefined : this.secret(this.child(place, 'preshared_key'));
+      value.preshared_key === undefined ? undefined : this.secret(this.child(place, 'preshared_key'), 'preshared_key');
     if (presharedKey) device.preshared_key = presharedKey;
     this.renamedFrom(place, device);
     return device;
@@ -442,7 +452,7 @@ class DocumentReader {
     const { value } = place;
     const user: DesiredUser = { email: value.email as string, devices: [], rules: [], source: this.source(place) };
     if (value.role !== undefined && this.usableField(place, 'role')) user.role = value.role as Role;
-    const password = value.password === undefined ? undefined : this.secret(this.child(place, 'password'));
+    const password = value.password === undefined ? undefined : this.secret(this.child(place, 'password'), 'password');
     if (password) user.password = password;
     this.renamedFrom(place, user);
     if (value.devices !== undefined) {
@@ -482,13 +492,8 @@ class DocumentReader {
 }
 
 /** The declarations of one document. Call only for a document whose root is a mapping of a supported version. */
-export function readDocument(
-  parsed: ParsedDocument,
-  schema: SchemaResult,
-  env: Environment,
-  secretsOptional = false,
-): DocumentDeclarations {
-  const reader = new DocumentReader(parsed, schema, env, secretsOptional);
+export function readDocument(parsed: ParsedDocument, schema: SchemaResult, env: Environment): DocumentDeclarations {
+  const reader = new DocumentReader(parsed, schema, env);
   const root: Place = { text: '', offset: parsed.offsets.root, value: isMapping(parsed.value) ? parsed.value : {} };
   const declarations: DocumentDeclarations = {
     file: parsed.file,

@@ -15,7 +15,7 @@ import type { Diagnostic, LoadResult } from './types.js';
 /**
  * Reads parsed documents into one checked DesiredState. `diagnostics` are what the front end found
  * already (syntax, unreadable files, Terraform-level problems); `files` are the files read, in order.
- * `secretsOptional` (validate): a secret that cannot be read is a warning, not an error.
+ * A secret that cannot be read now is a warning (secrets are read where they are used: W3.6).
  * `documents` is consumed: each entry is cleared once read, so that a large file's parse tree can
  * be freed before the checks of the whole state.
  */
@@ -24,7 +24,6 @@ export function readDocuments(
   files: string[],
   env: Environment,
   diagnostics: Diagnostic[] = [],
-  secretsOptional = false,
 ): LoadResult {
   const all = [...diagnostics];
   const warnings: Diagnostic[] = [];
@@ -40,7 +39,7 @@ export function readDocuments(
       continue;
     }
     for (const item of schema.diagnostics) all.push(item);
-    const read = readDocument(document, schema, env, secretsOptional);
+    const read = readDocument(document, schema, env);
     for (const item of read.diagnostics) all.push(item);
     for (const item of read.warnings) warnings.push(item);
     declarations.push(read);

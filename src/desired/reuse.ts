@@ -6,36 +6,35 @@
  */
 import { createHash } from 'node:crypto';
 import type { DesiredState } from '../model/state.js';
-import type { Secret } from '../model/secret.js';
 import { loadDesiredState, yamlInputsDigest } from './index.js';
-import { resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
+import { probeSecret, resolveSecret, SecretResolutionError, type Environment } from './secrets.js';
 import type { LoadOptions, LoadResult } from './types.js';
 
-function secretsOf(state: DesiredState): Secret[] {
-  const secrets: Secret[] = [];
-  for (const user of state.users) {
-    if (user.password) secrets.push(user.password);
-    for (const device of user.devices) if (device.preshared_key) secrets.push(device.preshared_key);
-  }
-  return secrets;
-}
-
-/** A digest of what the state's secrets resolve to now; null when one cannot be read any more. */
+/**
+ * A digest of the state's secrets as they are now: a preshared key's value (drift compares it),
+ * a password's readability only (drift never sends one, so never reads it: W3.6). Null when a
+ * file now breaks a rule: the state is then read afresh, and the rule reported.
+ */
 function secretsDigest(state: DesiredState, env: Environment): string | null {
   const hash = createHash('sha256');
-  for (const secret of secretsOf(state)) {
-    try {
-      hash.update(resolveSecret(secret.ref, env)).update('\0');
-    } catch (error) {
-      if (error instanceof SecretResolutionError) return null;
-      throw error;
+  try {
+    for (const user of state.users) {
+      if (user.password) hash.update(`p:${probeSecret(user.password.ref, env) ?? 'readable'}\0`);
+      for (const device of user.devices) {
+        if (!device.preshared_key) continue;
+        const missing = probeSecret(device.preshared_key.ref, env);
+        hash.update(`k:${missing ?? `=${resolveSecret(device.preshared_key.ref, env)}`}\0`);
+      }
     }
+  } catch (error) {
+    if (error instanceof SecretResolutionError) return null;
+    throw error;
   }
   return hash.digest('hex');
 }
 
 export class DesiredStateReuse {
-  #kept: { path: string; inputs: string; secrets: string; result: LoadResult } | null = null;
+  #kept: { path: string; env: Environment; inputs: string; secrets: string; result: LoadResult } | null = null;
   /** How many loads were answered with the kept state (for tests and logs). */
   reused = 0;
 
@@ -43,7 +42,7 @@ export class DesiredStateReuse {
     const env = options.env ?? process.env;
     const inputs = await yamlInputsDigest(path);
     const kept = this.#kept;
-    if (inputs !== null && kept && kept.path === path && kept.inputs === inputs && kept.result.ok) {
+    if (inputs !== null && kept && kept.path === path && kept.env === env && kept.inputs === inputs && kept.result.ok) {
       if (secretsDigest(kept.result.state, env) === kept.secrets) {
         this.reused += 1;
         return kept.result;
@@ -55,7 +54,8 @@ export class DesiredStateReuse {
     // Should the files change while being read, the digest taken before no longer matches them,
     // so the next load reads them again.
     const secrets = secretsDigest(result.state, env);
-    if (secrets !== null) this.#kept = { path, inputs, secrets, result };
+    // Its secrets read the environment they were loaded with, when first used: another one is another load.
+    if (secrets !== null) this.#kept = { path, env, inputs, secrets, result };
     return result;
   }
 }

@@ -7,8 +7,11 @@
  * credential) and have apply send its contents; it must be a regular file of at most 64 KiB.
  */
 import { relative, resolve } from 'node:path';
-import type { SecretRef } from '../model/secret.js';
+import { wireguardKeyMessages } from '../model/device.js';
+import { Secret, type SecretRead, type SecretRef } from '../model/secret.js';
+import { checkPassword } from '../model/user.js';
 import {
+  checkContainedFile,
   ContainedFileError,
   containmentOf,
   readContainedFileSync,
@@ -99,4 +102,80 @@ export function resolveSecret(ref: SecretRef, env: Environment = process.env, op
   const value = bytes.toString('utf8').replace(/[\r\n]+$/, '');
   if (value === '') throw new SecretResolutionError(`secret file ${ref.file} is empty (${shown})`);
   return value;
+}
+
+/** The fields a secret is declared for. */
+export type SecretField = 'password' | 'preshared_key';
+
+/**
+ * Whether a reference could be read now, without reading it (W3.6): null when it can, the reason
+ * when it cannot (a variable unset or empty, a file missing or empty). A file that breaks a rule
+ * (outside its containment, not a regular file, too large) throws SecretResolutionError with `rule`
+ * set: that is an error everywhere, and the file is never read.
+ */
+export function probeSecret(
+  ref: SecretRef,
+  env: Environment = process.env,
+  options: SecretFileOptions = {},
+): string | null {
+  if (!('file' in ref)) {
+    try {
+      resolveSecret(ref, env); // a variable: looking it up is all there is to it
+      return null;
+    } catch (error) {
+      if (error instanceof SecretResolutionError && !error.rule) return error.message;
+      throw error;
+    }
+  }
+  if (typeof ref.file !== 'string' || ref.file.trim() === '')
+    throw new SecretResolutionError('the secret file path is empty');
+  const within = containmentOfRef(ref, options);
+  const path = resolve(typeof ref.baseDir === 'string' ? ref.baseDir : '.', ref.file);
+  const shown = relative(process.cwd(), path) || path;
+  let size: number;
+  try {
+    size = checkContainedFile(path, within, { bytes: SECRET_FILE_MAX_BYTES, tooLarge: TOO_LARGE });
+  } catch (error) {
+    if (!(error instanceof ContainedFileError)) throw error;
+    if (!error.rule) return `secret file ${ref.file} cannot be read (${shown}): ${error.message}`;
+    const advice = error.message.includes(' outside ') ? '; keep secret files inside it, or use { env: NAME }' : '';
+    throw new SecretResolutionError(`secret file ${ref.file} ${error.message}${advice}`, true);
+  }
+  return size === 0 ? `secret file ${ref.file} is empty (${shown})` : null;
+}
+
+/** What the server would say of `value` in `field`, or null when it takes it (the model's own checks). */
+export function secretValueProblem(field: SecretField, value: string): string | null {
+  if (field === 'preshared_key') {
+    const messages = wireguardKeyMessages(value);
+    return messages.length > 0 ? messages.join(', ') : null;
+  }
+  const errors: Record<string, string[]> = {};
+  checkPassword(value, value, errors);
+  const messages = errors.password ?? [];
+  return messages.length > 0 ? messages.join(', ') : null;
+}
+
+/**
+ * A declared secret, read on first use only (model/secret.ts): its value checked as the server
+ * checks `field`, so that a value it would refuse is found where it is read. A file that breaks a
+ * rule by then is unreadable (its message says which rule); nothing of the value is ever shown.
+ */
+export function lazySecret(
+  ref: SecretRef,
+  field: SecretField,
+  env: Environment = process.env,
+  options: SecretFileOptions = {},
+): Secret {
+  return new Secret((): SecretRead => {
+    let value: string;
+    try {
+      value = resolveSecret(ref, env, options);
+    } catch (error) {
+      if (error instanceof SecretResolutionError) return { unreadable: error.message };
+      throw error;
+    }
+    const problem = secretValueProblem(field, value);
+    return problem === null ? { value } : { invalid: problem };
+  }, ref);
 }

@@ -5,7 +5,7 @@ import type { Diagnostic } from '../model/diagnostic.js';
 
 export type { Diagnostic };
 
-/** `warnings`: problems that do not make the files unusable for this command (unreadable secrets in validate). */
+/** `warnings`: problems that do not make the files unusable (secrets that cannot be read now: W3.6). */
 export type LoadResult =
   | { ok: true; state: DesiredState; warnings?: Diagnostic[] }
   | { ok: false; diagnostics: Diagnostic[]; warnings?: Diagnostic[] };
@@ -14,9 +14,9 @@ export interface LoadOptions {
   /** Environment for `{ env: NAME }` and Terraform `var.*` secrets (`TF_VAR_*`). Default process.env. */
   env?: Record<string, string | undefined>;
   /**
-   * `check` (validate): secret references are checked for shape, but a variable or file that
-   * cannot be read is a warning, not an error: pull requests from forks get no secrets.
-   * Default `resolve`: every secret must be readable (plan, apply, drift need the values).
+   * @deprecated No effect (W3.6): no command needs every secret at load. A secret is read where it
+   * is used (a password when sent, a preshared key where sent or compared); one that cannot be read
+   * now is a warning of the load (`warnings`), one that breaks a file rule an error.
    */
   secrets?: 'resolve' | 'check';
 }

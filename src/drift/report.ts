@@ -5,7 +5,7 @@
  */
 import { SENSITIVE_CHANGED } from '../model/secret.js';
 import type { Change, FieldChange, Plan, PlanSummary } from '../plan/types.js';
-import { isSecretField } from '../model/secret.js';
+import { isSecretField, notCheckedLine } from '../model/secret.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';
 export const DRIFT_REPORT_FORMAT_VERSION = 1;
@@ -36,6 +36,11 @@ export interface DriftReport {
   skipped_ticks: number;
   /** Why the run failed (status `failed` only). */
   error?: string;
+  /**
+   * Fields not compared because their secret cannot be read here (W3.6), as
+   * `not checked: preshared key of alice@example.com/laptop (…)`; absent when all were compared.
+   */
+  not_checked?: string[];
 }
 
 export function emptyCounts(): DriftCounts {
@@ -69,6 +74,7 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
       ...(change.note ? { note: change.note } : {}),
     })),
     warnings: [...plan.warnings],
+    ...(plan.not_checked?.length ? { not_checked: plan.not_checked.map(notCheckedLine) } : {}),
   };
 }
 

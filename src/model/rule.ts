@@ -192,3 +192,17 @@ export function ruleLocation(rule: { source?: { file: string; line: number }; id
   if (rule.id) return `id ${rule.id}`;
   return undefined;
 }
+
+/**
+ * `accept 10.0.0.0/8 (alice@example.com) at desired/a.yaml:12, user portless-accept`: the rule
+ * that decided a packet, where it is, and the scope and stage it decided in (the access
+ * evaluator's Match). Here so that the plan document (Plan.tests) and the views word it alike.
+ */
+export function describeMatch(match: {
+  rule: Parameters<typeof describeRule>[0] & Parameters<typeof ruleLocation>[0];
+  scope: string;
+  stage: string;
+}): string {
+  const where = ruleLocation(match.rule);
+  return `${describeRule(match.rule)}${where ? ` at ${where}` : ''}, ${match.scope} ${match.stage}`;
+}

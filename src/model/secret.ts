@@ -17,21 +17,63 @@ export function describeSecretRef(ref: SecretRef): string {
   return `file:${ref.file}`;
 }
 
+/**
+ * What reading a secret gave: its value, or why there is none. `unreadable`: the variable is unset
+ * or empty, the file is missing or empty, or (read late) the file now breaks a containment rule.
+ * `invalid`: it was read, and the server would refuse it (a password too short, a key of the
+ * wrong shape); the message names the problem, never the value.
+ */
+export type SecretRead = { value: string } | { unreadable: string } | { invalid: string };
+
+/** Why a secret cannot be used, for messages: `environment variable X is not set`, `is too short (…)`. */
+export function secretProblem(read: SecretRead): string | undefined {
+  return 'unreadable' in read ? read.unreadable : 'invalid' in read ? read.invalid : undefined;
+}
+
+/** reveal() of a secret that has no usable value; the message names the reference's problem, never a value. */
+export class SecretUnavailableError extends Error {
+  override readonly name = 'SecretUnavailableError';
+}
+
+/**
+ * A secret of the desired state. Declared secrets are read lazily (W3.6): a password only when it
+ * is sent (a create, `--rotate-passwords`), a preshared key where it is sent or compared (plan,
+ * apply, drift), so that `validate`, `test`, `explain`, and `drift` without a preshared key to
+ * compare, run with no secret at hand. The first read is kept: one process sends and seals the
+ * value it compared.
+ */
 export class Secret {
-  readonly #value: string;
+  #read: SecretRead | undefined;
+  readonly #reader: (() => SecretRead) | undefined;
   readonly ref: SecretRef;
 
-  constructor(value: string, ref: SecretRef) {
-    this.#value = value;
+  /** `value`: the value itself, or how to read it (called once, on first use). */
+  constructor(value: string | (() => SecretRead), ref: SecretRef) {
+    if (typeof value === 'string') this.#read = { value };
+    else this.#reader = value;
     this.ref = ref;
   }
 
+  /** Reads the value (once), or says why there is none. */
+  read(): SecretRead {
+    this.#read ??= this.#reader!();
+    return this.#read;
+  }
+
+  /** Whether it has been read already (without reading it). */
+  get wasRead(): boolean {
+    return this.#read !== undefined;
+  }
+
+  /** The value; throws SecretUnavailableError when there is none (see read()). */
   reveal(): string {
-    return this.#value;
+    const read = this.read();
+    if ('value' in read) return read.value;
+    throw new SecretUnavailableError(secretProblem(read)!);
   }
 
   equals(other: string | null | undefined): boolean {
-    return other === this.#value;
+    return other === this.reveal();
   }
 
   toJSON(): SecretRef {
@@ -58,4 +100,16 @@ export const SECRET_FIELDS: ReadonlySet<string> = new Set([
 /** Whether a field change must never show its values. */
 export function isSecretField(change: { field: string; sensitive?: boolean }): boolean {
   return !!change.sensitive || SECRET_FIELDS.has(change.field);
+}
+
+const NOT_CHECKED_WORDS: Record<string, string> = { preshared_key: 'preshared key' };
+
+/**
+ * A field a plan did not compare because its secret cannot be read here (src/plan/types.ts
+ * NotCheckedField), as plans and drift reports word it: `not checked: preshared key of
+ * alice@example.com/laptop (environment variable ALICE_LAPTOP_PSK is not set)`.
+ */
+export function notCheckedLine(item: { id: string; field: string; reason: string }): string {
+  const object = item.id.replace(/^[a-z]+:/, '');
+  return `not checked: ${NOT_CHECKED_WORDS[item.field] ?? item.field} of ${object} (${item.reason})`;
 }

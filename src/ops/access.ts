@@ -1,7 +1,7 @@
 /**
  * Access tests and explanations as operations: against the declared rules of a desired state, or
- * against the rules and devices of a live server. Plan and apply run the tests first
- * (refuseFailingTests).
+ * against the rules and devices of a live server. Apply refuses a failing test (refuseFailingTests);
+ * plan runs the tests with the plan and carries their failures (Plan.tests, W3.6).
  */
 import {
   accessModelOfDesired,
@@ -16,6 +16,8 @@ import {
   type SourceDecision,
   type TestResult,
 } from '../access/index.js';
+import { loadDesiredState } from '../desired/index.js';
+import type { Diagnostic } from '../model/diagnostic.js';
 import type { DesiredState } from '../model/state.js';
 import { OpError } from './errors.js';
 import { loadDesired } from './desired.js';
@@ -28,7 +30,7 @@ export interface AccessSource {
   live?: Connector;
 }
 
-/** Plan and apply refuse (nothing written) when an access test of the desired state fails. */
+/** Apply refuses (nothing written) when an access test of the desired state fails. */
 export function refuseFailingTests(state: DesiredState): void {
   if (!state.tests || state.tests.length === 0) return;
   const failed = runAccessTests(accessModelOfDesired(state), state.tests).filter((r) => !r.pass);
@@ -62,15 +64,35 @@ export async function modelFor(
   }
 }
 
+export interface AccessEvents {
+  /** Something to look at that does not stop the evaluation: a secret that cannot be read now (W3.6). */
+  warning?(diagnostic: Diagnostic): void;
+}
+
+/** The desired state; rules need no secret, so one that cannot be read is only a warning here (W3.6). */
+function loadForAccess(file: string, events: AccessEvents): Promise<DesiredState> {
+  return loadDesired(file, {}, async (path) => {
+    const loaded = await loadDesiredState(path);
+    for (const warning of loaded.warnings ?? []) events.warning?.(warning);
+    return loaded;
+  });
+}
+
 /** The `tests:` of the desired state in `file`, run against its rules or the live server's. */
-export async function runTests(request: AccessSource & { file: string }): Promise<TestResult[]> {
-  const desired = await loadDesired(request.file);
+export async function runTests(
+  request: AccessSource & { file: string },
+  events: AccessEvents = {},
+): Promise<TestResult[]> {
+  const desired = await loadForAccess(request.file, events);
   return runAccessTests(await modelFor(request.live, desired), desired.tests ?? []);
 }
 
 /** How one packet from every source `from` names is decided. */
-export async function explainPacket(request: AccessSource & { from: FromSpec; to: Packet }): Promise<SourceDecision[]> {
-  const desired = request.file ? await loadDesired(request.file) : undefined;
+export async function explainPacket(
+  request: AccessSource & { from: FromSpec; to: Packet },
+  events: AccessEvents = {},
+): Promise<SourceDecision[]> {
+  const desired = request.file ? await loadForAccess(request.file, events) : undefined;
   const model = await modelFor(request.live, desired);
   const evaluated = evaluateFrom(model, new CompiledRules(model), request.from, request.to, true);
   if (!evaluated.ok) throw new OpError('request', evaluated.message);

@@ -19,7 +19,8 @@ export type DriftRequest = Pick<PlanRequest, 'file' | 'connect' | 'load'>;
 
 /** One check: the files and the server read (at the same time), and planned, as `netform plan` does. */
 export async function checkDrift(request: DriftRequest, events: OpEvents = {}, signal?: AbortSignal): Promise<Plan> {
-  return (await planAgainstServer(request, events, signal)).plan;
+  // Drift never sends a secret: it reads no password, and reports a key it cannot compare (W3.6).
+  return (await planAgainstServer({ ...request, unreadableSecrets: 'report' }, events, signal)).plan;
 }
 
 export interface DriftScheduleRequest {

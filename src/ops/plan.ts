@@ -4,7 +4,7 @@
  * The plan that leaves here is finished.
  */
 import { accessChangesAfter, planAccessChanges } from '../access/plan.js';
-import { portRuleWarnings } from '../access/tests.js';
+import { declaredTestsSummary, portRuleWarnings } from '../access/tests.js';
 import { fetchConfiguration } from '../client/index.js';
 import { loadDesiredState, type Diagnostic, type LoadResult } from '../desired/index.js';
 import { GitRefError, loadDesiredStateAtRef } from '../desired/git-ref.js';
@@ -14,7 +14,6 @@ import { planChanges, PlanError, type Plan, type PlanOptions } from '../plan/ind
 import { normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import type { PlanBase } from '../plan/types.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
-import { refuseFailingTests } from './access.js';
 import { loadDesired } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
@@ -30,6 +29,12 @@ export interface PlanShaping {
   rotatePasswords?: boolean;
   /** Keys in the plan's notation: the plan keeps these changes and what they need. */
   target?: string[];
+  /**
+   * A secret that cannot be read here (W3.6): `refuse` (plan, apply: a change that would send it
+   * stops the plan; default), or `report` (drift, which never sends: it reads no password, and a
+   * preshared key it cannot read is listed in Plan.not_checked).
+   */
+  unreadableSecrets?: 'refuse' | 'report';
 }
 
 export interface PlanRequest extends PlanShaping {
@@ -42,8 +47,12 @@ export interface PlanRequest extends PlanShaping {
    */
   base?: { ref: string } | { file: string };
   connect: Connector;
-  /** Run the desired state's access tests first and refuse when one fails (plan and apply do; drift does not). */
-  refuseFailingTests?: boolean;
+  /**
+   * Run the desired state's access tests with the plan (W3.6; plan does, drift does not): their
+   * outcome is Plan.tests, placed first in the document when one fails. The plan is still made:
+   * the caller decides what a failure means (plan writes no saved plan and exits 1).
+   */
+  runTests?: boolean;
   /** How the files are read (a scheduled drift reuses an unchanged state). Default loadDesiredState. */
   load?: (path: string) => Promise<LoadResult>;
 }
@@ -78,9 +87,12 @@ export async function planAgainstServer(
   const { desired, session, live } = await loadDesiredAndLive(request, events, signal);
   try {
     for (const warning of portRuleWarnings(desired)) events.warning?.(warning);
-    if (request.refuseFailingTests) refuseFailingTests(desired);
-    const plan = await makePlan(desired, request, session, events, live);
-    return { plan: base ? await compareToBase(plan, base, desired, request, session, live) : plan };
+    const tests = request.runTests ? declaredTestsSummary(desired) : undefined;
+    const made = await makePlan(desired, request, session, events, live);
+    const plan = base ? await compareToBase(made, base, desired, request, session, live) : made;
+    if (!tests) return { plan };
+    // Failures first: a reader of the document (or of a pull-request comment) sees them before the changes.
+    return { plan: tests.failed > 0 ? { tests, ...plan } : { ...plan, tests } };
   } finally {
     await session.close();
   }
@@ -138,7 +150,11 @@ async function compareToBase(
     live = await withConfiguration(reading, session);
   let basePlan: Plan;
   try {
-    const whole = planChanges(base.result.state, live, planOptionsOf(shaping, session));
+    // The base's plan is compared, never applied: a secret it cannot read stops nothing (W3.6).
+    const whole = planChanges(base.result.state, live, {
+      ...planOptionsOf(shaping, session),
+      unreadableSecrets: 'report',
+    });
     basePlan = shaping.target?.length ? targetPlan(whole, shaping.target) : whole;
   } catch (error) {
     if (error instanceof PlanError || error instanceof TargetError)
@@ -163,6 +179,7 @@ function planOptionsOf(shaping: PlanShaping, session: Session): PlanOptions {
     rotatePasswords: shaping.rotatePasswords ?? false,
     allowDeletes: shaping.allowDeletes,
     allowUpdates: shaping.allowUpdates,
+    ...(shaping.unreadableSecrets ? { unreadableSecrets: shaping.unreadableSecrets } : {}),
   };
 }
 

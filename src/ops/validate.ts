@@ -1,23 +1,46 @@
-/** Validation as an operation: every offline check of the desired state, no server needed. */
+/**
+ * Validation as an operation: every offline check of the desired state, the access tests included
+ * (W3.6), no server and no secret needed.
+ */
+import { resolve } from 'node:path';
+import { accessModelOfDesired } from '../access/model.js';
 import { shadowedRuleWarnings } from '../access/shadow.js';
-import { portRuleWarnings } from '../access/tests.js';
+import { portRuleWarnings, runAccessTests, type TestResult } from '../access/tests.js';
+import { repositoryRootOf } from '../desired/containment.js';
 import { countDeclarations, loadDesiredState, type Diagnostic } from '../desired/index.js';
 
 export interface Validation {
+  /** No error and no failing access test. */
   ok: boolean;
   errors: Diagnostic[];
   warnings: Diagnostic[];
+  /** Every access test's result against the declared rules (when the files are valid); a failing one is an error. */
+  tests: TestResult[];
   /** What the files declare (when they are valid). */
   counts?: { users: number; devices: number; rules: number };
 }
 
 export async function validateDesired(request: { file: string }): Promise<Validation> {
-  // Secrets are checked for shape; one that cannot be read here is a warning (forks get no secrets).
-  const result = await loadDesiredState(request.file, { secrets: 'check' });
+  // Secrets are not read; one that cannot be read here is a warning (forks get no secrets: W3.6).
+  const result = await loadDesiredState(request.file);
   const warnings = [
     ...(result.warnings ?? []),
     ...(result.ok ? [...portRuleWarnings(result.state), ...shadowedRuleWarnings(result.state)] : []),
   ];
-  if (!result.ok) return { ok: false, errors: result.diagnostics, warnings };
-  return { ok: true, errors: [], warnings, counts: countDeclarations(result.state) };
+  if (!result.ok) return { ok: false, errors: result.diagnostics, warnings, tests: [] };
+  // The access tests run offline (W3.6): a failing one is an error at its line.
+  const declared = result.state.tests ?? [];
+  const tests = declared.length > 0 ? runAccessTests(accessModelOfDesired(result.state), declared) : [];
+  return {
+    ok: tests.every((r) => r.pass),
+    errors: [],
+    warnings,
+    tests,
+    counts: countDeclarations(result.state),
+  };
+}
+
+/** The folder SARIF URIs are relative to: the git work tree holding `cwd`, or `cwd` outside git. */
+export function sarifRoot(cwd: string): string {
+  return repositoryRootOf(cwd) ?? resolve(cwd);
 }

@@ -8,7 +8,7 @@ import type { DesiredState, DesiredUser, LiveState } from '../model/state.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import { indexLiveState, type LiveIndex } from './live-index.js';
 import { buildScope, type Scope } from './scope.js';
-import type { Change } from './types.js';
+import type { Change, NotCheckedField } from './types.js';
 
 export interface PlanOptions {
   /** The server the live state came from (shown, and checked when a saved plan is applied). */
@@ -23,6 +23,12 @@ export interface PlanOptions {
   rotatePasswords?: boolean;
   allowDeletes?: number;
   allowUpdates?: number;
+  /**
+   * A change that would send a secret that cannot be read (W3.6): `refuse` (default; plan and
+   * apply) makes it a problem naming the reference; `report` (drift, which never sends) plans the
+   * change all the same and reads no password.
+   */
+  unreadableSecrets?: 'refuse' | 'report';
 }
 
 /** The plan cannot be made: every reason, each naming the objects at fault. */
@@ -49,6 +55,8 @@ export class PlanContext {
   readonly changes = new Map<string, Change>();
   readonly problems: string[] = [];
   readonly warnings: string[] = [];
+  /** Fields left uncompared: their secret cannot be read (W3.6). */
+  readonly notChecked: NotCheckedField[] = [];
   readonly #reportedDuplicates = new Set<string>();
   /** Declared users by key, the live user each was matched to, and its old email when renamed. */
   readonly declaredUsers = new Map<string, { user: DesiredUser; live: ApiUser | undefined; renamedFrom?: string }>();

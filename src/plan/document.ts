@@ -25,5 +25,6 @@ export function planDocument(ctx: PlanContext, undeclared: UndeclaredItem[]): Pl
       rotatePasswords: ctx.options.rotatePasswords ?? false,
       tokenUser: ctx.options.tokenUser ?? null,
     },
+    ...(ctx.notChecked.length > 0 ? { not_checked: ctx.notChecked } : {}),
   };
 }

@@ -5,6 +5,7 @@
  */
 import { fieldOfFlag, isLegacyUpdatable, type WritableDeviceField } from '../model/device-fields.js';
 import { deviceKeyOfOwnerKey, userKey } from '../model/keys.js';
+import { describeSecretRef, type Secret } from '../model/secret.js';
 import type { DesiredDevice, DesiredUser } from '../model/state.js';
 import type { ApiDevice, ApiUser } from '../model/types.js';
 import { PHASE, type OwnerRef, type PlanContext } from './context.js';
@@ -47,7 +48,7 @@ function planUser(
     if (user.role) body.role = user.role;
     fields.push({ field: 'role', before: null, after: user.role ?? 'unprivileged' });
     const secrets: PlanSecret[] = [];
-    if (user.password) {
+    if (user.password && sendable(ctx, `user ${user.email} is created with its password`, user.password)) {
       secrets.push(planSecret('password', user.password));
       fields.push({ field: 'password', before: null, after: null, sensitive: true });
     }
@@ -76,7 +77,11 @@ function planUser(
     fields.push({ field: 'role', before: live.role, after: user.role });
     body.role = user.role;
   }
-  if (ctx.options.rotatePasswords && user.password) {
+  if (
+    ctx.options.rotatePasswords &&
+    user.password &&
+    sendable(ctx, `--rotate-passwords sends the password of user ${user.email}`, user.password)
+  ) {
     fields.push({ field: 'password', before: null, after: null, sensitive: true });
     secrets.push(planSecret('password', user.password));
   }
@@ -133,7 +138,7 @@ function planDeviceCreate(ctx: PlanContext, key: string, device: DesiredDevice, 
     fields.push({ field, before: null, after: device.fields[field] });
   }
   const secrets: PlanSecret[] = [];
-  if (device.preshared_key) {
+  if (device.preshared_key && sendable(ctx, `device ${key} is created with its preshared key`, device.preshared_key)) {
     secrets.push(planSecret('preshared_key', device.preshared_key));
     fields.push({ field: 'preshared_key', before: null, after: null, sensitive: true });
   }
@@ -157,7 +162,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
   const fields: FieldChange[] = changed.map((field) => ({ field, before: live[field], after: device.fields[field] }));
   const renamed = live.name.trim() !== device.name.trim();
   if (renamed) fields.unshift({ field: 'name', before: live.name, after: device.name.trim() });
-  const pskChanged = device.preshared_key !== undefined && !device.preshared_key.equals(live.preshared_key);
+  const pskChanged = presharedKeyChanged(ctx, key, device, live);
   if (pskChanged) fields.push({ field: 'preshared_key', before: null, after: null, sensitive: true });
   if (fields.length === 0) return;
   const base = {
@@ -176,6 +181,8 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     for (const field of managedDeviceFields(device.fields)) body[field] = device.fields[field];
     for (const field of defaultedFields(device)) delete body[field];
     const keepFromLive = !device.preshared_key && live.preshared_key ? ['preshared_key'] : [];
+    if (device.preshared_key)
+      sendable(ctx, `device ${key} is replaced, and created again with its preshared key`, device.preshared_key);
     ctx.add({
       ...base,
       action: 'replace',
@@ -187,6 +194,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     });
     return;
   }
+  if (pskChanged && device.preshared_key) sendable(ctx, `device ${key} gets a new preshared key`, device.preshared_key);
   const body: Record<string, unknown> = {};
   if (renamed) body.name = device.name.trim();
   for (const field of changed) body[field] = device.fields[field];
@@ -217,4 +225,37 @@ function defaultedFields(device: DesiredDevice): string[] {
     const field = fieldOfFlag(name);
     return field !== undefined && value === true ? [field] : [];
   });
+}
+
+/**
+ * Whether a secret a change sends can be sent (W3.6): read now, and checked as the server checks it.
+ * When it cannot be, a problem names the object, why it is sent and the reference's problem (the
+ * plan stops, exit 1); `unreadableSecrets: report` (drift, which never sends) reads nothing.
+ */
+function sendable(ctx: PlanContext, why: string, secret: Secret): boolean {
+  if (ctx.options.unreadableSecrets === 'report') return true;
+  const read = secret.read();
+  if ('unreadable' in read) ctx.problems.push(`${why}, and ${read.unreadable}`);
+  else if ('invalid' in read) ctx.problems.push(`${why}, and it ${read.invalid} (${describeSecretRef(secret.ref)})`);
+  return 'value' in read;
+}
+
+/**
+ * Whether the declared preshared key differs from the live one. A key that cannot be read here is
+ * not compared (W3.6): the plan lists it as not checked, never as matching.
+ */
+function presharedKeyChanged(ctx: PlanContext, key: string, device: DesiredDevice, live: ApiDevice): boolean {
+  if (device.preshared_key === undefined) return false;
+  const read = device.preshared_key.read();
+  if ('unreadable' in read) {
+    ctx.notChecked.push({
+      id: `device:${key}`,
+      label: `device ${key}`,
+      field: 'preshared_key',
+      reason: read.unreadable,
+    });
+    return false;
+  }
+  // A value the server would refuse is never equal to the live key: the update then reports it.
+  return !('value' in read) || read.value !== live.preshared_key;
 }

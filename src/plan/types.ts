@@ -171,6 +171,43 @@ export interface UndeclaredItem {
   reason: string;
 }
 
+/**
+ * A field the plan did not compare with the server (W3.6): its secret cannot be read where the
+ * plan was made (a variable unset or empty, a file missing). Never reported as matching.
+ */
+export interface NotCheckedField {
+  /** The change id the field would belong to: `device:alice@example.com/laptop`. */
+  id: string;
+  /** `device alice@example.com/laptop`. */
+  label: string;
+  field: 'preshared_key';
+  /** Why: `environment variable ALICE_LAPTOP_PSK is not set`. */
+  reason: string;
+}
+
+/** How the desired state's access tests (`tests:`) fared against its rules, when it has any (W3.6). */
+export interface PlanTests {
+  passed: number;
+  failed: number;
+  /** The failing tests, first in every rendering: where, what was expected, what was got and why. */
+  failures: PlanTestFailure[];
+}
+
+export interface PlanTestFailure {
+  name: string;
+  /** `desired/tests.yaml:12`, when known. */
+  at?: string;
+  from: string;
+  to: string;
+  expected: 'accept' | 'drop';
+  /** `drop`, `no tunnel`, `accept`: of the source shown (the first failing one). */
+  got: string;
+  /** The deciding rule (`drop 10.9.0.0/16 (global) at a.yaml:30, global portless-drop`), or the reason without one. */
+  decided_by: string;
+  /** The source shown: `alice@example.com/laptop`. */
+  source?: string;
+}
+
 export interface Plan {
   format: typeof PLAN_FORMAT;
   format_version: typeof PLAN_FORMAT_VERSION;
@@ -204,4 +241,8 @@ export interface Plan {
   base?: PlanBase;
   /** `plan --base`: changes of the base's plan that this one does not make (this pull request undoes them). */
   resolved_by_pr?: ResolvedChange[];
+  /** Fields not compared with the server because their secret cannot be read here (W3.6). */
+  not_checked?: NotCheckedField[];
+  /** The access tests of the desired state, run offline with the plan (W3.6); absent without tests. */
+  tests?: PlanTests;
 }

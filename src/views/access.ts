@@ -4,7 +4,8 @@
  */
 import type { AccessBlock, AccessChanges } from '../access/changes.js';
 import type { Decision, Match } from '../access/evaluate.js';
-import { describeRule, ruleLocation } from '../model/rule.js';
+import type { Diagnostic } from '../model/diagnostic.js';
+import { describeMatch, ruleLocation } from '../model/rule.js';
 import type { SourceDecision } from '../access/notation.js';
 import type { TestResult } from '../access/tests.js';
 import { githubAnnotation } from './diagnostics.js';
@@ -85,16 +86,19 @@ export function accessChangeLines(changes: AccessChanges, quote: (user: string) 
   return lines;
 }
 
-/** `accept 10.0.0.0/8 (alice@example.com) at desired/a.yaml:12, user portless-accept`. */
-export function describeMatch(match: Match): string {
-  const where = ruleLocation(match.rule);
-  return `${describeRule(match.rule)}${where ? ` at ${where}` : ''}, ${match.scope} ${match.stage}`;
-}
-
-/** `drop by drop 10.9.0.0/16 (global) at a.yaml:30, global portless-drop`, or the reason without a rule. */
+/**
+ * `drop by drop 10.9.0.0/16 (global) at a.yaml:30, global portless-drop`, `no tunnel (no device)`,
+ * or the verdict and the reason without a rule.
+ */
 export function describeDecision(decision: Decision): string {
   if (decision.decidedBy) return `${decision.verdict} by ${describeMatch(decision.decidedBy)}`;
+  if (decision.verdict === 'no tunnel') return `no tunnel (${decision.reason})`;
   return `${decision.verdict}: ${decision.reason}`;
+}
+
+/** `alice@example.com/laptop`, `alice@example.com/*` (any device), or the user alone (no device). */
+export function sourceName(source: SourceDecision): string {
+  return `${source.user}${source.device ? `/${source.device}` : ''}`;
 }
 
 /** `desired/a.yaml:12: ` before a test's line, when the test is declared in a file. */
@@ -110,11 +114,26 @@ export function testLine(result: TestResult): string {
   if (result.error) return `${head}: ${result.error}`;
   const shown = result.shown;
   if (!shown) return `${head}: no source to evaluate`;
-  const who =
-    result.decisions.length > 1 || test.from === '*'
-      ? ` (from ${shown.user}${shown.device ? `/${shown.device}` : ''})`
-      : '';
+  const who = result.decisions.length > 1 || test.from.trim().startsWith('*') ? ` (from ${sourceName(shown)})` : '';
   return `${head}, got ${describeDecision(shown.decision)}${who}`;
+}
+
+/**
+ * The failing tests as `validate` errors (W3.6): each at its test's `name:` line, with the
+ * expectation, the outcome and the deciding rule.
+ */
+export function failedTestDiagnostics(results: readonly TestResult[]): Diagnostic[] {
+  return results
+    .map((result, i) => ({ result, i }))
+    .filter(({ result }) => !result.pass)
+    .map(({ result, i }) => {
+      const source = result.test.source;
+      const path = source?.path ?? `tests[${i}]`;
+      const message = `access test fails: ${testLine(result).replace(/^FAIL /, '')}`;
+      return source
+        ? { file: source.file, line: source.line, column: source.column, path, message }
+        : { path, message };
+    });
 }
 
 function testJson(result: TestResult): Record<string, unknown> {
@@ -161,6 +180,8 @@ function decisionJson(decision: Decision): Record<string, unknown> {
 
 /** The few lines of `netform explain` for one source. */
 function explainLines(who: string, decision: Decision): string[] {
+  // W3.6: a source without a tunnel says why on its line: `NO TUNNEL (no device)`.
+  if (decision.verdict === 'no tunnel') return [`${who}: NO TUNNEL (${decision.reason})`];
   const lines = [`${who}: ${decision.verdict.toUpperCase()}`];
   if (decision.decidedBy) lines.push(`  decided by ${describeMatch(decision.decidedBy)}`);
   else lines.push(`  ${decision.reason}`);

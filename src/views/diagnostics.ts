@@ -22,7 +22,7 @@ function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
-export type ValidationFormat = 'text' | 'github' | 'json';
+export type ValidationFormat = 'text' | 'github' | 'json' | 'sarif';
 
 /** Text for one of the two output streams, in the order it is written. */
 export interface Output {
@@ -31,9 +31,10 @@ export interface Output {
 }
 
 /**
- * What `netform validate` prints: JSON or annotations on stdout; in text, the problems on stderr.
- * Then, but for JSON, how many errors there are in `names.input` (stderr), or what the valid files
- * declare (stdout, naming `names.valid`).
+ * What `netform validate` prints: JSON or annotations on stdout; in text, the problems on stderr
+ * (a failing access test among them: views/access.ts failedTestDiagnostics, W3.6). Then, but for JSON, how many errors there
+ * are in `names.input` (stderr), or what the valid files declare (stdout, naming `names.valid`).
+ * SARIF is written by views/sarif.ts.
  */
 export function validationOutput(
   result: {
@@ -42,7 +43,7 @@ export function validationOutput(
     warnings: Diagnostic[];
     counts?: Record<'users' | 'devices' | 'rules', number>;
   },
-  format: ValidationFormat,
+  format: Exclude<ValidationFormat, 'sarif'>,
   names: { input: string; valid: string },
 ): Output[] {
   const { errors, warnings } = result;

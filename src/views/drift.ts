@@ -9,6 +9,8 @@ export interface DriftOutcome {
   server: string | null;
   error?: string;
   changes: readonly { action: string; label: string }[];
+  /** `not checked: preshared key of …` lines (W3.6): fields whose secret cannot be read here. */
+  not_checked?: readonly string[];
 }
 
 /**
@@ -19,6 +21,10 @@ export function driftText(report: DriftOutcome, previous: DriftStatus | null = n
   const where = report.server === null ? 'the server' : webhookText(report.server);
   if (report.status === 'failed')
     return `netform drift on ${where}: the check failed: ${webhookText(report.error ?? 'unknown error')}`;
+  if (report.status === 'clean' && report.not_checked?.length) {
+    // W3.6: never "matches" when something was not compared.
+    return `netform drift on ${where}: no differences in what was compared; ${report.not_checked.map(webhookText).join('; ')}`;
+  }
   if (report.status === 'clean') {
     return previous === 'drift' || previous === 'failed'
       ? `netform drift on ${where}: back to clean: the server matches the desired state`

@@ -11,6 +11,14 @@ import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
 import { accessMarkdown, accessText } from './access.js';
 import { inertText, markdownCode, markdownFence, markdownText } from './escape.js';
+import {
+  failuresMarkdown,
+  failuresText,
+  notCheckedLines,
+  notCheckedMarkdown,
+  notCheckedSummary,
+  testsLine,
+} from './plan-review.js';
 import { isSecretField, SYMBOL } from './symbols.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';
@@ -54,6 +62,8 @@ export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOption
 /** `1 to create, 2 to update, 0 to replace, 3 to delete (+4 with their user)`. */
 export function summaryLine(plan: Plan): string {
   const s = plan.summary;
+  const uncompared = notCheckedSummary(plan); // W3.6: never "matches" when a field was not compared
+  if (uncompared) return uncompared;
   if (plan.changes.length === 0) return 'No changes: the server matches the desired state.';
   const cascade = s.cascade ? ` (+${s.cascade} with their user)` : '';
   return `Plan: ${s.create} to create, ${s.update} to update, ${s.replace} to replace, ${s.delete} to delete${cascade}.`;
@@ -187,6 +197,8 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string): string {
       (plan.sources.length ? c.dim(` (from ${inertText(plan.sources.join(', '))})`) : ''),
   );
   out.push('');
+  // W3.6: failing access tests open the plan.
+  for (const line of failuresText(plan.tests)) out.push(line === '' ? '' : c.red(line));
   const changeText = (change: Change | ResolvedChange) => {
     const { head, details } = changeLines(change);
     out.push(`  ${paint[change.action](head)}`);
@@ -214,6 +226,8 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string): string {
     out.push('');
   }
   if (!plan.base) for (const item of accessText(plan.access)) out.push(item);
+  const notChecked = notCheckedLines(plan);
+  if (notChecked.length > 0) out.push(c.yellow('Not checked:'), ...notChecked.map((l) => c.yellow(`  ${l}`)), '');
   if (plan.warnings.length > 0) {
     out.push(c.yellow('Warnings:'));
     for (const w of plan.warnings) out.push(c.yellow(`  ! ${inertText(w)}`));
@@ -223,6 +237,8 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string): string {
   // The plan's summary stays the last line (scripts read it); the undeclared line goes just above.
   const undeclaredSummary = undeclaredLine(plan);
   if (undeclaredSummary) out.push(undeclaredSummary);
+  const tests = testsLine(plan.tests);
+  if (tests) out.push(plan.tests!.failed > 0 ? c.red(tests) : tests);
   out.push(c.bold(plan.changes.length === 0 && noChangesLine ? noChangesLine : summaryLine(plan)));
   return `${out.join('\n')}\n`;
 }
@@ -243,7 +259,11 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     return lines.join('\n');
   };
   const out: string[] = [MARKDOWN_MARKER, `### netform plan`, ''];
+  out.push(...failuresMarkdown(plan.tests));
   out.push(`**${summaryLine(plan)}**`, '');
+  const tests = testsLine(plan.tests);
+  if (tests) out.push(tests, '');
+  out.push(...notCheckedMarkdown(plan));
   if (plan.base) {
     out.push(baseLine(plan, markdownCode), '');
     if (plan.base.note) out.push('> [!NOTE]', `> ${markdownText(plan.base.note)}`, '');

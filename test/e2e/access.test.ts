@@ -32,14 +32,14 @@ tests:
     from: alice@example.com
     to: 10.1.2.3:22/tcp
     expect: accept
-  - { name: nobody reaches the vault, from: "*", to: 10.9.0.5:8200/tcp, expect: drop }
-  - { name: bob reaches the internet, from: bob@example.com, to: "[2001:db8::1]:443/tcp", expect: accept }
+  - { name: nobody reaches the vault, from: "*/*", to: 10.9.0.5:8200/tcp, expect: drop }
+  - { name: bob reaches the internet, from: bob@example.com/*, to: "[2001:db8::1]:443/tcp", expect: accept }
 `;
 
 const FAILING = `
 tests:
   - { name: alice reaches git over ssh, from: alice@example.com/laptop, to: 10.1.2.3:22/tcp, expect: accept }
-  - { name: bob reaches git, from: bob@example.com, to: 10.1.2.3:22/tcp, expect: accept }
+  - { name: bob reaches git, from: bob@example.com/*, to: 10.1.2.3:22/tcp, expect: accept }
 `;
 
 describe('netform test (offline, YAML)', () => {
@@ -64,7 +64,7 @@ describe('netform test (offline, YAML)', () => {
     const r = await netform(server, ['test', '-f', file]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
-      /FAIL bob reaches git: bob@example\.com -> 10\.1\.2\.3:22\/tcp, expected accept, got drop by drop 10\.0\.0\.0\/8 \(global\)/,
+      /FAIL bob reaches git: bob@example\.com\/\* -> 10\.1\.2\.3:22\/tcp, expected accept, got drop by drop 10\.0\.0\.0\/8 \(global\)/,
     );
     expect(r.stdout).toContain('1 passed, 1 failed');
 
@@ -79,6 +79,7 @@ describe('netform test (offline, YAML)', () => {
       results: [
         {
           user: 'bob@example.com',
+          device: '*',
           verdict: 'drop',
           rule: { action: 'drop', destination: '10.0.0.0/8', scope: 'global', stage: 'portless-drop' },
         },
@@ -134,7 +135,7 @@ describe('netform explain', () => {
     const json = await netform(server, ['explain', '*', '10.1.2.3/icmp', '-f', file, '--format', 'json']);
     expect(JSON.parse(json.stdout).results.map((x: any) => [x.user, x.verdict])).toEqual([
       ['alice@example.com', 'drop'],
-      ['bob@example.com', 'drop'],
+      ['bob@example.com', 'no tunnel'], // no device (W3.6)
     ]);
   });
 
@@ -158,8 +159,9 @@ describe('netform explain', () => {
       ],
       rules: [{ action: 'drop', destination: '10.0.0.0/8' }],
       tests: [
-        { name: 'alice reaches ssh', from: 'alice@example.com', to: '10.1.2.3:22/tcp', expect: 'accept' },
-        { name: 'alice reaches telnet', from: 'alice@example.com', to: '10.1.2.3:23/tcp', expect: 'accept' },
+        // alice declares no device: her rules as any device of hers would see them (W3.6).
+        { name: 'alice reaches ssh', from: 'alice@example.com/*', to: '10.1.2.3:22/tcp', expect: 'accept' },
+        { name: 'alice reaches telnet', from: 'alice@example.com/*', to: '10.1.2.3:23/tcp', expect: 'accept' },
       ],
     });
     app.synth();
@@ -173,24 +175,26 @@ describe('netform explain', () => {
       /cdk\.tf\.json:\d+: FAIL alice reaches telnet: .*got drop by drop 10\.0\.0\.0\/8 \(global\)/,
     );
     expect(tested.stdout).toContain('1 passed, 1 failed');
-    const r = await netform(server, ['explain', 'alice@example.com', '10.1.2.3:23/tcp', '-f', stack]);
+    const r = await netform(server, ['explain', 'alice@example.com/*', '10.1.2.3:23/tcp', '-f', stack]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('alice@example.com: DROP');
+    expect(r.stdout).toContain('alice@example.com/*: DROP');
     expect(r.stdout).toMatch(/decided by drop 10\.0\.0\.0\/8 \(global\) at .*cdk\.tf\.json:\d+, global portless-drop/);
   });
 });
 
 describe('against a live server', () => {
-  it('plan and apply refuse when a test fails, writing nothing; pass when tests pass; then --live', async () => {
+  it('plan shows a failing test first and exits 1, apply refuses, writing nothing; pass when tests pass; then --live', async () => {
     const failing = ws.write('live-fail/netform.yaml', `version: 1\n${RULES}${FAILING}`);
     const before = await serverState(server);
-    for (const command of [['plan'], ['apply', '--yes']]) {
-      const r = await netform(server, [...command, '-f', failing]);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(
-        /1 access test failed; nothing was planned or written:\n.*netform\.yaml:15: FAIL bob reaches git/,
-      );
-    }
+    const planned = await netform(server, ['plan', '-f', failing]);
+    expect(planned.code).toBe(1);
+    expect(planned.stdout).toMatch(/1 access test fails: this plan cannot be applied/);
+    expect(planned.stderr).toMatch(/1 access test failed \(listed first in the plan\); no saved plan was written/);
+    const refused = await netform(server, ['apply', '--yes', '-f', failing]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /1 access test failed; nothing was planned or written:\n.*netform\.yaml:15: FAIL bob reaches git/,
+    );
     expect(await serverState(server)).toEqual(before);
 
     // The users first, then the rules: the plan of the rules says what changes for them.
@@ -221,13 +225,16 @@ describe('against a live server', () => {
     const live = await netform(server, ['test', '-f', passing, '--live']);
     expect(live.code).toBe(1);
     expect(live.stdout).toMatch(
-      /FAIL nobody reaches the vault: .*got accept by accept 10\.9\.0\.0\/16 \(bob@example\.com\) at id [\w-]+, user portless-accept \(from bob@example\.com\)/,
+      /FAIL nobody reaches the vault: .*got accept by accept 10\.9\.0\.0\/16 \(bob@example\.com\) at id [\w-]+, user portless-accept \(from bob@example\.com\/\*\)/,
     );
     expect(live.stdout).toContain('(against the live server)');
-    const explain = await netform(server, ['explain', 'bob@example.com', '10.9.0.5:8200/tcp', '--live']);
+    // bob has no device on the server: no tunnel; his rules as any device of his would see them accept.
+    const noDevice = await netform(server, ['explain', 'bob@example.com', '10.9.0.5:8200/tcp', '--live']);
+    expect(noDevice.stdout).toContain('bob@example.com: NO TUNNEL (no device)');
+    const explain = await netform(server, ['explain', 'bob@example.com/*', '10.9.0.5:8200/tcp', '--live']);
     expect(explain.code, explain.stderr).toBe(0);
     expect(explain.stdout).toMatch(
-      /bob@example\.com: ACCEPT\n {2}decided by accept 10\.9\.0\.0\/16 \(bob@example\.com\) at id [\w-]+, user portless-accept/,
+      /bob@example\.com\/\*: ACCEPT\n {2}decided by accept 10\.9\.0\.0\/16 \(bob@example\.com\) at id [\w-]+, user portless-accept/,
     );
 
     // The plan that removes the hand-made rule says what bob loses, in markdown and json too.
@@ -248,5 +255,5 @@ describe('against a live server', () => {
         },
       ],
     });
-  });
+  }, 60_000); // a dozen CLI runs against the server
 });

@@ -26,8 +26,10 @@ const BAD_FILES: Record<string, string> = {
   'malformed YAML': 'version: 1\nusers:\n  - email: [a@example.com\n',
   'unknown key': 'version: 1\nusers:\n  - email: a@example.com\n    colour: blue\n',
   'invalid email': 'version: 1\nusers:\n  - email: not-an-email\n',
-  'missing variable':
-    'version: 1\nusers:\n  - email: grace@example.com\n    password: { env: NETFORM_TEST_UNSET_PASSWORD }\n',
+  // A missing variable is no longer an error (W3.6: secrets are read where they are used); a secret
+  // file that breaks the containment rule is, everywhere.
+  'secret file outside the repository':
+    'version: 1\nusers:\n  - email: grace@example.com\n    password: { file: /etc/hostname }\n',
   'duplicate device': [
     'version: 1',
     'users:',
@@ -141,10 +143,10 @@ describe('drift --every survives a bad desired state', () => {
     const drift = startDrift(['-f', folder, '--every', '*/1 * * * * *', '--run-at-start'], env());
     try {
       await drift.waitForReport((r) => r.status === 'clean');
-      await writeFile(join(folder, 'netform.yaml'), BAD_FILES['missing variable']!);
+      await writeFile(join(folder, 'netform.yaml'), BAD_FILES['secret file outside the repository']!);
       const failedAt = drift.reports.length;
       const failed = await drift.waitForReport((r) => r.status === 'failed', { from: failedAt });
-      expect(JSON.stringify(failed)).toContain('NETFORM_TEST_UNSET_PASSWORD is not set');
+      expect(JSON.stringify(failed)).toContain('secret file /etc/hostname is outside');
       // Another failed run: the process lived past the abandoned reads of the first one.
       const again = drift.reports.indexOf(failed) + 1;
       await drift.waitForReport((r) => r.status === 'failed', { from: again });

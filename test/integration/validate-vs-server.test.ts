@@ -1,6 +1,7 @@
 /**
  * The offline checks and the running server cannot drift apart: every value below goes through
- * `loadDesiredState` (YAML file, schema, model checks) and, as the request the planner would
+ * `loadDesiredState` (YAML file, schema, model checks; secret values as the planner reads them to
+ * send them) and, as the request the planner would
  * send, to a real `netform serve` process over HTTP. A value accepted offline must be accepted
  * by the server; a value refused offline must get the server's 422 on the same field, with the
  * same message (offline messages may add a hint or context after it).
@@ -53,13 +54,27 @@ async function offline(document: object, env: Record<string, string> = {}): Prom
   const file = join(dir, `case-${++caseNumber}.yaml`);
   writeFileSync(file, stringify({ version: 1, ...document }));
   const result = await loadDesiredState(file, { env });
-  if (result.ok) return null;
   const fields: FieldMessages = {};
-  for (const d of result.diagnostics) {
-    const list = (fields[fieldOf(d.path)] ??= []);
-    if (!list.includes(d.message)) list.push(d.message);
+  const add = (field: string, message: string) => {
+    const list = (fields[field] ??= []);
+    if (!list.includes(message)) list.push(message);
+  };
+  if (!result.ok) {
+    for (const d of result.diagnostics) add(fieldOf(d.path), d.message);
+    return fields;
   }
-  return fields;
+  // Secrets are checked where they are read, as the planner reads them to send them (W3.6).
+  for (const user of result.state.users) {
+    const secrets = [
+      ['password', user.password],
+      ...user.devices.map((d) => ['preshared_key', d.preshared_key] as const),
+    ] as const;
+    for (const [field, secret] of secrets) {
+      const read = secret?.read();
+      if (read && 'invalid' in read) for (const message of read.invalid.split(', ')) add(field, message);
+    }
+  }
+  return Object.keys(fields).length > 0 ? fields : null;
 }
 
 /** The same verdict on both sides: both accept, or both refuse the same fields with the same messages. */

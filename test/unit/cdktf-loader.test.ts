@@ -286,7 +286,7 @@ describe('loadCdktfStack', () => {
     expect(JSON.stringify(d)).not.toContain(literal);
   });
 
-  it('refuses a secret variable with a default, an undeclared one, and reports an unset TF_VAR by name', async () => {
+  it('refuses a secret variable with a default, an undeclared one, and warns of an unset TF_VAR by name', async () => {
     const withDefault = baseStack();
     withDefault.variable.alice_password.default = 'a-default-password';
     const d1 = only((await load(withDefault)).result);
@@ -301,22 +301,22 @@ describe('loadCdktfStack', () => {
       'references variable laptop_psk, which this stack does not declare',
     );
 
-    const d3 = only((await load(baseStack(), { TF_VAR_laptop_psk: PSK })).result);
-    expect(d3.path).toBe('firezone_user.alice.password');
-    expect(d3.message).toBe(
-      'Terraform variable alice_password (environment variable TF_VAR_alice_password) is not set',
-    );
+    const unset = (await load(baseStack(), { TF_VAR_laptop_psk: PSK })).result;
+    expect(unset.ok).toBe(true);
+    expect(unset.warnings?.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      'firezone_user.alice.password: Terraform variable alice_password (environment variable TF_VAR_alice_password) is not set (read only when it is sent: when plan or apply creates the user, or with --rotate-passwords)',
+    ]);
   });
 
-  it('with secrets only checked (validate), an unset TF_VAR is a warning and the stack still loads', async () => {
+  it('an unset TF_VAR is a warning and the stack still loads (W3.6: secrets are read where they are used)', async () => {
     const { path } = await writeStack(baseStack());
-    const result = await loadCdktfStack(path, { env: {}, secrets: 'check' });
+    const result = await loadCdktfStack(path, { env: {} });
     const state = stateOf(result);
     expect(state.users.map((u) => u.email)).toEqual(['alice@example.com', 'bob@example.com']);
     const warnings = result.ok ? (result.warnings ?? []) : [];
     expect(warnings.map((w) => `${w.path}: ${w.message}`)).toEqual([
-      'firezone_user.alice.password: Terraform variable alice_password (environment variable TF_VAR_alice_password) is not set (needed by plan, apply and drift)',
-      'firezone_device.alice_laptop.preshared_key: Terraform variable laptop_psk (environment variable TF_VAR_laptop_psk) is not set (needed by plan, apply and drift)',
+      'firezone_user.alice.password: Terraform variable alice_password (environment variable TF_VAR_alice_password) is not set (read only when it is sent: when plan or apply creates the user, or with --rotate-passwords)',
+      'firezone_device.alice_laptop.preshared_key: Terraform variable laptop_psk (environment variable TF_VAR_laptop_psk) is not set (read by plan, apply and drift of this device, which compare it with the server)',
     ]);
   });
 
@@ -447,7 +447,6 @@ describe('loadCdktfStack', () => {
     const env = { TF_VAR_alice_password: 'short', TF_VAR_laptop_psk: 'not-a-key-but-secret' };
     const diagnostics = diagnosticsOf((await load(stack, env)).result);
     expect(diagnostics.length).toBeGreaterThanOrEqual(2);
-    expect(diagnostics.map((d) => d.message)).toEqual(expect.arrayContaining(['should be at least 12 character(s)']));
     const all = JSON.stringify(diagnostics);
     expect(all).not.toContain('short"');
     expect(all).not.toContain('not-a-key-but-secret');

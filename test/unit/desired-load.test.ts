@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadDesiredState } from '../../src/desired/index.js';
+import { lazySecret } from '../../src/desired/secrets.js';
 import { formatDiagnostic } from '../../src/views/diagnostics.js';
 import type { LoadOptions } from '../../src/desired/types.js';
 
@@ -113,7 +114,6 @@ describe('field rules of the model, at the value at fault', () => {
       `${F}/device-fields.yaml:12:31: users[0].devices[1].persistent_keepalive: must be less than or equal to 120`,
       `${F}/device-fields.yaml:14:21: users[0].devices[2].public_key: must be a base64-encoded string`,
       `${F}/device-fields.yaml:14:21: users[0].devices[2].public_key: should be 44 character(s)`,
-      `${F}/device-fields.yaml:15:24: users[0].devices[2].preshared_key: should be 44 character(s)`,
       `${F}/device-fields.yaml:20:13: users[0].devices[3].allowed_ips[1]: is invalid (expected an IP address or CIDR block such as 10.0.0.0/8)`,
       `${F}/device-fields.yaml:21:13: users[0].devices[3].allowed_ips[2]: should not contain duplicates`,
       `${F}/device-fields.yaml:22:24: users[0].devices[3].dns[1]: is invalid (expected an IP address or a host name, without a port)`,
@@ -127,13 +127,16 @@ describe('field rules of the model, at the value at fault', () => {
     ]);
   });
 
-  it('users: email shapes and password lengths (read from the referenced files)', async () => {
+  it('users: email shapes; passwords are not read at load (W3.6), their lengths are checked when read', async () => {
     expect(await errorsOf(`${F}/user-fields.yaml`)).toEqual([
       `${F}/user-fields.yaml:3:12: users[0].email: is invalid ${EMAIL_SHAPE}`,
       `${F}/user-fields.yaml:4:12: users[1].email: is invalid ${EMAIL_SHAPE}`,
-      `${F}/user-fields.yaml:6:15: users[2].password: should be at least 12 character(s)`,
-      `${F}/user-fields.yaml:8:15: users[3].password: should be at most 64 character(s)`,
     ]);
+    const read = (file: string, field: 'password' | 'preshared_key') =>
+      lazySecret({ file, baseDir: F }, field, {}).read();
+    expect(read('secrets/files/short.password', 'password')).toEqual({ invalid: 'should be at least 12 character(s)' });
+    expect(read('secrets/files/long.password', 'password')).toEqual({ invalid: 'should be at most 64 character(s)' });
+    expect(read('secrets/files/short.psk', 'preshared_key')).toEqual({ invalid: 'should be 44 character(s)' });
   });
 
   it('rules: destinations, port ranges and the pairing of port_type with port_range', async () => {
@@ -254,13 +257,23 @@ describe('secrets', () => {
     expect(errors.join('\n')).not.toContain('2ZMa7htbbmXCkIQhmVMyh9BxJ');
   });
 
-  it('names the missing variable or file and where it is referenced', async () => {
-    expect(await errorsOf(`${F}/secrets/missing.yaml`, { env: { NETFORM_TEST_EMPTY_PASSWORD: '' } })).toEqual([
-      `${F}/secrets/missing.yaml:4:15: users[0].password: environment variable NETFORM_TEST_UNSET_PASSWORD is not set`,
-      `${F}/secrets/missing.yaml:8:24: users[0].devices[0].preshared_key: secret file files/no-such.psk cannot be read (${F}/secrets/files/no-such.psk): no such file`,
+  it('names the missing variable or file and where it is referenced: a warning; a file breaking a rule: an error', async () => {
+    const result = await loadDesiredState(`${F}/secrets/missing.yaml`, { env: { NETFORM_TEST_EMPTY_PASSWORD: '' } });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.diagnostics.map(formatDiagnostic)).toEqual([
       `${F}/secrets/missing.yaml:11:24: users[0].devices[1].preshared_key: secret file files is not a regular file (it is a folder)`,
-      `${F}/secrets/missing.yaml:14:24: users[0].devices[2].preshared_key: secret file files/empty.psk is empty (${F}/secrets/files/empty.psk)`,
-      `${F}/secrets/missing.yaml:16:15: users[1].password: environment variable NETFORM_TEST_EMPTY_PASSWORD is empty`,
     ]);
+    const password = '(read only when it is sent: when plan or apply creates the user, or with --rotate-passwords)';
+    const psk = '(read by plan, apply and drift of this device, which compare it with the server)';
+    expect(result.warnings?.map(formatDiagnostic)).toEqual([
+      `${F}/secrets/missing.yaml:4:15: users[0].password: environment variable NETFORM_TEST_UNSET_PASSWORD is not set ${password}`,
+      `${F}/secrets/missing.yaml:8:24: users[0].devices[0].preshared_key: secret file files/no-such.psk cannot be read (${F}/secrets/files/no-such.psk): no such file ${psk}`,
+      `${F}/secrets/missing.yaml:16:15: users[1].password: environment variable NETFORM_TEST_EMPTY_PASSWORD is empty ${password}`,
+    ]);
+    // A file of line breaks only is found empty where it is read (the load does not read it).
+    expect(lazySecret({ file: 'files/empty.psk', baseDir: `${F}/secrets` }, 'preshared_key', {}).read()).toEqual({
+      unreadable: `secret file files/empty.psk is empty (${F}/secrets/files/empty.psk)`,
+    });
   });
 });

@@ -180,6 +180,9 @@ describe('one pipeline for YAML and CDKTF', () => {
         line: lineOf(text, '"nope"'),
         message: expect.stringContaining('is invalid'),
       }),
+    ]);
+    // An unset secret is a warning, at its attribute (W3.6: read where it is sent or compared).
+    expect(result.warnings).toEqual([
       expect.objectContaining({
         path: 'firezone_device.laptop.preshared_key',
         line: lineOf(text, '"preshared_key"'),

@@ -3,7 +3,7 @@
  * secrets they name are unchanged, and read again as soon as any of them changes.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -39,9 +39,9 @@ function state(result: Awaited<ReturnType<DesiredStateReuse['load']>>) {
   return result.state;
 }
 
-describe('DesiredStateReuse', () => {
-  const env = { ALICE_PASSWORD: 'first-password' };
+const env = { ALICE_PASSWORD: 'first-password' };
 
+describe('DesiredStateReuse', () => {
   it('reads unchanged files once, and again when a file, a new file of the folder or a secret changes', async () => {
     const reuse = new DesiredStateReuse();
     const first = await reuse.load(dir, { env });
@@ -68,25 +68,19 @@ describe('DesiredStateReuse', () => {
     expect(withNewKey).not.toBe(added);
     expect(state(withNewKey).users[0]!.devices[0]!.preshared_key!.reveal()).toBe(rotated);
 
-    // An environment variable a secret names changes: read again.
+    // Another environment (a password is never read to compare it: W3.6): read again.
     const other = await reuse.load(dir, { env: { ALICE_PASSWORD: 'second-password' } });
     expect(other).not.toBe(withNewKey);
     expect(state(other).users[0]!.password!.reveal()).toBe('second-password');
     expect(reuse.reused).toBe(2);
   });
 
-  it('never keeps a load with errors, a secret that cannot be read, or what is not a set of YAML files', async () => {
+  it('never keeps a load with errors, or what is not a set of YAML files', async () => {
     const reuse = new DesiredStateReuse();
     writeFileSync(file, 'version: 1\nusers:\n  - email: not-an-email\n');
     const bad = await reuse.load(dir, { env });
     expect(bad.ok).toBe(false);
     expect(await reuse.load(dir, { env })).not.toBe(bad);
-
-    writeFileSync(file, yaml(1380));
-    rmSync(join(dir, 'laptop.psk'));
-    const missingSecret = await reuse.load(dir, { env });
-    expect(missingSecret.ok).toBe(false);
-    expect(await reuse.load(dir, { env })).not.toBe(missingSecret);
 
     const stack = join(dir, 'stack');
     mkdirSync(stack);
@@ -94,6 +88,39 @@ describe('DesiredStateReuse', () => {
     const cdktf = await reuse.load(stack, { env });
     expect(await reuse.load(stack, { env })).not.toBe(cdktf);
     expect(reuse.reused).toBe(0);
+  });
+});
+
+describe('secrets that cannot be read (W3.6: a warning, not an error)', () => {
+  it('a load with a missing secret file is kept while it is missing, and read again once it is back', async () => {
+    const reuse = new DesiredStateReuse();
+    writeFileSync(file, yaml(1380));
+    const psk = readFileSync(join(dir, 'laptop.psk'), 'utf8');
+    rmSync(join(dir, 'laptop.psk'));
+    const missing = await reuse.load(dir, { env });
+    expect(missing.ok).toBe(true);
+    expect(missing.warnings?.map((w) => w.message)).toEqual([
+      expect.stringMatching(
+        /^secret file laptop\.psk cannot be read \(.*\): no such file \(read by plan, apply and drift/,
+      ),
+    ]);
+    expect(state(missing).users[0]!.devices[0]!.preshared_key!.read()).toEqual({
+      unreadable: expect.stringMatching(/^secret file laptop\.psk cannot be read/),
+    });
+    expect(await reuse.load(dir, { env })).toBe(missing);
+    writeFileSync(join(dir, 'laptop.psk'), psk);
+    const back = await reuse.load(dir, { env });
+    expect(back).not.toBe(missing);
+    expect(state(back).users[0]!.devices[0]!.preshared_key!.reveal()).toBe(psk.trim());
+  });
+
+  it('a password variable that is unset is never read, and its value is never needed to keep the load', async () => {
+    const reuse = new DesiredStateReuse();
+    const first = await reuse.load(dir, { env: {} });
+    expect(first.ok).toBe(true);
+    expect(first.warnings?.map((w) => w.message)).toEqual([
+      'environment variable ALICE_PASSWORD is not set (read only when it is sent: when plan or apply creates the user, or with --rotate-passwords)',
+    ]);
   });
 });
 

@@ -1,7 +1,9 @@
 /** `netform explain FROM TO`: how one packet is decided, against the declared rules or (`--live`) the server's. */
 import { Option, type Command } from 'commander';
 import { explainPacket, parseFrom, parseTo } from '../../ops/access.js';
+import type { Diagnostic } from '../../model/diagnostic.js';
 import { explainJson, explainText } from '../../views/access.js';
+import { formatDiagnostic } from '../../views/diagnostics.js';
 import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
@@ -16,7 +18,7 @@ export function registerExplain(program: Command): void {
   const cmd = program
     .command('explain <from> <to>')
     .description(
-      'how the server decides one packet: FROM is *, EMAIL or EMAIL/DEVICE; TO is ADDRESS:PORT/tcp|udp, ADDRESS/icmp or ADDRESS',
+      'how the server decides one packet: FROM is *, EMAIL (each device), EMAIL/DEVICE or EMAIL/* (any device of the user); TO is ADDRESS:PORT/tcp|udp, ADDRESS/icmp or ADDRESS',
     )
     .option('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
     .option('--live', "evaluate against the server's rules and devices (--url or --embedded)")
@@ -31,7 +33,9 @@ export function registerExplain(program: Command): void {
       if (!opts.file && !opts.live)
         throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
       const live = opts.live ? connectorOf(opts) : undefined;
-      const decisions = await explainPacket({ file: opts.file, live, from: from.value, to: to.value });
+      // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
+      const warning = (d: Diagnostic) => process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
+      const decisions = await explainPacket({ file: opts.file, live, from: from.value, to: to.value }, { warning });
       const shown = opts.format === 'json' ? explainJson : explainText;
       process.stdout.write(shown(fromText, toText, decisions));
       return ExitCode.ok;

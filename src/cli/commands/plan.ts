@@ -1,7 +1,8 @@
 /**
  * `netform plan -f PATH [-o plan.json] [--format text|json|markdown]`: what apply would do.
  * Exit codes: 0 nothing to do, 2 changes pending, 3 over a safety limit (the plan is printed in
- * full first), 1 error.
+ * full first), 1 error (also when an access test fails: the whole plan is still written, its
+ * failures first, but no saved plan: W3.6).
  */
 import { Option, type Command } from 'commander';
 import { elapsedSince } from '../../ops/events.js';
@@ -19,6 +20,20 @@ import { fullPlanAt, refuseOverwritingInput, Timings, useColor, writeSavedPlan }
 function planExitCode(plan: Plan): ExitCode {
   if (plan.limits.some((l) => l.exceeded)) return ExitCode.refused;
   return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
+}
+
+/**
+ * A plan whose access test fails: the document goes to stdout (also with `-o -`: a pull-request
+ * comment shows the failures), `-o` writes nothing, and the exit code is 1.
+ */
+function refuseToSave(output: string, failed: number, out: string | undefined, timings: Timings): never {
+  process.stdout.write(output);
+  if (out && out !== '-')
+    process.stderr.write(`-o ${out}: not written: an access test fails, so this plan cannot be applied\n`);
+  timings.report();
+  throw new CliError(
+    `${failed} access test${failed === 1 ? '' : 's'} failed (listed first in the plan); no saved plan was written`,
+  );
 }
 
 export function registerPlan(program: Command): void {
@@ -69,7 +84,7 @@ async function runPlan(opts: PlanCommandOptions): Promise<ExitCode> {
     file: opts.file,
     base,
     connect: connectorOf(opts),
-    refuseFailingTests: true,
+    runTests: true,
   };
   const warning = (d: Parameters<typeof formatDiagnostic>[0]) =>
     process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
@@ -78,14 +93,18 @@ async function runPlan(opts: PlanCommandOptions): Promise<ExitCode> {
   // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
   const toStdout = opts.out === '-';
   const shownOn = toStdout ? process.stderr : process.stdout;
-  // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/seal.ts).
-  const seal = opts.format === 'json' || opts.out ? planKeyOf(opts) : undefined;
+  // W3.6: a plan whose access test fails is shown whole, failures first, but cannot be applied.
+  const testsFail = (plan.tests?.failed ?? 0) > 0;
+  // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/seal.ts);
+  // not when a test fails: that plan cannot be applied.
+  const seal = !testsFail && (opts.format === 'json' || opts.out) ? planKeyOf(opts) : undefined;
   const output = renderPlan(plan, opts.format, {
     color: opts.format === 'text' && useColor(opts, shownOn),
     fullPlanAt: fullPlanAt(),
     seal,
   });
   timings.phase('render', elapsedSince(started));
+  if (testsFail) return refuseToSave(output, plan.tests!.failed, opts.out, timings);
   if (!(toStdout && opts.format === 'json')) shownOn.write(output);
   if (opts.out)
     writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false, seal }));

@@ -4,7 +4,11 @@
  */
 import { Option, type Command } from 'commander';
 import { runTests } from '../../ops/access.js';
+import { sarifRoot } from '../../ops/validate.js';
+import type { Diagnostic } from '../../model/diagnostic.js';
 import { testResultsJson, testResultsText } from '../../views/access.js';
+import { formatDiagnostic } from '../../views/diagnostics.js';
+import { findingsOfDiagnostics, findingsOfTests, sarifOutput } from '../../views/sarif.js';
 import { action } from '../boundary.js';
 import { ExitCode } from '../exit.js';
 import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
@@ -12,7 +16,7 @@ import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../fl
 interface TestOptions extends ConnectionOptions {
   file: string;
   live?: boolean;
-  format: 'text' | 'json' | 'github';
+  format: 'text' | 'json' | 'github' | 'sarif';
 }
 
 export function registerTest(program: Command): void {
@@ -26,16 +30,28 @@ export function registerTest(program: Command): void {
       '--live',
       "evaluate against the server's rules and devices (--url or --embedded) instead of the declared ones",
     )
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'github']).default('text'));
+    .addOption(
+      new Option('--format <format>', 'output format').choices(['text', 'json', 'github', 'sarif']).default('text'),
+    );
   addConnectionOptions(cmd);
   cmd.action(
     action(async (opts: TestOptions) => {
-      const results = await runTests({ file: opts.file, live: opts.live ? connectorOf(opts) : undefined });
-      process.stdout.write(
-        opts.format === 'json'
-          ? testResultsJson(results)
-          : testResultsText(results, { github: opts.format === 'github', live: opts.live === true }),
-      );
+      // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
+      const warnings: Diagnostic[] = [];
+      const live = opts.live ? connectorOf(opts) : undefined;
+      const results = await runTests({ file: opts.file, live }, { warning: (d) => warnings.push(d) });
+      if (opts.format === 'sarif') {
+        const cwd = process.cwd();
+        const findings = [...findingsOfTests(results), ...findingsOfDiagnostics([], warnings)];
+        process.stdout.write(sarifOutput(findings, { root: sarifRoot(cwd), cwd }));
+      } else {
+        for (const warning of warnings) process.stderr.write(`warning: ${formatDiagnostic(warning)}\n`);
+        process.stdout.write(
+          opts.format === 'json'
+            ? testResultsJson(results)
+            : testResultsText(results, { github: opts.format === 'github', live: opts.live === true }),
+        );
+      }
       return results.some((r) => !r.pass) ? ExitCode.error : ExitCode.ok;
     }),
   );

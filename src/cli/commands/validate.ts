@@ -1,8 +1,13 @@
-/** `netform validate -f PATH`: every offline check of the desired state, no server needed. */
+/**
+ * `netform validate -f PATH`: every offline check of the desired state, the access tests included
+ * (W3.6), no server and no secret needed.
+ */
 import { Option, type Command } from 'commander';
 import { displayPath } from '../../ops/desired.js';
-import { validateDesired } from '../../ops/validate.js';
+import { sarifRoot, validateDesired } from '../../ops/validate.js';
+import { failedTestDiagnostics } from '../../views/access.js';
 import { validationOutput, type ValidationFormat } from '../../views/diagnostics.js';
+import { sarifOutput, validationFindings } from '../../views/sarif.js';
 import { action } from '../boundary.js';
 import { ExitCode } from '../exit.js';
 
@@ -10,19 +15,29 @@ export function registerValidate(program: Command): void {
   program
     .command('validate')
     .description(
-      "Check the desired state offline: file format, the server's field rules, duplicates, overlapping rules, scope, secrets.",
+      "Check the desired state offline: file format, the server's field rules, duplicates, overlapping rules, scope, secrets, and the access tests.",
     )
     .requiredOption(
       '-f, --file <path>',
       'a YAML file, a folder of *.yaml/*.yml files, a cdk.tf.json (or its folder), or - for a YAML stream on stdin',
     )
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'github', 'json']).default('text'))
+    .addOption(
+      new Option('--format <format>', 'output format').choices(['text', 'github', 'json', 'sarif']).default('text'),
+    )
     .action(
       action(async (options: { file: string; format: ValidationFormat }) => {
         const result = await validateDesired({ file: options.file });
-        const input = displayPath(options.file);
-        const names = { input, valid: options.file === '-' ? 'stdin' : input };
-        for (const { stream, text } of validationOutput(result, options.format, names)) process[stream].write(text);
+        if (options.format === 'sarif') {
+          const cwd = process.cwd();
+          process.stdout.write(sarifOutput(validationFindings(result), { root: sarifRoot(cwd), cwd }));
+        } else {
+          const input = displayPath(options.file);
+          const names = { input, valid: options.file === '-' ? 'stdin' : input };
+          // A failing access test is an error at its test (W3.6).
+          const errors = [...result.errors, ...failedTestDiagnostics(result.tests)];
+          for (const { stream, text } of validationOutput({ ...result, errors }, options.format, names))
+            process[stream].write(text);
+        }
         return result.ok ? ExitCode.ok : ExitCode.error;
       }),
     );

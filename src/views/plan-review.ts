@@ -1,0 +1,73 @@
+/**
+ * What a plan says besides its changes, for review (W3.6): the fields it did not compare because
+ * their secret cannot be read here ("not checked", never "matches"), and how the desired state's
+ * access tests fared (failures first, each with its place, expectation, outcome and deciding rule).
+ * Pure; every string from files or servers goes through the escaping helpers.
+ */
+import { notCheckedLine } from '../model/secret.js';
+import type { Plan, PlanTestFailure, PlanTests } from '../plan/types.js';
+import { inertText, markdownCode } from './escape.js';
+
+export function notCheckedLines(plan: Plan): string[] {
+  return (plan.not_checked ?? []).map((item) => inertText(notCheckedLine(item)));
+}
+
+/**
+ * The summary of a plan that changes nothing but left fields uncompared: never "matches".
+ * Null when every field was compared.
+ */
+export function notCheckedSummary(plan: Plan): string | null {
+  const count = plan.not_checked?.length ?? 0;
+  if (count === 0 || plan.changes.length > 0) return null;
+  const fields = count === 1 ? '1 field was' : `${count} fields were`;
+  return `No changes in what was compared; ${fields} not checked (their secret cannot be read here).`;
+}
+
+/** `Access tests: 14 passed.` / `Access tests: 2 of 14 failed, 12 passed.`; null without tests. */
+export function testsLine(tests: PlanTests | undefined): string | null {
+  if (!tests) return null;
+  const total = tests.passed + tests.failed;
+  if (tests.failed === 0) return `Access tests: ${total === 1 ? '1 passed' : `all ${total} passed`}.`;
+  return `Access tests: ${tests.failed} of ${total} failed, ${tests.passed} passed.`;
+}
+
+/** `FAIL name at a.yaml:12: from -> to: expected drop, got accept by accept … at a.yaml:3, …`. */
+export function failureLine(failure: PlanTestFailure): string {
+  const at = failure.at ? ` at ${failure.at}` : '';
+  const source = failure.source && failure.source !== failure.from ? ` (from ${failure.source})` : '';
+  return (
+    `FAIL ${failure.name}${at}: ${failure.from} -> ${failure.to}${source}: ` +
+    `expected ${failure.expected}, got ${failure.got}; decided by ${failure.decided_by}`
+  );
+}
+
+/** The text block that opens a plan whose tests fail. */
+export function failuresText(tests: PlanTests | undefined): string[] {
+  if (!tests || tests.failures.length === 0) return [];
+  const noun = tests.failures.length === 1 ? 'access test fails' : 'access tests fail';
+  return [
+    `${tests.failures.length} ${noun}: this plan cannot be applied (nothing was saved)`,
+    ...tests.failures.map((failure) => `  ${inertText(failureLine(failure))}`),
+    '',
+  ];
+}
+
+/** The markdown block that opens a plan comment whose tests fail: a caution, one code span per failure. */
+export function failuresMarkdown(tests: PlanTests | undefined): string[] {
+  if (!tests || tests.failures.length === 0) return [];
+  const noun = tests.failures.length === 1 ? 'access test fails' : 'access tests fail';
+  return [
+    '> [!CAUTION]',
+    `> ${tests.failures.length} ${noun}: this plan cannot be applied.`,
+    '',
+    ...tests.failures.map((failure) => `- ${markdownCode(failureLine(failure))}`),
+    '',
+  ];
+}
+
+/** Not-checked lines for a markdown comment. */
+export function notCheckedMarkdown(plan: Plan): string[] {
+  const items = plan.not_checked ?? [];
+  if (items.length === 0) return [];
+  return ['**Not checked**', '', ...items.map((item) => `- ${markdownCode(notCheckedLine(item))}`), ''];
+}
