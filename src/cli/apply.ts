@@ -34,12 +34,14 @@ import { refuseFailingTests } from './access.js';
 import { action } from './boundary.js';
 import { inertText } from '../render/escape.js';
 import { CliError, ExitCode } from './exit.js';
+import { nowManagedLimit } from '../plan/defaults.js';
 import { addPlanningOptions, loadDesired, makePlan, reportTimings, useColor, type PlanningOptions } from './plan.js';
 
 interface ApplyCommandOptions extends PlanningOptions {
   yes?: boolean;
   reviewed?: string;
   parallelism: number;
+  allowNowManaged?: boolean;
 }
 
 function timeoutOf(opts: ApplyCommandOptions): number {
@@ -71,7 +73,11 @@ export function registerApply(program: Command): void {
       '--reviewed <plan-file>',
       'with -f: plan again, and write only the changes this saved plan (the one reviewed) shows identically; the rest are withheld and listed (exit 5)',
     )
-    .option('--parallelism <n>', 'writes at once', positiveInteger, 8);
+    .option('--parallelism <n>', 'writes at once', positiveInteger, 8)
+    .option(
+      '--allow-now-managed',
+      'with -f: make changes that exist only because the files leave a field out, which means its default (refused otherwise, exit 3)',
+    );
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
   cmd.action(
@@ -131,7 +137,10 @@ async function planAndApply(
   const color = useColor(opts);
   process.stdout.write(renderPlan(plan, 'text', { color }));
   reportTimings(timings);
-  return confirmAndApply(plan, plan.limits.filter((l) => l.exceeded).map(limitLine), opts, connection, run);
+  // Changes that exist only because a left-out field now means its default: a safety limit (src/plan/defaults.ts).
+  const nowManaged = nowManagedLimit(plan.changes, opts.allowNowManaged === true);
+  const overLimit = [...plan.limits.filter((l) => l.exceeded).map(limitLine), ...(nowManaged ? [nowManaged] : [])];
+  return confirmAndApply(plan, overLimit, opts, connection, run);
 }
 
 /**

@@ -20,6 +20,7 @@ import { action } from './boundary.js';
 import { inertText } from '../render/escape.js';
 import { watchStopRequests, type StopWatch } from './signals.js';
 import { CliError, ExitCode } from './exit.js';
+import { isPending } from '../plan/outcome.js';
 import { fullPlanAt, loadDesired, loadDesiredAndLive, makePlan, reportTimings, useColor } from './plan.js';
 
 const require = createRequire(import.meta.url);
@@ -100,7 +101,7 @@ async function driftOnce(opts: DriftCommandOptions): Promise<ExitCode> {
       renderPlan(plan, opts.format, { color: opts.format === 'text' && useColor(opts), fullPlanAt: fullPlanAt() }),
     ),
   );
-  return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
+  return isPending(plan) ? ExitCode.changes : ExitCode.ok;
 }
 
 async function driftOnSchedule(opts: DriftCommandOptions): Promise<ExitCode> {

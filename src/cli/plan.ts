@@ -14,7 +14,9 @@ import type { PlanBase } from '../plan/types.js';
 import { ApiError, fetchConfiguration } from '../client/index.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import { planChanges, PlanError, type Plan } from '../plan/index.js';
-import { normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
+import { isPending } from '../plan/outcome.js';
+import { liveKeyIds, normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
+import { indexLiveState } from '../plan/live-index.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../render/index.js';
 import {
   addConnectionOptions,
@@ -205,7 +207,7 @@ export async function makePlan(
   started = performance.now();
   try {
     const whole = planChanges(desired.state, live, planOptionsOf(opts, connection));
-    const plan = opts.target?.length ? targetPlan(whole, opts.target) : whole;
+    const plan = opts.target?.length ? targetPlan(whole, opts.target, liveKeyIds(indexLiveState(live))) : whole;
     const diff = elapsedSince(started);
     started = performance.now();
     plan.access = planAccessChanges(plan, live, desired.state);
@@ -301,9 +303,10 @@ async function compareToBase(
   return compared;
 }
 
+/** 3 over a limit; 2 changes or pending (the server does not match: src/plan/outcome.ts); else 0. */
 export function planExitCode(plan: Plan): ExitCode {
   if (plan.limits.some((l) => l.exceeded)) return ExitCode.refused;
-  return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
+  return isPending(plan) ? ExitCode.changes : ExitCode.ok;
 }
 
 /** With NETFORM_TIMINGS set, one JSON line of phase durations (ms) on stderr, for bench/. */

@@ -4,7 +4,8 @@
  * only ever say that they changed.
  */
 import { SENSITIVE_CHANGED } from '../model/secret.js';
-import type { ChangeAction, FieldChange, Plan, PlanSummary, ResourceKind } from '../plan/types.js';
+import { isPending, noChangesLine, planOutcome } from '../plan/outcome.js';
+import type { ChangeAction, FieldChange, Plan, PlanOutcome, PlanSummary, ResourceKind } from '../plan/types.js';
 import { webhookText } from '../render/escape.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';
@@ -37,6 +38,11 @@ export interface DriftReport {
   counts: PlanSummary;
   changes: DriftChange[];
   warnings: string[];
+  /**
+   * What the plan amounts to (src/plan/outcome.ts): `pending` lists why a run without changes is
+   * drift, `kept` and `not_checked` why a clean one does not match in every field. Absent on failure.
+   */
+  outcome?: PlanOutcome;
   /** Scheduled ticks skipped since the previous run because that run was still in progress. */
   skipped_ticks: number;
   /** Why the run failed (status `failed` only). */
@@ -50,8 +56,9 @@ export function emptyCounts(): PlanSummary {
   return { create: 0, update: 0, delete: 0, replace: 0 };
 }
 
+/** `drift` when the plan has changes or is pending (src/plan/outcome.ts), else `clean`. */
 export function driftStatusOf(plan: Plan): 'clean' | 'drift' {
-  return plan.changes.length > 0 ? 'drift' : 'clean';
+  return isPending(plan) ? 'drift' : 'clean';
 }
 
 export interface ReportTiming {
@@ -77,6 +84,7 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
       ...(change.note ? { note: change.note } : {}),
     })),
     warnings: [...plan.warnings],
+    outcome: planOutcome(plan),
   };
 }
 
@@ -132,7 +140,10 @@ export function driftSignature(report: DriftReport): string {
   const changes = report.changes
     .map((c) => JSON.stringify([c.id, c.action, c.fields.map((f) => [f.field, f.before, f.after])]))
     .sort();
-  return `drift:${changes.join('\n')}`;
+  const pending = (report.outcome?.pending ?? [])
+    .map((item) => JSON.stringify([item.reason, item.id ?? item.text]))
+    .sort();
+  return `drift:${[...changes, ...pending].join('\n')}`;
 }
 
 /**
@@ -144,10 +155,17 @@ export function driftText(report: DriftReport, previous: DriftStatus | null = nu
   if (report.status === 'failed')
     return `netform drift on ${where}: the check failed: ${webhookText(report.error ?? 'unknown error')}`;
   if (report.status === 'clean') {
-    return previous === 'drift' || previous === 'failed'
+    // "Matches" only when the outcome says so (src/plan/outcome.ts).
+    const matches = report.outcome === undefined || report.outcome.status === 'matches';
+    const back = previous === 'drift' || previous === 'failed';
+    if (!matches)
+      return `netform drift on ${where}: ${back ? 'back to clean' : 'clean'}: ${webhookText(noChangesLine(report.outcome!))}`;
+    return back
       ? `netform drift on ${where}: back to clean: the server matches the desired state`
       : `netform drift on ${where}: clean`;
   }
+  if (report.changes.length === 0 && report.outcome)
+    return `netform drift on ${where}: ${webhookText(noChangesLine(report.outcome))}`;
   const labels = report.changes
     .slice(0, shown)
     .map((c) => `${c.action} ${webhookText(c.label ?? `${c.kind} ${c.key}`)}`);

@@ -1,7 +1,8 @@
-/** The plan document: ordered changes, the summary, the safety limits, warnings and settings. */
+/** The plan document: ordered changes, the summary, the safety limits, warnings, the outcome and settings. */
 import type { PlanContext } from './context.js';
 import { checkLimit } from './limits.js';
 import { orderedChanges } from './ordering.js';
+import { outcomeOf, undeclaredOutcome } from './outcome.js';
 import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Plan, type PlanSummary, type UndeclaredItem } from './types.js';
 
 export function planDocument(ctx: PlanContext, undeclared: UndeclaredItem[]): Plan {
@@ -13,6 +14,12 @@ export function planDocument(ctx: PlanContext, undeclared: UndeclaredItem[]): Pl
   }
   const liveCount = ctx.live.users.length + ctx.live.devices.length + ctx.live.rules.length;
   const limits = ctx.desired.settings.limits;
+  const fromUndeclared = undeclaredOutcome(
+    undeclared,
+    ctx.desired.settings.drift?.undeclared ?? 'access',
+    (item) => ctx.index.usersById.get(item.liveId)?.role === 'admin',
+    (item) => ctx.scope.isProtected(item.key),
+  );
   return {
     format: PLAN_FORMAT,
     format_version: PLAN_FORMAT_VERSION,
@@ -27,6 +34,11 @@ export function planDocument(ctx: PlanContext, undeclared: UndeclaredItem[]): Pl
     ],
     warnings: ctx.warnings,
     undeclared,
+    outcome: outcomeOf(changes, {
+      pending: [...ctx.held.pending, ...fromUndeclared.pending],
+      kept: [...ctx.held.kept, ...fromUndeclared.kept],
+      not_checked: [],
+    }),
     settings: {
       prune: ctx.prune,
       replace: ctx.replaceDevices,

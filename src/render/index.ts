@@ -6,6 +6,7 @@
  */
 import pc from 'picocolors';
 import { SENSITIVE, SENSITIVE_CHANGED } from '../model/secret.js';
+import { noChangesLine, planOutcome } from '../plan/outcome.js';
 import { sealedDocument, unsealedDocument, type PlanKey } from '../plan/seal.js';
 import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
@@ -55,7 +56,8 @@ export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOption
 /** `1 to create, 2 to update, 0 to replace, 3 to delete (+4 with their user)`. */
 export function summaryLine(plan: Plan): string {
   const s = plan.summary;
-  if (plan.changes.length === 0) return 'No changes: the server matches the desired state.';
+  // "Matches" only when the plan's outcome says so (src/plan/outcome.ts).
+  if (plan.changes.length === 0) return inertText(noChangesLine(planOutcome(plan)));
   const cascade = s.cascade ? ` (+${s.cascade} with their user)` : '';
   return `Plan: ${s.create} to create, ${s.update} to update, ${s.replace} to replace, ${s.delete} to delete${cascade}.`;
 }

@@ -1,0 +1,96 @@
+/**
+ * The plan's outcome (PlanOutcome, types.ts), computed in one place: whether the server matches
+ * the files, differs with changes planned, differs with nothing planned (pending: a guard cancelled
+ * a change, `--target` left changes out, an undeclared admin or rule is kept), or has things kept or
+ * unchecked that do not count as drift (protected users, other undeclared objects kept with prune
+ * off, fields under `ignore_changes`, fields not compared for want of a secret). Every renderer,
+ * exit code and drift status reads it through planOutcome.
+ */
+import type { UndeclaredPolicy } from '../model/state.js';
+import type { Change, OutcomeItem, Plan, PlanOutcome, UndeclaredItem } from './types.js';
+
+/** The outcome's status from its parts: changes first, then pending, then kept or unchecked. */
+export function outcomeOf(
+  changes: readonly Change[],
+  parts: Pick<PlanOutcome, 'pending' | 'kept' | 'not_checked'>,
+): PlanOutcome {
+  const status =
+    changes.length > 0
+      ? 'changes'
+      : parts.pending.length > 0
+        ? 'pending'
+        : parts.kept.length + parts.not_checked.length > 0
+          ? 'kept'
+          : 'matches';
+  return { status, pending: [...parts.pending], kept: [...parts.kept], not_checked: [...parts.not_checked] };
+}
+
+/** The plan's outcome; a plan saved by an older version has none: then changes or "matches". */
+export function planOutcome(plan: Plan): PlanOutcome {
+  return plan.outcome ?? outcomeOf(plan.changes, { pending: [], kept: [], not_checked: [] });
+}
+
+/** Whether the plan leaves the server different from the files (exit 2, drift): changes or pending. */
+export function isPending(plan: Plan): boolean {
+  const status = planOutcome(plan).status;
+  return status === 'changes' || status === 'pending';
+}
+
+/**
+ * Undeclared objects the plan keeps, as outcome items: protected users are kept; of the others,
+ * those the policy names (`access`: admins and rules; `all`; `none`) are pending, the rest kept.
+ */
+export function undeclaredOutcome(
+  items: readonly UndeclaredItem[],
+  policy: UndeclaredPolicy,
+  isAdmin: (item: UndeclaredItem) => boolean,
+  isProtected: (item: UndeclaredItem) => boolean,
+): { pending: OutcomeItem[]; kept: OutcomeItem[] } {
+  const pending: OutcomeItem[] = [];
+  const kept: OutcomeItem[] = [];
+  for (const item of items) {
+    if (item.fate !== 'keep') continue;
+    const id = `${item.kind}:${item.key}`;
+    if (item.kind === 'user' && isProtected(item)) {
+      kept.push({ reason: 'protected', id, text: `${item.label}: kept (protected)` });
+      continue;
+    }
+    const counts =
+      policy === 'all' || (policy === 'access' && (item.kind === 'rule' || (item.kind === 'user' && isAdmin(item))));
+    const what = item.kind === 'user' && isAdmin(item) ? `${item.label} (an admin)` : item.label;
+    (counts ? pending : kept).push({ reason: 'undeclared', id, text: `${what} is on the server but in no file` });
+  }
+  return { pending, kept };
+}
+
+/**
+ * The line a plan without changes ends with: "matches" only when it does. Pending and kept plans
+ * say what is left (the wording is the views' to refine; the facts are the outcome's).
+ */
+export function noChangesLine(outcome: PlanOutcome): string {
+  if (outcome.status === 'matches') return 'No changes: the server matches the desired state.';
+  if (outcome.status === 'pending') {
+    return `No changes planned, but the server does not match the desired state: ${describe(outcome.pending)}.`;
+  }
+  return `No changes, but not everything matches: ${describe([...outcome.kept, ...outcome.not_checked])}.`;
+}
+
+function describe(items: readonly OutcomeItem[]): string {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(item.reason, (counts.get(item.reason) ?? 0) + 1);
+  const n = (reason: string) => counts.get(reason) ?? 0;
+  const parts: string[] = [];
+  const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
+  if (n('guard')) parts.push(`${plural(n('guard'), 'change', 'changes')} cancelled by a guard (see the warnings)`);
+  if (n('target')) {
+    const left = items.filter((i) => i.reason === 'target').map((i) => i.text);
+    parts.push(left.join(', '));
+  }
+  const undeclared = items.filter((i) => i.reason === 'undeclared').length;
+  if (undeclared) parts.push(plural(undeclared, 'undeclared object kept', 'undeclared objects kept'));
+  if (n('protected')) parts.push(`${plural(n('protected'), 'user', 'users')} kept (protected)`);
+  if (n('ignored'))
+    parts.push(`${plural(n('ignored'), 'field differs', 'fields differ')} under ignore_changes (not managed)`);
+  if (n('not_checked')) parts.push(`${plural(n('not_checked'), 'field', 'fields')} not checked`);
+  return parts.join('; ');
+}
