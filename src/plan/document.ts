@@ -14,11 +14,14 @@ export function planDocument(ctx: PlanContext, undeclared: UndeclaredItem[]): Pl
   }
   const liveCount = ctx.live.users.length + ctx.live.devices.length + ctx.live.rules.length;
   const limits = ctx.desired.settings.limits;
+  // An object a guard kept is in the outcome once, for the guard's reason.
+  const held = new Set([...ctx.held.pending, ...ctx.held.kept].map((item) => item.id));
   const fromUndeclared = undeclaredOutcome(
-    undeclared,
+    undeclared.filter((item) => !held.has(`${item.kind}:${item.key}`)),
     ctx.desired.settings.drift?.undeclared ?? 'access',
     (item) => ctx.index.usersById.get(item.liveId)?.role === 'admin',
     (item) => ctx.scope.isProtected(item.key),
+    (item) => (ctx.index.rulesByUserId.get(item.liveId)?.length ?? 0) > 0,
   );
   return {
     format: PLAN_FORMAT,

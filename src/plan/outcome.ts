@@ -38,13 +38,15 @@ export function isPending(plan: Plan): boolean {
 
 /**
  * Undeclared objects the plan keeps, as outcome items: protected users are kept; of the others,
- * those the policy names (`access`: admins and rules; `all`; `none`) are pending, the rest kept.
+ * those the policy names (`access`: admins and rules, a user with rules of its own standing for
+ * them; `all`; `none`) are pending, the rest kept.
  */
 export function undeclaredOutcome(
   items: readonly UndeclaredItem[],
   policy: UndeclaredPolicy,
   isAdmin: (item: UndeclaredItem) => boolean,
   isProtected: (item: UndeclaredItem) => boolean,
+  hasRules: (item: UndeclaredItem) => boolean = () => false,
 ): { pending: OutcomeItem[]; kept: OutcomeItem[] } {
   const pending: OutcomeItem[] = [];
   const kept: OutcomeItem[] = [];
@@ -55,8 +57,8 @@ export function undeclaredOutcome(
       kept.push({ reason: 'protected', id, text: `${item.label}: kept (protected)` });
       continue;
     }
-    const counts =
-      policy === 'all' || (policy === 'access' && (item.kind === 'rule' || (item.kind === 'user' && isAdmin(item))));
+    const access = item.kind === 'rule' || (item.kind === 'user' && (isAdmin(item) || hasRules(item)));
+    const counts = policy === 'all' || (policy === 'access' && access);
     const what = item.kind === 'user' && isAdmin(item) ? `${item.label} (an admin)` : item.label;
     (counts ? pending : kept).push({ reason: 'undeclared', id, text: `${what} is on the server but in no file` });
   }
