@@ -127,9 +127,11 @@ rules:
     ]);
     expect(state.rules.map((r) => r.destination).sort()).toEqual(['10.20.0.0/16', '172.16.0.0/12']);
     expect(state.devices).toHaveLength(2);
-    // The protected user is kept: exit 0, and said so rather than "matches" (W3.5).
+    // The protected user and the ignored mtu are kept: exit 0, and said so rather than "matches" (W3.5).
     const again = await netform(server, ['plan', '-f', onFile]);
     expect(again.code, describeResult(again)).toBe(0);
-    expect(again.stdout).toContain('No changes, but not everything matches: 1 user kept (protected).');
+    expect(again.stdout).toContain(
+      'No changes, but not everything matches: 1 user kept (protected); 1 field differs under ignore_changes (not managed).',
+    );
   });
 });
