@@ -140,6 +140,27 @@ describe('the outcome', () => {
     );
   });
 
+  it('a demotion the last-admin guard cancels is pending; one settings.protect cancels is kept', () => {
+    const only = liveUser('only@example.com', { role: 'admin' });
+    const scoped = { users: ['only@*'], rules: [] as string[] };
+    const lastAdmin = planChanges(
+      desired({ settings: { manage: scoped }, users: [user('only@example.com')] }),
+      liveState({ users: [only] }),
+      { ...OPTIONS, tokenUser: null },
+    );
+    expect(lastAdmin.changes).toEqual([]);
+    expect(lastAdmin.outcome!.pending.map((p) => [p.reason, p.id])).toEqual([['guard', 'user:only@example.com']]);
+    const protectedUser = planChanges(
+      desired({ settings: { manage: scoped, protect: { users: ['only@*'] } }, users: [user('only@example.com')] }),
+      liveState({ users: [admin, only] }),
+      OPTIONS,
+    );
+    expect(protectedUser.outcome).toMatchObject({ status: 'kept', pending: [] });
+    expect(protectedUser.outcome!.kept.map((k) => [k.reason, k.text])).toEqual([
+      ['protected', 'user only@example.com: kept (protected)'],
+    ]);
+  });
+
   it('--target: what it leaves out keeps the plan pending', () => {
     const a = liveUser('a@example.com');
     const b = liveUser('b@example.com');
