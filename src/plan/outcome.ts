@@ -72,12 +72,12 @@ export function undeclaredOutcome(
 export function noChangesLine(outcome: PlanOutcome): string {
   if (outcome.status === 'matches') return 'No changes: the server matches the desired state.';
   if (outcome.status === 'pending') {
-    return `No changes planned, but the server does not match the desired state: ${describe(outcome.pending)}.`;
+    return `No changes planned, but the server does not match the desired state: ${describe(outcome.pending, true)}.`;
   }
   return `No changes, but not everything matches: ${describe([...outcome.kept, ...outcome.not_checked])}.`;
 }
 
-function describe(items: readonly OutcomeItem[]): string {
+function describe(items: readonly OutcomeItem[], pending = false): string {
   const counts = new Map<string, number>();
   for (const item of items) counts.set(item.reason, (counts.get(item.reason) ?? 0) + 1);
   const n = (reason: string) => counts.get(reason) ?? 0;
@@ -89,7 +89,9 @@ function describe(items: readonly OutcomeItem[]): string {
     parts.push(left.join(', '));
   }
   const undeclared = items.filter((i) => i.reason === 'undeclared').length;
-  if (undeclared) parts.push(plural(undeclared, 'undeclared object kept', 'undeclared objects kept'));
+  if (undeclared && pending)
+    parts.push(`${plural(undeclared, 'object is', 'objects are')} on the server but in no file (see Undeclared)`);
+  else if (undeclared) parts.push(plural(undeclared, 'undeclared object kept', 'undeclared objects kept'));
   if (n('protected')) parts.push(`${plural(n('protected'), 'user', 'users')} kept (protected)`);
   if (n('ignored'))
     parts.push(`${plural(n('ignored'), 'field differs', 'fields differ')} under ignore_changes (not managed)`);
