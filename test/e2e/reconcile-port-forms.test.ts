@@ -169,7 +169,7 @@ describe('the 65535 limit', () => {
     }
     const file = ws.write(
       'limit.yaml',
-      'version: 1\nusers: [{ email: admin@example.com, role: admin }]\nrules:\n  - { action: accept, destination: 10.8.0.0/16, port_type: tcp, port_range: 1-65534 }\n',
+      'version: 1\nsettings: { manage: { users: [], rules: [10.8.0.0/16] } }\nrules:\n  - { action: accept, destination: 10.8.0.0/16, port_type: tcp, port_range: 1-65534 }\n',
     );
     const plan = await netform(server, ['plan', '-f', file]);
     expect(plan.code, describeResult(plan)).toBe(2);
