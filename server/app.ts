@@ -4,7 +4,6 @@
  * spec section 2, and never a stack trace.
  */
 import Fastify, {
-  type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
   type FastifyRequest,
@@ -206,5 +205,4 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
-export type { FastifyBaseLogger, LogLevel };
-export { REDACTED_LOG_PATHS } from './logging.js';
+export type { LogLevel };

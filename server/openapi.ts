@@ -10,25 +10,11 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { createRequire } from 'node:module';
+import { NETFORM_VERSION } from '../src/version.js';
 import { SHARED_SCHEMAS } from './routes/schemas.js';
 
 export const OPENAPI_PATH = '/v0/openapi.json';
 export const DOCS_PREFIX = '/docs';
-
-/** netform's version, from its package.json (one folder up from the sources, two from dist/server). */
-function packageVersion(): string {
-  const require = createRequire(import.meta.url);
-  for (const path of ['../package.json', '../../package.json']) {
-    try {
-      const pkg = require(path) as { name?: string; version?: string };
-      if (pkg.name === 'netform' && pkg.version) return pkg.version;
-    } catch {
-      // not at this depth
-    }
-  }
-  return '0.0.0';
-}
 
 /** The routes registered on an app, as they were declared (the OpenAPI test checks each has a schema). */
 const registered = new WeakMap<FastifyInstance, RouteOptions[]>();
@@ -52,7 +38,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       openapi: '3.1.0',
       info: {
         title: 'netform /v0 API',
-        version: packageVersion(),
+        version: NETFORM_VERSION,
         description:
           'The /v0 network-access API (the Firezone 0.7.x REST API) as the bundled netform server implements it. ' +
           'Every /v0 request needs `Authorization: Bearer <token>` (made with `netform server token create`); ' +

@@ -1,5 +1,7 @@
 /**
  * netform as a library: the same pieces the CLI is made of, for scripts that want a plan as data.
+ * The workflows (plan against a server, apply, drift, access tests, export, show, validate) are
+ * the operations of src/ops; the pure pieces below them stay exported as they were.
  * (The CDKTF constructs are a separate entry point: `netform/cdktf`.)
  */
 export * from './model/index.js';
@@ -7,7 +9,6 @@ export {
   loadDesiredState,
   checkDesiredState,
   resolveSecret,
-  formatDiagnostic,
   type Diagnostic,
   type LoadOptions,
   type LoadResult,
@@ -15,7 +16,8 @@ export {
 export { ApiClient, ApiError, fetchLiveState, type ApiClientOptions } from './client/index.js';
 export { planChanges, PlanError, type PlanOptions } from './plan/index.js';
 export type { Change, ChangeAction, FieldChange, LimitCheck, Plan, PlanSummary, ResourceKind } from './plan/types.js';
-export { renderPlan, type PlanFormat } from './render/index.js';
+export { renderPlan, type PlanFormat } from './views/plan.js';
+export { formatDiagnostic } from './views/diagnostics.js';
 export {
   applyPlan,
   findStaleChanges,
@@ -26,3 +28,4 @@ export {
 } from './apply/index.js';
 /** The key that seals saved plans and that readSavedPlan checks them with. */
 export { PlanKey, PlanKeyError } from './plan/seal.js';
+export * from './ops/index.js';

@@ -1,7 +1,6 @@
 export * from './types.js';
 export { MissingDatabaseError, SqliteStore, type SqliteStoreOptions } from './sqlite.js';
-export { PostgresStore, type PostgresStoreOptions } from './postgres.js';
-export { MIGRATIONS } from './migrations.js';
+export { PostgresStore } from './postgres.js';
 export { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
 export { StoreOpenError, StoreUnavailableError, isPostgresLocation, redactLocation } from './errors.js';
 

@@ -342,7 +342,7 @@ function blocksOf(cells: Cell[], accept: boolean): AccessBlock[] {
   for (const block of blocks) {
     const key = `${block.family}|${block.protocol}|${block.ports ?? ''}`;
     const first = merged.get(key);
-    if (first) for (const item of block.addresses) first.addresses.push(item);
+    if (first) first.addresses.push(...block.addresses);
     else merged.set(key, { ...block, addresses: [...block.addresses] });
   }
   return [...merged.values()];
@@ -556,41 +556,4 @@ export function boundAccessChanges(changes: AccessChanges, limits: AccessChangeL
     (changes.omitted?.users ?? 0);
   if (omittedUsers > 0 || omittedBlocks > 0) bounded.omitted = { users: omittedUsers, blocks: omittedBlocks };
   return bounded;
-}
-
-/** `10.2.0.0/16 tcp 22`, `10.9.0.0/16 (all protocols)`, `10.1.2.3/32 other protocols (ICMP, …)`. */
-export function blockText(block: AccessBlock): string {
-  const where =
-    block.addresses.length > 3
-      ? `${block.addresses.slice(0, 3).join(', ')} (+${block.addresses.length - 3} blocks)`
-      : block.addresses.join(', ');
-  if (block.protocol === 'all') return `${where} (all protocols)`;
-  if (block.protocol === 'other') return `${where} other protocols (icmp, …)`;
-  return `${where} ${block.protocol} ${block.ports}`;
-}
-
-/**
- * Lines of text for the changes: `alice@example.com: now reachable 10.2.0.0/16 tcp 22`. `quote`
- * shows each user's email for where the line goes (made inert for text, a code span in markdown).
- */
-export function accessChangeLines(changes: AccessChanges, quote: (user: string) => string = (user) => user): string[] {
-  const lines: string[] = [];
-  const add = (who: string, c: { reachable: AccessBlock[]; blocked: AccessBlock[] }) => {
-    for (const b of c.reachable) lines.push(`${who}: now reachable ${blockText(b)}`);
-    for (const b of c.blocked) lines.push(`${who}: now blocked ${blockText(b)}`);
-  };
-  if (changes.everyone) {
-    const { except } = changes.everyone;
-    add(
-      except.length === 0 ? 'all users' : `all users (except where own rules of ${except.map(quote).join(', ')} apply)`,
-      changes.everyone,
-    );
-  }
-  for (const u of changes.users) add(changes.everyone ? `${quote(u.user)} (within its own rules)` : quote(u.user), u);
-  if (changes.omitted) {
-    lines.push(
-      `… and ${changes.omitted.users} more users (whose own rules may change their access differently), ${changes.omitted.blocks} more blocks not shown`,
-    );
-  }
-  return lines;
 }

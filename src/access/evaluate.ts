@@ -19,7 +19,6 @@ import {
 } from './model.js';
 
 export type Protocol = 'tcp' | 'udp' | 'icmp' | 'other';
-export const PROTOCOLS: readonly Protocol[] = ['tcp', 'udp', 'icmp', 'other'];
 
 export interface Packet {
   destination: ParsedAddress;

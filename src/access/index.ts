@@ -5,3 +5,5 @@ export * from './tests.js';
 export * from './changes.js';
 export * from './plan.js';
 export * from './shadow.js';
+/** A rule in words and where it comes from (model/rule.ts): re-exported for the access library's users. */
+export { describeRule } from '../model/rule.js';

@@ -209,19 +209,3 @@ export function serverAddressSet(settings: AccessSettings): Set<string> {
   }
   return set;
 }
-
-/** `rule accept 10.0.0.0/8 tcp 22 (alice@example.com)`, with `file:line` when known. */
-export function describeRule(rule: AccessRule): string {
-  const ports = rule.port_type === null ? '' : ` ${rule.port_type} ${rule.port_range ?? ''}`;
-  const owner = rule.owner === null ? 'global' : rule.owner;
-  const declared = rule.declaredPorts
-    ? `; declared ${rule.declaredPorts.port_type} ${rule.declaredPorts.port_range ?? ''}, stored without ports as settings.port_rules is false`
-    : '';
-  return `${rule.action} ${rule.destination}${ports} (${owner}${declared})`;
-}
-
-export function ruleLocation(rule: AccessRule): string | undefined {
-  if (rule.source) return `${rule.source.file}:${rule.source.line}`;
-  if (rule.id) return `id ${rule.id}`;
-  return undefined;
-}

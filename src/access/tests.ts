@@ -6,8 +6,8 @@ import { userKey } from '../model/keys.js';
 import { parseIpAddress } from '../model/net.js';
 import type { DesiredRule, DesiredState, DesiredTest, DesiredUser, SourceLocation } from '../model/state.js';
 import type { Diagnostic } from '../desired/types.js';
-import { CompiledRules, type Decision, type Match } from './evaluate.js';
-import { describeRule, ruleLocation, type AccessModel } from './model.js';
+import { CompiledRules, type Decision } from './evaluate.js';
+import type { AccessModel } from './model.js';
 import { evaluateFrom, parseFrom, parseTo, type SourceDecision } from './notation.js';
 
 function at(
@@ -130,34 +130,4 @@ export function runAccessTests(model: AccessModel, tests: readonly DesiredTest[]
     const failing = decisions.find((d) => !satisfies(d.decision, test.expect));
     return { test, pass: failing === undefined, decisions, shown: failing ?? decisions[0] };
   });
-}
-
-/** `accept 10.0.0.0/8 (alice@example.com) at desired/a.yaml:12, user portless-accept`. */
-export function describeMatch(match: Match): string {
-  const where = ruleLocation(match.rule);
-  return `${describeRule(match.rule)}${where ? ` at ${where}` : ''}, ${match.scope} ${match.stage}`;
-}
-
-/** `drop by drop 10.9.0.0/16 (global) at a.yaml:30, global portless-drop`, or the reason without a rule. */
-export function describeDecision(decision: Decision): string {
-  if (decision.decidedBy) return `${decision.verdict} by ${describeMatch(decision.decidedBy)}`;
-  return `${decision.verdict}: ${decision.reason}`;
-}
-
-/** One line per test: `PASS name: from -> to: verdict by rule at file:line` (the failing source for a failure). */
-export function testLine(result: TestResult): string {
-  const { test } = result;
-  const head = `${result.pass ? 'PASS' : 'FAIL'} ${test.name}: ${test.from} -> ${test.to}, expected ${test.expect}`;
-  if (result.error) return `${head}: ${result.error}`;
-  const shown = result.shown;
-  if (!shown) return `${head}: no source to evaluate`;
-  const who =
-    result.decisions.length > 1 || test.from === '*'
-      ? ` (from ${shown.user}${shown.device ? `/${shown.device}` : ''})`
-      : '';
-  return `${head}, got ${describeDecision(shown.decision)}${who}`;
-}
-
-export function accessRulesOf(model: AccessModel): CompiledRules {
-  return new CompiledRules(model);
 }

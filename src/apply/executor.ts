@@ -85,7 +85,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
   const client = options.client;
   const results = new Map<string, ChangeResult>();
   const createdIds = new Map<string, string>();
-  const phaseOf = new Map(plan.changes.map((c) => [c.id, c.phase ?? 0]));
+  const phaseOf = new Map(plan.changes.map((c) => [c.id, c.phase]));
 
   let active = 0;
   const waiting: (() => void)[] = [];
@@ -107,7 +107,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
   ) => {
     const result: ChangeResult = {
       id: change.id,
-      label: change.label ?? `${change.kind} ${change.key}`,
+      label: change.label,
       action: change.action,
       status,
       ...(message ? { message } : {}),
@@ -121,9 +121,9 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
 
   const byPhase = new Map<number, Change[]>();
   for (const change of plan.changes) {
-    const list = byPhase.get(change.phase ?? 0);
+    const list = byPhase.get(change.phase);
     if (list) list.push(change);
-    else byPhase.set(change.phase ?? 0, [change]);
+    else byPhase.set(change.phase, [change]);
   }
 
   const context: ExecutionContext = {
@@ -175,12 +175,16 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
     );
   }
 
-  const ordered = plan.changes.map((c) => results.get(c.id)!);
+  return applySummary(plan.changes.map((c) => results.get(c.id)!));
+}
+
+/** The outcome of an apply from the result of each change, in plan order. */
+export function applySummary(results: ChangeResult[]): ApplySummary {
   return {
-    results: ordered,
-    done: ordered.filter((r) => r.status === 'done').length,
-    failed: ordered.filter((r) => r.status === 'failed').length,
-    notAttempted: ordered.filter((r) => r.status === 'not_attempted').length,
+    results,
+    done: results.filter((r) => r.status === 'done').length,
+    failed: results.filter((r) => r.status === 'failed').length,
+    notAttempted: results.filter((r) => r.status === 'not_attempted').length,
   };
 }
 

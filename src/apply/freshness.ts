@@ -25,7 +25,7 @@ export function findStaleChanges(plan: Plan, live: LiveState): string[] {
       for (const item of staleConfiguration(change, live.configuration)) reasons.push(item);
       continue;
     }
-    const label = change.label ?? `${change.kind} ${change.key}`;
+    const { label } = change;
     if (change.action === 'create') {
       if (keyTaken(index, change.kind, change.key))
         reasons.push(`${label}: created on the server since the plan was made`);
@@ -63,7 +63,7 @@ function staleCascade(
   const listed = new Set((change.cascade ?? []).map((item) => item.liveId));
   for (const item of change.cascade ?? []) {
     const object = find(item.kind, item.liveId);
-    const label = item.label ?? `${item.kind} ${item.key}`;
+    const { label } = item;
     if (!object) reasons.push(`${label} (goes with ${change.label}): deleted since the plan was made`);
     else if (item.fingerprint && fingerprintOf(item.kind, object) !== item.fingerprint)
       reasons.push(`${label} (goes with ${change.label}): changed since the plan was made`);

@@ -52,8 +52,13 @@ export function readSavedPlan(path: string, key: PlanKey): Plan {
       `${path}: the saved plan has a member named __proto__ (in ${proto}), which netform never writes; it was edited by hand. Nothing was changed; ${AGAIN}`,
     );
   checkSealOf(path, doc as Record<string, unknown>, key);
-  if (!Array.isArray(plan.changes) || typeof plan.server !== 'string' || !Array.isArray(plan.limits)) {
-    throw new SavedPlanError(`${path}: the saved plan is incomplete (changes, server or limits missing)`);
+  if (
+    !Array.isArray(plan.changes) ||
+    typeof plan.server !== 'string' ||
+    !Array.isArray(plan.limits) ||
+    typeof plan.summary?.cascade !== 'number'
+  ) {
+    throw new SavedPlanError(`${path}: the saved plan is incomplete (changes, server, summary or limits missing)`);
   }
   plan.changes.forEach((change, i) => {
     const ok =
@@ -63,7 +68,11 @@ export function readSavedPlan(path: string, key: PlanKey): Plan {
       KINDS.has(change.kind) &&
       ACTIONS.has(change.action) &&
       typeof change.key === 'string' &&
+      typeof change.label === 'string' &&
+      typeof change.phase === 'number' &&
       Array.isArray(change.fields) &&
+      (change.cascade === undefined ||
+        (Array.isArray(change.cascade) && change.cascade.every((item) => typeof item?.label === 'string'))) &&
       (change.action === 'create' || typeof change.liveId === 'string') &&
       (change.secrets === undefined ||
         (Array.isArray(change.secrets) &&
@@ -156,7 +165,7 @@ export function readSavedPlanSecrets(
 ): SavedPlanSecrets {
   const result: SavedPlanSecrets = { values: new Map(), unreadable: [], changed: [] };
   for (const change of plan.changes) {
-    const label = change.label ?? change.id;
+    const { label } = change;
     for (const secret of change.secrets ?? []) {
       const reading = read(secret.ref);
       if ('problem' in reading) {

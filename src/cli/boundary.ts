@@ -1,7 +1,8 @@
 /**
  * The command line's one error boundary: how any failure becomes words on stderr and an exit code.
  *
- * - An expected failure (CliError) prints `error: <message>` and exits with its code.
+ * - An expected failure (a CliError, or an OpError of the operations) prints `error: <message>` and
+ *   exits with its code (exit.ts).
  * - Anything else is a bug: `error: <message> (internal error at <file>:<line>; NETFORM_DEBUG=1
  *   shows the stack)`, exit 1. With NETFORM_DEBUG the stack follows.
  * - Nothing is ever printed through util.inspect, which shows an error's own properties: got's
@@ -11,8 +12,8 @@
  * - Every secret the process was given (the API token) is cut out of what the boundary prints.
  */
 import { fileURLToPath } from 'node:url';
-import { CliError, ExitCode } from './exit.js';
-import { inertText } from '../render/escape.js';
+import { inertMessage } from '../views/escape.js';
+import { expectedFailure, ExitCode } from './exit.js';
 
 const secrets = new Set<string>();
 
@@ -59,21 +60,6 @@ export function thrownAt(error: unknown): string | undefined {
   return place.startsWith(PACKAGE_ROOT) ? place.slice(PACKAGE_ROOT.length) : place;
 }
 
-/**
- * A message made inert for the terminal or log, the last line of defence for values it quotes: its
- * own line breaks are kept, every other control, bidi and zero-width character is a `\u` escape,
- * and no line it adds can be read as a GitHub workflow command (`::…`).
- */
-function inertMessage(message: string): string {
-  return message
-    .split('\n')
-    .map((line, i) => {
-      const inert = inertText(line);
-      return i > 0 ? inert.replace(/^(\s*):/, '$1\\u003a') : inert;
-    })
-    .join('\n');
-}
-
 function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === 'string') return error;
@@ -83,8 +69,8 @@ function messageOf(error: unknown): string {
 
 /** The lines the boundary prints for an error (each ending in a newline), and the exit code. */
 export function describeFailure(error: unknown, debug = !!process.env.NETFORM_DEBUG): { text: string; code: ExitCode } {
-  if (error instanceof CliError)
-    return { text: `error: ${inertMessage(redact(error.message))}\n`, code: error.exitCode };
+  const expected = expectedFailure(error);
+  if (expected) return { text: `error: ${inertMessage(redact(expected.message))}\n`, code: expected.code };
   const at = thrownAt(error);
   let text = `error: ${inertMessage(redact(messageOf(error)))} (internal error${at ? ` at ${at}` : ''}; NETFORM_DEBUG=1 shows the stack)\n`;
   if (debug && error instanceof Error && typeof error.stack === 'string') {

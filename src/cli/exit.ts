@@ -1,4 +1,10 @@
-/** Exit codes of every netform command (spec/netform.md section 3). */
+/**
+ * Exit codes of every netform command (spec/netform.md section 3), and the one place a failure
+ * becomes an exit code: `expectedFailure` (the error boundary, boundary.ts, prints it).
+ */
+import { OpError, type OpErrorKind } from '../ops/errors.js';
+import { testLine, testLocation } from '../views/access.js';
+
 export const ExitCode = {
   ok: 0,
   error: 1,
@@ -14,8 +20,8 @@ export const ExitCode = {
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 /**
- * An expected failure: printed as its message alone (no stack trace), exit code attached.
- * Throw it anywhere below a command; `action()` (boundary.ts) turns it into output and an exit code.
+ * An expected failure of the command line itself (a flag that cannot work): printed as its
+ * message alone (no stack trace), exit code attached. The operations raise OpErrors instead.
  */
 export class CliError extends Error {
   constructor(
@@ -25,4 +31,25 @@ export class CliError extends Error {
     super(message);
     this.name = 'CliError';
   }
+}
+
+/** Every kind of operation failure is an error (exit 1); refusals, stale plans and interrupts are outcomes, not errors. */
+const OP_EXIT_CODES: Record<OpErrorKind, ExitCode> = {
+  request: ExitCode.error,
+  'desired-state': ExitCode.error,
+  server: ExitCode.error,
+  plan: ExitCode.error,
+  'saved-plan': ExitCode.error,
+  export: ExitCode.error,
+};
+
+/** An expected failure's message and exit code; null for anything else, which is a bug. */
+export function expectedFailure(error: unknown): { message: string; code: ExitCode } | null {
+  if (error instanceof CliError) return { message: error.message, code: error.exitCode };
+  if (error instanceof OpError) {
+    // Failed access tests: one line each under the message, as `netform test` shows them.
+    const tests = (error.failedTests ?? []).map((r) => `\n  ${testLocation(r)}${testLine(r)}`).join('');
+    return { message: `${error.message}${tests}`, code: OP_EXIT_CODES[error.kind] };
+  }
+  return null;
 }

@@ -1,9 +1,11 @@
 /**
- * Stop requests for the long-running commands (`serve`, `drift --every`): SIGTERM, SIGINT, and
- * the parent process going away.
+ * Stop requests, the one place the command line listens for signals: SIGTERM, SIGINT, and (for
+ * the long-running commands, `serve` and `drift --every`) the parent process going away. The
+ * first request aborts an AbortSignal, which the operations take; the command decides what a
+ * later one does (a second Ctrl-C: exit at once).
  *
- * The last one is for `npx netform …`: npx does not pass SIGTERM or SIGINT on to netform, so a
- * supervisor that signals the process it started (npx) left netform running as an orphan
+ * The parent is watched for `npx netform …`: npx does not pass SIGTERM or SIGINT on to netform,
+ * so a supervisor that signals the process it started (npx) left netform running as an orphan
  * (newcomer review 2.13). The README says to `exec node_modules/.bin/netform` instead; this is the
  * safety net when that advice was not followed: a process whose parent changes (it was adopted by
  * init or a subreaper) stops as if it had been sent SIGTERM.
@@ -14,8 +16,20 @@ export type StopReason = NodeJS.Signals | 'parent exited';
 export interface StopWatch {
   /** Aborted at the first stop request, with the StopReason as its reason. */
   signal: AbortSignal;
+  /** Starts listening, for a watch made with `armed: false`. */
+  arm(): void;
   /** Stops listening (the command is over). */
   dispose(): void;
+}
+
+export interface StopOptions {
+  /** Also stop when the parent process goes away. Default true. */
+  parent?: boolean;
+  /**
+   * Listen from now on. Default true. `apply` arms its watch when the writes start: before that
+   * a signal ends the process as usual (nothing was written).
+   */
+  armed?: boolean;
 }
 
 /** How often the parent is looked at. */
@@ -25,7 +39,10 @@ const PARENT_CHECK_MS = 1_000;
  * Calls `onStop` at each stop request: the first with `first` true, later ones (a second Ctrl-C)
  * with `first` false, so a command can stop gently first and at once the second time.
  */
-export function watchStopRequests(onStop: (reason: StopReason, first: boolean) => void): StopWatch {
+export function watchStopRequests(
+  onStop: (reason: StopReason, first: boolean) => void,
+  options: StopOptions = {},
+): StopWatch {
   const controller = new AbortController();
   const request = (reason: StopReason) => {
     const first = !controller.signal.aborted;
@@ -33,18 +50,27 @@ export function watchStopRequests(onStop: (reason: StopReason, first: boolean) =
     onStop(reason, first);
   };
   const onSignal = (signal: NodeJS.Signals) => request(signal);
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid !== parent) {
-      clearInterval(timer);
-      request('parent exited');
-    }
-  }, PARENT_CHECK_MS);
-  timer.unref();
+  let timer: NodeJS.Timeout | undefined;
+  let armed = false;
+  const arm = () => {
+    if (armed) return;
+    armed = true;
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    if (options.parent === false) return;
+    const parent = process.ppid;
+    timer = setInterval(() => {
+      if (process.ppid !== parent) {
+        clearInterval(timer);
+        request('parent exited');
+      }
+    }, PARENT_CHECK_MS);
+    timer.unref();
+  };
+  if (options.armed !== false) arm();
   return {
     signal: controller.signal,
+    arm,
     dispose() {
       clearInterval(timer);
       process.off('SIGTERM', onSignal);

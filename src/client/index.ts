@@ -4,18 +4,10 @@ import type { LiveState } from '../model/state.js';
 import type { ApiClient } from './client.js';
 import { ApiError } from './errors.js';
 
-export { ApiClient, type ApiClientOptions, type CreateResult, type RequestEvent } from './client.js';
-export { ApiError, parseErrorBody, type NetworkProblem } from './errors.js';
-export { retryLine, type RetryEvent } from './retry.js';
-export {
-  readConfiguration,
-  readDevice,
-  readRule,
-  readUser,
-  WRAPPER,
-  type Resource,
-  type ResourceName,
-} from './resources.js';
+export { ApiClient, type ApiClientOptions } from './client.js';
+export { ApiError } from './errors.js';
+export { retryLine } from './retry.js';
+export type { ResourceName } from './resources.js';
 
 export interface FetchOptions {
   /**

@@ -28,6 +28,7 @@ import {
   overlapGroup,
   parseRule,
   rulesOverlap,
+  ruleText,
   type ParsedRule,
 } from '../model/rule.js';
 import { HIGHEST_RULE_PORT, parsePortRange, reachesPortLimit } from '../model/ports.js';
@@ -251,14 +252,6 @@ function portLimitMessage(text: string | null): string | null {
     : `${limit}; a rule cannot name port 65535 alone: write a portless rule, which covers every port`;
 }
 
-function describeRule(rule: DesiredRule): string {
-  const ports =
-    rule.port_type !== null || rule.port_range !== null
-      ? ` ${rule.port_type ?? ''} ${rule.port_range ?? ''}`.trimEnd()
-      : '';
-  return `${rule.action} ${rule.destination}${ports}`;
-}
-
 /** The first declaration of each key. */
 function firstByKey<T>(items: T[], keyOf: (item: T) => string | null): Map<string, T> {
   const first = new Map<string, T>();
@@ -319,7 +312,7 @@ function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
           report(
             later,
             'destination',
-            `${Messages.overlaps}: ${describeRule(earlier.rule)} at ${whereIs(earlier)} (rules with the same action and the same user, or both global, must not overlap)`,
+            `${Messages.overlaps}: ${ruleText(earlier.rule)} at ${whereIs(earlier)} (rules with the same action and the same user, or both global, must not overlap)`,
           ),
         );
       }
@@ -508,7 +501,7 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
       report(
         r,
         'destination',
-        `${Messages.overlaps}: the same rule (${describeRule(r.rule)}${r.owner ? ` of ${r.owner.key}` : ''}) is also declared at ${whereIs(first)}`,
+        `${Messages.overlaps}: the same rule (${ruleText(r.rule)}${r.owner ? ` of ${r.owner.key}` : ''}) is also declared at ${whereIs(first)}`,
       ),
     into,
   );

@@ -22,6 +22,7 @@ import { isText } from '../model/fields.js';
 import { dottedCidr, parseCidrOrAddress } from '../model/net.js';
 import { ruleKey, userKey } from '../model/keys.js';
 import { parsePortRange } from '../model/ports.js';
+import { ruleText } from '../model/rule.js';
 import type { LiveState } from '../model/state.js';
 import { checkEmail, emailCharacterProblem } from '../model/user.js';
 import { USE_DEFAULT_FLAGS } from '../model/device-fields.js';
@@ -301,7 +302,7 @@ class Grouping {
       const other = rulesByKey.get(key);
       if (other)
         problems.push(
-          `rules ${other.id} and ${rule.id} are the same rule (${describeRule(rule)}${owner ? ` of ${owner.user.email}` : ''})`,
+          `rules ${other.id} and ${rule.id} are the same rule (${ruleText(rule)}${owner ? ` of ${owner.user.email}` : ''})`,
         );
       rulesByKey.set(key, rule);
       keys.set(rule, key);
@@ -393,10 +394,6 @@ function shortPortRange(text: string): string {
   if (!parsed.ok) return text;
   const { low, high } = parsed.range;
   return low === high ? String(low) : `${low}-${high}`;
-}
-
-function describeRule(rule: ApiRule): string {
-  return [rule.action, rule.destination, rule.port_type, rule.port_range].filter((p) => p !== null).join(' ');
 }
 
 function compareText(a: string, b: string): number {

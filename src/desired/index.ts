@@ -23,10 +23,9 @@ import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 import { parseYamlFile } from './yaml.js';
 
 export { checkDesiredState } from './check.js';
-export { displayPath, sortDiagnostics } from './files.js';
+export { displayPath } from './files.js';
 export { resolveSecret, SecretResolutionError, workingContainment } from './secrets.js';
-export { applyUseDefaultShorthand } from './shorthand.js';
-export { formatDiagnostic, type Diagnostic, type LoadOptions, type LoadResult } from './types.js';
+export type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 
 /** `-f -`: one YAML document stream read from standard input, shown under this name. */
 export const STDIN_PATH = '-';

@@ -1,18 +1,9 @@
 /** What every desired-state front end (YAML files, a synthesized CDKTF stack) returns. */
 import type { DesiredState } from '../model/state.js';
-import { inertText } from '../render/escape.js';
 
-/** One problem found in the desired state, pointing at the value at fault where it can. */
-export interface Diagnostic {
-  message: string;
-  file?: string;
-  /** 1-based. */
-  line?: number;
-  /** 1-based. */
-  column?: number;
-  /** Where in the document: `users[0].devices[1].mtu`, or a CDKTF `resource.attribute`. */
-  path?: string;
-}
+import type { Diagnostic } from '../model/diagnostic.js';
+
+export type { Diagnostic };
 
 /** `warnings`: problems that do not make the files unusable for this command (unreadable secrets in validate). */
 export type LoadResult =
@@ -28,13 +19,4 @@ export interface LoadOptions {
    * Default `resolve`: every secret must be readable (plan, apply, drift need the values).
    */
   secrets?: 'resolve' | 'check';
-}
-
-/** `file:line:column: path: message` (as much of the location as is known). */
-export function formatDiagnostic(d: Diagnostic): string {
-  const where = d.file
-    ? [d.file, d.line, d.line !== undefined ? d.column : undefined].filter((p) => p !== undefined).join(':')
-    : undefined;
-  // Inert: a file name, key or quoted value cannot break the line or move the cursor.
-  return inertText([where, d.path, d.message].filter((part) => part !== undefined && part !== '').join(': '));
 }

@@ -4,25 +4,20 @@
  * only ever say that they changed.
  */
 import { SENSITIVE_CHANGED } from '../model/secret.js';
-import { isPending, noChangesLine, planOutcome } from '../plan/outcome.js';
-import type { ChangeAction, FieldChange, Plan, PlanOutcome, PlanSummary, ResourceKind } from '../plan/types.js';
-import { webhookText } from '../render/escape.js';
+import { isPending, planOutcome } from '../plan/outcome.js';
+import type { Change, FieldChange, Plan, PlanOutcome, PlanSummary } from '../plan/types.js';
+import { isSecretField } from '../model/secret.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';
 export const DRIFT_REPORT_FORMAT_VERSION = 1;
 
 export type DriftStatus = 'clean' | 'drift' | 'failed';
 
-export interface DriftChange {
-  id: string;
-  kind: ResourceKind;
-  action: ChangeAction;
-  key: string;
-  /** How people read the object: `device alice@example.com/laptop`. */
-  label?: string;
-  fields: FieldChange[];
-  note?: string;
-}
+/** A change of the plan, without what only apply needs (bodies, secrets, fingerprints). */
+export type DriftChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'label' | 'fields' | 'note'>;
+
+/** The plan's summary; a failed run has no plan, and no `cascade` count. */
+export type DriftCounts = Omit<PlanSummary, 'cascade'> & { cascade?: number };
 
 export interface DriftReport {
   format: typeof DRIFT_REPORT_FORMAT;
@@ -35,7 +30,7 @@ export interface DriftReport {
   server: string | null;
   /** The desired-state paths read for this run. */
   sources: string[];
-  counts: PlanSummary;
+  counts: DriftCounts;
   changes: DriftChange[];
   warnings: string[];
   /**
@@ -49,10 +44,7 @@ export interface DriftReport {
   error?: string;
 }
 
-/** Fields whose values are secrets even if a plan forgot to mark them. */
-const SECRET_FIELDS = new Set(['password', 'password_confirmation', 'preshared_key', 'token']);
-
-export function emptyCounts(): PlanSummary {
+export function emptyCounts(): DriftCounts {
   return { create: 0, update: 0, delete: 0, replace: 0 };
 }
 
@@ -79,7 +71,7 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
       kind: change.kind,
       action: change.action,
       key: change.key,
-      ...(change.label ? { label: change.label } : {}),
+      label: change.label,
       fields: change.fields.map(redactField),
       ...(change.note ? { note: change.note } : {}),
     })),
@@ -116,7 +108,7 @@ function reportBase(timing: ReportTiming) {
 }
 
 function redactField(change: FieldChange): FieldChange {
-  if (change.sensitive || SECRET_FIELDS.has(change.field)) {
+  if (isSecretField(change)) {
     return { field: change.field, before: SENSITIVE_CHANGED, after: SENSITIVE_CHANGED, sensitive: true };
   }
   return { field: change.field, before: change.before, after: change.after };
@@ -144,32 +136,4 @@ export function driftSignature(report: DriftReport): string {
     .map((item) => JSON.stringify([item.reason, item.id ?? item.text]))
     .sort();
   return `drift:${[...changes, ...pending].join('\n')}`;
-}
-
-/**
- * A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`.
- * Values from the server, the files or an error are escaped for chat (markdown, and `<`, `>`, `&`).
- */
-export function driftText(report: DriftReport, previous: DriftStatus | null = null, shown = 5): string {
-  const where = report.server === null ? 'the server' : webhookText(report.server);
-  if (report.status === 'failed')
-    return `netform drift on ${where}: the check failed: ${webhookText(report.error ?? 'unknown error')}`;
-  if (report.status === 'clean') {
-    // "Matches" only when the outcome says so (src/plan/outcome.ts).
-    const matches = report.outcome === undefined || report.outcome.status === 'matches';
-    const back = previous === 'drift' || previous === 'failed';
-    if (!matches)
-      return `netform drift on ${where}: ${back ? 'back to clean' : 'clean'}: ${webhookText(noChangesLine(report.outcome!))}`;
-    return back
-      ? `netform drift on ${where}: back to clean: the server matches the desired state`
-      : `netform drift on ${where}: clean`;
-  }
-  if (report.changes.length === 0 && report.outcome)
-    return `netform drift on ${where}: ${webhookText(noChangesLine(report.outcome))}`;
-  const labels = report.changes
-    .slice(0, shown)
-    .map((c) => `${c.action} ${webhookText(c.label ?? `${c.kind} ${c.key}`)}`);
-  const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
-  const n = report.changes.length;
-  return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${labels.join('; ')}${more}`;
 }

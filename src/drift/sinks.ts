@@ -4,7 +4,7 @@ import { rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import got, { RequestError } from 'got';
 import type { ReportSink } from './loop.js';
-import { driftSignature, driftText, redactSecrets, type DriftStatus } from './report.js';
+import { driftSignature, redactSecrets, type DriftReport, type DriftStatus } from './report.js';
 
 /** One JSON line per report (stdout in the CLI). */
 export function jsonLinesSink(write: (text: string) => void): ReportSink {
@@ -42,6 +42,8 @@ export async function writeFileAtomically(path: string, content: string): Promis
 
 export interface WebhookOptions {
   url: string;
+  /** The report's `text` for people (a chat shows it): src/views/drift.ts driftText. */
+  text: (report: DriftReport, previous: DriftStatus | null) => string;
   /** Also POST every drifted run, not only those whose status changed. */
   always?: boolean;
   /** Retries after the first attempt, on network errors, 408, 429 and 5xx. Default 3. */
@@ -87,7 +89,7 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
       let attempts = 1;
       try {
         const response = await got.post(options.url, {
-          json: { ...report, text: driftText(report, lastDelivered) },
+          json: { ...report, text: options.text(report, lastDelivered) },
           headers: { 'user-agent': options.userAgent ?? 'netform' },
           timeout: { request: Math.min(options.attemptTimeoutMs ?? 5_000, totalTimeoutMs) },
           signal: deadline,

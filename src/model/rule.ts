@@ -158,3 +158,37 @@ export function rulesOverlap(a: ParsedRule, b: ParsedRule): boolean {
   if (a.ports === null || b.ports === null) return false;
   return a.port_type === b.port_type && portRangesIntersect(a.ports, b.ports);
 }
+
+/** `accept 10.0.0.0/8 tcp 22`: a rule's action, destination and ports, as messages name it. */
+export function ruleText(rule: {
+  action: string;
+  destination: string;
+  port_type: string | null;
+  port_range: string | null;
+}): string {
+  return [rule.action, rule.destination, rule.port_type, rule.port_range].filter((p) => p !== null).join(' ');
+}
+
+/**
+ * `accept 10.0.0.0/8 tcp 22 (alice@example.com)`: a rule with its owner (`global` for none), and,
+ * for a rule a server without port-rule support stores portless, the ports it was declared with.
+ */
+export function describeRule(
+  rule: Parameters<typeof ruleText>[0] & {
+    owner: string | null;
+    declaredPorts?: { port_type: string; port_range: string | null };
+  },
+): string {
+  const owner = rule.owner === null ? 'global' : rule.owner;
+  const declared = rule.declaredPorts
+    ? `; declared ${rule.declaredPorts.port_type} ${rule.declaredPorts.port_range ?? ''}, stored without ports as settings.port_rules is false`
+    : '';
+  return `${ruleText(rule)} (${owner}${declared})`;
+}
+
+/** Where a rule comes from: `file:line` of a declared one, `id ID` of a live one. */
+export function ruleLocation(rule: { source?: { file: string; line: number }; id?: string }): string | undefined {
+  if (rule.source) return `${rule.source.file}:${rule.source.line}`;
+  if (rule.id) return `id ${rule.id}`;
+  return undefined;
+}

@@ -46,3 +46,16 @@ export class Secret {
     return `Secret(${describeSecretRef(this.ref)})`;
   }
 }
+
+/** Fields whose values are secrets even if a plan forgot to mark them: shown (and reported) as changed, never as values. */
+export const SECRET_FIELDS: ReadonlySet<string> = new Set([
+  'password',
+  'password_confirmation',
+  'preshared_key',
+  'token',
+]);
+
+/** Whether a field change must never show its values. */
+export function isSecretField(change: { field: string; sensitive?: boolean }): boolean {
+  return !!change.sensitive || SECRET_FIELDS.has(change.field);
+}

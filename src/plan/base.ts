@@ -16,8 +16,8 @@ function resolved(change: Change): ResolvedChange {
     kind,
     action,
     key,
+    label,
     fields,
-    ...(label !== undefined ? { label } : {}),
     ...(cascade !== undefined ? { cascade } : {}),
     ...(note !== undefined ? { note } : {}),
   };

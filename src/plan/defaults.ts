@@ -79,17 +79,3 @@ export function nowManagedNote(fields: readonly string[]): string {
 export function nowManagedChanges<T extends { now_managed?: string[] }>(changes: readonly T[]): T[] {
   return changes.filter((change) => (change.now_managed?.length ?? 0) > 0);
 }
-
-/**
- * `apply -f` without a reviewed plan: the safety-limit line refusing the plan's now-managed
- * changes, or null when there are none or `--allow-now-managed` was given.
- */
-export function nowManagedLimit(changes: readonly { now_managed?: string[] }[], allowed: boolean): string | null {
-  const count = nowManagedChanges(changes).length;
-  if (count === 0 || allowed) return null;
-  return (
-    `${count} change${count === 1 ? '' : 's'} exist${count === 1 ? 's' : ''} only because the files leave a field out, which now means its default ` +
-    '(marked "now managed", listed first): write the field in the files (its value, or the default), name it in ignore_changes, ' +
-    'or pass --allow-now-managed to make these changes'
-  );
-}

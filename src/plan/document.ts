@@ -1,19 +1,14 @@
 /** The plan document: ordered changes, the summary, the safety limits, warnings, the outcome and settings. */
 import type { PlanContext } from './context.js';
-import { checkLimit } from './limits.js';
+import { configuredAllowances, evaluateLimits, summarize } from './limits.js';
 import { orderedChanges } from './ordering.js';
 import { outcomeOf, undeclaredOutcome } from './outcome.js';
-import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Plan, type PlanSummary, type UndeclaredItem } from './types.js';
+import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Plan, type UndeclaredItem } from './types.js';
 
 export function planDocument(ctx: PlanContext, undeclared: UndeclaredItem[]): Plan {
   const changes = orderedChanges(ctx);
-  const summary: PlanSummary = { create: 0, update: 0, delete: 0, replace: 0, cascade: 0 };
-  for (const change of changes) {
-    summary[change.action]++;
-    summary.cascade! += change.cascade?.length ?? 0;
-  }
+  const summary = summarize(changes);
   const liveCount = ctx.live.users.length + ctx.live.devices.length + ctx.live.rules.length;
-  const limits = ctx.desired.settings.limits;
   // An object a guard kept is in the outcome once, for the guard's reason.
   const held = new Set([...ctx.held.pending, ...ctx.held.kept].map((item) => item.id));
   const fromUndeclared = undeclaredOutcome(
@@ -31,10 +26,7 @@ export function planDocument(ctx: PlanContext, undeclared: UndeclaredItem[]): Pl
     sources: [...ctx.desired.sources],
     changes,
     summary,
-    limits: [
-      checkLimit('delete', summary.delete + summary.cascade!, liveCount, limits.delete, ctx.options.allowDeletes),
-      checkLimit('update', summary.update + summary.replace, liveCount, limits.update, ctx.options.allowUpdates),
-    ],
+    limits: evaluateLimits(summary, configuredAllowances(liveCount, ctx.desired.settings.limits), ctx.options),
     warnings: ctx.warnings,
     undeclared,
     outcome: outcomeOf(changes, {

@@ -1,6 +1,3 @@
 /** Planning: the pure diff, the plan document, limits, fingerprints and the saved-plan check. */
-export { planChanges, PlanError, PHASE, type PlanOptions } from './planner.js';
-export { fingerprintOf } from './fingerprint.js';
-export { checkLimit, DEFAULT_LIMITS } from './limits.js';
-export { indexLiveState, liveRuleKey, ruleLabel, type LiveIndex } from './live-index.js';
+export { planChanges, PlanError, type PlanOptions } from './planner.js';
 export * from './types.js';

@@ -31,7 +31,7 @@ export function orderedChanges(ctx: PlanContext): Change[] {
   return [...ctx.changes.values()].sort(
     (a, b) =>
       nowManaged(a) - nowManaged(b) ||
-      (a.phase ?? 0) - (b.phase ?? 0) ||
+      a.phase - b.phase ||
       KIND_ORDER[a.kind] - KIND_ORDER[b.kind] ||
       (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
   );

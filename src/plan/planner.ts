@@ -22,7 +22,7 @@ import { planRules } from './rules.js';
 import { findUndeclared } from './undeclared.js';
 import type { Plan } from './types.js';
 
-export { PHASE, PlanError, type PlanOptions } from './context.js';
+export { PlanError, type PlanOptions } from './context.js';
 
 type Stage = (ctx: PlanContext) => void;
 

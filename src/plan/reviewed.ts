@@ -81,7 +81,7 @@ export function intersectReviewed(fresh: Plan, reviewed: Plan): ReviewedIntersec
         reason: WITHHELD_REASONS.noLongerHolds,
         detail:
           change.fingerprint !== seen.fingerprint
-            ? `${change.label ?? change.key} changed on the server since review`
+            ? `${change.label} changed on the server since review`
             : 'what goes with it changed on the server since review',
       });
   }

@@ -89,6 +89,11 @@ export class PlanKey {
   }
 
   /** The HMAC a saved plan holds for one secret of one change, in place of its value. */
+  /** The saved-plan document of `plan`, sealed with this key (sealedDocument). */
+  sealed(plan: Plan): Record<string, unknown> {
+    return sealedDocument(plan, this);
+  }
+
   secretHmac(changeId: string, field: string, value: string): string {
     return (
       HMAC_PREFIX +
@@ -135,12 +140,6 @@ export function sealedDocument(plan: Plan, key: PlanKey): Record<string, unknown
   const doc = JSON.parse(JSON.stringify({ ...rest, changes, seal_key: key.info() })) as Record<string, unknown>;
   doc.seal = key.sealOf(canonicalJson(doc));
   return doc;
-}
-
-/** The plan document without a seal or secret HMACs (drift's JSON report): apply refuses it. */
-export function unsealedDocument(plan: Plan): Record<string, unknown> {
-  const { seal: _seal, seal_key: _sealKey, ...rest } = plan;
-  return rest as Record<string, unknown>;
 }
 
 function sealedSecret(changeId: string, secret: PlanSecret, key: PlanKey): PlanSecret {

@@ -7,9 +7,10 @@
 import { ruleKey, userKey } from '../model/keys.js';
 import { parseCidrOrAddress } from '../model/net.js';
 import { parsePortRange } from '../model/ports.js';
+import { evaluateLimits, summarize } from './limits.js';
 import type { LiveIndex } from './live-index.js';
 import { outcomeOf, planOutcome } from './outcome.js';
-import type { Change, Plan, PlanSummary } from './types.js';
+import type { Change, Plan } from './types.js';
 
 export class TargetError extends Error {
   override readonly name = 'TargetError';
@@ -180,20 +181,7 @@ export function targetPlan(plan: Plan, targets: readonly string[], knownKeys?: R
  */
 export function narrowPlan(plan: Plan, changes: Change[]): Plan {
   const summary = summarize(changes);
-  const limits = plan.limits.map((limit) => {
-    const planned =
-      limit.kind === 'delete' ? summary.delete + (summary.cascade ?? 0) : summary.update + summary.replace;
-    return { ...limit, planned, exceeded: planned > limit.allowed };
-  });
-  const outcome = planOutcome(plan);
-  return { ...plan, changes, summary, limits, outcome: outcomeOf(changes, outcome) };
-}
-
-function summarize(changes: Change[]): PlanSummary {
-  const summary: PlanSummary = { create: 0, update: 0, delete: 0, replace: 0, cascade: 0 };
-  for (const change of changes) {
-    summary[change.action]++;
-    summary.cascade! += change.cascade?.length ?? 0;
-  }
-  return summary;
+  // The allowances the whole plan was given (`--allow-*` included), against what is kept.
+  const limits = evaluateLimits(summary, plan.limits);
+  return { ...plan, changes, summary, limits, outcome: outcomeOf(changes, planOutcome(plan)) };
 }

@@ -54,7 +54,7 @@ export interface CascadeItem {
   key: string;
   liveId: string;
   /** Human-readable name of the object. */
-  label?: string;
+  label: string;
   fingerprint?: string;
 }
 
@@ -69,13 +69,13 @@ export interface Change {
    */
   key: string;
   /** How people read the object: `user alice@example.com`, `rule accept 10.1.0.0/16 tcp 443 (alice@example.com)`. */
-  label?: string;
+  label: string;
   /**
    * Order of execution: 1 users, 2 changes that make room for others, 3 devices and rules,
    * 4 deletions of devices and rules, 5 deletions and demotions of users. A phase starts when the
    * previous one has finished.
    */
-  phase?: number;
+  phase: number;
   /** The live object's id (update, delete, replace). */
   liveId?: string;
   /**
@@ -153,7 +153,7 @@ export interface PlanSummary {
   delete: number;
   replace: number;
   /** Devices and rules deleted with their user (not included in `delete`). */
-  cascade?: number;
+  cascade: number;
 }
 
 /** How the plan was made, so that apply of a saved plan does exactly what was shown. */

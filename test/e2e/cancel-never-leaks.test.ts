@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import '../helpers/cli.js'; // refuses a dist/ built from other sources
 
 const CLIENT = fileURLToPath(new URL('../../dist/src/client/index.js', import.meta.url));
 

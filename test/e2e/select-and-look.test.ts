@@ -124,6 +124,18 @@ describe('netform completion', () => {
     expect(complete(['netform', 'plan', '--ti'])).toBe('--timeout');
   });
 
+  it('bash: completes every command of the registry, the access commands and their options included', async () => {
+    const script = await runCli(['completion', 'bash']);
+    const complete = (words: string[]) => {
+      const program = `${script.stdout}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _netform; echo "\${COMPREPLY[*]}"`;
+      return spawnSync('bash', ['-c', program], { encoding: 'utf8' }).stdout.trim();
+    };
+    expect(complete(['netform', 't'])).toBe('test');
+    expect(complete(['netform', 'ex'])).toBe('export explain');
+    expect(complete(['netform', 'test', '--li'])).toBe('--live');
+    expect(complete(['netform', 'completion', 'z'])).toBe('zsh');
+  });
+
   it.each([
     ['zsh', ['-n']],
     ['fish', ['-n']],

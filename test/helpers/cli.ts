@@ -1,6 +1,14 @@
-/** Runs the built `netform` CLI as a real child process (build first: `npm test` does). */
+/**
+ * Runs the built `netform` CLI as a real child process (build first: `npm test` does). A dist/
+ * built from other sources than src/ and server/ hold now is refused here, by name, before any
+ * test runs it (scripts/source-stamp.mjs).
+ */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { staleBuild } from '../../scripts/source-stamp.mjs';
+
+const stale = staleBuild();
+if (stale) throw new Error(`${stale} (these tests run the built CLI)`);
 
 export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 

@@ -25,7 +25,7 @@ async function call(server: RunningServer, method: string, path: string, body?: 
     headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as any };
 }
 
 async function lists(location: string): Promise<unknown[]> {
@@ -110,7 +110,7 @@ describe('netform server copy', () => {
     const copied = await runCli(['server', 'copy', '--from', file, '--to', url]);
     expect(copied.code, copied.stderr).toBe(0);
     const source = await openSql(file);
-    const [{ n: settings }] = await source.all<{ n: number }>('SELECT COUNT(*) AS n FROM settings');
+    const settings = (await source.all<{ n: number }>('SELECT COUNT(*) AS n FROM settings'))[0]!.n;
     await source.close();
     expect(copied.stdout).toBe(`copied 6 users, 15 devices, 6 rules, 1 tokens, ${settings} settings\n`);
     expect(await lists(url)).toEqual(await lists(file));

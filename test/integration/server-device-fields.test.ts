@@ -47,7 +47,7 @@ const SAMPLES: Partial<Record<DeviceFieldName, (s: TestServer) => Promise<unknow
 
 /** What a body sends to set `field`: the field with a sample, with its flag off if it has one, or a flag off with its field's sample. */
 async function bodyFor(field: DeviceFieldName, s: TestServer): Promise<Record<string, unknown>> {
-  const row: { flagOf?: DeviceFieldName } = DEVICE_FIELD_TABLE[field];
+  const row = DEVICE_FIELD_TABLE[field] as { flagOf?: DeviceFieldName };
   if (row.flagOf) return { ...(await bodyFor(row.flagOf, s)), [field]: false };
   const sample = SAMPLES[field];
   if (!sample) throw new Error(`no sample value for the device field ${field}: add one to SAMPLES`);
@@ -122,7 +122,8 @@ describe('the device-field table on a real server', () => {
         const body = await bodyFor(field, s);
         const res = await s.api('PATCH', `/v0/devices/${device.id}`, { device: body });
         expect(res.status, `${field}: ${JSON.stringify(res.body)}`).toBe(200);
-        const changes = s === server || DEVICE_FIELD_TABLE[field].legacyUpdatable === true;
+        const changes =
+          s === server || (DEVICE_FIELD_TABLE[field] as { legacyUpdatable?: boolean }).legacyUpdatable === true;
         const { updated_at: _after, ...after } = res.body.data;
         const { updated_at: _before, ...before } = device;
         if (changes) expect(after, `${field} on update`).toMatchObject(body);

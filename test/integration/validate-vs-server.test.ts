@@ -130,7 +130,7 @@ describe('users', () => {
   it.each(userCases)('%s', async (label, user) => {
     const { password, ...rest } = user;
     const declared = password === undefined ? rest : { ...rest, password: { env: 'CASE_PASSWORD' } };
-    const env = password === undefined ? {} : { CASE_PASSWORD: String(password) };
+    const env: Record<string, string> = password === undefined ? {} : { CASE_PASSWORD: String(password) };
     const offlineErrors = await offline({ users: [declared] }, env);
     const body = password === undefined ? user : { ...user, password_confirmation: password };
     const { status, body: answer } = await post('users', { user: body });

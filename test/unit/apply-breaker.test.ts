@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServerGoneBreaker, type ChangeResult } from '../../src/apply/index.js';
 import { ApiError } from '../../src/client/index.js';
-import { outcomeLine } from '../../src/cli/apply-progress.js';
+import { outcomeLine } from '../../src/views/progress.js';
 
 const result = (status: ChangeResult['status']): ChangeResult => ({
   id: 'user:a',

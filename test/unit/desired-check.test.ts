@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkDesiredState } from '../../src/desired/check.js';
 import { applyUseDefaultShorthand } from '../../src/desired/shorthand.js';
-import { formatDiagnostic } from '../../src/desired/types.js';
+import { formatDiagnostic } from '../../src/views/diagnostics.js';
 import { Secret } from '../../src/model/secret.js';
 import { defaultSettings, type DesiredRule, type DesiredState, type DesiredUser } from '../../src/model/state.js';
 

@@ -3,7 +3,8 @@
  * file, line and column of the value at fault, with the path and message people read.
  */
 import { describe, expect, it } from 'vitest';
-import { formatDiagnostic, loadDesiredState } from '../../src/desired/index.js';
+import { loadDesiredState } from '../../src/desired/index.js';
+import { formatDiagnostic } from '../../src/views/diagnostics.js';
 import type { LoadOptions } from '../../src/desired/types.js';
 
 const F = 'test/fixtures/desired';

@@ -101,7 +101,7 @@ describe('a reused desired state stays as it was read', () => {
   it('planning, the access section and rendering change nothing in it (they may run on it again)', async () => {
     const { planChanges } = await import('../../src/plan/index.js');
     const { planAccessChanges } = await import('../../src/access/plan.js');
-    const { renderPlan } = await import('../../src/render/index.js');
+    const { renderPlan } = await import('../../src/views/plan.js');
     const { liveDevice, liveRule, liveState, liveUser, OPTIONS } = await import('./plan-fixtures.js');
     writeFileSync(
       join(dir, 'rules.yaml'),
@@ -131,7 +131,8 @@ describe('a reused desired state stays as it was read', () => {
       const plan = planChanges(loaded, live, options);
       expect(plan.changes.length).toBeGreaterThan(0);
       plan.access = planAccessChanges(plan, live, loaded);
-      for (const format of ['text', 'json', 'markdown'] as const) expect(renderPlan(plan, format, {})).not.toBe('');
+      for (const format of ['text', 'json', 'markdown'] as const)
+        expect(renderPlan(plan, format, { color: false })).not.toBe('');
     }
   });
 });

@@ -4,7 +4,7 @@ import { redactSecrets, reportFromPlan, type DriftReport } from '../../src/drift
 import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Change, type Plan } from '../../src/plan/types.js';
 
 function plan(changes: Change[] = []): Plan {
-  const summary = { create: 0, update: 0, delete: 0, replace: 0 };
+  const summary = { create: 0, update: 0, delete: 0, replace: 0, cascade: 0 };
   for (const c of changes) summary[c.action] += 1;
   return {
     format: PLAN_FORMAT,
@@ -24,6 +24,8 @@ const mtuChange: Change = {
   kind: 'device',
   action: 'update',
   key: 'a@example.com/laptop',
+  label: 'device a@example.com/laptop',
+  phase: 2,
   liveId: 'd1',
   fingerprint: 'f',
   fields: [{ field: 'mtu', before: 1400, after: 1380 }],
@@ -136,6 +138,7 @@ describe('drift loop', () => {
         kind: 'device',
         action: 'update',
         key: 'a@example.com/laptop',
+        label: 'device a@example.com/laptop',
         fields: [{ field: 'mtu', before: 1400, after: 1380 }],
       },
     ]);
@@ -393,6 +396,8 @@ describe('drift report', () => {
       kind: 'device',
       action: 'update',
       key: 'a@example.com/laptop',
+      label: 'device a@example.com/laptop',
+      phase: 2,
       fingerprint: 'f',
       fields: [
         { field: 'preshared_key', before: 'old-psk-value', after: 'new-psk-value' },

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reportFromFailure, reportFromPlan, type DriftReport, type DriftStatus } from '../../src/drift/report.js';
 import { describeWebhookUrl, jsonLinesSink, reportFileSink, webhookSink } from '../../src/drift/sinks.js';
 import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Plan } from '../../src/plan/types.js';
+import { driftText } from '../../src/views/drift.js';
 
 function report(status: DriftStatus): DriftReport {
   const timing = { startedAt: 0, finishedAt: 5, skippedTicks: 0 };
@@ -19,7 +20,7 @@ function report(status: DriftStatus): DriftReport {
     sources: ['f.yaml'],
     limits: [],
     warnings: [],
-    summary: { create: status === 'drift' ? 1 : 0, update: 0, delete: 0, replace: 0 },
+    summary: { create: status === 'drift' ? 1 : 0, update: 0, delete: 0, replace: 0, cascade: 0 },
     changes:
       status === 'drift'
         ? [
@@ -28,6 +29,8 @@ function report(status: DriftStatus): DriftReport {
               kind: 'user',
               action: 'create',
               key: 'a@example.com',
+              label: 'user a@example.com',
+              phase: 0,
               fingerprint: null,
               fields: [],
             },
@@ -107,7 +110,7 @@ describe('webhook sink', () => {
   it('POSTs the first report and each change of status, not repeats', async () => {
     const hook = await receiver();
     try {
-      const sink = webhookSink({ url: `${hook.url}/hooks/T000/B000/secretpath`, backoffMs: 1 });
+      const sink = webhookSink({ text: driftText, url: `${hook.url}/hooks/T000/B000/secretpath`, backoffMs: 1 });
       for (const s of ['clean', 'clean', 'drift', 'drift', 'failed', 'clean'] as const) await sink.deliver(report(s));
       expect(hook.received.map((r) => r.body.status)).toEqual(['clean', 'drift', 'failed', 'clean']);
       expect(hook.received[0]!.url).toBe('/hooks/T000/B000/secretpath');
@@ -121,7 +124,7 @@ describe('webhook sink', () => {
   it('POSTs when the set of differences changes during open drift, with a text summary', async () => {
     const hook = await receiver();
     try {
-      const sink = webhookSink({ url: hook.url, backoffMs: 1 });
+      const sink = webhookSink({ text: driftText, url: hook.url, backoffMs: 1 });
       const drifted = (changes: { id: string; label: string; after: number }[]) => ({
         ...report('drift'),
         changes: changes.map((c) => ({
@@ -159,7 +162,7 @@ describe('webhook sink', () => {
   it('POSTs every drifted run with always', async () => {
     const hook = await receiver();
     try {
-      const sink = webhookSink({ url: hook.url, always: true, backoffMs: 1 });
+      const sink = webhookSink({ text: driftText, url: hook.url, always: true, backoffMs: 1 });
       for (const s of ['drift', 'drift', 'clean', 'clean', 'drift'] as const) await sink.deliver(report(s));
       expect(hook.received.map((r) => r.body.status)).toEqual(['drift', 'drift', 'clean', 'drift']);
     } finally {
@@ -171,7 +174,7 @@ describe('webhook sink', () => {
     const hook = await receiver([503, 429, 500]);
     const logs: string[] = [];
     try {
-      const sink = webhookSink({ url: hook.url, retries: 3, backoffMs: 5, log: (m) => logs.push(m) });
+      const sink = webhookSink({ text: driftText, url: hook.url, retries: 3, backoffMs: 5, log: (m) => logs.push(m) });
       await sink.deliver(report('drift'));
       expect(hook.attempts()).toBe(4);
       expect(hook.received).toHaveLength(1);
@@ -187,7 +190,13 @@ describe('webhook sink', () => {
     const hook = await receiver([500, 500, 500]);
     const secretUrl = `${hook.url}/hook/s3cr3t-path`;
     try {
-      const sink = webhookSink({ url: secretUrl, retries: 2, backoffMs: 1, secrets: ['nf_api_token_value'] });
+      const sink = webhookSink({
+        text: driftText,
+        url: secretUrl,
+        retries: 2,
+        backoffMs: 1,
+        secrets: ['nf_api_token_value'],
+      });
       const failure = await sink.deliver(report('drift')).then(
         () => null,
         (e: Error) => e,
@@ -207,7 +216,7 @@ describe('webhook sink', () => {
   it('a 3xx is not a delivery: not followed, not retried, reported, and the report is sent again next time', async () => {
     const hook = await receiver([302, 301]);
     try {
-      const sink = webhookSink({ url: hook.url, retries: 3, backoffMs: 1 });
+      const sink = webhookSink({ text: driftText, url: hook.url, retries: 3, backoffMs: 1 });
       await expect(sink.deliver(report('drift'))).rejects.toThrow(
         'POST failed after 1 attempt(s): answered 302 (a redirect, which is not followed: give the final URL)',
       );
@@ -226,7 +235,7 @@ describe('webhook sink', () => {
   it('does not retry a 4xx other than 408 and 429', async () => {
     const hook = await receiver([404]);
     try {
-      const sink = webhookSink({ url: hook.url, retries: 3, backoffMs: 1 });
+      const sink = webhookSink({ text: driftText, url: hook.url, retries: 3, backoffMs: 1 });
       await expect(sink.deliver(report('clean'))).rejects.toThrow(/answered 404/);
       expect(hook.attempts()).toBe(1);
     } finally {
@@ -242,6 +251,7 @@ describe('webhook sink', () => {
     const { port } = server.address() as AddressInfo;
     try {
       const sink = webhookSink({
+        text: driftText,
         url: `http://127.0.0.1:${port}/x`,
         retries: 5,
         backoffMs: 1,
@@ -267,9 +277,9 @@ describe('webhook sink', () => {
     const { port } = server.address() as AddressInfo;
     try {
       const started = Date.now();
-      await expect(webhookSink({ url: `http://127.0.0.1:${port}/x` }).deliver(report('drift'))).rejects.toThrow(
-        /no answer within 5000 ms/,
-      );
+      await expect(
+        webhookSink({ text: driftText, url: `http://127.0.0.1:${port}/x` }).deliver(report('drift')),
+      ).rejects.toThrow(/no answer within 5000 ms/);
       expect(Date.now() - started).toBeLessThan(6_000);
     } finally {
       server.closeAllConnections();

@@ -13,6 +13,13 @@ describe('package entry points', () => {
       'fetchLiveState',
       'ApiClient',
       'checkDeviceInput',
+      'connectTo',
+      'planAgainstServer',
+      'applyPlanned',
+      'applySaved',
+      'checkDrift',
+      'runTests',
+      'exportServer',
     ]) {
       expect(typeof (netform as Record<string, unknown>)[name], name).toBe('function');
     }

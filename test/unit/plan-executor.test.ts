@@ -57,7 +57,7 @@ function basePlan(changes: Change[]): Plan {
     server: server.url,
     sources: [],
     changes,
-    summary: { create: 0, update: 0, delete: 0, replace: 0 },
+    summary: { create: 0, update: 0, delete: 0, replace: 0, cascade: 0 },
     limits: [],
     warnings: [],
   };
@@ -71,6 +71,7 @@ describe('applyPlan', () => {
         kind: 'user',
         action: 'create',
         key: 'bad',
+        label: 'user bad',
         phase: 1,
         fingerprint: null,
         fields: [],
@@ -81,6 +82,7 @@ describe('applyPlan', () => {
         kind: 'device',
         action: 'create',
         key: 'bad/laptop',
+        label: 'device bad/laptop',
         phase: 3,
         fingerprint: null,
         fields: [],
@@ -96,6 +98,7 @@ describe('applyPlan', () => {
         kind: 'rule',
         action: 'create',
         key: '*|drop|10.9.0.0/16|any',
+        label: 'rule drop 10.9.0.0/16 (global)',
         phase: 3,
         fingerprint: null,
         fields: [],
@@ -270,6 +273,6 @@ describe('applyPlan: rule replacement', () => {
     expect(api.writes).toEqual(['DELETE rules', 'POST rules']);
     const after = await fetchLiveState(api);
     expect(after.rules.map((r) => r.destination)).toEqual(['10.1.0.0/24']);
-    expect(after.rules[0]!.id).not.toBe(old.id);
+    expect(after.rules[0]!.id).not.toBe((old as unknown as { id: string }).id);
   });
 });

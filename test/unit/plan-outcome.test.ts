@@ -3,12 +3,14 @@
  * and the plan's outcome (pending / kept / matches) as every format and drift read it.
  */
 import { describe, expect, it } from 'vitest';
-import { reportFromPlan, driftStatusOf, driftText } from '../../src/drift/report.js';
-import { nowManagedLimit } from '../../src/plan/defaults.js';
+import { reportFromPlan, driftStatusOf } from '../../src/drift/report.js';
+import { nowManagedChanges } from '../../src/plan/defaults.js';
 import { planChanges } from '../../src/plan/index.js';
 import { planOutcome } from '../../src/plan/outcome.js';
 import { targetPlan } from '../../src/plan/target.js';
-import { renderPlan, summaryLine } from '../../src/render/index.js';
+import { nowManagedLine } from '../../src/views/apply.js';
+import { driftText } from '../../src/views/drift.js';
+import { renderPlan, summaryLine } from '../../src/views/plan.js';
 import { desired, device, liveDevice, liveRule, liveState, liveUser, OPTIONS, user } from './plan-fixtures.js';
 
 const admin = liveUser('admin@example.com', { role: 'admin' });
@@ -31,8 +33,9 @@ describe('fields left out are managed at their default', () => {
     ]);
     expect(plan.changes[0]!.note).toBe('now managed: the file leaves role out, which means unprivileged');
     expect(plan.changes[0]!.body).toEqual({ role: 'unprivileged' });
-    expect(nowManagedLimit(plan.changes, false)).toMatch(/^1 change exists only because/);
-    expect(nowManagedLimit(plan.changes, true)).toBeNull();
+    expect(nowManagedChanges(plan.changes)).toHaveLength(1);
+    // apply -f refuses it as a safety limit (src/ops/apply.ts), in these words.
+    expect(nowManagedLine(1)).toMatch(/^1 change exists only because/);
     // Counted against the update limit like any update.
     expect(plan.limits.find((l) => l.kind === 'update')!.planned).toBe(2);
   });

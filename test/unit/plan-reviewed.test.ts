@@ -124,6 +124,8 @@ describe('intersectReviewed', () => {
           id: 'user:admin@example.com',
           kind: 'user',
           action: 'delete',
+          label: 'user admin@example.com',
+          phase: 0,
           key: 'admin@example.com',
           liveId: admin.id,
           fingerprint: null,

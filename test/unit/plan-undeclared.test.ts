@@ -1,7 +1,7 @@
 /** Undeclared objects are never silent: listed in the plan document and every rendering, with their fate. */
 import { describe, expect, it } from 'vitest';
 import { planChanges } from '../../src/plan/index.js';
-import { renderPlan } from '../../src/render/index.js';
+import { renderPlan } from '../../src/views/plan.js';
 import { desired, device, liveDevice, liveRule, liveState, liveUser, OPTIONS, rule, user } from './plan-fixtures.js';
 
 function scenario(prune: boolean) {

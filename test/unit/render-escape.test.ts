@@ -7,8 +7,8 @@ import {
   markdownFence,
   markdownText,
   webhookText,
-} from '../../src/render/escape.js';
-import { githubAnnotation } from '../../src/cli/validate.js';
+} from '../../src/views/escape.js';
+import { githubAnnotation } from '../../src/views/diagnostics.js';
 import { describeFailure } from '../../src/cli/boundary.js';
 import { CliError } from '../../src/cli/exit.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/plan/canonical.js';
 import { PlanKey } from '../../src/plan/seal.js';
 import { planChanges, type Plan } from '../../src/plan/index.js';
-import { MARKDOWN_MARKER, renderPlan, summaryLine } from '../../src/render/index.js';
+import { MARKDOWN_MARKER, renderPlan, summaryLine } from '../../src/views/plan.js';
 import {
   desired,
   device,
@@ -214,7 +214,7 @@ describe('renderPlan', () => {
       { ...OPTIONS, allowDeletes: 10_000, allowUpdates: 10_000 },
     );
     const block = (i: number, j: number) => ({
-      family: 'ipv4' as const,
+      family: 4 as const,
       addresses: [`10.${i % 250}.${j}.0/24`],
       protocol: 'tcp' as const,
       ports: '22, 443',

@@ -6,7 +6,6 @@
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import {
-  accessChangeLines,
   boundAccessChanges,
   CompiledRules,
   computeAccessChanges,
@@ -18,6 +17,7 @@ import {
   type AccessRule,
   type Protocol,
 } from '../../../src/access/index.js';
+import { accessChangeLines } from '../../../src/views/access.js';
 import { int, pick, prng } from './random.js';
 
 const USERS = ['a@x.test', 'b@x.test', 'c@x.test', 'd@x.test'];

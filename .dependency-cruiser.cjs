@@ -1,0 +1,85 @@
+/**
+ * Which way the code's imports may point (ARCHITECTURE.md, "Dependency rules"), checked by
+ * `npm run lint` with dependency-cruiser. Type-only imports are not dependencies at run time:
+ * views and the command line may name any domain type.
+ */
+const DOMAIN = '^src/(access|apply|client|desired|drift|model|nft|plan)/';
+const TYPE_ONLY = ['type-only'];
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-runtime-cycle',
+      comment: 'No file may reach itself again through imports that run (type-only imports aside).',
+      severity: 'error',
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: TYPE_ONLY } },
+    },
+    {
+      name: 'cli-is-the-top',
+      comment: 'Nothing outside src/cli imports it: the command line is a shell around the library.',
+      severity: 'error',
+      from: { pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'cli-uses-ops-and-views',
+      comment:
+        'A command turns flags into an ops request and its result into views: at run time it imports ops, views, model and itself; the server only to serve or administer it.',
+      severity: 'error',
+      from: { path: '^src/cli/' },
+      to: { path: DOMAIN, pathNot: '^src/model/', dependencyTypesNot: TYPE_ONLY },
+    },
+    {
+      name: 'server-only-for-serve-and-server',
+      comment: 'Only `netform serve` and `netform server` (and their flags) load the bundled server.',
+      severity: 'error',
+      from: { path: '^src/cli/', pathNot: '^src/cli/(commands/(serve|server)|flags/(serve|store))\\.ts$' },
+      to: { path: '^server/', dependencyTypesNot: TYPE_ONLY },
+    },
+    {
+      name: 'ops-below-views',
+      comment: 'The workflows return data and raise OpErrors; they never format for people.',
+      severity: 'error',
+      from: { path: '^src/ops/' },
+      to: { path: '^src/views/' },
+    },
+    {
+      name: 'views-are-pure',
+      comment: 'Views are functions of data: they import model (and each other), and domain types only.',
+      severity: 'error',
+      from: { path: '^src/views/' },
+      to: { path: ['^src/(ops|apply|client|desired|drift|nft|plan|access)/', '^server/'], dependencyTypesNot: TYPE_ONLY },
+    },
+    {
+      name: 'domain-below-workflows',
+      comment: 'The domain folders know nothing of workflows, views or the command line.',
+      severity: 'error',
+      from: { path: DOMAIN },
+      to: { path: '^src/(ops|views|cli)/' },
+    },
+    {
+      name: 'model-imports-nothing-of-ours',
+      comment: 'The model is the vocabulary every folder shares: it imports no other folder of ours.',
+      severity: 'error',
+      from: { path: '^src/model/' },
+      to: { path: ['^src/', '^server/'], pathNot: '^src/model/' },
+    },
+    {
+      name: 'server-shares-only-the-model',
+      comment: 'The bundled server is a separate program that shares the model\'s rules only.',
+      severity: 'error',
+      from: { path: '^server/' },
+      to: { path: '^src/', pathNot: '^src/(model/|version\\.ts$)', dependencyTypesNot: TYPE_ONLY },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    includeOnly: ['^src/', '^server/'],
+    exclude: { path: '^src/cdktf/generated/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

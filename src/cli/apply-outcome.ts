@@ -1,0 +1,66 @@
+/**
+ * What `netform apply` asks and says around an apply: the confirmation on a terminal, where a
+ * saved plan's secrets are read, and each outcome in words with its exit code.
+ */
+import { createInterface } from 'node:readline/promises';
+import type { SecretRef } from '../model/secret.js';
+import { resolveSecret, SecretResolutionError, workingContainment, type ReviewedOutcome } from '../ops/apply.js';
+import type { Plan } from '../plan/types.js';
+import * as say from '../views/apply.js';
+import { CliError, ExitCode } from './exit.js';
+export function exitCodeOf(signal: unknown): ExitCode {
+  return signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated;
+}
+
+/** Asks on the terminal; without one, refuses. */
+export async function confirm(plan: Plan, server: string): Promise<boolean> {
+  if (!process.stdin.isTTY) {
+    throw new CliError(
+      'refusing to apply without confirmation: there is no terminal to ask on; pass --yes to apply unattended, or apply a saved plan (netform plan -o FILE, then netform apply FILE)',
+    );
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const answer = await rl.question(say.confirmQuestion(plan.changes.length, server));
+  rl.close();
+  return answer.trim() === 'yes';
+}
+
+/** A saved plan's secret, read within the repository apply runs in (never a folder the plan names). */
+export function readSecret(ref: SecretRef): { value: string } | { problem: string } {
+  try {
+    return { value: resolveSecret(ref, process.env, { within: workingContainment() }) };
+  } catch (error) {
+    if (!(error instanceof SecretResolutionError)) throw error;
+    return { problem: error.message };
+  }
+}
+
+/** What the outcome says, and its exit code: 5 when all went well but changes were withheld as not reviewed. */
+export function outcomeCode(outcome: ReviewedOutcome, color: boolean): ExitCode {
+  const code = writtenCode(outcome, color);
+  if (!outcome.withheld) return code;
+  process.stderr.write(say.withheldLine(outcome.withheld));
+  return code === ExitCode.ok ? ExitCode.unreviewed : code;
+}
+
+function writtenCode(outcome: ReviewedOutcome, color: boolean): ExitCode {
+  if (outcome.status === 'no-changes') return ExitCode.ok;
+  if (outcome.status === 'refused')
+    return (process.stderr.write(say.refusedText(outcome.overLimit, outcome.nowManaged)), ExitCode.refused);
+  if (outcome.status === 'stale')
+    return (process.stderr.write(say.staleText(outcome.stale, outcome.cause)), ExitCode.stale);
+  if (outcome.status === 'cancelled') return (process.stderr.write(say.CANCELLED), ExitCode.error);
+  const { summary, stoppedBy } = outcome;
+  process.stdout.write(`\n${say.renderApplySummary(summary, { color })}`);
+  if (stoppedBy !== null) {
+    process.stderr.write(say.unfinishedLine(summary, String(stoppedBy)));
+    // Writes still in flight after the wait are abandoned, not waited for again.
+    if (outcome.abandoned) process.exit(exitCodeOf(stoppedBy));
+    return exitCodeOf(stoppedBy);
+  }
+  if (summary.failed > 0 || summary.notAttempted > 0) {
+    process.stderr.write(say.unfinishedLine(summary, null));
+    return ExitCode.error;
+  }
+  return ExitCode.ok;
+}

@@ -1,0 +1,134 @@
+/**
+ * `netform apply -f PATH` plans and applies; `netform apply plan.json` applies a saved plan
+ * exactly, and refuses it (exit 4, nothing changed) when anything it touches changed since;
+ * `apply -f PATH --reviewed PLANFILE` writes only what the reviewed plan shows identically.
+ * Exit codes: 0 done, 1 error or a failed write, 3 over a safety limit, 4 stale saved plan,
+ * 5 changes withheld as not reviewed. The first SIGINT/SIGTERM during the writes stops new
+ * writes; the second exits at once.
+ */
+import type { Command } from 'commander';
+import { applyPlanned, applySaved, readSavedPlanFile, resolveSecret, type ApplyEvents } from '../../ops/apply.js';
+import * as say from '../../views/apply.js';
+import { renderPlan } from '../../views/plan.js';
+import { renderWithheld } from '../../views/reviewed.js';
+import type { ProgressReporter } from '../../views/progress.js';
+import { confirm, exitCodeOf, outcomeCode, readSecret } from '../apply-outcome.js';
+import { action } from '../boundary.js';
+import { CliError, ExitCode } from '../exit.js';
+import { addConnectionOptions, connectorOf } from '../flags/connection.js';
+import { parsePositive } from '../flags/numbers.js';
+import { planKeyOf } from '../flags/plan-key.js';
+import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
+import { progressOnTerminal, Timings, useColor } from '../output.js';
+import { watchStopRequests } from '../signals.js';
+
+interface ApplyOptions extends PlanningOptions {
+  yes?: boolean;
+  reviewed?: string;
+  parallelism: number;
+  allowNowManaged?: boolean;
+}
+
+export function registerApply(program: Command): void {
+  const cmd = program
+    .command('apply [saved-plan]')
+    .description(
+      'make the server match the desired state (-f PATH), or apply a saved plan exactly; exit 0 done, 1 error or failed writes, 3 over a safety limit, 4 stale saved plan, 5 unreviewed changes withheld (--reviewed)',
+    )
+    .option(
+      '-f, --file <path>',
+      'desired state to plan and apply: a YAML file, a folder of YAML files, or a cdk.tf.json',
+    )
+    .option(
+      '-y, --yes',
+      'apply without asking for confirmation (needed without a terminal; a saved plan is applied without asking)',
+    )
+    .option(
+      '--reviewed <plan-file>',
+      'with -f: plan again, and write only the changes this saved plan (the one reviewed) shows identically; the rest are withheld and listed (exit 5)',
+    )
+    .option('--parallelism <n>', 'writes at once', parsePositive, 8)
+    .option(
+      '--allow-now-managed',
+      'with -f: make changes that exist only because the files leave a field out, which means its default (refused otherwise, exit 3)',
+    );
+  addPlanningOptions(cmd);
+  addConnectionOptions(cmd);
+  cmd.action(action(runApply));
+}
+
+async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions): Promise<ExitCode> {
+  if (savedPlanPath && opts.file) throw new CliError('give either a saved plan or -f PATH, not both');
+  if (!savedPlanPath && !opts.file)
+    throw new CliError(
+      'nothing to apply: pass -f PATH (desired state) or the path of a saved plan from `netform plan -o`',
+    );
+  if (savedPlanPath && (opts.replace || opts.rotatePasswords))
+    throw new CliError(
+      '--replace and --rotate-passwords shape a plan: pass them to `netform plan`; a saved plan is applied exactly as it was made',
+    );
+  if (opts.reviewed && !opts.file)
+    throw new CliError(
+      '--reviewed goes with -f PATH: the files are planned again and only the reviewed changes are written',
+    );
+  // Saved plans are sealed under NETFORM_PLAN_KEY or the token: checked before anything is opened.
+  const key = savedPlanPath || opts.reviewed ? planKeyOf(opts) : undefined;
+  const saved = savedPlanPath ? readSavedPlanFile(savedPlanPath, key!) : undefined;
+  const reviewed = opts.reviewed ? readSavedPlanFile(opts.reviewed, key!) : undefined;
+  const timings = new Timings();
+  const color = useColor(opts);
+  let reporter: ProgressReporter | undefined;
+  let graceMs = 0;
+  // Armed when the writes start: before that a signal ends the process as usual (nothing was written).
+  const stop = watchStopRequests(
+    (signal, first) => {
+      if (first) process.stderr.write(say.stoppingLine(signal, graceMs, reporter?.inFlight().size ?? 0));
+      else {
+        process.stderr.write(say.exitingNowLine(signal));
+        process.exit(exitCodeOf(signal));
+      }
+    },
+    { parent: false, armed: false },
+  );
+  const events: ApplyEvents = {
+    phase: timings.phase,
+    planned: (plan, review) => {
+      const noChangesLine = review?.withheld.length ? say.NOTHING_REVIEWED : undefined;
+      process.stdout.write(renderPlan(plan, 'text', { color, noChangesLine }));
+      if (review) process.stdout.write(renderWithheld(review, { color }));
+      if (!saved) timings.report();
+    },
+    ...(opts.yes || saved || reviewed ? {} : { confirm }),
+    writing: (plan, grace) => {
+      graceMs = grace;
+      stop.arm();
+      reporter = progressOnTerminal(plan.changes.length);
+    },
+    onStart: (change) => reporter?.onStart(change),
+    onSettled: (result, detail) => reporter?.onSettled(result, detail),
+    onProgress: (progress) => reporter?.onProgress(progress),
+    written: () => reporter?.stop(),
+    halted: (reason) => process.stderr.write(say.haltedLine(reason)),
+  };
+  const request = { connect: connectorOf(opts), parallelism: opts.parallelism };
+  try {
+    const outcome = saved
+      ? await applySaved({ ...request, ...planShaping(opts), plan: saved, key: key!, readSecret }, events, stop.signal)
+      : await applyPlanned(
+          {
+            ...request,
+            ...planShaping(opts),
+            file: opts.file!,
+            reviewed,
+            allowNowManaged: opts.allowNowManaged === true,
+            resolveSecret: (ref) => resolveSecret(ref, process.env),
+          },
+          events,
+          stop.signal,
+        );
+    timings.reportWrites();
+    return outcomeCode(outcome, color);
+  } finally {
+    stop.dispose();
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * `netform drift`: plan without applying, once (exit 0 clean, 2 drift, 1 error) or on a schedule
+ * (`--every CRON`, one JSON line per run) until SIGTERM or SIGINT. Never writes to the server.
+ */
+import { Option, type Command } from 'commander';
+import { checkDrift, startDriftSchedule } from '../../ops/drift.js';
+import { NETFORM_VERSION } from '../../version.js';
+import { driftText } from '../../views/drift.js';
+import { inertText } from '../../views/escape.js';
+import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
+import { action } from '../boundary.js';
+import { CliError, ExitCode } from '../exit.js';
+import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { checkSchedule, type ScheduleOptions } from '../flags/schedule.js';
+import { fullPlanAt, Timings, useColor } from '../output.js';
+import { watchStopRequests } from '../signals.js';
+
+/** How long a scheduled drift may take to stop once asked (the run in progress is cancelled first). */
+const STOP_BOUND_MS = 10_000;
+
+interface DriftOptions extends ConnectionOptions, ScheduleOptions {
+  file: string;
+  format: PlanFormat;
+  color?: boolean;
+}
+
+export function registerDrift(program: Command): void {
+  const cmd = program
+    .command('drift')
+    .description(
+      'report differences between the desired state and the server, without writing anything; once, or on a schedule',
+    )
+    .requiredOption('-f, --file <path>', 'desired-state file or folder (read again at every scheduled run)')
+    .addOption(
+      new Option('--format <format>', 'output of a single check (a schedule always writes JSON lines)')
+        .choices(PLAN_FORMATS as string[])
+        .default('text'),
+    )
+    .option('--no-color', 'no colour in text output')
+    .option(
+      '--every <cron>',
+      'check on this cron schedule until SIGTERM/SIGINT; a leading sixth field is seconds ("*/30 * * * * *")',
+    )
+    .option('--timezone <tz>', 'time zone of the schedule (default: the system time zone)')
+    .option('--run-at-start', 'with --every: also check once right away')
+    .option('--report <file>', 'with --every: keep the latest report in this file (replaced atomically)')
+    .option(
+      '--webhook <url>',
+      'with --every: POST a report whenever the status or the set of differences changes (recovery included); at most 5 s per run',
+    )
+    .option('--webhook-always', 'with --webhook: also POST every drifted run');
+  addConnectionOptions(cmd);
+  cmd.action(
+    action(async (opts: DriftOptions) => (opts.every === undefined ? driftOnce(opts) : driftOnSchedule(opts))),
+  );
+}
+
+async function driftOnce(opts: DriftOptions): Promise<ExitCode> {
+  for (const flag of ['report', 'webhook', 'webhookAlways', 'runAtStart', 'timezone'] as const) {
+    if (opts[flag] !== undefined) throw new CliError(`--${kebab(flag)} needs --every (it applies to scheduled checks)`);
+  }
+  const timings = new Timings();
+  const { plan, status } = await checkDrift({ file: opts.file, connect: connectorOf(opts) }, timings);
+  timings.report();
+  const color = opts.format === 'text' && useColor(opts);
+  const output = renderPlan(plan, opts.format, { color, fullPlanAt: fullPlanAt() });
+  process.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
+  // Drift: changes, or pending with none planned (src/plan/outcome.ts).
+  return status === 'drift' ? ExitCode.changes : ExitCode.ok;
+}
+
+async function driftOnSchedule(opts: DriftOptions): Promise<ExitCode> {
+  const every = opts.every!;
+  if (opts.file === '-')
+    throw new CliError(
+      '-f - (stdin) can be read once only: a schedule reads the files again at every run; give a path',
+    );
+  await checkSchedule({ ...opts, every });
+  const log = (message: string) => process.stderr.write(`${inertText(message)}\n`);
+  const timings = new Timings();
+  const stop = new AbortController();
+  const schedule = await startDriftSchedule(
+    {
+      file: opts.file,
+      connect: connectorOf(opts),
+      every,
+      timezone: opts.timezone,
+      runAtStart: opts.runAtStart,
+      write: (text) => process.stdout.write(text),
+      reportFile: opts.report,
+      ...(opts.webhook
+        ? {
+            webhook: {
+              url: opts.webhook,
+              always: opts.webhookAlways ?? false,
+              userAgent: `netform/${NETFORM_VERSION}`,
+              text: driftText,
+            },
+          }
+        : {}),
+      secrets: [opts.token, process.env.NETFORM_TOKEN, opts.webhook].filter((s): s is string => !!s),
+    },
+    { log, phase: timings.phase, checked: () => timings.report() },
+    stop.signal,
+  );
+
+  let exitCode: ExitCode = ExitCode.ok;
+  const stopWithin = (reason: string) => {
+    // Bounded: the run in progress is cancelled; if it still has not ended, exit anyway.
+    setTimeout(() => {
+      log(`drift: not stopped within ${STOP_BOUND_MS / 1000} s: exiting`);
+      process.exit(ExitCode.error);
+    }, STOP_BOUND_MS).unref();
+    stop.abort(reason);
+  };
+  // Reports that cannot be written (stdout closed: `| head`, a dead log pipe) end the schedule.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (exitCode !== ExitCode.ok) return;
+    exitCode = ExitCode.error;
+    log(`drift: cannot write reports to stdout (${error.code ?? error.message}): stopping`);
+    stopWithin('stdout closed');
+  });
+  const watch = watchStopRequests((reason, first) => {
+    if (!first) {
+      log(`drift: ${reason} again: stopping now, without waiting for the run in progress`);
+      process.exit(ExitCode.error);
+    }
+    log(`drift: ${reason}: stopping${schedule.running ? ' (the run in progress is cancelled)' : ''}`);
+    stopWithin(reason);
+  });
+  const next = schedule.nextRun ? `; next run at ${schedule.nextRun.toISOString()}` : '';
+  log(`drift: checking ${opts.file} against ${schedule.server} on "${every}"${next}`);
+  await schedule.stopped;
+  watch.dispose();
+  log(`drift: stopped after ${schedule.runs} run(s)`);
+  return exitCode;
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}

@@ -1,0 +1,40 @@
+/** `netform explain FROM TO`: how one packet is decided, against the declared rules or (`--live`) the server's. */
+import { Option, type Command } from 'commander';
+import { explainPacket, parseFrom, parseTo } from '../../ops/access.js';
+import { explainJson, explainText } from '../../views/access.js';
+import { action } from '../boundary.js';
+import { CliError, ExitCode } from '../exit.js';
+import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+
+interface ExplainOptions extends ConnectionOptions {
+  file?: string;
+  live?: boolean;
+  format: 'text' | 'json';
+}
+
+export function registerExplain(program: Command): void {
+  const cmd = program
+    .command('explain <from> <to>')
+    .description(
+      'how the server decides one packet: FROM is *, EMAIL or EMAIL/DEVICE; TO is ADDRESS:PORT/tcp|udp, ADDRESS/icmp or ADDRESS',
+    )
+    .option('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
+    .option('--live', "evaluate against the server's rules and devices (--url or --embedded)")
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'));
+  addConnectionOptions(cmd);
+  cmd.action(
+    action(async (fromText: string, toText: string, opts: ExplainOptions) => {
+      const from = parseFrom(fromText);
+      if (!from.ok) throw new CliError(`FROM ${from.message}`);
+      const to = parseTo(toText);
+      if (!to.ok) throw new CliError(`TO ${to.message}`);
+      if (!opts.file && !opts.live)
+        throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
+      const live = opts.live ? connectorOf(opts) : undefined;
+      const decisions = await explainPacket({ file: opts.file, live, from: from.value, to: to.value });
+      const shown = opts.format === 'json' ? explainJson : explainText;
+      process.stdout.write(shown(fromText, toText, decisions));
+      return ExitCode.ok;
+    }),
+  );
+}

@@ -1,0 +1,95 @@
+/**
+ * `netform plan -f PATH [-o plan.json] [--format text|json|markdown]`: what apply would do.
+ * Exit codes: 0 nothing to do, 2 changes or pending (the server does not match), 3 over a safety limit (the plan is printed in
+ * full first), 1 error.
+ */
+import { Option, type Command } from 'commander';
+import { elapsedSince } from '../../ops/events.js';
+import { planAgainstServer, type PlanResult } from '../../ops/plan.js';
+import { formatDiagnostic } from '../../views/diagnostics.js';
+import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
+import { action } from '../boundary.js';
+import { CliError, ExitCode } from '../exit.js';
+import { addConnectionOptions, connectorOf } from '../flags/connection.js';
+import { planKeyOf } from '../flags/plan-key.js';
+import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
+import { fullPlanAt, refuseOverwritingInput, Timings, useColor, writeSavedPlan } from '../output.js';
+
+/** 3 over a limit; 2 when the server does not match (changes, or pending: src/plan/outcome.ts); else 0. */
+function planExitCode({ plan, differs }: PlanResult): ExitCode {
+  if (plan.limits.some((l) => l.exceeded)) return ExitCode.refused;
+  return differs ? ExitCode.changes : ExitCode.ok;
+}
+
+export function registerPlan(program: Command): void {
+  const cmd = program
+    .command('plan')
+    .description(
+      'show what apply would change on the server; exit 0 nothing to do, 2 changes, 3 over a safety limit, 1 error',
+    )
+    .requiredOption(
+      '-f, --file <path>',
+      'desired state: a YAML file, a folder of YAML files, a cdk.tf.json, or - for a YAML stream on stdin',
+    )
+    .option(
+      '-o, --out <path>',
+      'also write the plan as a saved plan (JSON) for `netform apply <path>`; - writes it to stdout (the plan for people then goes to stderr)',
+    )
+    .addOption(new Option('--format <format>', 'output format').choices(PLAN_FORMATS as string[]).default('text'))
+    .option(
+      '--base <ref>',
+      "compare with the same -f path at this git ref (a pull request's base): each change is marked as this pull request's or already there, and what it undoes is listed",
+    )
+    .option(
+      '--base-file <path>',
+      "like --base, with the base's desired state at this path (a synthesized cdk.tf.json)",
+    );
+  addPlanningOptions(cmd);
+  addConnectionOptions(cmd);
+  cmd.action(action(runPlan));
+}
+
+interface PlanCommandOptions extends PlanningOptions {
+  file: string;
+  out?: string;
+  format: PlanFormat;
+  base?: string;
+  baseFile?: string;
+}
+
+async function runPlan(opts: PlanCommandOptions): Promise<ExitCode> {
+  if (opts.out) refuseOverwritingInput(opts.out, opts.file);
+  if (opts.base !== undefined && opts.baseFile !== undefined)
+    throw new CliError('give --base REF or --base-file PATH, not both');
+  const base =
+    opts.base !== undefined ? { ref: opts.base } : opts.baseFile !== undefined ? { file: opts.baseFile } : undefined;
+  const timings = new Timings();
+  const request = {
+    ...planShaping(opts),
+    file: opts.file,
+    base,
+    connect: connectorOf(opts),
+    refuseFailingTests: true,
+  };
+  const warning = (d: Parameters<typeof formatDiagnostic>[0]) =>
+    process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
+  const result = await planAgainstServer(request, { phase: timings.phase, warning });
+  const { plan } = result;
+  const started = performance.now();
+  // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
+  const toStdout = opts.out === '-';
+  const shownOn = toStdout ? process.stderr : process.stdout;
+  // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/seal.ts).
+  const seal = opts.format === 'json' || opts.out ? planKeyOf(opts) : undefined;
+  const output = renderPlan(plan, opts.format, {
+    color: opts.format === 'text' && useColor(opts, shownOn),
+    fullPlanAt: fullPlanAt(),
+    seal,
+  });
+  timings.phase('render', elapsedSince(started));
+  if (!(toStdout && opts.format === 'json')) shownOn.write(output);
+  if (opts.out)
+    writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false, seal }));
+  timings.report();
+  return planExitCode(result);
+}

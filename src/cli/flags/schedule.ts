@@ -1,0 +1,47 @@
+/** The flags of a scheduled drift (`--every` and what goes with it), refused up front when they cannot work. */
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { cronExpressionProblem, timeZoneProblem } from '../../ops/drift.js';
+import { CliError } from '../exit.js';
+
+export interface ScheduleOptions {
+  every?: string;
+  timezone?: string;
+  runAtStart?: boolean;
+  report?: string;
+  webhook?: string;
+  webhookAlways?: boolean;
+}
+
+export async function checkSchedule(opts: ScheduleOptions & { every: string }): Promise<void> {
+  const problem = cronExpressionProblem(opts.every);
+  if (problem) throw new CliError(`--every: "${opts.every}" is not a valid cron expression (${problem})`);
+  const zoneProblem = opts.timezone === undefined ? null : timeZoneProblem(opts.timezone);
+  if (zoneProblem) throw new CliError(`--timezone: ${zoneProblem}`);
+  if (opts.webhookAlways && !opts.webhook) throw new CliError('--webhook-always needs --webhook URL');
+  if (opts.webhook) checkWebhookUrl(opts.webhook);
+  if (opts.report) await checkReportFolder(opts.report);
+}
+
+async function checkReportFolder(path: string): Promise<void> {
+  const folder = dirname(resolve(path));
+  try {
+    await access(folder, constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CliError(
+      `--report: ${code === 'ENOENT' ? `the folder ${folder} does not exist` : `cannot write into ${folder} (${code ?? 'error'})`}`,
+    );
+  }
+}
+
+function checkWebhookUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new CliError('--webhook: not a URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new CliError('--webhook: not an http(s) URL');
+}

@@ -1,0 +1,105 @@
+/**
+ * Where command output goes and how it looks on this terminal: colours, the saved plan's file,
+ * the GitHub-artifact URL of a truncated plan comment, and the phase timings (NETFORM_TIMINGS).
+ */
+import { statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import type { OpEvents, Phase } from '../ops/events.js';
+import { progressReporter, type ProgressReporter } from '../views/progress.js';
+import { CliError } from './exit.js';
+import { wholeNumberFromEnv } from './flags/numbers.js';
+
+/** Whether text output gets colours: a terminal, no NO_COLOR, no --no-color. */
+export function useColor(opts: { color?: boolean }, stream: NodeJS.WriteStream = process.stdout): boolean {
+  return opts.color !== false && stream.isTTY === true && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '');
+}
+
+/**
+ * Where the full plan is, for a markdown comment that had to leave changes out: in a GitHub
+ * Actions run, that run's page (its artifacts); elsewhere NETFORM_FULL_PLAN_AT if set.
+ */
+export function fullPlanAt(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.NETFORM_FULL_PLAN_AT) return env.NETFORM_FULL_PLAN_AT;
+  if (env.GITHUB_SERVER_URL && env.GITHUB_REPOSITORY && env.GITHUB_RUN_ID) {
+    return `the artifacts of ${env.GITHUB_SERVER_URL}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}`;
+  }
+  return undefined;
+}
+
+/** `-o PATH`: the saved plan into PATH, or onto stdout for `-`. */
+export function writeSavedPlan(out: string, json: string): void {
+  if (out === '-') {
+    process.stdout.write(json);
+    return;
+  }
+  try {
+    writeFileSync(out, json);
+  } catch (error) {
+    throw new CliError(`-o: cannot write ${out} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+/** `plan -f desired/netform.yaml -o desired/netform.yaml` would replace the files with a plan: refused. */
+export function refuseOverwritingInput(out: string, input: string): void {
+  if (out === '-' || input === '-') return;
+  const target = resolve(out);
+  const source = resolve(input);
+  let inputIsFolder: boolean;
+  try {
+    inputIsFolder = statSync(source).isDirectory();
+  } catch {
+    return;
+  }
+  // A folder is read for its *.yaml/*.yml files, or its cdk.tf.json.
+  const inside = inputIsFolder && dirname(target) === source && /(\.ya?ml|^cdk\.tf\.json)$/i.test(basename(target));
+  if (target === source || inside) {
+    throw new CliError(
+      `-o ${out} would overwrite the desired state read from ${input}; write the saved plan elsewhere (such as plan.json)`,
+    );
+  }
+}
+
+/** Apply's progress on this process's streams; NETFORM_PROGRESS_EVERY_MS sets the running count's interval (tests). */
+export function progressOnTerminal(total: number): ProgressReporter {
+  return progressReporter({
+    total,
+    terminal: process.stderr.isTTY === true,
+    everyMs: wholeNumberFromEnv(process.env.NETFORM_PROGRESS_EVERY_MS, { min: 1 }),
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+  });
+}
+
+function rssMb(): number {
+  return Math.round(process.memoryUsage.rss() / 1048576);
+}
+
+/**
+ * The phases of one run as the operations report them (OpEvents.phase), with the resident memory
+ * (MB) at the end of each, to see which phase needs the memory. With NETFORM_TIMINGS set, report()
+ * prints them as one JSON line on stderr, for bench/.
+ */
+export class Timings implements OpEvents {
+  #ms: Partial<Record<Phase | 'render', number>> = {};
+  #rss: Partial<Record<Phase, number>> = {};
+
+  readonly phase = (name: Phase | 'render', ms: number): void => {
+    this.#ms[name] = ms;
+    if (name !== 'render' && name !== 'writes') this.#rss[name] = rssMb();
+  };
+
+  report(): void {
+    if (!process.env.NETFORM_TIMINGS) return;
+    const { writes: _writes, ...phases } = this.#ms;
+    const peak = Math.round(process.resourceUsage().maxRSS / 1024);
+    process.stderr.write(`netform-timings ${JSON.stringify({ ...phases, rss_mb: this.#rss, rss_peak_mb: peak })}\n`);
+    this.#ms = {};
+    this.#rss = {};
+  }
+
+  /** Apply's writes alone, on a line of their own. */
+  reportWrites(): void {
+    if (process.env.NETFORM_TIMINGS && this.#ms.writes !== undefined)
+      process.stderr.write(`netform-write-timings ${JSON.stringify({ writes: Math.round(this.#ms.writes) })}\n`);
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * Applying as an operation: a plan made now from the files (`apply -f`), or a saved plan applied
+ * exactly, refused when anything it touches changed since (stale) or when it is over a safety
+ * limit. With a reviewed plan (`apply -f --reviewed`), only the changes it shows identically are
+ * written (src/plan/reviewed.ts); the rest are withheld. Writes are watched: a breaker stops new writes when the server goes away, and the
+ * caller's AbortSignal stops new writes (the writes in flight get one request timeout to end).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  applyPlan,
+  applySummary,
+  findStaleChanges,
+  readSavedPlan,
+  readSavedPlanSecrets,
+  SavedPlanError,
+  ServerGoneBreaker,
+  type ApplyOptions,
+  type ApplySummary,
+  type ChangeResult,
+} from '../apply/index.js';
+import { planAccessChanges } from '../access/plan.js';
+import type { SecretRef } from '../model/secret.js';
+import { nowManagedChanges } from '../plan/defaults.js';
+import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
+import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from '../plan/reviewed.js';
+import type { PlanKey } from '../plan/seal.js';
+import type { LimitCheck, Plan } from '../plan/types.js';
+import { refuseFailingTests } from './access.js';
+import { loadDesired } from './desired.js';
+import { OpError } from './errors.js';
+import { elapsedSince, type OpEvents } from './events.js';
+import { makePlan, type PlanShaping } from './plan.js';
+import { readLiveState, type Connector, type Session } from './session.js';
+
+interface ApplyRequest {
+  connect: Connector;
+  /** Writes at once. Default 8. */
+  parallelism?: number;
+}
+
+export interface PlannedApplyRequest extends ApplyRequest, PlanShaping {
+  /** The desired state to plan and apply. */
+  file: string;
+  /** The value of a secret reference, read when it is written (within its declaring file's repository). */
+  resolveSecret: (ref: SecretRef) => string;
+  /**
+   * The plan that was reviewed (a saved plan): only the changes it shows identically are written,
+   * unasked (the review was the approval); the rest are withheld.
+   */
+  reviewed?: Plan;
+  /**
+   * Make the changes that exist only because the files leave a field out, which means its default
+   * ("now managed", src/plan/defaults.ts). Without it (and without a reviewed plan) they refuse the
+   * plan as a safety limit does.
+   */
+  allowNowManaged?: boolean;
+}
+
+export interface SavedApplyRequest extends ApplyRequest, LimitOverrides {
+  /** A saved plan (readSavedPlan), applied exactly as it was made. */
+  plan: Plan;
+  /** The key the plan was sealed with: its secrets' HMACs are checked with it. */
+  key: PlanKey;
+  /**
+   * Reads a secret where apply runs (never a folder the plan names), before anything is written;
+   * the values read are the ones sent.
+   */
+  readSecret: (ref: SecretRef) => { value: string } | { problem: string };
+}
+
+export interface ApplyEvents extends OpEvents, Pick<ApplyOptions, 'onStart' | 'onSettled' | 'onProgress'> {
+  /**
+   * The plan that is about to be applied (before its limits are checked): what people are shown.
+   * With a reviewed plan, also what of the plan made now it withholds.
+   */
+  planned?(plan: Plan, reviewed?: ReviewedIntersection): void;
+  /** Asked before a plan made now is written (never for a saved plan, whose writing was the approval); false cancels. */
+  confirm?(plan: Plan, server: string): Promise<boolean>;
+  /** The plan's writes start; once the signal aborts, those in flight get `graceMs` to end. */
+  writing?(plan: Plan, graceMs: number): void;
+  /** The writes are over: all settled, or the wait for those in flight ended. */
+  written?(): void;
+  /** The server went away (the breaker tripped): no new write starts. */
+  halted?(reason: string): void;
+}
+
+/** What made a saved plan stale: the server, a secret it sends (read again, its HMAC differs), or both. */
+export type StaleCause = 'server' | 'secret' | 'both';
+
+export type ApplyOutcome =
+  | { status: 'no-changes'; plan: Plan }
+  | {
+      status: 'refused';
+      plan: Plan;
+      overLimit: LimitCheck[];
+      /** Now-managed changes that refused the plan (apply -f without --allow-now-managed); 0 when none did. */
+      nowManaged: number;
+    }
+  | { status: 'stale'; plan: Plan; stale: string[]; cause: StaleCause }
+  | { status: 'cancelled'; plan: Plan }
+  | {
+      status: 'applied';
+      plan: Plan;
+      summary: ApplySummary;
+      /** The signal's reason when it stopped the writes, else null. */
+      stoppedBy: unknown;
+      /** Writes still in flight when the wait for them ended: their outcome is unknown. */
+      abandoned: boolean;
+    };
+
+/** An outcome, and with a reviewed plan how many changes were withheld (not written, whatever the outcome). */
+export type ReviewedOutcome = ApplyOutcome & { withheld?: number };
+
+/** A saved plan (`netform plan -o`), if this netform can apply it exactly: sealed with `key`, unedited. */
+export function readSavedPlanFile(path: string, key: PlanKey): Plan {
+  try {
+    return readSavedPlan(path, key);
+  } catch (error) {
+    if (error instanceof SavedPlanError) throw new OpError('saved-plan', error.message);
+    throw error;
+  }
+}
+
+/**
+ * Plans the files against the server and applies the plan (after `events.confirm`, when given).
+ * With `request.reviewed`, only the changes the reviewed plan shows identically, unasked.
+ */
+export async function applyPlanned(
+  request: PlannedApplyRequest,
+  events: ApplyEvents = {},
+  signal?: AbortSignal,
+): Promise<ReviewedOutcome> {
+  const desired = await loadDesired(request.file, events);
+  refuseFailingTests(desired);
+  const session = await request.connect.open({ signal });
+  const run = { resolveSecret: request.resolveSecret, request, session, events, signal };
+  return withSession(session, async () => {
+    if (!request.reviewed) {
+      const plan = await makePlan(desired, request, session, events);
+      events.planned?.(plan);
+      const overLimit = plan.limits.filter((l) => l.exceeded);
+      // Changes that exist only because a left-out field now means its default: a safety limit.
+      const nowManaged = request.allowNowManaged ? 0 : nowManagedChanges(plan.changes).length;
+      return writeUnlessRefused(plan, overLimit, run, events.confirm, nowManaged);
+    }
+    const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
+    const fresh = await makePlan(desired, request, session, events, reading);
+    let result: ReviewedIntersection;
+    try {
+      result = intersectReviewed(fresh, request.reviewed);
+    } catch (error) {
+      if (error instanceof ReviewedPlanError) throw new OpError('saved-plan', error.message);
+      throw error;
+    }
+    const plan: Plan = { ...result.plan, access: planAccessChanges(result.plan, await reading, desired) };
+    events.planned?.(plan, result);
+    const outcome = await writeUnlessRefused(
+      plan,
+      plan.limits.filter((l) => l.exceeded),
+      run,
+    );
+    return { ...outcome, withheld: result.withheld.length };
+  });
+}
+
+/** Applies a saved plan, if it was made against this server and nothing it touches changed since. */
+export async function applySaved(
+  request: SavedApplyRequest,
+  events: ApplyEvents = {},
+  signal?: AbortSignal,
+): Promise<ApplyOutcome> {
+  const { plan } = request;
+  const session = await request.connect.open({ signal });
+  return withSession(session, async () => {
+    if (plan.server !== session.url) {
+      throw new OpError(
+        'saved-plan',
+        `the saved plan was made against ${plan.server}, not ${session.url}; plan again against this server`,
+      );
+    }
+    events.planned?.(plan);
+    if (plan.changes.length === 0) return { status: 'no-changes', plan };
+    const secrets = readSecretsAgain(request);
+    const live = await readLiveState(session, { configuration: plan.changes.some((c) => c.kind === 'configuration') });
+    // A secret that changed since the plan makes its change stale, as a changed object does.
+    const changedOnServer = findStaleChanges(plan, live);
+    const stale = [...changedOnServer, ...secrets.changed];
+    if (stale.length > 0) {
+      const cause = secrets.changed.length === 0 ? 'server' : changedOnServer.length === 0 ? 'secret' : 'both';
+      return { status: 'stale', plan, stale, cause };
+    }
+    // The limits as the plan recorded them, unless lifted again for this run.
+    const overLimit = evaluateLimits(plan.summary, plan.limits, request).filter((l) => l.exceeded);
+    const resolveSecret = (ref: SecretRef): string => {
+      const value = secrets.values.get(ref);
+      if (value === undefined) throw new Error('a secret of the saved plan was not read before the writes');
+      return value;
+    };
+    return writeUnlessRefused(plan, overLimit, { resolveSecret, request, session, events, signal });
+  });
+}
+
+/**
+ * Every secret a saved plan will send, read before anything is written and compared with the
+ * plan's HMAC of it: one that cannot be read refuses the plan (nothing is written).
+ */
+function readSecretsAgain(request: SavedApplyRequest): ReturnType<typeof readSavedPlanSecrets> {
+  const secrets = readSavedPlanSecrets(request.plan, request.key, request.readSecret);
+  const problems = new Set(secrets.unreadable);
+  if (problems.size > 0)
+    throw new OpError(
+      'saved-plan',
+      `the saved plan's secrets cannot be read here; nothing was changed:\n${[...problems].map((p) => `  - ${p}`).join('\n')}`,
+    );
+  return secrets;
+}
+
+/** Runs `work`, then closes the session; not awaited after abandoned writes (closing waits for them). */
+async function withSession<T extends ApplyOutcome>(session: Session, work: () => Promise<T>): Promise<T> {
+  let outcome: T | undefined;
+  try {
+    outcome = await work();
+    return outcome;
+  } finally {
+    const closing = session.close();
+    if (!(outcome?.status === 'applied' && outcome.abandoned)) await closing;
+    else closing.catch(() => {});
+  }
+}
+
+/** One apply's request, open session, events and stop signal, and where the secrets it sends come from. */
+interface ApplyRun {
+  resolveSecret: (ref: SecretRef) => string;
+  request: ApplyRequest;
+  session: Session;
+  events: ApplyEvents;
+  signal: AbortSignal | undefined;
+}
+
+async function writeUnlessRefused(
+  plan: Plan,
+  overLimit: LimitCheck[],
+  run: ApplyRun,
+  confirm?: ApplyEvents['confirm'],
+  nowManaged = 0,
+): Promise<ApplyOutcome> {
+  if (overLimit.length > 0 || nowManaged > 0) return { status: 'refused', plan, overLimit, nowManaged };
+  if (plan.changes.length === 0) return { status: 'no-changes', plan };
+  if (confirm && !(await confirm(plan, run.session.url))) return { status: 'cancelled', plan };
+  return writeChanges(plan, run);
+}
+
+/** The writes, watched: a breaker for a server that went away, and the signal stopping new writes. */
+async function writeChanges(
+  plan: Plan,
+  { resolveSecret, request, session, events, signal }: ApplyRun,
+): Promise<ApplyOutcome> {
+  const graceMs = session.timeoutMs;
+  events.writing?.(plan, graceMs);
+  const started = performance.now();
+  const breaker = new ServerGoneBreaker();
+  const settled = new Map<string, ChangeResult>();
+  const inFlight = new Set<string>();
+  let announcedBreak = false;
+  const stopReason = (): string | null => {
+    if (signal?.aborted) return `not started: apply was interrupted (${describeReason(signal.reason)})`;
+    const reason = breaker.tripped;
+    if (reason && !announcedBreak) {
+      announcedBreak = true;
+      events.halted?.(reason);
+    }
+    return reason ? `not started: ${reason}` : null;
+  };
+  const applying = applyPlan(plan, {
+    client: session.client,
+    parallelism: request.parallelism,
+    resolveSecret,
+    onProgress: events.onProgress,
+    onStart: (change) => {
+      inFlight.add(change.id);
+      events.onStart?.(change);
+    },
+    onSettled: (result, detail) => {
+      inFlight.delete(result.id);
+      settled.set(result.id, result);
+      breaker.observe(result, detail.error);
+      events.onSettled?.(result, detail);
+    },
+    shouldStart: stopReason,
+  });
+  // Once stopped, writes in flight get at most one request timeout to finish.
+  const summary = await Promise.race([
+    applying,
+    abortOf(signal).then(() => sleep(graceMs + 1000, null, { ref: false })),
+  ]);
+  events.written?.();
+  events.phase?.('writes', elapsedSince(started));
+  return {
+    status: 'applied',
+    plan,
+    summary: summary ?? interruptedSummary(plan, settled, inFlight),
+    stoppedBy: signal?.aborted ? signal.reason : null,
+    abandoned: summary === null,
+  };
+}
+
+/** Resolves when the signal aborts; never without one. */
+function abortOf(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (!signal) return;
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/** A stop request's reason in words: a signal name as it is, an error by its message. */
+function describeReason(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason);
+}
+
+/** The summary when the writes in flight did not finish in time: those are reported as unknown. */
+function interruptedSummary(
+  plan: Plan,
+  settled: Map<string, ChangeResult>,
+  inFlight: ReadonlySet<string>,
+): ApplySummary {
+  const results = plan.changes.map((change): ChangeResult => {
+    const done = settled.get(change.id);
+    if (done) return done;
+    const { id, label, action } = change;
+    if (inFlight.has(change.id))
+      return {
+        id,
+        label,
+        action,
+        status: 'failed',
+        message: 'still in flight when apply stopped waiting: its outcome is unknown (netform plan shows it)',
+      };
+    return { id, label, action, status: 'not_attempted', message: 'not started: apply was interrupted' };
+  });
+  return applySummary(results);
+}
+
+/** The key saved plans are sealed and checked with, and how the secrets a plan sends are read. */
+export { PlanKey, PlanKeyError } from '../plan/seal.js';
+export { resolveSecret, SecretResolutionError, workingContainment } from '../desired/index.js';

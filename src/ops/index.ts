@@ -1,0 +1,42 @@
+/**
+ * The workflows as a library: each takes a request, an events object and an AbortSignal, and
+ * returns data. No printing, no process exit codes; expected failures are OpErrors.
+ */
+export { OpError, type OpErrorKind } from './errors.js';
+export type { OpEvents, Phase } from './events.js';
+export {
+  connectTo,
+  openSession,
+  readLiveState,
+  DEFAULT_EMBEDDED_DB,
+  EMBEDDED_ADMIN_EMAIL,
+  type ClientTuning,
+  type Connector,
+  type Session,
+  type SessionSignals,
+  type SessionSpec,
+} from './session.js';
+export { loadDesired } from './desired.js';
+export { planAgainstServer, type PlanRequest, type PlanResult, type PlanShaping } from './plan.js';
+export {
+  applyPlanned,
+  applySaved,
+  readSavedPlanFile,
+  type ApplyEvents,
+  type ApplyOutcome,
+  type PlannedApplyRequest,
+  type SavedApplyRequest,
+} from './apply.js';
+export {
+  checkDrift,
+  startDriftSchedule,
+  type DriftCheck,
+  type DriftRequest,
+  type DriftSchedule,
+  type DriftScheduleEvents,
+  type DriftScheduleRequest,
+} from './drift.js';
+export { explainPacket, refuseFailingTests, runTests, type AccessSource } from './access.js';
+export { exportServer, shippedSchemaReference, writeExportFiles, type ExportRequest } from './export.js';
+export { showLive, type ShowRequest } from './show.js';
+export { validateDesired, type Validation } from './validate.js';

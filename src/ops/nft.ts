@@ -1,0 +1,47 @@
+/**
+ * The nftables ruleset a Firezone 0.7.36 server installs (src/nft/ruleset.ts), as an operation:
+ * for the desired state, or for the server's users, devices and rules (`live`), in
+ * `nft list ruleset` syntax.
+ */
+import { displayPath, loadDesiredState } from '../desired/index.js';
+import type { DesiredState } from '../model/state.js';
+import { nftStateOfDesired, nftStateOfLive, renderRuleset } from '../nft/ruleset.js';
+import { loadDesired } from './desired.js';
+import type { OpEvents } from './events.js';
+import { readLiveState, type Connector } from './session.js';
+
+export interface NftRequest {
+  /** The desired state; with `connect`, only its `settings.port_rules` is used. */
+  file?: string;
+  /** The server whose state the ruleset is for (its user ids and device addresses: the exact ruleset). */
+  connect?: Connector;
+  /** The server's WireGuard interface, which filter rules match. */
+  wgInterface: string;
+}
+
+/** The ruleset's text. */
+export async function nftRuleset(request: NftRequest, events: OpEvents = {}, signal?: AbortSignal): Promise<string> {
+  // Secrets play no part in a ruleset: one that cannot be read here is no error.
+  const desired: DesiredState | undefined = request.file
+    ? await loadDesired(request.file, events, (path) => loadDesiredState(path, { secrets: 'check' }))
+    : undefined;
+  if (!request.connect)
+    return renderRuleset(
+      nftStateOfDesired(desired!, { wgInterface: request.wgInterface, files: displayPath(request.file!) }),
+    );
+  const session = await request.connect.open({ cancel: signal });
+  try {
+    const live = await readLiveState(session);
+    const options = {
+      portRules: desired?.settings.port_rules !== false,
+      wgInterface: request.wgInterface,
+      server: session.url,
+    };
+    return renderRuleset(nftStateOfLive(live, options));
+  } finally {
+    await session.close();
+  }
+}
+
+/** The interface filter rules match by default, and what makes a name unusable for one. */
+export { DEFAULT_WG_INTERFACE, interfaceNameProblem } from '../nft/ruleset.js';

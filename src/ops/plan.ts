@@ -1,0 +1,264 @@
+/**
+ * Planning against a server: the desired state and the server's state read (at the same time
+ * where that is safe), the plan made, `--target` applied and the plan's access changes attached.
+ * The plan that leaves here is finished.
+ */
+import { accessChangesAfter, planAccessChanges } from '../access/plan.js';
+import { portRuleWarnings } from '../access/tests.js';
+import { fetchConfiguration } from '../client/index.js';
+import { loadDesiredState, type Diagnostic, type LoadResult } from '../desired/index.js';
+import { GitRefError, loadDesiredStateAtRef } from '../desired/git-ref.js';
+import type { DesiredState, LiveState } from '../model/state.js';
+import { compareWithBase } from '../plan/base.js';
+import { planChanges, PlanError, type Plan, type PlanOptions } from '../plan/index.js';
+import { indexLiveState } from '../plan/live-index.js';
+import { isPending } from '../plan/outcome.js';
+import { liveKeyIds, normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
+import type { PlanBase } from '../plan/types.js';
+import { formatDiagnostic } from '../model/diagnostic.js';
+import { refuseFailingTests } from './access.js';
+import { loadDesired } from './desired.js';
+import { OpError } from './errors.js';
+import { elapsedSince, type OpEvents } from './events.js';
+import { readLiveState, serverRefused, type Connector, type Session } from './session.js';
+
+/** How a plan is shaped: what `netform plan` and `apply -f` take besides the files and the server. */
+export interface PlanShaping {
+  allowDeletes?: number;
+  allowUpdates?: number;
+  /** Device changes a 0.7.26+ server ignores on update become delete-then-create. */
+  replace?: boolean;
+  /** Declared passwords are sent to existing users too. */
+  rotatePasswords?: boolean;
+  /** Keys in the plan's notation: the plan keeps these changes and what they need. */
+  target?: string[];
+}
+
+export interface PlanRequest extends PlanShaping {
+  /** The desired state: a YAML file, a folder, a cdk.tf.json, or `-` (stdin). */
+  file: string;
+  /**
+   * What to compare with (a pull request's base): the same path at a git ref (`ref`), or the base's
+   * desired state at a path (`file`). Each change is then marked as the request's own or already
+   * the base's, and the base's changes the request undoes are listed.
+   */
+  base?: { ref: string } | { file: string };
+  connect: Connector;
+  /** Run the desired state's access tests first and refuse when one fails (plan and apply do; drift does not). */
+  refuseFailingTests?: boolean;
+  /** How the files are read (a scheduled drift reuses an unchanged state). Default loadDesiredState. */
+  load?: (path: string) => Promise<LoadResult>;
+}
+
+export interface PlanResult {
+  plan: Plan;
+  /**
+   * The server does not match the files: changes are planned, or none are but the plan is pending
+   * (a guard cancelled one, `--target` left some out, an undeclared admin or rule is kept:
+   * src/plan/outcome.ts). `netform plan` exits 2, drift reports `drift`.
+   */
+  differs: boolean;
+}
+
+export interface PlanEvents extends OpEvents {
+  /** A warning about the desired state that does not stop the plan (rules a kernel ignores). */
+  warning?(diagnostic: Diagnostic): void;
+}
+
+/** `--target` values in the plan's key notation, checked before anything is read. */
+export function checkTargets(targets: readonly string[] | undefined): void {
+  try {
+    targets?.forEach(normalizeTarget);
+  } catch (error) {
+    if (error instanceof TargetError) throw new OpError('request', error.message);
+    throw error;
+  }
+}
+
+/** A plan against the server the request connects to; the session is closed before it returns. */
+export async function planAgainstServer(
+  request: PlanRequest,
+  events: PlanEvents = {},
+  signal?: AbortSignal,
+): Promise<PlanResult> {
+  checkTargets(request.target);
+  const base = await loadBase(request);
+  const { desired, session, live } = await loadDesiredAndLive(request, events, signal);
+  try {
+    for (const warning of portRuleWarnings(desired)) events.warning?.(warning);
+    if (request.refuseFailingTests) refuseFailingTests(desired);
+    const made = await makePlan(desired, request, session, events, live);
+    const plan = base ? await compareToBase(made, base, desired, request, session, live) : made;
+    return { plan, differs: isPending(plan) };
+  } finally {
+    await session.close();
+  }
+}
+
+/** The base's desired state, read before anything else. */
+type LoadedBase = { ref: string; commit?: string; where: string } & ({ result: LoadResult } | { missing: string });
+
+async function loadBase(request: PlanRequest): Promise<LoadedBase | undefined> {
+  const { base } = request;
+  if (base === undefined) return undefined;
+  if ('file' in base) {
+    const result = await loadDesiredState(base.file);
+    if (!result.ok && result.diagnostics.some((d) => d.message === 'no such file or folder'))
+      throw new OpError('request', `--base-file ${base.file}: no such file or folder`);
+    return { ref: base.file, where: base.file, result };
+  }
+  try {
+    const { repoPath, ref, commit, ...loaded } = await loadDesiredStateAtRef(request.file, base.ref);
+    return { ref, commit, where: repoPath, ...loaded };
+  } catch (error) {
+    if (error instanceof GitRefError) throw new OpError('request', error.message);
+    throw error;
+  }
+}
+
+/**
+ * The plan with each change's origin (src/plan/base.ts): the base's files planned against the same
+ * live state; the access changes in two parts (the base's changes, then the request's own).
+ */
+async function compareToBase(
+  plan: Plan,
+  base: LoadedBase,
+  desired: DesiredState,
+  shaping: PlanShaping,
+  session: Session,
+  reading: Promise<LiveState>,
+): Promise<Plan> {
+  const info: PlanBase = { ref: base.ref, ...(base.commit ? { commit: base.commit } : {}) };
+  const alone = (why: string): Plan =>
+    compareWithBase(plan, null, {
+      ...info,
+      note: `${why}: every change counts as introduced by this pull request`,
+      ...(plan.access ? { access_pr: plan.access } : {}),
+    });
+  if ('missing' in base) return alone(`${base.where} ${base.missing} at ${base.ref}`);
+  if (!base.result.ok) {
+    const [first, ...more] = base.result.diagnostics;
+    return alone(
+      `the desired state at ${base.ref} has errors (${formatDiagnostic(first!)}${more.length ? `, and ${more.length} more` : ''})`,
+    );
+  }
+  let live = await reading;
+  if (base.result.state.configuration !== undefined && live.configuration === undefined)
+    live = await withConfiguration(reading, session);
+  let basePlan: Plan;
+  try {
+    const whole = planChanges(base.result.state, live, planOptionsOf(shaping, session));
+    basePlan = shaping.target?.length ? targetPlan(whole, shaping.target) : whole;
+  } catch (error) {
+    if (error instanceof PlanError || error instanceof TargetError)
+      return alone(`${base.ref}'s files cannot be planned (${error.message})`);
+    throw error;
+  }
+  const compared = compareWithBase(plan, basePlan, info);
+  const already = compared.changes.filter((c) => c.origin === 'base');
+  const own = compared.changes.filter((c) => c.origin === 'pr');
+  compared.base!.access_pr = accessChangesAfter(live, desired, already, own);
+  compared.base!.access_base = accessChangesAfter(live, desired, [], already);
+  return compared;
+}
+
+/** The planner's options for a plan made now against the session's server. */
+function planOptionsOf(shaping: PlanShaping, session: Session): PlanOptions {
+  return {
+    server: session.url,
+    createdAt: new Date().toISOString(),
+    tokenUser: session.tokenUser,
+    replace: shaping.replace ?? false,
+    rotatePasswords: shaping.rotatePasswords ?? false,
+    allowDeletes: shaping.allowDeletes,
+    allowUpdates: shaping.allowUpdates,
+  };
+}
+
+/**
+ * The desired state, a session, and the server's state being read: at the same time against a
+ * remote server (it prepares its lists while the files are parsed), so a plan costs little more
+ * than the slower of the two. Bad files still stop the operation with their own errors before
+ * anything is written; for an embedded server (or no usable connection) the files are read first,
+ * so that bad files touch no database.
+ */
+async function loadDesiredAndLive(
+  request: PlanRequest,
+  events: OpEvents,
+  cancel?: AbortSignal,
+): Promise<{ desired: DesiredState; session: Session; live: Promise<LiveState> }> {
+  const { file, connect, load } = request;
+  if (connect.embedded) {
+    const desired = await loadDesired(file, events, load);
+    const session = await connect.open({ cancel });
+    return { desired, session, live: readLiveState(session) };
+  }
+  let session: Session;
+  // Bad files make the reads pointless: they are abandoned (no retries of a server that is down).
+  // Abandoning is safe in any state of a read (not started, in flight, ended): see the client's
+  // linkedAbort, which keeps an abort from reaching a request whose exchange is over.
+  const unwanted = new AbortController();
+  const abandon = cancel ? AbortSignal.any([unwanted.signal, cancel]) : unwanted.signal;
+  try {
+    session = await connect.open({ cancel: abandon });
+  } catch (error) {
+    await loadDesired(file, events, load); // the files' errors come first
+    throw error;
+  }
+  const lists = readLiveState(session);
+  lists.catch(() => {}); // awaited by makePlan; when the files fail, their errors are the answer
+  try {
+    const desired = await loadDesired(file, events, load);
+    // `configuration:` is read only when declared, which is known now.
+    const live = desired.configuration === undefined ? lists : withConfiguration(lists, session);
+    return { desired, session, live };
+  } catch (error) {
+    unwanted.abort();
+    await session.close();
+    throw error;
+  }
+}
+
+async function withConfiguration(lists: Promise<LiveState>, session: Session): Promise<LiveState> {
+  const [live, configuration] = await Promise.all([
+    lists,
+    fetchConfiguration(session.client, 'required').catch((error: unknown) => {
+      throw serverRefused(error);
+    }),
+  ]);
+  return configuration ? { ...live, configuration } : live;
+}
+
+/**
+ * Reads the live state (one list call per collection; or waits for `reading`, started earlier),
+ * plans against it, keeps the targets and attaches the access changes.
+ */
+export async function makePlan(
+  desired: DesiredState,
+  shaping: PlanShaping,
+  session: Session,
+  events: OpEvents = {},
+  reading?: Promise<LiveState>,
+): Promise<Plan> {
+  let started = performance.now();
+  checkTargets(shaping.target);
+  const live = await (reading ?? readLiveState(session, { configuration: desired.configuration !== undefined }));
+  events.phase?.('fetch', elapsedSince(started));
+  started = performance.now();
+  try {
+    const whole = planChanges(desired, live, planOptionsOf(shaping, session));
+    // The live objects' keys: a target that matches nothing gets the nearest one as a hint.
+    const targeted = shaping.target?.length
+      ? targetPlan(whole, shaping.target, liveKeyIds(indexLiveState(live)))
+      : whole;
+    events.phase?.('diff', elapsedSince(started));
+    started = performance.now();
+    const plan: Plan = { ...targeted, access: planAccessChanges(targeted, live, desired) };
+    events.phase?.('access', elapsedSince(started));
+    return plan;
+  } catch (error) {
+    if (error instanceof PlanError) throw new OpError('plan', `cannot plan: ${error.message}`);
+    if (error instanceof TargetError) throw new OpError('request', error.message);
+    throw error;
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * A session with a server: a remote /v0 server reached with a token, or the bundled server run
+ * in-process on a local SQLite file with an admin token of its own (`--embedded`), so netform
+ * works on a fresh machine with no server at all.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { ApiClient, ApiError, fetchLiveState, type ApiClientOptions } from '../client/index.js';
+import type { LiveState } from '../model/state.js';
+import { OpError } from './errors.js';
+
+export const DEFAULT_EMBEDDED_DB = '.netform/embedded.db';
+/** The admin user the embedded server's token belongs to. */
+export const EMBEDDED_ADMIN_EMAIL = 'netform-admin@embedded.local';
+
+export interface Session {
+  client: ApiClient;
+  /** The server's base URL (no credentials), or `embedded:<path>`. */
+  url: string;
+  /** Email of the user the token belongs to, when known: that user is never deleted or demoted. */
+  tokenUser: string | null;
+  /** The bound on one request (and on one call with its retries). */
+  timeoutMs: number;
+  close(): Promise<void>;
+}
+
+/** How the client times out, retries and reports; the same for a remote and an embedded server. */
+export type ClientTuning = Omit<ApiClientOptions, 'url' | 'token' | 'ca' | 'insecure' | 'signal' | 'cancel'>;
+
+export interface SessionSpec {
+  server: { url: string; token: string; ca?: string; insecure?: boolean } | { embedded: string };
+  /** The token's owner (known by itself for an embedded server). */
+  tokenUser?: string | null;
+  tuning?: ClientTuning;
+  /** Told every secret the session comes to hold (the embedded server's token), to keep it out of any output. */
+  onSecret?: (value: string) => void;
+}
+
+/**
+ * `signal`: once aborted, calls in progress start no more retries (an interrupted apply).
+ * `cancel`: once aborted, requests in flight are abandoned as well (reads no longer wanted).
+ */
+export interface SessionSignals {
+  signal?: AbortSignal;
+  cancel?: AbortSignal;
+}
+
+/** How an operation reaches its server: opened when the operation is ready for it. */
+export interface Connector {
+  /**
+   * Opening starts the bundled server on a local database: the files are read first, so that bad
+   * files touch no database.
+   */
+  readonly embedded: boolean;
+  open(signals?: SessionSignals): Promise<Session>;
+}
+
+export function connectTo(spec: SessionSpec): Connector {
+  return { embedded: 'embedded' in spec.server, open: (signals) => openSession(spec, signals) };
+}
+
+export async function openSession(spec: SessionSpec, signals: SessionSignals = {}): Promise<Session> {
+  const tuning: Partial<ApiClientOptions> = {
+    ...spec.tuning,
+    ...(signals.signal ? { signal: signals.signal } : {}),
+    ...(signals.cancel ? { cancel: signals.cancel } : {}),
+  };
+  const timeoutMs = spec.tuning?.timeoutMs ?? 30_000;
+  if ('embedded' in spec.server) return openEmbedded(spec.server.embedded, tuning, timeoutMs, spec.onSecret);
+  const client = new ApiClient({ ...spec.server, insecure: spec.server.insecure ?? false, ...tuning });
+  return { client, url: client.baseUrl, tokenUser: spec.tokenUser ?? null, timeoutMs, close: async () => {} };
+}
+
+/** Where the embedded server's admin token is kept: beside the database, readable by its owner only. */
+export function embeddedTokenPath(dbPath: string): string {
+  return `${dbPath}.token`;
+}
+
+async function openEmbedded(
+  path: string,
+  tuning: Partial<ApiClientOptions>,
+  timeoutMs: number,
+  onSecret: (value: string) => void = () => {},
+): Promise<Session> {
+  const dbPath = resolve(path);
+  mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
+  // Loaded here so that commands against a remote server never load the server's code.
+  const server = await import('../../server/index.js');
+  const tokenPath = embeddedTokenPath(dbPath);
+  const issue = async (): Promise<string> => {
+    const { token } = await server.issueToken({ dbPath, email: EMBEDDED_ADMIN_EMAIL, days: 90 });
+    onSecret(token);
+    writeFileSync(tokenPath, `${token}\n`, { mode: 0o600 });
+    chmodSync(tokenPath, 0o600);
+    return token;
+  };
+  let token = existsSync(tokenPath) ? readFileSync(tokenPath, 'utf8').trim() : '';
+  if (token === '') token = await issue();
+  else if ((statSync(tokenPath).mode & 0o077) !== 0) chmodSync(tokenPath, 0o600);
+  onSecret(token);
+
+  const running = await server.startServer({ dbPath, host: '127.0.0.1', port: 0, logger: false });
+  try {
+    let client = new ApiClient({ ...tuning, url: running.url, token });
+    try {
+      await client.find('users', EMBEDDED_ADMIN_EMAIL);
+    } catch (error) {
+      // The kept token expired or was revoked: issue a new one (tokens last at most 90 days).
+      if (!(error instanceof ApiError && error.isUnauthorized)) throw error;
+      client = new ApiClient({ ...tuning, url: running.url, token: await issue() });
+    }
+    const url = `embedded:${dbPath}`;
+    return { client, url, tokenUser: EMBEDDED_ADMIN_EMAIL, timeoutMs, close: () => running.close() };
+  } catch (error) {
+    await running.close();
+    throw error;
+  }
+}
+
+/**
+ * The server's state (one list call per collection, and `/v0/configuration` only when
+ * `configuration` is true); a refusal by the server is an expected failure.
+ */
+export async function readLiveState(session: Session, options: { configuration?: boolean } = {}): Promise<LiveState> {
+  try {
+    return await fetchLiveState(session.client, { configuration: options.configuration ? 'required' : false });
+  } catch (error) {
+    throw serverRefused(error);
+  }
+}
+
+/** A refusal by the server (an ApiError) as an expected failure; anything else as it is. */
+export function serverRefused(error: unknown): unknown {
+  return error instanceof ApiError ? new OpError('server', `cannot read the server's state: ${error.message}`) : error;
+}
+
+/** One line for people per retry of a call (`retrying GET /v0/users in 2 s (1/4): …`). */
+export { retryLine } from '../client/index.js';

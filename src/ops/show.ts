@@ -1,0 +1,97 @@
+/**
+ * Show as an operation: live objects in the desired-state YAML format (as `kubectl get -o yaml`
+ * shows live objects in the format they are written in), through export's mapping. Without keys,
+ * everything; with keys (`user:EMAIL`, `device:EMAIL/NAME`, `rule:KEY`, as in plans), those
+ * objects and the user each belongs to. Never writes anything.
+ */
+import { exportDesiredState } from '../desired/export.js';
+import type { LiveState } from '../model/state.js';
+import { indexLiveState } from '../plan/live-index.js';
+import { liveKeyIds, nearestKey, normalizeTarget, TargetError } from '../plan/target.js';
+import { OpError } from './errors.js';
+import { exportFailed } from './export.js';
+import { readLiveState, type Connector } from './session.js';
+
+export interface ShowRequest {
+  connect: Connector;
+  /** Keys in the plan's notation; none: everything. */
+  keys: readonly string[];
+  /** What the `# yaml-language-server: $schema=` comment points at. */
+  schemaRef: string;
+}
+
+/** The objects as one desired-state YAML document. */
+export async function showLive(request: ShowRequest): Promise<string> {
+  let wanted: string[];
+  try {
+    wanted = request.keys.map(normalizeTarget);
+  } catch (error) {
+    if (error instanceof TargetError) throw new OpError('request', error.message.replace('--target ', ''));
+    throw error;
+  }
+  if (wanted.includes('configuration'))
+    throw new OpError('request', 'show prints users, devices and rules; netform export writes the configuration');
+  const session = await request.connect.open();
+  let live: LiveState;
+  try {
+    live = await readLiveState(session);
+  } finally {
+    await session.close();
+  }
+  const selected = wanted.length > 0 ? select(live, wanted) : live;
+  try {
+    const { files } = exportDesiredState(selected, { split: false, schemaRef: request.schemaRef, server: session.url });
+    return files[0]!.content;
+  } catch (error) {
+    throw exportFailed(error);
+  }
+}
+
+/** The objects named by `ids` (change-id notation), with the user each belongs to. */
+function select(live: LiveState, ids: string[]): LiveState {
+  const index = indexLiveState(live);
+  const users = new Set<string>();
+  const devices = new Set<string>();
+  const rules = new Set<string>();
+  const missing: string[] = [];
+  for (const id of ids) {
+    const key = id.slice(id.indexOf(':') + 1);
+    if (id.startsWith('user:')) {
+      const user = index.usersByKey.get(key);
+      if (!user) missing.push(id);
+      else {
+        users.add(user.id);
+        for (const d of index.devicesByUserId.get(user.id) ?? []) devices.add(d.id);
+        for (const r of index.rulesByUserId.get(user.id) ?? []) rules.add(r.id);
+      }
+    } else if (id.startsWith('device:')) {
+      const device = index.devicesByKey.get(key);
+      if (!device) missing.push(id);
+      else {
+        devices.add(device.id);
+        users.add(device.user_id);
+      }
+    } else {
+      const rule = index.rulesByKey.get(key);
+      if (!rule) missing.push(id);
+      else {
+        rules.add(rule.id);
+        if (rule.user_id) users.add(rule.user_id);
+      }
+    }
+  }
+  if (missing.length > 0) {
+    // The nearest live key of each, as a hint (src/plan/target.ts).
+    const known = liveKeyIds(index);
+    const hints = missing.map((id) => {
+      const near = nearestKey(id, known);
+      return near ? `${id} (did you mean ${near}?)` : id;
+    });
+    throw new OpError('request', `the server has no ${hints.join(', ')}`);
+  }
+  return {
+    users: live.users.filter((u) => users.has(u.id)),
+    devices: live.devices.filter((d) => devices.has(d.id)),
+    rules: live.rules.filter((r) => rules.has(r.id)),
+  };
+}

@@ -1,0 +1,224 @@
+/**
+ * Access in words: the access changes of a plan (text and markdown; json carries `plan.access` as
+ * it is), the results of access tests and the decisions `netform explain` shows.
+ */
+import type { AccessBlock, AccessChanges } from '../access/changes.js';
+import type { Decision, Match } from '../access/evaluate.js';
+import { describeRule, ruleLocation } from '../model/rule.js';
+import type { SourceDecision } from '../access/notation.js';
+import type { TestResult } from '../access/tests.js';
+import { githubAnnotation } from './diagnostics.js';
+import { inertText, markdownCode, markdownText } from './escape.js';
+
+function hasAccessChanges(access: AccessChanges | undefined): access is AccessChanges {
+  return access !== undefined && (access.users.length > 0 || access.everyone !== undefined);
+}
+
+export function accessText(access: AccessChanges | undefined, title = 'Access changes'): string[] {
+  if (!hasAccessChanges(access)) return [];
+  return [`${inertText(title)}:`, ...accessChangeLines(access, inertText).map((line) => `  ${line}`), ''];
+}
+
+/**
+ * The markdown section, within `maxChars`: whole lines while they fit, then one line saying how
+ * many are not shown (the text and json plans hold them all).
+ */
+export function accessMarkdown(
+  access: AccessChanges | undefined,
+  maxChars = Infinity,
+  title = 'Access changes',
+): string[] {
+  if (!hasAccessChanges(access)) return [];
+  const open = [`<details open><summary>${markdownText(title)}</summary>`, ''];
+  const close = ['', '</details>', ''];
+  // Every email in a code span sized to it; the rest of a line is netform's own text (addresses, protocols, ports).
+  const lines = accessChangeLines(access, markdownCode).map((line) => `- ${line}`);
+  let budget = maxChars - [...open, ...close].join('\n').length - 200;
+  const shown: string[] = [];
+  for (const line of lines) {
+    if (line.length + 1 > budget) break;
+    shown.push(line);
+    budget -= line.length + 1;
+  }
+  const left = lines.length - shown.length;
+  const more =
+    left > 0
+      ? [`- **… ${left} more line(s) of access changes are not shown** (the text and json plans list them)`]
+      : [];
+  return [...open, ...shown, ...more, ...close];
+}
+
+/** `10.2.0.0/16 tcp 22`, `10.9.0.0/16 (all protocols)`, `10.1.2.3/32 other protocols (ICMP, …)`. */
+export function blockText(block: AccessBlock): string {
+  const where =
+    block.addresses.length > 3
+      ? `${block.addresses.slice(0, 3).join(', ')} (+${block.addresses.length - 3} blocks)`
+      : block.addresses.join(', ');
+  if (block.protocol === 'all') return `${where} (all protocols)`;
+  if (block.protocol === 'other') return `${where} other protocols (icmp, …)`;
+  return `${where} ${block.protocol} ${block.ports}`;
+}
+
+/**
+ * Lines of text for the changes: `alice@example.com: now reachable 10.2.0.0/16 tcp 22`. `quote`
+ * shows each user's email for where the line goes (made inert for text, a code span in markdown).
+ */
+export function accessChangeLines(changes: AccessChanges, quote: (user: string) => string = (user) => user): string[] {
+  const lines: string[] = [];
+  const add = (who: string, c: { reachable: AccessBlock[]; blocked: AccessBlock[] }) => {
+    for (const b of c.reachable) lines.push(`${who}: now reachable ${blockText(b)}`);
+    for (const b of c.blocked) lines.push(`${who}: now blocked ${blockText(b)}`);
+  };
+  if (changes.everyone) {
+    const { except } = changes.everyone;
+    add(
+      except.length === 0 ? 'all users' : `all users (except where own rules of ${except.map(quote).join(', ')} apply)`,
+      changes.everyone,
+    );
+  }
+  for (const u of changes.users) add(changes.everyone ? `${quote(u.user)} (within its own rules)` : quote(u.user), u);
+  if (changes.omitted) {
+    lines.push(
+      `… and ${changes.omitted.users} more users (whose own rules may change their access differently), ${changes.omitted.blocks} more blocks not shown`,
+    );
+  }
+  return lines;
+}
+
+/** `accept 10.0.0.0/8 (alice@example.com) at desired/a.yaml:12, user portless-accept`. */
+export function describeMatch(match: Match): string {
+  const where = ruleLocation(match.rule);
+  return `${describeRule(match.rule)}${where ? ` at ${where}` : ''}, ${match.scope} ${match.stage}`;
+}
+
+/** `drop by drop 10.9.0.0/16 (global) at a.yaml:30, global portless-drop`, or the reason without a rule. */
+export function describeDecision(decision: Decision): string {
+  if (decision.decidedBy) return `${decision.verdict} by ${describeMatch(decision.decidedBy)}`;
+  return `${decision.verdict}: ${decision.reason}`;
+}
+
+/** `desired/a.yaml:12: ` before a test's line, when the test is declared in a file. */
+export function testLocation(result: TestResult): string {
+  const source = result.test.source;
+  return source ? `${source.file}:${source.line}: ` : '';
+}
+
+/** One line per test: `PASS name: from -> to: verdict by rule at file:line` (the failing source for a failure). */
+export function testLine(result: TestResult): string {
+  const { test } = result;
+  const head = `${result.pass ? 'PASS' : 'FAIL'} ${test.name}: ${test.from} -> ${test.to}, expected ${test.expect}`;
+  if (result.error) return `${head}: ${result.error}`;
+  const shown = result.shown;
+  if (!shown) return `${head}: no source to evaluate`;
+  const who =
+    result.decisions.length > 1 || test.from === '*'
+      ? ` (from ${shown.user}${shown.device ? `/${shown.device}` : ''})`
+      : '';
+  return `${head}, got ${describeDecision(shown.decision)}${who}`;
+}
+
+function testJson(result: TestResult): Record<string, unknown> {
+  const { test } = result;
+  return {
+    name: test.name,
+    from: test.from,
+    to: test.to,
+    expect: test.expect,
+    pass: result.pass,
+    ...(test.source ? { file: test.source.file, line: test.source.line } : {}),
+    ...(result.error ? { error: result.error } : {}),
+    results: result.decisions.map((d) => ({
+      user: d.user,
+      ...(d.device ? { device: d.device } : {}),
+      ...decisionJson(d.decision),
+    })),
+  };
+}
+
+function matchJson(match: Match): Record<string, unknown> {
+  const { rule } = match;
+  const where = ruleLocation(rule);
+  return {
+    action: rule.action,
+    destination: rule.destination,
+    port_type: rule.port_type,
+    port_range: rule.port_range,
+    user: rule.owner,
+    scope: match.scope,
+    stage: match.stage,
+    ...(where ? { at: where } : {}),
+  };
+}
+
+function decisionJson(decision: Decision): Record<string, unknown> {
+  return {
+    verdict: decision.verdict,
+    reason: decision.reason,
+    ...(decision.decidedBy ? { rule: matchJson(decision.decidedBy) } : {}),
+    ...(decision.alsoMatched.length > 0 ? { also_matched: decision.alsoMatched.map(matchJson) } : {}),
+  };
+}
+
+/** The few lines of `netform explain` for one source. */
+function explainLines(who: string, decision: Decision): string[] {
+  const lines = [`${who}: ${decision.verdict.toUpperCase()}`];
+  if (decision.decidedBy) lines.push(`  decided by ${describeMatch(decision.decidedBy)}`);
+  else lines.push(`  ${decision.reason}`);
+  for (const later of decision.alsoMatched) lines.push(`  also matches, evaluated later: ${describeMatch(later)}`);
+  return lines;
+}
+
+/** `netform test`: a line per test (an annotation for a failure with `github`), then the count. */
+export function testResultsText(results: TestResult[], options: { github: boolean; live: boolean }): string {
+  let out = '';
+  for (const result of results) {
+    const source = result.test.source;
+    if (options.github && !result.pass) {
+      out += `${githubAnnotation({ message: testLine(result), file: source?.file, line: source?.line, column: source?.column })}\n`;
+    } else {
+      out += `${inertText(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}`)}\n`;
+    }
+  }
+  const failed = results.filter((r) => !r.pass).length;
+  const against = options.live ? 'the live server' : 'the declared rules';
+  return (
+    out +
+    (results.length === 0
+      ? 'no tests: add a tests: list to the desired state\n'
+      : `${results.length - failed} passed, ${failed} failed (against ${against})\n`)
+  );
+}
+
+/** `netform test --format json`. */
+export function testResultsJson(results: TestResult[]): string {
+  const failed = results.filter((r) => !r.pass).length;
+  return `${JSON.stringify({ passed: results.length - failed, failed, tests: results.map(testJson) }, null, 2)}\n`;
+}
+
+/** `netform explain --format json`: every source's decision. */
+export function explainJson(fromText: string, toText: string, decisions: SourceDecision[]): string {
+  const results = decisions.map((d) => ({
+    user: d.user,
+    ...(d.device ? { device: d.device } : {}),
+    ...decisionJson(d.decision),
+  }));
+  return `${JSON.stringify({ from: fromText, to: toText, results }, null, 2)}\n`;
+}
+
+/** `netform explain`: sources with the same decision are shown once. */
+export function explainText(fromText: string, toText: string, decisions: SourceDecision[]): string {
+  const groups = new Map<string, { who: string[]; decision: Decision }>();
+  for (const d of decisions) {
+    const key = JSON.stringify(decisionJson(d.decision));
+    const who = `${d.user}${d.device ? `/${d.device}` : ''}`;
+    const group = groups.get(key);
+    if (group) group.who.push(who);
+    else groups.set(key, { who: [who], decision: d.decision });
+  }
+  const lines: string[] = [`${fromText} -> ${toText}`];
+  for (const { who, decision } of groups.values()) {
+    const shown = who.length > 3 ? `${who.slice(0, 3).join(', ')} and ${who.length - 3} more` : who.join(', ');
+    for (const item of explainLines(shown, decision)) lines.push(item);
+  }
+  return `${lines.map(inertText).join('\n')}\n`;
+}

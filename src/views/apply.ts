@@ -1,0 +1,105 @@
+/**
+ * An apply in words: its summary (what was done, what failed and why, what was not attempted),
+ * why nothing was written (refused, stale, cancelled), and what an interrupt says.
+ */
+import pc from 'picocolors';
+import type { ApplySummary, ChangeStatus } from '../apply/executor.js';
+import type { StaleCause } from '../ops/apply.js';
+import type { LimitCheck } from '../plan/types.js';
+import { limitLine, type RenderOptions } from './plan.js';
+import { seconds } from './progress.js';
+import { inertText } from './escape.js';
+import { withheldCount } from './reviewed.js';
+import { SYMBOL } from './symbols.js';
+
+export function renderApplySummary(summary: ApplySummary, options: RenderOptions): string {
+  const c = pc.createColors(options.color);
+  const paint: Record<ChangeStatus, (s: string) => string> = { done: c.green, failed: c.red, not_attempted: c.yellow };
+  const word: Record<ChangeStatus, string> = { done: 'done', failed: 'FAILED', not_attempted: 'not attempted' };
+  const out: string[] = [];
+  for (const r of summary.results) {
+    const line = inertText(
+      `${word[r.status].padEnd(13)} ${SYMBOL[r.action]} ${r.label}${r.message ? `: ${r.message}` : ''}`,
+    );
+    out.push(paint[r.status](line));
+  }
+  out.push('');
+  out.push(c.bold(applySummaryLine(summary)));
+  return `${out.join('\n')}\n`;
+}
+
+export function applySummaryLine(summary: ApplySummary): string {
+  return `Apply: ${summary.done} done, ${summary.failed} failed, ${summary.notAttempted} not attempted.`;
+}
+
+/**
+ * Why nothing was written: the plan is over a safety limit, or has `nowManaged` changes that exist
+ * only because the files leave a field out (refused like a limit unless --allow-now-managed).
+ */
+export function refusedText(overLimit: readonly LimitCheck[], nowManaged = 0): string {
+  const lines = [
+    ...overLimit.map((l) => inertText(limitLine(l))),
+    ...(nowManaged > 0 ? [nowManagedLine(nowManaged)] : []),
+  ];
+  return `Refused: the plan is over a safety limit. Nothing was changed.\n${lines.map((line) => `  - ${line}`).join('\n')}\n`;
+}
+
+/** `apply -f` without a reviewed plan: the safety-limit line refusing `count` now-managed changes (src/plan/defaults.ts). */
+export function nowManagedLine(count: number): string {
+  return (
+    `${count} change${count === 1 ? '' : 's'} exist${count === 1 ? 's' : ''} only because the files leave a field out, which now means its default ` +
+    '(marked "now managed", listed first): write the field in the files (its value, or the default), name it in ignore_changes, ' +
+    'or pass --allow-now-managed to make these changes'
+  );
+}
+
+const STALE_CAUSE: Record<StaleCause, string> = {
+  server: 'the server changed',
+  secret: 'a secret it sends changed',
+  both: 'the server and a secret it sends changed',
+};
+
+/** Why nothing was written: what the saved plan touches changed since it was made. */
+export function staleText(stale: readonly string[], cause: StaleCause = 'server'): string {
+  return `The saved plan is stale: ${STALE_CAUSE[cause]} since it was made. Nothing was changed.\n${stale.map((s) => `  - ${inertText(s)}`).join('\n')}\nRun netform plan again.\n`;
+}
+
+/** After the writes of `apply --reviewed`: what was withheld, and why the exit code is 5. */
+export function withheldLine(count: number): string {
+  const one = count === 1;
+  return (
+    `Withheld ${withheldCount(count)} that the reviewed plan does not show as ${one ? 'it is' : 'they are'} now (listed above): none of ${one ? 'it was' : 'them were'} written. ` +
+    'Review them (netform plan -f PATH shows them), then apply them in a run a maintainer approves.\n'
+  );
+}
+
+/** `apply --reviewed` when nothing the files plan now is in the reviewed plan. */
+export const NOTHING_REVIEWED = 'Nothing to apply: no change of the plan is in the reviewed plan as it is now.';
+
+export function confirmQuestion(changes: number, server: string): string {
+  return `\nApply these ${changes} change(s) to ${server}? Only "yes" applies: `;
+}
+
+export const CANCELLED = 'Apply cancelled. Nothing was changed.\n';
+
+/** The first interrupt: the writes in flight get `graceMs`. */
+export function stoppingLine(signal: string, graceMs: number, inFlight: number): string {
+  return `${signal}: starting no new writes; waiting up to ${seconds(graceMs)} for the ${inFlight} in flight (send it again to exit at once)\n`;
+}
+
+/** The second interrupt. */
+export function exitingNowLine(signal: string): string {
+  return `${signal} again: exiting now. Writes in flight may or may not have happened; netform plan shows where the server is.\n`;
+}
+
+/** The server went away: no new writes. */
+export function haltedLine(reason: string): string {
+  return `${reason}: starting no new writes\n`;
+}
+
+/** After the summary: an interrupted apply, or one that left changes undone. */
+export function unfinishedLine(summary: ApplySummary, interruptedBy: string | null): string {
+  return interruptedBy
+    ? `Interrupted by ${interruptedBy}. ${applySummaryLine(summary)} Running apply again finishes what is left.\n`
+    : `${applySummaryLine(summary)} Running apply again retries what is left.\n`;
+}

@@ -1,0 +1,42 @@
+/** A drift report in words. */
+import type { PlanOutcome } from '../plan/types.js';
+import { webhookText } from './escape.js';
+import { noChangesLine } from './outcome.js';
+
+type DriftStatus = 'clean' | 'drift' | 'failed';
+
+/** What the words need of a drift report (src/drift/report.ts DriftReport, which drift hands in). */
+export interface DriftOutcome {
+  status: DriftStatus;
+  server: string | null;
+  error?: string;
+  changes: readonly { action: string; label: string }[];
+  /** What the plan amounts to (src/plan/outcome.ts); absent on failure. */
+  outcome?: PlanOutcome;
+}
+
+/**
+ * A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`.
+ * Values from the server, the files or an error are escaped for chat (markdown, and `<`, `>`, `&`).
+ */
+export function driftText(report: DriftOutcome, previous: DriftStatus | null = null, shown = 5): string {
+  const where = report.server === null ? 'the server' : webhookText(report.server);
+  if (report.status === 'failed')
+    return `netform drift on ${where}: the check failed: ${webhookText(report.error ?? 'unknown error')}`;
+  if (report.status === 'clean') {
+    // "Matches" only when the outcome says so (src/plan/outcome.ts).
+    const back = previous === 'drift' || previous === 'failed';
+    if (report.outcome !== undefined && report.outcome.status !== 'matches')
+      return `netform drift on ${where}: ${back ? 'back to clean' : 'clean'}: ${webhookText(noChangesLine(report.outcome))}`;
+    return back
+      ? `netform drift on ${where}: back to clean: the server matches the desired state`
+      : `netform drift on ${where}: clean`;
+  }
+  // Drift with no change planned: pending (a guard, --target, an undeclared admin or rule).
+  if (report.changes.length === 0 && report.outcome)
+    return `netform drift on ${where}: ${webhookText(noChangesLine(report.outcome))}`;
+  const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${webhookText(c.label)}`);
+  const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
+  const n = report.changes.length;
+  return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${labels.join('; ')}${more}`;
+}

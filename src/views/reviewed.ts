@@ -1,0 +1,42 @@
+/**
+ * What `apply --reviewed` did not write: the withheld changes, each with its reason and the lines
+ * a plan shows for it, and the reviewed changes no longer needed. Pure functions of the data.
+ */
+import pc from 'picocolors';
+import type { ReviewedIntersection } from '../plan/reviewed.js';
+import { changeLines, type RenderOptions } from './plan.js';
+import { inertText } from './escape.js';
+
+export function withheldCount(count: number): string {
+  return count === 1 ? '1 change' : `${count} changes`;
+}
+
+/** The withheld changes in text (empty when none), for the log before any write. */
+export function renderWithheld(result: ReviewedIntersection, options: RenderOptions): string {
+  const c = pc.createColors(options.color);
+  const out: string[] = [];
+  if (result.withheld.length > 0) {
+    const n = result.withheld.length;
+    out.push(
+      c.bold(
+        c.yellow(
+          `Withheld, not applied: ${withheldCount(n)} that the reviewed plan does not show as ${n === 1 ? 'it is' : 'they are'} now:`,
+        ),
+      ),
+    );
+    for (const { change, reason, detail } of result.withheld) {
+      const { head, details } = changeLines(change);
+      out.push(c.yellow(`  ${head}`), `      withheld: ${inertText(`${reason}${detail ? ` (${detail})` : ''}`)}`);
+      for (const d of details) out.push(`      ${d}`);
+    }
+    out.push('');
+  }
+  if (result.notNeeded.length > 0) {
+    const labels = result.notNeeded.map((ch) => inertText(ch.label));
+    out.push(
+      `Reviewed but not needed now (the server already matches, or the merged files no longer ask for it): ${labels.join(', ')}`,
+      '',
+    );
+  }
+  return out.length > 0 ? `${out.join('\n')}\n` : '';
+}
