@@ -1,7 +1,7 @@
 /**
  * `netform plan -f PATH [-o plan.json] [--format text|json|markdown]`: what apply would do.
- * Exit codes: 0 nothing to do, 2 changes or pending (the server does not match), 3 over a safety limit (the plan is printed in
- * full first), 1 error.
+ * Exit codes: 0 nothing to do, 2 changes or pending (the server does not match), 3 over a safety
+ * limit (the plan is printed in full first), 1 error.
  */
 import { Option, type Command } from 'commander';
 import { elapsedSince } from '../../ops/events.js';
