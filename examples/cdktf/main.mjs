@@ -84,7 +84,7 @@ new FirezoneStack(app, 'example-corp', {
       ],
     },
     {
-      email: 'dave@example.com', // role left out: not managed
+      email: 'dave@example.com', // role left out: unprivileged (managed)
       devices: [{ name: 'desktop', publicKey: 'ZMgfn3LCKsNBVSHzB3Sg0Kq/msnUHlo1PMfkQJEre14=', ipv4: '10.3.2.20' }],
     },
     {

@@ -45,7 +45,8 @@ export function outcomeCode(outcome: ReviewedOutcome, color: boolean): ExitCode 
 
 function writtenCode(outcome: ReviewedOutcome, color: boolean): ExitCode {
   if (outcome.status === 'no-changes') return ExitCode.ok;
-  if (outcome.status === 'refused') return (process.stderr.write(say.refusedText(outcome.overLimit)), ExitCode.refused);
+  if (outcome.status === 'refused')
+    return (process.stderr.write(say.refusedText(outcome.overLimit, outcome.nowManaged)), ExitCode.refused);
   if (outcome.status === 'stale')
     return (process.stderr.write(say.staleText(outcome.stale, outcome.cause)), ExitCode.stale);
   if (outcome.status === 'cancelled') return (process.stderr.write(say.CANCELLED), ExitCode.error);

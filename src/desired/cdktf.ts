@@ -27,6 +27,7 @@ import { readDocuments } from './pipeline.js';
 import { columnAt, lineAt, lineStartsOf, setOwn, type ContainerOffsets, type ParsedDocument } from './positions.js';
 import type { Environment } from './secrets.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
+import { IGNORABLE_DEVICE_FIELDS } from '../model/state.js';
 import { parseTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
 
 export { CDKTF_STACK_FILE } from './files.js';
@@ -52,6 +53,14 @@ const RESOURCE_ATTRIBUTES = Object.fromEntries(
 const PROVIDER_ATTRIBUTES = providerSchema.provider.block.attributes as AttributeSpecs;
 
 /** Terraform meta-arguments that change nothing netform reads. */
+/** The device attributes `lifecycle.ignore_changes` may name, and the netform field each stands for. */
+const DEVICE_IGNORABLE_ATTRIBUTES: Record<string, string> = Object.fromEntries(
+  IGNORABLE_DEVICE_FIELDS.flatMap((field) => [
+    [field, field],
+    [`use_default_${field}`, field],
+  ]),
+);
+
 const IGNORED_META_ARGUMENTS = new Set(['//', 'depends_on', 'lifecycle', 'provisioner', 'connection', 'timeouts']);
 /** Meta-arguments that would make one resource stand for several objects. */
 const MULTIPLYING_META_ARGUMENTS = new Set(['count', 'for_each']);
@@ -632,9 +641,10 @@ class StackTranslator {
     const email = this.#readPlain(body.email, at('email'), 'string');
     const role = this.#readPlain(body.role, at('role'), 'string');
     const password = this.#readSecret(body.password, at('password'));
+    const ignore = this.#readIgnoreChanges(body, address, docPath, { role: 'role' });
     if (email === FAILED || role === FAILED || password === FAILED || typeof email !== 'string') ok = false;
-    if (!ok) return null;
-    return this.#entry(docPath, { email, role, password });
+    if (!ok || ignore === FAILED) return null;
+    return this.#entry(docPath, { email, role, password, ignore_changes: ignore });
   }
 
   #readDevice(name: string, body: Record<string, unknown>): { device: Mapping; owner: Mapping } | null {
@@ -659,8 +669,45 @@ class StackTranslator {
       else values[attribute] = value;
     }
     values.preshared_key = presharedKey;
+    const ignore = this.#readIgnoreChanges(body, address, docPath, DEVICE_IGNORABLE_ATTRIBUTES);
+    if (ignore === FAILED) ok = false;
+    else values.ignore_changes = ignore;
     if (!ok || owner === null || owner === FAILED) return null;
     return { device: this.#entry(docPath, values), owner };
+  }
+
+  /**
+   * `lifecycle.ignore_changes`: the attributes named (or `all`), as netform's `ignore_changes` of
+   * the object (`use_default_<x>` stands for `<x>`); undefined when there is none. An attribute
+   * netform cannot leave unmanaged is an error naming those it can.
+   */
+  #readIgnoreChanges(
+    body: Record<string, unknown>,
+    address: string,
+    docPath: DocPath,
+    allowed: Record<string, string>,
+  ): string[] | undefined | Failed {
+    const lifecycle = body.lifecycle;
+    if (typeof lifecycle !== 'object' || lifecycle === null || !('ignore_changes' in lifecycle)) return undefined;
+    const raw = (lifecycle as Record<string, unknown>).ignore_changes;
+    const site: Site = {
+      docPath: [...docPath, 'lifecycle', 'ignore_changes'],
+      address: `${address}.lifecycle.ignore_changes`,
+    };
+    const names = raw === 'all' ? ['all'] : Array.isArray(raw) ? raw : null;
+    if (names === null || !names.every((n) => typeof n === 'string'))
+      return this.report(site, 'must be a list of attribute names, or "all"');
+    const fields = new Set<string>();
+    for (const name of names as string[]) {
+      if (name === 'all') Object.values(allowed).forEach((f) => fields.add(f));
+      else if (allowed[name] !== undefined) fields.add(allowed[name]);
+      else
+        return this.report(
+          site,
+          `netform cannot leave ${JSON.stringify(name)} unmanaged; it can: ${Object.keys(allowed).join(', ')}, or "all"`,
+        );
+    }
+    return fields.size > 0 ? [...fields] : undefined;
   }
 
   #readRule(name: string, body: Record<string, unknown>): { rule: Mapping; owner: Mapping | null } | null {

@@ -19,7 +19,7 @@ import type {
 } from '../model/state.js';
 import { MANAGED_CONFIGURATION_FIELDS, type ManagedConfiguration } from '../model/configuration.js';
 import { WRITABLE_DEVICE_FIELDS } from '../model/device-fields.js';
-import { defaultSettings } from '../model/state.js';
+import { defaultSettings, IGNORABLE_DEVICE_FIELDS, IGNORABLE_USER_FIELDS } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
 import type { SchemaResult } from './schema.js';
 import { lazySecret, probeSecret, SecretResolutionError, type Environment, type SecretField } from './secrets.js';
@@ -292,6 +292,12 @@ class DocumentReader {
     return Array.isArray(place.value) && this.usable(place.text) ? place.value.map(String) : null;
   }
 
+  /** A list of field names (`ignore_changes`), those the schema allows; null when absent or refused. */
+  private names<T extends string>(place: Place, allowed: readonly T[]): T[] | null {
+    const list = this.strings(place);
+    return list === null ? null : list.filter((name): name is T => (allowed as readonly string[]).includes(name));
+  }
+
   /**
    * A secret reference, not read (W3.6: read where it is sent or compared, model/secret.ts). One that
    * cannot be read now (a variable unset or empty, a file missing or empty) is a warning saying
@@ -364,7 +370,23 @@ class DocumentReader {
       if (update) settings.limits.update = update;
     }
     this.accessSettings(place, settings);
-    const source = this.source(place, ['manage', 'protect', 'limits']);
+    const ignore = this.child(place, 'ignore_changes');
+    if (this.buildable(ignore)) {
+      settings.ignore_changes = {
+        users: this.names(this.child(ignore, 'users'), IGNORABLE_USER_FIELDS) ?? [],
+        devices: this.names(this.child(ignore, 'devices'), IGNORABLE_DEVICE_FIELDS) ?? [],
+      };
+    }
+    const drift = this.child(place, 'drift');
+    if (this.buildable(drift)) {
+      const undeclared = drift.value.undeclared;
+      if (
+        (undeclared === 'access' || undeclared === 'all' || undeclared === 'none') &&
+        this.usableField(drift, 'undeclared')
+      )
+        settings.drift = { undeclared };
+    }
+    const source = this.source(place, ['manage', 'protect', 'limits', 'ignore_changes', 'drift']);
     settings.source = source;
     return { value: settings, raw: value, source };
   }
@@ -435,6 +457,8 @@ class DocumentReader {
     const presharedKey =
       value.preshared_key === undefined ? undefined : this.secret(this.child(place, 'preshared_key'), 'preshared_key');
     if (presharedKey) device.preshared_key = presharedKey;
+    const ignored = this.names(this.child(place, 'ignore_changes'), IGNORABLE_DEVICE_FIELDS);
+    if (ignored && ignored.length > 0) device.ignore_changes = ignored;
     this.renamedFrom(place, device);
     return device;
   }
@@ -454,6 +478,8 @@ class DocumentReader {
     if (value.role !== undefined && this.usableField(place, 'role')) user.role = value.role as Role;
     const password = value.password === undefined ? undefined : this.secret(this.child(place, 'password'), 'password');
     if (password) user.password = password;
+    const ignored = this.names(this.child(place, 'ignore_changes'), IGNORABLE_USER_FIELDS);
+    if (ignored && ignored.length > 0) user.ignore_changes = ignored;
     this.renamedFrom(place, user);
     if (value.devices !== undefined) {
       for (const item of this.list(this.child(place, 'devices'))) {

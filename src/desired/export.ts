@@ -478,30 +478,21 @@ function headerComment(
     options.prune === false
       ? 'Prune is off (exported with --no-prune): a live object that no file declares is listed by plan and left alone.'
       : '`settings: { prune: true }`: this repository owns the server, so apply deletes what no file declares (export with --no-prune to leave such objects alone).',
-    'Only what is written here is managed:',
+    'What is managed:',
     '- Passwords cannot be read from the server and are not managed. To set one from now on, give',
     '  the user `password: { env: NAME }` (sent on create, and on `apply --rotate-passwords`).',
     '- Preshared keys are left out on purpose, so each stays as it is on the server. To manage one,',
     '  give its device `preshared_key: { env: NAME }` or `preshared_key: { file: secrets/NAME.psk }`',
     '  (a file holding the base64 key, relative to this file; keep such files out of git).',
-    ...(mapping.explicitDefaults
-      ? [
-          "- `use_default_<x>: true` keeps a device on the server's default for <x> (allowed_ips, dns,",
-          '  endpoint, mtu, persistent_keepalive), and is managed: taking it off by hand shows as drift.',
-        ]
-      : [
-          "- Device fields that follow the server's defaults (allowed_ips, dns, endpoint, mtu,",
-          '  persistent_keepalive) are left out and keep following them, unmanaged: a hand change of',
-          '  them is not drift (export with --explicit-defaults to manage them). A value written here is pinned.',
-        ]),
+    "- Fields left out are managed at their default: a user's role is `unprivileged`, and a device's",
+    '  allowed_ips, dns, endpoint, mtu and persistent_keepalive follow the server (`use_default_<x>: true`),',
+    '  so a hand promotion or a hand-set value shows as drift. To leave one unmanaged, name it in',
+    '  `ignore_changes: [role]` on the object, or in `settings.ignore_changes`. A value written here is pinned.',
     mapping.pinAddresses
       ? '- Device tunnel addresses (ipv4, ipv6) are pinned to what the server assigned, so a recreated device keeps them and a hand change shows as drift. Delete those lines to let the server choose.'
       : '- Device tunnel addresses (ipv4, ipv6) are left out (exported with --no-addresses): the server keeps choosing them.',
     '- `configuration:` (when the server has /v0/configuration) holds the device defaults and the',
     '  unprivileged-user flags, managed: a hand change of them shows as drift. Delete a line to stop managing it.',
-    mapping.explicitDefaults
-      ? '- Every role is written, so a hand promotion or demotion shows as drift.'
-      : '- A user whose role is left out is unprivileged today, and its role is unmanaged: write `role: unprivileged` (or export with --explicit-defaults) to have a promotion reported as drift.',
     ...(leftOut.length > 0
       ? [
           'Left out, because no desired state can declare them as the server holds them: fix or delete them',

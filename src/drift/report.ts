@@ -4,7 +4,8 @@
  * only ever say that they changed.
  */
 import { SENSITIVE_CHANGED } from '../model/secret.js';
-import type { Change, FieldChange, Plan, PlanSummary } from '../plan/types.js';
+import { isPending, planOutcome } from '../plan/outcome.js';
+import type { Change, FieldChange, Plan, PlanOutcome, PlanSummary } from '../plan/types.js';
 import { isSecretField, notCheckedLine } from '../model/secret.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';
@@ -32,6 +33,11 @@ export interface DriftReport {
   counts: DriftCounts;
   changes: DriftChange[];
   warnings: string[];
+  /**
+   * What the plan amounts to (src/plan/outcome.ts): `pending` lists why a run without changes is
+   * drift, `kept` and `not_checked` why a clean one does not match in every field. Absent on failure.
+   */
+  outcome?: PlanOutcome;
   /** Scheduled ticks skipped since the previous run because that run was still in progress. */
   skipped_ticks: number;
   /** Why the run failed (status `failed` only). */
@@ -47,8 +53,9 @@ export function emptyCounts(): DriftCounts {
   return { create: 0, update: 0, delete: 0, replace: 0 };
 }
 
+/** `drift` when the plan has changes or is pending (src/plan/outcome.ts), else `clean`. */
 export function driftStatusOf(plan: Plan): 'clean' | 'drift' {
-  return plan.changes.length > 0 ? 'drift' : 'clean';
+  return isPending(plan) ? 'drift' : 'clean';
 }
 
 export interface ReportTiming {
@@ -75,6 +82,7 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
     })),
     warnings: [...plan.warnings],
     ...(plan.not_checked?.length ? { not_checked: plan.not_checked.map(notCheckedLine) } : {}),
+    outcome: planOutcome(plan),
   };
 }
 
@@ -130,5 +138,8 @@ export function driftSignature(report: DriftReport): string {
   const changes = report.changes
     .map((c) => JSON.stringify([c.id, c.action, c.fields.map((f) => [f.field, f.before, f.after])]))
     .sort();
-  return `drift:${changes.join('\n')}`;
+  const pending = (report.outcome?.pending ?? [])
+    .map((item) => JSON.stringify([item.reason, item.id ?? item.text]))
+    .sort();
+  return `drift:${[...changes, ...pending].join('\n')}`;
 }

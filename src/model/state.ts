@@ -23,14 +23,25 @@ export interface SourceLocation {
 }
 
 /**
- * The device fields a declaration may manage (the table's writable fields, device-fields.ts). A
- * field left out is not managed: it is never compared and never sent. Loaders apply the table's
- * withImpliedFlags: giving a defaultable field turns its default flag off unless stated.
+ * The device fields a declaration may manage (the table's writable fields, device-fields.ts).
+ * Loaders apply the table's withImpliedFlags: giving a defaultable field turns its default flag
+ * off unless stated. A defaultable field left out together with its flag is managed at its
+ * default (the flag on: the value follows the server), unless `ignore_changes` names it
+ * (src/plan/defaults.ts); `description`, `ipv4` and `ipv6` left out are not managed.
  */
 export type DesiredDeviceFields = Pick<DeviceInput, WritableDeviceField>;
 
+/** Device fields `ignore_changes` may name: each stands for the field and its `use_default_<x>` flag. */
+export const IGNORABLE_DEVICE_FIELDS = ['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'] as const;
+export type IgnorableDeviceField = (typeof IGNORABLE_DEVICE_FIELDS)[number];
+/** User fields `ignore_changes` may name. */
+export const IGNORABLE_USER_FIELDS = ['role'] as const;
+export type IgnorableUserField = (typeof IGNORABLE_USER_FIELDS)[number];
+
 export interface DesiredDevice {
   name: string;
+  /** Fields not compared with the live device (sent on create when given), as Terraform's lifecycle.ignore_changes. */
+  ignore_changes?: IgnorableDeviceField[];
   /** The device's previous name within its user (a declared rename). */
   renamed_from?: string;
   fields: DesiredDeviceFields;
@@ -51,8 +62,13 @@ export interface DesiredUser {
   email: string;
   /** The user's previous email (a declared rename). */
   renamed_from?: string;
-  /** Left out: the role is not managed (create uses the server's default, unprivileged). */
+  /**
+   * Left out: the role is managed at its default, `unprivileged` (a live admin is demoted), unless
+   * `ignore_changes` (here or in settings) names `role`.
+   */
   role?: Role;
+  /** Fields not compared with the live user (sent on create when given). */
+  ignore_changes?: IgnorableUserField[];
   password?: Secret;
   devices: DesiredDevice[];
   rules: DesiredRule[];
@@ -82,9 +98,18 @@ export interface DesiredSettings {
   port_rules?: boolean;
   /** Addresses local to the server, never filtered by rules; left out: the tunnel gateway addresses. */
   server_addresses?: string[];
+  /** `settings.ignore_changes`: fields of every user or device not compared with the live objects. */
+  ignore_changes?: { users: IgnorableUserField[]; devices: IgnorableDeviceField[] };
+  /**
+   * `settings.drift.undeclared`: which undeclared objects kept (prune off, or a guard) leave the
+   * plan pending (exit 2, drift): `access` (default) admins and rules, `all` every one, `none` none.
+   */
+  drift?: { undeclared: UndeclaredPolicy };
   /** Where the settings were declared (with `fields` for their values), when a front end knows it. */
   source?: SourceLocation;
 }
+
+export type UndeclaredPolicy = 'access' | 'all' | 'none';
 
 export interface AbsentDevice {
   user: string;

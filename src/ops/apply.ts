@@ -20,6 +20,7 @@ import {
 } from '../apply/index.js';
 import { planAccessChanges } from '../access/plan.js';
 import type { SecretRef } from '../model/secret.js';
+import { nowManagedChanges } from '../plan/defaults.js';
 import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
 import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from '../plan/reviewed.js';
 import type { PlanKey } from '../plan/seal.js';
@@ -47,6 +48,12 @@ export interface PlannedApplyRequest extends ApplyRequest, PlanShaping {
    * unasked (the review was the approval); the rest are withheld.
    */
   reviewed?: Plan;
+  /**
+   * Make the changes that exist only because the files leave a field out, which means its default
+   * ("now managed", src/plan/defaults.ts). Without it (and without a reviewed plan) they refuse the
+   * plan as a safety limit does.
+   */
+  allowNowManaged?: boolean;
 }
 
 export interface SavedApplyRequest extends ApplyRequest, LimitOverrides {
@@ -82,7 +89,13 @@ export type StaleCause = 'server' | 'secret' | 'both';
 
 export type ApplyOutcome =
   | { status: 'no-changes'; plan: Plan }
-  | { status: 'refused'; plan: Plan; overLimit: LimitCheck[] }
+  | {
+      status: 'refused';
+      plan: Plan;
+      overLimit: LimitCheck[];
+      /** Now-managed changes that refused the plan (apply -f without --allow-now-managed); 0 when none did. */
+      nowManaged: number;
+    }
   | { status: 'stale'; plan: Plan; stale: string[]; cause: StaleCause }
   | { status: 'cancelled'; plan: Plan }
   | {
@@ -126,7 +139,9 @@ export async function applyPlanned(
       const plan = await makePlan(desired, request, session, events);
       events.planned?.(plan);
       const overLimit = plan.limits.filter((l) => l.exceeded);
-      return writeUnlessRefused(plan, overLimit, run, events.confirm);
+      // Changes that exist only because a left-out field now means its default: a safety limit.
+      const nowManaged = request.allowNowManaged ? 0 : nowManagedChanges(plan.changes).length;
+      return writeUnlessRefused(plan, overLimit, run, events.confirm, nowManaged);
     }
     const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
     const fresh = await makePlan(desired, request, session, events, reading);
@@ -227,8 +242,9 @@ async function writeUnlessRefused(
   overLimit: LimitCheck[],
   run: ApplyRun,
   confirm?: ApplyEvents['confirm'],
+  nowManaged = 0,
 ): Promise<ApplyOutcome> {
-  if (overLimit.length > 0) return { status: 'refused', plan, overLimit };
+  if (overLimit.length > 0 || nowManaged > 0) return { status: 'refused', plan, overLimit, nowManaged };
   if (plan.changes.length === 0) return { status: 'no-changes', plan };
   if (confirm && !(await confirm(plan, run.session.url))) return { status: 'cancelled', plan };
   return writeChanges(plan, run);

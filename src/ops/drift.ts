@@ -17,10 +17,21 @@ import type { Connector } from './session.js';
 
 export type DriftRequest = Pick<PlanRequest, 'file' | 'connect' | 'load'>;
 
+/** One check's plan, and whether it is drift: changes planned, or pending (src/plan/outcome.ts). */
+export interface DriftCheck {
+  plan: Plan;
+  status: 'clean' | 'drift';
+}
+
 /** One check: the files and the server read (at the same time), and planned, as `netform plan` does. */
-export async function checkDrift(request: DriftRequest, events: OpEvents = {}, signal?: AbortSignal): Promise<Plan> {
+export async function checkDrift(
+  request: DriftRequest,
+  events: OpEvents = {},
+  signal?: AbortSignal,
+): Promise<DriftCheck> {
   // Drift never sends a secret: it reads no password, and reports a key it cannot compare (W3.6).
-  return (await planAgainstServer({ ...request, unreadableSecrets: 'report' }, events, signal)).plan;
+  const { plan, differs } = await planAgainstServer({ ...request, unreadableSecrets: 'report' }, events, signal);
+  return { plan, status: differs ? 'drift' : 'clean' };
 }
 
 export interface DriftScheduleRequest {
@@ -98,7 +109,7 @@ export async function startDriftSchedule(
       context.sources = [request.file];
       context.server = server;
       const load = (path: string) => reuse.load(path);
-      const plan = await checkDrift({ file: request.file, connect: request.connect, load }, events, runs.signal);
+      const { plan } = await checkDrift({ file: request.file, connect: request.connect, load }, events, runs.signal);
       events.checked?.(plan);
       return plan;
     },

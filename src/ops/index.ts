@@ -30,6 +30,7 @@ export {
 export {
   checkDrift,
   startDriftSchedule,
+  type DriftCheck,
   type DriftRequest,
   type DriftSchedule,
   type DriftScheduleEvents,

@@ -11,7 +11,9 @@ import { GitRefError, loadDesiredStateAtRef } from '../desired/git-ref.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import { compareWithBase } from '../plan/base.js';
 import { planChanges, PlanError, type Plan, type PlanOptions } from '../plan/index.js';
-import { normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
+import { indexLiveState } from '../plan/live-index.js';
+import { isPending } from '../plan/outcome.js';
+import { liveKeyIds, normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import type { PlanBase } from '../plan/types.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
 import { loadDesired } from './desired.js';
@@ -59,6 +61,12 @@ export interface PlanRequest extends PlanShaping {
 
 export interface PlanResult {
   plan: Plan;
+  /**
+   * The server does not match the files: changes are planned, or none are but the plan is pending
+   * (a guard cancelled one, `--target` left some out, an undeclared admin or rule is kept:
+   * src/plan/outcome.ts). `netform plan` exits 2, drift reports `drift`.
+   */
+  differs: boolean;
 }
 
 export interface PlanEvents extends OpEvents {
@@ -90,9 +98,10 @@ export async function planAgainstServer(
     const tests = request.runTests ? declaredTestsSummary(desired) : undefined;
     const made = await makePlan(desired, request, session, events, live);
     const plan = base ? await compareToBase(made, base, desired, request, session, live) : made;
-    if (!tests) return { plan };
+    if (!tests) return { plan, differs: isPending(plan) };
     // Failures first: a reader of the document (or of a pull-request comment) sees them before the changes.
-    return { plan: tests.failed > 0 ? { tests, ...plan } : { ...plan, tests } };
+    const withTests = tests.failed > 0 ? { tests, ...plan } : { ...plan, tests };
+    return { plan: withTests, differs: isPending(withTests) };
   } finally {
     await session.close();
   }
@@ -255,7 +264,10 @@ export async function makePlan(
   started = performance.now();
   try {
     const whole = planChanges(desired, live, planOptionsOf(shaping, session));
-    const targeted = shaping.target?.length ? targetPlan(whole, shaping.target) : whole;
+    // The live objects' keys: a target that matches nothing gets the nearest one as a hint.
+    const targeted = shaping.target?.length
+      ? targetPlan(whole, shaping.target, liveKeyIds(indexLiveState(live)))
+      : whole;
     events.phase?.('diff', elapsedSince(started));
     started = performance.now();
     const plan: Plan = { ...targeted, access: planAccessChanges(targeted, live, desired) };

@@ -7,7 +7,7 @@
 import { exportDesiredState } from '../desired/export.js';
 import type { LiveState } from '../model/state.js';
 import { indexLiveState } from '../plan/live-index.js';
-import { normalizeTarget, TargetError } from '../plan/target.js';
+import { liveKeyIds, nearestKey, normalizeTarget, TargetError } from '../plan/target.js';
 import { OpError } from './errors.js';
 import { exportFailed } from './export.js';
 import { readLiveState, type Connector } from './session.js';
@@ -80,7 +80,15 @@ function select(live: LiveState, ids: string[]): LiveState {
       }
     }
   }
-  if (missing.length > 0) throw new OpError('request', `the server has no ${missing.join(', ')}`);
+  if (missing.length > 0) {
+    // The nearest live key of each, as a hint (src/plan/target.ts).
+    const known = liveKeyIds(index);
+    const hints = missing.map((id) => {
+      const near = nearestKey(id, known);
+      return near ? `${id} (did you mean ${near}?)` : id;
+    });
+    throw new OpError('request', `the server has no ${hints.join(', ')}`);
+  }
   return {
     users: live.users.filter((u) => users.has(u.id)),
     devices: live.devices.filter((d) => devices.has(d.id)),

@@ -8,7 +8,7 @@ import type { DesiredState, DesiredUser, LiveState } from '../model/state.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import { indexLiveState, type LiveIndex } from './live-index.js';
 import { buildScope, type Scope } from './scope.js';
-import type { Change, NotCheckedField } from './types.js';
+import type { Change, NotCheckedField, OutcomeItem } from './types.js';
 
 export interface PlanOptions {
   /** The server the live state came from (shown, and checked when a saved plan is applied). */
@@ -67,6 +67,8 @@ export class PlanContext {
   readonly claimedRules = new Set<ApiRule>();
   /** Users planned for deletion: their devices and rules go with them. */
   readonly deletedUserIds = new Set<string>();
+  /** What the plan does not change although it differs (outcome.ts): guards' cancellations, ignored fields. */
+  readonly held: { pending: OutcomeItem[]; kept: OutcomeItem[] } = { pending: [], kept: [] };
 
   constructor(
     readonly desired: DesiredState,

@@ -1,7 +1,8 @@
 /**
  * Comparing a declared device with a live one, field by field, after normalising both sides so
- * that spellings the server treats as the same never show as a change. Only the fields the files
- * mention are compared; with a field's default flag on, the field is not compared. Which fields
+ * that spellings the server treats as the same never show as a change. The fields compared are
+ * those of the declaration as src/plan/defaults.ts gives it (a flag left out with its field is on);
+ * with a field's default flag on, the field is not compared. Which fields
  * are writable and which a flag governs is the device-field table's (model/device-fields.ts).
  */
 import {
@@ -65,11 +66,17 @@ export function managedDeviceFields(fields: DesiredDeviceFields): WritableDevice
   });
 }
 
-/** Managed fields whose declared value differs from the live one. */
-export function changedDeviceFields(desired: DesiredDevice, live: ApiDevice): WritableDeviceField[] {
-  return managedDeviceFields(desired.fields).filter(
-    (field) => !sameDeviceValue(field, desired.fields[field], live[field]),
-  );
+/**
+ * Managed fields whose declared value differs from the live one. `fields` is the declaration as
+ * compared (src/plan/defaults.ts: defaults filled in, ignored fields taken out); the device's own
+ * fields when not given.
+ */
+export function changedDeviceFields(
+  desired: DesiredDevice,
+  live: ApiDevice,
+  fields: DesiredDeviceFields = desired.fields,
+): WritableDeviceField[] {
+  return managedDeviceFields(fields).filter((field) => !sameDeviceValue(field, fields[field], live[field]));
 }
 
 /**

@@ -30,6 +30,8 @@ export const ADMIN_DELETE_NOTE =
   'apply first demotes it to find out whether it owns the API token (the server refuses to change its own role): ' +
   'if so the deletion is skipped; a server that cannot tell leaves it to --token-user';
 
+const PROTECTED = 'it is protected (settings.protect)';
+
 export function guardUserRemovals(ctx: PlanContext): void {
   const tokenUser = ctx.options.tokenUser ? userKey(ctx.options.tokenUser) : null;
   const removals = [...ctx.changes.values()].filter(
@@ -38,10 +40,20 @@ export function guardUserRemovals(ctx: PlanContext): void {
   const cancel = (change: Change, why: string) => {
     const verb = change.action === 'delete' ? 'deleting' : 'demoting';
     ctx.warnings.push(`not ${verb} ${change.label}: ${why}`);
+    // Protected: kept, as the files ask. Any other guard leaves the server unlike the files: pending.
+    if (why === PROTECTED)
+      ctx.held.kept.push({ reason: 'protected', id: change.id, text: `${change.label}: kept (protected)` });
+    else ctx.held.pending.push({ reason: 'guard', id: change.id, text: `not ${verb} ${change.label}: ${why}` });
     if (change.action === 'update' && change.fields.some((f) => f.field !== 'role')) {
       // Keep the rest of the update (a password rotation); drop only the demotion.
       change.fields = change.fields.filter((f) => f.field !== 'role');
       delete change.body!.role;
+      if (change.now_managed?.includes('role')) {
+        delete change.now_managed;
+        const rest = change.note?.split('; ').filter((part) => !part.startsWith('now managed: '));
+        if (rest?.length) change.note = rest.join('; ');
+        else delete change.note;
+      }
       change.phase = PHASE.users;
       return;
     }
@@ -50,7 +62,7 @@ export function guardUserRemovals(ctx: PlanContext): void {
   };
   for (const change of removals) {
     const live = ctx.index.usersById.get(change.liveId!)!;
-    if (ctx.scope.isProtected(live.email)) cancel(change, 'it is protected (settings.protect)');
+    if (ctx.scope.isProtected(live.email)) cancel(change, PROTECTED);
     else if (tokenUser !== null && userKey(live.email) === tokenUser)
       cancel(change, 'the API token in use belongs to it');
     else if (tokenUser === null && change.action === 'delete' && live.role === 'admin') {

@@ -1,15 +1,16 @@
 /**
  * Matching: declared users and devices are paired with live ones by natural key; a pair whose
- * values differ is an update (or, for device fields a 0.7.26+ server ignores, a replacement), a
+ * values differ (fields left out count at their default: defaults.ts) is an update (or, for device fields a 0.7.26+ server ignores, a replacement), a
  * declaration without a live object is a create.
  */
-import { fieldOfFlag, isLegacyUpdatable, type WritableDeviceField } from '../model/device-fields.js';
+import { fieldOfFlag, isLegacyUpdatable, useDefaultFlag, type WritableDeviceField } from '../model/device-fields.js';
 import { deviceKeyOfOwnerKey, userKey } from '../model/keys.js';
 import { describeSecretRef, type Secret } from '../model/secret.js';
-import type { DesiredDevice, DesiredUser } from '../model/state.js';
+import type { DesiredDevice, DesiredDeviceFields, DesiredUser } from '../model/state.js';
 import type { ApiDevice, ApiUser } from '../model/types.js';
 import { PHASE, type OwnerRef, type PlanContext } from './context.js';
 import { changedDeviceFields, liveDeviceBody, managedDeviceFields } from './device-fields.js';
+import { comparedDeviceFields, DEFAULT_ROLE, managedRole, nowManagedNote } from './defaults.js';
 import { fingerprintOf } from './fingerprint.js';
 import { checkDeviceRenameTarget, renamedDevice } from './renames.js';
 import { planSecret } from './secrets.js';
@@ -69,13 +70,23 @@ function planUser(
   const fields: FieldChange[] = [];
   const body: Record<string, unknown> = {};
   const secrets: PlanSecret[] = [];
-  if (renamedFrom !== undefined) {
+  // A rename, or the same email in another case (the key is case-insensitive; the server keeps the case written).
+  if (renamedFrom !== undefined || live.email !== user.email.trim()) {
     fields.push({ field: 'email', before: live.email, after: user.email.trim() });
     body.email = user.email.trim();
   }
-  if (user.role && user.role !== live.role) {
-    fields.push({ field: 'role', before: live.role, after: user.role });
-    body.role = user.role;
+  const nowManaged: string[] = [];
+  const role = managedRole(user, ctx.desired.settings);
+  if (role !== undefined && role !== live.role) {
+    fields.push({ field: 'role', before: live.role, after: role });
+    body.role = role;
+    if (user.role === undefined) nowManaged.push('role');
+  } else if (role === undefined && live.role !== (user.role ?? DEFAULT_ROLE)) {
+    ctx.held.kept.push({
+      reason: 'ignored',
+      id,
+      text: `${label}: role is ${live.role} on the server, not managed (ignore_changes)`,
+    });
   }
   if (
     ctx.options.rotatePasswords &&
@@ -99,10 +110,18 @@ function planUser(
     fields,
     body,
     ...(secrets.length ? { secrets } : {}),
-    ...(renamedFrom !== undefined
-      ? { note: `renamed from ${renamedFrom} (renamed_from): its devices and rules stay` }
-      : {}),
+    ...noteOf(
+      renamedFrom !== undefined ? `renamed from ${renamedFrom} (renamed_from): its devices and rules stay` : undefined,
+      nowManaged,
+    ),
   });
+}
+
+/** A change's note and `now_managed` members: the now-managed note first (src/plan/defaults.ts). */
+function noteOf(note: string | undefined, nowManaged: string[]): { note?: string; now_managed?: string[] } {
+  if (nowManaged.length === 0) return note === undefined ? {} : { note };
+  const managed = nowManagedNote(nowManaged);
+  return { note: note === undefined ? managed : `${managed}; ${note}`, now_managed: nowManaged };
 }
 
 function planUserDevices(ctx: PlanContext, user: DesiredUser, liveUser: ApiUser | undefined): void {
@@ -158,8 +177,11 @@ function planDeviceCreate(ctx: PlanContext, key: string, device: DesiredDevice, 
 }
 
 function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, live: ApiDevice): void {
-  const changed = changedDeviceFields(device, live);
-  const fields: FieldChange[] = changed.map((field) => ({ field, before: live[field], after: device.fields[field] }));
+  const compared = comparedDeviceFields(device, ctx.desired.settings);
+  const changed = changedDeviceFields(device, live, compared.fields);
+  const fields: FieldChange[] = changed.map((field) => ({ field, before: live[field], after: compared.fields[field] }));
+  const nowManaged = compared.defaulted.filter((field) => changed.includes(useDefaultFlag(field)));
+  noteIgnoredDifferences(ctx, key, device, live, compared.ignored);
   const renamed = live.name.trim() !== device.name.trim();
   if (renamed) fields.unshift({ field: 'name', before: live.name, after: device.name.trim() });
   const pskChanged = presharedKeyChanged(ctx, key, device, live);
@@ -178,8 +200,8 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
   if (ctx.replaceDevices && ignoredByLegacyServers) {
     // Delete then create, keeping what the files do not change: keys, pinned addresses, other values.
     const body: Record<string, unknown> = { user_id: live.user_id, name: device.name.trim(), ...liveDeviceBody(live) };
-    for (const field of managedDeviceFields(device.fields)) body[field] = device.fields[field];
-    for (const field of defaultedFields(device)) delete body[field];
+    for (const field of managedDeviceFields(compared.fields)) body[field] = compared.fields[field];
+    for (const field of defaultedFields(compared.fields)) delete body[field];
     const keepFromLive = !device.preshared_key && live.preshared_key ? ['preshared_key'] : [];
     if (device.preshared_key)
       sendable(ctx, `device ${key} is replaced, and created again with its preshared key`, device.preshared_key);
@@ -190,22 +212,26 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
       body,
       ...(device.preshared_key ? { secrets: [planSecret('preshared_key', device.preshared_key)] } : {}),
       ...(keepFromLive.length ? { keepFromLive } : {}),
-      note: 'replaced (delete, then create with the same keys and addresses): the server ignores these fields on update',
+      ...noteOf(
+        'replaced (delete, then create with the same keys and addresses): the server ignores these fields on update',
+        nowManaged,
+      ),
     });
     return;
   }
   if (pskChanged && device.preshared_key) sendable(ctx, `device ${key} gets a new preshared key`, device.preshared_key);
   const body: Record<string, unknown> = {};
   if (renamed) body.name = device.name.trim();
-  for (const field of changed) body[field] = device.fields[field];
+  for (const field of changed) body[field] = compared.fields[field];
   ctx.add({
     ...base,
     action: 'update',
     phase: PHASE.members,
     body,
-    ...(renamed
-      ? { note: `renamed from ${live.name}: one update of its name; keys, addresses and preshared key stay` }
-      : {}),
+    ...noteOf(
+      renamed ? `renamed from ${live.name}: one update of its name; keys, addresses and preshared key stay` : undefined,
+      nowManaged,
+    ),
     ...(pskChanged && device.preshared_key ? { secrets: [planSecret('preshared_key', device.preshared_key)] } : {}),
   });
 }
@@ -219,9 +245,36 @@ function createFields(device: DesiredDevice): WritableDeviceField[] {
   return [...managed];
 }
 
+/**
+ * Ignored fields (`ignore_changes`) whose live value differs from what the file would otherwise
+ * mean: not changed, and said so (kept, in the plan's outcome).
+ */
+function noteIgnoredDifferences(
+  ctx: PlanContext,
+  key: string,
+  device: DesiredDevice,
+  live: ApiDevice,
+  ignored: ReadonlySet<string>,
+): void {
+  if (ignored.size === 0) return;
+  const unignored = comparedDeviceFields(
+    { ...device, ignore_changes: [] },
+    { ...ctx.desired.settings, ignore_changes: undefined },
+  );
+  for (const field of changedDeviceFields(device, live, unignored.fields)) {
+    const governed = fieldOfFlag(field) ?? field;
+    if (!ignored.has(governed)) continue;
+    ctx.held.kept.push({
+      reason: 'ignored',
+      id: `device:${key}`,
+      text: `device ${key}: ${field} is ${JSON.stringify(live[field])} on the server, not managed (ignore_changes)`,
+    });
+  }
+}
+
 /** Fields left to the server's default by the declaration (their default flag on). */
-function defaultedFields(device: DesiredDevice): string[] {
-  return Object.entries(device.fields).flatMap(([name, value]) => {
+function defaultedFields(fields: DesiredDeviceFields): string[] {
+  return Object.entries(fields).flatMap(([name, value]) => {
     const field = fieldOfFlag(name);
     return field !== undefined && value === true ? [field] : [];
   });

@@ -21,10 +21,18 @@ export function makeRoomForNewDevices(ctx: PlanContext): void {
 
 const KIND_ORDER = { configuration: -1, user: 0, device: 1, rule: 2 } as const;
 
-/** By phase, then users before devices before rules, then by key. */
+/**
+ * "Now managed" changes first (they exist only because a left-out field means its default:
+ * defaults.ts), then by phase, then users before devices before rules, then by key. Apply runs
+ * changes by phase whatever their place in the list.
+ */
 export function orderedChanges(ctx: PlanContext): Change[] {
+  const nowManaged = (c: Change) => (c.now_managed?.length ? 0 : 1);
   return [...ctx.changes.values()].sort(
     (a, b) =>
-      a.phase - b.phase || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+      nowManaged(a) - nowManaged(b) ||
+      a.phase - b.phase ||
+      KIND_ORDER[a.kind] - KIND_ORDER[b.kind] ||
+      (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
   );
 }

@@ -17,7 +17,7 @@ import { planDocument } from './document.js';
 import { checkTokenUser, guardUserRemovals } from './guards.js';
 import { matchDeclaredUsers, planDevices, planUsers } from './matching.js';
 import { makeRoomForNewDevices } from './ordering.js';
-import { matchRenamedUsers } from './renames.js';
+import { hintUserRenames, matchRenamedUsers } from './renames.js';
 import { planRules } from './rules.js';
 import { findUndeclared } from './undeclared.js';
 import type { Plan } from './types.js';
@@ -46,6 +46,7 @@ const STAGES: readonly Stage[] = [
   resolveUniqueValues,
   makeRoomForNewDevices,
   planConfigurationStage,
+  hintUserRenames, // last: its hint joins the problems when there are any
 ];
 
 export function planChanges(desired: DesiredState, live: LiveState, options: PlanOptions): Plan {

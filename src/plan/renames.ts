@@ -86,3 +86,36 @@ export function checkDeviceRenameTarget(
     );
   }
 }
+
+/**
+ * A hint when an email changed without `renamed_from`: a created user declares a device whose
+ * public key a live user no file declares holds (the same person, renamed). Without the hint that
+ * plans a delete and a create of the devices' owner (with prune on) or a key conflict. In the
+ * warnings, or among the problems when the plan cannot be made.
+ */
+export function hintUserRenames(ctx: PlanContext): void {
+  const byPublicKey = new Map<string, ApiDevice>();
+  let indexed = false;
+  for (const { user, live } of ctx.declaredUsers.values()) {
+    if (live || user.renamed_from !== undefined) continue;
+    if (!indexed) {
+      for (const device of ctx.live.devices) byPublicKey.set(device.public_key.trim(), device);
+      indexed = true;
+    }
+    const owners = new Map<string, ApiUser>();
+    for (const device of user.devices) {
+      const key = device.fields.public_key;
+      const held = typeof key === 'string' ? byPublicKey.get(key.trim()) : undefined;
+      const owner = held ? ctx.index.usersById.get(held.user_id) : undefined;
+      if (!owner || ctx.matchedUserIds.has(owner.id) || ctx.declaredUsers.has(userKey(owner.email))) continue;
+      owners.set(owner.id, owner);
+    }
+    for (const owner of owners.values()) {
+      const hint =
+        `${where(user.source)}user ${user.email} is new, and its devices' public keys are held by ${owner.email}, which no file declares: ` +
+        `if it is ${owner.email} renamed, write renamed_from: ${owner.email} under it (one update of its email; its devices and rules stay), ` +
+        'not a delete and a create';
+      (ctx.problems.length > 0 ? ctx.problems : ctx.warnings).push(hint);
+    }
+  }
+}

@@ -1,11 +1,15 @@
 /**
  * `--target KEY`: a plan limited to some objects and what they need, as `terraform -target`. A
  * filter applied after planning, so the planner stays whole: keep the changes whose id is a
- * target, then, transitively, the changes they depend on (the user a device belongs to, the rule
+ * target (a user's take its devices and rules with them), then, transitively, the changes they depend on (the user a device belongs to, the rule
  * that must make room first). Summary and limits are counted again over what is kept.
  */
 import { ruleKey, userKey } from '../model/keys.js';
+import { parseCidrOrAddress } from '../model/net.js';
+import { parsePortRange } from '../model/ports.js';
 import { evaluateLimits, summarize } from './limits.js';
+import type { LiveIndex } from './live-index.js';
+import { outcomeOf, planOutcome } from './outcome.js';
 import type { Change, Plan } from './types.js';
 
 export class TargetError extends Error {
@@ -14,14 +18,15 @@ export class TargetError extends Error {
 
 /**
  * A target in the plan's key notation, normalised as change ids are: `user:EMAIL`,
- * `device:EMAIL/NAME`, `rule:OWNER|ACTION|DEST|PORTS`, `configuration`. A rule's ports may be
- * written as the server answers them or as files do (`tcp:443`, `tcp:443-443`): the key holds
- * the one canonical form, `tcp:443 - 443`.
+ * `device:EMAIL/NAME`, `rule:OWNER|ACTION|DEST|PORTS`, `configuration`. A rule's owner is an email,
+ * or `*` or `global` for a rule bound to no user; its ports are `any`, or a type and a range written
+ * as the server answers them or as files do: `tcp:22`, `tcp/22`, `tcp:22-22`, `tcp:20 - 22`. The key
+ * holds the one canonical form, `tcp:20 - 22`. Anything else is a TargetError giving the shape.
  */
 export function normalizeTarget(target: string): string {
   if (target.trim() === 'configuration') return 'configuration';
   const colon = target.indexOf(':');
-  const kind = colon === -1 ? '' : target.slice(0, colon);
+  const kind = colon === -1 ? '' : target.slice(0, colon).trim();
   const rest = target.slice(colon + 1).trim();
   if (!['user', 'device', 'rule'].includes(kind) || rest === '') {
     throw new TargetError(
@@ -32,28 +37,104 @@ export function normalizeTarget(target: string): string {
   if (kind === 'device') {
     const slash = rest.lastIndexOf('/');
     if (slash <= 0) throw new TargetError(`--target ${target}: a device is device:EMAIL/NAME`);
-    return `device:${userKey(rest.slice(0, slash))}/${rest.slice(slash + 1)}`;
+    return `device:${userKey(rest.slice(0, slash))}/${rest.slice(slash + 1).trim()}`;
   }
-  return `rule:${normalizeRuleKey(rest)}`;
+  const parsed = parseRuleKey(rest);
+  if (typeof parsed !== 'string') throw new TargetError(`${target}: ${parsed.problem}; ${RULE_KEY_SHAPE}`);
+  return `rule:${parsed}`;
 }
 
-/** `OWNER|ACTION|DEST|PORTS` as ruleKey writes it; text that is not four parts is left as it is (it matches nothing). */
-function normalizeRuleKey(text: string): string {
+/** How a rule key is written, for error messages. */
+export const RULE_KEY_SHAPE =
+  'a rule is rule:OWNER|ACTION|DESTINATION|PORTS, OWNER an email or * (or global) for a rule of no user, ' +
+  'ACTION accept or drop, PORTS any or TYPE:RANGE (tcp:22, tcp/22, tcp:20-22, udp:53)';
+
+/** `OWNER|ACTION|DEST|PORTS` as ruleKey writes it, or what is wrong with it. */
+export function parseRuleKey(text: string): string | { problem: string } {
   const parts = text.split('|').map((part) => part.trim());
-  if (parts.length !== 4) return text;
+  if (parts.length !== 4) return { problem: `a rule key has 4 parts separated by |, this has ${parts.length}` };
   const [owner, action, destination, ports] = parts as [string, string, string, string];
-  const colon = ports.indexOf(':');
-  const any = ports.toLowerCase() === 'any' || ports === '';
+  const global = owner === '*' || owner.toLowerCase() === 'global';
+  if (!global && !owner.includes('@'))
+    return { problem: `the owner ${JSON.stringify(owner)} is no email, * or global` };
+  const act = action.toLowerCase();
+  if (act !== 'accept' && act !== 'drop')
+    return { problem: `the action ${JSON.stringify(action)} is not accept or drop` };
+  if (parseCidrOrAddress(destination) === null)
+    return { problem: `the destination ${JSON.stringify(destination)} is no address or CIDR block` };
+  let portType: string | null = null;
+  let portRange: string | null = null;
+  if (ports !== '' && ports.toLowerCase() !== 'any') {
+    const match = /^(tcp|udp)\s*(?:[:/]\s*(.*))?$/i.exec(ports);
+    const range = match?.[2]?.trim();
+    if (!match || (range !== undefined && range !== '' && !parsePortRange(range).ok))
+      return { problem: `the ports ${JSON.stringify(ports)} are not any or TYPE:RANGE` };
+    portType = match[1]!.toLowerCase();
+    portRange = range === undefined || range === '' ? null : range;
+  }
   return ruleKey({
-    ownerEmail: owner === '*' ? null : owner,
-    action: action.toLowerCase(),
+    ownerEmail: global ? null : owner,
+    action: act,
     destination,
-    port_type: any ? null : colon === -1 ? ports : ports.slice(0, colon),
-    port_range: any || colon === -1 ? null : ports.slice(colon + 1).trim(),
+    port_type: portType,
+    port_range: portRange,
   });
 }
 
-export function targetPlan(plan: Plan, targets: readonly string[]): Plan {
+/**
+ * The known key nearest to `wanted` (fewest edits, and closer than half its length), for a hint:
+ * `did you mean rule:*|accept|10.0.0.0/8|tcp:22 - 22?`. Undefined when none is near.
+ */
+export function nearestKey(wanted: string, known: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(3, Math.floor(wanted.length / 2)) + 1;
+  for (const key of known) {
+    if (Math.abs(key.length - wanted.length) >= bestDistance) continue;
+    const d = editDistance(wanted, key, bestDistance);
+    if (d < bestDistance) [best, bestDistance] = [key, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance, stopping at `limit` (returns `limit` when at least that). */
+function editDistance(a: string, b: string, limit: number): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      rowMin = Math.min(rowMin, current[j]!);
+    }
+    if (rowMin >= limit) return limit;
+    previous = current;
+  }
+  return Math.min(previous[b.length]!, limit);
+}
+
+/** The ids (`user:…`, `device:…`, `rule:…`) of every live object, for nearestKey. */
+export function liveKeyIds(index: LiveIndex): Set<string> {
+  const ids = new Set<string>();
+  for (const key of index.usersByKey.keys()) ids.add(`user:${key}`);
+  for (const key of index.devicesByKey.keys()) ids.add(`device:${key}`);
+  for (const key of index.rulesByKey.keys()) ids.add(`rule:${key}`);
+  return ids;
+}
+
+/**
+ * Whether a change belongs to a target: its own id, or, for `user:KEY`, that user's devices
+ * (`device:KEY/…`) and rules (`rule:KEY|…`), as a Terraform target on a module takes its resources.
+ */
+function inTarget(change: Change, target: string): boolean {
+  if (change.id === target) return true;
+  if (!target.startsWith('user:')) return false;
+  const owner = target.slice('user:'.length);
+  return change.id.startsWith(`device:${owner}/`) || change.id.startsWith(`rule:${owner}|`);
+}
+
+/** `knownKeys`: the live and declared objects' ids, for the nearest-key hint of a target that matches nothing. */
+export function targetPlan(plan: Plan, targets: readonly string[], knownKeys?: ReadonlySet<string>): Plan {
   const wanted = targets.map(normalizeTarget);
   const byId = new Map(plan.changes.map((c) => [c.id, c]));
   const keep = new Set<string>();
@@ -63,19 +144,33 @@ export function targetPlan(plan: Plan, targets: readonly string[]): Plan {
     keep.add(id);
     for (const dep of change.dependsOn ?? []) visit(dep);
   };
-  for (const id of wanted) visit(id);
+  for (const change of plan.changes) if (wanted.some((id) => inTarget(change, id))) visit(change.id);
+  const left = plan.changes.length - keep.size;
+  const outcome = planOutcome(plan);
   const narrowed = narrowPlan(
-    plan,
+    {
+      ...plan,
+      outcome: {
+        ...outcome,
+        pending: [
+          ...outcome.pending,
+          ...(left > 0
+            ? [{ reason: 'target' as const, text: `${left} change${left === 1 ? '' : 's'} left out by --target` }]
+            : []),
+        ],
+      },
+    },
     plan.changes.filter((c) => keep.has(c.id)),
   );
-  const unmatched = wanted.filter((id) => !byId.has(id));
-  const left = plan.changes.length - narrowed.changes.length;
+  const unmatched = wanted.filter((id) => !plan.changes.some((c) => inTarget(c, id)));
   const warnings = [
     ...plan.warnings,
     `limited by --target ${wanted.join(', ')}: ${left} other change(s) are left out of this plan; a run without --target makes them`,
-    ...unmatched.map(
-      (id) => `--target ${id}: no change is planned for it (already as declared, or not a key of these files)`,
-    ),
+    ...unmatched.map((id) => {
+      const near = knownKeys && !knownKeys.has(id) ? nearestKey(id, knownKeys) : undefined;
+      const hint = near ? ` (did you mean ${near}?)` : '';
+      return `--target ${id}: no change is planned for it (already as declared, or not a key of these files)${hint}`;
+    }),
   ];
   return { ...narrowed, warnings };
 }
@@ -88,5 +183,5 @@ export function narrowPlan(plan: Plan, changes: Change[]): Plan {
   const summary = summarize(changes);
   // The allowances the whole plan was given (`--allow-*` included), against what is kept.
   const limits = evaluateLimits(summary, plan.limits);
-  return { ...plan, changes, summary, limits };
+  return { ...plan, changes, summary, limits, outcome: outcomeOf(changes, planOutcome(plan)) };
 }

@@ -104,6 +104,12 @@ export interface Change {
   /** Why this change is planned this way (adoption, replacement, protection). */
   note?: string;
   /**
+   * Fields this change writes only because the files leave them out, which means their default
+   * (src/plan/defaults.ts): `role`, `use_default_<x>`. Listed first; `apply -f` without a reviewed
+   * plan refuses such changes unless `--allow-now-managed` is given.
+   */
+  now_managed?: string[];
+  /**
    * With `plan --base REF` (src/plan/base.ts): `pr` when this pull request introduces the change
    * (its base's plan lacks it, or plans it differently), `base` when the base's plan has it
    * identically (drift, or merged and not yet applied): applied on merge all the same.
@@ -208,6 +214,37 @@ export interface PlanTestFailure {
   source?: string;
 }
 
+/** Something the plan does not change although the files and the server differ, or that it could not check. */
+export interface OutcomeItem {
+  /**
+   * `guard`: a change cancelled for the token's owner or the last admin; `target`: changes `--target`
+   * left out; `undeclared`: a live object no file declares, kept; `protected`: a user kept by
+   * `settings.protect`; `ignored`: a field that differs, not compared (`ignore_changes`);
+   * `not_checked`: a field not compared for want of a secret.
+   */
+  reason: 'guard' | 'target' | 'undeclared' | 'protected' | 'ignored' | 'not_checked';
+  /** The object's key, as in change ids (`user:alice@example.com`), when it is about one object. */
+  id?: string;
+  /** In words, for people. */
+  text: string;
+}
+
+/**
+ * What the plan amounts to, computed in one place (src/plan/outcome.ts) and read by every format,
+ * by the exit codes and by drift:
+ * - `changes`: there are changes (exit 2; drift).
+ * - `pending`: no change, but the server does not match the files (`pending` lists why; exit 2; drift).
+ * - `kept`: no change and nothing pending, but not everything matches or was checked (`kept`,
+ *   `not_checked`): exit 0, and never "the server matches".
+ * - `matches`: no change, nothing kept and nothing left unchecked.
+ */
+export interface PlanOutcome {
+  status: 'changes' | 'pending' | 'kept' | 'matches';
+  pending: OutcomeItem[];
+  kept: OutcomeItem[];
+  not_checked: OutcomeItem[];
+}
+
 export interface Plan {
   format: typeof PLAN_FORMAT;
   format_version: typeof PLAN_FORMAT_VERSION;
@@ -227,6 +264,8 @@ export interface Plan {
    * Absent from plans saved by older versions.
    */
   undeclared?: UndeclaredItem[];
+  /** What the plan amounts to (src/plan/outcome.ts); absent from plans saved by older versions (planOutcome derives it). */
+  outcome?: PlanOutcome;
   settings?: PlanSettings;
   /** A saved plan's key: its source and id (src/plan/seal.ts). */
   seal_key?: SealKeyInfo;

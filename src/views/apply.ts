@@ -32,9 +32,25 @@ export function applySummaryLine(summary: ApplySummary): string {
   return `Apply: ${summary.done} done, ${summary.failed} failed, ${summary.notAttempted} not attempted.`;
 }
 
-/** Why nothing was written: the plan is over a safety limit. */
-export function refusedText(overLimit: readonly LimitCheck[]): string {
-  return `Refused: the plan is over a safety limit. Nothing was changed.\n${overLimit.map((l) => `  - ${inertText(limitLine(l))}`).join('\n')}\n`;
+/**
+ * Why nothing was written: the plan is over a safety limit, or has `nowManaged` changes that exist
+ * only because the files leave a field out (refused like a limit unless --allow-now-managed).
+ */
+export function refusedText(overLimit: readonly LimitCheck[], nowManaged = 0): string {
+  const lines = [
+    ...overLimit.map((l) => inertText(limitLine(l))),
+    ...(nowManaged > 0 ? [nowManagedLine(nowManaged)] : []),
+  ];
+  return `Refused: the plan is over a safety limit. Nothing was changed.\n${lines.map((line) => `  - ${line}`).join('\n')}\n`;
+}
+
+/** `apply -f` without a reviewed plan: the safety-limit line refusing `count` now-managed changes (src/plan/defaults.ts). */
+export function nowManagedLine(count: number): string {
+  return (
+    `${count} change${count === 1 ? '' : 's'} exist${count === 1 ? 's' : ''} only because the files leave a field out, which now means its default ` +
+    '(marked "now managed", listed first): write the field in the files (its value, or the default), name it in ignore_changes, ' +
+    'or pass --allow-now-managed to make these changes'
+  );
 }
 
 const STALE_CAUSE: Record<StaleCause, string> = {

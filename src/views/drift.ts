@@ -1,5 +1,7 @@
 /** A drift report in words. */
+import type { PlanOutcome } from '../plan/types.js';
 import { webhookText } from './escape.js';
+import { noChangesLine } from './outcome.js';
 
 type DriftStatus = 'clean' | 'drift' | 'failed';
 
@@ -11,6 +13,8 @@ export interface DriftOutcome {
   changes: readonly { action: string; label: string }[];
   /** `not checked: preshared key of …` lines (W3.6): fields whose secret cannot be read here. */
   not_checked?: readonly string[];
+  /** What the plan amounts to (src/plan/outcome.ts); absent on failure. */
+  outcome?: PlanOutcome;
 }
 
 /**
@@ -26,10 +30,17 @@ export function driftText(report: DriftOutcome, previous: DriftStatus | null = n
     return `netform drift on ${where}: no differences in what was compared; ${report.not_checked.map(webhookText).join('; ')}`;
   }
   if (report.status === 'clean') {
-    return previous === 'drift' || previous === 'failed'
+    // "Matches" only when the outcome says so (src/plan/outcome.ts).
+    const back = previous === 'drift' || previous === 'failed';
+    if (report.outcome !== undefined && report.outcome.status !== 'matches')
+      return `netform drift on ${where}: ${back ? 'back to clean' : 'clean'}: ${webhookText(noChangesLine(report.outcome))}`;
+    return back
       ? `netform drift on ${where}: back to clean: the server matches the desired state`
       : `netform drift on ${where}: clean`;
   }
+  // Drift with no change planned: pending (a guard, --target, an undeclared admin or rule).
+  if (report.changes.length === 0 && report.outcome)
+    return `netform drift on ${where}: ${webhookText(noChangesLine(report.outcome))}`;
   const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${webhookText(c.label)}`);
   const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
   const n = report.changes.length;

@@ -19,6 +19,7 @@ import {
   notCheckedSummary,
   testsLine,
 } from './plan-review.js';
+import { noChangesLine } from './outcome.js';
 import { isSecretField, SYMBOL } from './symbols.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';
@@ -62,9 +63,12 @@ export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOption
 /** `1 to create, 2 to update, 0 to replace, 3 to delete (+4 with their user)`. */
 export function summaryLine(plan: Plan): string {
   const s = plan.summary;
-  const uncompared = notCheckedSummary(plan); // W3.6: never "matches" when a field was not compared
-  if (uncompared) return uncompared;
-  if (plan.changes.length === 0) return 'No changes: the server matches the desired state.';
+  // "Matches" only when the plan's outcome says so (src/plan/outcome.ts), and never when a field was not compared (W3.6).
+  if (plan.changes.length === 0) {
+    const outcome = noChangesLine(plan.outcome);
+    const uncompared = notCheckedSummary(plan);
+    return inertText(uncompared && (!plan.outcome || plan.outcome.status === 'matches') ? uncompared : outcome);
+  }
   const cascade = s.cascade ? ` (+${s.cascade} with their user)` : '';
   return `Plan: ${s.create} to create, ${s.update} to update, ${s.replace} to replace, ${s.delete} to delete${cascade}.`;
 }

@@ -17,6 +17,8 @@ import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/s
 import { startTcpProxy, type TcpProxy } from './drift-helpers.js';
 import { create, serverState, wgKey, workspace, type Workspace } from './reconcile-helpers.js';
 
+/** The test server's admin, as a desired-state entry. */
+const ADMIN = `  - { email: ${TEST_ADMIN_EMAIL}, role: admin }\n`;
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8'));
 
@@ -291,7 +293,8 @@ describe('action.yml', () => {
     beforeAll(async () => {
       server = await startTestServer();
       ws = workspace();
-      ws.write('desired/netform.yaml', 'version: 1\nusers:\n  - email: action@ci.test\n');
+      // The server's admin is declared: an admin in no file keeps drift pending (W3.5).
+      ws.write('desired/netform.yaml', `version: 1\nusers:\n${ADMIN}  - email: action@ci.test\n`);
     });
     afterAll(async () => {
       await server.stop();
@@ -354,7 +357,10 @@ describe('action.yml', () => {
       const down = runAction({ command: 'plan', url: await closedPortUrl(), token: 'nf_x' }, ws.dir);
       expect(down.status).toBe(1);
       expect(down.outputs['exit-code']).toBe('1');
-      ws.write('desired/netform.yaml', 'version: 1\nusers:\n  - email: action@ci.test\n  - email: more@ci.test\n');
+      ws.write(
+        'desired/netform.yaml',
+        `version: 1\nusers:\n${ADMIN}  - email: action@ci.test\n  - email: more@ci.test\n`,
+      );
       const strict = runAction({ command: 'drift', 'fail-on-changes': 'true', format: 'json', ...secrets() }, ws.dir);
       expect(strict.status).toBe(2);
       expect(strict.outputs['exit-code']).toBe('2');

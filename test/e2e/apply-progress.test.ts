@@ -32,7 +32,7 @@ function desiredFile(): string {
   const users = Array.from({ length: USERS }, (_, i) => `  - email: u${String(i).padStart(2, '0')}@slow.test\n`).join(
     '',
   );
-  return ws.write('netform.yaml', `version: 1\nusers:\n${users}`);
+  return ws.write('netform.yaml', `version: 1\nusers:\n  - { email: admin@example.com, role: admin }\n${users}`);
 }
 
 function startApply(file: string, extraEnv: Record<string, string> = {}): RunningCli {

@@ -32,6 +32,8 @@ beforeAll(async () => {
     [
       'version: 1',
       'users:',
+      // The server's admin is declared: an admin in no file keeps drift pending (W3.5).
+      '  - { email: admin@example.com, role: admin }',
       '  - email: bob@example.com',
       '    devices:',
       `      - { name: phone, public_key: "${publicKey}", mtu: 1380 }`,

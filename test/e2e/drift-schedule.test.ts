@@ -23,6 +23,8 @@ function desiredYaml(publicKey: string, mtu: number): string {
   return [
     'version: 1',
     'users:',
+    // The server's admin is declared: an admin in no file keeps every run `drift` (W3.5).
+    '  - { email: admin@example.com, role: admin }',
     '  - email: alice@example.com',
     '    devices:',
     '      - name: laptop',

@@ -138,7 +138,9 @@ describe('drift --every survives a bad desired state', () => {
   it('reports the failed run, then the clean one when the file is valid again, and keeps running', async () => {
     const folder = join(dir, 'scheduled');
     await mkdir(folder, { recursive: true });
-    const good = 'version: 1\nsettings: { prune: false }\nusers:\n  - email: user0@example.com\n';
+    // Scoped to user0: the server's admin, in no file, would keep the run \`drift\` (W3.5).
+    const good =
+      'version: 1\nsettings: { prune: false, manage: { users: [user0@example.com], rules: [] } }\nusers:\n  - email: user0@example.com\n';
     await writeFile(join(folder, 'netform.yaml'), good);
     const drift = startDrift(['-f', folder, '--every', '*/1 * * * * *', '--run-at-start'], env());
     try {

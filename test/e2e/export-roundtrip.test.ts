@@ -61,7 +61,7 @@ describe('netform export round trip', () => {
     expect((await runCli(['plan', '-f', file], { env: seeded.env })).code).toBe(0);
   });
 
-  it('with --explicit-defaults, still no changes, and a hand promotion or flag change then shows', async () => {
+  it('with --explicit-defaults (or without), still no changes, and a hand promotion then shows', async () => {
     const { file, text } = await exportToFile('explicit.yaml', ['--explicit-defaults']);
     expect(text).toMatch(/^\s+role: unprivileged$/m);
     expect(text).toMatch(/^\s+use_default_mtu: true$/m);
@@ -80,15 +80,19 @@ describe('netform export round trip', () => {
       expect(changes[0]!.fields).toEqual([
         expect.objectContaining({ field: 'role', before: 'admin', after: 'unprivileged' }),
       ]);
-      // The default export, made while carol was unprivileged, leaves her role unmanaged: the
-      // same promotion is not drift there.
+      // The default export, made while carol was unprivileged, leaves her role out, which means
+      // unprivileged, managed (W3.5): the same promotion is drift there too, a now-managed change.
       expect(
         (await server.api('PATCH', '/v0/users/carol@example.com', { user: { role: 'unprivileged' } })).status,
       ).toBe(200);
       const { file: lenient, text: lenientText } = await exportToFile('lenient.yaml');
       expect(lenientText).not.toMatch(/^\s+role: unprivileged$/m);
       expect((await server.api('PATCH', '/v0/users/carol@example.com', { user: { role: 'admin' } })).status).toBe(200);
-      expect((await runCli(['drift', '-f', lenient], { env: seeded.env })).code).toBe(0);
+      const lenientDrift = await runCli(['drift', '-f', lenient, '--format', 'json'], { env: seeded.env });
+      expect(lenientDrift.code).toBe(2);
+      expect(JSON.parse(lenientDrift.stdout).changes).toEqual([
+        expect.objectContaining({ id: 'user:carol@example.com', now_managed: ['role'] }),
+      ]);
     } finally {
       await server.api('PATCH', '/v0/users/carol@example.com', { user: { role: 'unprivileged' } });
     }

@@ -1,6 +1,7 @@
 /**
- * Objects made by hand are adopted by natural key (no state file); undeclared fields are left
- * alone; prune off deletes only what `absent` lists; prune on deletes what no file declares inside
+ * Objects made by hand are adopted by natural key (no state file); a field left out is managed at
+ * its default, so the hand-set mtu is kept by `ignore_changes: [mtu]` (W3.5); prune off deletes
+ * only what `absent` lists; prune on deletes what no file declares inside
  * `manage`, never a protected user, never anything outside `manage`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,10 +37,11 @@ describe('adoption, prune, protect, absent', () => {
     const file = ws.write(
       'adopt.yaml',
       `version: 1
+settings: { manage: { users: ["*@corp.test"] } }
 users:
   - email: HAND@corp.test
     devices:
-      - { name: phone, public_key: "${PHONE}", description: adopted }
+      - { name: phone, public_key: "${PHONE}", description: adopted, ignore_changes: [mtu] }
 rules:
   - { action: accept, destination: 10.20.0.0/16 }
 absent:
@@ -52,7 +54,9 @@ absent:
     expect(planned.stdout).toContain('  ~ device hand@corp.test/phone\n      description: (none) -> "adopted"\n');
     expect(planned.stdout).toContain('  - device hand@corp.test/old  (listed under absent)\n');
     expect(planned.stdout).toContain('  - user gone@corp.test  (listed under absent)\n');
-    expect(planned.stdout).toContain('Plan: 0 to create, 1 to update, 0 to replace, 2 to delete.');
+    // The email's case is written (W3.5): one update of the email, the same user.
+    expect(planned.stdout).toContain('  ~ user HAND@corp.test\n      email: "hand@corp.test" -> "HAND@corp.test"\n');
+    expect(planned.stdout).toContain('Plan: 0 to create, 2 to update, 0 to replace, 2 to delete.');
     expect(planned.stdout).not.toContain('mtu');
 
     const applied = await netform(server, ['apply', '-f', file, '--yes']);
@@ -65,7 +69,7 @@ absent:
       mtu: 1300,
       use_default_mtu: false,
     });
-    expect(state.users.map((u) => u.email).sort()).toEqual(['admin@example.com', 'hand@corp.test']);
+    expect(state.users.map((u) => u.email).sort()).toEqual(['HAND@corp.test', 'admin@example.com']);
 
     const again = await netform(server, ['plan', '-f', file]);
     expect(again.code, describeResult(again)).toBe(0);
@@ -87,14 +91,17 @@ settings:
   manage: { users: ["*@corp.test"], rules: ["10.0.0.0/8"] }
   protect: { users: ["keep@*"] }
 users:
-  - email: hand@corp.test
+  - email: HAND@corp.test
     devices:
-      - { name: phone, public_key: "${PHONE}", description: adopted }
+      - { name: phone, public_key: "${PHONE}", description: adopted, ignore_changes: [mtu] }
 rules:
   - { action: accept, destination: 10.20.0.0/16 }
 `;
+    // Prune off: nothing to write, but an undeclared rule inside manage (and extra's own rule) is
+    // access the files do not grant: pending (exit 2), never "matches" (W3.5).
     const off = await netform(server, ['plan', '-f', ws.write('off.yaml', declared(false))]);
-    expect(off.code, describeResult(off)).toBe(0);
+    expect(off.code, describeResult(off)).toBe(2);
+    expect(off.stdout).toContain('No changes planned, but the server does not match the desired state');
 
     const onFile = ws.write('on.yaml', declared(true));
     const on = await netform(server, ['plan', '-f', onFile]);
@@ -113,14 +120,18 @@ rules:
     expect(applied.code, describeResult(applied)).toBe(0);
     const state = await serverState(server);
     expect(state.users.map((u) => u.email).sort()).toEqual([
+      'HAND@corp.test',
       'admin@example.com',
-      'hand@corp.test',
       'keep@corp.test',
       'other@else.org',
     ]);
     expect(state.rules.map((r) => r.destination).sort()).toEqual(['10.20.0.0/16', '172.16.0.0/12']);
     expect(state.devices).toHaveLength(2);
+    // The protected user and the ignored mtu are kept: exit 0, and said so rather than "matches" (W3.5).
     const again = await netform(server, ['plan', '-f', onFile]);
     expect(again.code, describeResult(again)).toBe(0);
+    expect(again.stdout).toContain(
+      'No changes, but not everything matches: 1 user kept (protected); 1 field differs under ignore_changes (not managed).',
+    );
   });
 });

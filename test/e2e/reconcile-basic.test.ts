@@ -140,18 +140,18 @@ describe('plan and apply', () => {
     expect(out).toContain(
       '  - user dave@corp.test  (declared in no file (prune))\n      - device dave@corp.test/tablet (goes with the user)\n',
     );
-    expect(out).toContain('Plan: 2 to create, 2 to update, 2 to replace, 2 to delete (+1 with their user).');
-    // Alice's email case differs from the server's: not a change.
-    expect(out).not.toContain('user alice@corp.test');
+    expect(out).toContain('Plan: 2 to create, 3 to update, 2 to replace, 2 to delete (+1 with their user).');
+    // Alice's email case differs from the server's: one update of the email (W3.5), the same user.
+    expect(out).toContain('  ~ user Alice@corp.test\n      email: "alice@corp.test" -> "Alice@corp.test"\n');
 
     const applied = await netform(server, ['apply', '-f', file, '--yes', '--parallelism', '2'], ENV);
     expect(applied.code, describeResult(applied)).toBe(0);
-    expect(applied.stdout).toContain('Apply: 8 done, 0 failed, 0 not attempted.');
+    expect(applied.stdout).toContain('Apply: 9 done, 0 failed, 0 not attempted.');
 
     const after = await serverState(server);
     expect(after.users.map((u) => `${u.email} ${u.role}`).sort()).toEqual([
+      'Alice@corp.test admin',
       'admin@example.com admin',
-      'alice@corp.test admin',
       'bob@corp.test admin',
       'carol@corp.test unprivileged',
     ]);

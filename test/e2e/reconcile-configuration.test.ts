@@ -27,6 +27,7 @@ configuration:
   allow_unprivileged_device_management: false
   allow_unprivileged_device_configuration: false
 users:
+  - { email: admin@example.com, role: admin }
   - email: ann@corp.test
     devices:
       - { name: laptop, public_key: "${LAPTOP}" }
@@ -232,7 +233,10 @@ describe('a server without /v0/configuration', () => {
     });
 
   it('a plan that does not declare configuration never asks for it', async () => {
-    const file = ws.write('plain.yaml', `version: 1\nusers:\n  - email: ann@corp.test\n`);
+    const file = ws.write(
+      'plain.yaml',
+      `version: 1\nusers:\n  - { email: admin@example.com, role: admin }\n  - email: ann@corp.test\n`,
+    );
     proxy.paths.length = 0;
     const res = await viaProxy(['plan', '-f', file]);
     expect(res.code, describeResult(res)).toBe(0);

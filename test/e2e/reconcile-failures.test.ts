@@ -23,8 +23,10 @@ describe('partial failure', () => {
   it('reports done, failed and why, then converges on the next run', async () => {
     // The server refuses the network's own address (`is reserved`): only it knows its tunnel network.
     const [phone, bobLaptop] = [wgKey(), wgKey()];
+    // The server's admin is declared: an admin in no file keeps a plan pending (W3.5).
     const doc = (pinned: string) => `version: 1
 users:
+  - { email: admin@example.com, role: admin }
   - email: alice@corp.test
     devices:
       - { name: laptop, public_key: "${TAKEN}"${pinned} }

@@ -12,8 +12,10 @@ import { describeResult, netform, serverState, wgKey, workspace, type Workspace 
 let server: TestServer;
 let ws: Workspace;
 const KEY = wgKey();
+// The server's admin is declared: an admin in no file keeps a plan pending (W3.5).
 const yaml = (mtu: number, description: string, rules = '') => `version: 1
 users:
+  - { email: admin@example.com, role: admin }
   - email: alice@corp.test
     devices:
       - { name: laptop, public_key: "${KEY}", mtu: ${mtu}, description: "${description}" }
@@ -34,6 +36,7 @@ describe('servers that ignore device updates', () => {
     const doc = (mtu: number) => `version: 1
 settings: { device_updates: replace }
 users:
+  - { email: admin@example.com, role: admin }
   - email: bob@corp.test
     devices:
       - { name: phone, public_key: "${KEY2}", mtu: ${mtu} }

@@ -18,8 +18,10 @@ let server: TestServer;
 let ws: Workspace;
 useServerAndWorkspace((started) => ({ server, ws } = started));
 
+// The server's admin is declared: an admin in no file keeps a plan pending (W3.5).
 const YAML = `version: 1
 users:
+  - { email: admin@example.com, role: admin }
   - email: alice@ports.test
     rules:
       - { action: accept, destination: 10.1.0.0/16, port_type: tcp, port_range: "443" }
@@ -167,7 +169,7 @@ describe('the 65535 limit', () => {
     }
     const file = ws.write(
       'limit.yaml',
-      'version: 1\nrules:\n  - { action: accept, destination: 10.8.0.0/16, port_type: tcp, port_range: 1-65534 }\n',
+      'version: 1\nsettings: { manage: { users: [], rules: [10.8.0.0/16] } }\nrules:\n  - { action: accept, destination: 10.8.0.0/16, port_type: tcp, port_range: 1-65534 }\n',
     );
     const plan = await netform(server, ['plan', '-f', file]);
     expect(plan.code, describeResult(plan)).toBe(2);

@@ -463,3 +463,29 @@ describe('parseTemplate', () => {
     expect(parseTemplate('${var.a')).toEqual({ error: 'an interpolation "${" is not closed' });
   });
 });
+
+describe('lifecycle.ignore_changes (W3.5)', () => {
+  it('is read as the object\'s ignore_changes; use_default_<x> stands for <x>, "all" for every field', async () => {
+    const stack = baseStack();
+    stack.resource.firezone_user.alice.lifecycle = { ignore_changes: ['role'] };
+    stack.resource.firezone_device.alice_laptop.lifecycle = { ignore_changes: ['use_default_endpoint', 'mtu'] };
+    stack.resource.firezone_device.bob_phone.lifecycle = { ignore_changes: 'all' };
+    const state = stateOf((await load(stack)).result);
+    const alice = state.users.find((u) => u.email === 'alice@example.com')!;
+    expect(alice.ignore_changes).toEqual(['role']);
+    expect(alice.devices[0]!.ignore_changes).toEqual(['endpoint', 'mtu']);
+    const bob = state.users.find((u) => u.email === 'bob@example.com')!;
+    expect(bob.ignore_changes).toBeUndefined();
+    expect(bob.devices[0]!.ignore_changes).toEqual(['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive']);
+  });
+
+  it('refuses an attribute netform cannot leave unmanaged, naming those it can', async () => {
+    const stack = baseStack();
+    stack.resource.firezone_device.alice_laptop.lifecycle = { ignore_changes: ['public_key'] };
+    const [problem] = diagnosticsOf((await load(stack)).result);
+    expect(problem!.path).toBe('firezone_device.alice_laptop.lifecycle.ignore_changes');
+    expect(problem!.message).toMatch(
+      /netform cannot leave "public_key" unmanaged; it can: allowed_ips, use_default_allowed_ips/,
+    );
+  });
+});

@@ -118,7 +118,7 @@ describe('export mapping', () => {
     expect(doc.users[1]).toEqual({ email: 'b@example.com', role: 'admin' });
   });
 
-  it('writes the defaults too with explicitDefaults, so that they are managed', () => {
+  it('writes the defaults too with explicitDefaults (the same meaning: left out, they are managed at them)', () => {
     const live: LiveState = {
       users: [user('u1', 'a@example.com'), user('u2', 'b@example.com', 'admin')],
       devices: [device('d1', 'u1', 'laptop', { use_default_mtu: false, mtu: 1380 })],
@@ -143,7 +143,7 @@ describe('export mapping', () => {
       ],
     });
     expect(doc.users[1]).toEqual({ email: 'b@example.com', role: 'admin' });
-    expect(text).toMatch(/^# - Every role is written/m);
+    expect(text).toMatch(/^# - Fields left out are managed at their default/m);
     // The effective default values the server shows are still not written.
     expect(text).not.toContain('0.0.0.0/0');
   });

@@ -142,7 +142,8 @@ describe('showLive and validateDesired', () => {
     expect(yaml).not.toContain(TEST_ADMIN_EMAIL);
     await expect(showLive({ connect, keys: ['user:nobody@example.com'], schemaRef: 'x' })).rejects.toMatchObject({
       kind: 'request',
-      message: 'the server has no user:nobody@example.com',
+      // With the nearest live key as a hint (W3.5).
+      message: `the server has no user:nobody@example.com (did you mean user:${TEST_ADMIN_EMAIL}?)`,
     });
   });
 

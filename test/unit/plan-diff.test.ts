@@ -133,8 +133,11 @@ describe('planChanges: matching and normalising', () => {
       live,
       OPTIONS,
     );
-    expect(plan.changes).toEqual([]);
-    expect(plan.summary).toMatchObject({ create: 0, update: 0, delete: 0, replace: 0 });
+    // Only the email's case is written (W3.5: the key stays case-insensitive, the server keeps the case given).
+    expect(plan.changes.map((c) => [c.id, c.action, c.body])).toEqual([
+      ['user:alice@example.com', 'update', { email: 'ALICE@example.com' }],
+    ]);
+    expect(plan.summary).toMatchObject({ create: 0, update: 1, delete: 0, replace: 0 });
   });
 
   it('compares pinned addresses by value: a server echoing the spelling a client sent is no change', () => {
@@ -419,8 +422,11 @@ describe('planChanges: the token owner and the last admin', () => {
       liveState({ users: [me, other] }),
       OPTIONS,
     );
-    expect(actions(plan)).toEqual(['delete user:other@example.com']);
+    // The email's case is written (W3.5); the demotion is not, and leaves the plan pending.
+    expect(actions(plan)).toEqual(['update user:admin@example.com', 'delete user:other@example.com']);
+    expect(plan.changes[0]!.body).toEqual({ email: 'ADMIN@example.com' });
     expect(plan.warnings).toContain('not demoting user ADMIN@example.com: the API token in use belongs to it');
+    expect(plan.outcome?.pending).toEqual([expect.objectContaining({ reason: 'guard', id: 'user:admin@example.com' })]);
   });
 
   it('deletes no admin when the token owner is unknown', () => {
@@ -497,10 +503,16 @@ describe('planChanges: replace for servers that ignore device updates', () => {
   it('plans delete-then-create keeping keys, pinned addresses and hand-set values', () => {
     const a = liveUser('alice@example.com');
     const laptop = liveDevice(a, 'laptop', { use_default_dns: false, dns: ['9.9.9.9'], description: 'kept' });
+    // The hand-set dns is kept because the file names dns in ignore_changes (left out, it would mean the default: W3.5).
     const d = desired({
       users: [
         user('alice@example.com', {
-          devices: [device('laptop', { mtu: 1400, use_default_mtu: false, public_key: KEY_B })],
+          devices: [
+            {
+              ...device('laptop', { mtu: 1400, use_default_mtu: false, public_key: KEY_B }),
+              ignore_changes: ['dns'],
+            },
+          ],
         }),
       ],
     });
@@ -528,7 +540,13 @@ describe('planChanges: replace for servers that ignore device updates', () => {
     expect(plan.summary.replace).toBe(1);
     // Only name and description changes stay updates: those such servers do apply.
     const described = planChanges(
-      desired({ users: [user('alice@example.com', { devices: [device('laptop', { description: 'new' })] })] }),
+      desired({
+        users: [
+          user('alice@example.com', {
+            devices: [{ ...device('laptop', { description: 'new' }), ignore_changes: ['dns'] }],
+          }),
+        ],
+      }),
       liveState({ users: [admin(), a], devices: [laptop] }),
       { ...OPTIONS, replace: true },
     );

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeDestination, ruleKey } from '../../src/model/keys.js';
 import { parseCidrOrAddress } from '../../src/model/net.js';
-import { normalizeTarget } from '../../src/plan/target.js';
+import { nearestKey, normalizeTarget } from '../../src/plan/target.js';
 
 describe('normalizeDestination', () => {
   it("gives the parser's canonical text for every spelling", () => {
@@ -48,7 +48,29 @@ describe('normalizeTarget of a rule', () => {
     expect(normalizeTarget('rule:*|accept|10.0.0.0/8|udp:1000-2000')).toBe('rule:*|accept|10.0.0.0/8|udp:1000 - 2000');
   });
 
-  it('leaves text that is not four parts as it is (it then matches no change)', () => {
-    expect(normalizeTarget('rule:whatever')).toBe('rule:whatever');
+  it('refuses text that is no rule key, giving the shape (W3.5)', () => {
+    expect(() => normalizeTarget('rule:whatever')).toThrow(
+      /4 parts separated by \|.*rule:OWNER\|ACTION\|DESTINATION\|PORTS/,
+    );
+    expect(() => normalizeTarget('rule:*|allow|10.0.0.0/8|any')).toThrow(/the action "allow" is not accept or drop/);
+    expect(() => normalizeTarget('rule:*|accept|10.0.0.0/8|sctp:22')).toThrow(/the ports "sctp:22"/);
+    expect(() => normalizeTarget('rule:bob|accept|10.0.0.0/8|any')).toThrow(
+      /the owner "bob" is no email, \* or global/,
+    );
+  });
+
+  it('accepts tcp:22, tcp/22, tcp:22-22, tcp:20 - 22, and * or global for the owner (W3.5)', () => {
+    const single = 'rule:*|drop|10.0.0.0/8|tcp:22 - 22';
+    for (const ports of ['tcp:22', 'tcp/22', 'tcp:22-22', 'tcp: 22 - 22', 'TCP/22'])
+      for (const owner of ['*', 'global', 'GLOBAL'])
+        expect(normalizeTarget(`rule:${owner}|drop|10.0.0.0/8|${ports}`), `${owner} ${ports}`).toBe(single);
+    expect(normalizeTarget('rule:global|drop|10.0.0.0/8|tcp:20 - 22')).toBe('rule:*|drop|10.0.0.0/8|tcp:20 - 22');
+  });
+
+  it('finds the nearest known key for a hint', () => {
+    const known = ['rule:*|drop|10.0.0.0/8|tcp:3389 - 3389', 'user:alice@example.com'];
+    expect(nearestKey('rule:*|drop|10.0.0.0/8|tcp:3380 - 3380', known)).toBe(known[0]);
+    expect(nearestKey('user:alce@example.com', known)).toBe('user:alice@example.com');
+    expect(nearestKey('user:zzz@nowhere.test', known)).toBeUndefined();
   });
 });

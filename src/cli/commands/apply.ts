@@ -26,6 +26,7 @@ interface ApplyOptions extends PlanningOptions {
   yes?: boolean;
   reviewed?: string;
   parallelism: number;
+  allowNowManaged?: boolean;
 }
 
 export function registerApply(program: Command): void {
@@ -46,7 +47,11 @@ export function registerApply(program: Command): void {
       '--reviewed <plan-file>',
       'with -f: plan again, and write only the changes this saved plan (the one reviewed) shows identically; the rest are withheld and listed (exit 5)',
     )
-    .option('--parallelism <n>', 'writes at once', parsePositive, 8);
+    .option('--parallelism <n>', 'writes at once', parsePositive, 8)
+    .option(
+      '--allow-now-managed',
+      'with -f: make changes that exist only because the files leave a field out, which means its default (refused otherwise, exit 3)',
+    );
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
   cmd.action(action(runApply));
@@ -115,6 +120,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions): 
             ...planShaping(opts),
             file: opts.file!,
             reviewed,
+            allowNowManaged: opts.allowNowManaged === true,
             resolveSecret: (ref) => resolveSecret(ref, process.env),
           },
           events,

@@ -60,12 +60,13 @@ async function driftOnce(opts: DriftOptions): Promise<ExitCode> {
     if (opts[flag] !== undefined) throw new CliError(`--${kebab(flag)} needs --every (it applies to scheduled checks)`);
   }
   const timings = new Timings();
-  const plan = await checkDrift({ file: opts.file, connect: connectorOf(opts) }, timings);
+  const { plan, status } = await checkDrift({ file: opts.file, connect: connectorOf(opts) }, timings);
   timings.report();
   const color = opts.format === 'text' && useColor(opts);
   const output = renderPlan(plan, opts.format, { color, fullPlanAt: fullPlanAt() });
   process.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
-  return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
+  // Drift: changes, or pending with none planned (src/plan/outcome.ts).
+  return status === 'drift' ? ExitCode.changes : ExitCode.ok;
 }
 
 async function driftOnSchedule(opts: DriftOptions): Promise<ExitCode> {

@@ -34,7 +34,7 @@ export function registerExport(program: Command): void {
     )
     .option(
       '--explicit-defaults',
-      'also write `role: unprivileged` and `use_default_<x>: true`, so hand changes of them show as drift',
+      'also write `role: unprivileged` and `use_default_<x>: true` (the same meaning: fields left out are managed at these defaults anyway)',
     )
     .option(
       '--schema <ref>',

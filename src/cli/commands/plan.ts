@@ -1,13 +1,12 @@
 /**
  * `netform plan -f PATH [-o plan.json] [--format text|json|markdown]`: what apply would do.
- * Exit codes: 0 nothing to do, 2 changes pending, 3 over a safety limit (the plan is printed in
- * full first), 1 error (also when an access test fails: the whole plan is still written, its
- * failures first, but no saved plan: W3.6).
+ * Exit codes: 0 nothing to do, 2 changes or pending (the server does not match), 3 over a safety
+ * limit (the plan is printed in full first), 1 error (also when an access test fails: the whole
+ * plan is still written, its failures first, but no saved plan: W3.6).
  */
 import { Option, type Command } from 'commander';
 import { elapsedSince } from '../../ops/events.js';
-import { planAgainstServer } from '../../ops/plan.js';
-import type { Plan } from '../../plan/types.js';
+import { planAgainstServer, type PlanResult } from '../../ops/plan.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
 import { action } from '../boundary.js';
@@ -17,9 +16,10 @@ import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
 import { fullPlanAt, refuseOverwritingInput, Timings, useColor, writeSavedPlan } from '../output.js';
 
-function planExitCode(plan: Plan): ExitCode {
+/** 3 over a limit; 2 when the server does not match (changes, or pending: src/plan/outcome.ts); else 0. */
+function planExitCode({ plan, differs }: PlanResult): ExitCode {
   if (plan.limits.some((l) => l.exceeded)) return ExitCode.refused;
-  return plan.changes.length > 0 ? ExitCode.changes : ExitCode.ok;
+  return differs ? ExitCode.changes : ExitCode.ok;
 }
 
 /**
@@ -88,7 +88,8 @@ async function runPlan(opts: PlanCommandOptions): Promise<ExitCode> {
   };
   const warning = (d: Parameters<typeof formatDiagnostic>[0]) =>
     process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
-  const { plan } = await planAgainstServer(request, { phase: timings.phase, warning });
+  const result = await planAgainstServer(request, { phase: timings.phase, warning });
+  const { plan } = result;
   const started = performance.now();
   // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
   const toStdout = opts.out === '-';
@@ -109,5 +110,5 @@ async function runPlan(opts: PlanCommandOptions): Promise<ExitCode> {
   if (opts.out)
     writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false, seal }));
   timings.report();
-  return planExitCode(plan);
+  return planExitCode(result);
 }

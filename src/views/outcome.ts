@@ -1,0 +1,36 @@
+/** The plan's outcome in words (the facts are src/plan/outcome.ts's): never "matches" unless it is. */
+import type { OutcomeItem, PlanOutcome } from '../plan/types.js';
+
+/**
+ * The line a plan without changes ends with: "matches" only when it does. Pending and kept plans
+ * say what is left. A plan saved by an older version has no outcome: it matches when it has no changes.
+ */
+export function noChangesLine(outcome: PlanOutcome | undefined): string {
+  if (outcome === undefined || outcome.status === 'matches') return 'No changes: the server matches the desired state.';
+  if (outcome.status === 'pending') {
+    return `No changes planned, but the server does not match the desired state: ${describe(outcome.pending, true)}.`;
+  }
+  return `No changes, but not everything matches: ${describe([...outcome.kept, ...outcome.not_checked])}.`;
+}
+
+function describe(items: readonly OutcomeItem[], pending = false): string {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(item.reason, (counts.get(item.reason) ?? 0) + 1);
+  const n = (reason: string) => counts.get(reason) ?? 0;
+  const parts: string[] = [];
+  const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
+  if (n('guard')) parts.push(`${plural(n('guard'), 'change', 'changes')} cancelled by a guard (see the warnings)`);
+  if (n('target')) {
+    const left = items.filter((i) => i.reason === 'target').map((i) => i.text);
+    parts.push(left.join(', '));
+  }
+  const undeclared = items.filter((i) => i.reason === 'undeclared').length;
+  if (undeclared && pending)
+    parts.push(`${plural(undeclared, 'object is', 'objects are')} on the server but in no file (see Undeclared)`);
+  else if (undeclared) parts.push(plural(undeclared, 'undeclared object kept', 'undeclared objects kept'));
+  if (n('protected')) parts.push(`${plural(n('protected'), 'user', 'users')} kept (protected)`);
+  if (n('ignored'))
+    parts.push(`${plural(n('ignored'), 'field differs', 'fields differ')} under ignore_changes (not managed)`);
+  if (n('not_checked')) parts.push(`${plural(n('not_checked'), 'field', 'fields')} not checked`);
+  return parts.join('; ');
+}
