@@ -276,7 +276,15 @@ const FAILURES: Failure[] = [
     name: 'a secret variable not set',
     applies: readsFiles,
     env: { SAFETY_PASSWORD: undefined },
-    expect: () => ({ ending: { code: 1 }, error: /SAFETY_PASSWORD is not set/ }),
+    // A password is read only when it is sent (W3.6): commands that would send it (plan, apply: the
+    // user is created) stop naming the variable; validate, test and explain warn and go on; drift
+    // never reads a password, so it has nothing to say about one.
+    expect: (c) =>
+      /^(plan|apply)/.test(c.name)
+        ? { ending: { code: 1 }, error: /SAFETY_PASSWORD is not set/ }
+        : /^drift/.test(c.name)
+          ? { ending: { code: c.daemon ? 0 : c.ok } }
+          : { ending: { code: c.ok }, warning: /warning: .*SAFETY_PASSWORD is not set/ },
   },
   {
     name: 'secret files: a FIFO, a folder, a symlink out of the repository',
@@ -698,7 +706,7 @@ const DESIRED = [
   '    password: { env: SAFETY_PASSWORD }',
   '  - email: mallory@example.com',
   'tests:',
-  '  - { name: mallory reaches the default, from: mallory@example.com, to: 10.9.0.1, expect: accept }',
+  '  - { name: mallory reaches the default, from: mallory@example.com/*, to: 10.9.0.1, expect: accept }',
   '',
 ].join('\n');
 
