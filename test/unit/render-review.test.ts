@@ -8,11 +8,13 @@ import { reportFromPlan } from '../../src/drift/report.js';
 import { driftText } from '../../src/views/drift.js';
 import { planChanges, type Plan } from '../../src/plan/index.js';
 import { renderPlan } from '../../src/views/plan.js';
-import { desired, liveState, liveUser, OPTIONS } from './plan-fixtures.js';
+import { desired, liveState, liveUser, OPTIONS, user } from './plan-fixtures.js';
 
 function emptyPlan(extra: Partial<Plan>): Plan {
+  // The admin is declared: an undeclared admin would keep the plan pending (W3.5), and these
+  // tests are about a plan that changes nothing.
   const plan = planChanges(
-    desired(),
+    desired({ users: [user('admin@example.com', { role: 'admin' })] }),
     liveState({ users: [liveUser('admin@example.com', { role: 'admin' })] }),
     OPTIONS,
   );
