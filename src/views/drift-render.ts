@@ -62,6 +62,11 @@ function seenLines(plan: Plan, esc: Escape): string[] {
   ];
 }
 
+/** Above the plan: what apply would do about what was seen (nothing, when all of it is kept). */
+function undoHeading(plan: Plan): string {
+  return plan.changes.length > 0 ? 'To undo it, apply would:' : 'Apply would change nothing:';
+}
+
 /** Markdown: at most this many lines of what was seen; the plan below has the rest. */
 const SEEN_SHOWN = 50;
 
@@ -85,7 +90,7 @@ export function renderDrift(plan: Plan, format: PlanFormat, options: RenderOptio
       '',
       `Server: ${markdownCode(plan.server)}`,
       '',
-      ...(shown.length ? ['**What differs**', '', ...shown, '', '**To undo it, apply would:**', ''] : []),
+      ...(shown.length ? ['**What differs**', '', ...shown, '', `**${undoHeading(plan)}**`, ''] : []),
     ].join('\n');
     const maxChars = (options.maxChars ?? MARKDOWN_MAX_CHARS) - head.length - 1;
     // The plan's comment without its marker and heading.
@@ -102,8 +107,7 @@ export function renderDrift(plan: Plan, format: PlanFormat, options: RenderOptio
     '',
   ];
   const seen = seenLines(plan, inertText);
-  if (seen.length)
-    out.push(c.bold('What differs:'), ...seen.map((l) => `  ${l}`), '', c.bold('To undo it, apply would:'));
+  if (seen.length) out.push(c.bold('What differs:'), ...seen.map((l) => `  ${l}`), '', c.bold(undoHeading(plan)));
   // The plan's text without its heading; its summary stays the last line.
   const body = renderPlan(plan, 'text', options).split('\n').slice(2).join('\n');
   return `${out.join('\n')}\n${body}`;

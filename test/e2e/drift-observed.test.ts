@@ -5,7 +5,7 @@
  * follows under "To undo it, apply would:".
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -77,6 +77,15 @@ describe('netform drift says what it sees', () => {
     expect(undo).toMatch(/^ {2}\+ rule drop 10\.9\.0\.0\/16/m);
     expect(undo).toMatch(/mtu: 1420 -> 1380/);
     expect(undo!.trimEnd().split('\n').at(-1)).toMatch(/^Plan: 1 to create, 1 to update, 0 to replace, 1 to delete/);
+  });
+
+  it('says an undeclared object apply keeps (prune off) is on the server but in no file', async () => {
+    const pruneOff = join(dir, 'prune-off.yaml');
+    await writeFile(pruneOff, (await readFile(desired, 'utf8')).replace('settings: { prune: true }\n', ''));
+    const text = await runCli(['drift', '-f', pruneOff], { env });
+    expect(text.code).toBe(2);
+    expect(text.stdout).toContain(`  ${MALLORY}; apply keeps it (prune is off: it, its devices and its rules stay)\n`);
+    expect(text.stdout).not.toMatch(/^ {2}- user mallory/m);
   });
 
   it('in markdown: its own marker and heading, what differs, then the plan', async () => {
