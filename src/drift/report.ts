@@ -5,8 +5,9 @@
  */
 import { SENSITIVE_CHANGED } from '../model/secret.js';
 import { isPending, planOutcome } from '../plan/outcome.js';
-import type { Change, FieldChange, Plan, PlanOutcome, PlanSummary } from '../plan/types.js';
+import type { Change, FieldChange, Plan, PlanOutcome, PlanSummary, UndeclaredItem } from '../plan/types.js';
 import { isSecretField, notCheckedLine } from '../model/secret.js';
+import { observedOf, type Observed } from '../model/observed.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';
 export const DRIFT_REPORT_FORMAT_VERSION = 1;
@@ -14,7 +15,13 @@ export const DRIFT_REPORT_FORMAT_VERSION = 1;
 export type DriftStatus = 'clean' | 'drift' | 'failed';
 
 /** A change of the plan, without what only apply needs (bodies, secrets, fingerprints). */
-export type DriftChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'label' | 'fields' | 'note'>;
+export type DriftChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'label' | 'fields' | 'note'> & {
+  /** What was seen: on the server only, in the files only, or in both and different (src/model/observed.ts). */
+  observed: Observed;
+};
+
+/** A live object inside the managed scope that no file declares; `fate` is what apply would do with it. */
+export type DriftUndeclared = Pick<UndeclaredItem, 'kind' | 'key' | 'label' | 'fate' | 'reason'>;
 
 /** The plan's summary; a failed run has no plan, and no `cascade` count. */
 export type DriftCounts = Omit<PlanSummary, 'cascade'> & { cascade?: number };
@@ -42,11 +49,13 @@ export interface DriftReport {
   skipped_ticks: number;
   /** Why the run failed (status `failed` only). */
   error?: string;
+  /** Live objects inside the managed scope that no file declares (empty when none, or on failure). */
+  undeclared: DriftUndeclared[];
   /**
    * Fields not compared because their secret cannot be read here (W3.6), as
-   * `not checked: preshared key of alice@example.com/laptop (…)`; absent when all were compared.
+   * `not checked: preshared key of alice@example.com/laptop (…)`; empty when all were compared.
    */
-  not_checked?: string[];
+  not_checked: string[];
 }
 
 export function emptyCounts(): DriftCounts {
@@ -79,9 +88,17 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
       label: change.label,
       fields: change.fields.map(redactField),
       ...(change.note ? { note: change.note } : {}),
+      observed: observedOf(change.action),
     })),
     warnings: [...plan.warnings],
-    ...(plan.not_checked?.length ? { not_checked: plan.not_checked.map(notCheckedLine) } : {}),
+    undeclared: (plan.undeclared ?? []).map(({ kind, key, label, fate, reason }) => ({
+      kind,
+      key,
+      label,
+      fate,
+      reason,
+    })),
+    not_checked: (plan.not_checked ?? []).map(notCheckedLine),
     outcome: planOutcome(plan),
   };
 }
@@ -99,6 +116,8 @@ export function reportFromFailure(
     counts: emptyCounts(),
     changes: [],
     warnings: [],
+    undeclared: [],
+    not_checked: [],
     error: message,
   };
 }

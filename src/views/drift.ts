@@ -1,6 +1,7 @@
 /** A drift report in words. */
 import type { PlanOutcome } from '../plan/types.js';
 import { webhookText } from './escape.js';
+import { observationLines, type SeenChange } from './drift-render.js';
 import { noChangesLine } from './outcome.js';
 
 type DriftStatus = 'clean' | 'drift' | 'failed';
@@ -10,7 +11,7 @@ export interface DriftOutcome {
   status: DriftStatus;
   server: string | null;
   error?: string;
-  changes: readonly { action: string; label: string }[];
+  changes: readonly SeenChange[];
   /** `not checked: preshared key of …` lines (W3.6): fields whose secret cannot be read here. */
   not_checked?: readonly string[];
   /** What the plan amounts to (src/plan/outcome.ts); absent on failure. */
@@ -41,7 +42,8 @@ export function driftText(report: DriftOutcome, previous: DriftStatus | null = n
   // Drift with no change planned: pending (a guard, --target, an undeclared admin or rule).
   if (report.changes.length === 0 && report.outcome)
     return `netform drift on ${where}: ${webhookText(noChangesLine(report.outcome))}`;
-  const labels = report.changes.slice(0, shown).map((c) => `${c.action} ${webhookText(c.label)}`);
+  // What was seen, not what apply would do: "user … is on the server but in no file (…)".
+  const labels = report.changes.slice(0, shown).map((c) => observationLines(c, webhookText).join('; '));
   const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
   const n = report.changes.length;
   return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${labels.join('; ')}${more}`;

@@ -72,7 +72,7 @@ describe('netform drift once', () => {
 
       const markdown = await runCli(['drift', '-f', desired, '--format', 'markdown'], { env });
       expect(markdown.code).toBe(2);
-      expect(markdown.stdout).toContain('<!-- netform-plan -->');
+      expect(markdown.stdout).toContain('<!-- netform-drift -->');
 
       for (const r of [text, json, markdown]) {
         expect(r.stdout + r.stderr).not.toContain(server.token);

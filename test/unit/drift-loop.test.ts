@@ -140,6 +140,7 @@ describe('drift loop', () => {
         key: 'a@example.com/laptop',
         label: 'device a@example.com/laptop',
         fields: [{ field: 'mtu', before: 1400, after: 1380 }],
+        observed: 'differs',
       },
     ]);
     expect(failed).toMatchObject({

@@ -7,7 +7,8 @@ import { checkDrift, startDriftSchedule } from '../../ops/drift.js';
 import { NETFORM_VERSION } from '../../version.js';
 import { driftText } from '../../views/drift.js';
 import { inertText } from '../../views/escape.js';
-import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
+import { renderDrift } from '../../views/drift-render.js';
+import { PLAN_FORMATS, type PlanFormat } from '../../views/plan.js';
 import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
@@ -63,7 +64,7 @@ async function driftOnce(opts: DriftOptions): Promise<ExitCode> {
   const { plan, status } = await checkDrift({ file: opts.file, connect: connectorOf(opts) }, timings);
   timings.report();
   const color = opts.format === 'text' && useColor(opts);
-  const output = renderPlan(plan, opts.format, { color, fullPlanAt: fullPlanAt() });
+  const output = renderDrift(plan, opts.format, { color, fullPlanAt: fullPlanAt() });
   process.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
   // Drift: changes, or pending with none planned (src/plan/outcome.ts).
   return status === 'drift' ? ExitCode.changes : ExitCode.ok;
