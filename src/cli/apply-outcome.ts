@@ -35,15 +35,18 @@ export function readSecret(ref: SecretRef): { value: string } | { problem: strin
   }
 }
 
-/** What the outcome says, and its exit code: 5 when all went well but changes were withheld as not reviewed. */
-export function outcomeCode(outcome: ReviewedOutcome, color: boolean): ExitCode {
-  const code = writtenCode(outcome, color);
+/**
+ * What the outcome says, and its exit code: 5 when all went well but changes were withheld as not
+ * reviewed. `logged`: the changes whose outcome line the progress already wrote (said once).
+ */
+export function outcomeCode(outcome: ReviewedOutcome, color: boolean, logged?: ReadonlySet<string>): ExitCode {
+  const code = writtenCode(outcome, color, logged);
   if (!outcome.withheld) return code;
   process.stderr.write(say.withheldLine(outcome.withheld));
   return code === ExitCode.ok ? ExitCode.unreviewed : code;
 }
 
-function writtenCode(outcome: ReviewedOutcome, color: boolean): ExitCode {
+function writtenCode(outcome: ReviewedOutcome, color: boolean, logged?: ReadonlySet<string>): ExitCode {
   if (outcome.status === 'no-changes') return ExitCode.ok;
   if (outcome.status === 'refused')
     return (process.stderr.write(say.refusedText(outcome.overLimit, outcome.nowManaged)), ExitCode.refused);
@@ -51,7 +54,7 @@ function writtenCode(outcome: ReviewedOutcome, color: boolean): ExitCode {
     return (process.stderr.write(say.staleText(outcome.stale, outcome.cause)), ExitCode.stale);
   if (outcome.status === 'cancelled') return (process.stderr.write(say.CANCELLED), ExitCode.error);
   const { summary, stoppedBy } = outcome;
-  process.stdout.write(`\n${say.renderApplySummary(summary, { color })}`);
+  process.stdout.write(`\n${say.renderApplySummary(summary, { color, ...(logged ? { logged } : {}) })}`);
   if (stoppedBy !== null) {
     process.stderr.write(say.unfinishedLine(summary, String(stoppedBy)));
     // Writes still in flight after the wait are abandoned, not waited for again.

@@ -10,6 +10,8 @@ export type SecretRef = { env: string } | { file: string; baseDir?: string } | {
 
 export const SENSITIVE_CHANGED = '(sensitive value changed)';
 export const SENSITIVE = '(sensitive)';
+/** A secret sent again that the server cannot show (`--rotate-passwords`): whether it differs is unknown. */
+export const SENSITIVE_RESENT = '(sensitive value sent again; the server cannot show whether it differs)';
 
 export function describeSecretRef(ref: SecretRef): string {
   if ('env' in ref) return `env:${ref.env}`;

@@ -208,7 +208,8 @@ async function loadDesiredAndLive(
   if (connect.embedded) {
     const desired = await loadDesired(file, events, load);
     const session = await connect.open({ cancel });
-    return { desired, session, live: readLiveState(session) };
+    // As for a URL: `configuration:` is read when the files declare it (an export writes it).
+    return { desired, session, live: readLiveState(session, { configuration: desired.configuration !== undefined }) };
   }
   let session: Session;
   // Bad files make the reads pointless: they are abandoned (no retries of a server that is down).

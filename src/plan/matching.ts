@@ -93,7 +93,7 @@ function planUser(
     user.password &&
     sendable(ctx, `--rotate-passwords sends the password of user ${user.email}`, user.password)
   ) {
-    fields.push({ field: 'password', before: null, after: null, sensitive: true });
+    fields.push({ field: 'password', before: null, after: null, sensitive: true, resent: true });
     secrets.push(planSecret('password', user.password));
   }
   if (fields.length === 0) return;

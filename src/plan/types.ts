@@ -26,6 +26,11 @@ export interface FieldChange {
   before: unknown;
   after: unknown;
   sensitive?: boolean;
+  /**
+   * A secret sent again whatever the server holds (`--rotate-passwords`): netform cannot read it
+   * back, so it cannot tell whether it differs. Shown as "sent again", never as "changed".
+   */
+  resent?: boolean;
 }
 
 /**

@@ -12,18 +12,26 @@ import { inertText } from './escape.js';
 import { withheldCount } from './reviewed.js';
 import { SYMBOL } from './symbols.js';
 
-export function renderApplySummary(summary: ApplySummary, options: RenderOptions): string {
+/**
+ * A line per result, then the count line. `logged`: the results whose outcome line the progress
+ * already wrote (without a terminal), left out here so that each write is logged once.
+ */
+export function renderApplySummary(
+  summary: ApplySummary,
+  options: RenderOptions & { logged?: ReadonlySet<string> },
+): string {
   const c = pc.createColors(options.color);
   const paint: Record<ChangeStatus, (s: string) => string> = { done: c.green, failed: c.red, not_attempted: c.yellow };
   const word: Record<ChangeStatus, string> = { done: 'done', failed: 'FAILED', not_attempted: 'not attempted' };
   const out: string[] = [];
   for (const r of summary.results) {
+    if (options.logged?.has(r.id)) continue;
     const line = inertText(
       `${word[r.status].padEnd(13)} ${SYMBOL[r.action]} ${r.label}${r.message ? `: ${r.message}` : ''}`,
     );
     out.push(paint[r.status](line));
   }
-  out.push('');
+  if (out.length > 0) out.push('');
   out.push(c.bold(applySummaryLine(summary)));
   return `${out.join('\n')}\n`;
 }

@@ -5,7 +5,7 @@
  * sensitive fields are printed as a fixed text whatever they carry.
  */
 import pc from 'picocolors';
-import { SENSITIVE, SENSITIVE_CHANGED } from '../model/secret.js';
+import { SENSITIVE, SENSITIVE_CHANGED, SENSITIVE_RESENT } from '../model/secret.js';
 import type { PlanKey } from '../plan/seal.js';
 import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
@@ -119,6 +119,7 @@ function formatValue(value: unknown): string {
 
 function fieldLine(change: Change | ResolvedChange, field: FieldChange): string {
   if (isSecretField(field)) {
+    if (field.resent === true) return `${field.field}: ${SENSITIVE_RESENT}`;
     return `${field.field}: ${change.action === 'create' ? SENSITIVE : SENSITIVE_CHANGED}`;
   }
   if (change.action === 'create') return `${field.field}: ${formatValue(field.after)}`;

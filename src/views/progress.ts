@@ -15,6 +15,8 @@ export interface ProgressReporter {
   onProgress(progress: ApplyProgress): void;
   /** Started but not yet settled, by change id. */
   inFlight(): ReadonlySet<string>;
+  /** The changes whose outcome line was already written (without a terminal), by id: the summary leaves them out. */
+  logged(): ReadonlySet<string>;
   stop(): void;
 }
 
@@ -66,6 +68,7 @@ export function progressReporter(options: ProgressOptions): ProgressReporter {
         err(`\r\x1b[2KApplying: ${p.settled}/${p.total} settled${p.failed ? `, ${p.failed} failed` : ''}`);
       },
       inFlight: () => inFlight,
+      logged: () => new Set<string>(),
       stop: () => {
         if (shown) err('\r\x1b[2K');
       },
@@ -80,16 +83,19 @@ export function progressReporter(options: ProgressOptions): ProgressReporter {
     );
   }, everyMs);
   timer.unref();
+  const logged = new Set<string>();
   return {
     onStart: (change) => inFlight.add(change.id),
     onSettled: (result, detail) => {
       inFlight.delete(result.id);
       out(`${outcomeLine(result, detail.ms)}\n`);
+      logged.add(result.id);
     },
     onProgress: (p) => {
       latest = p;
     },
     inFlight: () => inFlight,
+    logged: () => logged,
     stop: () => clearInterval(timer),
   };
 }

@@ -203,8 +203,9 @@ describe('hostile names from the server and file names from a pull request', () 
     expect(applied.code, applied.stderr).toBe(0);
     expectInert(applied.stdout, 'apply stdout');
     expectInert(applied.stderr, 'apply stderr');
-    // Each deleted device is named, escaped, in the per-write lines and in the summary.
+    // Each deleted device is named, escaped, once: in the per-write lines (no terminal), not again in the summary.
     expect(applied.stdout).toMatch(/^deleted device mallory@example\.com\/laptop\\u000a::error::pwned \(/m);
-    expect(applied.stdout).toMatch(/^done +- device mallory@example\.com\/bidi\\u202eexe\.txt$/m);
+    expect(applied.stdout).toMatch(/^deleted device mallory@example\.com\/bidi\\u202eexe\.txt \(/m);
+    expect(applied.stdout).not.toMatch(/^done +- device/m);
   });
 });

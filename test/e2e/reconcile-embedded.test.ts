@@ -2,7 +2,7 @@
  * `--embedded`: the bundled server runs in-process on a local SQLite file with an admin token of
  * its own, so the README's first steps work on a fresh machine with no server at all.
  */
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -42,6 +42,34 @@ describe('--embedded', () => {
     });
     expect(planned.code, describeResult(planned)).toBe(2);
     expect(statSync(ws.path('other/state.db.token')).mode & 0o777).toBe(0o600);
+  });
+
+  it('export -> plan is clean with --embedded, the configuration: the export wrote included', async () => {
+    const db = 'roundtrip/e.db';
+    const desired = ws.write(
+      'roundtrip/desired.yaml',
+      'version: 1\nconfiguration:\n  default_client_mtu: 1380\nusers:\n  - email: carol@embedded.test\n',
+    );
+    const run = (args: string[]) => runCli(args, { cwd: ws.dir, env: NO_SERVER });
+    const applied = await run(['apply', '--embedded', db, '-f', desired, '--yes']);
+    expect(applied.code, describeResult(applied)).toBe(0);
+    const exported = await run(['export', '--embedded', db, '-o', 'roundtrip/out']);
+    expect(exported.code, describeResult(exported)).toBe(0);
+    expect(readFileSync(ws.path('roundtrip/out/netform.yaml'), 'utf8')).toMatch(
+      /^configuration:\n(?: {2}.*\n)*? {2}default_client_mtu: 1380$/m,
+    );
+    const planned = await run(['plan', '--embedded', db, '-f', 'roundtrip/out']);
+    expect(planned.code, describeResult(planned)).toBe(0);
+    expect(planned.stdout).toContain('No changes: the server matches the desired state.');
+
+    // The configuration is compared too: an edit of it is planned.
+    ws.write(
+      'roundtrip/out/netform.yaml',
+      readFileSync(ws.path('roundtrip/out/netform.yaml'), 'utf8').replace('1380', '1400'),
+    );
+    const edited = await run(['plan', '--embedded', db, '-f', 'roundtrip/out']);
+    expect(edited.code, describeResult(edited)).toBe(2);
+    expect(edited.stdout).toContain('default_client_mtu: 1380 -> 1400');
   });
 
   it('refuses --url together with --embedded', async () => {

@@ -41,11 +41,11 @@ users:
     const first = await netform(server, ['apply', '-f', file, '--yes']);
     expect(first.code, describeResult(first)).toBe(1);
     expect(first.stdout).toMatch(
-      /FAILED +\+ device alice@corp\.test\/laptop: POST \/v0\/devices: 422 ipv4 is reserved\n/,
+      /^FAILED to create device alice@corp\.test\/laptop \(\d+\.\d s\): POST \/v0\/devices: 422 ipv4 is reserved\n/m,
     );
-    expect(first.stdout).toMatch(/done +\+ device alice@corp\.test\/phone\n/);
-    expect(first.stdout).toMatch(/done +\+ device bob@corp\.test\/laptop\n/);
-    expect(first.stdout).toMatch(/done +\+ rule accept 10\.1\.0\.0\/16 \(alice@corp\.test\)\n/);
+    expect(first.stdout).toMatch(/^created device alice@corp\.test\/phone \(/m);
+    expect(first.stdout).toMatch(/^created device bob@corp\.test\/laptop \(/m);
+    expect(first.stdout).toMatch(/^created rule accept 10\.1\.0\.0\/16 \(alice@corp\.test\) \(/m);
     expect(first.stdout).toContain('Apply: 5 done, 1 failed, 0 not attempted.');
     expect(first.stderr).toContain('Running apply again retries what is left.');
 

@@ -73,9 +73,9 @@ users:
     ws.write('netform.yaml', withRule);
     const ignored = await netform(server, ['apply', '-f', file, '--yes']);
     expect(ignored.code, describeResult(ignored)).toBe(1);
-    expect(ignored.stdout).toMatch(/done +\+ rule accept 10\.7\.0\.0\/16 \(alice@corp\.test\)\n/);
+    expect(ignored.stdout).toMatch(/^created rule accept 10\.7\.0\.0\/16 \(alice@corp\.test\) \(\d+\.\d s\)\n/m);
     expect(ignored.stdout).toContain(
-      '~ device alice@corp.test/laptop: not attempted: this server ignores device fields other than name and description on update',
+      'not attempted: update device alice@corp.test/laptop: not attempted: this server ignores device fields other than name and description on update',
     );
     expect(ignored.stdout).toContain("add `device_updates: replace` to the files' settings");
     expect((await serverState(server)).devices.find((d) => d.public_key === KEY)).toMatchObject({

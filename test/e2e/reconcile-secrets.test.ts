@@ -73,8 +73,28 @@ describe('secrets', () => {
       await netform(server, ['plan', '-f', file, '--rotate-passwords', '-o', ws.path('rotate.json')], env2, ws.dir),
     );
     expect(rotated.code, describeResult(rotated)).toBe(2);
-    expect(rotated.stdout).toContain('      password: (sensitive value changed)\n');
+    // The password is sent again (netform cannot tell whether it differs); the key did change.
+    expect(rotated.stdout).toContain(
+      '      password: (sensitive value sent again; the server cannot show whether it differs)\n',
+    );
+    expect(rotated.stdout).not.toContain('password: (sensitive value changed)');
     expect(rotated.stdout).toContain('      preshared_key: (sensitive value changed)\n');
+    const rotatedMarkdown = keep(
+      'plan rotate markdown',
+      await netform(server, ['plan', '-f', file, '--rotate-passwords', '--format', 'markdown'], env2, ws.dir),
+    );
+    expect(rotatedMarkdown.stdout).toContain(
+      'password: (sensitive value sent again; the server cannot show whether it differs)',
+    );
+    expect(rotatedMarkdown.stdout).not.toContain('password: (sensitive value changed)');
+    const rotatedJson = keep(
+      'plan rotate json',
+      await netform(server, ['plan', '-f', file, '--rotate-passwords', '--format', 'json'], env2, ws.dir),
+    );
+    const passwordField = JSON.parse(rotatedJson.stdout)
+      .changes.flatMap((c: { fields: { field: string }[] }) => c.fields)
+      .find((f: { field: string }) => f.field === 'password');
+    expect(passwordField).toMatchObject({ field: 'password', sensitive: true, resent: true });
     const applied = keep(
       'apply saved',
       await netform(server, ['apply', ws.path('rotate.json'), '--yes'], env2, ws.dir),
@@ -101,6 +121,6 @@ describe('secrets', () => {
         expect(text.includes(value), `${name} found in ${what}`).toBe(false);
       }
     }
-    expect(outputs.length).toBe(14);
+    expect(outputs.length).toBe(16);
   });
 });

@@ -91,7 +91,7 @@ describe('netform show', () => {
     expect(all.stdout).toContain('email: alice@target.test');
     expect(all.stdout).toContain('email: bob@target.test');
 
-    const one = await netform(server, ['show', 'device:alice@target.test/laptop']);
+    const one = await netform(server, ['show', 'device:alice@target.test/laptop', '--document']);
     expect(one.code, describeResult(one)).toBe(0);
     expect(one.stdout).toContain('email: alice@target.test');
     expect(one.stdout).toContain(`public_key: ${LAPTOP}`);
@@ -100,10 +100,55 @@ describe('netform show', () => {
 
     const validated = await runCli(['validate', '-f', '-'], { input: all.stdout });
     expect(validated.code, describeResult(validated)).toBe(0);
+    expect(all.stdout).toMatch(/^# /);
 
     const missing = await netform(server, ['show', 'user:nobody@target.test']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('error: the server has no user:nobody@target.test');
+  });
+});
+
+describe('netform show KEY', () => {
+  it('prints only the fragments of the objects named, no header, indented to paste; pasted, they plan clean', async () => {
+    const file = ws.path('netform.yaml');
+    expect((await netform(server, ['apply', '-f', file, '--yes'])).code).toBe(0);
+    const shown = await netform(server, [
+      'show',
+      'user:bob@target.test',
+      'device:alice@target.test/laptop',
+      'rule:alice@target.test|accept|10.20.0.0/16|any',
+      'rule:*|drop|10.99.0.0/16|any',
+    ]);
+    expect(shown.code, describeResult(shown)).toBe(0);
+    expect(shown.stdout).toBe(
+      [
+        '  - email: bob@target.test',
+        '      - name: laptop',
+        `        public_key: ${LAPTOP}`,
+        '        ipv4: 10.3.2.2',
+        '        ipv6: fd00::3:2:2',
+        '      - { action: accept, destination: 10.20.0.0/16 }',
+        '  - { action: drop, destination: 10.99.0.0/16 }',
+        '',
+      ].join('\n'),
+    );
+    expect(shown.stderr).toBe('');
+
+    // Pasted under the keys they are indented for, the fragments are the desired state again.
+    const lines = shown.stdout.split('\n');
+    const [bob, own, global] = [lines[0]!, lines[5]!, lines[6]!];
+    const laptop = lines.slice(1, 5);
+    const yaml = ['version: 1', 'users:', '  - email: alice@target.test', '    devices:', ...laptop, '    rules:', own];
+    const admin = (await netform(server, ['show', 'user:admin@example.com'])).stdout;
+    const pasted = ws.write('pasted.yaml', [...yaml, bob, admin, 'rules:', global, ''].join('\n'));
+    const plan = await netform(server, ['plan', '-f', pasted]);
+    expect(plan.code, describeResult(plan)).toBe(0);
+    expect(plan.stdout).toContain('No changes: the server matches the desired state.');
+
+    // Without keys, or with --document: a whole document as export writes it.
+    const document = await netform(server, ['show', 'user:bob@target.test', '--document']);
+    expect(document.stdout).toMatch(/^# /);
+    expect(document.stdout).toContain('version: 1');
   });
 });
 

@@ -127,7 +127,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions): 
           stop.signal,
         );
     timings.reportWrites();
-    return outcomeCode(outcome, color);
+    return outcomeCode(outcome, color, reporter?.logged());
   } finally {
     stop.dispose();
   }

@@ -1,6 +1,7 @@
 /**
- * `netform show [KEY...]`: live objects in the desired-state YAML format: all, or those named
- * (`user:EMAIL`, `device:EMAIL/NAME`, `rule:KEY`, as in plans) with the user each belongs to.
+ * `netform show [KEY...]`: live objects in the desired-state YAML format: a whole document of
+ * all, or the fragments of those named (`user:EMAIL`, `device:EMAIL/NAME`, `rule:KEY`, as in
+ * plans), ready to paste; `--document` prints those as a whole document with their users.
  */
 import type { Command } from 'commander';
 import { shippedSchemaReference } from '../../ops/export.js';
@@ -14,12 +15,14 @@ export function registerShow(program: Command): void {
     .command('show [keys...]')
     .description(
       'print live objects as desired-state YAML: all, or those given as user:EMAIL, device:EMAIL/NAME, rule:KEY',
-    );
+    )
+    .option('--document', 'print a whole document (header, settings, the users they belong to), not fragments');
   addConnectionOptions(cmd);
   cmd.action(
-    action(async (keys: string[], opts: ConnectionOptions) => {
+    action(async (keys: string[], opts: ConnectionOptions & { document?: boolean }) => {
       const schemaRef = shippedSchemaReference(process.cwd());
-      process.stdout.write(await showLive({ connect: connectorOf(opts), keys, schemaRef }));
+      const document = opts.document === true;
+      process.stdout.write(await showLive({ connect: connectorOf(opts), keys, schemaRef, document }));
       return ExitCode.ok;
     }),
   );
