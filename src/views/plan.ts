@@ -67,7 +67,9 @@ export function summaryLine(plan: Plan): string {
   if (plan.changes.length === 0) {
     const outcome = noChangesLine(plan.outcome);
     const uncompared = notCheckedSummary(plan);
-    return inertText(uncompared && (!plan.outcome || plan.outcome.status === 'matches') ? uncompared : outcome);
+    // Only unchecked fields keep it from matching: say that in W3.6's words; else the outcome's.
+    const onlyUnchecked = !plan.outcome || (plan.outcome.pending.length === 0 && plan.outcome.kept.length === 0);
+    return inertText(uncompared && onlyUnchecked ? uncompared : outcome);
   }
   const cascade = s.cascade ? ` (+${s.cascade} with their user)` : '';
   return `Plan: ${s.create} to create, ${s.update} to update, ${s.replace} to replace, ${s.delete} to delete${cascade}.`;

@@ -42,6 +42,7 @@ users:
     rules:
       - { action: accept, destination: 10.1.0.0/16, port_type: tcp, port_range: "22" }
   - email: erin@example.com
+  - { email: admin@example.com, role: admin } # the test server's admin: declared, so nothing is pending (W3.5)
 rules:
   - { action: drop, destination: 10.0.0.0/8 }
 `;

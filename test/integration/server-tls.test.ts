@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
 
 let dir: string;
 let ca: string;
@@ -107,7 +107,11 @@ describe('TLS', () => {
     );
 
     const desired = join(dir, 'desired.yaml');
-    writeFileSync(desired, 'version: 1\nusers:\n  - email: tls@example.com\n');
+    // The server's admin is declared too: an undeclared admin would keep the plan pending (W3.5).
+    writeFileSync(
+      desired,
+      `version: 1\nusers:\n  - email: tls@example.com\n  - { email: ${TEST_ADMIN_EMAIL}, role: admin }\n`,
+    );
     const env = { NETFORM_URL: server.url, NETFORM_TOKEN: server.token };
     const applied = await runCli(['apply', '-f', desired, '--yes', '--ca-file', ca], { env });
     expect(applied.code, applied.stderr).toBe(0);
