@@ -51,14 +51,15 @@ export function observationLines(change: SeenChange, esc: Escape): string[] {
 }
 
 /** An undeclared object the plan keeps (one it deletes is a change already): seen on the server only. */
-function keptLine(item: UndeclaredItem, esc: Escape): string {
-  return `${esc(item.label)} ${LIVE_ONLY}; apply keeps it (${esc(item.reason)})`;
+function keptLine(item: UndeclaredItem, esc: Escape, words: Escape): string {
+  return `${esc(item.label)} ${LIVE_ONLY}; apply keeps it (${words(item.reason)})`;
 }
 
-function seenLines(plan: Plan, esc: Escape): string[] {
+/** `esc` escapes values from the server or the files (code spans in markdown); `words`, netform's own reasons. */
+function seenLines(plan: Plan, esc: Escape, words: Escape = esc): string[] {
   return [
     ...plan.changes.flatMap((c) => observationLines(c, esc)),
-    ...(plan.undeclared ?? []).filter((i) => i.fate === 'keep').map((i) => keptLine(i, esc)),
+    ...(plan.undeclared ?? []).filter((i) => i.fate === 'keep').map((i) => keptLine(i, esc, words)),
   ];
 }
 
@@ -81,7 +82,8 @@ export function renderDrift(plan: Plan, format: PlanFormat, options: RenderOptio
     return renderPlan(doc, 'json', options);
   }
   if (format === 'markdown') {
-    const seen = seenLines(plan, markdownText);
+    // Labels and values in code spans sized to them, as the plan's markdown shows them.
+    const seen = seenLines(plan, markdownCode, markdownText);
     const shown = seen.slice(0, SEEN_SHOWN).map((line) => `- ${line}`);
     if (seen.length > SEEN_SHOWN) shown.push(`- … and ${seen.length - SEEN_SHOWN} more (see the plan below)`);
     const head = [

@@ -95,11 +95,13 @@ describe('netform drift says what it sees', () => {
     expect(lines.slice(0, 2)).toEqual(['<!-- netform-drift -->', '### netform drift']);
     expect(markdown.stdout).not.toContain('netform-plan');
     expect(markdown.stdout).not.toContain('### netform plan');
-    expect(lines).toContain(`- ${MALLORY}`);
-    expect(lines).toContain(`- ${MTU}`);
-    expect(markdown.stdout).toMatch(RULE);
+    // Labels and values from the server or the files stand in code spans, as in the plan's markdown.
+    const mallory = `- \`user mallory@example.com\` ${MALLORY.slice('user mallory@example.com '.length)}`;
+    expect(lines).toContain(mallory);
+    expect(lines).toContain('- `device bob@example.com/phone`: `mtu` is `1420` on the server, the files say `1380`');
+    expect(markdown.stdout).toMatch(/`rule drop 10\.9\.0\.0\/16 \(global\)` is in the files but not on the server/);
     const undoAt = lines.indexOf('**To undo it, apply would:**');
-    expect(undoAt).toBeGreaterThan(lines.indexOf(`- ${MALLORY}`));
+    expect(undoAt).toBeGreaterThan(lines.indexOf(mallory));
     expect(lines.slice(undoAt).join('\n')).toMatch(/\*\*Plan: 1 to create, 1 to update, 0 to replace, 1 to delete/);
   });
 
