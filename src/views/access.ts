@@ -154,7 +154,8 @@ function testJson(result: TestResult): Record<string, unknown> {
   };
 }
 
-function matchJson(match: Match): Record<string, unknown> {
+/** A deciding rule in JSON (explain, tests, reach): its fields, scope, stage and where it is declared. */
+export function matchJson(match: Match): Record<string, unknown> {
   const { rule } = match;
   const where = ruleLocation(rule);
   return {

@@ -5,6 +5,7 @@
 import type { AccessBlock, Match, Reach, ReachPiece, WhoCanReach, WhoCategory, WhoEntry } from '../access/index.js';
 import { inertText } from '../model/inert.js';
 import { describeRule, ruleLocation } from '../model/rule.js';
+import { matchJson } from './access.js';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
@@ -160,21 +161,6 @@ function reachLines(result: Reach, against: string): string[] {
     );
   }
   return lines.map(inertText);
-}
-
-function matchJson(match: Match): Record<string, unknown> {
-  const { rule } = match;
-  const where = ruleLocation(rule);
-  return {
-    action: rule.action,
-    destination: rule.destination,
-    port_type: rule.port_type,
-    port_range: rule.port_range,
-    user: rule.owner,
-    scope: match.scope,
-    stage: match.stage,
-    ...(where ? { at: where } : {}),
-  };
 }
 
 function pieceJson(piece: ReachPiece): Record<string, unknown> {
