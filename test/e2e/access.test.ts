@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FirezoneStack } from '../../src/cdktf/index.js';
 import type { TestServer } from '../helpers/server.js';
-import { create, netform, serverState, useServerAndWorkspace, wgKey, type Workspace } from './reconcile-helpers.js';
+import { create, netform, serverState, useServerAndWorkspace, wgKey, type Workspace } from '../helpers/workspace.js';
 
 let server: TestServer;
 let ws: Workspace;

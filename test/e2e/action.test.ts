@@ -14,8 +14,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { closedPortUrl } from '../helpers/net.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { startTcpProxy, type TcpProxy } from './drift-helpers.js';
-import { create, serverState, wgKey, workspace, type Workspace } from './reconcile-helpers.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { create, serverState, wgKey, workspace, type Workspace } from '../helpers/workspace.js';
 
 /** The test server's admin, as a desired-state entry. */
 const ADMIN = `  - { email: ${TEST_ADMIN_EMAIL}, role: admin }\n`;

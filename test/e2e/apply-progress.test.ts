@@ -7,8 +7,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startCli, type RunningCli } from '../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { startTcpProxy, type TcpProxy } from './drift-helpers.js';
-import { describeResult, netform, serverState, workspace, type Workspace } from './reconcile-helpers.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { describeResult, netform, serverState, workspace, type Workspace } from '../helpers/workspace.js';
 
 let server: TestServer;
 let proxy: TcpProxy;

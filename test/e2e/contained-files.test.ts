@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { describeResult, serverState, wgKey } from './reconcile-helpers.js';
+import { describeResult, serverState, wgKey } from '../helpers/workspace.js';
 
 let server: TestServer;
 /** A repository (its `.git` is all netform looks for), and a folder outside it. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startDrift, startWebhookReceiver } from './drift-helpers.js';
+import { startDrift, startWebhookReceiver } from '../helpers/drift.js';
 
 let server: TestServer;
 let dir: string;

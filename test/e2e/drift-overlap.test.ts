@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { reportTime, startDrift, startTcpProxy, type DriftProcess, type TcpProxy } from './drift-helpers.js';
+import { reportTime, startDrift, type DriftProcess } from '../helpers/drift.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 const SLOWER_THAN_SCHEDULE_MS = 1500;
 

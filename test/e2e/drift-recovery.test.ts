@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startDrift, startTcpProxy, type DriftProcess, type TcpProxy } from './drift-helpers.js';
+import { startDrift, type DriftProcess } from '../helpers/drift.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 let server: TestServer;
 let proxy: TcpProxy;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startDrift, startWebhookReceiver, type DriftProcess, type WebhookReceiver } from './drift-helpers.js';
+import { startDrift, startWebhookReceiver, type DriftProcess, type WebhookReceiver } from '../helpers/drift.js';
 
 const EVERY_SECOND = '*/1 * * * * *';
 

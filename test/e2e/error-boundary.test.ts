@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCli, type CliResult } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startDrift } from './drift-helpers.js';
+import { startDrift } from '../helpers/drift.js';
 
 let server: TestServer;
 let dir: string;

@@ -4,7 +4,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { SEEDED_COUNTS, startSeededServer, type SeededServer } from './export-seed.js';
+import { SEEDED_COUNTS, startSeededServer, type SeededServer } from '../helpers/export-seed.js';
 
 let seeded: SeededServer;
 

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { runCli } from '../helpers/cli.js';
-import { SEEDED_EMAILS, startSeededServer, type SeededServer } from './export-seed.js';
+import { SEEDED_EMAILS, startSeededServer, type SeededServer } from '../helpers/export-seed.js';
 
 let seeded: SeededServer;
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { startDrift, startWebhookReceiver, type DriftProcess, type WebhookReceiver } from './drift-helpers.js';
+import { startDrift, startWebhookReceiver, type DriftProcess, type WebhookReceiver } from '../helpers/drift.js';
 
 const MARKDOWN = '![x](https://evil.example/t.png)[c](https://evil.example)';
 /** Device names (and descriptions) a user can give its own devices on a real server. */

@@ -15,7 +15,7 @@ import {
   useServerAndWorkspace,
   wgKey,
   type Workspace,
-} from './reconcile-helpers.js';
+} from '../helpers/workspace.js';
 
 const MATCHES = 'No changes: the server matches the desired state.';
 

@@ -14,7 +14,7 @@ import { runCli } from '../helpers/cli.js';
 import { closedPortUrl, startFixedAnswerServer, startSilentServer } from '../helpers/net.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { hasOpenssl, writeSelfSignedCertificate } from '../helpers/tls.js';
-import { describeResult } from './reconcile-helpers.js';
+import { describeResult } from '../helpers/workspace.js';
 
 let dir: string;
 let file: string;

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import type { TestServer } from '../helpers/server.js';
 import { labUnavailable, listInFreshNamespace } from '../kernel/lab.js';
-import { create, describeResult, netform, useServerAndWorkspace, wgKey, type Workspace } from './reconcile-helpers.js';
+import { create, describeResult, netform, useServerAndWorkspace, wgKey, type Workspace } from '../helpers/workspace.js';
 
 let server: TestServer;
 let ws: Workspace;

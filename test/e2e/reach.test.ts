@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { openSql } from '../helpers/store.js';
 import type { TestServer } from '../helpers/server.js';
-import { create, netform, useServerAndWorkspace, wgKey, type Workspace } from './reconcile-helpers.js';
+import { create, netform, useServerAndWorkspace, wgKey, type Workspace } from '../helpers/workspace.js';
 
 let server: TestServer;
 let ws: Workspace;

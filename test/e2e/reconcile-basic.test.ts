@@ -12,7 +12,7 @@ import {
   wgKey,
   type Workspace,
   useServerAndWorkspace,
-} from './reconcile-helpers.js';
+} from '../helpers/workspace.js';
 
 const KEYS = { alice: wgKey(), bob: wgKey(), dave: wgKey(), carol: wgKey() };
 const PSK1 = wgKey();

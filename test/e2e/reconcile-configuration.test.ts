@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { describeResult, netform, useServerAndWorkspace, wgKey, type Workspace } from './reconcile-helpers.js';
+import { describeResult, netform, useServerAndWorkspace, wgKey, type Workspace } from '../helpers/workspace.js';
 
 const LAPTOP = wgKey();
 

@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { describeResult, workspace, type Workspace } from './reconcile-helpers.js';
+import { describeResult, workspace, type Workspace } from '../helpers/workspace.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/basic', import.meta.url));
 const NO_SERVER = {

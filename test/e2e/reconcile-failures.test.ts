@@ -11,7 +11,7 @@ import {
   wgKey,
   type Workspace,
   useServerAndWorkspace,
-} from './reconcile-helpers.js';
+} from '../helpers/workspace.js';
 
 let server: TestServer;
 let ws: Workspace;

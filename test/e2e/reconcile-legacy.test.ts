@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { describeResult, netform, serverState, wgKey, workspace, type Workspace } from './reconcile-helpers.js';
+import { describeResult, netform, serverState, wgKey, workspace, type Workspace } from '../helpers/workspace.js';
 
 let server: TestServer;
 let ws: Workspace;

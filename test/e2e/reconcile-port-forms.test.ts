@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../server/store/index.js';
 import { TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { describeResult, netform, serverState, useServerAndWorkspace, type Workspace } from './reconcile-helpers.js';
+import { describeResult, netform, serverState, useServerAndWorkspace, type Workspace } from '../helpers/workspace.js';
 import { runCli } from '../helpers/cli.js';
 
 let server: TestServer;

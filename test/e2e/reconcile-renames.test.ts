@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
-import { startRecordingProxy, type RecordingProxy } from './recording-proxy.js';
+import { startRecordingProxy, type RecordingProxy } from '../helpers/recording-proxy.js';
 import {
   describeResult,
   netform,
@@ -14,7 +14,7 @@ import {
   useServerAndWorkspace,
   wgKey,
   type Workspace,
-} from './reconcile-helpers.js';
+} from '../helpers/workspace.js';
 
 for (const mode of [[], ['--legacy-device-updates']]) {
   describe(`renames (server ${mode.join(' ') || 'default'})`, () => {

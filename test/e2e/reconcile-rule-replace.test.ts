@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
-import { startRecordingProxy, type RecordingProxy } from './recording-proxy.js';
+import { startRecordingProxy, type RecordingProxy } from '../helpers/recording-proxy.js';
 import {
   create,
   describeResult,
@@ -14,7 +14,7 @@ import {
   serverState,
   useServerAndWorkspace,
   type Workspace,
-} from './reconcile-helpers.js';
+} from '../helpers/workspace.js';
 
 let server: TestServer;
 let ws: Workspace;

@@ -21,7 +21,7 @@ import {
   workspace,
   type Workspace,
   useServerAndWorkspace,
-} from './reconcile-helpers.js';
+} from '../helpers/workspace.js';
 
 let server: TestServer;
 let ws: Workspace;

@@ -9,7 +9,7 @@ import {
   serverState,
   type Workspace,
   useServerAndWorkspace,
-} from './reconcile-helpers.js';
+} from '../helpers/workspace.js';
 
 let server: TestServer;
 let ws: Workspace;

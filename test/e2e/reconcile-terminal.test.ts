@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { serverState, workspace, type Workspace } from './reconcile-helpers.js';
+import { serverState, workspace, type Workspace } from '../helpers/workspace.js';
 
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 let server: TestServer;

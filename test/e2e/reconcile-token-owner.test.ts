@@ -13,7 +13,7 @@ import {
   serverState,
   useServerAndWorkspace,
   type Workspace,
-} from './reconcile-helpers.js';
+} from '../helpers/workspace.js';
 
 for (const mode of [[], ['--legacy-device-updates']]) {
   describe(`token owner guard (server ${mode.join(' ') || 'default'})`, () => {

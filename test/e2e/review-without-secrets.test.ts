@@ -23,7 +23,7 @@ import {
   useServerAndWorkspace,
   wgKey,
   type Workspace,
-} from './reconcile-helpers.js';
+} from '../helpers/workspace.js';
 
 let server: TestServer;
 let ws: Workspace;

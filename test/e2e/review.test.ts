@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { parseCsv } from '../helpers/csv.js';
-import { reviewFixture, runReviewScenario, type ReviewFixture } from './review-scenario.js';
+import { reviewFixture, runReviewScenario, type ReviewFixture } from '../helpers/review-scenario.js';
 
 describe('netform review (SQLite)', () => {
   let fixture: ReviewFixture;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { describeResult, netform, serverState, type Workspace, useServerAndWorkspace } from './reconcile-helpers.js';
+import { describeResult, netform, serverState, type Workspace, useServerAndWorkspace } from '../helpers/workspace.js';
 
 let server: TestServer;
 let ws: Workspace;

@@ -6,8 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { startInProcessServer, type TestServer } from '../helpers/server.js';
-import { JSON_TYPE, TIMESTAMP, UUID_V4 } from './conformance-helpers.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import type { TestServer } from '../helpers/server-api.js';
+import { JSON_TYPE, TIMESTAMP, UUID_V4 } from '../helpers/api-shapes.js';
 
 const KEYS = [
   'allow_unprivileged_device_configuration',

@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { JSON_TYPE, TIMESTAMP, UUID_V4 } from './conformance-helpers.js';
+import { JSON_TYPE, TIMESTAMP, UUID_V4 } from '../helpers/api-shapes.js';
 import { DEVICE_CONTRACT_KEYS } from '../helpers/device-contract.js';
 
 const DEVICE_KEYS = [...DEVICE_CONTRACT_KEYS].sort();

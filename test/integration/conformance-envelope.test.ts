@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
-import { JSON_TYPE, TIMESTAMP, UUID_V4 } from './conformance-helpers.js';
+import { JSON_TYPE, TIMESTAMP, UUID_V4 } from '../helpers/api-shapes.js';
 
 let server: TestServer;
 let counter = 0;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
 import { openSql } from '../helpers/store.js';
-import { JSON_TYPE } from './conformance-helpers.js';
+import { JSON_TYPE } from '../helpers/api-shapes.js';
 
 const UNAUTHENTICATED = { errors: { auth: 'unauthenticated' } };
 const INVALID_TOKEN = { errors: { auth: 'invalid_token' } };

@@ -6,8 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInProcessServer, type TestServer } from '../helpers/server.js';
-import { JSON_TYPE } from './conformance-helpers.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import type { TestServer } from '../helpers/server-api.js';
+import { JSON_TYPE } from '../helpers/api-shapes.js';
 
 const BAD_REQUEST = { error: 'Bad Request' };
 const NOT_FOUND = { error: 'not_found' };

@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type RuleRow } from '../../server/store/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { JSON_TYPE, TIMESTAMP } from './conformance-helpers.js';
+import { JSON_TYPE, TIMESTAMP } from '../helpers/api-shapes.js';
 
 const RULE_KEYS = [
   'id',

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
 import { openSql, testStoreKind } from '../helpers/store.js';
-import { JSON_TYPE } from './conformance-helpers.js';
+import { JSON_TYPE } from '../helpers/api-shapes.js';
 
 let server: TestServer;
 let counter = 0;

@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { JSON_TYPE, TIMESTAMP } from './conformance-helpers.js';
+import { JSON_TYPE, TIMESTAMP } from '../helpers/api-shapes.js';
 
 const USER_KEYS = [
   'id',

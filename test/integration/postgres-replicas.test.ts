@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { netform, workspace, type Workspace } from '../e2e/reconcile-helpers.js';
+import { netform, workspace, type Workspace } from '../helpers/workspace.js';
 import { runCli } from '../helpers/cli.js';
 import { startReplica, startTestServer, type TestServer } from '../helpers/server.js';
 

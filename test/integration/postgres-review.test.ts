@@ -1,7 +1,7 @@
 /** `netform review` end to end on PostgreSQL: the scenario of test/e2e/review-scenario.ts, its telemetry written with SQL. */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { parseCsv } from '../helpers/csv.js';
-import { reviewFixture, runReviewScenario, type ReviewFixture } from '../e2e/review-scenario.js';
+import { reviewFixture, runReviewScenario, type ReviewFixture } from '../helpers/review-scenario.js';
 
 describe('netform review (PostgreSQL)', () => {
   let fixture: ReviewFixture;

@@ -1,6 +1,7 @@
 /** Failed authentications are rate limited per client address; valid tokens never are. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startInProcessServer, startTestServer, type TestServer } from '../helpers/server.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const started: TestServer[] = [];
 async function track(server: Promise<TestServer>): Promise<TestServer> {

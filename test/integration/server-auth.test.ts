@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken, revokeToken } from '../../server/index.js';
-import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import type { TestServer } from '../helpers/server-api.js';
 import { openSql, type SqlHandle } from '../helpers/store.js';
 
 const MISSING = '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70';

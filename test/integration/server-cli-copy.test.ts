@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { startServer } from '../../server/index.js';
 import { runCli } from '../helpers/cli.js';
 import { expectedCopyWarnings, plantSqliteSource } from '../helpers/planted-rows.js';
-import { useDatabaseFiles } from './server-cli-helpers.js';
+import { useDatabaseFiles } from '../helpers/database-files.js';
 
 const { freshDb } = useDatabaseFiles();
 

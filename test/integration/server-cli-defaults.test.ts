@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { AdminError, setServerDefault, showDefaults } from '../../server/index.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer } from '../helpers/server.js';
-import { useDatabaseFiles } from './server-cli-helpers.js';
+import { useDatabaseFiles } from '../helpers/database-files.js';
 
 const { createdDb, servers } = useDatabaseFiles();
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer } from '../helpers/server.js';
-import { useDatabaseFiles } from './server-cli-helpers.js';
+import { useDatabaseFiles } from '../helpers/database-files.js';
 
 const TOKEN = /^nf_[A-Za-z0-9_-]{43}$/;
 

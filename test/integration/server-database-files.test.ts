@@ -8,7 +8,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, runCli, type CliResult } from '../helpers/cli.js';
-import { useDatabaseFiles } from './server-cli-helpers.js';
+import { useDatabaseFiles } from '../helpers/database-files.js';
 
 const { freshDb, createdDb } = useDatabaseFiles();
 

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setServerDefault } from '../../server/index.js';
-import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import type { TestServer } from '../helpers/server-api.js';
 import { openSql } from '../helpers/store.js';
 
 const key = () => randomBytes(32).toString('base64');

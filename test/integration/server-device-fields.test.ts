@@ -15,7 +15,8 @@ import {
   withImpliedFlags,
   type DeviceFieldName,
 } from '../../src/model/device-fields.js';
-import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import type { TestServer } from '../helpers/server-api.js';
 
 const key = () => randomBytes(32).toString('base64');
 

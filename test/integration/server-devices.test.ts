@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setServerDefault } from '../../server/index.js';
-import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import type { TestServer } from '../helpers/server-api.js';
 import { DEVICE_CONTRACT_KEYS } from '../helpers/device-contract.js';
 
 const DEVICE_KEYS = [...DEVICE_CONTRACT_KEYS];

@@ -9,7 +9,8 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import type { TestServer } from '../helpers/server-api.js';
 
 const CHROMIUM = process.env.NETFORM_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore, type UserRow } from '../../server/store/index.js';
-import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import type { TestServer } from '../helpers/server-api.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

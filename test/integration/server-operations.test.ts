@@ -1,7 +1,8 @@
 /** Health, readiness and Prometheus metrics of the bundled server, over real HTTP. */
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startInProcessServer, startTestServer, type TestServer } from '../helpers/server.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const started: TestServer[] = [];
 async function track(server: Promise<TestServer>): Promise<TestServer> {

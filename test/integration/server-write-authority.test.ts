@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../../server/index.js';
 import type { UserRow } from '../../server/store/index.js';
-import { startInProcessServer, type TestServer } from '../helpers/server.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import type { TestServer } from '../helpers/server-api.js';
 import { openSql, type SqlHandle } from '../helpers/store.js';
 
 const UNAUTHORIZED = { error: 'Unauthorized' };

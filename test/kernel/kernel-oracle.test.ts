@@ -32,7 +32,7 @@ import {
 import { userKey } from '../../src/model/keys.js';
 import type { ApiDevice } from '../../src/model/types.js';
 import { nftStateOfDesired, nftStateOfLive, renderRuleset } from '../../src/nft/ruleset.js';
-import { referenceVerdict } from '../unit/access/reference.js';
+import { referenceVerdict } from '../helpers/access-reference.js';
 import { apiRule, desiredOf, randomCase, workedExamples, type Case } from './cases.js';
 import { comparableListing, fzWallCommands } from './fz-wall.js';
 import { Lab, labUnavailable, listInFreshNamespace, SERVER_ADDRESSES } from './lab.js';

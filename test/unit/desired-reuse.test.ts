@@ -129,7 +129,7 @@ describe('a reused desired state stays as it was read', () => {
     const { planChanges } = await import('../../src/plan/index.js');
     const { planAccessChanges } = await import('../../src/access/plan.js');
     const { renderPlan } = await import('../../src/views/plan.js');
-    const { liveDevice, liveRule, liveState, liveUser, OPTIONS } = await import('./plan-fixtures.js');
+    const { liveDevice, liveRule, liveState, liveUser, OPTIONS } = await import('../helpers/plan-fixtures.js');
     writeFileSync(
       join(dir, 'rules.yaml'),
       'version: 1\nsettings: { prune: true }\nrules:\n  - { action: drop, destination: 10.9.0.0/16 }\n',

@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { renderExportDocument, renderWithYamlPackage } from '../../src/desired/export-yaml.js';
 import { exportDesiredState } from '../../src/desired/export.js';
 import type { ApiUser, LiveState } from '../../src/model/index.js';
-import { liveDevice, liveRule, liveUser } from './plan-fixtures.js';
+import { liveDevice, liveRule, liveUser } from '../helpers/plan-fixtures.js';
 import { seeded } from '../helpers/seeded.js';
 
 type Plain = Record<string, unknown>;

@@ -19,8 +19,9 @@ import {
   type Connector,
   type Phase,
 } from '../../src/index.js';
-import { startInProcessServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { KEY_A } from './plan-fixtures.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import { TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server-api.js';
+import { KEY_A } from '../helpers/plan-fixtures.js';
 
 let server: TestServer;
 let dir: string;

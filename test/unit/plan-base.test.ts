@@ -4,7 +4,17 @@ import { accessChangesAfter } from '../../src/access/plan.js';
 import { compareWithBase } from '../../src/plan/base.js';
 import { planChanges, type Plan } from '../../src/plan/index.js';
 import { renderPlan } from '../../src/views/plan.js';
-import { desired, device, KEY_B, liveDevice, liveState, liveUser, OPTIONS, rule, user } from './plan-fixtures.js';
+import {
+  desired,
+  device,
+  KEY_B,
+  liveDevice,
+  liveState,
+  liveUser,
+  OPTIONS,
+  rule,
+  user,
+} from '../helpers/plan-fixtures.js';
 
 const admin = liveUser('admin@example.com', { role: 'admin' });
 const alice = liveUser('alice@example.com');

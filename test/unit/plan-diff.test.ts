@@ -16,7 +16,7 @@ import {
   rule,
   secret,
   user,
-} from './plan-fixtures.js';
+} from '../helpers/plan-fixtures.js';
 
 const admin = () => liveUser('admin@example.com', { role: 'admin' });
 const byId = (plan: Plan, id: string): Change | undefined => plan.changes.find((c) => c.id === id);

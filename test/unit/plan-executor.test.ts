@@ -7,8 +7,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyPlan } from '../../src/apply/index.js';
 import { ApiClient, fetchLiveState, type ResourceName } from '../../src/client/index.js';
 import { planChanges, type Change, type Plan } from '../../src/plan/index.js';
-import { startInProcessServer, type TestServer } from '../helpers/server.js';
-import { desired, device, KEY_A, KEY_B, OPTIONS, rule, user } from './plan-fixtures.js';
+import { startInProcessServer } from '../helpers/in-process-server.js';
+import type { TestServer } from '../helpers/server-api.js';
+import { desired, device, KEY_A, KEY_B, OPTIONS, rule, user } from '../helpers/plan-fixtures.js';
 
 let server: TestServer;
 beforeEach(async () => {

@@ -13,7 +13,7 @@ import {
   OPTIONS,
   rule,
   user,
-} from './plan-fixtures.js';
+} from '../helpers/plan-fixtures.js';
 
 describe('findStaleChanges', () => {
   const admin = liveUser('admin@example.com', { role: 'admin' });

@@ -11,7 +11,7 @@ import { targetPlan } from '../../src/plan/target.js';
 import { nowManagedLine } from '../../src/views/apply.js';
 import { driftText } from '../../src/views/drift.js';
 import { renderPlan, summaryLine } from '../../src/views/plan.js';
-import { desired, device, liveDevice, liveRule, liveState, liveUser, OPTIONS, user } from './plan-fixtures.js';
+import { desired, device, liveDevice, liveRule, liveState, liveUser, OPTIONS, user } from '../helpers/plan-fixtures.js';
 
 const admin = liveUser('admin@example.com', { role: 'admin' });
 const TIMING = { startedAt: 0, finishedAt: 1, skippedTicks: 0 };

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { planChanges, type Plan } from '../../src/plan/index.js';
 import { intersectReviewed, ReviewedPlanError, WITHHELD_REASONS } from '../../src/plan/reviewed.js';
 import type { LiveState } from '../../src/model/state.js';
-import { desired, device, KEY_B, liveDevice, liveState, liveUser, OPTIONS, user } from './plan-fixtures.js';
+import { desired, device, KEY_B, liveDevice, liveState, liveUser, OPTIONS, user } from '../helpers/plan-fixtures.js';
 
 const admin = liveUser('admin@example.com', { role: 'admin' });
 const alice = liveUser('alice@example.com');

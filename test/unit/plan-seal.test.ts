@@ -14,7 +14,7 @@ import { CANONICAL_MAX_DEPTH, canonicalJson, CanonicalJsonError, findProtoMember
 import { planChanges, type Plan } from '../../src/plan/index.js';
 import { checkSeal, PlanKey, PlanKeyError, sealedDocument } from '../../src/plan/seal.js';
 import { planSecret } from '../../src/plan/secrets.js';
-import { desired, device, liveState, liveUser, OPTIONS, secret, user } from './plan-fixtures.js';
+import { desired, device, liveState, liveUser, OPTIONS, secret, user } from '../helpers/plan-fixtures.js';
 
 const SHARED = 'a-plan-key-of-at-least-32-characters-0001';
 const PSK = 'c2VjcmV0LXByZXNoYXJlZC1rZXktb2YtMzItYnl0ZXM=';

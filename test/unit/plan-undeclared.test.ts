@@ -2,7 +2,17 @@
 import { describe, expect, it } from 'vitest';
 import { planChanges } from '../../src/plan/index.js';
 import { renderPlan } from '../../src/views/plan.js';
-import { desired, device, liveDevice, liveRule, liveState, liveUser, OPTIONS, rule, user } from './plan-fixtures.js';
+import {
+  desired,
+  device,
+  liveDevice,
+  liveRule,
+  liveState,
+  liveUser,
+  OPTIONS,
+  rule,
+  user,
+} from '../helpers/plan-fixtures.js';
 
 function scenario(prune: boolean) {
   const admin = liveUser('admin@example.com', { role: 'admin' });

@@ -21,7 +21,7 @@ import {
   PSK_LIVE,
   PSK_NEW,
   user,
-} from './plan-fixtures.js';
+} from '../helpers/plan-fixtures.js';
 
 /** The live state, with the token's owner (an admin) in it. */
 function live(parts: Parameters<typeof liveState>[0] = {}) {

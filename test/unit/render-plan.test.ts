@@ -16,7 +16,7 @@ import {
   rule,
   secret,
   user,
-} from './plan-fixtures.js';
+} from '../helpers/plan-fixtures.js';
 
 function samplePlan(): Plan {
   const admin = liveUser('admin@example.com', { role: 'admin' });

@@ -8,7 +8,7 @@ import { reportFromPlan } from '../../src/drift/report.js';
 import { driftText } from '../../src/views/drift.js';
 import { planChanges, type Plan } from '../../src/plan/index.js';
 import { renderPlan } from '../../src/views/plan.js';
-import { desired, liveState, liveUser, OPTIONS, user } from './plan-fixtures.js';
+import { desired, liveState, liveUser, OPTIONS, user } from '../helpers/plan-fixtures.js';
 
 function emptyPlan(extra: Partial<Plan>): Plan {
   // The admin is declared: an undeclared admin would keep the plan pending (W3.5), and these

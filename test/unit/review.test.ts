@@ -11,8 +11,8 @@ import type { ApiDevice, ApiRule, ApiUser } from '../../src/model/types.js';
 import { buildReview, telemetrySupport, type ReviewReport } from '../../src/review/index.js';
 import { csvCell, formatReview } from '../../src/views/review.js';
 import { parseCsv } from '../helpers/csv.js';
-import { int, pick, prng } from './access/random.js';
-import { referenceVerdict, type RefRule } from './access/reference.js';
+import { int, pick, prng } from '../helpers/access-random.js';
+import { referenceVerdict, type RefRule } from '../helpers/access-reference.js';
 
 const NOW = new Date('2026-11-26T12:00:00.000Z');
 const daysAgo = (n: number) => new Date(NOW.getTime() - n * 86_400_000).toISOString().replace('Z', '000Z');

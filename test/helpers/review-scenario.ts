@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { runCli } from '../helpers/cli.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { openSql } from '../helpers/store.js';
+import { runCli } from './cli.js';
+import { startTestServer, type TestServer } from './server.js';
+import { openSql } from './store.js';
 
 const key = () => randomBytes(32).toString('base64');
 /** A timestamp `days` ago in the server's format (microseconds, Z). */

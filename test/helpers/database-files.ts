@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import type { TestServer } from '../helpers/server.js';
+import type { TestServer } from './server.js';
 
 /**
  * Registers the hooks of the calling test file: a temporary folder removed after all its tests,

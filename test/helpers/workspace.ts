@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { runCli, type CliResult } from '../helpers/cli.js';
-import { startTestServer, TEST_ADMIN_EMAIL, type TestServer, type TestServerOptions } from '../helpers/server.js';
+import { runCli, type CliResult } from './cli.js';
+import { startTestServer, TEST_ADMIN_EMAIL, type TestServer, type TestServerOptions } from './server.js';
 
 /** A fresh WireGuard-shaped key (32 random bytes, base64). */
 export function wgKey(): string {
