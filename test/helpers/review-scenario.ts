@@ -1,6 +1,6 @@
 /**
- * The end-to-end scenario of `netform review`, run on SQLite (test/e2e/review.test.ts) and on
- * PostgreSQL (test/integration/postgres-review.test.ts): a real `netform serve` process, objects
+ * The end-to-end scenario of `netform review`, run on SQLite (test/e2e/review/review.test.ts) and on
+ * PostgreSQL (test/integration/postgres/review.test.ts): a real `netform serve` process, objects
  * made through /v0, then `latest_handshake` and `last_signed_in_at` written straight into the
  * server's database, as a real Firezone server writes them (the API cannot set them), and the
  * built CLI run against it as users run it.

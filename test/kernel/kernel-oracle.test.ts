@@ -2,7 +2,7 @@
  * The Linux kernel as the access evaluator's oracle: the ruleset `netform nft` renders for a state
  * is loaded into a router namespace, real TCP, UDP and ICMP packets go from device addresses
  * through it, and what arrives at each destination is compared with netform's evaluator (and the
- * reference transcription of docs/rule-semantics.md §6, test/unit/access/reference.ts). First the worked examples
+ * reference transcription of docs/rule-semantics.md §6, test/helpers/access-reference.ts). First the worked examples
  * S1–S8 of rule-semantics.md §7 (whose verdicts are checked too), then seeded random rule sets.
  * The ruleset is also compared with the one 0.7.36's fz_wall builds command by command.
  *

@@ -1,4 +1,4 @@
-/** `netform review` end to end on PostgreSQL: the scenario of test/e2e/review-scenario.ts, its telemetry written with SQL. */
+/** `netform review` end to end on PostgreSQL: the scenario of test/helpers/review-scenario.ts, its telemetry written with SQL. */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { parseCsv } from '../../helpers/csv.js';
 import { reviewFixture, runReviewScenario, type ReviewFixture } from '../../helpers/review-scenario.js';

@@ -1,7 +1,7 @@
 /**
  * The device-field table (src/model/device-fields.ts) and the use_default_<x> rule it owns, and
  * overlapGroup (src/model/rule.ts). What a real server does with each field is checked in
- * test/integration/server-device-fields.test.ts.
+ * test/integration/server/device-fields.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { ruleDerivedColumns } from '../../../server/store/rows.js';
