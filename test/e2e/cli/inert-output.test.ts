@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
+import { expectNoLinkOutsideCode, HOSTILE_MARKDOWN } from '../../helpers/inert.js';
 import { startDrift, startWebhookReceiver, type DriftProcess, type WebhookReceiver } from '../../helpers/drift.js';
 
-const MARKDOWN = '![x](https://evil.example/t.png)[c](https://evil.example)';
+const MARKDOWN = HOSTILE_MARKDOWN;
 /** Device names (and descriptions) a user can give its own devices on a real server. */
 const HOSTILE_NAMES = [
   'erase\u001b[2J\u001b[1A\u001b[2K',
@@ -44,20 +45,7 @@ function expectInert(text: string, where: string): void {
 /** Outside code spans and fences, no link or image of the hostile values is left. */
 function expectMarkdownInert(markdown: string, where: string): void {
   expectInert(markdown, where);
-  let fence: string | null = null;
-  for (const line of markdown.split('\n')) {
-    const opener = /^\s{0,3}(`{3,})/.exec(line);
-    if (fence === null && opener) {
-      fence = opener[1]!;
-      continue;
-    }
-    if (fence !== null) {
-      if (line.trim() === fence) fence = null;
-      continue;
-    }
-    const outside = line.replace(/(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g, '');
-    expect(outside, `${where}: ${JSON.stringify(line)}`).not.toContain('evil.example');
-  }
+  const fence = expectNoLinkOutsideCode(markdown, where);
   expect(fence, `${where}: a fence left open`).toBeNull();
 }
 

@@ -44,6 +44,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, type RunningCli } from '../../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
+import { expectNoLinkOutsideCode, HOSTILE_MARKDOWN } from '../../helpers/inert.js';
 
 /** Cells run at once (vitest's own limit for concurrent tests is 5; 2-core CI is CPU-bound beyond that). */
 const CONCURRENCY = 5;
@@ -73,7 +74,7 @@ const PLANTED = {
   pgPassword: `pgPASS-${hex(10)}`,
 };
 
-const MARKDOWN = '![x](https://evil.example/t.png)[c](https://evil.example)';
+const MARKDOWN = HOSTILE_MARKDOWN;
 /** Device names a user can give its own devices on a real server. */
 const HOSTILE_NAMES = [
   'erase\u001b[2J\u001b[1A\u001b[2K',
@@ -1010,20 +1011,7 @@ function expectInertLines(text: string, where: string, options: { json?: boolean
 
 /** Outside code spans and fences, no link or image of the hostile values. */
 function expectMarkdownInert(markdown: string, where: string): void {
-  let fence: string | null = null;
-  for (const line of markdown.split('\n')) {
-    const opener = /^\s{0,3}(`{3,})/.exec(line);
-    if (fence === null && opener) {
-      fence = opener[1]!;
-      continue;
-    }
-    if (fence !== null) {
-      if (line.trim() === fence) fence = null;
-      continue;
-    }
-    const outside = line.replace(/(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g, '');
-    expect(outside, `${where}: ${JSON.stringify(line)}`).not.toContain('evil.example');
-  }
+  expectNoLinkOutsideCode(markdown, where);
 }
 
 function expectEnding(outcome: CellOutcome, ending: Ending, where: string): void {

@@ -16,6 +16,7 @@ import { closedPortUrl } from '../../helpers/net.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.js';
 import { create, serverState, wgKey, workspace, type Workspace } from '../../helpers/workspace.js';
+import { git } from '../../helpers/git.js';
 
 /** The test server's admin, as a desired-state entry. */
 const ADMIN = `  - { email: ${TEST_ADMIN_EMAIL}, role: admin }\n`;
@@ -245,24 +246,6 @@ function workflowCommands(log: string): { issued: string[]; stoppedAtEnd: boolea
     else issued.push(line);
   }
   return { issued, stoppedAtEnd: token !== null };
-}
-
-function git(cwd: string, ...args: string[]): string {
-  const result = spawnSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'test',
-      GIT_AUTHOR_EMAIL: 'test@example.com',
-      GIT_COMMITTER_NAME: 'test',
-      GIT_COMMITTER_EMAIL: 'test@example.com',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_CONFIG_NOSYSTEM: '1',
-    },
-  });
-  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
-  return result.stdout.trim();
 }
 
 describe('action.yml', () => {

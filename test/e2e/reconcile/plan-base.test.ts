@@ -4,7 +4,7 @@
  * from those already on its base, and lists what it undoes. A path missing at REF: every change is
  * the pull request's, with a note. `--base-file` names the base's files directly (a CDKTF stack).
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,28 +21,11 @@ import {
   wgKey,
   type Workspace,
 } from '../../helpers/workspace.js';
+import { git } from '../../helpers/git.js';
 
 let server: TestServer;
 let ws: Workspace;
 useServerAndWorkspace((started) => ({ server, ws } = started));
-
-function git(cwd: string, ...args: string[]): string {
-  const result = spawnSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'test',
-      GIT_AUTHOR_EMAIL: 'test@example.com',
-      GIT_COMMITTER_NAME: 'test',
-      GIT_COMMITTER_EMAIL: 'test@example.com',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_CONFIG_NOSYSTEM: '1',
-    },
-  });
-  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
-  return result.stdout.trim();
-}
 
 const LAPTOP = wgKey();
 const PSK = wgKey();
