@@ -30,7 +30,7 @@ describe('describeFailure', () => {
     const { text, code } = describeFailure(gotLikeError(), false);
     expect(code).toBe(ExitCode.error);
     expect(text).toMatch(
-      /^error: This operation was aborted\. \(internal error at test\/unit\/cli-boundary\.test\.ts:\d+; NETFORM_DEBUG=1 shows the stack\)\n$/,
+      /^error: This operation was aborted\. \(internal error at test\/e2e\/cli\/boundary\.test\.ts:\d+; NETFORM_DEBUG=1 shows the stack\)\n$/,
     );
     expect(text).not.toContain(TOKEN);
   });
@@ -38,7 +38,7 @@ describe('describeFailure', () => {
   it('with NETFORM_DEBUG adds the stack, still never the properties', () => {
     const { text } = describeFailure(gotLikeError(), true);
     expect(text.split('\n')[1]).toBe('Error: This operation was aborted.');
-    expect(text).toMatch(/\n\s+at .*cli-boundary\.test\.ts:\d+/);
+    expect(text).toMatch(/\n\s+at .*cli\/boundary\.test\.ts:\d+/);
     expect(text).not.toContain(TOKEN);
     expect(text).not.toContain('authorization');
   });
