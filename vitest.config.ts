@@ -7,25 +7,25 @@ import { postgresBinDir } from './test/helpers/postgres.js';
  * tests. Without PostgreSQL on the machine the second project is left out with one line saying
  * why; in CI (CI=true) that is an error, so that CI never passes without having run them.
  */
-const SERVER_SUITES = ['test/integration/server-*.test.ts', 'test/integration/conformance-*.test.ts'];
-const POSTGRES_ONLY = 'test/integration/postgres-*.test.ts';
+const SERVER_SUITES = ['test/integration/server/**/*.test.ts', 'test/integration/conformance/**/*.test.ts'];
+const POSTGRES_ONLY = 'test/integration/postgres/**/*.test.ts';
 /**
  * Run on SQLite only. By nature: the `server` commands' database files, file modes, SQLite's
  * query plans and group commit. To keep CI short: the layers above the store, which no store
  * changes (TLS, the auth rate limit, the OpenAPI document, the docs page in Chromium).
  */
 const SQLITE_ONLY = [
-  'test/integration/server-cli-*.test.ts',
-  'test/integration/server-indexes.test.ts',
-  'test/integration/server-database-files.test.ts',
-  'test/integration/server-group-commit.test.ts',
-  // Plants rows and holds SQLite's write lock through the file; postgres-operations covers PostgreSQL.
-  'test/integration/server-operations.test.ts',
-  'test/integration/server-tls.test.ts',
-  'test/integration/server-auth-limit.test.ts',
-  'test/integration/server-slow-clients.test.ts',
-  'test/integration/server-openapi.test.ts',
-  'test/integration/server-docs-page.test.ts',
+  'test/integration/server/cli-*.test.ts',
+  'test/integration/server/indexes.test.ts',
+  'test/integration/server/database-files.test.ts',
+  'test/integration/server/group-commit.test.ts',
+  // Plants rows and holds SQLite's write lock through the file; postgres/operations covers PostgreSQL.
+  'test/integration/server/operations.test.ts',
+  'test/integration/server/tls.test.ts',
+  'test/integration/server/auth-limit.test.ts',
+  'test/integration/server/slow-clients.test.ts',
+  'test/integration/server/openapi.test.ts',
+  'test/integration/server/docs-page.test.ts',
 ];
 
 function postgresProjects() {

@@ -11,7 +11,7 @@
  * surrogates, strings starting with a document marker, numbers other than safe integers, unusual
  * keys or nesting — is rendered by the `yaml` package itself (`renderWithYamlPackage`, loaded only
  * then), one list item or one top-level key at a time, so the output stays byte for byte what the
- * `yaml` package writes for the whole document (test/unit/export-yaml.test.ts compares them).
+ * `yaml` package writes for the whole document (test/unit/desired/export-yaml.test.ts compares them).
  */
 import { createRequire } from 'node:module';
 import { hasUnsafe, inertLines } from '../model/inert.js';

@@ -13,50 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, runCli } from './cli.js';
 import { disposeLocation, freshLocation } from './store.js';
-import type { StartServerOptions } from '../../server/index.js';
+import { callApi, Output, TEST_ADMIN_EMAIL, type TestServer } from './server-api.js';
 
-export const TEST_ADMIN_EMAIL = 'admin@example.com';
-
-export interface ApiResponse {
-  status: number;
-  /** Parsed JSON; the raw text when the body is not JSON; null when there is none. */
-  body: any;
-  headers: Record<string, string>;
-}
-
-export interface ApiCallOptions {
-  /** Another token for this call; null sends no Authorization header. */
-  token?: string | null;
-  headers?: Record<string, string>;
-}
-
-export interface TestServer {
-  /** `http(s)://127.0.0.1:PORT` of the running process (changes on restart). */
-  url: string;
-  /** A token of the admin `admin@example.com`. */
-  token: string;
-  /** The database location: a SQLite file path or a `postgres://` URL. */
-  dbPath: string;
-  dir: string;
-  /** SIGTERM, wait for the process to exit, remove the temp folder. */
-  stop(): Promise<void>;
-  /** SIGTERM, wait for exit, start a new process on the same database file. */
-  restart(): Promise<void>;
-  /** One request with the admin token; `body` is sent as JSON (a string is sent as is). */
-  api(method: string, path: string, body?: unknown, options?: ApiCallOptions): Promise<ApiResponse>;
-  /** Everything the current process wrote to stdout so far (its first line is `listening on ...`). */
-  stdout(): string;
-  /** Everything the current process wrote to stderr so far (its request logs). */
-  stderr(): string;
-  /** Resolves once the current process's stderr matches (already or later); rejects after the timeout. */
-  waitForStderr(pattern: string | RegExp, timeoutMs?: number): Promise<void>;
-  /** How the last stopped process ended. */
-  lastExit: { code: number | null; signal: NodeJS.Signals | null } | null;
-  /** The running process's pid. */
-  pid(): number | undefined;
-  /** Resolves when the current process exits by itself (for tests that signal it directly). */
-  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+export { TEST_ADMIN_EMAIL, type ApiResponse, type TestServer } from './server-api.js';
 
 export interface TestServerOptions {
   /** Extra `serve` arguments. */
@@ -69,36 +28,6 @@ export interface TestServerOptions {
   /** An empty database to use (and drop on stop) instead of a fresh one of the run's store. */
   location?: string;
 }
-
-/** Text written so far, with waiters for a pattern to appear in it. */
-class Output {
-  text = '';
-  readonly #waiters = new Set<() => void>();
-
-  append(chunk: string): void {
-    this.text += chunk;
-    for (const check of this.#waiters) check();
-  }
-
-  waitFor(pattern: string | RegExp, timeoutMs = 10_000): Promise<void> {
-    const matches = () => (typeof pattern === 'string' ? this.text.includes(pattern) : pattern.test(this.text));
-    if (matches()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        if (!matches()) return;
-        this.#waiters.delete(check);
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.#waiters.delete(check);
-        reject(new Error(`stderr did not match ${String(pattern)} within ${timeoutMs} ms; it holds:\n${this.text}`));
-      }, timeoutMs);
-      this.#waiters.add(check);
-    });
-  }
-}
-
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
 const running = new Set<ChildProcess>();
@@ -186,37 +115,6 @@ async function terminate(started: Started): Promise<{ code: number | null; signa
     clearTimeout(timer);
   }
 }
-
-async function callApi(
-  url: string,
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  options: ApiCallOptions = {},
-): Promise<ApiResponse> {
-  const headers: Record<string, string> = {};
-  const bearer = options.token === undefined ? token : options.token;
-  if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
-  Object.assign(headers, options.headers);
-  let payload: string | undefined;
-  if (body !== undefined) {
-    payload = typeof body === 'string' ? body : JSON.stringify(body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const response = await fetch(`${url}${path}`, { method, headers, body: payload });
-  const text = await response.text();
-  let parsed: unknown = null;
-  if (text !== '') {
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = text;
-    }
-  }
-  return { status: response.status, body: parsed, headers: Object.fromEntries(response.headers.entries()) };
-}
-
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
   const dbPath = options.location ?? (await freshLocation(dir));
@@ -264,64 +162,6 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     throw error;
   }
 }
-
-/**
- * The same shape as startTestServer, but the server runs inside the test process through
- * `startServer` (faster; the server's own integration tests use it where no process boundary
- * is under test). `stderr()` returns its request logs.
- */
-export async function startInProcessServer(
-  options: Omit<Partial<StartServerOptions>, 'dbPath' | 'port'> & { keep?: boolean } = {},
-): Promise<TestServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
-  const dbPath = await freshLocation(dir);
-  const logs = new Output();
-  const logStream = { write: (chunk: string) => (logs.append(chunk), true) };
-  const { keep, ...serverOptions } = options;
-  const cleanUp = async () => {
-    if (keep) return;
-    rmSync(dir, { recursive: true, force: true });
-    await disposeLocation(dbPath);
-  };
-  // Loaded here so that tests of the real process never load the server into the test process.
-  const { issueToken, startServer } = await import('../../server/index.js');
-  const start = () =>
-    startServer({ logger: true, logLevel: 'info', ...serverOptions, logStream, dbPath, port: 0, host: '127.0.0.1' });
-  try {
-    const { token } = await issueToken({ dbPath, email: TEST_ADMIN_EMAIL });
-    let current = await start();
-    const server: TestServer = {
-      url: current.url,
-      token,
-      dbPath,
-      dir,
-      lastExit: null,
-      async stop() {
-        try {
-          await current.close();
-        } finally {
-          await cleanUp();
-        }
-      },
-      async restart() {
-        await current.close();
-        current = await start();
-        server.url = current.url;
-      },
-      api: (method, path, body, callOptions) => callApi(server.url, token, method, path, body, callOptions),
-      stdout: () => '',
-      stderr: () => logs.text,
-      waitForStderr: (pattern, timeoutMs) => logs.waitFor(pattern, timeoutMs),
-      pid: () => process.pid,
-      exited: () => new Promise(() => {}),
-    };
-    return server;
-  } catch (error) {
-    await cleanUp();
-    throw error;
-  }
-}
-
 /**
  * Another `netform serve` process on the database of `primary` (a replica), with the same admin
  * token. Its stop() leaves the database to `primary`; kill() ends it with SIGKILL.

@@ -2,7 +2,7 @@
  * The Linux kernel as the access evaluator's oracle: the ruleset `netform nft` renders for a state
  * is loaded into a router namespace, real TCP, UDP and ICMP packets go from device addresses
  * through it, and what arrives at each destination is compared with netform's evaluator (and the
- * reference transcription of docs/rule-semantics.md §6, test/unit/access/reference.ts). First the worked examples
+ * reference transcription of docs/rule-semantics.md §6, test/helpers/access-reference.ts). First the worked examples
  * S1–S8 of rule-semantics.md §7 (whose verdicts are checked too), then seeded random rule sets.
  * The ruleset is also compared with the one 0.7.36's fz_wall builds command by command.
  *
@@ -32,7 +32,7 @@ import {
 import { userKey } from '../../src/model/keys.js';
 import type { ApiDevice } from '../../src/model/types.js';
 import { nftStateOfDesired, nftStateOfLive, renderRuleset } from '../../src/nft/ruleset.js';
-import { referenceVerdict } from '../unit/access/reference.js';
+import { referenceVerdict } from '../helpers/access-reference.js';
 import { apiRule, desiredOf, randomCase, workedExamples, type Case } from './cases.js';
 import { comparableListing, fzWallCommands } from './fz-wall.js';
 import { Lab, labUnavailable, listInFreshNamespace, SERVER_ADDRESSES } from './lab.js';

@@ -18,7 +18,7 @@ import {
   type Protocol,
 } from '../../../src/access/index.js';
 import { accessChangeLines } from '../../../src/views/access.js';
-import { int, pick, prng } from './random.js';
+import { int, pick, prng } from '../../helpers/access-random.js';
 
 const USERS = ['a@x.test', 'b@x.test', 'c@x.test', 'd@x.test'];
 const V4 = ['10.0.0.0', '10.0.0.8', '10.0.0.12', '10.0.1.0', '10.0.0.255'];

@@ -17,7 +17,7 @@ import {
 } from '../../../src/access/index.js';
 import { testLine } from '../../../src/views/access.js';
 import type { DesiredTest } from '../../../src/model/state.js';
-import { desired, device, liveDevice, liveRule, liveState, liveUser, rule, user } from '../plan-fixtures.js';
+import { desired, device, liveDevice, liveRule, liveState, liveUser, rule, user } from '../../helpers/plan-fixtures.js';
 
 const state = desired({
   users: [

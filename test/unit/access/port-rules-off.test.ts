@@ -18,7 +18,17 @@ import {
 import { planAccessChanges } from '../../../src/access/plan.js';
 import { planChanges } from '../../../src/plan/index.js';
 import type { DesiredState } from '../../../src/model/state.js';
-import { desired, device, liveDevice, liveRule, liveState, liveUser, OPTIONS, rule, user } from '../plan-fixtures.js';
+import {
+  desired,
+  device,
+  liveDevice,
+  liveRule,
+  liveState,
+  liveUser,
+  OPTIONS,
+  rule,
+  user,
+} from '../../helpers/plan-fixtures.js';
 
 const AT = (line: number) => ({
   file: 'n.yaml',

@@ -24,7 +24,7 @@ import {
   type ReachPiece,
   type WhoCanReach,
 } from '../../../src/access/index.js';
-import { int, pick, prng } from './random.js';
+import { int, pick, prng } from '../../helpers/access-random.js';
 
 const V4 = ['10.0.0.0', '10.0.0.8', '10.0.0.12', '10.0.1.0', '10.0.0.255'];
 const V6 = ['2001:db8::', '2001:db8::10', '2001:db8::1:0'];

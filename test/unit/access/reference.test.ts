@@ -11,8 +11,8 @@ import {
   type AccessModel,
   type Protocol,
 } from '../../../src/access/index.js';
-import { int, pick, prng } from './random.js';
-import { referenceVerdict, type RefRule } from './reference.js';
+import { int, pick, prng } from '../../helpers/access-random.js';
+import { referenceVerdict, type RefRule } from '../../helpers/access-reference.js';
 
 const V4_POOL = ['10.0.0.0', '10.0.0.5', '10.0.1.7', '10.0.0.128', '10.3.2.1', '10.3.2.2', '192.168.1.1'];
 const V6_POOL = ['2001:db8::', '2001:db8::5', '2001:db8:0:1::7', 'fd00::3:2:1', '2001:db8::8000'];

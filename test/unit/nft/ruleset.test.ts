@@ -13,7 +13,7 @@ import {
   renderRuleset,
 } from '../../../src/nft/ruleset.js';
 import { parseIpAddress } from '../../../src/model/net.js';
-import { desired, device, liveDevice, liveRule, liveState, liveUser, rule, user } from '../plan-fixtures.js';
+import { desired, device, liveDevice, liveRule, liveState, liveUser, rule, user } from '../../helpers/plan-fixtures.js';
 
 const ALICE = liveUser('alice@example.com', { id: '3fa85f64-5717-4562-b3fc-2c963f66afa6' });
 const BOB = liveUser('bob@example.com', { id: '0b0e7c1a-0000-4000-8000-000000000002' });

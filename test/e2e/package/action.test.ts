@@ -1,0 +1,568 @@
+/**
+ * action.yml: parsed, and its steps run the way the GitHub Actions runner runs a composite action
+ * (expressions substituted, each `run` in bash with the step's env, outputs read from
+ * $GITHUB_OUTPUT), against a real server. `actions/setup-node` is the one step not run: this
+ * machine already has Node.js 20. The step's log is read as the runner reads it: live, with
+ * workflow commands recognised the way the runner recognises them (::stop-commands:: included).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { closedPortUrl } from '../../helpers/net.js';
+import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
+import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.js';
+import { create, serverState, wgKey, workspace, type Workspace } from '../../helpers/workspace.js';
+import { git } from '../../helpers/git.js';
+
+/** The test server's admin, as a desired-state entry. */
+const ADMIN = `  - { email: ${TEST_ADMIN_EMAIL}, role: admin }\n`;
+const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8'));
+
+interface Step {
+  name?: string;
+  id?: string;
+  uses?: string;
+  run?: string;
+  shell?: string;
+  env?: Record<string, string>;
+  'working-directory'?: string;
+  with?: Record<string, string>;
+}
+
+interface RunOptions {
+  /** The job's RUNNER_TEMP (kept by the caller); a fresh one otherwise. */
+  jobTemp?: string;
+  /** More of the runner's environment (GITHUB_EVENT_NAME, ...). */
+  env?: Record<string, string>;
+}
+
+/** One run of the action: its steps, prepared as the runner prepares them. */
+function prepare(inputs: Record<string, string>, workspaceDir: string, options: RunOptions = {}) {
+  const given: Record<string, string> = {};
+  for (const [name, spec] of Object.entries(action.inputs as Record<string, { default?: string }>))
+    given[name] = inputs[name] ?? spec.default ?? '';
+  const temp = mkdtempSync(join(tmpdir(), 'netform-action-runner-'));
+  const runnerTemp = options.jobTemp ?? temp;
+  const stepOutputs: Record<string, Record<string, string>> = {};
+  const expand = (text: string) =>
+    text.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_m, expr: string) => {
+      if (expr === 'github.action_path') return ROOT;
+      const input = /^inputs\.([\w-]+)$/.exec(expr);
+      if (input) return given[input[1]!] ?? '';
+      const output = /^steps\.([\w-]+)\.outputs\.([\w-]+)$/.exec(expr);
+      if (output) return stepOutputs[output[1]!]?.[output[2]!] ?? '';
+      throw new Error(`expression not supported by this test: ${expr}`);
+    });
+  const summaryPath = join(temp, 'summary.md');
+  writeFileSync(summaryPath, '');
+  const steps = (action.runs.steps as Step[]).filter((step) => {
+    if (step.uses) expect(step.uses).toMatch(/^actions\/setup-node@/);
+    return !step.uses;
+  });
+  const stepRun = (step: Step) => {
+    const outputPath = join(temp, `output-${step.id ?? 'step'}`);
+    writeFileSync(outputPath, '');
+    const env: Record<string, string> = {};
+    // The runner's own environment, not this test process's CI variables.
+    for (const [k, v] of Object.entries(process.env))
+      if (v !== undefined && !/^(GITHUB_|RUNNER_|NETFORM_|INPUT_)/.test(k)) env[k] = v;
+    Object.assign(env, {
+      GITHUB_OUTPUT: outputPath,
+      GITHUB_STEP_SUMMARY: summaryPath,
+      RUNNER_TEMP: runnerTemp,
+      NO_COLOR: '1',
+      NETFORM_RETRY_DELAY_MS: '5',
+      ...options.env,
+    });
+    for (const [k, v] of Object.entries(step.env ?? {})) env[k] = expand(v);
+    expect(step.shell).toBe('bash');
+    return {
+      cwd: step['working-directory'] ? expand(step['working-directory']) : workspaceDir,
+      env,
+      // How the runner runs a bash step.
+      args: ['--noprofile', '--norc', '-eo', 'pipefail', '-c', expand(step.run!)],
+      collect: () => {
+        if (step.id)
+          stepOutputs[step.id] = Object.fromEntries(
+            readFileSync(outputPath, 'utf8')
+              .split('\n')
+              .filter((l) => l.includes('='))
+              .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+          );
+      },
+    };
+  };
+  const finish = () => {
+    const outputs = Object.fromEntries(
+      Object.entries(action.outputs as Record<string, { value: string }>).map(([k, v]) => [k, expand(v.value)]),
+    );
+    const read = (path: string | undefined) => (path ? readFileSync(path, 'utf8') : '');
+    return {
+      outputs,
+      summary: readFileSync(summaryPath, 'utf8'),
+      output: read(outputs['output-file']),
+      unreviewed: read(outputs['unreviewed-file']),
+    };
+  };
+  return { steps, stepRun, finish, cleanup: () => rmSync(temp, { recursive: true, force: true }) };
+}
+
+interface ActionResult {
+  status: number | null;
+  outputs: Record<string, string>;
+  /** The last step's log: stdout and stderr as the runner records them. */
+  log: string;
+  summary: string;
+  /** What output-file holds (netform's stdout). */
+  output: string;
+  unreviewed: string;
+}
+
+/** Runs the action's steps with these inputs in `workspaceDir`, as one step of a job. */
+function runAction(inputs: Record<string, string>, workspaceDir: string, options: RunOptions = {}): ActionResult {
+  const run = prepare(inputs, workspaceDir, options);
+  try {
+    let last = { status: 0 as number | null, log: '' };
+    for (const step of run.steps) {
+      const { cwd, env, args, collect } = run.stepRun(step);
+      const result = spawnSync('bash', args, { cwd, env, encoding: 'utf8', timeout: 120_000 });
+      last = { status: result.status, log: result.stdout + result.stderr };
+      collect();
+      if (result.status !== 0) break;
+    }
+    return { ...last, ...run.finish() };
+  } finally {
+    run.cleanup();
+  }
+}
+
+/** The last step started in the background (its own process group, as the runner starts it), to watch its log live. */
+function startAction(inputs: Record<string, string>, workspaceDir: string, options: RunOptions = {}) {
+  const run = prepare(inputs, workspaceDir, options);
+  const steps = run.steps;
+  for (const step of steps.slice(0, -1)) {
+    const { cwd, env, args, collect } = run.stepRun(step);
+    const result = spawnSync('bash', args, { cwd, env, encoding: 'utf8', timeout: 120_000 });
+    expect(result.status, result.stderr).toBe(0);
+    collect();
+  }
+  const last = run.stepRun(steps.at(-1)!);
+  const child: ChildProcess = spawn('bash', last.args, { cwd: last.cwd, env: last.env, detached: true });
+  let log = '';
+  const waiters = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    log += chunk.toString('utf8');
+    for (const check of [...waiters]) check();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((done) =>
+    child.on('close', (code, signal) => done(code ?? (signal ? -1 : null))),
+  );
+  return {
+    child,
+    log: () => log,
+    /** Resolves once the log matches `count` times. */
+    waitFor: (pattern: RegExp, count = 1, timeoutMs = 30_000) =>
+      new Promise<void>((resolveWait, reject) => {
+        const check = () => {
+          if ((log.match(new RegExp(pattern.source, `${pattern.flags.replace('g', '')}g`)) ?? []).length >= count) {
+            finish();
+            resolveWait();
+          }
+        };
+        const timer = setTimeout(() => {
+          finish();
+          reject(new Error(`the log did not match ${String(pattern)} ${count} times:\n${log}`));
+        }, timeoutMs);
+        const finish = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      }),
+    /** netform's own process: the node process under the step's shell. */
+    netformPid: () => {
+      const ps = spawnSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' }).stdout;
+      const rows = ps
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/))
+        .filter((r) => r.length > 2)
+        .map(([pid, ppid, ...cmd]) => ({ pid: Number(pid), ppid: Number(ppid), cmd: cmd.join(' ') }));
+      const under = new Set([child.pid!]);
+      for (let grew = true; grew;) {
+        grew = false;
+        for (const r of rows)
+          if (under.has(r.ppid) && !under.has(r.pid)) {
+            under.add(r.pid);
+            grew = true;
+          }
+      }
+      const netform = rows.find((r) => under.has(r.pid) && /^\S*node \S*dist\/src\/cli\/main\.js /.test(r.cmd));
+      if (!netform) throw new Error(`netform is not running under the step (${child.pid}):\n${ps}`);
+      return netform.pid;
+    },
+    finish: async () => {
+      const status = await exited;
+      last.collect();
+      try {
+        return { status, log, ...run.finish() };
+      } finally {
+        run.cleanup();
+      }
+    },
+    kill: () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+/**
+ * The workflow commands the runner would act on in `log`, as it reads them: `::name …::…` at the
+ * start of a line, except between `::stop-commands::TOKEN` and `::TOKEN::`.
+ */
+function workflowCommands(log: string): { issued: string[]; stoppedAtEnd: boolean } {
+  let token: string | null = null;
+  const issued: string[] = [];
+  for (const raw of log.split(/\r?\n/)) {
+    const line = raw.trimStart();
+    if (token !== null) {
+      if (line.trim() === `::${token}::`) token = null;
+      continue;
+    }
+    const command = /^::([A-Za-z][\w-]*)(?: [^:]*)?::(.*)$/.exec(line);
+    if (!command) continue;
+    if (command[1] === 'stop-commands') token = command[2]!.trim();
+    else issued.push(line);
+  }
+  return { issued, stoppedAtEnd: token !== null };
+}
+
+describe('action.yml', () => {
+  it('is a composite action with the inputs and outputs CI needs', () => {
+    expect(action.runs.using).toBe('composite');
+    for (const input of [
+      'command',
+      'path',
+      'format',
+      'url',
+      'token',
+      'token-user',
+      'plan-file',
+      'reviewed-plan',
+      'base',
+      'args',
+    ])
+      expect(action.inputs).toHaveProperty(input);
+    for (const output of ['exit-code', 'plan-file', 'output-file', 'unreviewed-file'])
+      expect(action.outputs).toHaveProperty(output);
+    const install = (action.runs.steps as Step[]).find((s) => s.run?.includes('action-install.sh'))!;
+    expect(install['working-directory']).toBe('${{ github.action_path }}');
+  });
+
+  describe('run as the Action would run it', () => {
+    let server: TestServer;
+    let ws: Workspace;
+    beforeAll(async () => {
+      server = await startTestServer();
+      ws = workspace();
+      // The server's admin is declared: an admin in no file keeps drift pending (W3.5).
+      ws.write('desired/netform.yaml', `version: 1\nusers:\n${ADMIN}  - email: action@ci.test\n`);
+    });
+    afterAll(async () => {
+      await server.stop();
+      ws.cleanup();
+    });
+    const secrets = () => ({ url: server.url, token: server.token, 'token-user': TEST_ADMIN_EMAIL });
+
+    it('validate, plan (markdown + saved plan), apply the saved plan, then drift is clean', async () => {
+      const validated = runAction({ command: 'validate' }, ws.dir);
+      expect(validated.status, validated.log).toBe(0);
+      expect(validated.outputs['exit-code']).toBe('0');
+
+      const job = mkdtempSync(join(tmpdir(), 'netform-action-job-'));
+      const planned = runAction({ command: 'plan', ...secrets() }, ws.dir, { jobTemp: job });
+      expect(planned.status, planned.log).toBe(0);
+      expect(planned.outputs['exit-code']).toBe('2');
+      expect(planned.output.startsWith('<!-- netform-plan -->')).toBe(true);
+      // The log shows what netform printed, as it printed it, inside the stopped-commands window.
+      expect(planned.log).toContain(planned.output);
+      expect(planned.log).toMatch(/^::stop-commands::[0-9a-f]{32}\n<!-- netform-plan -->/);
+      expect(workflowCommands(planned.log)).toEqual({ issued: [], stoppedAtEnd: false });
+      expect(planned.summary).toContain('+ user action@ci.test');
+      expect(planned.log).not.toContain(server.token);
+      const planFile = planned.outputs['plan-file']!;
+      expect(planFile).toBe(join(job, 'netform-plan.json'));
+      expect(JSON.parse(readFileSync(planFile, 'utf8')).format).toBe('netform.plan');
+
+      const applied = runAction({ command: 'apply', 'plan-file': planFile, ...secrets() }, ws.dir, { jobTemp: job });
+      expect(applied.status, applied.log).toBe(0);
+      expect(applied.outputs['exit-code']).toBe('0');
+      // Each write's line once: the Action prints netform's output as it comes, never again afterwards.
+      expect(applied.log.match(/^created user action@ci\.test \(/gm)).toHaveLength(1);
+      expect((await serverState(server)).users.map((u) => u.email)).toContain('action@ci.test');
+
+      const drift = runAction({ command: 'drift', ...secrets() }, ws.dir);
+      expect(drift.status, drift.log).toBe(0);
+      expect(drift.outputs['exit-code']).toBe('0');
+      rmSync(job, { recursive: true, force: true });
+    });
+
+    it('review: the access map goes to output-file only, never to the log or the job summary', async () => {
+      const reviewed = runAction({ command: 'review', ...secrets() }, ws.dir);
+      expect(reviewed.status, reviewed.log).toBe(0);
+      expect(reviewed.outputs['exit-code']).toBe('0');
+      expect(reviewed.outputs['output-file']).toMatch(/netform-review\.md$/);
+      expect(reviewed.output.startsWith('# Access review')).toBe(true);
+      expect(reviewed.output).toContain(`\`${TEST_ADMIN_EMAIL}\`: admin`);
+      expect(reviewed.log).not.toContain('# Access review');
+      expect(reviewed.log).not.toContain(TEST_ADMIN_EMAIL);
+      expect(reviewed.summary).not.toContain('# Access review');
+      const csv = runAction({ command: 'review', format: 'csv', ...secrets() }, ws.dir);
+      expect(csv.status, csv.log).toBe(0);
+      expect(csv.outputs['output-file']).toMatch(/netform-review\.csv$/);
+      expect(csv.output.split('\r\n')[0]).toBe(
+        'section,user,role,device,verdict,addresses,protocol,ports,rule,rule_at,evidence,date',
+      );
+    });
+
+    it('fails the step on exit 1, and on exit 2 only with fail-on-changes', async () => {
+      const down = runAction({ command: 'plan', url: await closedPortUrl(), token: 'nf_x' }, ws.dir);
+      expect(down.status).toBe(1);
+      expect(down.outputs['exit-code']).toBe('1');
+      ws.write(
+        'desired/netform.yaml',
+        `version: 1\nusers:\n${ADMIN}  - email: action@ci.test\n  - email: more@ci.test\n`,
+      );
+      const strict = runAction({ command: 'drift', 'fail-on-changes': 'true', format: 'json', ...secrets() }, ws.dir);
+      expect(strict.status).toBe(2);
+      expect(strict.outputs['exit-code']).toBe('2');
+      expect(JSON.parse(strict.output).changes).toHaveLength(1);
+      const both = runAction(
+        { command: 'apply', 'plan-file': 'a.json', 'reviewed-plan': 'b.json', ...secrets() },
+        ws.dir,
+      );
+      expect(both.status).toBe(1);
+      expect(workflowCommands(both.log).issued).toEqual([
+        expect.stringMatching(/^::error::netform action: give plan-file .* or reviewed-plan .*, not both$/),
+      ]);
+    });
+
+    it('validate --format github: its annotations are workflow commands, meant to be', () => {
+      ws.write('broken/netform.yaml', 'version: 1\nusers:\n  - email: not-an-email\n');
+      const validated = runAction({ command: 'validate', path: 'broken/' }, ws.dir);
+      expect(validated.status).toBe(1);
+      const { issued } = workflowCommands(validated.log);
+      expect(issued.length).toBeGreaterThan(0);
+      expect(issued[0]).toMatch(/^::error file=broken\/netform\.yaml,line=3/);
+    });
+
+    it('merge with reviewed-plan: applies what was reviewed, withholds the rest (exit 5) with the markdown of what is left', async () => {
+      ws.write(
+        'merge/netform.yaml',
+        'version: 1\nsettings:\n  prune: true\n  manage: { users: ["*@merge-ci.test"], rules: [] }\nusers:\n  - email: kim@merge-ci.test\n',
+      );
+      const job = mkdtempSync(join(tmpdir(), 'netform-action-job-'));
+      try {
+        const planned = runAction({ command: 'plan', path: 'merge/', ...secrets() }, ws.dir, { jobTemp: job });
+        expect(planned.outputs['exit-code'], planned.log).toBe('2');
+        const reviewed = join(job, 'reviewed.json');
+        writeFileSync(reviewed, readFileSync(planned.outputs['plan-file']!));
+        await create(server, 'users', { email: 'newhire@merge-ci.test' });
+
+        const merged = runAction(
+          { command: 'apply', path: 'merge/', format: 'text', 'reviewed-plan': reviewed, ...secrets() },
+          ws.dir,
+          { jobTemp: job },
+        );
+        expect(merged.status, merged.log).toBe(5);
+        expect(merged.outputs['exit-code']).toBe('5');
+        expect(merged.log).toContain('created user kim@merge-ci.test (');
+        expect(merged.log).toContain('withheld: not in the reviewed plan');
+        expect(merged.unreviewed.startsWith('<!-- netform-plan -->')).toBe(true);
+        expect(merged.unreviewed).toContain('- user newhire@merge-ci.test');
+        expect(merged.unreviewed).not.toContain('kim@merge-ci.test');
+        expect(merged.summary).toContain('- user newhire@merge-ci.test');
+        expect(workflowCommands(merged.log)).toEqual({ issued: [], stoppedAtEnd: false });
+        const emails = (await serverState(server)).users.map((u) => u.email);
+        expect(emails).toEqual(expect.arrayContaining(['kim@merge-ci.test', 'newhire@merge-ci.test']));
+      } finally {
+        rmSync(job, { recursive: true, force: true });
+      }
+    });
+
+    it('plan on a pull request: fetches the base branch itself and compares with it', () => {
+      const origin = ws.path('origin.git');
+      const seed = ws.path('seed');
+      git(ws.dir, 'init', '-q', '--bare', '-b', 'main', origin);
+      git(ws.dir, 'init', '-q', '-b', 'main', seed);
+      ws.write(
+        'seed/desired/netform.yaml',
+        'version: 1\nsettings:\n  manage: { users: ["*@pr-ci.test"], rules: [] }\nusers:\n  - email: merged@pr-ci.test\n',
+      );
+      git(seed, 'add', '.');
+      git(seed, 'commit', '-q', '-m', 'merged, not applied');
+      git(seed, 'push', '-q', origin, 'main');
+      git(seed, 'checkout', '-q', '-b', 'pr');
+      ws.write(
+        'seed/desired/netform.yaml',
+        'version: 1\nsettings:\n  manage: { users: ["*@pr-ci.test"], rules: [] }\nusers:\n  - email: merged@pr-ci.test\n  - email: mine@pr-ci.test\n',
+      );
+      git(seed, 'commit', '-q', '-am', 'mine');
+      git(seed, 'push', '-q', origin, 'pr');
+      // As actions/checkout leaves it: one commit of the pull request, no base branch.
+      const checkout = ws.path('checkout');
+      git(ws.dir, 'clone', '-q', '--depth', '1', '--branch', 'pr', `file://${origin}`, checkout);
+      expect(spawnSync('git', ['-C', checkout, 'rev-parse', '--verify', '-q', 'origin/main']).status).not.toBe(0);
+
+      const env = { GITHUB_EVENT_NAME: 'pull_request', GITHUB_BASE_REF: 'main' };
+      const planned = runAction({ command: 'plan', ...secrets() }, checkout, { env });
+      expect(planned.outputs['exit-code'], planned.log).toBe('2');
+      expect(planned.output).toContain('Compared with `origin/main`');
+      const own = planned.output.indexOf("<summary>This pull request's changes</summary>");
+      const also = planned.output.indexOf("<summary>Also applied on merge: already in origin/main's plan");
+      expect(planned.output.indexOf('+ user mine@pr-ci.test')).toBeGreaterThan(own);
+      expect(planned.output.indexOf('+ user mine@pr-ci.test')).toBeLessThan(also);
+      expect(planned.output.indexOf('+ user merged@pr-ci.test')).toBeGreaterThan(also);
+
+      const none = runAction({ command: 'plan', base: 'none', ...secrets() }, checkout, { env });
+      expect(none.output).not.toContain('Compared with');
+      const notFetched = runAction({ command: 'plan', ...secrets() }, checkout, {
+        env: { GITHUB_EVENT_NAME: 'pull_request', GITHUB_BASE_REF: 'no-such-branch' },
+      });
+      expect(notFetched.outputs['exit-code']).toBe('2');
+      expect(workflowCommands(notFetched.log).issued).toEqual([
+        expect.stringMatching(/^::warning::netform action: could not fetch the base branch no-such-branch/),
+      ]);
+    });
+  });
+
+  describe('a live log, also when the apply is stopped or killed', () => {
+    const USERS = 24;
+    const HOSTILE = 'evil\n::error title=pwned::owned by the server\n::add-mask::netform';
+    let server: TestServer;
+    let proxy: TcpProxy;
+    let ws: Workspace;
+    let running: ReturnType<typeof startAction> | undefined;
+    beforeAll(async () => {
+      server = await startTestServer();
+      proxy = await startTcpProxy(server.url);
+    });
+    afterAll(async () => {
+      await Promise.all([server.stop(), proxy.close()]);
+    });
+    afterEach(() => {
+      running?.kill();
+      running = undefined;
+      ws?.cleanup();
+    });
+
+    /** A device made by hand with a hostile name, pruned by the files, which also add USERS users. */
+    async function setUp(domain: string): Promise<void> {
+      ws = workspace();
+      const owner = await create(server, 'users', { email: `owner@${domain}` });
+      await create(server, 'devices', { user_id: owner.id, name: HOSTILE, public_key: wgKey() });
+      const users = Array.from({ length: USERS }, (_, i) => `  - email: u${String(i).padStart(2, '0')}@${domain}\n`);
+      ws.write(
+        'desired/netform.yaml',
+        `version: 1\nsettings:\n  prune: true\n  manage: { users: ["*@${domain}"], rules: [] }\nusers:\n  - email: owner@${domain}\n${users.join('')}`,
+      );
+    }
+
+    const start = () => {
+      proxy.setDelay(150);
+      return startAction(
+        {
+          command: 'apply',
+          format: 'text',
+          url: proxy.url,
+          token: server.token,
+          'token-user': TEST_ADMIN_EMAIL,
+          args: '--parallelism 2',
+        },
+        ws.dir,
+      );
+    };
+
+    /** The users the log says were created, each once; and those the server has. */
+    async function createdAccordingTo(log: string, domain: string) {
+      const logged = [
+        ...log.matchAll(new RegExp(`^created user (u\\d\\d@${domain.replace('.', '\\.')}) \\(`, 'gm')),
+      ].map((m) => m[1]!);
+      expect(new Set(logged).size, 'each write is logged once').toBe(logged.length);
+      const onServer = (await serverState(server)).users
+        .map((u) => u.email as string)
+        .filter((e) => e.startsWith('u') && e.endsWith(`@${domain}`));
+      return { logged, onServer };
+    }
+
+    function expectInert(log: string): void {
+      // The hostile name reached the log (today at the start of a line); the runner acts on none of it.
+      expect(log).toContain('::error title=pwned::owned by the server');
+      expect(workflowCommands(log)).toEqual({ issued: [], stoppedAtEnd: false });
+    }
+
+    it('a hard kill mid-apply: the log holds every write that settled, and no server value became a command', async () => {
+      const domain = 'kill.test';
+      await setUp(domain);
+      running = start();
+      await running.waitFor(/^created user u\d\d@kill\.test \(/m, 4);
+      process.kill(running.netformPid(), 'SIGKILL');
+      const result = await running.finish();
+      expect(result.status).toBe(137);
+      expect(result.outputs['exit-code']).toBe('137');
+      expect(result.log).toContain(
+        'netform action: netform was killed (exit code 137): the writes listed above finished; those in flight may or may not have; netform plan shows where the server is',
+      );
+      const { logged, onServer } = await createdAccordingTo(result.log, domain);
+      expect(logged.length).toBeGreaterThanOrEqual(4);
+      // Every write the log reports happened; the only ones it cannot report were in flight (2 at once).
+      for (const email of logged) expect(onServer).toContain(email);
+      expect(onServer.length - logged.length).toBeGreaterThanOrEqual(0);
+      expect(onServer.length - logged.length).toBeLessThanOrEqual(2);
+      expect(onServer.length).toBeLessThan(USERS);
+      // The plan came first, then the writes, as they were made.
+      expect(result.log.indexOf('Plan: 24 to create')).toBeLessThan(result.log.indexOf('created user'));
+      expectInert(result.log);
+    });
+
+    for (const [signal, code] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
+      it(`${signal} to the step's process group: netform gets it once, stops new writes, the summary follows the writes (exit ${code})`, async () => {
+        const domain = `${signal.toLowerCase()}.test`;
+        await setUp(domain);
+        running = start();
+        await running.waitFor(new RegExp(`^created user u\\d\\d@${domain.replace('.', '\\.')} \\(`, 'm'), 2);
+        process.kill(-running.child.pid!, signal);
+        const result = await running.finish();
+        expect(result.status, result.log).toBe(code);
+        expect(result.log).toContain(`${signal}: starting no new writes`);
+        expect(result.log).not.toContain(`${signal} again`);
+        const summary = /Apply: (\d+) done, (\d+) failed, (\d+) not attempted\./.exec(result.log);
+        expect(summary, result.log).not.toBeNull();
+        const { logged, onServer } = await createdAccordingTo(result.log, domain);
+        expect(onServer.sort()).toEqual([...logged].sort());
+        expect(Number(summary![1])).toBe(logged.length);
+        // In the order it happened: the plan, the writes, the interrupt, the summary, the last word.
+        const at = (s: string) => result.log.indexOf(s);
+        expect(at('Plan: 24 to create')).toBeLessThan(at('created user'));
+        expect(at(`${signal}: starting no new writes`)).toBeLessThan(at('\nApply: '));
+        expect(result.log.lastIndexOf('created user ')).toBeLessThan(at('\nApply: '));
+        expect(at('\nApply: ')).toBeLessThan(at(`Interrupted by ${signal}.`));
+        expectInert(result.log);
+      });
+    }
+  });
+});
