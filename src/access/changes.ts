@@ -17,7 +17,8 @@ export type ClassIndex = 0 | 1 | 2;
 const MAX_PORT = 65535;
 const BITS: Record<IpFamily, bigint> = { 4: 32n, 6: 128n };
 
-interface Box {
+/** Packets of one family and protocol class: addresses a0..a1, ports p0..p1 (0..0 for `other`). */
+export interface Box {
   family: IpFamily;
   cls: ClassIndex;
   a0: bigint;

@@ -5,7 +5,7 @@
  * over addresses and ports, never sampling. Pure; the base of `reach` and `who-can-reach`.
  */
 import type { IpFamily } from '../model/net.js';
-import { blocksOf, rangeToCidrs, type AccessBlock, type Cell, type ClassIndex } from './changes.js';
+import { blocksOf, rangeToCidrs, type AccessBlock, type Box, type Cell, type ClassIndex } from './changes.js';
 import type { Match } from './evaluate.js';
 import { STAGES, type CompiledRule } from './model.js';
 
@@ -30,13 +30,7 @@ export type Decider =
 const DEFAULT: Decider = { kind: 'default' };
 const SERVER: Decider = { kind: 'server' };
 
-export interface DecidedCell {
-  family: IpFamily;
-  cls: ClassIndex;
-  a0: bigint;
-  a1: bigint;
-  p0: number;
-  p1: number;
+export interface DecidedCell extends Box {
   decider: Decider;
 }
 

@@ -7,6 +7,7 @@ import { parseIpAddress } from '../model/net.js';
 import type { DesiredRule, DesiredState, DesiredTest, DesiredUser, SourceLocation } from '../model/state.js';
 import type { Diagnostic } from '../desired/types.js';
 import { describeMatch } from '../model/rule.js';
+import type { PlanTestFailure, PlanTests } from '../plan/types.js';
 import { CompiledRules, type Decision } from './evaluate.js';
 import { accessModelOfDesired, type AccessModel } from './model.js';
 import { evaluateFrom, parseFrom, parseTo, type SourceDecision } from './notation.js';
@@ -139,20 +140,8 @@ function sourceName(source: SourceDecision): string {
   return `${source.user}${source.device ? `/${source.device}` : ''}`;
 }
 
-/** A test's outcome for the plan document (src/plan/types.ts PlanTestFailure). */
-export interface TestFailureSummary {
-  name: string;
-  at?: string;
-  from: string;
-  to: string;
-  expected: 'accept' | 'drop';
-  got: string;
-  decided_by: string;
-  source?: string;
-}
-
 /** One failing test as a plan shows it (W3.6): where, expected, got, and the deciding rule or reason. */
-export function testFailureSummary(result: TestResult): TestFailureSummary {
+export function testFailureSummary(result: TestResult): PlanTestFailure {
   const { test } = result;
   const shown = result.shown;
   const decision = shown?.decision;
@@ -173,9 +162,7 @@ export function testFailureSummary(result: TestResult): TestFailureSummary {
 }
 
 /** The desired state's tests run against its declared rules, as a plan carries them; undefined without tests. */
-export function declaredTestsSummary(
-  state: DesiredState,
-): { passed: number; failed: number; failures: TestFailureSummary[] } | undefined {
+export function declaredTestsSummary(state: DesiredState): PlanTests | undefined {
   const tests = state.tests ?? [];
   if (tests.length === 0) return undefined;
   const results = runAccessTests(accessModelOfDesired(state), tests);
