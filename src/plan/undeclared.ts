@@ -70,7 +70,8 @@ function keptBecause(ctx: PlanContext, kind: ResourceKind, key: string, label: s
 }
 
 function userLabel(ctx: PlanContext, user: ApiUser): string {
-  const devices = ctx.index.devicesByUserId.get(user.id)?.length ?? 0;
+  // A device moved to a declared user (conflicts.ts) is claimed by its move: not counted here.
+  const devices = (ctx.index.devicesByUserId.get(user.id) ?? []).filter((d) => !ctx.claimedDevices.has(d)).length;
   const rules = ctx.index.rulesByUserId.get(user.id)?.length ?? 0;
   const with_ = devices + rules > 0 ? ` (with ${plural(devices, 'device')}, ${plural(rules, 'rule')})` : '';
   return `user ${user.email}${with_}`;

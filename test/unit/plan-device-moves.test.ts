@@ -87,6 +87,9 @@ describe('a device moved to another user', () => {
     );
     expect(plan.changes.find((c) => c.id === 'user:heidi@corp.test')?.cascade ?? []).toEqual([]);
     expect(plan.changes.find((c) => c.action === 'replace')?.note).toContain('moved from heidi@corp.test/heidi-laptop');
+    expect(plan.undeclared?.find((u) => u.kind === 'user' && u.key === 'heidi@corp.test')?.label).toBe(
+      'user heidi@corp.test',
+    );
   });
 });
 
