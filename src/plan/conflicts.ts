@@ -9,10 +9,13 @@
  * - otherwise: a plan error naming both objects, never a 422 in the middle of apply.
  */
 import { parseIpAddress } from '../model/net.js';
+import { isWritableDeviceField, type WritableDeviceField } from '../model/device-fields.js';
 import type { ApiDevice } from '../model/types.js';
 import { PHASE, type PlanContext } from './context.js';
+import { sameDeviceValue } from './device-fields.js';
+import { moveNote } from './device-notes.js';
 import { fingerprintOf } from './fingerprint.js';
-import type { Change } from './types.js';
+import type { Change, FieldChange } from './types.js';
 
 const UNIQUE_FIELDS = ['public_key', 'ipv4', 'ipv6'] as const;
 type UniqueField = (typeof UNIQUE_FIELDS)[number];
@@ -105,23 +108,43 @@ export function resolveUniqueValues(ctx: PlanContext): void {
 
 /**
  * The new device takes the place of the live device the plan deletes (a device moved to another
- * user, or its user's email changed): delete, then create, keeping the live preshared key and
- * addresses unless the files give others.
+ * user, or its user's email changed): delete, then create, keeping the live preshared key,
+ * addresses and description unless the files give others. The change's fields are what differs
+ * from that live device (its owner first), so the plan shows one move, not a create beside a kept
+ * device.
  */
 function replaceHolder(ctx: PlanContext, change: Change, holder: ApiDevice, deletion: Change): void {
   if (deletion.kind === 'device') ctx.changes.delete(deletion.id);
   else deletion.cascade = deletion.cascade?.filter((item) => item.liveId !== holder.id);
+  // Accounted for by this change: never listed as undeclared (kept or deleted) beside it.
+  ctx.claimedDevices.add(holder);
   const body = { ...change.body };
-  for (const field of ['ipv4', 'ipv6'] as const)
+  for (const field of ['ipv4', 'ipv6', 'description'] as const)
     if (body[field] === undefined && holder[field]) body[field] = holder[field];
-  const keepsPsk = !(change.secrets ?? []).some((s) => s.field === 'preshared_key') && holder.preshared_key;
+  const newPsk = (change.secrets ?? []).some((s) => s.field === 'preshared_key');
+  const keepsPsk = !newPsk && Boolean(holder.preshared_key);
   const from = `${ctx.index.deviceKeyOf.get(holder)}`;
+  const ownerKey = change.key.slice(0, change.key.indexOf('/'));
+  const newOwner = ctx.declaredUsers.get(ownerKey)?.user.email.trim() ?? ownerKey;
+  const fields: FieldChange[] = [{ field: 'user', before: ctx.index.deviceOwnerOf(holder), after: newOwner }];
+  for (const [field, after] of Object.entries(body)) {
+    if (field === 'user_id' || (!isWritableDeviceField(field) && field !== 'name')) continue;
+    const before = holder[field as keyof ApiDevice];
+    const same =
+      field === 'name'
+        ? String(before).trim() === String(after).trim()
+        : sameDeviceValue(field as WritableDeviceField, after, before);
+    if (!same) fields.push({ field, before: before ?? null, after });
+  }
+  fields.push(...change.fields.filter((f) => f.sensitive));
+  const addresses = (['ipv4', 'ipv6'] as const).every((f) => sameDeviceValue(f, body[f], holder[f]));
   Object.assign(change, {
     action: 'replace',
     liveId: holder.id,
     fingerprint: fingerprintOf('device', holder),
     body,
+    fields,
     ...(keepsPsk ? { keepFromLive: ['preshared_key'] } : {}),
-    note: `replaces the live device ${from}, which holds its public key: deleted, then created for its new owner with the same preshared key and addresses`,
+    note: moveNote(from, newOwner, { presharedKey: keepsPsk ? 'kept' : newPsk ? 'new' : 'none', addresses }),
   } satisfies Partial<Change>);
 }

@@ -12,6 +12,7 @@ import { PHASE, type OwnerRef, type PlanContext } from './context.js';
 import { changedDeviceFields, liveDeviceBody, managedDeviceFields } from './device-fields.js';
 import { comparedDeviceFields, DEFAULT_ROLE, managedRole, nowManagedNote } from './defaults.js';
 import { fingerprintOf } from './fingerprint.js';
+import { renameNote, replaceNote } from './device-notes.js';
 import { checkDeviceRenameTarget, renamedDevice } from './renames.js';
 import { planSecret } from './secrets.js';
 import type { FieldChange, PlanSecret } from './types.js';
@@ -213,7 +214,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
       ...(device.preshared_key ? { secrets: [planSecret('preshared_key', device.preshared_key)] } : {}),
       ...(keepFromLive.length ? { keepFromLive } : {}),
       ...noteOf(
-        'replaced (delete, then create with the same keys and addresses): the server ignores these fields on update',
+        `${renamed ? `renamed from ${live.name}; ` : ''}${replaceNote(fields.map((f) => f.field))}`,
         nowManaged,
       ),
     });
@@ -229,7 +230,12 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     phase: PHASE.members,
     body,
     ...noteOf(
-      renamed ? `renamed from ${live.name}: one update of its name; keys, addresses and preshared key stay` : undefined,
+      renamed
+        ? renameNote(
+            live.name,
+            fields.map((f) => f.field),
+          )
+        : undefined,
       nowManaged,
     ),
     ...(pskChanged && device.preshared_key ? { secrets: [planSecret('preshared_key', device.preshared_key)] } : {}),

@@ -19,6 +19,7 @@ import { matchDeclaredUsers, planDevices, planUsers } from './matching.js';
 import { makeRoomForNewDevices } from './ordering.js';
 import { hintUserRenames, matchRenamedUsers } from './renames.js';
 import { planRules } from './rules.js';
+import { effectiveValues } from './effective.js';
 import { findUndeclared } from './undeclared.js';
 import type { Plan } from './types.js';
 
@@ -30,6 +31,17 @@ type Stage = (ctx: PlanContext) => void;
 function planConfigurationStage(ctx: PlanContext): void {
   const change = planConfiguration(ctx.desired.configuration, ctx.live.configuration, PHASE.users);
   if (change) ctx.add(change);
+}
+
+/** The effective values the plan moves without naming them (effective.ts), on the changes that move them. */
+function effectiveValuesStage(ctx: PlanContext): void {
+  const moved = effectiveValues({
+    changes: [...ctx.changes.values()],
+    devices: ctx.live.devices,
+    keyOf: (device) => ctx.index.deviceKeyOf.get(device)!,
+    configuration: ctx.live.configuration,
+  });
+  for (const [id, values] of moved) ctx.changes.get(id)!.effective = values;
 }
 
 /** The stages in the order they run; later stages see what earlier ones planned. */
@@ -46,6 +58,7 @@ const STAGES: readonly Stage[] = [
   resolveUniqueValues,
   makeRoomForNewDevices,
   planConfigurationStage,
+  effectiveValuesStage,
   hintUserRenames, // last: its hint joins the problems when there are any
 ];
 

@@ -115,6 +115,11 @@ export interface Change {
    */
   now_managed?: string[];
   /**
+   * Effective values this change moves (src/plan/effective.ts): a device's `use_default_<x>` flip,
+   * or, on the configuration change, every device that follows a changed `default_client_<x>`.
+   */
+  effective?: EffectiveValue[];
+  /**
    * With `plan --base REF` (src/plan/base.ts): `pr` when this pull request introduces the change
    * (its base's plan lacks it, or plans it differently), `base` when the base's plan has it
    * identically (drift, or merged and not yet applied): applied on merge all the same.
@@ -123,6 +128,18 @@ export interface Change {
 }
 
 export type ChangeOrigin = 'pr' | 'base';
+
+/**
+ * A device field's effective value (what its tunnel gets) before and after the plan. `null`: the
+ * server's default, which the plan could not read (no `/v0/configuration`, no device using it).
+ */
+export interface EffectiveValue {
+  /** The device's key: `alice@example.com/laptop`. */
+  device: string;
+  field: 'allowed_ips' | 'dns' | 'endpoint' | 'mtu' | 'persistent_keepalive';
+  before: unknown;
+  after: unknown;
+}
 
 /** A change of the base's plan that this pull request's plan no longer makes: what the request undoes. */
 export type ResolvedChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'label' | 'fields' | 'cascade' | 'note'>;

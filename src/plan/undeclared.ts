@@ -21,7 +21,7 @@ export function findUndeclared(ctx: PlanContext): UndeclaredItem[] {
       liveId,
       label,
       fate: deleted ? 'delete' : 'keep',
-      reason: deleted ? 'prune is on' : keptBecause(ctx, kind, key),
+      reason: deleted ? 'prune is on' : keptBecause(ctx, kind, key, label),
     });
   };
   for (const user of ctx.live.users) {
@@ -52,7 +52,7 @@ export function findUndeclared(ctx: PlanContext): UndeclaredItem[] {
   return items;
 }
 
-function keptBecause(ctx: PlanContext, kind: ResourceKind, key: string): string {
+function keptBecause(ctx: PlanContext, kind: ResourceKind, key: string, label: string): string {
   const access =
     kind === 'user'
       ? 'it, its devices and its rules stay'
@@ -61,11 +61,17 @@ function keptBecause(ctx: PlanContext, kind: ResourceKind, key: string): string 
         : 'the access it grants remains';
   if (!ctx.prune) return `prune is off: ${access}`;
   if (kind === 'user' && ctx.scope.isProtected(key)) return `protected (settings.protect): ${access}`;
-  return `not deleted (see the warnings): ${access}`;
+  // A guard's warning says why (`not deleting user X: why`): quoted here, never pointed at unless it exists.
+  const name = label.replace(/ \(with .*\)$/, '');
+  const warning = ctx.warnings.find((w) => w.startsWith(`not deleting ${name}: `));
+  return warning
+    ? `not deleted: ${warning.slice(`not deleting ${name}: `.length)}: ${access}`
+    : `not deleted: ${access}`;
 }
 
 function userLabel(ctx: PlanContext, user: ApiUser): string {
-  const devices = ctx.index.devicesByUserId.get(user.id)?.length ?? 0;
+  // A device moved to a declared user (conflicts.ts) is claimed by its move: not counted here.
+  const devices = (ctx.index.devicesByUserId.get(user.id) ?? []).filter((d) => !ctx.claimedDevices.has(d)).length;
   const rules = ctx.index.rulesByUserId.get(user.id)?.length ?? 0;
   const with_ = devices + rules > 0 ? ` (with ${plural(devices, 'device')}, ${plural(rules, 'rule')})` : '';
   return `user ${user.email}${with_}`;

@@ -39,12 +39,17 @@ export function driftText(report: DriftOutcome, previous: DriftStatus | null = n
       ? `netform drift on ${where}: back to clean: the server matches the desired state`
       : `netform drift on ${where}: clean`;
   }
-  // Drift with no change planned: pending (a guard, --target, an undeclared admin or rule).
+  // What was seen, not what apply would do: "user … is on the server but in no file (…)"; then what
+  // keeps the server from matching with nothing planned for it (an undeclared admin or rule, a guard,
+  // --target), named here: a chat message has no Undeclared section or warnings to point at.
+  const pending = (report.outcome?.pending ?? []).map((item) => webhookText(item.text));
+  const seen = [...report.changes.map((c) => observationLines(c, webhookText).join('; ')), ...pending];
+  const more = seen.length > shown ? `, and ${seen.length - shown} more` : '';
+  const listed = `${seen.slice(0, shown).join('; ')}${more}`;
+  if (report.changes.length === 0 && pending.length > 0)
+    return `netform drift on ${where}: No changes planned, but the server does not match the desired state: ${listed}.`;
   if (report.changes.length === 0 && report.outcome)
     return `netform drift on ${where}: ${webhookText(noChangesLine(report.outcome))}`;
-  // What was seen, not what apply would do: "user … is on the server but in no file (…)".
-  const labels = report.changes.slice(0, shown).map((c) => observationLines(c, webhookText).join('; '));
-  const more = report.changes.length > shown ? `, and ${report.changes.length - shown} more` : '';
-  const n = report.changes.length;
-  return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${labels.join('; ')}${more}`;
+  const n = seen.length;
+  return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${listed}`;
 }

@@ -19,6 +19,7 @@ import {
   notCheckedSummary,
   testsLine,
 } from './plan-review.js';
+import { effectiveLines } from './effective.js';
 import { noChangesLine } from './outcome.js';
 import { isSecretField, SYMBOL } from './symbols.js';
 
@@ -132,6 +133,7 @@ function fieldLine(change: Change | ResolvedChange, field: FieldChange): string 
 export function changeLines(change: Change | ResolvedChange): { head: string; details: string[] } {
   const { label } = change;
   const details = change.fields.map((f) => inertText(fieldLine(change, f)));
+  details.push(...effectiveLines(change));
   for (const item of change.cascade ?? []) details.push(inertText(`- ${item.label} (goes with the user)`));
   const note = change.note ? `  (${change.note})` : '';
   return { head: inertText(`${SYMBOL[change.action]} ${label}${note}`), details };

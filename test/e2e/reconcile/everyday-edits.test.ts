@@ -91,9 +91,7 @@ users:
     );
     const planned = await netform(server, ['plan', '-f', file]);
     expect(planned.code, describeResult(planned)).toBe(2);
-    expect(planned.stdout).toContain(
-      '  -/+ device alice@new-corp.test/laptop  (replaces the live device alice@corp.test/laptop',
-    );
+    expect(planned.stdout).toContain('  -/+ device alice@new-corp.test/laptop  (moved from alice@corp.test/laptop');
     const applied = await netform(server, ['apply', '-f', file, '--yes']);
     expect(applied.code, describeResult(applied)).toBe(0);
     const state = await serverState(server);
