@@ -4,7 +4,7 @@
  * use_default flip, the plan says what apply then does, and reading the server back shows it.
  */
 import { describe, expect, it } from 'vitest';
-import type { TestServer } from '../helpers/server.js';
+import type { TestServer } from '../../helpers/server.js';
 import {
   create,
   describeResult,
@@ -13,7 +13,7 @@ import {
   useServerAndWorkspace,
   wgKey,
   type Workspace,
-} from './reconcile-helpers.js';
+} from '../../helpers/workspace.js';
 
 const HEAD = `version: 1
 settings:

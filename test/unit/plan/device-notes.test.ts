@@ -4,9 +4,9 @@
  * addresses), never also "kept"; a rename's note matches the fields it changes.
  */
 import { describe, expect, it } from 'vitest';
-import { planChanges, type Plan } from '../../src/plan/index.js';
-import { renameNote, replaceNote, moveNote } from '../../src/plan/device-notes.js';
-import { renderPlan } from '../../src/views/plan.js';
+import { planChanges, type Plan } from '../../../src/plan/index.js';
+import { renameNote, replaceNote, moveNote } from '../../../src/plan/device-notes.js';
+import { renderPlan } from '../../../src/views/plan.js';
 import {
   desired,
   device,
@@ -19,7 +19,7 @@ import {
   PSK_NEW,
   secret,
   user,
-} from './plan-fixtures.js';
+} from '../../helpers/plan-fixtures.js';
 
 const admin = () => liveUser('admin@example.com', { role: 'admin' });
 const text = (plan: Plan) => renderPlan(plan, 'text', { color: false });

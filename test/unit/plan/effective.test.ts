@@ -5,13 +5,23 @@
  * else from devices already using it, else it is "the server default".
  */
 import { describe, expect, it } from 'vitest';
-import type { ApiConfiguration } from '../../src/model/configuration.js';
-import type { DesiredState } from '../../src/model/state.js';
-import { currentDefaults, effectiveValues } from '../../src/plan/effective.js';
-import { planChanges, type Plan } from '../../src/plan/index.js';
-import { EFFECTIVE_LINES_SHOWN, effectiveLine } from '../../src/views/effective.js';
-import { renderPlan } from '../../src/views/plan.js';
-import { desired, device, KEY_A, KEY_B, liveDevice, liveState, liveUser, OPTIONS, user } from './plan-fixtures.js';
+import type { ApiConfiguration } from '../../../src/model/configuration.js';
+import type { DesiredState } from '../../../src/model/state.js';
+import { currentDefaults, effectiveValues } from '../../../src/plan/effective.js';
+import { planChanges, type Plan } from '../../../src/plan/index.js';
+import { EFFECTIVE_LINES_SHOWN, effectiveLine } from '../../../src/views/effective.js';
+import { renderPlan } from '../../../src/views/plan.js';
+import {
+  desired,
+  device,
+  KEY_A,
+  KEY_B,
+  liveDevice,
+  liveState,
+  liveUser,
+  OPTIONS,
+  user,
+} from '../../helpers/plan-fixtures.js';
 
 const T = '2024-01-01T00:00:00.000000Z';
 const admin = () => liveUser('admin@example.com', { role: 'admin' });

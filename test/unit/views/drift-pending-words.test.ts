@@ -4,12 +4,12 @@
  * text points at its Undeclared section, which it has.
  */
 import { describe, expect, it } from 'vitest';
-import { reportFromPlan } from '../../src/drift/report.js';
-import { planChanges } from '../../src/plan/index.js';
-import { driftText } from '../../src/views/drift.js';
-import { webhookText } from '../../src/views/escape.js';
-import { renderDrift } from '../../src/views/drift-render.js';
-import { desired, liveRule, liveState, liveUser, OPTIONS, user } from './plan-fixtures.js';
+import { reportFromPlan } from '../../../src/drift/report.js';
+import { planChanges } from '../../../src/plan/index.js';
+import { driftText } from '../../../src/views/drift.js';
+import { webhookText } from '../../../src/views/escape.js';
+import { renderDrift } from '../../../src/views/drift-render.js';
+import { desired, liveRule, liveState, liveUser, OPTIONS, user } from '../../helpers/plan-fixtures.js';
 
 const admin = liveUser('admin@example.com', { role: 'admin' });
 const TIMING = { startedAt: 0, finishedAt: 1, skippedTicks: 0 };
