@@ -10,6 +10,7 @@ export { User, type UserConfig } from './generated/providers/firezone/user/index
 export {
   FirezoneStack,
   terraformName,
+  type FirezoneDeviceIgnorable,
   type FirezoneDeviceSpec,
   type FirezoneRole,
   type FirezoneRuleSpec,

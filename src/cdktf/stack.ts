@@ -38,6 +38,9 @@ export interface FirezoneRuleSpec {
   resourceName?: string;
 }
 
+/** The device fields that have a server default, which `ignoreChanges` may leave unmanaged. */
+export type FirezoneDeviceIgnorable = 'allowed_ips' | 'dns' | 'endpoint' | 'mtu' | 'persistent_keepalive';
+
 export interface FirezoneDeviceSpec {
   /** Unique per user; with the owner's email, the device's natural key. */
   name: string;
@@ -63,6 +66,11 @@ export interface FirezoneDeviceSpec {
   useDefaultEndpoint?: boolean;
   useDefaultMtu?: boolean;
   useDefaultPersistentKeepalive?: boolean;
+  /**
+   * Fields not compared with the server (the resource's `lifecycle.ignore_changes`, as
+   * `ignore_changes` in YAML). Left out, a field with a server default follows it (`useDefault<X>: true`), managed.
+   */
+  ignoreChanges?: FirezoneDeviceIgnorable[];
   /** The device's old name: a rename (one PATCH of the name), as `renamed_from` in YAML. */
   renamedFrom?: string;
   /** The Terraform resource name; default: `<user resource name>_<device name>`. */
@@ -71,8 +79,10 @@ export interface FirezoneDeviceSpec {
 
 export interface FirezoneUserSpec {
   email: string;
-  /** Left out: the role is not managed (a new user is created unprivileged). */
+  /** Left out: `unprivileged`, managed (a live admin is demoted), unless ignoreChanges names `role`. */
   role?: FirezoneRole;
+  /** Fields not compared with the server (the resource's `lifecycle.ignore_changes`, as `ignore_changes` in YAML). */
+  ignoreChanges?: 'role'[];
   /** Write-only: sent when the user is created (and on `apply --rotate-passwords`). */
   password?: SecretVariable;
   devices?: FirezoneDeviceSpec[];
@@ -99,6 +109,10 @@ export interface NetformSettingsSpec {
   port_rules?: boolean;
   /** Addresses local to the server, never filtered; default 10.3.2.1 and fd00::3:2:1. */
   server_addresses?: string[];
+  /** What leaves a plan or drift check pending besides its changes: undeclared objects kept (default `access`). */
+  drift?: { undeclared?: 'access' | 'all' | 'none' };
+  /** Fields of every user or device not compared with the server (added to each object's own ignoreChanges). */
+  ignore_changes?: { users?: 'role'[]; devices?: FirezoneDeviceIgnorable[] };
 }
 
 /** One entry of the YAML format's `tests:` list: an access test checked before plan and apply. */
@@ -217,6 +231,7 @@ export class FirezoneStack extends TerraformStack {
     }
     const name = this.#claimName('firezone_user', spec.resourceName ?? terraformName(spec.email), `user ${spec.email}`);
     const user = new User(this, name, {
+      ...lifecycleOf(spec.ignoreChanges),
       email: spec.email,
       role: spec.role,
       password:
@@ -245,6 +260,7 @@ export class FirezoneStack extends TerraformStack {
       `device ${spec.name} of ${ownerEmail}`,
     );
     const device = new Device(this, name, {
+      ...lifecycleOf(spec.ignoreChanges),
       userId: owner.id,
       name: spec.name,
       publicKey: spec.publicKey,
@@ -333,6 +349,11 @@ export class FirezoneStack extends TerraformStack {
     }
     return variable.stringValue;
   }
+}
+
+/** `ignoreChanges` as the resource's `lifecycle.ignore_changes`, which netform reads as `ignore_changes`. */
+function lifecycleOf(fields: readonly string[] | undefined): { lifecycle?: { ignoreChanges: string[] } } {
+  return fields === undefined || fields.length === 0 ? {} : { lifecycle: { ignoreChanges: [...fields] } };
 }
 
 function settingsDocument(settings: NetformSettingsSpec): Record<string, unknown> {

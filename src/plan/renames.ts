@@ -113,8 +113,10 @@ export function hintUserRenames(ctx: PlanContext): void {
     for (const owner of owners.values()) {
       const hint =
         `${where(user.source)}user ${user.email} is new, and its devices' public keys are held by ${owner.email}, which no file declares: ` +
-        `if it is ${owner.email} renamed, write renamed_from: ${owner.email} under it (one update of its email; its devices and rules stay), ` +
-        'not a delete and a create';
+        `if it is ${owner.email} renamed, write renamed_from: ${owner.email} under it (one update of its email; its devices and rules stay)` +
+        // validate refuses a rename from outside the scope: the hint says what else it takes.
+        (ctx.scope.managesUser(owner.email) ? '' : `, and widen settings.manage.users to include ${owner.email}`) +
+        ', not a delete and a create';
       (ctx.problems.length > 0 ? ctx.problems : ctx.warnings).push(hint);
     }
   }
