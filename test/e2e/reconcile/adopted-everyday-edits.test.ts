@@ -6,18 +6,24 @@
  * created, updated and deleted, and each field's new value; nothing else may change. Then the
  * hand changes drift must see (a hand promotion, an endpoint changed after export: exit 2).
  *
- * Two edits still change more than their plan names, each asserted as it is today (KNOWN GAP
- * below): a configuration change names no device whose effective mtu/dns it changes, and a
- * `use_default_allowed_ips` flip shows the flag but not the tunnel the device then gets.
+ * Effects a plan names as effective values count as named: a configuration change's devices whose
+ * effective mtu/dns it changes, and the tunnel a `use_default_allowed_ips` flip gives a device.
  *
  * One server for the file; the edits run in order, each on the repository the previous one left.
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { deviceKey, normalizeAllowedIps, normalizeDns, ruleKey, userKey } from '../../src/model/keys.js';
-import type { TestServer } from '../helpers/server.js';
-import { create, describeResult, netform, useServerAndWorkspace, wgKey, type Workspace } from './reconcile-helpers.js';
+import { deviceKey, normalizeAllowedIps, normalizeDns, ruleKey, userKey } from '../../../src/model/keys.js';
+import type { TestServer } from '../../helpers/server.js';
+import {
+  create,
+  describeResult,
+  netform,
+  useServerAndWorkspace,
+  wgKey,
+  type Workspace,
+} from '../../helpers/workspace.js';
 
 type Obj = Record<string, any>;
 interface Live {
@@ -35,6 +41,8 @@ interface JsonChange {
   liveId?: string;
   fields: { field: string; before: unknown; after: unknown; sensitive?: boolean }[];
   cascade?: { kind: string; liveId: string }[];
+  /** Effective values the change moves (a use_default flip; a default_client change's devices). */
+  effective?: { device: string; field: string; before: unknown; after: unknown }[];
 }
 interface JsonPlan {
   changes: JsonChange[];
@@ -173,7 +181,16 @@ function planVersusServer(plan: JsonPlan, before: Live, after: Live): string[] {
       const changed = changedFields(old, now);
       for (const field of changed) {
         const named = update?.fields.find((f) => f.field === field);
-        if (!named)
+        // An effective value the plan names (a default it changes, a use_default flip), with its new value.
+        const effective = plan.changes
+          .flatMap((c) => c.effective ?? [])
+          .find((e) => kind === 'device' && e.device === keyOf(kind, now, after) && e.field === field);
+        if (!named && effective) {
+          if (!sameValue(field, effective.after, now[field]))
+            problems.push(
+              `device ${effective.device}: ${field} is ${JSON.stringify(now[field])}; the plan said its effective value becomes ${JSON.stringify(effective.after)}`,
+            );
+        } else if (!named)
           problems.push(
             `${kind} ${keyOf(kind, now, after)}: ${field} ${JSON.stringify(old[field])} -> ${JSON.stringify(now[field])}, which the plan does not name`,
           );
@@ -449,22 +466,16 @@ describe('an adopted repository: 14 everyday edits, each planned exactly as it h
       ['default_client_dns', ['10.0.0.54']],
       ['default_client_mtu', 1300],
     ]);
-    // KNOWN GAP (W3.5, "a configuration change names the devices whose effective value changes"):
-    // the plan names no device, yet every device that follows the defaults changed its effective
-    // mtu and dns. When the plan names them, make planVersusServer read where it does, and expect [].
+    // Every device that follows the defaults changed its effective mtu and dns: the plan names each
+    // (its configuration change's `effective`), with the value it now has.
     const following = [...before.devices.values()].filter((d) => d.use_default_mtu && d.use_default_dns);
     expect(following.length).toBeGreaterThan(0);
-    expect(planVersusServer(plan, before, after).sort()).toEqual(
-      following
-        .flatMap((d) => {
-          const key = keyOf('device', d, before);
-          return [
-            `device ${key}: dns ${JSON.stringify(d.dns)} -> ["10.0.0.54"], which the plan does not name`,
-            `device ${key}: mtu ${d.mtu} -> 1300, which the plan does not name`,
-          ];
-        })
-        .sort(),
-    );
+    const named = plan.changes.flatMap((c) => c.effective ?? []);
+    for (const d of following)
+      expect(named.map((e) => `${e.device} ${e.field}`)).toEqual(
+        expect.arrayContaining([`${keyOf('device', d, before)} mtu`, `${keyOf('device', d, before)} dns`]),
+      );
+    expect(planVersusServer(plan, before, after)).toEqual([]);
   });
 
   it('12. renaming a device with renamed_from and a new key: one update of name and key', async () => {
@@ -510,14 +521,13 @@ describe('an adopted repository: 14 everyday edits, each planned exactly as it h
     expect(plan.changes[0]!.fields).toEqual([
       expect.objectContaining({ field: 'use_default_allowed_ips', before: false, after: true }),
     ]);
-    // KNOWN GAP (W3.5, "a use_default_* flip shows the effective values"): the plan shows the flag
-    // only; the tunnel went from 10.0.0.0/8 to the server's default. When the plan shows it,
-    // expect [] here.
+    // The flip shows the tunnel the device then gets: from 10.0.0.0/8 to the server's default.
     const laptop = [...after.devices.values()].find((d) => d.public_key === KEYS.carolLaptop)!;
     expect(laptop.allowed_ips).toEqual(after.configuration.default_client_allowed_ips);
-    expect(planVersusServer(plan, before, after)).toEqual([
-      `device carol@corp.example/laptop: allowed_ips ["10.0.0.0/8"] -> ${JSON.stringify(laptop.allowed_ips)}, which the plan does not name`,
+    expect(plan.changes.flatMap((c) => c.effective ?? [])).toEqual([
+      { device: 'carol@corp.example/laptop', field: 'allowed_ips', before: ['10.0.0.0/8'], after: laptop.allowed_ips },
     ]);
+    expect(planVersusServer(plan, before, after)).toEqual([]);
   });
 });
 

@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'cdktf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FirezoneStack } from '../../src/cdktf/index.js';
-import { runCli, type CliResult } from '../helpers/cli.js';
-import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../helpers/server.js';
-import { describeResult, wgKey, workspace, type Workspace } from './reconcile-helpers.js';
+import { FirezoneStack } from '../../../src/cdktf/index.js';
+import { runCli, type CliResult } from '../../helpers/cli.js';
+import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
+import { describeResult, wgKey, workspace, type Workspace } from '../../helpers/workspace.js';
 
 const LAPTOP = wgKey();
 const PHONE = wgKey();

@@ -8,8 +8,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FirezoneStack } from '../../src/cdktf/index.js';
-import { loadDesiredState } from '../../src/desired/index.js';
+import { FirezoneStack } from '../../../src/cdktf/index.js';
+import { loadDesiredState } from '../../../src/desired/index.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 

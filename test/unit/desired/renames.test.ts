@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadDesiredState } from '../../src/desired/index.js';
-import { formatDiagnostic } from '../../src/views/diagnostics.js';
+import { loadDesiredState } from '../../../src/desired/index.js';
+import { formatDiagnostic } from '../../../src/views/diagnostics.js';
 
 const KEY_A = 'a6AiqHg3kQ3fepsVVJCJayNNPq3C2wiQU1pLxXGos1A=';
 const KEY_B = 'czTQMxaFqFgu1WLW8vVpN8eaaNkb4fCB491C7dz4iks=';

@@ -4,8 +4,8 @@
  * so following the hint alone would end in that error.
  */
 import { describe, expect, it } from 'vitest';
-import { PlanError, planChanges } from '../../src/plan/planner.js';
-import { desired, device, KEY_A, liveDevice, liveState, liveUser, OPTIONS, user } from './plan-fixtures.js';
+import { PlanError, planChanges } from '../../../src/plan/planner.js';
+import { desired, device, KEY_A, liveDevice, liveState, liveUser, OPTIONS, user } from '../../helpers/plan-fixtures.js';
 
 function hintOf(manage: string[] | null): string {
   const admin = liveUser('admin@example.com', { role: 'admin' });
