@@ -1,5 +1,5 @@
 /** Key material and hashes of the server, all from node:crypto. */
-import { createHash, generateKeyPairSync, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { generateKeyPairSync, hash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 /** A WireGuard (Curve25519 / X25519) key pair as standard base64 of the 32 raw bytes each. */
 export function generateWireguardKeyPair(): { privateKey: string; publicKey: string } {
@@ -29,8 +29,9 @@ export function isApiTokenShape(text: string): boolean {
   return API_TOKEN_SHAPE.test(text);
 }
 
+/** Runs on every request: the one-shot hash, about a quarter of createHash's cost (bench/RESULTS.md, W3.9). */
 export function hashApiToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** Compares two hex digests in constant time. */

@@ -196,6 +196,7 @@ function enclosingStarts(family: IpFamily, start: bigint, prefix: number): strin
 }
 
 const MAX_KEPT_TOKENS = 1000;
+const MAX_KEPT_ROWS = 1000;
 
 class SqliteQueries implements StoreWriter {
   readonly #statements = new Map<string, Database.Statement>();
@@ -205,6 +206,16 @@ class SqliteQueries implements StoreWriter {
   #settings: { version: unknown; values: Record<string, unknown> } | null = null;
   /** Tokens found, by hash, with the connection's data_version then (see findTokenByHash). */
   readonly #tokens = new Map<string, { version: unknown; found: TokenWithOwner }>();
+  /** Devices and rules read by id on the reader, with the data_version they were read at (see #keptRow). */
+  #rows: { version: unknown; byKey: Map<string, unknown> } = { version: undefined, byKey: new Map() };
+  /** PRAGMA data_version as read in this turn of the event loop (see #dataVersion); `undefined`: not read yet. */
+  #turnVersion: unknown = undefined;
+  readonly #endTurn = (): void => {
+    this.#turnVersion = undefined;
+  };
+  readonly #endTurnAfterPromises = (): void => {
+    process.nextTick(this.#endTurn);
+  };
 
   /**
    * `cacheSettings` only on a connection that never writes: SQLite's data_version changes when
@@ -321,8 +332,10 @@ class SqliteQueries implements StoreWriter {
   }
 
   async getDevice(id: string): Promise<DeviceRow | null> {
-    const row = this.#getRaw(DEVICE_BY_ID_SQL, id);
-    return row ? toDevice(row) : null;
+    return this.#keptRow(`d${id}`, () => {
+      const row = this.#getRaw(DEVICE_BY_ID_SQL, id);
+      return row ? toDevice(row) : null;
+    });
   }
 
   async countDevicesOfUser(userId: string): Promise<number> {
@@ -392,7 +405,7 @@ class SqliteQueries implements StoreWriter {
   }
 
   async getRule(id: string): Promise<RuleRow | null> {
-    return (this.#get(RULE_BY_ID_SQL, id) as unknown as RuleRow | undefined) ?? null;
+    return this.#keptRow(`r${id}`, () => (this.#get(RULE_BY_ID_SQL, id) as unknown as RuleRow | undefined) ?? null);
   }
 
   async findIntersectingRules(query: RuleIntersectionQuery): Promise<RuleRow[]> {
@@ -489,8 +502,48 @@ class SqliteQueries implements StoreWriter {
     return found;
   }
 
+  /**
+   * The reader's PRAGMA data_version, read once per turn of the event loop: the first lookup of
+   * a turn reads it, and it is forgotten once the turn's callback and its promise chain have run.
+   * After every callback Node runs the tick queue, then the promise jobs, again and again until
+   * both are empty, before the next socket's data or timer. So a tick queued from a promise job
+   * runs once the promise jobs of the turn are done (a tick queued at once would run before
+   * them: before the handler of the request whose authentication read the version). A GET's token, settings and row lookups run in the turn its request was read in,
+   * so they share one read instead of three (bench/RESULTS.md, W3.9). Every request of a turn
+   * had reached this process before the turn began, so a commit another process acknowledged
+   * before a request was sent is seen by it; this process's own commits forget it too
+   * (forgetDataVersion, after each COMMIT).
+   */
   #dataVersion(): unknown {
-    return this.#statement('PRAGMA data_version').pluck().get();
+    if (this.#turnVersion !== undefined) return this.#turnVersion;
+    const version = this.#statement('PRAGMA data_version').pluck().get();
+    this.#turnVersion = version;
+    queueMicrotask(this.#endTurnAfterPromises);
+    return version;
+  }
+
+  /**
+   * A row by id, kept on the reader connection until PRAGMA data_version says something committed
+   * since, as tokens and settings are: a write by this process's writer or by any other process
+   * is seen by the next request, and a GET needs no read of its row while nothing changed. On the
+   * writer (which never caches) the row is read every time. Shared, so frozen.
+   */
+  #keptRow<T>(key: string, read: () => T | null): T | null {
+    if (!this.cacheSettings) return read();
+    const version = this.#dataVersion();
+    if (this.#rows.version !== version) this.#rows = { version, byKey: new Map() };
+    const kept = this.#rows.byKey;
+    if (kept.has(key)) return kept.get(key) as T | null;
+    const row = read();
+    // Bounded: a walk over many ids only starts the table afresh.
+    if (kept.size >= MAX_KEPT_ROWS) kept.clear();
+    kept.set(key, row === null ? null : deepFreeze(row));
+    return row;
+  }
+
+  /** Forgets the data_version of this turn: a commit of this process's writer follows. */
+  protected forgetDataVersion(): void {
+    this.#turnVersion = undefined;
   }
 
   async getToken(id: string): Promise<TokenRow | null> {
@@ -734,9 +787,12 @@ export class SqliteStore extends SqliteQueries implements Store {
       db.exec('COMMIT');
     } catch (error) {
       if (db.inTransaction) db.exec('ROLLBACK');
+      this.forgetDataVersion();
       for (const done of outcomes) done.member.reject(error);
       return;
     }
+    // What the reader read earlier in this turn predates the commit.
+    this.forgetDataVersion();
     for (const done of outcomes) (done.ok ? done.member.resolve : done.member.reject)(done.value);
   }
 
