@@ -140,14 +140,19 @@ export class RuleIndex {
   }
 }
 
+/** Sorts port ranges and joins those that overlap or touch, in place: [[20, 22], [23, 25]] → [[20, 25]]. */
+export function mergePortRanges(list: [number, number][]): void {
+  list.sort((p, q) => p[0] - q[0]);
+  for (let k = list.length - 1; k > 0; k--) {
+    if (list[k - 1]![1] + 1 >= list[k]![0]) {
+      list[k - 1]![1] = Math.max(list[k - 1]![1], list[k]![1]);
+      list.splice(k, 1);
+    }
+  }
+}
+
 /** A cell whose verdict changes: the new verdict over an address range × port range of one class. */
-export interface Cell {
-  family: IpFamily;
-  cls: ClassIndex;
-  a0: bigint;
-  a1: bigint;
-  p0: number;
-  p1: number;
+export interface Cell extends Box {
   accept: boolean;
 }
 
@@ -326,15 +331,7 @@ export function accessBlocksOf(cells: PacketCell[]): AccessBlock[] {
       if (active.length === 0) continue;
       const ports: [number, number][][] = [[], [], []];
       for (const c of active) ports[c.cls]!.push([c.p0, c.p1]);
-      for (const list of ports) {
-        list.sort((p, q) => p[0] - q[0]);
-        for (let k = list.length - 1; k > 0; k--) {
-          if (list[k - 1]![1] + 1 >= list[k]![0]) {
-            list[k - 1]![1] = Math.max(list[k - 1]![1], list[k]![1]);
-            list.splice(k, 1);
-          }
-        }
-      }
+      for (const list of ports) mergePortRanges(list);
       const signature = JSON.stringify(ports);
       const last = runs.at(-1);
       if (last && last.signature === signature && last.a1 + 1n === x) last.a1 = end;

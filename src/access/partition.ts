@@ -5,7 +5,15 @@
  * over addresses and ports, never sampling. Pure; the base of `reach` and `who-can-reach`.
  */
 import type { IpFamily } from '../model/net.js';
-import { blocksOf, rangeToCidrs, type AccessBlock, type Box, type Cell, type ClassIndex } from './changes.js';
+import {
+  blocksOf,
+  mergePortRanges,
+  rangeToCidrs,
+  type AccessBlock,
+  type Box,
+  type Cell,
+  type ClassIndex,
+} from './changes.js';
 import type { Match } from './evaluate.js';
 import { STAGES, type CompiledRule } from './model.js';
 
@@ -228,15 +236,7 @@ function oneRangeBlocks(cells: readonly Cell[]): AccessBlock[] | undefined {
     if (c.family !== family || c.a0 !== a0 || c.a1 !== a1) return undefined;
     ports[c.cls]!.push([c.p0, c.p1]);
   }
-  for (const list of ports) {
-    list.sort((p, q) => p[0] - q[0]);
-    for (let k = list.length - 1; k > 0; k--) {
-      if (list[k - 1]![1] + 1 >= list[k]![0]) {
-        list[k - 1]![1] = Math.max(list[k - 1]![1], list[k]![1]);
-        list.splice(k, 1);
-      }
-    }
-  }
+  for (const list of ports) mergePortRanges(list);
   const addresses = rangeToCidrs(family, a0, a1);
   const [tcp, udp, other] = ports as [[number, number][], [number, number][], [number, number][]];
   const full = (list: [number, number][]) => list.length === 1 && list[0]![0] === 0 && list[0]![1] === MAX_PORT;
