@@ -19,4 +19,9 @@ export interface LoadOptions {
    * now is a warning of the load (`warnings`), one that breaks a file rule an error.
    */
   secrets?: 'resolve' | 'check';
+  /**
+   * Worker threads reading the files (src/desired/parallel.ts). Default: one per core when several
+   * files hold at least PARALLEL_MIN_BYTES together, else none; 0 reads on this thread.
+   */
+  workers?: number;
 }
