@@ -111,7 +111,7 @@ async function loadYamlFiles(paths: string[], within: Containment | null, option
   }
   const env = options.env ?? process.env;
   const readable = texts.filter((t) => typeof t === 'string');
-  const workers = workersFor(readable.length, used, options.workers);
+  const workers = workersFor(readable.length, options.workers);
   if (workers > 0) {
     const parts = await readFilesInWorkers(
       readable,

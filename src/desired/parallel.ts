@@ -5,19 +5,17 @@
  * diagnostic are the same as on one thread, in the same order: each file's part is put back in
  * reading order before anything is merged.
  *
- * Workers cost a thread start and their own imports (tens of milliseconds), so they are used only
- * for several files holding enough to read (PARALLEL_MIN_BYTES); a small repository, `validate` of
- * one file and one large file read on the main thread as before (bench/plan-layouts.mjs).
+ * Off unless asked for (LoadOptions.workers): on the 2-core machine of bench/plan-layouts.mjs the
+ * workers did not pay. Each starts a thread, imports the loader and warms it up again, and the
+ * declarations are copied back and walked twice; reading the 100 files of the 10,000-user fleet took
+ * a third more processor time with two workers and longer on the clock, with 45 MB more peak RSS
+ * (bench/RESULTS.md, "W3.9"). Kept, with its equivalence tests, for machines with cores to spare.
  */
-import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { takeOver, type HandedDeclarations } from './document.js';
 import type { DocumentRead } from './pipeline.js';
 import type { Environment } from './secrets.js';
 import type { Diagnostic } from './types.js';
-
-/** Below this many bytes in all the files, a worker's start costs more than it saves. */
-export const PARALLEL_MIN_BYTES = 512 * 1024;
 
 /** One document's read as a worker hands it over (its locations as plain data: handOver). */
 export interface HandedRead {
@@ -46,11 +44,9 @@ export interface FileJob {
 }
 export type FileAnswer = { index: number; read: FileRead } | { index: number; error: Error };
 
-/** How many workers: one per core, never more than there are files; 0 (this thread) below the threshold. */
-export function workersFor(files: number, bytes: number, requested?: number): number {
-  if (requested !== undefined) return Math.min(requested, files);
-  if (files < 2 || bytes < PARALLEL_MIN_BYTES) return 0;
-  return Math.min(availableParallelism(), files);
+/** How many workers: as many as asked for, never more than there are files; none by default. */
+export function workersFor(files: number, requested = 0): number {
+  return Math.max(0, Math.min(requested, files));
 }
 
 /**

@@ -20,8 +20,8 @@ export interface LoadOptions {
    */
   secrets?: 'resolve' | 'check';
   /**
-   * Worker threads reading the files (src/desired/parallel.ts). Default: one per core when several
-   * files hold at least PARALLEL_MIN_BYTES together, else none; 0 reads on this thread.
+   * Worker threads reading the files (src/desired/parallel.ts). Default 0: on this thread (workers
+   * did not pay on a 2-core machine, bench/RESULTS.md "W3.9").
    */
   workers?: number;
 }

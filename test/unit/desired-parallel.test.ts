@@ -17,7 +17,7 @@ import type * as Parallel from '../../src/desired/parallel.js';
 const stale = staleBuild();
 if (stale) throw new Error(`${stale} (this test runs the built loader in worker threads)`);
 const { loadDesiredState } = (await import('../../dist/src/desired/index.js')) as typeof Loader;
-const { workersFor, PARALLEL_MIN_BYTES } = (await import('../../dist/src/desired/parallel.js')) as typeof Parallel;
+const { workersFor } = (await import('../../dist/src/desired/parallel.js')) as typeof Parallel;
 
 const dir = mkdtempSync(join(tmpdir(), 'netform-parallel-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -162,12 +162,10 @@ describe('a folder read by worker threads', () => {
 });
 
 describe('when workers are used', () => {
-  it('only for several files holding enough between them', () => {
-    expect(workersFor(1, 50 * PARALLEL_MIN_BYTES)).toBe(0); // one large file: one thread
-    expect(workersFor(100, PARALLEL_MIN_BYTES - 1)).toBe(0); // a small repository: one thread
-    expect(workersFor(2, PARALLEL_MIN_BYTES)).toBeGreaterThanOrEqual(1);
-    expect(workersFor(2, PARALLEL_MIN_BYTES)).toBeLessThanOrEqual(2);
-    expect(workersFor(5, 0, 0)).toBe(0); // asked for none
-    expect(workersFor(1, 0, 4)).toBe(1); // never more than the files
+  it('only when asked for, never more than there are files', () => {
+    expect(workersFor(100)).toBe(0); // by default: one thread, whatever the size
+    expect(workersFor(5, 0)).toBe(0);
+    expect(workersFor(5, 2)).toBe(2);
+    expect(workersFor(1, 4)).toBe(1);
   });
 });
