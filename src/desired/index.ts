@@ -17,7 +17,6 @@ import {
   type ReadLimit,
 } from './containment.js';
 import { CDKTF_STACK_FILE, displayPath } from './files.js';
-import { readFilesInWorkers, workersFor } from './parallel.js';
 import { finishReading, readDocuments, type DocumentRead } from './pipeline.js';
 import type { ParsedDocument } from './positions.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
@@ -111,13 +110,14 @@ async function loadYamlFiles(paths: string[], within: Containment | null, option
   }
   const env = options.env ?? process.env;
   const readable = texts.filter((t) => typeof t === 'string');
-  const workers = workersFor(readable.length, options.workers);
-  if (workers > 0) {
+  // Worker threads only when asked for (src/desired/parallel.ts, imported only then).
+  if ((options.workers ?? 0) > 0 && readable.length > 0) {
+    const { readFilesInWorkers, workersFor } = await import('./parallel.js');
     const parts = await readFilesInWorkers(
       readable,
       files.filter((_, i) => typeof texts[i] === 'string'),
       env,
-      workers,
+      workersFor(readable.length, options.workers),
     );
     const diagnostics: Diagnostic[] = [];
     const reads: DocumentRead[] = [];
