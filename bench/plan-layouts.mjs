@@ -17,6 +17,10 @@
  * Every plan's stdout is digested: both builds must print the same plan for a layout (exit 1 if not).
  * The load average is printed at the start and at the end: the machine is shared.
  * Targets: plan ≤ 2× the network floor on both layouts (goal 1.5×), RSS ≤ 300 MB, drift once ≤ 2×.
+ *
+ * --loader-workers also times the loader of dist/ alone on the team files, in fresh processes, with
+ * 0, 1 and 2 worker threads (LoadOptions.workers, src/desired/parallel.ts): wall time, the processor
+ * time of all its threads, and peak RSS.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -48,10 +52,17 @@ for (const f of JSON.parse(process.env.FILES)) n += jsyaml.load(readFileSync(f, 
 if (n === 0) process.exit(1);
 `;
 
+/**
+ * Preloaded into every measured process: its processor time (all threads, user + system) written
+ * to stderr as it exits. On a loaded machine wall times swing by half between rounds; processor
+ * time swings far less, so the table gives both.
+ */
+const CPU_AT_EXIT = `data:text/javascript,process.on('exit',()=>{const c=process.cpuUsage();process.stderr.write('\\nbench-cpu-ms '+((c.user+c.system)/1000).toFixed(0)+'\\n')})`;
+
 function run(args, env = {}, cwd = ROOT) {
   return new Promise((done, fail) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, {
+    const child = spawn(process.execPath, ['--import', CPU_AT_EXIT, ...args], {
       cwd,
       env: { ...process.env, ...env, NO_COLOR: '1', NETFORM_TIMINGS: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,7 +73,13 @@ function run(args, env = {}, cwd = ROOT) {
     child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
     child.on('error', fail);
     child.on('close', (code) =>
-      done({ code, stderr, digest: out.digest('hex').slice(0, 16), wallMs: performance.now() - started }),
+      done({
+        code,
+        stderr,
+        digest: out.digest('hex').slice(0, 16),
+        wallMs: performance.now() - started,
+        cpuMs: Number(/bench-cpu-ms (\d+)/.exec(stderr)?.[1] ?? NaN),
+      }),
     );
   });
 }
@@ -71,6 +88,16 @@ function check(result, codes, what) {
   if (!codes.includes(result.code)) throw new Error(`${what} exited ${result.code}:\n${result.stderr.slice(-3000)}`);
   return result;
 }
+
+/** The loader alone in a fresh process: wall ms, CPU ms of all threads, peak RSS MB, as JSON. */
+const LOADER = `
+const { loadDesiredState } = await import(process.env.LOADER);
+const t = performance.now();
+const r = await loadDesiredState(process.env.TARGET, { workers: Number(process.env.WORKERS) });
+const c = process.cpuUsage();
+if (!r.ok) process.exit(1);
+console.error(JSON.stringify({ wall: performance.now() - t, cpu: (c.user + c.system) / 1000, rss: process.resourceUsage().maxRSS / 1024 }));
+`;
 
 /** The one-file text cut into `teams` files: users (with their devices and rules) and global rules by team. */
 function splitByTeam(text, teams) {
@@ -124,19 +151,19 @@ try {
 
   const rows = new Map();
   const push = (key, value) => (rows.get(key) ?? rows.set(key, []).get(key)).push(value);
+  /** A measured process: its wall time under `key`, its processor time under `key-cpu`. */
+  const both = (key, r) => {
+    push(key, r.wallMs);
+    push(`${key}-cpu`, r.cpuMs);
+    return r;
+  };
   const digests = new Map();
   const note = (key, digest) => (digests.get(key) ?? digests.set(key, new Set()).get(key)).add(digest);
   for (let i = 0; i < RUNS; i++) {
-    push('net', check(await run(['--input-type=module', '-e', NETWORK_FLOOR], env), [0], 'network floor').wallMs);
+    both('net', check(await run(['--input-type=module', '-e', NETWORK_FLOOR], env), [0], 'network floor'));
     const fileEnv = (files) => ({ FILES: JSON.stringify(files) });
-    push(
-      'file1',
-      check(await run(['--input-type=module', '-e', FILE_FLOOR], fileEnv([oneFile])), [0], 'file floor').wallMs,
-    );
-    push(
-      'fileN',
-      check(await run(['--input-type=module', '-e', FILE_FLOOR], fileEnv(teamFiles)), [0], 'file floor').wallMs,
-    );
+    both('file1', check(await run(['--input-type=module', '-e', FILE_FLOOR], fileEnv([oneFile])), [0], 'file floor'));
+    both('fileN', check(await run(['--input-type=module', '-e', FILE_FLOOR], fileEnv(teamFiles)), [0], 'file floor'));
     const order = i % 2 === 0 ? builds : [...builds].reverse();
     for (const b of order) {
       for (const [layout, path] of [
@@ -144,18 +171,41 @@ try {
         ['teams', teamDir],
       ]) {
         const plan = check(await run([b.cli, 'plan', '-f', path], env), [2], `${b.name} plan ${layout}`);
-        push(`${b.name}|plan-${layout}`, plan.wallMs);
+        both(`${b.name}|plan-${layout}`, plan);
         push(`${b.name}|plan-${layout}-rss`, timingsOf(plan.stderr).rss_peak_mb);
         note(layout, plan.digest);
       }
       const drift = check(await run([b.cli, 'drift', '-f', oneFile], env), [0, 2], `${b.name} drift`);
-      push(`${b.name}|drift`, drift.wallMs);
+      both(`${b.name}|drift`, drift);
       push(`${b.name}|drift-rss`, timingsOf(drift.stderr).rss_peak_mb);
       note('drift', drift.digest);
     }
   }
+  const loaderRows = [];
+  if (process.argv.includes('--loader-workers')) {
+    const loader = join(ROOT, 'dist/src/desired/index.js');
+    // A file, not -e: worker threads inherit --input-type, which they refuse.
+    const loaderScript = join(dir, 'loader.mjs');
+    writeFileSync(loaderScript, LOADER);
+    for (let i = 0; i < RUNS; i++)
+      for (const workers of [0, 1, 2]) {
+        const r = check(
+          await run([loaderScript], {
+            LOADER: loader,
+            TARGET: teamDir,
+            WORKERS: String(workers),
+          }),
+          [0],
+          'loader',
+        );
+        const line = r.stderr.split('\n').find((l) => l.startsWith('{'));
+        loaderRows.push({ workers, ...JSON.parse(line) });
+      }
+  }
   const loadEnd = loadavg();
 
+  const raw = argValue('--raw', undefined); // every sample as JSON, for a second look
+  if (raw) writeFileSync(raw, JSON.stringify({ rows: Object.fromEntries(rows), loaderRows, loadStart, loadEnd }));
   const med = (k) => median(rows.get(k));
   const runsOf = (k) =>
     rows
@@ -169,11 +219,11 @@ try {
       `${(desired.text.length / 1e6).toFixed(1)} MB or ${TEAMS} team files; changes ${JSON.stringify(desired.changes)}; ` +
       `setup ${setupSeconds.toFixed(0)} s; ${RUNS} rounds, medians. Load average at start ${la(loadStart)}, at end ${la(loadEnd)}.`,
     '',
-    '| measurement | runs (ms) | median | / network floor | / file floor |',
-    '|---|---|---|---|---|',
-    `| network floor: node + 3 list GETs + JSON.parse | ${runsOf('net')} | ${med('net').toFixed(0)} ms | | |`,
-    `| file floor: node + js-yaml, one file | ${runsOf('file1')} | ${med('file1').toFixed(0)} ms | ${ratio(med('file1'), med('net'))} | |`,
-    `| file floor: node + js-yaml, ${TEAMS} files | ${runsOf('fileN')} | ${med('fileN').toFixed(0)} ms | ${ratio(med('fileN'), med('net'))} | |`,
+    '| measurement | wall, runs (ms) | median | / network floor | / file floor | CPU, runs (ms) | CPU / network floor |',
+    '|---|---|---|---|---|---|---|',
+    `| network floor: node + 3 list GETs + JSON.parse | ${runsOf('net')} | ${med('net').toFixed(0)} ms | | | ${runsOf('net-cpu')} | |`,
+    `| file floor: node + js-yaml, one file | ${runsOf('file1')} | ${med('file1').toFixed(0)} ms | ${ratio(med('file1'), med('net'))} | | ${runsOf('file1-cpu')} | ${ratio(med('file1-cpu'), med('net-cpu'))} |`,
+    `| file floor: node + js-yaml, ${TEAMS} files | ${runsOf('fileN')} | ${med('fileN').toFixed(0)} ms | ${ratio(med('fileN'), med('net'))} | | ${runsOf('fileN-cpu')} | ${ratio(med('fileN-cpu'), med('net-cpu'))} |`,
   ];
   for (const b of builds) {
     for (const [layout, floor] of [
@@ -182,20 +232,35 @@ try {
     ]) {
       const k = `${b.name}|plan-${layout}`;
       lines.push(
-        `| ${b.name}: \`plan\`, ${layout === 'one' ? 'one file' : `${TEAMS} files`} | ${runsOf(k)} | ${med(k).toFixed(0)} ms | ${ratio(med(k), med('net'))} | ${ratio(med(k), med(floor))} |`,
-        `| ${b.name}: \`plan\` peak RSS, ${layout === 'one' ? 'one file' : `${TEAMS} files`} (MB) | ${runsOf(`${k}-rss`)} | ${med(`${k}-rss`)} MB | | |`,
+        `| ${b.name}: \`plan\`, ${layout === 'one' ? 'one file' : `${TEAMS} files`} | ${runsOf(k)} | ${med(k).toFixed(0)} ms | ${ratio(med(k), med('net'))} | ${ratio(med(k), med(floor))} | ${runsOf(`${k}-cpu`)} | ${ratio(med(`${k}-cpu`), med('net-cpu'))} |`,
+        `| ${b.name}: \`plan\` peak RSS, ${layout === 'one' ? 'one file' : `${TEAMS} files`} (MB) | ${runsOf(`${k}-rss`)} | ${med(`${k}-rss`)} MB | | | | |`,
       );
     }
     const k = `${b.name}|drift`;
     lines.push(
-      `| ${b.name}: \`drift -f\` once, one file | ${runsOf(k)} | ${med(k).toFixed(0)} ms | ${ratio(med(k), med('net'))} | ${ratio(med(k), med('file1'))} |`,
-      `| ${b.name}: \`drift\` peak RSS (MB) | ${runsOf(`${k}-rss`)} | ${med(`${k}-rss`)} MB | | |`,
+      `| ${b.name}: \`drift -f\` once, one file | ${runsOf(k)} | ${med(k).toFixed(0)} ms | ${ratio(med(k), med('net'))} | ${ratio(med(k), med('file1'))} | ${runsOf(`${k}-cpu`)} | ${ratio(med(`${k}-cpu`), med('net-cpu'))} |`,
+      `| ${b.name}: \`drift\` peak RSS (MB) | ${runsOf(`${k}-rss`)} | ${med(`${k}-rss`)} MB | | | | |`,
     );
   }
   if (builds.length === 2) {
     const [base, cand] = builds.map((b) => b.name);
     for (const k of ['plan-one', 'plan-teams', 'drift'])
-      lines.push(`| candidate / baseline: ${k} | | | ${ratio(med(`${cand}|${k}`), med(`${base}|${k}`))} | |`);
+      lines.push(
+        `| candidate / baseline: ${k} | | | ${ratio(med(`${cand}|${k}`), med(`${base}|${k}`))} (wall) | | | ${ratio(med(`${cand}|${k}-cpu`), med(`${base}|${k}-cpu`))} (CPU) |`,
+      );
+  }
+  if (loaderRows.length > 0) {
+    lines.push(
+      '',
+      '| loader alone, 100 team files | wall (ms) | CPU, all threads (ms) | peak RSS (MB) |',
+      '|---|---|---|---|',
+    );
+    for (const workers of [0, 1, 2]) {
+      const rs = loaderRows.filter((r) => r.workers === workers);
+      const col = (k) =>
+        `${rs.map((r) => r[k].toFixed(0)).join(' / ')} (median ${median(rs.map((r) => r[k])).toFixed(0)})`;
+      lines.push(`| ${workers} worker${workers === 1 ? '' : 's'} | ${col('wall')} | ${col('cpu')} | ${col('rss')} |`);
+    }
   }
   lines.push('');
   for (const [k, set] of digests) {
