@@ -12,6 +12,30 @@ import { checkSchema } from './schema.js';
 import type { Environment } from './secrets.js';
 import type { Diagnostic, LoadResult } from './types.js';
 
+/** What reading one parsed document gave: its problems, and its declarations unless its shape is wrong. */
+export interface DocumentRead {
+  diagnostics: Diagnostic[];
+  warnings: Diagnostic[];
+  declarations?: DocumentDeclarations;
+}
+
+/**
+ * The schema check and the reader for one document: everything of the pipeline that needs only
+ * this document (a worker thread runs it for the files it parsed: src/desired/parallel.ts).
+ */
+export function readOneDocument(document: ParsedDocument, env: Environment): DocumentRead {
+  const schema = checkSchema(document);
+  // A document of another version or shape is not read further: its other errors would be noise.
+  if (schema.faulty.has('') || schema.faulty.has('version')) {
+    const diagnostics = schema.diagnostics.filter((item) => item.path === undefined || item.path === 'version');
+    return { diagnostics, warnings: [] };
+  }
+  const read = readDocument(document, schema, env);
+  const diagnostics = [...schema.diagnostics];
+  for (const item of read.diagnostics) diagnostics.push(item);
+  return { diagnostics, warnings: read.warnings, declarations: read };
+}
+
 /**
  * Reads parsed documents into one checked DesiredState. `diagnostics` are what the front end found
  * already (syntax, unreadable files, Terraform-level problems); `files` are the files read, in order.
@@ -25,24 +49,28 @@ export function readDocuments(
   env: Environment,
   diagnostics: Diagnostic[] = [],
 ): LoadResult {
-  const all = [...diagnostics];
-  const warnings: Diagnostic[] = [];
-  const declarations: DocumentDeclarations[] = [];
+  const reads: DocumentRead[] = [];
   for (let i = 0; i < documents.length; i++) {
     const document = documents[i]!;
     // The parsed document is not needed once read: let it go before the checks of the whole state.
     documents[i] = undefined as unknown as ParsedDocument;
-    const schema = checkSchema(document);
-    // A document of another version or shape is not read further: its other errors would be noise.
-    if (schema.faulty.has('') || schema.faulty.has('version')) {
-      for (const item of schema.diagnostics) if (item.path === undefined || item.path === 'version') all.push(item);
-      continue;
-    }
-    for (const item of schema.diagnostics) all.push(item);
-    const read = readDocument(document, schema, env);
+    reads.push(readOneDocument(document, env));
+  }
+  return finishReading(reads, files, diagnostics);
+}
+
+/**
+ * The documents' reads, in reading order, merged and checked as one state: the same result and the
+ * same diagnostics in the same order whether the documents were read on this thread or in workers.
+ */
+export function finishReading(reads: DocumentRead[], files: string[], diagnostics: Diagnostic[]): LoadResult {
+  const all = [...diagnostics];
+  const warnings: Diagnostic[] = [];
+  const declarations: DocumentDeclarations[] = [];
+  for (const read of reads) {
     for (const item of read.diagnostics) all.push(item);
     for (const item of read.warnings) warnings.push(item);
-    declarations.push(read);
+    if (read.declarations) declarations.push(read.declarations);
   }
   const merged = mergeDeclarations(declarations, files);
   for (const item of merged.diagnostics) all.push(item);
