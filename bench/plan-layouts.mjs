@@ -18,9 +18,8 @@
  * The load average is printed at the start and at the end: the machine is shared.
  * Targets: plan ≤ 2× the network floor on both layouts (goal 1.5×), RSS ≤ 300 MB, drift once ≤ 2×.
  *
- * --loader-workers also times the loader of dist/ alone on the team files, in fresh processes, with
- * 0, 1 and 2 worker threads (LoadOptions.workers, src/desired/parallel.ts): wall time, the processor
- * time of all its threads, and peak RSS.
+ * (A worker-thread loader was measured with this bench's `--loader-workers` at 07a09ea and removed:
+ * it did not pay. bench/RESULTS.md, "W3.9".)
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -88,16 +87,6 @@ function check(result, codes, what) {
   if (!codes.includes(result.code)) throw new Error(`${what} exited ${result.code}:\n${result.stderr.slice(-3000)}`);
   return result;
 }
-
-/** The loader alone in a fresh process: wall ms, CPU ms of all threads, peak RSS MB, as JSON. */
-const LOADER = `
-const { loadDesiredState } = await import(process.env.LOADER);
-const t = performance.now();
-const r = await loadDesiredState(process.env.TARGET, { workers: Number(process.env.WORKERS) });
-const c = process.cpuUsage();
-if (!r.ok) process.exit(1);
-console.error(JSON.stringify({ wall: performance.now() - t, cpu: (c.user + c.system) / 1000, rss: process.resourceUsage().maxRSS / 1024 }));
-`;
 
 /** The one-file text cut into `teams` files: users (with their devices and rules) and global rules by team. */
 function splitByTeam(text, teams) {
@@ -181,31 +170,10 @@ try {
       note('drift', drift.digest);
     }
   }
-  const loaderRows = [];
-  if (process.argv.includes('--loader-workers')) {
-    const loader = join(ROOT, 'dist/src/desired/index.js');
-    // A file, not -e: worker threads inherit --input-type, which they refuse.
-    const loaderScript = join(dir, 'loader.mjs');
-    writeFileSync(loaderScript, LOADER);
-    for (let i = 0; i < RUNS; i++)
-      for (const workers of [0, 1, 2]) {
-        const r = check(
-          await run([loaderScript], {
-            LOADER: loader,
-            TARGET: teamDir,
-            WORKERS: String(workers),
-          }),
-          [0],
-          'loader',
-        );
-        const line = r.stderr.split('\n').find((l) => l.startsWith('{'));
-        loaderRows.push({ workers, ...JSON.parse(line) });
-      }
-  }
   const loadEnd = loadavg();
 
   const raw = argValue('--raw', undefined); // every sample as JSON, for a second look
-  if (raw) writeFileSync(raw, JSON.stringify({ rows: Object.fromEntries(rows), loaderRows, loadStart, loadEnd }));
+  if (raw) writeFileSync(raw, JSON.stringify({ rows: Object.fromEntries(rows), loadStart, loadEnd }));
   const med = (k) => median(rows.get(k));
   const runsOf = (k) =>
     rows
@@ -248,19 +216,6 @@ try {
       lines.push(
         `| candidate / baseline: ${k} | | | ${ratio(med(`${cand}|${k}`), med(`${base}|${k}`))} (wall) | | | ${ratio(med(`${cand}|${k}-cpu`), med(`${base}|${k}-cpu`))} (CPU) |`,
       );
-  }
-  if (loaderRows.length > 0) {
-    lines.push(
-      '',
-      '| loader alone, 100 team files | wall (ms) | CPU, all threads (ms) | peak RSS (MB) |',
-      '|---|---|---|---|',
-    );
-    for (const workers of [0, 1, 2]) {
-      const rs = loaderRows.filter((r) => r.workers === workers);
-      const col = (k) =>
-        `${rs.map((r) => r[k].toFixed(0)).join(' / ')} (median ${median(rs.map((r) => r[k])).toFixed(0)})`;
-      lines.push(`| ${workers} worker${workers === 1 ? '' : 's'} | ${col('wall')} | ${col('cpu')} | ${col('rss')} |`);
-    }
   }
   lines.push('');
   for (const [k, set] of digests) {

@@ -4,7 +4,7 @@
  * checks run on everything else and one run reports every problem. Secrets are resolved here.
  */
 import { dirname } from 'node:path';
-import { Secret, type SecretRef } from '../model/secret.js';
+import type { Secret, SecretRef } from '../model/secret.js';
 import type {
   AbsentDevice,
   DesiredConfiguration,
@@ -82,16 +82,10 @@ class Locator {
   readonly #lines: Pick<ParsedDocument, 'lineStarts'>;
   readonly #label: ((path: string) => string) | undefined;
 
-  constructor(parsed: Pick<ParsedDocument, 'file' | 'lineStarts' | 'label'>) {
+  constructor(parsed: ParsedDocument) {
     this.#file = parsed.file;
     this.#lines = { lineStarts: parsed.lineStarts };
     this.#label = parsed.label;
-  }
-
-  /** What another thread needs to make the same locator (a labelling function cannot be handed over). */
-  pack(): PackedLocator {
-    if (this.#label) throw new Error('a labelled document is read on one thread');
-    return { file: this.#file, lineStarts: this.#lines.lineStarts };
   }
 
   location(text: string, offset: number): SourceLocation {
@@ -121,7 +115,6 @@ class DeclarationLocation implements SourceLocation {
   readonly path?: string;
   readonly #locator: Locator;
   readonly #text: string;
-  readonly #offset: number;
   /**
    * `[name, offset, name, offset, ...]`: each value's path relative to the declaration, and its
    * offset; or, when `#own` is set, the mapping's own offsets (`[key, keyOffset, valueOffset, ...]`).
@@ -138,7 +131,6 @@ class DeclarationLocation implements SourceLocation {
     if (at.path !== undefined) this.path = at.path;
     this.#locator = locator;
     this.#text = text;
-    this.#offset = offset;
     this.#values = values;
     this.#own = own;
   }
@@ -161,18 +153,6 @@ class DeclarationLocation implements SourceLocation {
       this.#fields = fields;
     }
     return this.#fields;
-  }
-
-  /** This location's state as plain data, its locator given by number (handOver). */
-  pack(locators: Map<Locator, number>): PackedLocation {
-    let locator = locators.get(this.#locator);
-    if (locator === undefined) locators.set(this.#locator, (locator = locators.size));
-    return [locator, this.#text, this.#offset, this.#values, this.#own ? 1 : 0];
-  }
-
-  /** The location pack() described, made again with its locator (the same line, column and path). */
-  static unpack([locator, text, offset, values, own]: PackedLocation, locators: Locator[]): DeclarationLocation {
-    return new DeclarationLocation(locators[locator]!, text, offset, values, own === 1);
   }
 
   toJSON(): SourceLocation {
@@ -202,9 +182,6 @@ function ownOffsetsSuffice(own: ContainerOffsets, value: Mapping, keys: string[]
   }
   return true;
 }
-
-/** What each secret of a declaration is for: what handOver needs to make it again on another thread. */
-const secretFields = new WeakMap<Secret, SecretField>();
 
 class DocumentReader {
   readonly diagnostics: Diagnostic[] = [];
@@ -343,9 +320,7 @@ class DocumentReader {
       this.error(place, error.message);
       return undefined;
     }
-    const secret = lazySecret(ref, field, this.env);
-    secretFields.set(secret, field);
-    return secret;
+    return lazySecret(ref, field, this.env);
   }
 
   private limit(place: Place): Limit | undefined {
@@ -603,111 +578,4 @@ function childPlace(parsed: ParsedDocument, root: Place, list: string, index: nu
     offset: childOffset(parsed, container, listOffset, index),
     value: container[index],
   };
-}
-
-// ---------------------------------------------------------------- handing declarations to another thread
-
-/** A Locator as plain data. */
-interface PackedLocator {
-  file: string;
-  lineStarts: number[];
-}
-
-/** A DeclarationLocation as plain data: [locator, path, offset, values, own]. */
-type PackedLocation = [number, string, number, (string | number)[], 0 | 1];
-
-/** A secret reference as plain data: the reference and the field it is for (read where used, W3.6). */
-interface PackedSecret {
-  ref: SecretRef;
-  field: SecretField;
-}
-
-/**
- * Declarations as another thread receives them: a structured clone keeps no class, no private
- * field and no function, so each DeclarationLocation and each Secret is replaced by a placeholder
- * and described in `handed`, by the order a walk of the declarations meets it (handOver, takeOver).
- */
-export interface HandedDeclarations {
-  declarations: DocumentDeclarations;
-  locators: PackedLocator[];
-  handed: [number, PackedLocation | PackedSecret][];
-}
-
-/**
- * Every object below `root` once, in one fixed order (depth first, keys in order): `visit` returns
- * what stands in its place (itself to descend into it). Both threads walk the same shape the same
- * way, so the n-th object met is the same object on both sides. Iterative: nesting is the file's.
- */
-function walkObjects(root: object, visit: (value: object, ordinal: number) => object): void {
-  const done = new Map<object, object>();
-  const stack: [Record<string, unknown>, string][] = [];
-  const children = (value: object): void => {
-    const keys = Object.keys(value);
-    for (let i = keys.length - 1; i >= 0; i--) stack.push([value as Record<string, unknown>, keys[i]!]);
-  };
-  children(root);
-  let ordinal = 0;
-  while (stack.length > 0) {
-    const [parent, key] = stack.pop()!;
-    const value = parent[key];
-    if (typeof value !== 'object' || value === null) continue;
-    const seen = done.get(value);
-    if (seen !== undefined) {
-      if (seen !== value) parent[key] = seen;
-      continue;
-    }
-    const replacement = visit(value, ordinal++);
-    done.set(value, replacement);
-    if (replacement !== value) parent[key] = replacement;
-    else children(value);
-  }
-}
-
-/** Only plain objects and arrays survive a structured clone as they are. */
-function isPlain(value: object): boolean {
-  const prototype = Object.getPrototypeOf(value) as unknown;
-  return prototype === Object.prototype || prototype === Array.prototype || prototype === null;
-}
-
-/** Declarations ready for postMessage (consumes `declarations`: its locations and secrets are replaced). */
-export function handOver(declarations: DocumentDeclarations): HandedDeclarations {
-  const locators = new Map<Locator, number>();
-  const handed: HandedDeclarations['handed'] = [];
-  walkObjects(declarations, (value, ordinal) => {
-    if (value instanceof DeclarationLocation) {
-      handed.push([ordinal, value.pack(locators)]);
-      return {};
-    }
-    if (value instanceof Secret) {
-      const field = secretFields.get(value);
-      if (field === undefined) throw new Error('a secret of unknown use cannot be handed to another thread');
-      handed.push([ordinal, { ref: value.ref, field }]);
-      return {};
-    }
-    if (!isPlain(value)) throw new Error(`a ${value.constructor.name} cannot be handed to another thread`);
-    return value;
-  });
-  return { declarations, locators: [...locators.keys()].map((l) => l.pack()), handed };
-}
-
-/**
- * The declarations handOver described, their locations and secrets made again on this thread (the
- * secrets read from `env`, as the reader of this thread would have made them).
- */
-export function takeOver(
-  { declarations, locators, handed }: HandedDeclarations,
-  env: Environment,
-): DocumentDeclarations {
-  if (handed.length === 0) return declarations;
-  const made = locators.map((l) => new Locator({ file: l.file, lineStarts: l.lineStarts }));
-  let next = 0;
-  walkObjects(declarations, (value, ordinal) => {
-    if (next >= handed.length || handed[next]![0] !== ordinal) return value;
-    const packed = handed[next++]![1];
-    if (Array.isArray(packed)) return DeclarationLocation.unpack(packed, made);
-    const secret = lazySecret(packed.ref, packed.field, env);
-    secretFields.set(secret, packed.field);
-    return secret;
-  });
-  return declarations;
 }

@@ -17,7 +17,7 @@ import {
   type ReadLimit,
 } from './containment.js';
 import { CDKTF_STACK_FILE, displayPath } from './files.js';
-import { finishReading, readDocuments, type DocumentRead } from './pipeline.js';
+import { readDocuments } from './pipeline.js';
 import type { ParsedDocument } from './positions.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 import { parseYamlInto } from './yaml.js';
@@ -86,61 +86,32 @@ async function yamlFilesOf(path: string): Promise<Target> {
 
 async function loadYamlFiles(paths: string[], within: Containment | null, options: LoadOptions): Promise<LoadResult> {
   const files = paths.map((p) => (p === STDIN_PATH ? STDIN_NAME : displayPath(p)));
-  // Each file's text, or the problem that kept it from being read.
-  const texts: (string | Diagnostic)[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const documents: ParsedDocument[] = [];
   let used = 0;
   for (const [i, path] of paths.entries()) {
     const file = files[i]!;
+    let text: string;
     if (path === STDIN_PATH) {
       try {
-        texts.push(await readStdin(desiredStateLimit(used)));
+        text = await readStdin(desiredStateLimit(used));
       } catch (error) {
         if (!(error instanceof ContainedFileError)) throw error;
-        texts.push({ file, message: error.message });
-      }
-      continue;
-    }
-    const read = await readDesiredStateFile(path, within, used);
-    if ('problem' in read) {
-      texts.push({ file, message: read.problem });
-      continue;
-    }
-    used += read.bytes.length;
-    texts.push(read.bytes.toString('utf8'));
-  }
-  const env = options.env ?? process.env;
-  const readable = texts.filter((t) => typeof t === 'string');
-  // Worker threads only when asked for (src/desired/parallel.ts, imported only then).
-  if ((options.workers ?? 0) > 0 && readable.length > 0) {
-    const { readFilesInWorkers, workersFor } = await import('./parallel.js');
-    const parts = await readFilesInWorkers(
-      readable,
-      files.filter((_, i) => typeof texts[i] === 'string'),
-      env,
-      workersFor(readable.length, options.workers),
-    );
-    const diagnostics: Diagnostic[] = [];
-    const reads: DocumentRead[] = [];
-    let at = 0;
-    for (const text of texts) {
-      if (typeof text !== 'string') {
-        diagnostics.push(text);
+        diagnostics.push({ file, message: error.message });
         continue;
       }
-      const part = parts[at++]!;
-      for (const item of part.parseDiagnostics) diagnostics.push(item);
-      for (const read of part.reads) reads.push(read);
+    } else {
+      const read = await readDesiredStateFile(path, within, used);
+      if ('problem' in read) {
+        diagnostics.push({ file, message: read.problem });
+        continue;
+      }
+      used += read.bytes.length;
+      text = read.bytes.toString('utf8');
     }
-    return finishReading(reads, files, diagnostics);
+    await parseYamlInto(text, file, documents, diagnostics);
   }
-  const diagnostics: Diagnostic[] = [];
-  const documents: ParsedDocument[] = [];
-  for (const [i, text] of texts.entries()) {
-    if (typeof text !== 'string') diagnostics.push(text);
-    else await parseYamlInto(text, files[i]!, documents, diagnostics);
-    texts[i] = '';
-  }
-  return readDocuments(documents, files, env, diagnostics);
+  return readDocuments(documents, files, options.env ?? process.env, diagnostics);
 }
 
 /**

@@ -21,7 +21,7 @@ export interface DocumentRead {
 
 /**
  * The schema check and the reader for one document: everything of the pipeline that needs only
- * this document (a worker thread runs it for the files it parsed: src/desired/parallel.ts).
+ * this document.
  */
 export function readOneDocument(document: ParsedDocument, env: Environment): DocumentRead {
   const schema = checkSchema(document);
@@ -60,8 +60,7 @@ export function readDocuments(
 }
 
 /**
- * The documents' reads, in reading order, merged and checked as one state: the same result and the
- * same diagnostics in the same order whether the documents were read on this thread or in workers.
+ * The documents' reads, in reading order, merged and checked as one state.
  */
 export function finishReading(reads: DocumentRead[], files: string[], diagnostics: Diagnostic[]): LoadResult {
   const all = [...diagnostics];

@@ -19,9 +19,4 @@ export interface LoadOptions {
    * now is a warning of the load (`warnings`), one that breaks a file rule an error.
    */
   secrets?: 'resolve' | 'check';
-  /**
-   * Worker threads reading the files (src/desired/parallel.ts). Default 0: on this thread (workers
-   * did not pay on a 2-core machine, bench/RESULTS.md "W3.9").
-   */
-  workers?: number;
 }
