@@ -87,7 +87,9 @@ function get(agent, url, token) {
     const req = request(url, { agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
       let body = '';
       res.setEncoding('utf8').on('data', (c) => (body += c));
-      res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`${url}: ${res.statusCode}`))));
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`${url}: ${res.statusCode}`)),
+      );
     });
     req.on('error', reject);
     req.end();
