@@ -6,6 +6,7 @@
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
@@ -180,21 +181,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       done(null, payload);
     });
   });
-  // HTTP/1.1 requires Host; a request without one is malformed: the contract's 400, before any
-  // token is looked at (as for every request the HTTP parser refuses), and the connection closes.
-  app.addHook('onRequest', (request, reply, done) => {
-    const raw = request.raw;
-    if (raw.headers.host === undefined && raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1) {
-      void reply.code(400).header('connection', 'close').send(BAD_REQUEST);
-      return;
-    }
-    done();
-  });
-
   await registerOpenApi(app);
   const failureLimit =
     options.authFailureLimit === false ? undefined : (options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT);
-  await app.register(bearerAuth, { ctx, failureLimit });
+  // HTTP/1.1 requires Host; a request without one is malformed: the contract's 400, before any
+  // token is looked at (as for every request the HTTP parser refuses), and the connection closes.
+  // Checked by the auth hook (one onRequest hook a request instead of two).
+  const refuseRequest = (request: FastifyRequest, reply: FastifyReply): boolean => {
+    const raw = request.raw;
+    if (raw.headers.host !== undefined || raw.httpVersionMajor !== 1 || raw.httpVersionMinor < 1) return false;
+    void reply.code(400).header('connection', 'close').send(BAD_REQUEST);
+    return true;
+  };
+  await app.register(bearerAuth, { ctx, failureLimit, refuseRequest });
   if (metrics) {
     recordRequests(app, metrics);
     if (options.metricsRoute ?? true) metricsRoute(app, metrics);

@@ -68,6 +68,8 @@ class AccessLog extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error) return super.requestCompleted(error, request, reply);
+    // Below the level (--log-level warn), nothing to build: the line's objects cost every request.
+    if (!this.access.isLevelEnabled('info')) return;
     this.access.info(
       {
         reqId: request.id,

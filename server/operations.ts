@@ -117,20 +117,26 @@ export function metricsRoute(app: FastifyInstance, metrics: ServerMetrics): void
 
 /** Counts and times every answer of `app` by route pattern (never the URL: ids stay out of labels). */
 export function recordRequests(app: FastifyInstance, metrics: ServerMetrics): void {
-  // Each label set's series once: prom-client otherwise hashes the labels on every answer.
-  const counters = new Map<string, { inc(): void }>();
-  const timers = new Map<string, { observe(value: number): void }>();
+  // Each label set's series once: prom-client otherwise hashes the labels on every answer. Looked
+  // up by route, then method, then status code: no key text is built per answer.
+  type Series = { timer: { observe(value: number): void }; counters: Map<number, { inc(): void }> };
+  const byRoute = new Map<string, Map<string, Series>>();
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
     const method = request.method;
-    const status = String(reply.statusCode);
-    const series = `${method} ${route}`;
-    let timer = timers.get(series);
-    if (!timer) timers.set(series, (timer = metrics.duration.labels({ route, method })));
-    let counter = counters.get(`${series} ${status}`);
-    if (!counter) counters.set(`${series} ${status}`, (counter = metrics.requests.labels({ route, method, status })));
+    const statusCode = reply.statusCode;
+    let byMethod = byRoute.get(route);
+    if (!byMethod) byRoute.set(route, (byMethod = new Map()));
+    let series = byMethod.get(method);
+    if (!series)
+      byMethod.set(method, (series = { timer: metrics.duration.labels({ route, method }), counters: new Map() }));
+    let counter = series.counters.get(statusCode);
+    if (!counter) {
+      counter = metrics.requests.labels({ route, method, status: String(statusCode) });
+      series.counters.set(statusCode, counter);
+    }
     counter.inc();
-    timer.observe(reply.elapsedTime / 1000);
+    series.timer.observe(reply.elapsedTime / 1000);
     done();
   });
 }
