@@ -19,7 +19,7 @@ import { isDefaultableField, useDefaultFlag } from '../model/device-fields.js';
 import type { FieldErrors } from '../model/errors.js';
 import { emailGlobMatcher, emailGlobProblem } from '../model/email-glob.js';
 import { isText } from '../model/fields.js';
-import { deviceKey, ruleKey, userKey } from '../model/keys.js';
+import { deviceKey, deviceKeyOfOwnerKey, ruleKeyOfOwnerKey, userKey } from '../model/keys.js';
 import { Messages } from '../model/messages.js';
 import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } from '../model/net.js';
 import {
@@ -310,13 +310,8 @@ function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
 }
 
 function ruleKeyOf(entry: RuleEntry): string {
-  return ruleKey({
-    ownerEmail: entry.owner?.key ?? null,
-    action: entry.rule.action,
-    destination: entry.rule.destination,
-    port_type: entry.rule.port_type,
-    port_range: entry.rule.port_range,
-  });
+  // owner.key is userKey of the email already.
+  return ruleKeyOfOwnerKey(entry.owner?.key ?? null, entry.rule);
 }
 
 /** `configuration:`: each value given, with the server's own rules for `/v0/configuration`. */
@@ -435,7 +430,7 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
     devices,
     (d) =>
       d.owner.key !== null && typeof d.device.name === 'string' && d.device.name.trim() !== ''
-        ? deviceKey(d.owner.key, d.device.name)
+        ? deviceKeyOfOwnerKey(d.owner.key, d.device.name)
         : null,
     (d, first) =>
       report(

@@ -41,7 +41,12 @@ export interface RuleKeyParts {
 }
 
 export function ruleKey(rule: RuleKeyParts): string {
-  const owner = rule.ownerEmail === null ? '*' : userKey(rule.ownerEmail);
+  return ruleKeyOfOwnerKey(rule.ownerEmail === null ? null : userKey(rule.ownerEmail), rule);
+}
+
+/** ruleKey with the owner's key already at hand (userKey of its email; null for a global rule). */
+export function ruleKeyOfOwnerKey(ownerKey: string | null, rule: Omit<RuleKeyParts, 'ownerEmail'>): string {
+  const owner = ownerKey === null ? '*' : ownerKey;
   const ports =
     rule.port_type === null && (rule.port_range === null || rule.port_range === '')
       ? 'any'

@@ -52,15 +52,36 @@ export function reachesPortLimit(range: PortRange): boolean {
   return range.high > HIGHEST_RULE_PORT;
 }
 
-/** `"lo - hi"` as formatPortRange writes it (no leading zeros). */
-const CANONICAL_RANGE = /^([1-9]\d{0,4}) - ([1-9]\d{0,4})$/;
+/**
+ * Whether `text` is `"lo - hi"` as formatPortRange writes it (no leading zeros, at most five digits
+ * each, lo <= hi <= 65535). Read character by character: every rule key asks, and a match array
+ * per rule is garbage.
+ */
+function isCanonicalRange(text: string): boolean {
+  const dash = text.indexOf(' - ');
+  if (dash < 1 || dash > 5) return false;
+  const low = digitsValue(text, 0, dash);
+  const high = digitsValue(text, dash + 3, text.length);
+  return low !== -1 && high !== -1 && low <= high && high <= 65535;
+}
+
+/** The number written in text[from, to): 1-5 digits without a leading zero; -1 otherwise. */
+function digitsValue(text: string, from: number, to: number): number {
+  if (to - from < 1 || to - from > 5 || text.charCodeAt(from) === 48) return -1;
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    value = value * 10 + c;
+  }
+  return value;
+}
 
 /** Normalises any accepted spelling (including upstream's `"80"`) to `"lo - hi"`; null stays null. */
 export function normalizePortRange(text: string | null | undefined): string | null {
   if (text === null || text === undefined || text === '') return null;
   // Text already in the stored shape (the common case: what the server answers) is its own normal form.
-  const canonical = CANONICAL_RANGE.exec(text);
-  if (canonical && Number(canonical[1]) <= Number(canonical[2]) && Number(canonical[2]) <= 65535) return text;
+  if (isCanonicalRange(text)) return text;
   const parsed = parsePortRange(text);
   return parsed.ok ? formatPortRange(parsed.range) : text;
 }
