@@ -8,55 +8,26 @@ import {
   userFileName,
 } from '../../../src/desired/export.js';
 import type { ApiDevice, ApiRule, ApiUser, LiveState } from '../../../src/model/index.js';
+import { KEY_A, liveDevice, liveUser } from '../../helpers/plan-fixtures.js';
 
 const T = '2024-01-02T03:04:05.000000Z';
-const KEY_A = 'x8mEqUv3cGt1Xq6h3mJx0o8nOqCq2cW1oZt3JYfJfGs=';
 const KEY_B = 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=';
 const PSK = 'cHJlc2hhcmVka2V5cHJlc2hhcmVka2V5cHJlc2hhcmU=';
 
 function user(id: string, email: string, role: ApiUser['role'] = 'unprivileged'): ApiUser {
-  return {
-    id,
-    email,
-    role,
-    last_signed_in_at: null,
-    last_signed_in_method: null,
-    disabled_at: null,
-    inserted_at: T,
-    updated_at: T,
-  };
+  return liveUser(email, { id, role, inserted_at: T, updated_at: T });
 }
 
+// With the flags on, responses show the server's defaults (liveDevice's): export must not write them.
 function device(id: string, userId: string, name: string, overrides: Partial<ApiDevice> = {}): ApiDevice {
-  return {
+  return liveDevice({ id: userId } as ApiUser, name, {
     id,
-    user_id: userId,
-    name,
-    description: null,
-    public_key: KEY_A,
     preshared_key: PSK,
     server_public_key: KEY_B,
-    ipv4: '10.3.2.2',
-    ipv6: 'fd00::3:2:2',
-    // With the flags on, responses show the server's defaults: export must not write them.
-    allowed_ips: ['0.0.0.0/0', '::/0'],
-    dns: ['1.1.1.1', '1.0.0.1'],
-    endpoint: 'vpn.example.com:51820',
-    mtu: 1280,
-    persistent_keepalive: 25,
-    use_default_allowed_ips: true,
-    use_default_dns: true,
-    use_default_endpoint: true,
-    use_default_mtu: true,
-    use_default_persistent_keepalive: true,
-    remote_ip: null,
-    latest_handshake: null,
-    rx_bytes: null,
-    tx_bytes: null,
     inserted_at: T,
     updated_at: T,
     ...overrides,
-  };
+  });
 }
 
 function rule(
