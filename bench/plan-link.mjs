@@ -14,7 +14,6 @@
  *     keep-alive connections, with the ids known beforehand (as a state file holds them).
  * The ratio refresh / plan is the figure; both run in turns, RUNS rounds, medians reported.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createConnection, createServer } from 'node:net';
@@ -22,7 +21,7 @@ import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startServer } from '../dist/server/index.js';
-import { argValue, CLI, desiredYaml, median, model, prepareDatabase, seed } from './scale-data.mjs';
+import { argValue, desiredYaml, median, model, prepareDatabase, runCli, seed } from './scale-data.mjs';
 
 const RUNS = Number(argValue('--runs', '2'));
 const USERS = Number(argValue('--users', '10000'));
@@ -64,21 +63,6 @@ function slowProxy(target, delay) {
           }),
       });
     });
-  });
-}
-
-function timedCli(args, env) {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, ...env, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stdout.resume();
-    child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr, wallMs: performance.now() - started }));
   });
 }
 
@@ -132,7 +116,7 @@ try {
   const plans = [];
   const refreshes = [];
   for (let run = 0; run < RUNS; run++) {
-    const plan = await timedCli(['plan', '-f', file], env);
+    const plan = await runCli(['plan', '-f', file], env);
     if (plan.code !== 2) throw new Error(`plan exited ${plan.code}: ${plan.stderr.slice(0, 500)}`);
     plans.push(plan.wallMs);
     refreshes.push(await refresh(proxy.url, token, paths));
