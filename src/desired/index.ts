@@ -22,7 +22,7 @@ import type { ParsedDocument } from './positions.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 import { parseYamlInto } from './yaml.js';
 
-export { checkDesiredState } from './check.js';
+export { checkDesiredState } from './check/state.js';
 export { displayPath } from './files.js';
 export { resolveSecret, SecretResolutionError, workingContainment } from './secrets.js';
 export type { Diagnostic, LoadOptions, LoadResult } from './types.js';

@@ -7,21 +7,21 @@
  * Each problem is reported at the value at fault when the front end recorded where it stands
  * (SourceLocation.fields), else at its object, with the path people use to name it.
  */
-import { checkConfigurationInput } from '../model/configuration.js';
+import { checkConfigurationInput } from '../../model/configuration.js';
 import {
   allowedIpKey,
   checkDeviceInput,
   checkDeviceName,
   DEFAULT_MAX_DEVICES_PER_USER,
   dnsEntryKey,
-} from '../model/device.js';
-import { isDefaultableField, useDefaultFlag } from '../model/device-fields.js';
-import type { FieldErrors } from '../model/errors.js';
-import { emailGlobMatcher, emailGlobProblem } from '../model/email-glob.js';
-import { isText } from '../model/fields.js';
-import { deviceKey, deviceKeyOfOwnerKey, ruleKeyOfOwnerKey, userKey } from '../model/keys.js';
-import { Messages } from '../model/messages.js';
-import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } from '../model/net.js';
+} from '../../model/device.js';
+import { isDefaultableField, useDefaultFlag } from '../../model/device-fields.js';
+import type { FieldErrors } from '../../model/errors.js';
+import { emailGlobMatcher, emailGlobProblem } from '../../model/email-glob.js';
+import { isText } from '../../model/fields.js';
+import { deviceKey, deviceKeyOfOwnerKey, ruleKeyOfOwnerKey, userKey } from '../../model/keys.js';
+import { Messages } from '../../model/messages.js';
+import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } from '../../model/net.js';
 import {
   checkRuleInput,
   checkRulePorts,
@@ -30,12 +30,12 @@ import {
   rulesOverlap,
   ruleText,
   type ParsedRule,
-} from '../model/rule.js';
-import { HIGHEST_RULE_PORT, parsePortRange, reachesPortLimit } from '../model/ports.js';
-import type { DesiredDevice, DesiredRule, DesiredState, DesiredUser, SourceLocation } from '../model/state.js';
-import { checkEmail, checkUserInput, emailCharacterProblem } from '../model/user.js';
-import { checkAccessTests } from '../access/tests.js';
-import type { Diagnostic } from './types.js';
+} from '../../model/rule.js';
+import { HIGHEST_RULE_PORT, parsePortRange, reachesPortLimit } from '../../model/ports.js';
+import type { DesiredDevice, DesiredRule, DesiredState, DesiredUser, SourceLocation } from '../../model/state.js';
+import { checkEmail, checkUserInput, emailCharacterProblem } from '../../model/user.js';
+import { checkAccessTests } from '../../access/tests.js';
+import type { Diagnostic } from '../types.js';
 
 /** `users[0]` + `mtu` -> `users[0].mtu`; `settings` + `manage.rules[1]` -> `settings.manage.rules[1]`. */
 export function joinPath(base: string, relative: string): string {
