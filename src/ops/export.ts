@@ -14,7 +14,7 @@ import {
   type ExportedFile,
   type ExportOptions,
   type ExportResult,
-} from '../desired/export.js';
+} from '../desired/export/grouping.js';
 import { writeFileAtomically } from '../drift/sinks.js';
 import { OpError } from './errors.js';
 import { serverRefused, type Connector } from './session.js';
@@ -97,4 +97,4 @@ function codeOf(error: unknown): string {
 }
 
 /** `3 users, 5 devices, 2 rules`: what an export holds. */
-export { describeCounts } from '../desired/export.js';
+export { describeCounts } from '../desired/export/grouping.js';

@@ -6,7 +6,7 @@ import {
   GLOBAL_RULES_FILE_NAME,
   SINGLE_FILE_NAME,
   userFileName,
-} from '../../../src/desired/export.js';
+} from '../../../src/desired/export/grouping.js';
 import type { ApiDevice, ApiRule, ApiUser, LiveState } from '../../../src/model/index.js';
 import { KEY_A, liveDevice, liveUser } from '../../helpers/plan-fixtures.js';
 

@@ -16,18 +16,18 @@ import {
   initialConfigurationExtras,
   MANAGED_CONFIGURATION_FIELDS,
   type ApiConfiguration,
-} from '../model/configuration.js';
-import { checkDeviceName } from '../model/device.js';
-import { isText } from '../model/fields.js';
-import { dottedCidr, parseCidrOrAddress } from '../model/net.js';
-import { ruleKey, userKey } from '../model/keys.js';
-import { parsePortRange } from '../model/ports.js';
-import { ruleText } from '../model/rule.js';
-import type { LiveState } from '../model/state.js';
-import { checkEmail, emailCharacterProblem } from '../model/user.js';
-import { USE_DEFAULT_FLAGS } from '../model/device-fields.js';
-import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
-import { renderExportDocument } from './export-yaml.js';
+} from '../../model/configuration.js';
+import { checkDeviceName } from '../../model/device.js';
+import { isText } from '../../model/fields.js';
+import { dottedCidr, parseCidrOrAddress } from '../../model/net.js';
+import { ruleKey, userKey } from '../../model/keys.js';
+import { parsePortRange } from '../../model/ports.js';
+import { ruleText } from '../../model/rule.js';
+import type { LiveState } from '../../model/state.js';
+import { checkEmail, emailCharacterProblem } from '../../model/user.js';
+import { USE_DEFAULT_FLAGS } from '../../model/device-fields.js';
+import type { ApiDevice, ApiRule, ApiUser } from '../../model/types.js';
+import { renderExportDocument } from './yaml.js';
 
 export interface ExportOptions {
   /**
