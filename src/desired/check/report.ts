@@ -113,6 +113,7 @@ export function reportFieldErrors(
     }
   }
 }
+
 /** The first declaration of each key. */
 export function firstByKey<T>(items: T[], keyOf: (item: T) => string | null): Map<string, T> {
   const first = new Map<string, T>();
@@ -139,6 +140,7 @@ export function reportDuplicates<T extends Declared>(
     else first.set(key, item);
   }
 }
+
 export function describeList(list: string[]): string {
   return list.length === 0 ? 'an empty list' : list.join(', ');
 }

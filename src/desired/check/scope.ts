@@ -20,6 +20,7 @@ export function userScope(globs: string[] | null): ((email: string) => boolean) 
   if (globs === null) return null;
   return emailGlobMatcher(globs.filter((g) => typeof g === 'string' && emailGlobProblem(g) === null));
 }
+
 export function checkScope(state: DesiredState, users: UserEntry[], rules: RuleEntry[], into: Diagnostic[]): void {
   const { manage } = state.settings;
   const inScope = userScope(manage.users);

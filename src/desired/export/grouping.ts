@@ -1,227 +1,23 @@
 /**
- * `netform export`: the live server as desired-state YAML (docs/netform.md section 1.1), pure.
- *
- * The mapping is chosen so that loading the output and planning it against the same server
- * shows no change:
- * - a field at the server's default is left out (role unprivileged; a device field whose
- *   `use_default_<x>` flag is on: neither the flag nor the effective value the server shows);
- * - a field off its default is written; its `use_default_<x>: false` is written only when the
- *   value alone would not imply it (the value is null or an empty list);
- * - secrets are never written: passwords cannot be read, and preshared keys are left out
- *   (unmanaged) with a header comment saying how to manage them by reference;
- * - device tunnel addresses are pinned by default (see ExportOptions.addresses).
+ * What export reads of the server: the live objects grouped by owner and put in the order they are
+ * written, with what no desired state can declare left out (named by id) or refused.
  */
-import { createHash } from 'node:crypto';
-import {
-  initialConfigurationExtras,
-  MANAGED_CONFIGURATION_FIELDS,
-  type ApiConfiguration,
-} from '../../model/configuration.js';
 import { checkDeviceName } from '../../model/device.js';
 import { isText } from '../../model/fields.js';
-import { dottedCidr, parseCidrOrAddress } from '../../model/net.js';
 import { ruleKey, userKey } from '../../model/keys.js';
+import { dottedCidr, parseCidrOrAddress } from '../../model/net.js';
 import { parsePortRange } from '../../model/ports.js';
 import { ruleText } from '../../model/rule.js';
-import type { LiveState } from '../../model/state.js';
 import { checkEmail, emailCharacterProblem } from '../../model/user.js';
-import { USE_DEFAULT_FLAGS } from '../../model/device-fields.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../../model/types.js';
-import { renderExportDocument } from './yaml.js';
+import { ExportError } from './types.js';
 
-export interface ExportOptions {
-  /**
-   * Write each device's `ipv4`/`ipv6` (default true). Pinned addresses survive a device being
-   * recreated (replace) and a hand change of them shows as drift; left out, they are unmanaged
-   * and the server keeps choosing them.
-   */
-  addresses?: boolean;
-  /**
-   * Also write what is at its default (`role: unprivileged`, `use_default_<x>: true`), so that it
-   * is managed too: a hand promotion to admin or a device taken off a default then shows as
-   * drift. Off by default: the files stay short and the defaults stay the server's business.
-   */
-  explicitDefaults?: boolean;
-  /** One file per user plus one for the global rules, instead of one document. */
-  split?: boolean;
-  /**
-   * Write `settings: { prune: true }` (default true): the export is the whole server, so the
-   * repository owns it and whatever a later pull request removes is deleted.
-   */
-  prune?: boolean;
-  /** What the `# yaml-language-server: $schema=` comment points at. */
-  schemaRef: string;
-  /** The server exported from, shown in the header comment (credentials are stripped). */
-  server?: string;
-}
-
-export interface ExportedFile {
-  /** A file name with no folder part, safe on every common file system. */
-  name: string;
-  content: string;
-}
-
-export interface ExportResult {
-  files: ExportedFile[];
-  /** What the files hold (the objects left out are not counted). */
-  counts: { users: number; devices: number; rules: number };
-  /**
-   * Live objects the files leave out because no desired state can declare them as the server
-   * holds them, one line each naming them by id and saying why (never quoting the value).
-   */
-  leftOut: string[];
-}
-
-/** The live state cannot be written as desired state without guessing (two objects, one key; an unknown owner). */
-export class ExportError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`the server's state cannot be exported as it is:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ExportError';
-  }
-}
-
-export const SINGLE_FILE_NAME = 'netform.yaml';
-export const GLOBAL_RULES_FILE_NAME = 'global-rules.yaml';
-export const CONFIGURATION_FILE_NAME = 'configuration.yaml';
-
-type Plain = Record<string, unknown>;
-
-interface UserEntry {
+export interface UserEntry {
   user: ApiUser;
   /** userKey(email), what users are ordered by. */
   key: string;
   devices: ApiDevice[];
   rules: ApiRule[];
-}
-
-/** The three lists of the live state, each awaited on its own (ExportLists of exportLiveState). */
-export interface LiveLists {
-  users: Promise<ApiUser[]>;
-  devices: Promise<ApiDevice[]>;
-  rules: Promise<ApiRule[]>;
-  configuration: Promise<ApiConfiguration | undefined>;
-}
-
-export function exportDesiredState(live: LiveState, options: ExportOptions): ExportResult {
-  const grouping = new Grouping();
-  grouping.addUsers(live.users);
-  grouping.addDevices(live.devices);
-  grouping.addRules(live.rules);
-  return render(grouping, live.configuration, options);
-}
-
-/** An object named by `netform show KEY`: its kind and its live id. */
-export interface NamedObject {
-  kind: 'user' | 'device' | 'rule';
-  id: string;
-}
-
-/**
- * The YAML fragments of the named objects, in the order named, with no header: each a list item
- * indented as it stands in an exported file, to paste under `users:` (a user, with its devices and
- * rules), a user's `devices:` or `rules:` (six spaces), or the top-level `rules:` (a global rule).
- * The same mapping and writer as export, so a value reads as export writes it.
- */
-export function exportFragments(live: LiveState, named: readonly NamedObject[], options: ExportOptions): string {
-  const grouping = new Grouping();
-  grouping.addUsers(live.users);
-  grouping.addDevices(live.devices);
-  grouping.addRules(live.rules);
-  const { entries, globalRules } = grouping.result();
-  const mapping: Mapping = {
-    pinAddresses: options.addresses ?? true,
-    explicitDefaults: options.explicitDefaults ?? false,
-  };
-  const out: string[] = [];
-  const leftOut: string[] = [];
-  for (const { kind, id } of named) {
-    const before = out.length;
-    if (kind === 'user') {
-      const entry = entries.find((e) => e.user.id === id);
-      if (entry) out.push(fragment('users', userToYaml(entry, mapping), ''));
-    } else if (kind === 'device') {
-      const device = entries.flatMap((e) => e.devices).find((d) => d.id === id);
-      if (device) out.push(fragment('devices', deviceToYaml(device, mapping), '    '));
-    } else {
-      const global = globalRules.find((r) => r.id === id);
-      const own = entries.flatMap((e) => e.rules).find((r) => r.id === id);
-      if (global) out.push(fragment('rules', ruleToYaml(global), ''));
-      else if (own) out.push(fragment('rules', ruleToYaml(own), '    '));
-    }
-    if (out.length === before) leftOut.push(`${kind} ${id}: no desired state can declare it as the server holds it`);
-  }
-  if (leftOut.length > 0) throw new ExportError(leftOut);
-  return out.join('');
-}
-
-/** One list item under `key`, as export writes it, its lines indented further by `indent`. */
-function fragment(key: string, item: Plain, indent: string): string {
-  const text = renderExportDocument('', { [key]: [item] }).slice(key.length + 2);
-  return indent === '' ? text : text.replace(/^(?=.)/gm, indent);
-}
-
-/**
- * exportDesiredState, on the lists as they arrive: the users are indexed while the devices and
- * rules are still on their way, and each of those is grouped by owner and sorted as soon as it
- * is there (a server sends its lists one after the other). The same result.
- */
-export async function exportLiveState(lists: LiveLists, options: ExportOptions): Promise<ExportResult> {
-  const grouping = new Grouping();
-  const users = lists.users.then((list) => grouping.addUsers(list));
-  const devices = Promise.all([users, lists.devices]).then(([, list]) => grouping.addDevices(list));
-  const rules = Promise.all([users, lists.rules]).then(([, list]) => grouping.addRules(list));
-  const [, , , configuration] = await Promise.all([users, devices, rules, lists.configuration]);
-  return render(grouping, configuration, options);
-}
-
-function render(grouping: Grouping, liveConfiguration: ApiConfiguration | undefined, options: ExportOptions) {
-  const { entries, globalRules, leftOut } = grouping.result();
-  const counts = grouping.counts;
-  const mapping: Mapping = {
-    pinAddresses: options.addresses ?? true,
-    explicitDefaults: options.explicitDefaults ?? false,
-  };
-  const header = headerComment(options, counts, mapping, leftOut);
-  const settings = exportedSettings(options);
-
-  const configuration = liveConfiguration ? configurationToYaml(liveConfiguration, mapping) : undefined;
-  if (!options.split) {
-    const body: Plain = {
-      version: 1,
-      ...settings,
-      ...(configuration ? { configuration } : {}),
-      users: entries.map((e) => userToYaml(e, mapping)),
-      rules: globalRules.map(ruleToYaml),
-    };
-    return { files: [{ name: SINGLE_FILE_NAME, content: renderExportDocument(header, body) }], counts, leftOut };
-  }
-
-  const files: ExportedFile[] = [];
-  const taken = new Set<string>([GLOBAL_RULES_FILE_NAME, CONFIGURATION_FILE_NAME]);
-  for (const entry of entries) {
-    const name = uniqueName(userFileName(entry.user.email), taken);
-    files.push({
-      name,
-      content: renderExportDocument(header, { version: 1, users: [userToYaml(entry, mapping)] }),
-    });
-  }
-  // The settings go once, with the global rules (settings of several files are merged).
-  files.push({
-    name: GLOBAL_RULES_FILE_NAME,
-    content: renderExportDocument(header, { version: 1, ...settings, rules: globalRules.map(ruleToYaml) }),
-  });
-  if (configuration) {
-    files.push({
-      name: CONFIGURATION_FILE_NAME,
-      content: renderExportDocument(header, { version: 1, configuration }),
-    });
-  }
-  return { files, counts, leftOut };
-}
-
-/** `settings: { prune: true }` unless the export was asked not to own the server. */
-function exportedSettings(options: ExportOptions): Plain {
-  return options.prune === false ? {} : { settings: { prune: true } };
 }
 
 /**
@@ -234,7 +30,7 @@ function exportedSettings(options: ExportOptions): Plain {
  * devices of a user whose names are one) are left out, with what belongs to them, and named by id
  * in `leftOut` rather than refusing the whole server: each line says why, never the value itself.
  */
-class Grouping {
+export class Grouping {
   readonly counts = { users: 0, devices: 0, rules: 0 };
   readonly #problems = { users: [] as string[], devices: [] as string[], rules: [] as string[] };
   readonly #byId = new Map<string, UserEntry>();
@@ -396,57 +192,7 @@ function deviceRefusal(device: ApiDevice): string | null {
   return null;
 }
 
-interface Mapping {
-  pinAddresses: boolean;
-  explicitDefaults: boolean;
-}
-
-function userToYaml(entry: UserEntry, mapping: Mapping): Plain {
-  const out: Plain = { email: entry.user.email };
-  if (entry.user.role !== 'unprivileged' || mapping.explicitDefaults) out.role = entry.user.role;
-  if (entry.devices.length > 0) out.devices = entry.devices.map((d) => deviceToYaml(d, mapping));
-  if (entry.rules.length > 0) out.rules = entry.rules.map(ruleToYaml);
-  return out;
-}
-
-function deviceToYaml(device: ApiDevice, mapping: Mapping): Plain {
-  const out: Plain = { name: device.name };
-  if (device.description !== null && device.description !== '') out.description = device.description;
-  out.public_key = device.public_key;
-  if (mapping.pinAddresses) {
-    if (device.ipv4 !== null && device.ipv4 !== '') out.ipv4 = device.ipv4;
-    if (device.ipv6 !== null && device.ipv6 !== '') out.ipv6 = device.ipv6;
-  }
-  for (const [field, flag] of USE_DEFAULT_FLAGS) {
-    if (device[flag]) {
-      if (mapping.explicitDefaults) out[flag] = true;
-      continue;
-    }
-    const value = device[field];
-    const empty = value === null || value === '' || (Array.isArray(value) && value.length === 0);
-    // A value given implies its flag false (the table's withImpliedFlags); with no value the flag must say so itself.
-    if (empty) out[flag] = false;
-    else out[field] = Array.isArray(value) ? [...value] : value;
-  }
-  return out;
-}
-
-function ruleToYaml(rule: ApiRule): Plain {
-  const out: Plain = { action: rule.action, destination: rule.destination };
-  if (rule.port_type !== null) out.port_type = rule.port_type;
-  if (rule.port_range !== null && rule.port_range !== '') out.port_range = shortPortRange(rule.port_range);
-  return out;
-}
-
-/** `"443 - 443"` → `"443"`, `"80 - 443"` → `"80-443"`; the planner compares them normalised. */
-function shortPortRange(text: string): string {
-  const parsed = parsePortRange(text);
-  if (!parsed.ok) return text;
-  const { low, high } = parsed.range;
-  return low === high ? String(low) : `${low}-${high}`;
-}
-
-function compareText(a: string, b: string): number {
+export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
@@ -512,113 +258,4 @@ function sortRules(rules: ApiRule[], keys: Map<ApiRule, string>): ApiRule[] {
 
 function compareBigint(a: bigint | number, b: bigint | number): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function headerComment(
-  options: ExportOptions,
-  counts: ExportResult['counts'],
-  mapping: Mapping,
-  leftOut: string[],
-): string {
-  const server = options.server ? ` from ${withoutCredentials(options.server)}` : '';
-  const lines = [
-    `yaml-language-server: $schema=${options.schemaRef}`,
-    `Exported by \`netform export\`${server}: ${describeCounts(counts)}.`,
-    'Review it, commit it, then `netform plan` shows no changes until the files or the server change.',
-    options.prune === false
-      ? 'Prune is off (exported with --no-prune): a live object that no file declares is listed by plan and left alone.'
-      : '`settings: { prune: true }`: this repository owns the server, so apply deletes what no file declares (export with --no-prune to leave such objects alone).',
-    'What is managed:',
-    '- Passwords cannot be read from the server and are not managed. To set one from now on, give',
-    '  the user `password: { env: NAME }` (sent on create, and on `apply --rotate-passwords`).',
-    '- Preshared keys are left out on purpose, so each stays as it is on the server. To manage one,',
-    '  give its device `preshared_key: { env: NAME }` or `preshared_key: { file: secrets/NAME.psk }`',
-    '  (a file holding the base64 key, relative to this file; keep such files out of git).',
-    "- Fields left out are managed at their default: a user's role is `unprivileged`, and a device's",
-    '  allowed_ips, dns, endpoint, mtu and persistent_keepalive follow the server (`use_default_<x>: true`),',
-    '  so a hand promotion or a hand-set value shows as drift. To leave one unmanaged, name it in',
-    '  `ignore_changes: [role]` on the object, or in `settings.ignore_changes`. A value written here is pinned.',
-    mapping.pinAddresses
-      ? '- Device tunnel addresses (ipv4, ipv6) are pinned to what the server assigned, so a recreated device keeps them and a hand change shows as drift. Delete those lines to let the server choose.'
-      : '- Device tunnel addresses (ipv4, ipv6) are left out (exported with --no-addresses): the server keeps choosing them.',
-    '- `configuration:` (when the server has /v0/configuration) holds the device defaults and the',
-    '  unprivileged-user flags, managed: a hand change of them shows as drift. Delete a line to stop managing it.',
-    ...(leftOut.length > 0
-      ? [
-          'Left out, because no desired state can declare them as the server holds them: fix or delete them',
-          'on the server (by id), then export again. Until then `netform plan` shows them (with prune on, as deletions):',
-          ...leftOut.map((line) => `- ${line}`),
-        ]
-      : []),
-  ];
-  return lines.map((line) => `# ${line}`).join('\n') + '\n';
-}
-
-/**
- * The server's configuration as `configuration:`: the device defaults and the two unprivileged-user
- * flags always (what a repository exists to own); the sign-in fields only when off upstream's
- * default or with --explicit-defaults. Sign-in providers and the logo are never exported.
- */
-function configurationToYaml(live: ApiConfiguration, mapping: Mapping): Plain {
-  const initial = initialConfigurationExtras() as unknown as Plain;
-  const out: Plain = {};
-  for (const field of MANAGED_CONFIGURATION_FIELDS) {
-    const value = live[field];
-    if (value === null || value === undefined) continue;
-    const core = field.startsWith('default_client_') || field.startsWith('allow_unprivileged_');
-    if (core || mapping.explicitDefaults || JSON.stringify(value) !== JSON.stringify(initial[field]))
-      out[field] = value;
-  }
-  return out;
-}
-
-/** `3 users, 1 device, 0 rules`. */
-export function describeCounts(counts: ExportResult['counts']): string {
-  const n = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
-  return `${n(counts.users, 'user')}, ${n(counts.devices, 'device')}, ${n(counts.rules, 'rule')}`;
-}
-
-function withoutCredentials(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.username = '';
-    parsed.password = '';
-    parsed.search = '';
-    parsed.hash = '';
-    return parsed.toString().replace(/\/$/, '');
-  } catch {
-    return '(server)';
-  }
-}
-
-const FILE_NAME_SAFE = /[a-z0-9@._+-]/;
-const MAX_FILE_NAME_BYTES = 200;
-
-/**
- * A file name for a user's file that is safe for any email on every common file system: lower
- * case (emails are unique case-insensitively, and so are some file systems), anything but
- * letters, digits and `@._+-` percent-encoded, no leading dot, and a bounded length (a hash of
- * the email keeps long names apart).
- */
-export function userFileName(email: string): string {
-  let stem = '';
-  for (const char of email.trim().toLowerCase()) {
-    stem +=
-      FILE_NAME_SAFE.test(char) && char.length === 1
-        ? char
-        : [...Buffer.from(char, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
-  }
-  if (stem.startsWith('.')) stem = `%2E${stem.slice(1)}`;
-  if (Buffer.byteLength(stem) > MAX_FILE_NAME_BYTES) {
-    const hash = createHash('sha256').update(userKey(email)).digest('hex').slice(0, 12);
-    stem = `${stem.slice(0, MAX_FILE_NAME_BYTES - 13)}~${hash}`;
-  }
-  return `${stem}.yaml`;
-}
-
-function uniqueName(name: string, taken: Set<string>): string {
-  let candidate = name;
-  for (let n = 2; taken.has(candidate); n++) candidate = name.replace(/\.yaml$/, `~${n}.yaml`);
-  taken.add(candidate);
-  return candidate;
 }
