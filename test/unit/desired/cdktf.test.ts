@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadCdktfStack, parseTemplate } from '../../../src/desired/cdktf.js';
+import { loadCdktfStack, parseTemplate } from '../../../src/desired/cdktf/translator.js';
 import { loadDesiredState } from '../../../src/desired/index.js';
 import type { Diagnostic, LoadResult } from '../../../src/desired/types.js';
 import { Secret } from '../../../src/model/secret.js';

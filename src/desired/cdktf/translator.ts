@@ -20,17 +20,17 @@
  */
 import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import providerSchemaDocument from '../../schemas/terraform-provider.json' with { type: 'json' };
-import { desiredStateContainment, escapeFrom, readDesiredStateFile, type Containment } from './containment.js';
-import { CDKTF_STACK_FILE, displayPath } from './files.js';
-import { readDocuments } from './pipeline.js';
-import { columnAt, lineAt, lineStartsOf, setOwn, type ContainerOffsets, type ParsedDocument } from './positions.js';
-import type { Environment } from './secrets.js';
-import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
-import { IGNORABLE_DEVICE_FIELDS } from '../model/state.js';
+import providerSchemaDocument from '../../../schemas/terraform-provider.json' with { type: 'json' };
+import { desiredStateContainment, escapeFrom, readDesiredStateFile, type Containment } from '../containment.js';
+import { CDKTF_STACK_FILE, displayPath } from '../files.js';
+import { readDocuments } from '../pipeline.js';
+import { columnAt, lineAt, lineStartsOf, setOwn, type ContainerOffsets, type ParsedDocument } from '../positions.js';
+import type { Environment } from '../secrets.js';
+import type { Diagnostic, LoadOptions, LoadResult } from '../types.js';
+import { IGNORABLE_DEVICE_FIELDS } from '../../model/state.js';
 import { parseTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
 
-export { CDKTF_STACK_FILE } from './files.js';
+export { CDKTF_STACK_FILE } from '../files.js';
 export const FIREZONE_PROVIDER_ADDRESS = 'registry.terraform.io/jindrichskupa/firezone';
 
 type ResourceType = 'firezone_user' | 'firezone_device' | 'firezone_rule';
