@@ -123,7 +123,7 @@ export async function loadDesiredState(path: string, options: LoadOptions = {}):
   const target = await yamlFilesOf(path);
   if ('diagnostic' in target) return { ok: false, diagnostics: [target.diagnostic] };
   // The CDKTF translator (and the provider schema it reads) is loaded only for a stack.
-  if ('cdktf' in target) return (await import('./cdktf/translator.js')).loadCdktfStack(path, options);
+  if ('cdktf' in target) return (await import('./cdktf/load.js')).loadCdktfStack(path, options);
   return loadYamlFiles(target.files, target.within, options);
 }
 
