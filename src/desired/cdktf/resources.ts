@@ -17,6 +17,7 @@ import { FAILED, isObject, type Failed, type Mapping, type Report, type Site } f
 import { parseTemplate, VARIABLE_REFERENCE } from './template.js';
 import { LITERAL_STACK_SECRET_MESSAGE, type StackValues } from './values.js';
 
+/** Reads the provider block and the resources of one stack, reporting through the translator. */
 export class ResourceReader {
   constructor(
     readonly values: StackValues,

@@ -43,6 +43,7 @@ const RESOURCE_SECTIONS: Record<string, string> = {
   rules: 'rules are declared as firezone_rule resources (FirezoneRule), not here',
 };
 
+/** One stack's translation: translate(), then parsedDocument() for the pipeline. */
 export class StackTranslator {
   readonly diagnostics: Diagnostic[] = [];
   /** The stack's variables and users, and the reader of values that reference them. */

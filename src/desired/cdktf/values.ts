@@ -12,10 +12,12 @@ import { typeName } from './provider-schema.js';
 import { FAILED, isObject, type Failed, type Mapping, type Report, type Site } from './site.js';
 import { parseTemplate, USER_REFERENCE, VARIABLE_REFERENCE } from './template.js';
 
+/** Why a secret written in the stack itself is refused, and how to pass it instead. */
 export const LITERAL_STACK_SECRET_MESSAGE =
   'a secret must not be written in the stack: pass it through a sensitive Terraform variable without a default ' +
   '(FirezoneStack: { variable: "NAME" }; or new TerraformVariable(this, "NAME", { type: "string", sensitive: true })) ' +
   'and set TF_VAR_NAME when running netform';
+
 /** A `variable` block of the stack. */
 export interface VariableDeclaration {
   type?: string;
@@ -24,9 +26,10 @@ export interface VariableDeclaration {
   sensitive: boolean;
 }
 
+/** The values of one stack's attributes, resolved against its variables and users. */
 export class StackValues {
   constructor(
-    /** The stack's variables by name (read by the translator first). */
+    /** The stack's variables by name (readVariables, before any value is read). */
     readonly variables: Map<string, VariableDeclaration>,
     /** firezone_user resource name -> its entry in the translated document, or null when it could not be translated. */
     readonly users: Map<string, Mapping | null>,
