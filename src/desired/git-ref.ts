@@ -178,7 +178,7 @@ export async function loadDesiredStateAtRef(
   try {
     const file = join(folder, CDKTF_STACK_FILE);
     await writeFile(file, found.text);
-    const { loadCdktfStack } = await import('./cdktf.js');
+    const { loadCdktfStack } = await import('./cdktf/load.js');
     return { ...at, result: await loadCdktfStack(file, options) };
   } finally {
     await rm(folder, { recursive: true, force: true });

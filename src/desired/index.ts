@@ -22,7 +22,7 @@ import type { ParsedDocument } from './positions.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 import { parseYamlInto } from './yaml.js';
 
-export { checkDesiredState } from './check.js';
+export { checkDesiredState } from './check/state.js';
 export { displayPath } from './files.js';
 export { resolveSecret, SecretResolutionError, workingContainment } from './secrets.js';
 export type { Diagnostic, LoadOptions, LoadResult } from './types.js';
@@ -123,7 +123,7 @@ export async function loadDesiredState(path: string, options: LoadOptions = {}):
   const target = await yamlFilesOf(path);
   if ('diagnostic' in target) return { ok: false, diagnostics: [target.diagnostic] };
   // The CDKTF translator (and the provider schema it reads) is loaded only for a stack.
-  if ('cdktf' in target) return (await import('./cdktf.js')).loadCdktfStack(path, options);
+  if ('cdktf' in target) return (await import('./cdktf/load.js')).loadCdktfStack(path, options);
   return loadYamlFiles(target.files, target.within, options);
 }
 

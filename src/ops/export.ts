@@ -8,13 +8,8 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fetchConfiguration } from '../client/index.js';
-import {
-  ExportError,
-  exportLiveState,
-  type ExportedFile,
-  type ExportOptions,
-  type ExportResult,
-} from '../desired/export.js';
+import { exportLiveState } from '../desired/export/index.js';
+import { ExportError, type ExportedFile, type ExportOptions, type ExportResult } from '../desired/export/types.js';
 import { writeFileAtomically } from '../drift/sinks.js';
 import { OpError } from './errors.js';
 import { serverRefused, type Connector } from './session.js';
@@ -97,4 +92,4 @@ function codeOf(error: unknown): string {
 }
 
 /** `3 users, 5 devices, 2 rules`: what an export holds. */
-export { describeCounts } from '../desired/export.js';
+export { describeCounts } from '../desired/export/files.js';
