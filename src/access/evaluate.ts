@@ -17,6 +17,7 @@ import {
   type CompiledRule,
   type StageName,
 } from './model.js';
+import type { ReachPiece } from './partition.js';
 
 export type Protocol = 'tcp' | 'udp' | 'icmp' | 'other';
 
@@ -27,7 +28,8 @@ export interface Packet {
   port?: number;
 }
 
-export type Verdict = 'accept' | 'drop' | 'no tunnel';
+/** `partial`: for every protocol and port to an address or a block, some packets accepted and some dropped. */
+export type Verdict = 'accept' | 'drop' | 'partial' | 'no tunnel';
 
 export interface Match {
   rule: AccessRule;
@@ -43,6 +45,11 @@ export interface Decision {
   decidedBy?: Match;
   /** Rules that also match the packet but come later in the order (they decide nothing for it). */
   alsoMatched: Match[];
+  /**
+   * For every protocol and port to an address or a block: its parts and what decides each (the
+   * accepted ones first), as `reach` lists them. `decidedBy` is set when one rule decides them all.
+   */
+  parts?: ReachPiece[];
 }
 
 /** The rules of a model compiled once, grouped by owner, for many evaluations. */

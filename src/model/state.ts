@@ -129,9 +129,13 @@ export interface DesiredTest {
   name: string;
   /** `*`, an email, or `EMAIL/DEVICE`. */
   from: string;
-  /** `ADDRESS`, `ADDRESS:PORT/tcp|udp`, `ADDRESS/icmp`; IPv6 as `[ADDRESS]:PORT/tcp`. */
+  /**
+   * `ADDRESS` or `ADDRESS/PREFIX` (every protocol and port), `ADDRESS:PORT/tcp|udp`, `ADDRESS/icmp`,
+   * `ADDRESS/other` (one packet); IPv6 as `[ADDRESS]:PORT/tcp`.
+   */
   to: string;
-  expect: 'accept' | 'drop';
+  /** `accept`: every packet gets through; `drop`: none does; `partial`: some do and some do not. */
+  expect: 'accept' | 'drop' | 'partial';
   source?: SourceLocation;
 }
 
