@@ -37,8 +37,7 @@ const TO_HELP =
  * and port) to an address or a block (`every`: the range a0..a1 of one family).
  */
 export type Destination =
-  | { kind: 'packet'; packet: Packet }
-  | { kind: 'every'; family: IpFamily; a0: bigint; a1: bigint };
+  { kind: 'packet'; packet: Packet } | { kind: 'every'; family: IpFamily; a0: bigint; a1: bigint };
 
 export function parseFrom(text: string): Parsed<FromSpec> {
   const s = text.trim();

@@ -40,7 +40,6 @@ export interface ReachTarget {
   what: string;
 }
 
-
 /**
  * The `to:` notation of tests and `explain` (notation.ts parseTo): a bare ADDRESS or ADDRESS/PREFIX
  * is every protocol and port to the address or any address of the block (host bits are ignored,

@@ -137,18 +137,20 @@ export function testLine(result: TestResult): string {
  * expectation, the outcome and the deciding rule.
  */
 export function failedTestDiagnostics(results: readonly TestResult[]): Diagnostic[] {
-  return results
-    .map((result, i) => ({ result, i }))
-    // A `from: "*"` with no declared device is a warning of validate (noSourceWarnings), not an error.
-    .filter(({ result }) => !result.pass && !result.noSource)
-    .map(({ result, i }) => {
-      const source = result.test.source;
-      const path = source?.path ?? `tests[${i}]`;
-      const message = `access test fails: ${testLine(result).replace(/^FAIL /, '')}`;
-      return source
-        ? { file: source.file, line: source.line, column: source.column, path, message }
-        : { path, message };
-    });
+  return (
+    results
+      .map((result, i) => ({ result, i }))
+      // A `from: "*"` with no declared device is a warning of validate (noSourceWarnings), not an error.
+      .filter(({ result }) => !result.pass && !result.noSource)
+      .map(({ result, i }) => {
+        const source = result.test.source;
+        const path = source?.path ?? `tests[${i}]`;
+        const message = `access test fails: ${testLine(result).replace(/^FAIL /, '')}`;
+        return source
+          ? { file: source.file, line: source.line, column: source.column, path, message }
+          : { path, message };
+      })
+  );
 }
 
 function testJson(result: TestResult): Record<string, unknown> {

@@ -41,7 +41,9 @@ function entryLines(entry: WhoEntry, indent: string, all: boolean): string[] {
     return [
       `${indent}${who}${entry.verdict === 'partial' ? ', part of it' : ''}:`,
       `${indent}  within its own rules (${blocks.join(', ')}):${nothing ? ' nothing' : ''}`,
-      ...(entry.dropped.length > 0 ? split(entry.pieces, `${indent}    `) : pieceLines(entry.pieces, `${indent}    `, all)),
+      ...(entry.dropped.length > 0
+        ? split(entry.pieces, `${indent}    `)
+        : pieceLines(entry.pieces, `${indent}    `, all)),
       `${indent}  elsewhere in it: as a user without own rules there`,
     ];
   }
