@@ -290,6 +290,7 @@ export function whoCanReach(model: AccessModel, target: ReachTarget, options: Wh
   const global = (rules.byOwner.get(null) ?? []).filter(meets);
   const server = serverValues(model.settings, family);
   const baseline = decideRegion([], global, region, server, true);
+  const baselineVerdict = verdictOf((test) => baseline.some(test));
   const baseSets = new Map<(c: DecidedCell) => boolean, IntervalSet>();
   for (const test of [isRuleAccept, isDefault, isServer, isDrop, isAccepted])
     baseSets.set(test, new IntervalSet(baseline.filter(test).map((c) => [c.a0, c.a1] as const)));
@@ -321,7 +322,7 @@ export function whoCanReach(model: AccessModel, target: ReachTarget, options: Wh
     if (devices === 0) continue;
     const own = (rules.byOwner.get(user.key) ?? []).filter(meets);
     if (own.length === 0) {
-      baselineMembers.push({ user, devices, verdict: 'accept' });
+      baselineMembers.push({ user, devices, verdict: baselineVerdict });
       continue;
     }
     // Only within the user's own rules' blocks can the outcome differ from everyone else's.
@@ -346,8 +347,6 @@ export function whoCanReach(model: AccessModel, target: ReachTarget, options: Wh
     members[categoryOf(has)].push({ user, devices, cells, ranges, verdict: verdictOf(has) });
   }
   const baselineCategory = categoryOf((test) => baseline.some(test));
-  const baselineVerdict = verdictOf((test) => baseline.some(test));
-  for (const m of baselineMembers) m.verdict = baselineVerdict;
   const everyoneElse = piecesOf(baseline);
   const regionSize = region.a1 - region.a0 + 1n;
 

@@ -183,7 +183,7 @@ export function noSourceWarnings(results: readonly TestResult[]): Diagnostic[] {
     );
 }
 
-/** `accepted 10.1.2.3/32 tcp 1-65534 by accept …; dropped the rest by drop 0.0.0.0/0 (global) at a.yaml:3`: the rules of a decision in parts. */
+/** `accepted by accept 10.1.0.0/16 tcp 1 - 65534 (global) at a.yaml:2, …; dropped by drop 0.0.0.0/0 (global) at a.yaml:3, …`: the rules of a decision in parts. */
 function partsSummary(parts: readonly ReachPiece[]): string {
   const byRule = (verdict: 'accept' | 'drop') =>
     parts

@@ -133,8 +133,8 @@ export function testLine(result: TestResult): string {
 }
 
 /**
- * The failing tests as `validate` errors (W3.6), but those with no source to test from: each at its test's `name:` line, with the
- * expectation, the outcome and the deciding rule.
+ * The failing tests as `validate` errors (W3.6), but those with no source to test from: each at
+ * its test's `name:` line, with the expectation, the outcome and the deciding rule.
  */
 export function failedTestDiagnostics(results: readonly TestResult[]): Diagnostic[] {
   return (
