@@ -6,7 +6,7 @@ import type { ApiConfiguration, ManagedConfiguration } from './configuration.js'
 import type { DeviceInput } from './device.js';
 import type { WritableDeviceField } from './device-fields.js';
 import type { Secret } from './secret.js';
-import type { ApiDevice, ApiRule, ApiUser, PortType, Role, RuleAction } from './types.js';
+import type { ApiDevice, ApiRule, ApiUser, PortType, Role, RuleAction, TestExpectation } from './types.js';
 
 /** Where a declaration stands, for error messages: 1-based line and column. */
 export interface SourceLocation {
@@ -135,7 +135,7 @@ export interface DesiredTest {
    */
   to: string;
   /** `accept`: every packet gets through; `drop`: none does; `partial`: some do and some do not. */
-  expect: 'accept' | 'drop' | 'partial';
+  expect: TestExpectation;
   source?: SourceLocation;
 }
 
