@@ -223,9 +223,15 @@ describe('notation', () => {
     expect(parsePacket('2001:db8::1/icmp')).toMatchObject({ ok: true, value: { protocol: 'icmp' } });
     // ADDRESS/other is one packet without ports; a bare ADDRESS or a block is every protocol and port.
     expect(parsePacket('10.0.0.1/other')).toMatchObject({ ok: true, value: { protocol: 'other' } });
-    expect(parseTo('10.0.0.1')).toMatchObject({ ok: true, value: { kind: 'every', family: 4, a0: 167772161n, a1: 167772161n } });
+    expect(parseTo('10.0.0.1')).toMatchObject({
+      ok: true,
+      value: { kind: 'every', family: 4, a0: 167772161n, a1: 167772161n },
+    });
     expect(parseTo('[2001:db8::1]')).toMatchObject({ ok: true, value: { kind: 'every', family: 6 } });
-    expect(parseTo('10.0.0.7/24')).toMatchObject({ ok: true, value: { kind: 'every', a0: 167772160n, a1: 167772415n } });
+    expect(parseTo('10.0.0.7/24')).toMatchObject({
+      ok: true,
+      value: { kind: 'every', a0: 167772160n, a1: 167772415n },
+    });
     expect(parseTo('10.0.0.0/33')).toMatchObject({ ok: false, message: expect.stringContaining('at most /32') });
     expect(parsePacket('10.0.0.1')).toMatchObject({ ok: false, message: expect.stringContaining('not one packet') });
     expect(parseTo('10.0.0.1:22')).toMatchObject({ ok: false, message: expect.stringContaining('needs /tcp or /udp') });
