@@ -12,8 +12,8 @@ import {
   runAccessTests,
   type AccessModel,
   type FromSpec,
-  type Packet,
-  type SourceDecision,
+  type Destination,
+  type SourceDecisions,
   type TestResult,
 } from '../access/index.js';
 import { loadDesiredState } from '../desired/index.js';
@@ -87,11 +87,11 @@ export async function runTests(
   return runAccessTests(await modelFor(request.live, desired), desired.tests ?? []);
 }
 
-/** How one packet from every source `from` names is decided. */
+/** How one packet, or every packet to an address or a block, from every source `from` names is decided. */
 export async function explainPacket(
-  request: AccessSource & { from: FromSpec; to: Packet },
+  request: AccessSource & { from: FromSpec; to: Destination },
   events: AccessEvents = {},
-): Promise<SourceDecision[]> {
+): Promise<SourceDecisions> {
   const desired = request.file ? await loadForAccess(request.file, events) : undefined;
   const model = await modelFor(request.live, desired);
   const evaluated = evaluateFrom(model, new CompiledRules(model), request.from, request.to, true);

@@ -227,8 +227,8 @@ export interface PlanTestFailure {
   at?: string;
   from: string;
   to: string;
-  expected: 'accept' | 'drop';
-  /** `drop`, `no tunnel`, `accept`: of the source shown (the first failing one). */
+  expected: 'accept' | 'drop' | 'partial';
+  /** `drop`, `no tunnel`, `accept`, `partial`: of the source shown (the first failing one). */
   got: string;
   /** The deciding rule (`drop 10.9.0.0/16 (global) at a.yaml:30, global portless-drop`), or the reason without one. */
   decided_by: string;

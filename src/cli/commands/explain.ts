@@ -18,7 +18,7 @@ export function registerExplain(program: Command): void {
   const cmd = program
     .command('explain <from> <to>')
     .description(
-      'how the server decides one packet: FROM is *, EMAIL (each device), EMAIL/DEVICE or EMAIL/* (any device of the user); TO is ADDRESS:PORT/tcp|udp, ADDRESS/icmp or ADDRESS',
+      'how the server decides one packet: FROM is *, EMAIL (each device), EMAIL/DEVICE or EMAIL/* (any device of the user); TO is ADDRESS:PORT/tcp|udp, ADDRESS/icmp, ADDRESS/other (one packet), or ADDRESS or ADDRESS/PREFIX (every protocol and port: accept, drop or partial)',
     )
     .option('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
     .option('--live', "evaluate against the server's rules and devices (--url or --embedded)")
