@@ -15,7 +15,7 @@ import {
   type ExportOptions,
   type ExportResult,
 } from '../desired/export.js';
-import { writeFileAtomically } from '../drift/sinks.js';
+import { writeFileAtomically } from '../model/files.js';
 import { OpError } from './errors.js';
 import { serverRefused, type Connector } from './session.js';
 
@@ -82,7 +82,7 @@ export async function writeExportFiles(dir: string, files: ExportedFile[], force
     const path = join(dir, file.name);
     try {
       // Without force, `wx` also refuses a file that appeared since the check above.
-      if (force) await writeFileAtomically(path, file.content);
+      if (force) writeFileAtomically(path, file.content);
       else await writeFile(path, file.content, { encoding: 'utf8', flag: 'wx' });
     } catch (error) {
       throw new OpError('export', `cannot write ${path} (${codeOf(error)})`);
