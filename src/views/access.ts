@@ -9,7 +9,7 @@ import { describeMatch, ruleLocation } from '../model/rule.js';
 import type { SourceDecision } from '../access/notation.js';
 import type { TestResult } from '../access/tests.js';
 import { githubAnnotation } from './diagnostics.js';
-import { inertText, markdownCode, markdownText } from './escape.js';
+import { inertLine, inertText, jsonDocument, markdownCode, markdownText } from './escape.js';
 
 function hasAccessChanges(access: AccessChanges | undefined): access is AccessChanges {
   return access !== undefined && (access.users.length > 0 || access.everyone !== undefined);
@@ -198,7 +198,7 @@ export function testResultsText(results: TestResult[], options: { github: boolea
     if (options.github && !result.pass) {
       out += `${githubAnnotation({ message: testLine(result), file: source?.file, line: source?.line, column: source?.column })}\n`;
     } else {
-      out += `${inertText(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}`)}\n`;
+      out += `${inertLine(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}`)}\n`;
     }
   }
   const failed = results.filter((r) => !r.pass).length;
@@ -214,7 +214,7 @@ export function testResultsText(results: TestResult[], options: { github: boolea
 /** `netform test --format json`. */
 export function testResultsJson(results: TestResult[]): string {
   const failed = results.filter((r) => !r.pass).length;
-  return `${JSON.stringify({ passed: results.length - failed, failed, tests: results.map(testJson) }, null, 2)}\n`;
+  return jsonDocument({ passed: results.length - failed, failed, tests: results.map(testJson) });
 }
 
 /** `netform explain --format json`: every source's decision. */
@@ -224,7 +224,7 @@ export function explainJson(fromText: string, toText: string, decisions: SourceD
     ...(d.device ? { device: d.device } : {}),
     ...decisionJson(d.decision),
   }));
-  return `${JSON.stringify({ from: fromText, to: toText, results }, null, 2)}\n`;
+  return jsonDocument({ from: fromText, to: toText, results });
 }
 
 /** `netform explain`: sources with the same decision are shown once. */
