@@ -23,7 +23,7 @@ export function reportFileSink(path: string): ReportSink {
   return {
     name: `report file ${path}`,
     async deliver(report) {
-      writeFileAtomically(path, `${JSON.stringify(report, null, 2)}\n`);
+      writeFileAtomically(path, `${inertWorkflowCommands(JSON.stringify(report, null, 2), { lineStarts: false })}\n`);
     },
   };
 }
