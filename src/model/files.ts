@@ -200,7 +200,7 @@ export function writeFileAtomically(path: string, content: string | Uint8Array, 
   try {
     fd = openSync(temporary, 'wx', options.mode ?? 0o666);
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;

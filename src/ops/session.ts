@@ -90,7 +90,10 @@ function readEmbeddedToken(tokenPath: string): string {
   } catch (error) {
     if (!(error instanceof FileReadError)) throw error;
     if (!error.rule && error.message === 'no such file') return '';
-    throw new OpError('request', `the embedded token ${tokenPath} ${error.rule ? error.message : `cannot be read (${error.message})`}`);
+    throw new OpError(
+      'request',
+      `the embedded token ${tokenPath} ${error.rule ? error.message : `cannot be read (${error.message})`}`,
+    );
   }
 }
 

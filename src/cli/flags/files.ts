@@ -27,6 +27,8 @@ export function readFlagFile(flag: string, path: string, limit: ReadLimit, absen
   } catch (error) {
     if (!(error instanceof FileReadError)) throw error;
     if (absent && !error.rule && error.message === 'no such file') return absent();
-    throw new CliError(error.rule ? `${flag}: ${path} ${error.message}` : `${flag}: cannot read ${path} (${error.message})`);
+    throw new CliError(
+      error.rule ? `${flag}: ${path} ${error.message}` : `${flag}: cannot read ${path} (${error.message})`,
+    );
   }
 }

@@ -153,12 +153,22 @@ describe('workflow commands: both syntaxes (security review 2026-11b, G2)', () =
   it('the passing lines of test --format github carry no command, whatever the test or file is named', () => {
     const result = (name: string, file: string, pass: boolean): TestResult =>
       ({
-        test: { name, from: 'alice@example.com', to: '10.1.2.3:22/tcp', expect: 'drop', source: { file, line: 7, column: 5 } },
+        test: {
+          name,
+          from: 'alice@example.com',
+          to: '10.1.2.3:22/tcp',
+          expect: 'drop',
+          source: { file, line: 7, column: 5 },
+        },
         pass,
         got: 'drop',
       }) as unknown as TestResult;
     const text = testResultsText(
-      [result(HOSTILE, 'n.yaml', true), result('second', '::error::x.yaml', true), result('fail ##[x]', '##[error]f.yaml', false)],
+      [
+        result(HOSTILE, 'n.yaml', true),
+        result('second', '::error::x.yaml', true),
+        result('fail ##[x]', '##[error]f.yaml', false),
+      ],
       { github: true, live: false },
     );
     const lines = text.split('\n').filter(Boolean);
@@ -172,7 +182,12 @@ describe('workflow commands: both syntaxes (security review 2026-11b, G2)', () =
   });
 
   it('a diagnostic line starting with a file name cannot start a command', () => {
-    const line = formatDiagnostic({ file: '::error::x.yaml', line: 3, column: 1, message: 'bad ##[warning]y' } as never);
+    const line = formatDiagnostic({
+      file: '::error::x.yaml',
+      line: 3,
+      column: 1,
+      message: 'bad ##[warning]y',
+    } as never);
     expect(runnerReadsACommand(line)).toBe(false);
     expect(line).toBe('\\u003a:error::x.yaml:3:1: bad #\\u0023[warning]y');
     expect(inertLine('::warning::z')).toBe('\\u003a:warning::z');
