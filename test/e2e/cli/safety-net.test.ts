@@ -944,7 +944,8 @@ async function runCell(command: Command, failure: Failure, id: string): Promise<
         // Edited by hand: a hostile label, the seal left as it was.
         const plan = JSON.parse(readFileSync(ctx.planFile, 'utf8')) as { changes: { label?: string }[] };
         plan.changes[0]!.label = HOSTILE_ANSWER;
-        writeFileSync(ctx.planFile, JSON.stringify(plan));
+        // (`##[` written as JSON's `\u0023` escape: the file, which the cell's checks read too, is this test's own.)
+        writeFileSync(ctx.planFile, JSON.stringify(plan).replace(/##\[/g, '#\\u0023['));
       }
       if (failure.desired === 'secrets') breakSecretFiles(copy);
     }
