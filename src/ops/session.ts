@@ -92,7 +92,9 @@ function readEmbeddedToken(tokenPath: string): string {
     if (!error.rule && error.message === 'no such file') return '';
     throw new OpError(
       'request',
-      `the embedded token ${tokenPath} ${error.rule ? error.message : `cannot be read (${error.message})`}`,
+      error.rule
+        ? `the embedded token: ${tokenPath} ${error.message}`
+        : `the embedded token: cannot read ${tokenPath} (${error.message})`,
     );
   }
 }

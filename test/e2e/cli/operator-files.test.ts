@@ -95,7 +95,13 @@ describe('operator-named files: regular files within a bound (G7)', () => {
       env: { NETFORM_PLAN_KEY: undefined, NETFORM_URL: undefined },
       timeoutMs: 20_000,
     });
-    expectRefused(planned, `the embedded token ${db}.token is not a regular file (it is a FIFO)`);
+    expectRefused(planned, `the embedded token: ${db}.token is not a regular file (it is a FIFO)`);
+    // apply PLANFILE reads it first, for the key that checks the plan's seal: the same words.
+    const applied = await runCli(['apply', join(dir, 'any-plan.json'), '--embedded', db], {
+      env: { NETFORM_PLAN_KEY: undefined, NETFORM_URL: undefined },
+      timeoutMs: 20_000,
+    });
+    expectRefused(applied, `the embedded token: ${db}.token is not a regular file (it is a FIFO)`);
   });
 
   it('a saved plan is a regular file: apply /dev/zero and a FIFO are refused', async () => {
