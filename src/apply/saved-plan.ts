@@ -3,7 +3,7 @@
  * exactly, sealed under the key of this run (src/plan/seal.ts), and its secrets must still be the
  * ones it was made with.
  */
-import { readFileSync } from 'node:fs';
+import { DESIRED_STATE_MAX_BYTES, FileReadError, readBoundedFileSync, sizeLimit } from '../model/files.js';
 import { describeSecretRef, type SecretRef } from '../model/secret.js';
 import { CANONICAL_MAX_DEPTH, CanonicalJsonError, findProtoMember } from '../plan/canonical.js';
 import { checkSeal, PLAN_KEY_ENV, sameHmac, type PlanKey, type PlanKeySource } from '../plan/seal.js';
@@ -16,6 +16,8 @@ export class SavedPlanError extends Error {
 const ACTIONS = new Set(['create', 'update', 'delete', 'replace']);
 const KINDS = new Set(['user', 'device', 'rule', 'configuration']);
 const SECRET_FIELDS = new Set(['password', 'preshared_key']);
+/** A saved plan is read whole: at most as large as the desired state it can be made from. */
+const SAVED_PLAN_LIMIT = sizeLimit(DESIRED_STATE_MAX_BYTES, 'a saved plan');
 const AGAIN = 'make it again with netform plan -f PATH -o PLANFILE';
 
 /**
@@ -27,10 +29,11 @@ const AGAIN = 'make it again with netform plan -f PATH -o PLANFILE';
 export function readSavedPlan(path: string, key: PlanKey): Plan {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readBoundedFileSync(path, SAVED_PLAN_LIMIT).toString('utf8');
   } catch (error) {
+    if (!(error instanceof FileReadError)) throw error;
     throw new SavedPlanError(
-      `${path}: cannot read the saved plan (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      error.rule ? `${path}: ${error.message}` : `${path}: cannot read the saved plan (${error.message})`,
     );
   }
   let doc: unknown;

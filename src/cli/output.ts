@@ -2,8 +2,9 @@
  * Where command output goes and how it looks on this terminal: colours, the saved plan's file,
  * the GitHub-artifact URL of a truncated plan comment, and the phase timings (NETFORM_TIMINGS).
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
+import { writeFileAtomically } from '../model/files.js';
 import type { OpEvents, Phase } from '../ops/events.js';
 import { progressReporter, type ProgressReporter } from '../views/progress.js';
 import { CliError } from './exit.js';
@@ -26,14 +27,14 @@ export function fullPlanAt(env: NodeJS.ProcessEnv = process.env): string | undef
   return undefined;
 }
 
-/** `-o PATH`: the saved plan into PATH, or onto stdout for `-`. */
+/** `-o PATH`: the saved plan into PATH (replaced whole; a link there is replaced, not followed), or onto stdout for `-`. */
 export function writeSavedPlan(out: string, json: string): void {
   if (out === '-') {
     process.stdout.write(json);
     return;
   }
   try {
-    writeFileSync(out, json);
+    writeFileAtomically(out, json);
   } catch (error) {
     throw new CliError(`-o: cannot write ${out} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }

@@ -343,4 +343,5 @@ function interruptedSummary(
 
 /** The key saved plans are sealed and checked with, and how the secrets a plan sends are read. */
 export { PlanKey, PlanKeyError } from '../plan/seal.js';
+export { checkPlanAge, DEFAULT_PLAN_MAX_AGE, parsePlanMaxAge, type PlanAgeCheck } from '../plan/age.js';
 export { resolveSecret, SecretResolutionError, workingContainment } from '../desired/index.js';

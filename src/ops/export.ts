@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { fetchConfiguration } from '../client/index.js';
 import { exportLiveState } from '../desired/export/index.js';
 import { ExportError, type ExportedFile, type ExportOptions, type ExportResult } from '../desired/export/types.js';
-import { writeFileAtomically } from '../drift/sinks.js';
+import { writeFileAtomically } from '../model/files.js';
 import { OpError } from './errors.js';
 import { serverRefused, type Connector } from './session.js';
 
@@ -77,7 +77,7 @@ export async function writeExportFiles(dir: string, files: ExportedFile[], force
     const path = join(dir, file.name);
     try {
       // Without force, `wx` also refuses a file that appeared since the check above.
-      if (force) await writeFileAtomically(path, file.content);
+      if (force) writeFileAtomically(path, file.content);
       else await writeFile(path, file.content, { encoding: 'utf8', flag: 'wx' });
     } catch (error) {
       throw new OpError('export', `cannot write ${path} (${codeOf(error)})`);

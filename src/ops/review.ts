@@ -3,7 +3,7 @@
  * its rule locations and access tests), learn whether the server records telemetry, and build
  * the report (src/review, pure). Writing the report to a file is writeReviewFile.
  */
-import { writeFileAtomically } from '../drift/sinks.js';
+import { writeFileAtomically } from '../model/files.js';
 import { buildReview, telemetrySupport, type ReviewReport } from '../review/index.js';
 import { loadDesired } from './desired.js';
 import { OpError } from './errors.js';
@@ -48,7 +48,7 @@ export async function reviewServer(
 /** The review into `path`, replaced whole (a device or FIFO is written in place). */
 export async function writeReviewFile(path: string, text: string): Promise<void> {
   try {
-    await writeFileAtomically(path, text);
+    writeFileAtomically(path, text);
   } catch (error) {
     throw new OpError('export', `-o: cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }

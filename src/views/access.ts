@@ -10,7 +10,7 @@ import { describeMatch, describeRule, ruleLocation } from '../model/rule.js';
 import type { SourceDecision, SourceDecisions } from '../access/notation.js';
 import type { TestResult } from '../access/tests.js';
 import { githubAnnotation } from './diagnostics.js';
-import { inertText, markdownCode, markdownText } from './escape.js';
+import { inertLine, inertText, jsonDocument, markdownCode, markdownText } from './escape.js';
 
 function hasAccessChanges(access: AccessChanges | undefined): access is AccessChanges {
   return access !== undefined && (access.users.length > 0 || access.everyone !== undefined);
@@ -265,7 +265,7 @@ export function testResultsText(results: TestResult[], options: { github: boolea
     if (options.github && !result.pass) {
       out += `${githubAnnotation({ message: testLine(result), file: source?.file, line: source?.line, column: source?.column })}\n`;
     } else {
-      out += `${inertText(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}`)}\n`;
+      out += `${inertLine(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}`)}\n`;
     }
     const note = withoutDeviceNote(result.withoutDevice);
     if (note) out += `  ${inertText(note)}\n`;
@@ -283,7 +283,7 @@ export function testResultsText(results: TestResult[], options: { github: boolea
 /** `netform test --format json`. */
 export function testResultsJson(results: TestResult[]): string {
   const failed = results.filter((r) => !r.pass).length;
-  return `${JSON.stringify({ passed: results.length - failed, failed, tests: results.map(testJson) }, null, 2)}\n`;
+  return jsonDocument({ passed: results.length - failed, failed, tests: results.map(testJson) });
 }
 
 /** `netform explain --format json`: every source's decision. */
@@ -294,7 +294,7 @@ export function explainJson(fromText: string, toText: string, sources: SourceDec
     ...decisionJson(d.decision),
   }));
   const without = sources.withoutDevice.length > 0 ? { without_device: sources.withoutDevice } : {};
-  return `${JSON.stringify({ from: fromText, to: toText, results, ...without }, null, 2)}\n`;
+  return jsonDocument({ from: fromText, to: toText, results, ...without });
 }
 
 /** `netform explain`: sources with the same decision are shown once. */

@@ -10,7 +10,7 @@ import type { PlanKey } from '../plan/seal.js';
 import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
 import { accessMarkdown, accessText } from './access.js';
-import { inertText, markdownCode, markdownFence, markdownText } from './escape.js';
+import { inertText, jsonDocument, markdownCode, markdownFence, markdownText } from './escape.js';
 import {
   failuresMarkdown,
   failuresText,
@@ -55,7 +55,7 @@ export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOption
     // Without a key: no seal and no secret HMACs (drift's report), so apply refuses it.
     const { seal: _seal, seal_key: _sealKey, ...unsealed } = plan;
     const doc = options.seal ? options.seal.sealed(plan) : unsealed;
-    return `${JSON.stringify(doc, null, 2)}\n`;
+    return jsonDocument(doc);
   }
   if (format === 'markdown') return renderMarkdown(plan, options);
   return renderText(plan, pc.createColors(options.color), options.noChangesLine);

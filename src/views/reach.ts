@@ -5,6 +5,7 @@
 import type { Reach, ReachPiece, WhoCanReach, WhoCategory, WhoEntry } from '../access/index.js';
 import { inertText } from '../model/inert.js';
 import { pieceJson, pieceText } from './access.js';
+import { jsonDocument } from './escape.js';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
@@ -203,12 +204,12 @@ function reachJson(result: Reach, against: 'declared' | 'live'): Record<string, 
 
 /** `netform who-can-reach`'s output: text lines, or (`json`) one document, ending in a newline. */
 export function whoCanReachOutput(result: WhoCanReach, format: 'text' | 'json', live: boolean, all: boolean): string {
-  if (format === 'json') return `${JSON.stringify(whoCanReachJson(result, live ? 'live' : 'declared'), null, 2)}\n`;
+  if (format === 'json') return jsonDocument(whoCanReachJson(result, live ? 'live' : 'declared'));
   return `${whoCanReachLines(result, live ? 'the live server' : 'the declared rules', all).join('\n')}\n`;
 }
 
 /** `netform reach`'s output: text lines, or (`json`) one document, ending in a newline. */
 export function reachOutput(result: Reach, format: 'text' | 'json', live: boolean): string {
-  if (format === 'json') return `${JSON.stringify(reachJson(result, live ? 'live' : 'declared'), null, 2)}\n`;
+  if (format === 'json') return jsonDocument(reachJson(result, live ? 'live' : 'declared'));
   return `${reachLines(result, live ? 'the live server' : 'the declared rules').join('\n')}\n`;
 }

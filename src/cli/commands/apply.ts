@@ -17,6 +17,7 @@ import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, connectorOf } from '../flags/connection.js';
 import { parsePositive } from '../flags/numbers.js';
+import { addPlanAgeOption, checkSavedPlanAge } from '../flags/plan-age.js';
 import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
 import { progressOnTerminal, Timings, useColor } from '../output.js';
@@ -27,6 +28,7 @@ interface ApplyOptions extends PlanningOptions {
   reviewed?: string;
   parallelism: number;
   allowNowManaged?: boolean;
+  planMaxAge: string;
 }
 
 export function registerApply(program: Command): void {
@@ -52,6 +54,7 @@ export function registerApply(program: Command): void {
       '--allow-now-managed',
       'with -f: make changes that exist only because the files leave a field out, which means its default (refused otherwise, exit 3)',
     );
+  addPlanAgeOption(cmd);
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
   cmd.action(action(runApply));
@@ -75,6 +78,8 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions): 
   const key = savedPlanPath || opts.reviewed ? planKeyOf(opts) : undefined;
   const saved = savedPlanPath ? readSavedPlanFile(savedPlanPath, key!) : undefined;
   const reviewed = opts.reviewed ? readSavedPlanFile(opts.reviewed, key!) : undefined;
+  if (saved) checkSavedPlanAge(savedPlanPath!, saved, opts.planMaxAge, 'apply');
+  if (reviewed) checkSavedPlanAge(opts.reviewed!, reviewed, opts.planMaxAge, 'reviewed');
   const timings = new Timings();
   const color = useColor(opts);
   let reporter: ProgressReporter | undefined;

@@ -3,7 +3,6 @@
  * `--embedded`), and the Connector they make: checked, in the order below, when the operation
  * opens its session (bad files are reported before bad connection flags).
  */
-import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { checkEmail } from '../../model/user.js';
 import { inertText } from '../../views/escape.js';
@@ -17,6 +16,7 @@ import {
 } from '../../ops/session.js';
 import { rememberSecret } from '../boundary.js';
 import { CliError } from '../exit.js';
+import { PEM_FILE_LIMIT, readFlagFile, TOKEN_FILE_LIMIT } from './files.js';
 import { parseRetries, parseTimeout, wholeNumberFromEnv } from './numbers.js';
 
 export interface ConnectionOptions {
@@ -99,7 +99,7 @@ async function sessionSpec(opts: ConnectionOptions): Promise<SessionSpec> {
       '--url: credentials in the URL are not accepted; pass the token with --token, NETFORM_TOKEN or --token-file',
     );
   const token = readToken(opts);
-  const ca = opts.caFile ? readFlagFile('--ca-file', opts.caFile) : undefined;
+  const ca = opts.caFile ? readFlagFile('--ca-file', opts.caFile, PEM_FILE_LIMIT).toString('utf8') : undefined;
   const server = { url: url.href, token, ca, insecure: opts.insecure ?? false };
   return { server, tokenUser, tuning: clientTuning(opts, timeoutMs) };
 }
@@ -129,7 +129,7 @@ function clientTuning(opts: ConnectionOptions, timeoutMs: number): ClientTuning 
 export function readToken(opts: ConnectionOptions): string {
   if (opts.token && opts.tokenFile) throw new CliError('--token and --token-file exclude each other: choose one');
   if (opts.tokenFile) {
-    const token = readFlagFile('--token-file', opts.tokenFile).trim();
+    const token = readFlagFile('--token-file', opts.tokenFile, TOKEN_FILE_LIMIT).toString('utf8').trim();
     if (token === '') throw new CliError(`--token-file: ${opts.tokenFile} is empty`);
     rememberSecret(token);
     return token;
@@ -139,12 +139,4 @@ export function readToken(opts: ConnectionOptions): string {
     return opts.token.trim();
   }
   throw new CliError('no API token: pass --token TOKEN, set NETFORM_TOKEN, or pass --token-file PATH');
-}
-
-function readFlagFile(flag: string, path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new CliError(`${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
 }

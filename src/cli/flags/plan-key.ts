@@ -2,13 +2,13 @@
  * The key that seals saved plans and checks them (src/plan/seal.ts): NETFORM_PLAN_KEY when set,
  * otherwise the API token or, with --embedded, the embedded server's token.
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_EMBEDDED_DB, embeddedTokenPath } from '../../ops/session.js';
 import { PlanKey, PlanKeyError } from '../../ops/apply.js';
 import { rememberSecret } from '../boundary.js';
 import { CliError } from '../exit.js';
 import { readToken, type ConnectionOptions } from './connection.js';
+import { readFlagFile, TOKEN_FILE_LIMIT } from './files.js';
 
 /**
  * Known without connecting, so a saved plan is checked before anything is opened; with
@@ -30,15 +30,9 @@ export function planKeyOf(opts: ConnectionOptions, env: NodeJS.ProcessEnv = proc
 }
 
 function readEmbeddedToken(tokenPath: string): string {
-  let token = '';
-  try {
-    token = readFileSync(tokenPath, 'utf8').trim();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw new CliError(
-        `cannot read the embedded token ${tokenPath} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      );
-  }
+  const token = readFlagFile('the embedded token', tokenPath, TOKEN_FILE_LIMIT, () => Buffer.alloc(0))
+    .toString('utf8')
+    .trim();
   if (token === '')
     throw new CliError(
       `the embedded server has no token (${tokenPath}), and saved plans made with --embedded are sealed with it: plan again with --embedded, or set NETFORM_PLAN_KEY for both plan and apply`,

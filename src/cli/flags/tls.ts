@@ -1,6 +1,7 @@
 /** `--tls-cert` / `--tls-key` of `netform serve`: read before the server starts, with a warning for a key others can read. */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { CliError } from '../exit.js';
+import { PEM_FILE_LIMIT, readFlagFile } from './files.js';
 
 export function tlsOptions(options: { tlsCert?: string; tlsKey?: string }): { cert: Buffer; key: Buffer } | undefined {
   if (options.tlsCert === undefined && options.tlsKey === undefined) return undefined;
@@ -30,10 +31,5 @@ function warnIfReadableByOthers(path: string): void {
 }
 
 function readPem(path: string, flag: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    throw new CliError(`cannot read ${flag} ${path}${code ? ` (${code})` : ''}`);
-  }
+  return readFlagFile(flag, path, PEM_FILE_LIMIT);
 }
