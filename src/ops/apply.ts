@@ -10,9 +10,7 @@ import {
   applyPlan,
   applySummary,
   findStaleChanges,
-  readSavedPlan,
   readSavedPlanSecrets,
-  SavedPlanError,
   ServerGoneBreaker,
   type ApplyOptions,
   type ApplySummary,
@@ -22,6 +20,7 @@ import { planAccessChanges } from '../access/plan.js';
 import type { SecretRef } from '../model/secret.js';
 import { nowManagedChanges } from '../plan/defaults.js';
 import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
+import { readSavedPlan, SavedPlanError } from '../plan/planfile.js';
 import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from '../plan/reviewed.js';
 import { withSecretHmacs, type PlanKey } from '../plan/seal.js';
 import { planSecretValue } from '../plan/secrets.js';

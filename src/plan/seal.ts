@@ -88,11 +88,6 @@ export class PlanKey {
     return HMAC_PREFIX + createHmac('sha256', this.#seal).update(canonical, 'utf8').digest('hex');
   }
 
-  /** The saved-plan document of `plan`, sealed with this key (sealedDocument). */
-  sealed(plan: Plan): Record<string, unknown> {
-    return sealedDocument(plan, this);
-  }
-
   /** The HMAC a saved plan holds for one secret of one change, in place of its value. */
   secretHmac(changeId: string, field: string, value: string): string {
     return (

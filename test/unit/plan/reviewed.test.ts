@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { planChanges, type Plan } from '../../../src/plan/index.js';
 import { intersectReviewed, ReviewedPlanError, WITHHELD_REASONS } from '../../../src/plan/reviewed.js';
+import { savedPlanJson } from '../../../src/plan/planfile.js';
 import { PlanKey, withSecretHmacs } from '../../../src/plan/seal.js';
 import type { LiveState } from '../../../src/model/state.js';
 import {
@@ -166,7 +167,7 @@ describe('intersectReviewed', () => {
     const withPassword = (password: ReturnType<typeof secret>) =>
       desired({ users: [user('admin@example.com'), user('kim@example.com', { password })] });
     /** The reviewed plan as apply reads it: sealed (secrets as reference and HMAC), then parsed. */
-    const sealed = (p: Plan) => JSON.parse(JSON.stringify(key.sealed(p))) as Plan;
+    const sealed = (p: Plan) => JSON.parse(savedPlanJson(p, key)) as Plan;
     const reviewedPlan = sealed(plan(withPassword(secret('kim-password-1', 'KIM_PASSWORD')), before));
 
     it('keeps a change whose secret has the reviewed value', () => {
