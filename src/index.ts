@@ -21,11 +21,12 @@ export { formatDiagnostic } from './views/diagnostics.js';
 export {
   applyPlan,
   findStaleChanges,
-  readSavedPlan,
   readSavedPlanSecrets,
   type ApplyOptions,
   type ApplySummary,
 } from './apply/index.js';
+/** A saved plan's JSON text (sealed), and reading a saved plan back (docs/saved-plans.md). */
+export { savedPlanJson, readSavedPlan, SavedPlanError } from './plan/planfile.js';
 /** The key that seals saved plans and that readSavedPlan checks them with. */
 export { PlanKey, PlanKeyError } from './plan/seal.js';
 export * from './ops/index.js';

@@ -10,9 +10,7 @@ import {
   applyPlan,
   applySummary,
   findStaleChanges,
-  readSavedPlan,
   readSavedPlanSecrets,
-  SavedPlanError,
   ServerGoneBreaker,
   type ApplyOptions,
   type ApplySummary,
@@ -22,8 +20,10 @@ import { planAccessChanges } from '../access/plan.js';
 import type { SecretRef } from '../model/secret.js';
 import { nowManagedChanges } from '../plan/defaults.js';
 import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
+import { readSavedPlan, SavedPlanError } from '../plan/planfile.js';
 import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from '../plan/reviewed.js';
-import type { PlanKey } from '../plan/seal.js';
+import { withSecretHmacs, type PlanKey } from '../plan/seal.js';
+import { planSecretValue } from '../plan/secrets.js';
 import type { LimitCheck, Plan } from '../plan/types.js';
 import { refuseFailingTests } from './access.js';
 import { loadDesired } from './desired.js';
@@ -48,6 +48,12 @@ export interface PlannedApplyRequest extends ApplyRequest, PlanShaping {
    * unasked (the review was the approval); the rest are withheld.
    */
   reviewed?: Plan;
+  /**
+   * With `reviewed`: the key it was sealed with (PlanKey.from, as for a saved plan). The secrets of
+   * the plan made now get their HMAC under it, so that they compare with the reviewed ones by
+   * reference and HMAC; without it, every change that sends a secret is withheld.
+   */
+  key?: PlanKey;
   /**
    * Make the changes that exist only because the files leave a field out, which means its default
    * ("now managed", src/plan/defaults.ts). Without it (and without a reviewed plan) they refuse the
@@ -144,7 +150,8 @@ export async function applyPlanned(
       return writeUnlessRefused(plan, overLimit, run, events.confirm, nowManaged);
     }
     const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
-    const fresh = await makePlan(desired, request, session, events, reading);
+    const planned = await makePlan(desired, request, session, events, reading);
+    const fresh = request.key ? withSecretHmacs(planned, request.key) : planned;
     let result: ReviewedIntersection;
     try {
       result = intersectReviewed(fresh, request.reviewed);
@@ -154,10 +161,11 @@ export async function applyPlanned(
     }
     const plan: Plan = { ...result.plan, access: planAccessChanges(result.plan, await reading, desired) };
     events.planned?.(plan, result);
+    // The secrets sent are the values whose HMAC matched the reviewed plan's, not values read again.
     const outcome = await writeUnlessRefused(
       plan,
       plan.limits.filter((l) => l.exceeded),
-      run,
+      { ...run, resolveSecret: plannedValues(planned, request.resolveSecret) },
     );
     return { ...outcome, withheld: result.withheld.length };
   });
@@ -198,6 +206,22 @@ export async function applySaved(
     };
     return writeUnlessRefused(plan, overLimit, { resolveSecret, request, session, events, signal });
   });
+}
+
+/**
+ * The value each secret of `plan` was planned (and compared) with, by reference; `fallback` for a
+ * reference the plan did not read.
+ */
+function plannedValues(plan: Plan, fallback: (ref: SecretRef) => string): (ref: SecretRef) => string {
+  const secrets = new Map(
+    plan.changes.flatMap((change) =>
+      (change.secrets ?? []).map((secret) => [secret.ref, planSecretValue(secret)] as const),
+    ),
+  );
+  return (ref) => {
+    const secret = secrets.get(ref);
+    return secret?.wasRead ? secret.reveal() : fallback(ref);
+  };
 }
 
 /**

@@ -280,3 +280,6 @@ export async function makePlan(
     throw error;
   }
 }
+
+/** The saved plan of a plan, sealed with a key, as JSON text. */
+export { savedPlanJson } from '../plan/planfile.js';

@@ -125,6 +125,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions): 
             ...planShaping(opts),
             file: opts.file!,
             reviewed,
+            key,
             allowNowManaged: opts.allowNowManaged === true,
             resolveSecret: (ref) => resolveSecret(ref, process.env),
           },

@@ -6,7 +6,7 @@
  */
 import { Option, type Command } from 'commander';
 import { elapsedSince } from '../../ops/events.js';
-import { planAgainstServer, type PlanResult } from '../../ops/plan.js';
+import { planAgainstServer, savedPlanJson, type PlanResult } from '../../ops/plan.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
 import { action } from '../boundary.js';
@@ -96,19 +96,20 @@ async function runPlan(opts: PlanCommandOptions): Promise<ExitCode> {
   const shownOn = toStdout ? process.stderr : process.stdout;
   // W3.6: a plan whose access test fails is shown whole, failures first, but cannot be applied.
   const testsFail = (plan.tests?.failed ?? 0) > 0;
-  // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/seal.ts);
+  // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/planfile.ts);
   // not when a test fails: that plan cannot be applied.
   const seal = !testsFail && (opts.format === 'json' || opts.out) ? planKeyOf(opts) : undefined;
-  const output = renderPlan(plan, opts.format, {
-    color: opts.format === 'text' && useColor(opts, shownOn),
-    fullPlanAt: fullPlanAt(),
-    seal,
-  });
+  const output =
+    opts.format === 'json' && seal
+      ? savedPlanJson(plan, seal)
+      : renderPlan(plan, opts.format, {
+          color: opts.format === 'text' && useColor(opts, shownOn),
+          fullPlanAt: fullPlanAt(),
+        });
   timings.phase('render', elapsedSince(started));
   if (testsFail) return refuseToSave(output, plan.tests!.failed, opts.out, timings);
   if (!(toStdout && opts.format === 'json')) shownOn.write(output);
-  if (opts.out)
-    writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false, seal }));
+  if (opts.out) writeSavedPlan(opts.out, opts.format === 'json' ? output : savedPlanJson(plan, seal!));
   timings.report();
   return planExitCode(result);
 }

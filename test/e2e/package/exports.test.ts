@@ -25,6 +25,14 @@ describe('package entry points', () => {
     }
   });
 
+  it('netform/schemas/*.json are the JSON Schemas: the desired state, and the plan (saved or printed)', async () => {
+    const { default: plan } = await import('netform/schemas/plan.schema.json', { with: { type: 'json' } });
+    expect(plan.$id).toBe('https://netform.dev/schemas/plan.schema.json');
+    expect(Object.keys(plan.$defs)).toEqual(expect.arrayContaining(['plan', 'savedPlan', 'change']));
+    const { default: desired } = await import('netform/schemas/netform.schema.json', { with: { type: 'json' } });
+    expect(desired.title).toBe('netform desired state');
+  });
+
   it('netform/cdktf exports the constructs', async () => {
     const cdktf = await import('netform/cdktf');
     expect(typeof cdktf.FirezoneStack).toBe('function');
