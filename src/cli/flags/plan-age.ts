@@ -5,6 +5,7 @@ import type { Plan } from '../../plan/types.js';
 import { planTooOldMessage, reviewedPlanOldWarning } from '../../views/apply.js';
 import { inertText } from '../../views/escape.js';
 import { CliError } from '../exit.js';
+import type { CliIo } from '../io.js';
 
 export function addPlanAgeOption(cmd: Command): Command {
   return cmd.option(
@@ -32,10 +33,11 @@ export function checkSavedPlanAge(
   plan: Plan,
   maxAge: string,
   use: 'apply' | 'reviewed',
+  io: Pick<CliIo, 'err'>,
   now = new Date(),
 ): void {
   const check = checkPlanAge(plan.created_at, maxAgeOf(maxAge), now);
   if (check.status === 'fresh') return;
   if (use === 'apply') throw new CliError(planTooOldMessage(path, check));
-  process.stderr.write(reviewedPlanOldWarning(path, check));
+  io.err.write(reviewedPlanOldWarning(path, check));
 }

@@ -20,6 +20,8 @@ describe('package entry points', () => {
       'checkDrift',
       'runTests',
       'exportServer',
+      'run',
+      'memoryIo',
     ]) {
       expect(typeof (netform as Record<string, unknown>)[name], name).toBe('function');
     }
@@ -31,6 +33,16 @@ describe('package entry points', () => {
     expect(Object.keys(plan.$defs)).toEqual(expect.arrayContaining(['plan', 'savedPlan', 'change']));
     const { default: desired } = await import('netform/schemas/netform.schema.json', { with: { type: 'json' } });
     expect(desired.title).toBe('netform desired state');
+  });
+
+  it('netform exports the command line as run(argv, io)', async () => {
+    const { memoryIo, run } = (await import('netform')) as typeof import('../../../src/index.js');
+    const io = memoryIo({ cwd: process.cwd() });
+    expect(await run(['--version'], io)).toBe(0);
+    expect(io.stdout()).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const usage = memoryIo({ cwd: process.cwd() });
+    expect(await run(['plan'], usage)).toBe(1);
+    expect(usage.stderr()).toMatch(/^error: required option '-f, --file <path>' not specified/);
   });
 
   it('netform/cdktf exports the constructs', async () => {
