@@ -13,8 +13,8 @@ function parse(table: string): Uint32Array {
   const lines = table.split('\n').filter((line) => line !== '');
   const out = new Uint32Array(lines.length * 2);
   lines.forEach((line, i) => {
-    const [low, high = low] = line.split('-');
-    out[2 * i] = parseInt(low!, 16);
+    const [low = '', high = low] = line.split('-');
+    out[2 * i] = parseInt(low, 16);
     out[2 * i + 1] = parseInt(high, 16);
   });
   return out;

@@ -8,15 +8,21 @@ import { describe, expect, it } from 'vitest';
 import { EMAIL_GLOB_MAX_LENGTH, emailGlobMatcher, emailGlobProblem } from '../../../src/model/email-glob.js';
 
 /**
- * The time (ms) of one match, the least over `rounds` rounds of `count` matches: the least is the
- * least disturbed by other work on the machine.
+ * The time (ms) of one match: matches are repeated until `budget` ms have passed (once at least),
+ * and the least per-match time over `rounds` rounds is kept, the least disturbed by other work.
  */
-function timeOf(match: (email: string) => boolean, email: string, count: number, rounds = 3): number {
+function timeOf(match: (email: string) => boolean, email: string, budget = 20, rounds = 3): number {
   let best = Infinity;
   for (let r = 0; r < rounds; r++) {
     const start = performance.now();
-    for (let i = 0; i < count; i++) match(email);
-    best = Math.min(best, (performance.now() - start) / count);
+    let count = 0;
+    let elapsed = 0;
+    do {
+      match(email);
+      count++;
+      elapsed = performance.now() - start;
+    } while (elapsed < budget);
+    best = Math.min(best, elapsed / count);
   }
   return best;
 }
@@ -37,20 +43,12 @@ function reference(glob: string, email: string): boolean {
 }
 
 describe('email globs match in linear time', () => {
-  it('the review reproduction: 14 `*a` and a 72-character email, at once (G1)', () => {
-    const email = `${'a'.repeat(60)}@example.com`;
-    const glob = `${'*a'.repeat(14)}*x`;
-    const start = performance.now();
-    expect(emailGlobMatcher([glob])(email)).toBe(false);
-    // Before the fix this match did not end in minutes; 2 s is a loose ceiling for one call.
-    expect(performance.now() - start).toBeLessThan(2000);
-  });
-
   it('adversarial globs cost at most their length over a one-star glob, as a ratio in the same run', () => {
     const email = `${'a'.repeat(240)}@example.com`; // 252 characters, under the 255 an email may hold
     const oneStar = '*x';
-    const base = timeOf(emailGlobMatcher([oneStar]), email, 2000);
+    const base = timeOf(emailGlobMatcher([oneStar]), email);
     const adversarial = [
+      `${'*a'.repeat(3)}*x`, // first: a backtracking matcher fails here at once instead of hanging
       `${'*a'.repeat(14)}*x`,
       `${'*a'.repeat(60)}*x`,
       `${'*?'.repeat(40)}*x`,
@@ -61,7 +59,7 @@ describe('email globs match in linear time', () => {
     ];
     for (const glob of adversarial) {
       expect(emailGlobMatcher([glob])(email), glob).toBe(false);
-      const ratio = timeOf(emailGlobMatcher([glob]), email, 20) / base;
+      const ratio = timeOf(emailGlobMatcher([glob]), email) / base;
       // Linear: the cost grows with the glob's length (its automaton's states), never with the
       // number of ways to split the email among the stars. A generous factor absorbs noise.
       const lengthRatio = Array.from(glob).length / oneStar.length;
@@ -69,12 +67,11 @@ describe('email globs match in linear time', () => {
     }
   });
 
-  it('doubling the email doubles the time, about (not squares or worse)', () => {
-    const glob = `${'*a'.repeat(30)}*x`;
-    const match = emailGlobMatcher([glob]);
-    const short = timeOf(match, `${'a'.repeat(120)}@example.com`, 30);
-    const long = timeOf(match, `${'a'.repeat(240)}@example.com`, 30);
-    expect(long / short).toBeLessThan(6);
+  it('doubling the email doubles the time, about (a backtracking matcher takes 16 times as long)', () => {
+    const match = emailGlobMatcher([`${'*a'.repeat(4)}*x`]);
+    const short = timeOf(match, `${'a'.repeat(60)}@example.com`);
+    const long = timeOf(match, `${'a'.repeat(120)}@example.com`);
+    expect(long / short).toBeLessThan(5);
   });
 
   it('random globs of letters, `*` and `?` agree with a regular expression', () => {
