@@ -22,13 +22,7 @@ import { isText } from '../model/fields.js';
 import { deviceKey, deviceKeyOfOwnerKey, ruleKeyOfOwnerKey, userKey } from '../model/keys.js';
 import { Messages } from '../model/messages.js';
 import { cidrContains, parseCidrOrAddress, parseIpAddress, type ParsedCidr } from '../model/net.js';
-import {
-  checkRuleInput,
-  checkRulePorts,
-  parseRule,
-  ruleText,
-  type ParsedRule,
-} from '../model/rule.js';
+import { checkRuleInput, checkRulePorts, parseRule, ruleText, type ParsedRule } from '../model/rule.js';
 import { HIGHEST_RULE_PORT, parsePortRange, reachesPortLimit } from '../model/ports.js';
 import type { DesiredDevice, DesiredRule, DesiredState, DesiredUser, SourceLocation } from '../model/state.js';
 import { checkEmail, checkUserInput, emailCharacterProblem } from '../model/user.js';
@@ -286,7 +280,7 @@ function reportDuplicates<T extends Declared>(
  */
 function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
   const parsed = rules.filter((entry): entry is RuleEntry & { parsed: ParsedRule } => entry.parsed !== null);
-  const { found, more } = findOverlaps(parsed, (a, b) => ruleKeyOf(a) === ruleKeyOf(b));
+  const { found, more, firstUnnamed } = findOverlaps(parsed, (a, b) => ruleKeyOf(a) === ruleKeyOf(b));
   found.sort((a, b) => a.later.order - b.later.order);
   for (const { later, earlier } of found)
     into.push(
@@ -296,11 +290,14 @@ function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
         `${Messages.overlaps}: ${ruleText(earlier.rule)} at ${whereIs(earlier)} (rules with the same action and the same user, or both global, must not overlap)`,
       ),
     );
-  if (more > 0)
-    into.push({
-      message: `${more.toLocaleString('en')} more rules overlap an earlier one; the first ${MAX_OVERLAP_REPORTS.toLocaleString('en')} are listed (the limit of validate)`,
-      path: 'rules',
-    });
+  if (more > 0 && firstUnnamed)
+    into.push(
+      report(
+        firstUnnamed,
+        'destination',
+        `${Messages.overlaps}, and so do ${(more - 1).toLocaleString('en')} more rules after the first ${MAX_OVERLAP_REPORTS.toLocaleString('en')} named (validate names at most ${MAX_OVERLAP_REPORTS.toLocaleString('en')} overlapping rules)`,
+      ),
+    );
 }
 
 function ruleKeyOf(entry: RuleEntry): string {

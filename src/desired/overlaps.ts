@@ -74,7 +74,7 @@ export function findOverlaps<T extends OverlapItem>(
   items: readonly T[],
   same: (a: T, b: T) => boolean,
   limit = MAX_OVERLAP_REPORTS,
-): { found: OverlapFound<T>[]; more: number } {
+): { found: OverlapFound<T>[]; more: number; firstUnnamed: T | null } {
   const groups = new Map<string, T[]>();
   for (const item of items) {
     const key = overlapGroup(item.parsed).key;
@@ -85,12 +85,16 @@ export function findOverlaps<T extends OverlapItem>(
   const found: OverlapFound<T>[] = [];
   const reported = new Set<T>();
   let more = 0;
+  let firstUnnamed: T | null = null;
   const record = (a: T, b: T): void => {
     const [earlier, later] = a.order < b.order ? [a, b] : [b, a];
     if (reported.has(later) || same(earlier, later)) return;
     reported.add(later);
     if (found.length < limit) found.push({ later, earlier });
-    else more++;
+    else {
+      more++;
+      firstUnnamed ??= later;
+    }
   };
   for (const list of groups.values()) {
     list.sort((a, b) => {
@@ -119,7 +123,10 @@ export function findOverlaps<T extends OverlapItem>(
         const ports = item.parsed.ports;
         if (found.length >= limit) {
           // Past the limit the rules are counted, not named: no scan for a partner.
-          if (!cover || cover.covered(ports!.low, ports!.high)) more++;
+          if (!cover || cover.covered(ports!.low, ports!.high)) {
+            more++;
+            firstUnnamed ??= item;
+          }
         } else if (!cover || cover.covered(ports!.low, ports!.high)) {
           // One rule of the stack it overlaps, to name: the nearest (the scan ends at the first).
           for (let i = stack.length - 1; i >= 0; i--)
@@ -133,5 +140,5 @@ export function findOverlaps<T extends OverlapItem>(
       if (cover) cover.change(item.parsed.ports!.low, item.parsed.ports!.high, 1);
     }
   }
-  return { found, more };
+  return { found, more, firstUnnamed };
 }

@@ -120,4 +120,21 @@ describe('validate on adversarial input', () => {
       { path: 'rules[2].port_range', line: 5, column: 78, message },
     ]);
   });
+
+  it('rules that all overlap one another: each named once, at most 1,000, then how many more (bench/RESULTS.md)', async () => {
+    const lines = ['version: 1', 'users:', '  - email: overlap@example.com', '    rules:'];
+    for (let i = 1; i <= 1200; i++)
+      lines.push(`      - { action: drop, destination: 10.0.0.0/8, port_type: tcp, port_range: "${i}-60000" }`);
+    ws.write('overlaps.yaml', `${lines.join('\n')}\n`);
+    const found = await diagnostics('overlaps.yaml');
+    expect(found).toHaveLength(1001);
+    expect(found[0]).toMatchObject({ path: 'users[0].rules[1].destination', line: 6 });
+    expect(found[1000]).toEqual({
+      path: 'users[0].rules[1001].destination',
+      line: 1006,
+      column: 38,
+      message:
+        'destination overlaps with an existing rule, and so do 198 more rules after the first 1,000 named (validate names at most 1,000 overlapping rules)',
+    });
+  });
 });

@@ -40,7 +40,7 @@ describe('overlapping rules', () => {
       item(i, '10.0.0.0/8', `${(i % 50_000) + 1}`, i < 50_000 ? 'drop' : 'accept'),
     );
     const started = performance.now();
-    expect(findOverlaps(items, () => false)).toEqual({ found: [], more: 0 });
+    expect(findOverlaps(items, () => false)).toEqual({ found: [], more: 0, firstUnnamed: null });
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
