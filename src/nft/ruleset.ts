@@ -68,8 +68,7 @@ export function interfaceNameProblem(name: string): string | null {
   const bytes = Buffer.byteLength(name, 'utf8');
   if (bytes < 1 || bytes > 15 || /[\s\p{C}\p{Z}]/u.test(name))
     return 'must be 1 to 15 bytes of printable characters without spaces';
-  if (/[/:"\\*]/.test(name) || name === '.' || name === '..')
-    return 'must not contain / : " \\ or *, nor be . or ..';
+  if (/[/:"\\*]/.test(name) || name === '.' || name === '..') return 'must not contain / : " \\ or *, nor be . or ..';
   return null;
 }
 
@@ -419,7 +418,9 @@ export function renderRuleset(state: NftState): string {
       !(RULE_ACTIONS as readonly unknown[]).includes(rule.action) ||
       (rule.port_type !== null && !(PORT_TYPES as readonly unknown[]).includes(rule.port_type))
     )
-      throw new NftStateError(`the rule ${shown(rule.action)} ${shown(rule.port_type)} has no such action or port type`);
+      throw new NftStateError(
+        `the rule ${shown(rule.action)} ${shown(rule.port_type)} has no such action or port type`,
+      );
   const specs = filterSpecs(state.portRules);
   // Sets: by scope (null = global), then by name.
   const sets = new Map<string, SetContents>();

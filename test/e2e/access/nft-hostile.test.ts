@@ -112,7 +112,10 @@ describe('nft --live refuses server values that would become ruleset text (G3)',
       expectRefused(r, `the server's rule "`, `has ${field} `);
     }
     const device = await liveThrough(eachOf('/v0/devices', (d) => (d.ipv4 = '10.0.0.1 } flush ruleset')));
-    expectRefused(device, `the server's device "${ids.laptop}" has ipv4 "10.0.0.1 } flush ruleset", not an IPv4 address`);
+    expectRefused(
+      device,
+      `the server's device "${ids.laptop}" has ipv4 "10.0.0.1 } flush ruleset", not an IPv4 address`,
+    );
   });
 });
 
@@ -146,7 +149,7 @@ describe('nft comments and --wg-interface', () => {
       expect(line, line).toMatch(/^\s*#/);
   });
 
-  it("--wg-interface refuses `*`, `\\` and `\"` and follows Linux's rules (1-15 bytes, no / or white space)", async () => {
+  it('--wg-interface refuses `*`, `\\` and `"` and follows Linux\'s rules (1-15 bytes, no / or white space)', async () => {
     const file = ws.write('wg/netform.yaml', 'version: 1\nrules:\n  - { action: drop, destination: 10.0.0.0/8 }\n');
     // Each rule of the name is tested on interfaceNameProblem (test/unit/nft/ruleset.test.ts); here the command line.
     for (const bad of ['a*', '\u00fc'.repeat(8)]) {

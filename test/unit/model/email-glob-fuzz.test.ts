@@ -16,7 +16,7 @@ function timeOf(match: (email: string) => boolean, email: string, budget = 20, r
   for (let r = 0; r < rounds; r++) {
     const start = performance.now();
     let count = 0;
-    let elapsed = 0;
+    let elapsed: number;
     do {
       match(email);
       count++;
