@@ -123,7 +123,7 @@ const USER_INPUT = {
     email: {
       type: 'string',
       description:
-        'local@domain, at most 255 characters, unique by its Unicode lower case; no control or invisible (bidi, zero-width) characters, and no non-ASCII character whose lower case is an ASCII letter (the Kelvin sign)',
+        'local@domain, at most 255 characters, unique by its Unicode lower case; no control or invisible (bidi, zero-width, Hangul filler) characters, no non-ASCII character whose lower case is an ASCII letter (the Kelvin sign), no character that Unicode writes as another (the Angstrom and Ohm signs) or whose lower case is a compatibility form (fullwidth letters), and letters in composed form (NFC)',
     },
     role: { type: 'string', enum: [...ROLES], description: 'unprivileged when omitted on create' },
     password: { type: ['string', 'null'], description: '12 to 64 characters; needs password_confirmation' },

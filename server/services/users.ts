@@ -4,6 +4,7 @@ import {
   Messages,
   addError,
   checkUserInput,
+  emailCharacterProblem,
   hasErrors,
   isText,
   isUuid,
@@ -21,13 +22,15 @@ import { userView } from './views.js';
 
 /**
  * `{id}` of a user path: a UUID-shaped value is an id, anything else an email (case-insensitive).
- * Text no email can hold (a NUL, a lone surrogate) names no user.
+ * Text no email can hold (a NUL, a lone surrogate, a control, invisible or look-alike character)
+ * names no user: `\u212Aaren@…` does not reach `karen@…` through the lower case they share. A
+ * row stored with such an email before it was refused is found by its id.
  */
 export async function findUser(store: StoreReader, idOrEmail: string): Promise<UserRow | null> {
   if (!isText(idOrEmail)) return null;
   const text = idOrEmail.trim();
-  const isId = isUuid(text);
-  return isId ? store.getUser(text.toLowerCase()) : store.findUserByEmail(text);
+  if (isUuid(text)) return store.getUser(text.toLowerCase());
+  return emailCharacterProblem(text) === null ? store.findUserByEmail(text) : null;
 }
 
 export async function listUsers(ctx: ServiceContext): Promise<ApiUser[]> {

@@ -13,63 +13,75 @@
  *
  * Every other character matches itself. A `[` or `{` with no closing partner is an ordinary
  * character, and so is a `{...}` with no comma. There is no negation: a glob names what is inside.
+ *
+ * Matching never backtracks: a glob is compiled to a small automaton (one state per character of
+ * the glob, about) and the email is read once, left to right, keeping the set of states it can be
+ * in. The time is linear in the email's length times the globs' total length, whatever the glob:
+ * `*a*a*a*a*a*a*a*a*x` against a long run of `a` costs no more than its length says. A glob is at
+ * most EMAIL_GLOB_MAX_LENGTH characters (emailGlobProblem says so; validate reports it).
  */
 import { userKey } from './keys.js';
+
+/** The longest glob, in characters (code points), that validate accepts (docs/netform.md, "Bounds"). */
+export const EMAIL_GLOB_MAX_LENGTH = 1024;
 
 /** A glob that cannot be compiled: the message says why and is safe to print. */
 export class EmailGlobError extends Error {
   override readonly name = 'EmailGlobError';
 }
 
-/** The regular expression text of one character, matched literally (valid inside and outside a class). */
-function literal(char: string): string {
-  return /^[\p{L}\p{N}]$/u.test(char) ? char : `\\u{${char.codePointAt(0)!.toString(16)}}`;
-}
+/** One piece of a parsed glob. */
+type Piece =
+  | { kind: 'one'; test: (codePoint: number) => boolean } // a literal, `?` or `[...]`
+  | { kind: 'star' }
+  | { kind: 'either'; alternatives: Piece[][] };
 
-class GlobCompiler {
+const ANY = (): boolean => true;
+
+class GlobParser {
   readonly #chars: string[];
 
   constructor(glob: string) {
     this.#chars = Array.from(glob); // by code point: `?` is one character, also outside the BMP
   }
 
-  compile(): string {
-    return this.#sequence(0, false).source;
+  parse(): Piece[] {
+    return this.#sequence(0, false).pieces;
   }
 
   /** Reads up to the end, or inside braces up to a `,` or `}` at this level. */
-  #sequence(start: number, inBraces: boolean): { source: string; end: number } {
+  #sequence(start: number, inBraces: boolean): { pieces: Piece[]; end: number } {
     const chars = this.#chars;
-    let source = '';
+    const pieces: Piece[] = [];
     let i = start;
     while (i < chars.length) {
       const c = chars[i]!;
       if (inBraces && (c === ',' || c === '}')) break;
       if (c === '\\' && i + 1 < chars.length) {
-        source += literal(chars[i + 1]!);
+        pieces.push(literal(chars[i + 1]!));
         i += 2;
       } else if (c === '*') {
         while (chars[i] === '*') i++;
-        source += '[^]*';
+        pieces.push({ kind: 'star' });
       } else if (c === '?') {
-        source += '[^]';
+        pieces.push({ kind: 'one', test: ANY });
         i++;
       } else {
         const group = c === '[' ? this.#bracket(i) : c === '{' ? this.#braces(i) : null;
-        source += group ? group.source : literal(c);
+        pieces.push(group ? group.piece : literal(c));
         i = group ? group.end : i + 1;
       }
     }
-    return { source, end: i };
+    return { pieces, end: i };
   }
 
   /** `[...]` starting at `start`, or null when it is not closed (then `[` is an ordinary character). */
-  #bracket(start: number): { source: string; end: number } | null {
+  #bracket(start: number): { piece: Piece; end: number } | null {
     const chars = this.#chars;
     let i = start + 1;
     const negated = chars[i] === '!' || chars[i] === '^';
     if (negated) i++;
-    const members: string[] = [];
+    const ranges: [number, number][] = [];
     let first = true;
     while (i < chars.length && (chars[i] !== ']' || first)) {
       first = false;
@@ -82,35 +94,155 @@ class GlobCompiler {
         if (high === '\\' && i < chars.length) high = chars[i++]!;
         if (high.codePointAt(0)! < low.codePointAt(0)!)
           throw new EmailGlobError(`has the range ${low}-${high}, whose ends are in the wrong order`);
-        members.push(`${literal(low)}-${literal(high)}`);
+        ranges.push([low.codePointAt(0)!, high.codePointAt(0)!]);
       } else {
-        members.push(literal(low));
+        ranges.push([low.codePointAt(0)!, low.codePointAt(0)!]);
       }
     }
     if (i >= chars.length) return null;
-    return { source: `[${negated ? '^' : ''}${members.join('')}]`, end: i + 1 };
+    const inside = (cp: number): boolean => ranges.some(([lo, hi]) => cp >= lo && cp <= hi);
+    return { piece: { kind: 'one', test: negated ? (cp) => !inside(cp) : inside }, end: i + 1 };
   }
 
   /** `{a,b,...}` starting at `start`, or null when it is not closed or has no comma. */
-  #braces(start: number): { source: string; end: number } | null {
-    const alternatives: string[] = [];
+  #braces(start: number): { piece: Piece; end: number } | null {
+    const alternatives: Piece[][] = [];
     let i = start + 1;
     for (;;) {
-      const { source, end } = this.#sequence(i, true);
-      alternatives.push(source);
+      const { pieces, end } = this.#sequence(i, true);
+      alternatives.push(pieces);
       if (end >= this.#chars.length) return null;
       if (this.#chars[end] === '}') {
-        return alternatives.length < 2 ? null : { source: `(?:${alternatives.join('|')})`, end: end + 1 };
+        return alternatives.length < 2 ? null : { piece: { kind: 'either', alternatives }, end: end + 1 };
       }
       i = end + 1; // past the comma
     }
   }
 }
 
+function literal(char: string): Piece {
+  const own = char.codePointAt(0)!;
+  return { kind: 'one', test: (cp) => cp === own };
+}
+
+/**
+ * The automaton's states. `one` reads a character that passes `test` and goes to `next`; `star`
+ * reads any character and stays, or moves on to `next` without reading; `split` moves to each of
+ * `next` without reading; `done` is the end of a glob.
+ */
+type State =
+  | { kind: 'one'; test: (codePoint: number) => boolean; next: number }
+  | { kind: 'star'; next: number }
+  | { kind: 'split'; next: number[] }
+  | { kind: 'done' };
+
+class Automaton {
+  readonly states: State[] = [{ kind: 'done' }];
+
+  /** The state that matches `pieces` and then goes on at `next`. */
+  sequence(pieces: readonly Piece[], next: number): number {
+    let at = next;
+    for (let i = pieces.length - 1; i >= 0; i--) at = this.#piece(pieces[i]!, at);
+    return at;
+  }
+
+  either(starts: number[]): number {
+    return this.#add({ kind: 'split', next: starts });
+  }
+
+  #piece(piece: Piece, next: number): number {
+    if (piece.kind === 'one') return this.#add({ kind: 'one', test: piece.test, next });
+    if (piece.kind === 'star') return this.#add({ kind: 'star', next });
+    return this.either(piece.alternatives.map((alternative) => this.sequence(alternative, next)));
+  }
+
+  #add(state: State): number {
+    this.states.push(state);
+    return this.states.length - 1;
+  }
+}
+
+const ONE = 0;
+const STAR = 1;
+const SPLIT = 2;
+const DONE = 3;
+
+/**
+ * Runs an automaton over one string: each character costs at most one visit of each state. The
+ * states are laid out in typed arrays, and the two sets of current states are reused buffers.
+ */
+function runner(states: readonly State[], start: number): (text: string) => boolean {
+  const size = states.length;
+  const kind = new Uint8Array(size);
+  const next = new Int32Array(size);
+  const tests: ((codePoint: number) => boolean)[] = [];
+  const splits: number[][] = [];
+  states.forEach((state, s) => {
+    kind[s] = { one: ONE, star: STAR, split: SPLIT, done: DONE }[state.kind];
+    if (state.kind === 'one' || state.kind === 'star') next[s] = state.next;
+    if (state.kind === 'one') tests[s] = state.test;
+    if (state.kind === 'split') splits[s] = state.next;
+  });
+  const seen = new Uint32Array(size);
+  const stack = new Int32Array(size * 2 + 1);
+  let current = new Int32Array(size);
+  let following = new Int32Array(size);
+  let generation = 0;
+  let count = 0;
+
+  /** Adds `from` and every state it reaches without reading to `following` (the set being built). */
+  const add = (from: number): void => {
+    let top = 0;
+    stack[top++] = from;
+    while (top > 0) {
+      const s = stack[--top]!;
+      if (seen[s] === generation) continue;
+      seen[s] = generation;
+      const k = kind[s]!;
+      if (k === SPLIT) {
+        const targets = splits[s]!;
+        for (let i = targets.length - 1; i >= 0; i--) stack[top++] = targets[i]!;
+      } else {
+        following[count++] = s;
+        if (k === STAR) stack[top++] = next[s]!;
+      }
+    }
+  };
+  const fresh = (): void => {
+    generation = generation === 0xffffffff ? 1 : generation + 1;
+    if (generation === 1) seen.fill(0);
+    count = 0;
+  };
+  return (text) => {
+    fresh();
+    add(start);
+    let length = count;
+    [current, following] = [following, current];
+    for (const ch of text) {
+      if (length === 0) return false;
+      const cp = ch.codePointAt(0)!;
+      fresh();
+      for (let i = 0; i < length; i++) {
+        const s = current[i]!;
+        const k = kind[s]!;
+        if (k === STAR) add(s);
+        else if (k === ONE && tests[s]!(cp)) add(next[s]!);
+      }
+      length = count;
+      [current, following] = [following, current];
+    }
+    for (let i = 0; i < length; i++) if (kind[current[i]!] === DONE) return true;
+    return false;
+  };
+}
+
 /** Why `glob` cannot be used, or null. The caller reports a blank glob itself. */
 export function emailGlobProblem(glob: string): string | null {
+  const length = Array.from(glob).length;
+  if (length > EMAIL_GLOB_MAX_LENGTH)
+    return `is ${length} characters long, more than the ${EMAIL_GLOB_MAX_LENGTH} a glob may hold`;
   try {
-    new GlobCompiler(userKey(glob)).compile();
+    new GlobParser(userKey(glob)).parse();
     return null;
   } catch (error) {
     if (error instanceof EmailGlobError) return error.message;
@@ -119,13 +251,15 @@ export function emailGlobProblem(glob: string): string | null {
 }
 
 /**
- * Whether an email matches one of `globs` (case-insensitively; blank globs match nothing). Throws
- * EmailGlobError for a glob emailGlobProblem refuses (validate reports those first).
+ * Whether an email matches one of `globs` (case-insensitively; blank globs match nothing), in time
+ * linear in the email's length times the globs' total length. Throws EmailGlobError for a glob
+ * emailGlobProblem refuses for its content (validate reports those first).
  */
 export function emailGlobMatcher(globs: readonly string[]): (email: string) => boolean {
   const usable = globs.filter((g) => typeof g === 'string' && g.trim() !== '');
   if (usable.length === 0) return () => false;
-  const sources = usable.map((g) => new GlobCompiler(userKey(g)).compile());
-  const pattern = new RegExp(`^(?:${sources.join('|')})$`, 'u');
-  return (email) => pattern.test(userKey(email));
+  const automaton = new Automaton();
+  const starts = usable.map((g) => automaton.sequence(new GlobParser(userKey(g)).parse(), 0));
+  const matches = runner(automaton.states, starts.length === 1 ? starts[0]! : automaton.either(starts));
+  return (email) => matches(userKey(email));
 }

@@ -2,6 +2,7 @@
 import { addError, hasErrors, type Checked, type FieldErrors } from './errors.js';
 import { charLength, has, isBlank, isText, type Mode, type RawInput } from './fields.js';
 import { Messages } from './messages.js';
+import { firstLookAlike } from './email-characters.js';
 import { ROLES, type Role } from './types.js';
 
 export const EMAIL_MAX_LENGTH = 255;
@@ -30,19 +31,34 @@ export function asciiFoldingCharacter(email: string): string | undefined {
   return undefined;
 }
 
+const at = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+const atEach = (text: string) => Array.from(text, at).join(' ');
+
 /**
  * Why an email is refused for a character it holds, for people (`validate` says it); null when
  * none of its characters is refused. Lone surrogates and NUL come first, then hidden characters,
- * then characters that lower-case to ASCII letters.
+ * then characters that lower-case to ASCII letters, then the look-alikes of the generated table
+ * (email-characters.ts), then letters written as a letter and a combining mark (not in NFC).
  */
 export function emailCharacterProblem(email: string): string | null {
-  const at = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
   if (!isText(email)) return 'it holds a NUL or a lone UTF-16 surrogate';
   const hidden = EMAIL_HIDDEN.exec(email);
   if (hidden) return `it holds the control or invisible character ${at(hidden[0])}`;
   const folding = asciiFoldingCharacter(email);
   if (folding !== undefined)
     return `it holds ${at(folding)}, whose lower case ${JSON.stringify(folding.toLowerCase())} holds an ASCII letter, so it would name the email spelled with that letter: write the ASCII letter instead`;
+  const lookAlike = firstLookAlike(email);
+  if (lookAlike?.kind === 'composed') {
+    const same = lookAlike.char.normalize('NFC');
+    return `it holds ${at(lookAlike.char)}, which Unicode writes as ${atEach(same)} (${JSON.stringify(same)}), so it would name the email spelled with that: write ${atEach(same)} instead`;
+  }
+  if (lookAlike?.kind === 'compatibility') {
+    const plain = lookAlike.char.toLowerCase().normalize('NFKC');
+    return `it holds ${at(lookAlike.char)}, a compatibility form of ${JSON.stringify(plain)}, so it would look like the email spelled with that: write ${JSON.stringify(plain)} instead`;
+  }
+  if (lookAlike) return `it holds the invisible character ${at(lookAlike.char)}`;
+  if (email.normalize('NFC') !== email)
+    return 'it holds a letter written as a letter and a combining mark, which a single letter stands for (it is not in Unicode normal form NFC): write the single letter';
   return null;
 }
 
@@ -59,8 +75,7 @@ export function checkEmail(value: unknown): { ok: true; email: string } | { ok: 
   if (!isText(value)) return { ok: false, message: Messages.invalid };
   const email = value.trim();
   if (email.length > EMAIL_MAX_LENGTH || !EMAIL_SHAPE.test(email)) return { ok: false, message: Messages.invalid };
-  if (EMAIL_HIDDEN.test(email) || asciiFoldingCharacter(email) !== undefined)
-    return { ok: false, message: Messages.invalid };
+  if (!ASCII_ONLY.test(email) && emailCharacterProblem(email) !== null) return { ok: false, message: Messages.invalid };
   return { ok: true, email };
 }
 

@@ -16,11 +16,13 @@
  * on a server depends on its rules' history (here: address order, then protocol and port).
  */
 import { createHash } from 'node:crypto';
+import { isUuid } from '../model/fields.js';
+import { inertText } from '../model/inert.js';
 import { userKey } from '../model/keys.js';
 import { formatAddress, parseCidrOrAddress, parseIpAddress, type IpFamily } from '../model/net.js';
 import { parsePortRange } from '../model/ports.js';
 import type { DesiredState, LiveState } from '../model/state.js';
-import type { PortType, RuleAction } from '../model/types.js';
+import { PORT_TYPES, RULE_ACTIONS, type PortType, type RuleAction } from '../model/types.js';
 
 export const DEFAULT_WG_INTERFACE = 'wg-firezone';
 export const TABLE = 'inet firezone';
@@ -56,11 +58,63 @@ export interface NftState {
   notes: string[];
 }
 
-/** A problem with the interface name, or null: what Linux accepts as a network interface name. */
+/**
+ * A problem with the interface name, or null. Linux's rules (dev_valid_name): 1 to 15 bytes, no
+ * `/`, `:` or white space, not `.` or `..`. And what nft would read as more than a name: `*` (a
+ * wildcard at the end of `iifname "…"`), `\\` and `"` (they end or escape the quoted string).
+ * Control, invisible and separator characters are refused too: the name is printed.
+ */
 export function interfaceNameProblem(name: string): string | null {
-  if (!/^[!-~]{1,15}$/.test(name)) return 'must be 1 to 15 printable characters without spaces';
-  if (/[/:"\\]/.test(name) || name === '.' || name === '..') return 'must not contain / : " or \\, nor be . or ..';
+  const bytes = Buffer.byteLength(name, 'utf8');
+  if (bytes < 1 || bytes > 15 || /[\s\p{C}\p{Z}]/u.test(name))
+    return 'must be 1 to 15 bytes of printable characters without spaces';
+  if (/[/:"\\*]/.test(name) || name === '.' || name === '..') return 'must not contain / : " \\ or *, nor be . or ..';
   return null;
+}
+
+/** A server value that cannot be written into a ruleset: the message names the object and the value. */
+export class NftStateError extends Error {
+  override readonly name = 'NftStateError';
+}
+
+/** A value from a server, quoted and made inert, for a message. */
+function shown(value: unknown): string {
+  return inertText(JSON.stringify(value) ?? String(value)).slice(0, 200);
+}
+
+/**
+ * Checks every server value a ruleset renders, so that none becomes ruleset text: user ids are
+ * UUIDs (set and chain names are made of them), device addresses are addresses of their family,
+ * rules have an action and a port type from a closed set, a destination and a port range that
+ * parse, and an owner that is a UUID. Throws NftStateError for the first value that is not.
+ */
+function checkLiveForRuleset(live: LiveState): void {
+  const fail = (what: string, field: string, value: unknown, expected: string): never => {
+    throw new NftStateError(
+      `the server's ${what} has ${field} ${shown(value)}, not ${expected}: no ruleset is written from a state with such a value`,
+    );
+  };
+  for (const user of live.users) if (!isUuid(user.id)) fail(`user ${shown(user.email)}`, 'the id', user.id, 'a UUID');
+  for (const device of live.devices) {
+    for (const family of [4, 6] as const) {
+      const value = family === 4 ? device.ipv4 : device.ipv6;
+      if (value === null || value === undefined || value === '') continue;
+      if (parseIpAddress(String(value))?.family !== family)
+        fail(`device ${shown(device.id)}`, `ipv${family}`, value, `an IPv${family} address`);
+    }
+  }
+  for (const rule of live.rules) {
+    const what = `rule ${shown(rule.id)}`;
+    if (!(RULE_ACTIONS as readonly unknown[]).includes(rule.action))
+      fail(what, 'action', rule.action, RULE_ACTIONS.join(' or '));
+    if (rule.port_type !== null && !(PORT_TYPES as readonly unknown[]).includes(rule.port_type))
+      fail(what, 'port_type', rule.port_type, `${PORT_TYPES.join(' or ')} (or none)`);
+    if (typeof rule.destination !== 'string' || parseCidrOrAddress(rule.destination) === null)
+      fail(what, 'destination', rule.destination, 'an IP address or CIDR block');
+    if (rule.port_range !== null && !parsePortRange(rule.port_range).ok)
+      fail(what, 'port_range', rule.port_range, 'a port range such as 80 or 80 - 443');
+    if (rule.user_id !== null && !isUuid(rule.user_id)) fail(what, 'user_id', rule.user_id, 'a UUID (or none)');
+  }
 }
 
 /** The id a user's chain is named after when it comes from files: a UUID-shaped hash of the email. */
@@ -77,6 +131,7 @@ export function nftStateOfLive(
   live: LiveState,
   options: { portRules?: boolean; wgInterface?: string; server?: string } = {},
 ): NftState {
+  checkLiveForRuleset(live);
   const portRules = options.portRules ?? true;
   const users = new Map<string, NftUser>();
   for (const user of live.users)
@@ -320,7 +375,7 @@ function setBlock(name: string, type: string, contents: SetContents, pairs: bool
     `\tset ${name} {`,
     `\t\ttype ${type}`,
     '\t\tflags interval',
-    ...contents.comments.map((c) => `\t\t# ${c}`),
+    ...contents.comments.map((c) => `\t\t# ${nftComment(c)}`),
     ...elementLines(
       contents.elements.map((e) => e.text),
       pairs,
@@ -340,8 +395,13 @@ function filterSpecs(portRules: boolean): { family: Family; action: RuleAction; 
   return layers.flatMap((layer4) => FILTER_ORDER.map(([family, action]) => ({ family, action, layer4 })));
 }
 
+/**
+ * Text for a `#` comment: inert like every other output (each control, separator, bidi and
+ * zero-width character as a `\\uXXXX` escape, src/model/inert.ts), so that no line break ends the
+ * comment and no escape sequence reaches a terminal the ruleset is printed to.
+ */
 function nftComment(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ');
+  return inertText(text);
 }
 
 /** The ruleset as `nft -f` loads it: a header, the guard that replaces only `inet firezone`, the table. */
@@ -349,6 +409,18 @@ export function renderRuleset(state: NftState): string {
   const problem = interfaceNameProblem(state.wgInterface);
   if (problem) throw new Error(`the WireGuard interface name "${state.wgInterface}" ${problem}`);
   const wg = state.wgInterface;
+  // Names and elements are made of ids, actions and port types: each from its closed set only
+  // (nftStateOfLive names the object; this is the last guard for any other state).
+  for (const user of state.users)
+    if (!isUuid(user.id)) throw new NftStateError(`the user id ${shown(user.id)} is not a UUID`);
+  for (const rule of state.rules)
+    if (
+      !(RULE_ACTIONS as readonly unknown[]).includes(rule.action) ||
+      (rule.port_type !== null && !(PORT_TYPES as readonly unknown[]).includes(rule.port_type))
+    )
+      throw new NftStateError(
+        `the rule ${shown(rule.action)} ${shown(rule.port_type)} has no such action or port type`,
+      );
   const specs = filterSpecs(state.portRules);
   // Sets: by scope (null = global), then by name.
   const sets = new Map<string, SetContents>();
@@ -445,7 +517,7 @@ export function renderRuleset(state: NftState): string {
   for (const user of users) blocks.push([`\tchain user${user.id} {`, ...filterRules(user.id), '\t}']);
 
   const header = [
-    `# The nftables ruleset a Firezone 0.7.36 server installs (netform nft) for ${notes[0] ?? 'this state'}.`,
+    `# The nftables ruleset a Firezone 0.7.36 server installs (netform nft) for ${nftComment(notes[0] ?? 'this state')}.`,
     ...notes.slice(1).map((n) => `# ${nftComment(n)}.`),
     `# WireGuard interface: ${wg}. Not rendered: the postrouting (NAT) chain 0.7.36 also keeps in this table.`,
     '# `nft -f` replaces table inet firezone only (the next two lines make sure it exists, then delete it).',

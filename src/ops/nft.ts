@@ -5,8 +5,9 @@
  */
 import { displayPath } from '../desired/index.js';
 import type { DesiredState } from '../model/state.js';
-import { nftStateOfDesired, nftStateOfLive, renderRuleset } from '../nft/ruleset.js';
+import { NftStateError, nftStateOfDesired, nftStateOfLive, renderRuleset } from '../nft/ruleset.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
+import { OpError } from './errors.js';
 import type { OpEvents } from './events.js';
 import { readLiveState, type Connector } from './session.js';
 
@@ -39,7 +40,13 @@ export async function nftRuleset(request: NftRequest, events: OpEvents = {}, sig
       wgInterface: request.wgInterface,
       server: session.url,
     };
-    return renderRuleset(nftStateOfLive(live, options));
+    try {
+      return renderRuleset(nftStateOfLive(live, options));
+    } catch (error) {
+      // A value from the server that would become ruleset text: the whole ruleset is refused.
+      if (error instanceof NftStateError) throw new OpError('server', error.message);
+      throw error;
+    }
   } finally {
     await session.close();
   }

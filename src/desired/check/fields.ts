@@ -87,8 +87,20 @@ export function checkDevice(entry: DeviceEntry, into: Diagnostic[]): void {
   reportFieldErrors(entry, errors, into, ['user_id', 'name'], device.fields);
 }
 
+/** The rule fields a file writes as free text (the others are one of a few words): each is refused with white space around it. */
+const RULE_TEXT_FIELDS = ['destination', 'port_range'] as const;
+
 export function checkRule(entry: RuleEntry, into: Diagnostic[]): void {
   const { rule } = entry;
+  // A value with white space around it would otherwise reach messages and keys as it was written
+  // (`"10.0.0.0/8\n"`); the server trims it, a file states the value exactly.
+  const padded = RULE_TEXT_FIELDS.filter((field) => {
+    const value: unknown = rule[field];
+    return typeof value === 'string' && value.trim() !== '' && value.trim() !== value;
+  });
+  for (const field of padded)
+    into.push(report(entry, field, 'has white space before or after its value: write the value alone'));
+  if (padded.length > 0) return;
   const result = checkRuleInput(
     { action: rule.action, destination: rule.destination, port_type: rule.port_type, port_range: rule.port_range },
     'create',

@@ -1,50 +1,37 @@
 /** The overlap sweep: rules of one desired state that the server would refuse as overlapping. */
 import { ruleKeyOfOwnerKey } from '../../model/keys.js';
 import { Messages } from '../../model/messages.js';
-import { overlapGroup, rulesOverlap, ruleText } from '../../model/rule.js';
+import { ruleText, type ParsedRule } from '../../model/rule.js';
 import type { Diagnostic } from '../types.js';
+import { findOverlaps, MAX_OVERLAP_REPORTS } from './find-overlaps.js';
 import type { RuleEntry } from './fields.js';
 import { report, whereIs } from './report.js';
 
 /**
  * Overlapping rules under the server's rule: same owner and action, intersecting destinations,
- * and ports that collide. Rules are grouped by what must be equal (overlapGroup) and swept in
- * address order, so that only pairs whose destinations intersect are compared.
+ * and ports that collide (find-overlaps.ts: each rule reported once, at the later of the pair,
+ * at most MAX_OVERLAP_REPORTS named, then how many more).
  */
 export function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
-  const groups = new Map<string, RuleEntry[]>();
-  for (const entry of rules) {
-    if (!entry.parsed) continue;
-    const group = overlapGroup(entry.parsed).key;
-    const list = groups.get(group) ?? [];
-    list.push(entry);
-    groups.set(group, list);
-  }
-  for (const list of groups.values()) {
-    list.sort((a, b) =>
-      a.parsed!.destination.start < b.parsed!.destination.start
-        ? -1
-        : a.parsed!.destination.start > b.parsed!.destination.start
-          ? 1
-          : a.order - b.order,
+  const parsed = rules.filter((entry): entry is RuleEntry & { parsed: ParsedRule } => entry.parsed !== null);
+  const { found, more, firstUnnamed } = findOverlaps(parsed, (a, b) => ruleKeyOf(a) === ruleKeyOf(b));
+  found.sort((a, b) => a.later.order - b.later.order);
+  for (const { later, earlier } of found)
+    into.push(
+      report(
+        later,
+        'destination',
+        `${Messages.overlaps}: ${ruleText(earlier.rule)} at ${whereIs(earlier)} (rules with the same action and the same user, or both global, must not overlap)`,
+      ),
     );
-    for (let i = 0; i < list.length; i++) {
-      const a = list[i]!;
-      for (let j = i + 1; j < list.length && list[j]!.parsed!.destination.start <= a.parsed!.destination.end; j++) {
-        const b = list[j]!;
-        if (!rulesOverlap(a.parsed!, b.parsed!)) continue;
-        const [earlier, later] = a.order < b.order ? [a, b] : [b, a];
-        if (ruleKeyOf(earlier) === ruleKeyOf(later)) continue; // reported as a duplicate
-        into.push(
-          report(
-            later,
-            'destination',
-            `${Messages.overlaps}: ${ruleText(earlier.rule)} at ${whereIs(earlier)} (rules with the same action and the same user, or both global, must not overlap)`,
-          ),
-        );
-      }
-    }
-  }
+  if (more > 0 && firstUnnamed)
+    into.push(
+      report(
+        firstUnnamed,
+        'destination',
+        `${Messages.overlaps}, and so do ${(more - 1).toLocaleString('en')} more rules after the first ${MAX_OVERLAP_REPORTS.toLocaleString('en')} named (validate names at most ${MAX_OVERLAP_REPORTS.toLocaleString('en')} overlapping rules)`,
+      ),
+    );
 }
 
 export function ruleKeyOf(entry: RuleEntry): string {

@@ -80,7 +80,7 @@ describe('netform nft from files', () => {
     const bad = await runCli(['nft', '-f', file, '--wg-interface', 'wg 0']);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toBe('');
-    expect(bad.stderr).toContain('--wg-interface: "wg 0" must be 1 to 15 printable characters without spaces');
+    expect(bad.stderr).toContain('--wg-interface: "wg 0" must be 1 to 15 bytes of printable characters without spaces');
     expect(bad.stderr).not.toMatch(/\n\s+at /);
   });
 

@@ -94,7 +94,11 @@ const HOSTILE_ANSWER = `boom \u001b]52;c;cHduZWQ=\u0007\u202e\n::error::pwned ##
 // ---------------------------------------------------------------------------------------------
 
 /** How a broken /v0 server (the proxy in front of the real one) behaves during the cell. */
-type ProxyMode = 'pass' | 'cut' | 'echo500' | 'html500' | 'text200' | 'hold' | 'hold-writes';
+type ProxyMode = 'pass' | 'cut' | 'echo500' | 'html500' | 'text200' | 'hold' | 'hold-writes' | 'hostile-rules';
+
+/** A rule's port_type that would close its set and add a table, were it copied into a ruleset (review 2026-11b, G3). */
+const HOSTILE_PORT_TYPE =
+  'tcp . 80 }\n\t}\n}\ntable ip atk2evil {\n\tchain c {\n\t\ttype filter hook input priority 0; policy drop;\n\t}\n}\ntable inet firezone {\n\tset atkzz {\n\t\ttype ipv4_addr . inet_proto . inet_service\n\t\tflags interval\n\t\telements = { 10.0.0.0/8 . tcp';
 
 /** What the cell expects the process to end with. */
 type Ending =
@@ -231,6 +235,12 @@ const FAILURES: Failure[] = [
       ending: { code: c.daemon ? 0 : 1 },
       error: /no answer from http:\/\/127\.0\.0\.1:\d+ within 1(\.0)? s/,
     }),
+  },
+  {
+    name: 'a server value that would become ruleset text',
+    applies: (c) => c.name === 'nft --live',
+    mode: 'hostile-rules',
+    expect: () => ({ ending: { code: 1 }, error: /the server's rule "[^"]+" has port_type "tcp \. 80 }\\n\\t}/ }),
   },
   {
     name: 'SIGTERM while the server is slow',
@@ -589,6 +599,15 @@ class FaultProxy extends EventEmitter {
       case 'hold':
         this.#hold(() => undefined);
         return;
+      case 'hostile-rules':
+        if (req.method === 'GET' && (req.url ?? '').startsWith('/v0/rules')) {
+          this.#forward(req, res, false, (body: any) => {
+            for (const rule of body.data ?? []) rule.port_type = HOSTILE_PORT_TYPE;
+            return body;
+          });
+          return;
+        }
+        break;
       case 'hold-writes':
         if (req.method !== 'GET') {
           this.#hold(() => this.#forward(req, res, false));
@@ -607,11 +626,24 @@ class FaultProxy extends EventEmitter {
     this.emit('held');
   }
 
-  #forward(req: IncomingMessage, res: ServerResponse, cut: boolean): void {
+  #forward(req: IncomingMessage, res: ServerResponse, cut: boolean, rewrite?: (body: any) => any): void {
     const upstream = new URL(this.target);
     const forward = httpRequest(
       { host: upstream.hostname, port: Number(upstream.port), method: req.method, path: req.url, headers: req.headers },
       (answer) => {
+        if (rewrite) {
+          // The JSON answer, rewritten (a hostile or intercepted server).
+          const chunks: Buffer[] = [];
+          answer.on('data', (c: Buffer) => chunks.push(c));
+          answer.on('end', () => {
+            const headers = { ...answer.headers };
+            delete headers['content-length'];
+            delete headers['transfer-encoding'];
+            res.writeHead(answer.statusCode ?? 502, headers);
+            res.end(JSON.stringify(rewrite(JSON.parse(Buffer.concat(chunks).toString('utf8')))));
+          });
+          return;
+        }
         if (!cut) {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);

@@ -38,8 +38,8 @@ describe('netform validate', () => {
     expect(lines[0]).toBe(
       'rule-fields.yaml:3:34: rules[0].destination: is invalid (expected an IP address or CIDR block such as 10.1.0.0/16)',
     );
-    expect(lines.at(-1)).toBe('8 errors in rule-fields.yaml');
-    expect(lines).toHaveLength(9);
+    expect(lines.at(-1)).toBe('9 errors in rule-fields.yaml');
+    expect(lines).toHaveLength(10);
     const fromRoot = await runCli(['validate', '-f', join(FIXTURES, 'rule-fields.yaml')]);
     expect(fromRoot.stderr.split('\n')[0]).toBe(
       'test/fixtures/desired/rule-fields.yaml:3:34: rules[0].destination: is invalid (expected an IP address or CIDR block such as 10.1.0.0/16)',

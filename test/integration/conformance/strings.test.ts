@@ -246,9 +246,47 @@ describe('emails', () => {
   });
 });
 
+describe('look-alike letters in emails (security review 2026-11b, G6)', () => {
+  it('the review reproduction: the Angstrom sign, the Ohm sign and the Hangul filler are 422; å and ω stay free', async () => {
+    const suffix = randomBytes(3).toString('hex');
+    const before = await userCount();
+    for (const email of [
+      `\u212Bngstrom-${suffix}@example.com`,
+      `\u2126mega-${suffix}@example.com`,
+      `a\u3164b-${suffix}@example.com`,
+      `a\u115Fb-${suffix}@example.com`,
+      `a\uFFA0b-${suffix}@example.com`,
+    ])
+      await expect422('POST', '/v0/users', { user: { email } }, { email: ['is invalid'] });
+    expect(await userCount()).toBe(before);
+    // The spellings they would have squatted are free, and so are upper case and precomposed letters.
+    await created('/v0/users', { user: { email: `\u00e5ngstrom-${suffix}@example.com` } });
+    await created('/v0/users', { user: { email: `\u03c9mega-${suffix}@example.com` } });
+    const grace = await created('/v0/users', { user: { email: `Grace.Hopper-${suffix}@Corp.Example` } });
+    expect(grace.email).toBe(`Grace.Hopper-${suffix}@Corp.Example`);
+  });
+
+  it('a path id holding a refused character is 404, even where its lower case names a user', async () => {
+    const suffix = randomBytes(3).toString('hex');
+    const karen = await created('/v0/users', { user: { email: `karen-${suffix}@example.com` } });
+    const angstrom = await created('/v0/users', { user: { email: `\u00e5ngstrom-${suffix}@example.com` } });
+    expect((await server.api('GET', `/v0/users/KAREN-${suffix}@example.com`)).body.data.id).toBe(karen.id);
+    for (const [spoof, id] of [
+      [`\u212Aaren-${suffix}@example.com`, karen.id],
+      [`\u212Bngstrom-${suffix}@example.com`, angstrom.id],
+    ] as const) {
+      const path = `/v0/users/${encodeURIComponent(spoof)}`;
+      expect((await server.api('GET', path)).status, spoof).toBe(404);
+      expect((await server.api('PATCH', path, { user: { role: 'admin' } })).status, spoof).toBe(404);
+      expect((await server.api('DELETE', path)).status, spoof).toBe(404);
+      expect((await server.api('GET', `/v0/users/${id}`)).body.data.role).toBe('unprivileged');
+    }
+  });
+});
+
 describe('rows stored before these rules', () => {
-  it('a user with the Kelvin sign or a bidi override: readable, updatable in other fields, deletable', async () => {
-    for (const bad of ['\u212Aaren', '\u202Emoc.elpmaxe']) {
+  it('a user with the Kelvin, Angstrom or Ohm sign, a Hangul filler or a bidi override: readable, updatable in other fields, deletable', async () => {
+    for (const bad of ['\u212Aaren', '\u212Bngstrom', '\u2126mega', 'a\u3164b', '\u202Emoc.elpmaxe']) {
       const user = await created('/v0/users', { user: { email: uniqueEmail() } });
       const email = `${bad}-${randomBytes(3).toString('hex')}@example.com`;
       await plant('UPDATE users SET email = ?, email_key = ? WHERE id = ?', email, email.toLowerCase(), user.id);

@@ -143,6 +143,7 @@ describe('field rules of the model, at the value at fault', () => {
     expect(await errorsOf(`${F}/rule-fields.yaml`)).toEqual([
       `${F}/rule-fields.yaml:3:34: rules[0].destination: is invalid (expected an IP address or CIDR block such as 10.1.0.0/16)`,
       `${F}/rule-fields.yaml:4:34: rules[1].destination: is invalid (expected an IP address or CIDR block such as 10.1.0.0/16)`,
+      `${F}/rule-fields.yaml:5:34: rules[2].destination: has white space before or after its value: write the value alone`,
       `${F}/rule-fields.yaml:6:77: rules[3].port_range: bad format (expected "443", "80-443" or "80 - 443")`,
       `${F}/rule-fields.yaml:7:77: rules[4].port_range: lower value cannot be higher than upper value`,
       `${F}/rule-fields.yaml:8:77: rules[5].port_range: port is not within valid range`,
@@ -200,7 +201,6 @@ describe('what only the whole state shows', () => {
       `${F}/scope.yaml:9:12: users[2].email: eve@partner.com is outside ${users}: this repository does not manage it; widen the scope or remove the user`,
       `${F}/scope.yaml:14:34: rules[1].destination: 192.168.1.0/24 is outside ${rules}: this repository does not manage global rules there; widen the scope or remove the rule`,
       `${F}/scope.yaml:16:34: rules[3].destination: destination overlaps with an existing rule: drop 10.9.0.0/16 at ${F}/scope.yaml:13:5 ${OVERLAP_NOTE}`,
-      `${F}/scope.yaml:16:34: rules[3].destination: destination overlaps with an existing rule: drop 192.168.1.0/24 at ${F}/scope.yaml:14:5 ${OVERLAP_NOTE}`,
       `${F}/scope.yaml:16:34: rules[3].destination: 0.0.0.0/0 is outside ${rules}: this repository does not manage global rules there; widen the scope or remove the rule`,
       `${F}/scope.yaml:18:11: absent.users[0]: old@elsewhere.com is outside ${users}: this repository cannot delete it`,
       `${F}/scope.yaml:19:21: absent.devices[0].user: bob@elsewhere.com is outside ${users}: this repository cannot delete its devices`,

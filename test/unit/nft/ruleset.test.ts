@@ -238,7 +238,11 @@ describe('the ruleset of a live state', () => {
     expect(text).not.toContain('wg-firezone');
     for (const bad of ['', 'a'.repeat(16), 'wg 0', 'wg"0', 'wg/0', 'wg:0', '.', '..'])
       expect(interfaceNameProblem(bad), bad).not.toBeNull();
-    for (const good of ['wg-firezone', 'wg0', 'a'.repeat(15), 'wg.100', 'wg_x@1'])
+    // nft reads a trailing `*` in iifname as a wildcard, `\` and `"` as string syntax (review 2026-11b);
+    // Linux counts bytes (IFNAMSIZ 16 with the NUL) and refuses white space of any kind.
+    for (const bad of ['a*', 'wg*0', 'wg\\0', 'wg\t0', 'wg\u00a00', 'wg\u20280', 'wg\u202e0', '\u00fc'.repeat(8)])
+      expect(interfaceNameProblem(bad), JSON.stringify(bad)).not.toBeNull();
+    for (const good of ['wg-firezone', 'wg0', 'a'.repeat(15), 'wg.100', 'wg_x@1', '\u00fc'.repeat(7)])
       expect(interfaceNameProblem(good), good).toBeNull();
     expect(() => renderRuleset(nftStateOfLive(liveState(), { wgInterface: 'wg 0' }))).toThrow(/printable/);
   });
