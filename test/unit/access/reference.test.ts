@@ -124,5 +124,5 @@ describe('evaluator versus the reference pseudo-code', () => {
     expect(verdicts.accept).toBeGreaterThan(5000);
     expect(verdicts.drop).toBeGreaterThan(2500);
     expect(verdicts['no tunnel']).toBeGreaterThan(1000);
-  });
+  }, 120_000); // CPU-bound and deterministic: its time grows with the machine's load, never its verdict
 });
