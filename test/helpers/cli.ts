@@ -1,16 +1,24 @@
 /**
  * Runs the built `netform` CLI as a real child process (build first: `npm test` does). A dist/
- * built from other sources than src/ and server/ hold now is refused here, by name, before any
- * test runs it (scripts/source-stamp.mjs).
+ * built from other sources than src/ and server/ hold now is refused, by name, before the first
+ * process starts (scripts/source-stamp.mjs).
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { staleBuild } from '../../scripts/source-stamp.mjs';
 
-const stale = staleBuild();
-if (stale) throw new Error(`${stale} (these tests run the built CLI)`);
-
 export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+
+let checked = false;
+/** The path of the built CLI, once its build is known to match the sources (else an error naming why). */
+export function builtCli(): string {
+  if (!checked) {
+    const stale = staleBuild();
+    if (stale) throw new Error(`${stale} (this test runs the built CLI)`);
+    checked = true;
+  }
+  return CLI;
+}
 
 export interface CliResult {
   code: number | null;
@@ -29,7 +37,7 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [builtCli(), ...args], {
       cwd: options.cwd,
       env: env as NodeJS.ProcessEnv,
       stdio: 'pipe',
@@ -64,7 +72,7 @@ export interface RunningCli {
 export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(process.execPath, [builtCli(), ...args], {
     cwd: options.cwd,
     env: env as NodeJS.ProcessEnv,
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -15,8 +15,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
-import '../../helpers/cli.js'; // refuses a dist/ built from other sources
+import { builtCli } from '../../helpers/cli.js';
 
+builtCli(); // refuses a dist/ built from other sources, by name
 const CLIENT = fileURLToPath(new URL('../../../dist/src/client/index.js', import.meta.url));
 
 /**

@@ -744,7 +744,7 @@ function breakSecretFiles(folder: string): void {
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'netform-safety-net-'));
   const [server, hook, closing, refusedPort] = await Promise.all([
-    startTestServer({ args: ['--log-level', 'trace'] }),
+    startTestServer({ logLevel: 'trace' }),
     new WebhookReceiver().listen(),
     startClosingListener(),
     closedPort(),

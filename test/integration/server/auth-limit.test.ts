@@ -1,7 +1,7 @@
 /** Failed authentications are rate limited per client address; valid tokens never are. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startInProcessServer } from '../../helpers/in-process-server.js';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { startServerProcess, type TestServer } from '../../helpers/server.js';
 
 const started: TestServer[] = [];
 async function track(server: Promise<TestServer>): Promise<TestServer> {
@@ -109,15 +109,15 @@ describe('failed authentication limit', () => {
       return JSON.parse(line).req.remoteAddress as string;
     };
     // One proxy in front: the client is the last X-Forwarded-For entry.
-    const one = await track(startTestServer({ args: ['--log-level', 'info', '--trust-proxy', '1'] }));
+    const one = await track(startServerProcess({ args: ['--log-level', 'info', '--trust-proxy', '1'] }));
     expect(await clientOf(one, '203.0.113.7')).toBe('203.0.113.7');
     expect(await clientOf(one, '198.51.100.1, 203.0.113.7')).toBe('203.0.113.7');
     // Two: the entry before the last.
-    const two = await track(startTestServer({ args: ['--log-level', 'info'], env: { NETFORM_TRUST_PROXY: '2' } }));
+    const two = await track(startServerProcess({ args: ['--log-level', 'info'], env: { NETFORM_TRUST_PROXY: '2' } }));
     expect(await clientOf(two, '198.51.100.1, 203.0.113.7')).toBe('198.51.100.1');
     // Addresses: believed only from those (here not from loopback, where the test's request comes from).
     const other = await track(
-      startTestServer({ args: ['--log-level', 'info', '--trust-proxy', '10.0.0.0/8,10.1.2.3'] }),
+      startServerProcess({ args: ['--log-level', 'info', '--trust-proxy', '10.0.0.0/8,10.1.2.3'] }),
     );
     expect(await clientOf(other, '203.0.113.7')).toBe('127.0.0.1');
 
@@ -150,7 +150,7 @@ describe('failed authentication limit', () => {
 
   it('netform serve takes the limit from flags and environment variables, and refuses bad values', async () => {
     const server = await track(
-      startTestServer({
+      startServerProcess({
         args: ['--auth-failure-limit', '2', '--auth-failure-exempt', ''],
         env: { NETFORM_AUTH_FAILURE_WINDOW: '120' },
       }),

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI, runCli, type CliResult } from '../../helpers/cli.js';
+import { builtCli, runCli, type CliResult } from '../../helpers/cli.js';
 import { useDatabaseFiles } from '../../helpers/database-files.js';
 
 const { freshDb, createdDb } = useDatabaseFiles();
@@ -17,7 +17,7 @@ const modeOf = (path: string) => statSync(path).mode & 0o777;
 /** The CLI under `umask 000`, so every mode bit not asked for explicitly would be set. */
 function runCliOpenUmask(args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+    const quoted = [process.execPath, builtCli(), ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
     const child = spawn('sh', ['-c', `umask 000 && exec ${quoted}`], { env: { ...process.env, NO_COLOR: '1' } });
     let stdout = '';
     let stderr = '';
@@ -85,7 +85,7 @@ describe('database files', () => {
 
   it('serve creates a missing database; the file, its WAL and shared-memory files are 0600 while it runs', async () => {
     const db = freshDb();
-    const quoted = [process.execPath, CLI, 'serve', '--port', '0', '--db', db, '--log-level', 'silent']
+    const quoted = [process.execPath, builtCli(), 'serve', '--port', '0', '--db', db, '--log-level', 'silent']
       .map((a) => `'${a}'`)
       .join(' ');
     const child = spawn('sh', ['-c', `umask 000 && exec ${quoted}`], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
-import { startReplica, startTestServer, type TestServer } from '../../helpers/server.js';
+import { startReplica, startServerProcess, type TestServer } from '../../helpers/server.js';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -18,7 +18,7 @@ let b: TestServer & { kill(): Promise<void> };
 let ownerId: string;
 
 beforeAll(async () => {
-  a = await startTestServer();
+  a = await startServerProcess();
   b = await startReplica(a);
   ownerId = (await a.api('POST', '/v0/users', { user: { email: 'owner@example.com' } })).body.data.id;
 });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
-import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
+import { startServerProcess, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 
 let dir: string;
 let ca: string;
@@ -95,7 +95,7 @@ function httpsGet(url: string, caPem: string | undefined): Promise<number> {
 
 describe('TLS', () => {
   it('serves HTTPS; netform plan works against it with --ca-file and refuses the certificate without it', async () => {
-    const server = await startTestServer({ args: ['--tls-cert', cert, '--tls-key', key] });
+    const server = await startServerProcess({ args: ['--tls-cert', cert, '--tls-key', key] });
     started.push(server);
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     // A key only its owner reads (openssl writes 0600): no warning.
@@ -132,7 +132,7 @@ describe('TLS', () => {
     const open = join(dir, 'open.key');
     copyFileSync(key, open);
     chmodSync(open, 0o644);
-    const server = await startTestServer({ args: ['--tls-cert', cert, '--tls-key', open] });
+    const server = await startServerProcess({ args: ['--tls-cert', cert, '--tls-key', open] });
     started.push(server);
     await server.waitForStderr('warning: the TLS key');
     expect(server.stderr()).toContain(
@@ -144,7 +144,7 @@ describe('TLS', () => {
   });
 
   it('reads the certificate and key from NETFORM_TLS_CERT and NETFORM_TLS_KEY', async () => {
-    const server = await startTestServer({ env: { NETFORM_TLS_CERT: cert, NETFORM_TLS_KEY: key } });
+    const server = await startServerProcess({ env: { NETFORM_TLS_CERT: cert, NETFORM_TLS_KEY: key } });
     started.push(server);
     expect(server.url).toMatch(/^https:/);
     const listed = await runCli(['export', '--ca-file', ca], {
