@@ -4,9 +4,10 @@ import { explainPacket, parseFrom, parseTo } from '../../ops/access.js';
 import type { Diagnostic } from '../../model/diagnostic.js';
 import { explainJson, explainText } from '../../views/access.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
+import { connectorOf, resolveConnection } from '../flags/session.js';
 
 interface ExplainOptions extends ConnectionOptions {
   file?: string;
@@ -14,7 +15,8 @@ interface ExplainOptions extends ConnectionOptions {
   format: 'text' | 'json';
 }
 
-export function registerExplain(program: Command): void {
+export function registerExplain(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const cmd = program
     .command('explain <from> <to>')
     .description(
@@ -25,19 +27,19 @@ export function registerExplain(program: Command): void {
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'));
   addConnectionOptions(cmd);
   cmd.action(
-    action(async (fromText: string, toText: string, opts: ExplainOptions) => {
+    cli.action(async (fromText: string, toText: string, opts: ExplainOptions) => {
       const from = parseFrom(fromText);
       if (!from.ok) throw new CliError(`FROM ${from.message}`);
       const to = parseTo(toText);
       if (!to.ok) throw new CliError(`TO ${to.message}`);
       if (!opts.file && !opts.live)
         throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
-      const live = opts.live ? connectorOf(opts) : undefined;
+      const live = opts.live ? connectorOf(resolveConnection(opts, io)) : undefined;
       // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
-      const warning = (d: Diagnostic) => process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
+      const warning = (d: Diagnostic) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
       const decisions = await explainPacket({ file: opts.file, live, from: from.value, to: to.value }, { warning });
       const shown = opts.format === 'json' ? explainJson : explainText;
-      process.stdout.write(shown(fromText, toText, decisions));
+      io.out.write(shown(fromText, toText, decisions));
       return ExitCode.ok;
     }),
   );

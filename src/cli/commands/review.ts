@@ -8,9 +8,11 @@ import { Option, type Command } from 'commander';
 import { DEFAULT_STALE_DAYS, reviewServer, writeReviewFile } from '../../ops/review.js';
 import { inertText } from '../../views/escape.js';
 import { formatReview, REVIEW_FORMATS, type ReviewFormat } from '../../views/review.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
+import type { CliIo } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
+import { connectorOf, resolveConnection } from '../flags/session.js';
 import { wholeNumber } from '../flags/numbers.js';
 
 interface ReviewOptions extends ConnectionOptions {
@@ -20,7 +22,8 @@ interface ReviewOptions extends ConnectionOptions {
   output?: string;
 }
 
-export function registerReview(program: Command): void {
+export function registerReview(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const cmd = program
     .command('review')
     .description(
@@ -34,18 +37,19 @@ export function registerReview(program: Command): void {
     .option('--stale-days <n>', 'a device with no handshake in this many days is listed', String(DEFAULT_STALE_DAYS))
     .option('-o, --output <file>', 'write the review to this file instead of stdout');
   addConnectionOptions(cmd);
-  cmd.action(action(async (opts: ReviewOptions) => runReview(opts)));
+  cmd.action(cli.action(async (opts: ReviewOptions) => runReview(opts, io)));
 }
 
-async function runReview(opts: ReviewOptions): Promise<ExitCode> {
+async function runReview(opts: ReviewOptions, io: CliIo): Promise<ExitCode> {
   const staleDays = wholeNumber(opts.staleDays, { min: 1, max: Number.MAX_SAFE_INTEGER });
   if (staleDays === null)
     throw new CliError(`--stale-days: expected a whole number of days, 1 or more (got ${inertText(opts.staleDays)})`);
-  const report = await reviewServer({ file: opts.file, connect: connectorOf(opts), staleDays });
+  const connect = connectorOf(resolveConnection(opts, io));
+  const report = await reviewServer({ file: opts.file, connect, staleDays });
   const text = formatReview(report, opts.format);
   if (opts.output && opts.output !== '-') {
     await writeReviewFile(opts.output, text);
-    process.stderr.write(`review written to ${inertText(opts.output)}\n`);
-  } else process.stdout.write(text);
+    io.err.write(`review written to ${inertText(opts.output)}\n`);
+  } else io.out.write(text);
   return ExitCode.ok;
 }

@@ -9,9 +9,10 @@ import type { Diagnostic } from '../../model/diagnostic.js';
 import { testResultsJson, testResultsText } from '../../views/access.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import { findingsOfDiagnostics, findingsOfTests, sarifOutput } from '../../views/sarif.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
 import { ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
+import { connectorOf, resolveConnection } from '../flags/session.js';
 
 interface TestOptions extends ConnectionOptions {
   file: string;
@@ -19,7 +20,8 @@ interface TestOptions extends ConnectionOptions {
   format: 'text' | 'json' | 'github' | 'sarif';
 }
 
-export function registerTest(program: Command): void {
+export function registerTest(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const cmd = program
     .command('test')
     .description(
@@ -35,18 +37,18 @@ export function registerTest(program: Command): void {
     );
   addConnectionOptions(cmd);
   cmd.action(
-    action(async (opts: TestOptions) => {
+    cli.action(async (opts: TestOptions) => {
       // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
       const warnings: Diagnostic[] = [];
-      const live = opts.live ? connectorOf(opts) : undefined;
+      const live = opts.live ? connectorOf(resolveConnection(opts, io)) : undefined;
       const results = await runTests({ file: opts.file, live }, { warning: (d) => warnings.push(d) });
       if (opts.format === 'sarif') {
-        const cwd = process.cwd();
+        const cwd = io.cwd;
         const findings = [...findingsOfTests(results), ...findingsOfDiagnostics([], warnings)];
-        process.stdout.write(sarifOutput(findings, { root: sarifRoot(cwd), cwd }));
+        io.out.write(sarifOutput(findings, { root: sarifRoot(cwd), cwd }));
       } else {
-        for (const warning of warnings) process.stderr.write(`warning: ${formatDiagnostic(warning)}\n`);
-        process.stdout.write(
+        for (const warning of warnings) io.err.write(`warning: ${formatDiagnostic(warning)}\n`);
+        io.out.write(
           opts.format === 'json'
             ? testResultsJson(results)
             : testResultsText(results, { github: opts.format === 'github', live: opts.live === true }),

@@ -1,0 +1,33 @@
+/** The API token of the connection flags (`--token`, NETFORM_TOKEN, `--token-file`), read once per run. */
+import { readFileSync } from 'node:fs';
+import { CliError } from '../exit.js';
+import type { Secrets } from '../io.js';
+
+export interface TokenOptions {
+  token?: string;
+  tokenFile?: string;
+}
+
+/** The token, or why there is none; a token read is added to the run's secrets. */
+export function readToken(opts: TokenOptions, secrets: Secrets): string {
+  if (opts.token && opts.tokenFile) throw new CliError('--token and --token-file exclude each other: choose one');
+  if (opts.tokenFile) {
+    const token = readFlagFile('--token-file', opts.tokenFile).trim();
+    if (token === '') throw new CliError(`--token-file: ${opts.tokenFile} is empty`);
+    secrets.add(token);
+    return token;
+  }
+  if (opts.token?.trim()) {
+    secrets.add(opts.token.trim());
+    return opts.token.trim();
+  }
+  throw new CliError('no API token: pass --token TOKEN, set NETFORM_TOKEN, or pass --token-file PATH');
+}
+
+export function readFlagFile(flag: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new CliError(`${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
