@@ -1,11 +1,15 @@
 /**
- * Runs the built `netform` CLI as a real child process (build first: `npm test` does). A dist/
- * built from other sources than src/ and server/ hold now is refused, by name, before the first
- * process starts (scripts/source-stamp.mjs).
+ * The CLI for tests. `runCli` runs `netform ARGS` in the test process through run(argv, io) with
+ * memory streams (test/helpers/run-in-process.ts): no child process, no build. `runCliProcess` and
+ * `startCli` run the built CLI as a real child process, for the tests whose subject is the process
+ * (signals, EPIPE, terminals, the bin's error boundary, the package, the safety-net table): build
+ * first (`npm test` does). A dist/ built from other sources than src/ and server/ hold now is
+ * refused, by name, before the first process starts (scripts/source-stamp.mjs).
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { staleBuild } from '../../scripts/source-stamp.mjs';
+import { runInProcess } from './run-in-process.js';
 
 export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 
@@ -30,10 +34,20 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   cwd?: string;
   input?: string;
+  /** For a process: SIGKILL after this long (default 60 s). */
   timeoutMs?: number;
 }
 
+/**
+ * Runs `netform ARGS` in this process (no build needed): this process's environment with
+ * NO_COLOR=1 and `env` over it, stdin `input`, in `cwd`; resolves with its exit code and output.
+ */
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return runInProcess(args, { env: options.env, cwd: options.cwd, stdin: options.input ?? '' });
+}
+
+/** Runs the built `netform ARGS` as a child process, with the same options and result as runCli. */
+export function runCliProcess(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { builtCli, runCli, type CliResult } from '../../helpers/cli.js';
+import { builtCli, runCliProcess, type CliResult } from '../../helpers/cli.js';
 import { useDatabaseFiles } from '../../helpers/database-files.js';
 
 const { freshDb, createdDb } = useDatabaseFiles();
@@ -47,7 +47,7 @@ describe('database files', () => {
 
   it('the full path is named when --db is relative', async () => {
     const db = freshDb();
-    const res = await runCli(['server', 'token', 'create', '--email', 'root@example.com', '--db', 'rel.db'], {
+    const res = await runCliProcess(['server', 'token', 'create', '--email', 'root@example.com', '--db', 'rel.db'], {
       cwd: dirname(db),
     });
     expect(res.code).toBe(0);
@@ -56,7 +56,7 @@ describe('database files', () => {
 
   it('a refused token request (bad email or days) creates no database', async () => {
     const db = freshDb();
-    const res = await runCli(['server', 'token', 'create', '--email', 'nope', '--db', db]);
+    const res = await runCliProcess(['server', 'token', 'create', '--email', 'nope', '--db', db]);
     expect(res.code).toBe(1);
     expect(existsSync(db)).toBe(false);
   });
@@ -68,7 +68,7 @@ describe('database files', () => {
     [['defaults', 'set', 'mtu', '1420']],
   ])('server %j refuses a missing database, naming its path, and creates nothing', async (args) => {
     const db = freshDb();
-    const res = await runCli(['server', ...args, '--db', db]);
+    const res = await runCliProcess(['server', ...args, '--db', db]);
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(res.stderr).toBe(
@@ -79,8 +79,8 @@ describe('database files', () => {
 
   it('the same commands work on an existing database', async () => {
     const db = await createdDb();
-    expect((await runCli(['server', 'token', 'list', '--db', db])).code).toBe(0);
-    expect((await runCli(['server', 'defaults', 'show', '--db', db])).code).toBe(0);
+    expect((await runCliProcess(['server', 'token', 'list', '--db', db])).code).toBe(0);
+    expect((await runCliProcess(['server', 'defaults', 'show', '--db', db])).code).toBe(0);
   });
 
   it('serve creates a missing database; the file, its WAL and shared-memory files are 0600 while it runs', async () => {
