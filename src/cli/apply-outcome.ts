@@ -57,8 +57,7 @@ function writtenCode(outcome: ReviewedOutcome, io: CliIo, color: boolean, logged
   if (outcome.status === 'no-changes') return ExitCode.ok;
   if (outcome.status === 'refused')
     return (io.err.write(say.refusedText(outcome.overLimit, outcome.nowManaged)), ExitCode.refused);
-  if (outcome.status === 'stale')
-    return (io.err.write(say.staleText(outcome.stale, outcome.cause)), ExitCode.stale);
+  if (outcome.status === 'stale') return (io.err.write(say.staleText(outcome.stale, outcome.cause)), ExitCode.stale);
   if (outcome.status === 'cancelled') return (io.err.write(say.CANCELLED), ExitCode.error);
   const { summary, stoppedBy } = outcome;
   io.out.write(`\n${say.renderApplySummary(summary, { color, ...(logged ? { logged } : {}) })}`);

@@ -64,6 +64,11 @@ export interface CliIo {
   exit(code: number): void;
 }
 
+/** Where the desired state's `{ env: NAME }` secrets and `-f -` are read from: this run's env and stdin. */
+export function inputOf(io: Pick<CliIo, 'env' | 'in'>): { env: Env; stdin: Readable } {
+  return { env: io.env, stdin: io.in };
+}
+
 /** An io in memory, with what was written and a hand to ask a long-running command to stop. */
 export interface MemoryIo extends CliIo {
   stdout(): string;

@@ -13,7 +13,11 @@ import type { CliIo } from './io.js';
 import { wholeNumberFromEnv } from './flags/numbers.js';
 
 /** Whether text output gets colours: a terminal, no NO_COLOR, no --no-color. */
-export function useColor(opts: { color?: boolean }, io: Pick<CliIo, 'env' | 'isTTY'>, stream: 'out' | 'err' = 'out'): boolean {
+export function useColor(
+  opts: { color?: boolean },
+  io: Pick<CliIo, 'env' | 'isTTY'>,
+  stream: 'out' | 'err' = 'out',
+): boolean {
   const noColor = io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '';
   return opts.color !== false && io.isTTY[stream] && !noColor;
 }

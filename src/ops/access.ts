@@ -16,11 +16,10 @@ import {
   type SourceDecision,
   type TestResult,
 } from '../access/index.js';
-import { loadDesiredState } from '../desired/index.js';
 import type { Diagnostic } from '../model/diagnostic.js';
 import type { DesiredState } from '../model/state.js';
 import { OpError } from './errors.js';
-import { loadDesired } from './desired.js';
+import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { elapsedSince, type OpEvents } from './events.js';
 import { readLiveState, type Connector } from './session.js';
 
@@ -28,6 +27,8 @@ import { readLiveState, type Connector } from './session.js';
 export interface AccessSource {
   file?: string;
   live?: Connector;
+  /** Where the file's secrets (and `-` for stdin) are read from. */
+  input?: DesiredInput;
 }
 
 /** Apply refuses (nothing written) when an access test of the desired state fails. */
@@ -70,9 +71,10 @@ export interface AccessEvents {
 }
 
 /** The desired state; rules need no secret, so one that cannot be read is only a warning here (W3.6). */
-function loadForAccess(file: string, events: AccessEvents): Promise<DesiredState> {
+function loadForAccess(file: string, events: AccessEvents, input?: DesiredInput): Promise<DesiredState> {
+  const load = loaderFor(input);
   return loadDesired(file, {}, async (path) => {
-    const loaded = await loadDesiredState(path);
+    const loaded = await load(path);
     for (const warning of loaded.warnings ?? []) events.warning?.(warning);
     return loaded;
   });
@@ -83,7 +85,7 @@ export async function runTests(
   request: AccessSource & { file: string },
   events: AccessEvents = {},
 ): Promise<TestResult[]> {
-  const desired = await loadForAccess(request.file, events);
+  const desired = await loadForAccess(request.file, events, request.input);
   return runAccessTests(await modelFor(request.live, desired), desired.tests ?? []);
 }
 
@@ -92,7 +94,7 @@ export async function explainPacket(
   request: AccessSource & { from: FromSpec; to: Packet },
   events: AccessEvents = {},
 ): Promise<SourceDecision[]> {
-  const desired = request.file ? await loadForAccess(request.file, events) : undefined;
+  const desired = request.file ? await loadForAccess(request.file, events, request.input) : undefined;
   const model = await modelFor(request.live, desired);
   const evaluated = evaluateFrom(model, new CompiledRules(model), request.from, request.to, true);
   if (!evaluated.ok) throw new OpError('request', evaluated.message);

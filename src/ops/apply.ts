@@ -26,7 +26,7 @@ import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from 
 import type { PlanKey } from '../plan/seal.js';
 import type { LimitCheck, Plan } from '../plan/types.js';
 import { refuseFailingTests } from './access.js';
-import { loadDesired } from './desired.js';
+import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
 import { makePlan, type PlanShaping } from './plan.js';
@@ -41,6 +41,8 @@ interface ApplyRequest {
 export interface PlannedApplyRequest extends ApplyRequest, PlanShaping {
   /** The desired state to plan and apply. */
   file: string;
+  /** Where the file's secrets (and `-` for stdin) are read from. */
+  input?: DesiredInput;
   /** The value of a secret reference, read when it is written (within its declaring file's repository). */
   resolveSecret: (ref: SecretRef) => string;
   /**
@@ -130,7 +132,7 @@ export async function applyPlanned(
   events: ApplyEvents = {},
   signal?: AbortSignal,
 ): Promise<ReviewedOutcome> {
-  const desired = await loadDesired(request.file, events);
+  const desired = await loadDesired(request.file, events, loaderFor(request.input));
   refuseFailingTests(desired);
   const session = await request.connect.open({ signal });
   const run = { resolveSecret: request.resolveSecret, request, session, events, signal };

@@ -5,7 +5,7 @@
  */
 import { writeFileAtomically } from '../drift/sinks.js';
 import { buildReview, telemetrySupport, type ReviewReport } from '../review/index.js';
-import { loadDesired } from './desired.js';
+import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import type { OpEvents } from './events.js';
 import { readLiveState, type Connector } from './session.js';
@@ -17,6 +17,8 @@ export interface ReviewRequest {
   /** A device with no handshake in this many days is listed as stale. */
   staleDays: number;
   now?: Date;
+  /** Where the file's secrets are read from. */
+  input?: DesiredInput;
 }
 
 /** The review of the server `connect` opens. Bad files stop it before the server is read. */
@@ -25,7 +27,7 @@ export async function reviewServer(
   events: OpEvents = {},
   signal?: AbortSignal,
 ): Promise<ReviewReport> {
-  const desired = request.file ? await loadDesired(request.file, events) : undefined;
+  const desired = request.file ? await loadDesired(request.file, events, loaderFor(request.input)) : undefined;
   signal?.throwIfAborted();
   const session = await request.connect.open();
   try {

@@ -7,7 +7,8 @@ import { accessModelOfDesired } from '../access/model.js';
 import { shadowedRuleWarnings } from '../access/shadow.js';
 import { portRuleWarnings, runAccessTests, type TestResult } from '../access/tests.js';
 import { repositoryRootOf } from '../desired/containment.js';
-import { countDeclarations, loadDesiredState, type Diagnostic } from '../desired/index.js';
+import { countDeclarations, type Diagnostic } from '../desired/index.js';
+import { loaderFor, type DesiredInput } from './desired.js';
 
 export interface Validation {
   /** No error and no failing access test. */
@@ -20,9 +21,9 @@ export interface Validation {
   counts?: { users: number; devices: number; rules: number };
 }
 
-export async function validateDesired(request: { file: string }): Promise<Validation> {
+export async function validateDesired(request: { file: string; input?: DesiredInput }): Promise<Validation> {
   // Secrets are not read; one that cannot be read here is a warning (forks get no secrets: W3.6).
-  const result = await loadDesiredState(request.file);
+  const result = await loaderFor(request.input)(request.file);
   const warnings = [
     ...(result.warnings ?? []),
     ...(result.ok ? [...portRuleWarnings(result.state), ...shadowedRuleWarnings(result.state)] : []),

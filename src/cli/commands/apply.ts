@@ -20,7 +20,7 @@ import { parsePositive } from '../flags/numbers.js';
 import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
-import type { CliIo } from '../io.js';
+import { inputOf, type CliIo } from '../io.js';
 import { progressOnTerminal, Timings, useColor } from '../output.js';
 import { watchStopRequests } from '../signals.js';
 
@@ -117,12 +117,17 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
   const request = { connect: connectorOf(connection), parallelism: opts.parallelism };
   try {
     const outcome = saved
-      ? await applySaved({ ...request, ...planShaping(opts), plan: saved, key: key!, readSecret: (ref) => readSecret(ref, io) }, events, stop.signal)
+      ? await applySaved(
+          { ...request, ...planShaping(opts), plan: saved, key: key!, readSecret: (ref) => readSecret(ref, io) },
+          events,
+          stop.signal,
+        )
       : await applyPlanned(
           {
             ...request,
             ...planShaping(opts),
             file: opts.file!,
+            input: inputOf(io),
             reviewed,
             allowNowManaged: opts.allowNowManaged === true,
             resolveSecret: (ref) => resolveSecret(ref, io.env),

@@ -14,7 +14,7 @@ import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
 import { checkSchedule, type ScheduleOptions } from '../flags/schedule.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
-import type { CliIo } from '../io.js';
+import { inputOf, type CliIo } from '../io.js';
 import { fullPlanAt, Timings, useColor } from '../output.js';
 import { watchStopRequests } from '../signals.js';
 
@@ -66,7 +66,7 @@ async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   }
   const timings = new Timings(io);
   const connect = connectorOf(resolveConnection(opts, io));
-  const { plan, status } = await checkDrift({ file: opts.file, connect }, timings);
+  const { plan, status } = await checkDrift({ file: opts.file, connect, input: inputOf(io) }, timings);
   timings.report();
   const color = opts.format === 'text' && useColor(opts, io);
   const output = renderDrift(plan, opts.format, { color, fullPlanAt: fullPlanAt(io.env) });
@@ -88,7 +88,8 @@ async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<ExitCode>
   const schedule = await startDriftSchedule(
     {
       file: opts.file,
-      connect: connectorOf(resolveConnection(opts, io)),
+      input: inputOf(io),
+      connect: connectorOf(resolveConnection(opts, io), { readAgain: true }),
       every,
       timezone: opts.timezone,
       runAtStart: opts.runAtStart,

@@ -5,6 +5,7 @@ import type { Diagnostic } from '../../model/diagnostic.js';
 import { explainJson, explainText } from '../../views/access.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import type { CliContext } from '../command.js';
+import { inputOf } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
@@ -37,7 +38,10 @@ export function registerExplain(program: Command, cli: CliContext): void {
       const live = opts.live ? connectorOf(resolveConnection(opts, io)) : undefined;
       // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
       const warning = (d: Diagnostic) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
-      const decisions = await explainPacket({ file: opts.file, live, from: from.value, to: to.value }, { warning });
+      const decisions = await explainPacket(
+        { file: opts.file, live, from: from.value, to: to.value, input: inputOf(io) },
+        { warning },
+      );
       const shown = opts.format === 'json' ? explainJson : explainText;
       io.out.write(shown(fromText, toText, decisions));
       return ExitCode.ok;

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_WG_INTERFACE, interfaceNameProblem, nftRuleset } from '../../ops/nft.js';
 import type { CliContext } from '../command.js';
+import { inputOf } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
@@ -37,7 +38,7 @@ export function registerNft(program: Command, cli: CliContext): void {
       if (!opts.file && !opts.live)
         throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
       const connect = opts.live ? connectorOf(resolveConnection(opts, io)) : undefined;
-      io.out.write(await nftRuleset({ file: opts.file, connect, wgInterface: opts.wgInterface }));
+      io.out.write(await nftRuleset({ file: opts.file, connect, wgInterface: opts.wgInterface, input: inputOf(io) }));
       return ExitCode.ok;
     }),
   );

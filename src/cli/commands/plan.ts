@@ -15,7 +15,7 @@ import { addConnectionOptions } from '../flags/connection.js';
 import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
-import type { CliIo } from '../io.js';
+import { inputOf, type CliIo } from '../io.js';
 import { fullPlanAt, refuseOverwritingInput, Timings, useColor, writeSavedPlan } from '../output.js';
 
 /** 3 over a limit; 2 when the server does not match (changes, or pending: src/plan/outcome.ts); else 0. */
@@ -85,12 +85,12 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   const request = {
     ...planShaping(opts),
     file: opts.file,
+    input: inputOf(io),
     base,
     connect: connectorOf(connection),
     runTests: true,
   };
-  const warning = (d: Parameters<typeof formatDiagnostic>[0]) =>
-    io.err.write(`warning: ${formatDiagnostic(d)}\n`);
+  const warning = (d: Parameters<typeof formatDiagnostic>[0]) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
   const result = await planAgainstServer(request, { phase: timings.phase, warning });
   const { plan } = result;
   const started = performance.now();

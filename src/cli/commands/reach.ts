@@ -7,7 +7,7 @@ import { parseReachSource, parseReachTarget, reachOfUser, whoCanReachTarget } fr
 import { elapsedSince } from '../../ops/events.js';
 import { reachOutput, whoCanReachOutput } from '../../views/reach.js';
 import type { CliContext } from '../command.js';
-import type { CliIo } from '../io.js';
+import { inputOf, type CliIo } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
@@ -31,7 +31,11 @@ function common(cmd: Command): void {
 /** The request's source: the file, and the server with --live. */
 function sourceOf(opts: ReachOptions, io: CliIo) {
   if (!opts.file && !opts.live) throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
-  return { file: opts.file, live: opts.live ? connectorOf(resolveConnection(opts, io)) : undefined };
+  return {
+    file: opts.file,
+    live: opts.live ? connectorOf(resolveConnection(opts, io)) : undefined,
+    input: inputOf(io),
+  };
 }
 
 /** Writes the output, with its render phase (NETFORM_TIMINGS). */

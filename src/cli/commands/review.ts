@@ -9,7 +9,7 @@ import { DEFAULT_STALE_DAYS, reviewServer, writeReviewFile } from '../../ops/rev
 import { inertText } from '../../views/escape.js';
 import { formatReview, REVIEW_FORMATS, type ReviewFormat } from '../../views/review.js';
 import type { CliContext } from '../command.js';
-import type { CliIo } from '../io.js';
+import { inputOf, type CliIo } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
@@ -45,7 +45,7 @@ async function runReview(opts: ReviewOptions, io: CliIo): Promise<ExitCode> {
   if (staleDays === null)
     throw new CliError(`--stale-days: expected a whole number of days, 1 or more (got ${inertText(opts.staleDays)})`);
   const connect = connectorOf(resolveConnection(opts, io));
-  const report = await reviewServer({ file: opts.file, connect, staleDays });
+  const report = await reviewServer({ file: opts.file, connect, staleDays, input: inputOf(io) });
   const text = formatReview(report, opts.format);
   if (opts.output && opts.output !== '-') {
     await writeReviewFile(opts.output, text);

@@ -66,8 +66,7 @@ export function registerServer(program: Command, cli: CliContext): void {
     .action(
       cli.action(async (options: { email: string; days: number; db: string }) => {
         const issued = await admin(() => issueToken({ dbPath: options.db, email: options.email, days: options.days }));
-        if (issued.createdDatabase !== null)
-          io.err.write(`created a new database at ${issued.createdDatabase}\n`);
+        if (issued.createdDatabase !== null) io.err.write(`created a new database at ${issued.createdDatabase}\n`);
         if (issued.userCreated) io.err.write(`created admin ${options.email.trim()}\n`);
         io.err.write(`token ${issued.id} expires ${issued.expiresAt}; this is the only time it is shown\n`);
         io.out.write(`${issued.token}\n`);

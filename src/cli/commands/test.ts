@@ -10,6 +10,7 @@ import { testResultsJson, testResultsText } from '../../views/access.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import { findingsOfDiagnostics, findingsOfTests, sarifOutput } from '../../views/sarif.js';
 import type { CliContext } from '../command.js';
+import { inputOf } from '../io.js';
 import { ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
@@ -41,7 +42,10 @@ export function registerTest(program: Command, cli: CliContext): void {
       // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
       const warnings: Diagnostic[] = [];
       const live = opts.live ? connectorOf(resolveConnection(opts, io)) : undefined;
-      const results = await runTests({ file: opts.file, live }, { warning: (d) => warnings.push(d) });
+      const results = await runTests(
+        { file: opts.file, live, input: inputOf(io) },
+        { warning: (d) => warnings.push(d) },
+      );
       if (opts.format === 'sarif') {
         const cwd = io.cwd;
         const findings = [...findingsOfTests(results), ...findingsOfDiagnostics([], warnings)];

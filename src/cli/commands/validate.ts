@@ -9,6 +9,7 @@ import { failedTestDiagnostics } from '../../views/access.js';
 import { validationOutput, type ValidationFormat } from '../../views/diagnostics.js';
 import { sarifOutput, validationFindings } from '../../views/sarif.js';
 import type { CliContext } from '../command.js';
+import { inputOf } from '../io.js';
 import { ExitCode } from '../exit.js';
 
 export function registerValidate(program: Command, cli: CliContext): void {
@@ -27,7 +28,7 @@ export function registerValidate(program: Command, cli: CliContext): void {
     )
     .action(
       cli.action(async (options: { file: string; format: ValidationFormat }) => {
-        const result = await validateDesired({ file: options.file });
+        const result = await validateDesired({ file: options.file, input: inputOf(io) });
         if (options.format === 'sarif') {
           const cwd = io.cwd;
           io.out.write(sarifOutput(validationFindings(result), { root: sarifRoot(cwd), cwd }));

@@ -22,6 +22,8 @@ export interface Connection {
   token: { value: string } | { error: CliError } | null;
   /** What the session opens, or the first flag that cannot work. */
   spec: SessionSpec | CliError;
+  /** The same flags resolved again: a renewed --token-file read anew (a drift schedule's later runs). */
+  again(): Connection;
 }
 
 export function resolveConnection(opts: ConnectionOptions, io: CliIo): Connection {
@@ -33,15 +35,21 @@ export function resolveConnection(opts: ConnectionOptions, io: CliIo): Connectio
   const token = embedded === null ? attempt(() => ({ value: readToken(opts, io.secrets) })) : null;
   const resolved = { embedded, exclusive, token };
   const spec = attempt(() => sessionSpec(opts, io, resolved));
-  return { ...resolved, spec: 'error' in spec ? spec.error : spec };
+  return { ...resolved, spec: 'error' in spec ? spec.error : spec, again: () => resolveConnection(opts, io) };
 }
 
-/** The server the flags name, opened when the operation asks for it (a flag that cannot work fails then). */
-export function connectorOf(connection: Connection): Connector {
-  const { spec } = connection;
+/**
+ * The server the flags name, opened when the operation asks for it (a flag that cannot work fails
+ * then). `readAgain`: every open after the first resolves the flags anew (a schedule that runs for
+ * months picks up a renewed --token-file).
+ */
+export function connectorOf(connection: Connection, options: { readAgain?: boolean } = {}): Connector {
+  let opened = false;
   return {
     embedded: connection.embedded !== null,
     open: async (signals) => {
+      const { spec } = options.readAgain && opened ? connection.again() : connection;
+      opened = true;
       if (spec instanceof CliError) throw spec;
       return openSession(spec, signals);
     },
@@ -66,11 +74,7 @@ function attempt<T extends object>(make: () => T): T | { error: CliError } {
 }
 
 /** Checked in this order; the first flag that cannot work is the error. */
-function sessionSpec(
-  opts: ConnectionOptions,
-  io: CliIo,
-  resolved: Omit<Connection, 'spec'>,
-): SessionSpec {
+function sessionSpec(opts: ConnectionOptions, io: CliIo, resolved: Omit<Connection, 'spec' | 'again'>): SessionSpec {
   const timeoutMs = parseTimeout(opts.timeout);
   const checked = opts.tokenUser ? checkEmail(opts.tokenUser) : null;
   if (checked && !checked.ok) throw new CliError(`--token-user: "${opts.tokenUser}" ${checked.message}`);
