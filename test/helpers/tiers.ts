@@ -8,11 +8,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
 /**
- * A call that starts a process of the build (test/helpers/cli.ts, server.ts, drift.ts), a path into
- * dist/, or the package by its name (its exports are dist/).
+ * A call that starts a process of the build (test/helpers/cli.ts, server.ts, workspace.ts,
+ * drift.ts), a path into dist/, or the package by its name (its exports are dist/).
  */
 const RUNS_THE_BUILD =
-  /\b(runCli|startCli|builtCli|startDrift|startServerProcess|startReplica)\(|\bnetform\(|dist\/src\/|helpers\/review-scenario\.js|import\('netform(\/cdktf)?'\)|netform\/cdktf declarations/;
+  /\b(runCliProcess|netformProcess|startCli|builtCli|startDrift|startServerProcess|startReplica)\(|dist\/src\/|import\('netform(\/cdktf)?'\)|netform\/cdktf declarations/;
 
 function* testFiles(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
