@@ -17,7 +17,6 @@ import { fileURLToPath } from 'node:url';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { builtCli } from '../../helpers/cli.js';
 
-builtCli(); // refuses a dist/ built from other sources, by name
 const CLIENT = fileURLToPath(new URL('../../../dist/src/client/index.js', import.meta.url));
 
 /**
@@ -90,6 +89,7 @@ async function startBrokenServer(
 let server: TestServer;
 
 beforeAll(async () => {
+  builtCli(); // refuses a dist/ built from other sources, by name
   server = await startTestServer();
   // Enough users that the list answer comes in several chunks.
   for (let i = 0; i < 150; i++) {
