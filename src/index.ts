@@ -29,3 +29,19 @@ export {
 /** The key that seals saved plans and that readSavedPlan checks them with. */
 export { PlanKey, PlanKeyError } from './plan/seal.js';
 export * from './ops/index.js';
+/**
+ * The command line as a function: `run(argv, io)` runs `netform ARGV` with the streams,
+ * environment and folder of `io` and resolves with the exit code; `memoryIo()` makes an io whose
+ * streams are strings (README, "The command line as a function").
+ */
+export { run } from './cli/run.js';
+export {
+  memoryIo,
+  Secrets,
+  type CliIo,
+  type Env,
+  type MemoryIo,
+  type MemoryIoOptions,
+  type StopReason,
+  type StopSource,
+} from './cli/io.js';

@@ -20,9 +20,21 @@ describe('package entry points', () => {
       'checkDrift',
       'runTests',
       'exportServer',
+      'run',
+      'memoryIo',
     ]) {
       expect(typeof (netform as Record<string, unknown>)[name], name).toBe('function');
     }
+  });
+
+  it('netform exports the command line as run(argv, io)', async () => {
+    const { memoryIo, run } = (await import('netform')) as typeof import('../../../src/index.js');
+    const io = memoryIo({ cwd: process.cwd() });
+    expect(await run(['--version'], io)).toBe(0);
+    expect(io.stdout()).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const usage = memoryIo({ cwd: process.cwd() });
+    expect(await run(['plan'], usage)).toBe(1);
+    expect(usage.stderr()).toMatch(/^error: required option '-f, --file <path>' not specified/);
   });
 
   it('netform/cdktf exports the constructs', async () => {
