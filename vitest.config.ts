@@ -36,6 +36,8 @@ const SQLITE_ONLY = [
  * on SQLite: unit tests, the server in-process, the CLI in-process. `npm test` runs every file.
  */
 const FAST = process.env.NETFORM_TEST_TIER === 'fast';
+/** Left out of test:fast too, though they need no build: the kernel suite and Chromium, minutes of their own. */
+const OTHER_PROCESSES = ['test/kernel/**', 'test/integration/server/docs-page.test.ts'];
 
 function postgresProjects() {
   if (FAST) return [];
@@ -80,7 +82,9 @@ export default defineConfig({
           exclude: [
             POSTGRES_ONLY,
             'node_modules/**',
-            ...(FAST ? filesRunningTheBuild(fileURLToPath(new URL('.', import.meta.url))) : []),
+            ...(FAST
+              ? [...filesRunningTheBuild(fileURLToPath(new URL('.', import.meta.url))), ...OTHER_PROCESSES]
+              : []),
           ],
         },
       },
