@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { staleBuild } from '../../scripts/source-stamp.mjs';
 import { runInProcess } from './run-in-process.js';
 
-export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 
 let checked = false;
 /** The path of the built CLI, once its build is known to match the sources (else an error naming why). */
