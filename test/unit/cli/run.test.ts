@@ -148,6 +148,25 @@ describe('run(argv, io) against a server in this process', () => {
 });
 
 describe('long-running commands in-process', () => {
+  it('drift --every stops at a stop request on io, after its run', async () => {
+    const server = await startInProcessServer({ logger: false });
+    try {
+      const env = { NETFORM_URL: server.url, NETFORM_TOKEN: server.token };
+      // Once a year, and once at start: one run, then waiting.
+      const running = startInProcess(['drift', '-f', desired, '--every', '0 0 1 1 *', '--run-at-start'], { env });
+      await until(running.io, /"status":"drift"/);
+      running.stop('SIGTERM');
+      const { code, stdout, stderr } = await running.done;
+      expect(code).toBe(0);
+      expect(stdout.trim().split('\n')).toHaveLength(1);
+      expect(stderr).toContain('drift: SIGTERM: stopping');
+      expect(stderr).toContain('drift: stopped after 1 run(s)');
+      expect(stderr).not.toContain(server.token);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('serve stops at a stop request on io, finishing as it does at SIGTERM', async () => {
     const running = startInProcess(['serve', '--db', join(dir, 'serve.db'), '--host', '127.0.0.1', '--port', '0'], {
       env: { NETFORM_LOG_LEVEL: 'silent' },
