@@ -1,5 +1,8 @@
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { postgresBinDir } from './test/helpers/postgres.js';
+import { filesRunningTheBuild } from './test/helpers/tiers.js';
 
 /**
  * Two projects: every test on SQLite, and the server suites again on PostgreSQL (the same files,
@@ -28,7 +31,16 @@ const SQLITE_ONLY = [
   'test/integration/server/docs-page.test.ts',
 ];
 
+/**
+ * `npm run test:fast` (NETFORM_TEST_TIER=fast): every file that needs no build (test/helpers/tiers.ts),
+ * on SQLite: unit tests, the server in-process, the CLI in-process. `npm test` runs every file.
+ */
+const FAST = process.env.NETFORM_TEST_TIER === 'fast';
+/** Left out of test:fast too, though they need no build: the kernel suite and Chromium, minutes of their own. */
+const OTHER_PROCESSES = ['test/kernel/**', 'test/integration/server/docs-page.test.ts'];
+
 function postgresProjects() {
+  if (FAST) return [];
   if (!process.env.NETFORM_TEST_POSTGRES_URL && !postgresBinDir()) {
     const reason =
       'PostgreSQL tests skipped: no PostgreSQL binaries under /usr/lib/postgresql/*/bin and no NETFORM_TEST_POSTGRES_URL';
@@ -54,13 +66,27 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Each test file gets its own server and database; files run in parallel workers.
+    // Each test file gets its own server and database; files run in parallel workers. Without
+    // maxWorkers vitest runs cores - 1 of them: one file at a time on a 2-core runner, while most
+    // files mostly wait (on a server, on a child process). Files that wait overlap; NETFORM_TEST_WORKERS
+    // overrides the count (say, 1 to measure one file alone).
     pool: 'forks',
+    maxWorkers: Number(process.env.NETFORM_TEST_WORKERS) || Math.max(3, availableParallelism() + 1),
     reporters: ['default'],
     projects: [
       {
         extends: true,
-        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: [POSTGRES_ONLY, 'node_modules/**'] },
+        test: {
+          name: 'sqlite',
+          include: ['test/**/*.test.ts'],
+          exclude: [
+            POSTGRES_ONLY,
+            'node_modules/**',
+            ...(FAST
+              ? [...filesRunningTheBuild(fileURLToPath(new URL('.', import.meta.url))), ...OTHER_PROCESSES]
+              : []),
+          ],
+        },
       },
       ...postgresProjects(),
     ],

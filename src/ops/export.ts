@@ -14,8 +14,14 @@ import { writeFileAtomically } from '../model/files.js';
 import { OpError } from './errors.js';
 import { serverRefused, type Connector } from './session.js';
 
-/** The schema shipped with this installation of netform. */
-const SHIPPED_SCHEMA = fileURLToPath(new URL('../../../schemas/netform.schema.json', import.meta.url));
+/**
+ * The schema shipped with this installation of netform: three folders up from the built file
+ * (dist/src/ops), two from the sources (tests run them in-process).
+ */
+const [BUILT_SCHEMA, SOURCE_SCHEMA] = ['../../../schemas/', '../../schemas/'].map((dir) =>
+  fileURLToPath(new URL(`${dir}netform.schema.json`, import.meta.url)),
+) as [string, string];
+const SHIPPED_SCHEMA = existsSync(BUILT_SCHEMA) || !existsSync(SOURCE_SCHEMA) ? BUILT_SCHEMA : SOURCE_SCHEMA;
 
 /** The shipped schema as a path relative to `fromDir`, with forward slashes for editors. */
 export function shippedSchemaReference(fromDir: string): string {

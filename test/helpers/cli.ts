@@ -1,16 +1,28 @@
 /**
- * Runs the built `netform` CLI as a real child process (build first: `npm test` does). A dist/
- * built from other sources than src/ and server/ hold now is refused here, by name, before any
- * test runs it (scripts/source-stamp.mjs).
+ * The CLI for tests. `runCli` runs `netform ARGS` in the test process through run(argv, io) with
+ * memory streams (test/helpers/run-in-process.ts): no child process, no build. `runCliProcess` and
+ * `startCli` run the built CLI as a real child process, for the tests whose subject is the process
+ * (signals, EPIPE, terminals, the bin's error boundary, the package, the safety-net table): build
+ * first (`npm test` does). A dist/ built from other sources than src/ and server/ hold now is
+ * refused, by name, before the first process starts (scripts/source-stamp.mjs).
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { staleBuild } from '../../scripts/source-stamp.mjs';
+import { runInProcess } from './run-in-process.js';
 
-const stale = staleBuild();
-if (stale) throw new Error(`${stale} (these tests run the built CLI)`);
+const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 
-export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+let checked = false;
+/** The path of the built CLI, once its build is known to match the sources (else an error naming why). */
+export function builtCli(): string {
+  if (!checked) {
+    const stale = staleBuild();
+    if (stale) throw new Error(`${stale} (this test runs the built CLI)`);
+    checked = true;
+  }
+  return CLI;
+}
 
 export interface CliResult {
   code: number | null;
@@ -22,14 +34,24 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   cwd?: string;
   input?: string;
+  /** For a process: SIGKILL after this long (default 60 s). */
   timeoutMs?: number;
 }
 
+/**
+ * Runs `netform ARGS` in this process (no build needed): this process's environment with
+ * NO_COLOR=1 and `env` over it, stdin `input`, in `cwd`; resolves with its exit code and output.
+ */
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return runInProcess(args, { env: options.env, cwd: options.cwd, stdin: options.input ?? '' });
+}
+
+/** Runs the built `netform ARGS` as a child process, with the same options and result as runCli. */
+export function runCliProcess(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [builtCli(), ...args], {
       cwd: options.cwd,
       env: env as NodeJS.ProcessEnv,
       stdio: 'pipe',
@@ -64,7 +86,7 @@ export interface RunningCli {
 export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(process.execPath, [builtCli(), ...args], {
     cwd: options.cwd,
     env: env as NodeJS.ProcessEnv,
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CLI } from './cli.js';
+import { builtCli } from './cli.js';
 import type { DriftReport } from '../../src/drift/report.js';
 
 export interface WebhookReceiver {
@@ -96,7 +96,7 @@ export function startDrift(args: string[], env: Record<string, string | undefine
     ...env,
   };
   for (const k of Object.keys(fullEnv)) if (fullEnv[k] === undefined) delete fullEnv[k];
-  const child = spawn(process.execPath, [CLI, 'drift', ...args], {
+  const child = spawn(process.execPath, [builtCli(), 'drift', ...args], {
     env: fullEnv as NodeJS.ProcessEnv,
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,19 +9,24 @@ import type { StartServerOptions } from '../../server/index.js';
 import { callApi, Output, TEST_ADMIN_EMAIL, type TestServer } from './server-api.js';
 import { disposeLocation, freshLocation } from './store.js';
 
+export type InProcessServerOptions = Omit<Partial<StartServerOptions>, 'dbPath' | 'port'> & {
+  /** Keep the temp folder after stop(). */
+  keep?: boolean;
+  /** An empty database to use (and drop on stop) instead of a fresh one of the run's store. */
+  location?: string;
+};
+
 /**
- * The same shape as startTestServer, but the server runs inside the test process through
- * `startServer` (faster; the server's own integration tests use it where no process boundary
- * is under test). `stderr()` returns its request logs.
+ * The test server of test/helpers/server.ts's startTestServer: it runs inside the test process
+ * through `startServer` (no process boundary is under test; `startServerProcess` is the process).
+ * Like `netform serve` by default, it logs requests at level info; `stderr()` returns those logs.
  */
-export async function startInProcessServer(
-  options: Omit<Partial<StartServerOptions>, 'dbPath' | 'port'> & { keep?: boolean } = {},
-): Promise<TestServer> {
+export async function startInProcessServer(options: InProcessServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
-  const dbPath = await freshLocation(dir);
+  const { keep, location, ...serverOptions } = options;
+  const dbPath = location ?? (await freshLocation(dir));
   const logs = new Output();
   const logStream = { write: (chunk: string) => (logs.append(chunk), true) };
-  const { keep, ...serverOptions } = options;
   const cleanUp = async () => {
     if (keep) return;
     rmSync(dir, { recursive: true, force: true });
@@ -56,7 +61,9 @@ export async function startInProcessServer(
       stdout: () => '',
       stderr: () => logs.text,
       waitForStderr: (pattern, timeoutMs) => logs.waitFor(pattern, timeoutMs),
-      pid: () => process.pid,
+      pid: () => {
+        throw new Error('an in-process test server has no process of its own: use startServerProcess');
+      },
       exited: () => new Promise(() => {}),
     };
     return server;

@@ -1,7 +1,11 @@
 /**
- * A real `netform serve` process for end-to-end tests: its own temp folder and database (a
- * file there, or its own PostgreSQL database when the run is on PostgreSQL: test/helpers/store.ts),
- * port 0, an admin token made by `netform server token create`. Build first (`npm test` does).
+ * The test server: its own temp folder and database (a file there, or its own PostgreSQL database
+ * when the run is on PostgreSQL: test/helpers/store.ts), port 0, an admin token.
+ *
+ * `startTestServer` runs it inside the test process (test/helpers/in-process-server.ts): the /v0
+ * contract, the CLI against a server, everything but the process. `startServerProcess` runs a real
+ * `netform serve` (build first: `npm test` does) for the tests whose subject is the process:
+ * serve's flags and environment, TLS, signals, replicas and failover, operations.
  *
  *   const server = await startTestServer();
  *   const { status, body } = await server.api('GET', '/v0/users');
@@ -11,13 +15,22 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, runCli } from './cli.js';
+import { builtCli } from './cli.js';
+import { startInProcessServer, type InProcessServerOptions } from './in-process-server.js';
 import { disposeLocation, freshLocation } from './store.js';
 import { callApi, Output, TEST_ADMIN_EMAIL, type TestServer } from './server-api.js';
 
 export { TEST_ADMIN_EMAIL, type ApiResponse, type TestServer } from './server-api.js';
 
-export interface TestServerOptions {
+/** What the in-process test server takes: `startServer`'s options (`legacyDeviceUpdates`, ...), `keep`, `location`. */
+export type TestServerOptions = InProcessServerOptions;
+
+/** A test server inside the test process (see the top of this file). */
+export function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  return startInProcessServer(options);
+}
+
+export interface ServerProcessOptions {
   /** Extra `serve` arguments. */
   args?: string[];
   env?: Record<string, string>;
@@ -43,10 +56,10 @@ interface Started {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function spawnServer(dbPath: string, options: TestServerOptions): Promise<Started> {
+function spawnServer(dbPath: string, options: ServerProcessOptions): Promise<Started> {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
   const db = options.serveDb ? options.serveDb(dbPath) : dbPath;
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [builtCli(), 'serve', '--port', '0', '--db', db, ...(options.args ?? [])], {
     env: env as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -115,7 +128,11 @@ async function terminate(started: Started): Promise<{ code: number | null; signa
     clearTimeout(timer);
   }
 }
-export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+/**
+ * A real `netform serve` process, for the tests whose subject is the process. Its admin token is
+ * issued in the test process (what `netform server token create` does, without a second process).
+ */
+export async function startServerProcess(options: ServerProcessOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'netform-test-'));
   const dbPath = options.location ?? (await freshLocation(dir));
   const cleanUp = async () => {
@@ -124,11 +141,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     await disposeLocation(dbPath);
   };
   try {
-    const created = await runCli(['server', 'token', 'create', '--email', TEST_ADMIN_EMAIL, '--db', dbPath], {
-      env: options.env,
-    });
-    if (created.code !== 0) throw new Error(`netform server token create failed (${created.code}):\n${created.stderr}`);
-    const token = created.stdout.trim();
+    // Loaded here so that files which never start a server process do not load the server for it.
+    const { issueToken } = await import('../../server/index.js');
+    const { token } = await issueToken({ dbPath, email: TEST_ADMIN_EMAIL });
     let current = await spawnServer(dbPath, options);
 
     const server: TestServer = {
@@ -168,7 +183,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
  */
 export async function startReplica(
   primary: TestServer,
-  options: TestServerOptions = {},
+  options: ServerProcessOptions = {},
 ): Promise<TestServer & { kill(): Promise<void> }> {
   let current = await spawnServer(primary.dbPath, options);
   const replica: TestServer & { kill(): Promise<void> } = {

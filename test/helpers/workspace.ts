@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { runCli, type CliResult } from './cli.js';
+import { runCli, runCliProcess, type CliResult } from './cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer, type TestServerOptions } from './server.js';
 
 /** A fresh WireGuard-shaped key (32 random bytes, base64). */
@@ -35,7 +35,7 @@ export function workspace(): Workspace {
 }
 
 /**
- * A real server process and a workspace for the tests of one file: started (and seeded by `seed`)
+ * A test server (in-process: test/helpers/server.ts) and a workspace for the tests of one file: started (and seeded by `seed`)
  * before them, handed to `bind`, stopped and removed after them.
  */
 export function useServerAndWorkspace(
@@ -57,17 +57,28 @@ export function useServerAndWorkspace(
   });
 }
 
-/** Runs `netform ARGS` against the test server, as its admin. */
+/** Runs `netform ARGS` against the test server, as its admin, in this process (test/helpers/cli.ts's runCli). */
 export function netform(
   server: TestServer,
   args: string[],
   env: Record<string, string | undefined> = {},
   cwd?: string,
 ): Promise<CliResult> {
-  return runCli(args, {
-    cwd,
-    env: { NETFORM_URL: server.url, NETFORM_TOKEN: server.token, NETFORM_TOKEN_USER: TEST_ADMIN_EMAIL, ...env },
-  });
+  return runCli(args, { cwd, env: adminEnv(server, env) });
+}
+
+/** The same as netform(), through the built CLI as a child process (runCliProcess). */
+export function netformProcess(
+  server: TestServer,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  cwd?: string,
+): Promise<CliResult> {
+  return runCliProcess(args, { cwd, env: adminEnv(server, env) });
+}
+
+function adminEnv(server: TestServer, env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return { NETFORM_URL: server.url, NETFORM_TOKEN: server.token, NETFORM_TOKEN_USER: TEST_ADMIN_EMAIL, ...env };
 }
 
 /** Everything the server holds, for assertions. */

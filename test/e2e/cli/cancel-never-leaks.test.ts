@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
-import '../../helpers/cli.js'; // refuses a dist/ built from other sources
+import { builtCli } from '../../helpers/cli.js';
 
 const CLIENT = fileURLToPath(new URL('../../../dist/src/client/index.js', import.meta.url));
 
@@ -89,6 +89,7 @@ async function startBrokenServer(
 let server: TestServer;
 
 beforeAll(async () => {
+  builtCli(); // refuses a dist/ built from other sources, by name
   server = await startTestServer();
   // Enough users that the list answer comes in several chunks.
   for (let i = 0; i < 150; i++) {

@@ -12,7 +12,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, runCli, type CliResult } from '../../helpers/cli.js';
+import { builtCli, runCliProcess, type CliResult } from '../../helpers/cli.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { startDrift } from '../../helpers/drift.js';
 
@@ -115,7 +115,7 @@ describe('a bad desired state never prints the token (security review F1, newcom
           ['drift', '-f', folder, '--format', 'markdown'],
         ];
         const results = await inBatches(RUNS * 2, 4, (i) =>
-          runCli(commands[i % commands.length]!, { env: env() }).then((result) => ({
+          runCliProcess(commands[i % commands.length]!, { env: env() }).then((result) => ({
             args: commands[i % commands.length]!,
             result,
           })),
@@ -217,7 +217,7 @@ describe('drift --every survives a bad desired state', () => {
       const parent = spawn(process.execPath, ['-e', parentScript], {
         env: {
           ...process.env,
-          NETFORM_CLI: CLI,
+          NETFORM_CLI: builtCli(),
           ARGS: JSON.stringify(args),
           NETFORM_URL: server.url,
           NETFORM_TOKEN: server.token,

@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../helpers/cli.js';
+import { runCliProcess } from '../../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import { expectNoLinkOutsideCode, HOSTILE_MARKDOWN } from '../../helpers/inert.js';
 import { startDrift, startWebhookReceiver, type DriftProcess, type WebhookReceiver } from '../../helpers/drift.js';
@@ -111,7 +111,7 @@ afterAll(async () => {
 
 describe('hostile names from the server and file names from a pull request', () => {
   it('plan: text and markdown are inert, json carries the exact values', async () => {
-    const text = await runCli(['plan', '-f', desired], { env });
+    const text = await runCliProcess(['plan', '-f', desired], { env });
     expect(text.code, text.stderr).toBe(2);
     expectInert(text.stdout, 'plan text stdout');
     expectInert(text.stderr, 'plan text stderr');
@@ -120,7 +120,7 @@ describe('hostile names from the server and file names from a pull request', () 
     expect(text.stdout).toContain('bidi\\u202eexe.txt');
     expect(text.stdout).toContain('x`\\u000a::error::file.yaml');
 
-    const md = await runCli(['plan', '-f', desired, '--format', 'markdown'], { env });
+    const md = await runCliProcess(['plan', '-f', desired, '--format', 'markdown'], { env });
     expect(md.code, md.stderr).toBe(2);
     expectMarkdownInert(md.stdout, 'plan markdown');
     expectInert(md.stderr, 'plan markdown stderr');
@@ -128,7 +128,7 @@ describe('hostile names from the server and file names from a pull request', () 
     expect(md.stdout).toContain(`own rules of \`${MARKDOWN_EMAIL}\` apply`);
     expect(md.stdout).toContain('desired/x`\\u000a::error::file.yaml``');
 
-    const json = await runCli(['plan', '-f', desired, '--format', 'json'], { env });
+    const json = await runCliProcess(['plan', '-f', desired, '--format', 'json'], { env });
     expect(json.code, json.stderr).toBe(2);
     const values = strings(JSON.parse(json.stdout));
     for (const name of HOSTILE_NAMES)
@@ -140,10 +140,10 @@ describe('hostile names from the server and file names from a pull request', () 
   });
 
   it('drift once (text, markdown) and drift --every with a webhook: inert; the report keeps the values', async () => {
-    const text = await runCli(['drift', '-f', desired], { env });
+    const text = await runCliProcess(['drift', '-f', desired], { env });
     expect(text.code, text.stderr).toBe(2);
     expectInert(text.stdout + text.stderr, 'drift text');
-    const md = await runCli(['drift', '-f', desired, '--format', 'markdown'], { env });
+    const md = await runCliProcess(['drift', '-f', desired, '--format', 'markdown'], { env });
     expect(md.code, md.stderr).toBe(2);
     expectMarkdownInert(md.stdout, 'drift markdown');
 
@@ -162,10 +162,10 @@ describe('hostile names from the server and file names from a pull request', () 
   });
 
   it('export and show: the exact values, inert', async () => {
-    const exported = await runCli(['export'], { env });
+    const exported = await runCliProcess(['export'], { env });
     expect(exported.code, exported.stderr).toBe(0);
     expectInert(exported.stdout + exported.stderr, 'export');
-    const show = await runCli(['show'], { env });
+    const show = await runCliProcess(['show'], { env });
     expect(show.code, show.stderr).toBe(0);
     expectInert(show.stdout + show.stderr, 'show');
     // YAML escapes them: reading the export back gives the exact names.
@@ -187,7 +187,7 @@ describe('hostile names from the server and file names from a pull request', () 
         '',
       ].join('\n'),
     );
-    const applied = await runCli(['apply', '-f', pruning, '--yes', '--allow-deletes', '100'], { env });
+    const applied = await runCliProcess(['apply', '-f', pruning, '--yes', '--allow-deletes', '100'], { env });
     expect(applied.code, applied.stderr).toBe(0);
     expectInert(applied.stdout, 'apply stdout');
     expectInert(applied.stderr, 'apply stderr');

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../helpers/cli.js';
+import { runCliProcess } from '../../helpers/cli.js';
 import { closedPortUrl, startFixedAnswerServer, startSilentServer } from '../../helpers/net.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { hasOpenssl, writeSelfSignedCertificate } from '../../helpers/tls.js';
@@ -28,7 +28,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const plan = (url: string, extra: string[] = [], extraEnv: Record<string, string> = {}) =>
-  runCli(['plan', '-f', file, ...extra], { env: { ...env, NETFORM_URL: url, ...extraEnv }, timeoutMs: 30_000 });
+  runCliProcess(['plan', '-f', file, ...extra], { env: { ...env, NETFORM_URL: url, ...extraEnv }, timeoutMs: 30_000 });
 
 describe('network errors', () => {
   it('connection refused: one line per retry, then the URL and what to check', async () => {

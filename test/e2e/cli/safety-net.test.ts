@@ -44,7 +44,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startCli, type RunningCli } from '../../helpers/cli.js';
+import { runCliProcess, startCli, type RunningCli } from '../../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import { expectNoLinkOutsideCode, HOSTILE_MARKDOWN } from '../../helpers/inert.js';
 
@@ -813,7 +813,7 @@ function breakSecretFiles(folder: string): void {
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'netform-safety-net-'));
   const [server, hook, closing, refusedPort] = await Promise.all([
-    startTestServer({ args: ['--log-level', 'trace'] }),
+    startTestServer({ logLevel: 'trace' }),
     new WebhookReceiver().listen(),
     startClosingListener(),
     closedPort(),
@@ -967,7 +967,7 @@ async function runCell(command: Command, failure: Failure, id: string): Promise<
       const copy = join(shared.dir, 'saved', id);
       mkdirSync(join(shared.dir, 'saved'), { recursive: true });
       cpSync(shared.folders.good, copy, { recursive: true });
-      const made = await runCli(['plan', '-f', copy, '-o', ctx.planFile], {
+      const made = await runCliProcess(['plan', '-f', copy, '-o', ctx.planFile], {
         env: cellEnv({ name: 'prep' } as Failure, proxy!.url, server.token),
         cwd: shared.dir,
       });

@@ -2,11 +2,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../helpers/cli.js';
+import { runCliProcess } from '../../helpers/cli.js';
 import { TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import {
   describeResult,
-  netform,
+  netformProcess,
   serverState,
   type Workspace,
   useServerAndWorkspace,
@@ -21,7 +21,7 @@ const env = () => ({ NETFORM_URL: server.url, NETFORM_TOKEN: server.token, NETFO
 
 describe('shell conventions', () => {
   it('plan -f - reads stdin; -o - writes the saved plan to stdout and the plan for people to stderr', async () => {
-    const result = await runCli(['plan', '-f', '-', '-o', '-'], { input: YAML, env: env() });
+    const result = await runCliProcess(['plan', '-f', '-', '-o', '-'], { input: YAML, env: env() });
     expect(result.code, describeResult(result)).toBe(2);
     const saved = JSON.parse(result.stdout);
     expect(saved).toMatchObject({ format: 'netform.plan', sources: ['stdin'] });
@@ -29,13 +29,13 @@ describe('shell conventions', () => {
     expect(result.stderr).toContain('+ user stdin@shell.test');
     // The saved plan from stdout applies as is.
     const planPath = ws.write('from-stdout.json', result.stdout);
-    const applied = await netform(server, ['apply', planPath]);
+    const applied = await netformProcess(server, ['apply', planPath]);
     expect(applied.code, describeResult(applied)).toBe(0);
     expect((await serverState(server)).users.map((u) => u.email)).toContain('stdin@shell.test');
   });
 
   it('apply -f - applies a YAML stream from stdin', async () => {
-    const result = await runCli(['apply', '-f', '-', '--yes'], {
+    const result = await runCliProcess(['apply', '-f', '-', '--yes'], {
       input: `${YAML}  - email: stdin2@shell.test\n`,
       env: env(),
     });
@@ -44,7 +44,7 @@ describe('shell conventions', () => {
   });
 
   it('export -o - prints to stdout and creates no folder named -', async () => {
-    const result = await runCli(['export', '-o', '-'], { env: env(), cwd: ws.dir });
+    const result = await runCliProcess(['export', '-o', '-'], { env: env(), cwd: ws.dir });
     expect(result.code, describeResult(result)).toBe(0);
     expect(result.stdout).toContain('email: stdin@shell.test');
     expect(existsSync(join(ws.dir, '-'))).toBe(false);
@@ -52,14 +52,14 @@ describe('shell conventions', () => {
 
   it('never suggests, nor does, overwriting an input file', async () => {
     const file = ws.write('desired/netform.yaml', YAML);
-    const wrong = await netform(server, ['apply', file]);
+    const wrong = await netformProcess(server, ['apply', file]);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain(
       `not a saved plan (not JSON). To apply desired-state files, pass them with -f: netform apply -f ${file}`,
     );
     expect(wrong.stderr).not.toMatch(/plan -o \S*netform\.yaml/);
     for (const out of [file, ws.path('desired/plan.yaml')]) {
-      const refused = await netform(server, ['plan', '-f', out === file ? file : ws.path('desired'), '-o', out]);
+      const refused = await netformProcess(server, ['plan', '-f', out === file ? file : ws.path('desired'), '-o', out]);
       expect(refused.code, describeResult(refused)).toBe(1);
       expect(refused.stderr).toContain(`-o ${out} would overwrite the desired state read from`);
     }

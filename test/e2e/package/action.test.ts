@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { closedPortUrl } from '../../helpers/net.js';
-import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
+import { startServerProcess, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.js';
 import { create, serverState, wgKey, workspace, type Workspace } from '../../helpers/workspace.js';
 import { git } from '../../helpers/git.js';
@@ -278,7 +278,7 @@ describe('action.yml', () => {
     let server: TestServer;
     let ws: Workspace;
     beforeAll(async () => {
-      server = await startTestServer();
+      server = await startServerProcess();
       ws = workspace();
       // The server's admin is declared: an admin in no file keeps drift pending (W3.5).
       ws.write('desired/netform.yaml', `version: 1\nusers:\n${ADMIN}  - email: action@ci.test\n`);
@@ -525,7 +525,7 @@ describe('action.yml', () => {
     let ws: Workspace;
     let running: ReturnType<typeof startAction> | undefined;
     beforeAll(async () => {
-      server = await startTestServer();
+      server = await startServerProcess();
       proxy = await startTcpProxy(server.url);
     });
     afterAll(async () => {

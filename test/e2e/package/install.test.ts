@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { startServerProcess, type TestServer } from '../../helpers/server.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 let dir: string;
@@ -19,7 +19,7 @@ let server: TestServer;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'netform-pack-'));
-  server = await startTestServer();
+  server = await startServerProcess();
 });
 afterAll(async () => {
   await server.stop();

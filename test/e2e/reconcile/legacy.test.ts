@@ -22,7 +22,7 @@ users:
 ${rules}`;
 
 beforeAll(async () => {
-  server = await startTestServer({ args: ['--legacy-device-updates'] });
+  server = await startTestServer({ legacyDeviceUpdates: true });
   ws = workspace();
 });
 afterAll(async () => {

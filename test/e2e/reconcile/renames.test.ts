@@ -21,7 +21,7 @@ for (const mode of [[], ['--legacy-device-updates']]) {
     let server: TestServer;
     let ws: Workspace;
     let proxy: RecordingProxy;
-    useServerAndWorkspace((started) => ({ server, ws } = started), undefined, { args: mode });
+    useServerAndWorkspace((started) => ({ server, ws } = started), undefined, { legacyDeviceUpdates: mode.length > 0 });
     beforeEach(async () => {
       proxy = await startRecordingProxy(server.url);
     });

@@ -4,7 +4,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI } from '../../helpers/cli.js';
+import { builtCli } from '../../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import { serverState, workspace, type Workspace } from '../../helpers/workspace.js';
 
@@ -28,7 +28,7 @@ function onTerminal(
   answer: string | null,
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; output: string }> {
-  const command = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const command = [process.execPath, builtCli(), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     env: {
       ...process.env,

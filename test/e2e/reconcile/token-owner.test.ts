@@ -25,7 +25,7 @@ for (const mode of [[], ['--legacy-device-updates']]) {
         await create(s, 'users', { email: 'other@corp.test', role: 'admin' });
         await create(s, 'users', { email: 'plain@corp.test' });
       },
-      { args: mode },
+      { legacyDeviceUpdates: mode.length > 0 },
     );
     const files = () =>
       ws.write(

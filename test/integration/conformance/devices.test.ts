@@ -915,7 +915,7 @@ describe('update', () => {
 
 describe('legacy device updates (server option emulating upstream 0.7.26+)', () => {
   it('only name and description change; every other field is silently ignored', async () => {
-    const legacy = await startTestServer({ args: ['--legacy-device-updates'] });
+    const legacy = await startTestServer({ legacyDeviceUpdates: true });
     try {
       const user = await createUser(legacy);
       const device = await createDevice(user.id, {}, legacy);

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type ApiResponse, type TestServer } from '../../helpers/server.js';
+import { startServerProcess, startTestServer, type ApiResponse, type TestServer } from '../../helpers/server.js';
 import { JSON_TYPE, TIMESTAMP, UUID_V4 } from '../../helpers/api-shapes.js';
 
 let server: TestServer;
@@ -337,7 +337,7 @@ describe('requests with other headers', () => {
 
 describe('durability', () => {
   it('an acknowledged write survives SIGKILL of the server process', async () => {
-    const own = await startTestServer();
+    const own = await startServerProcess();
     try {
       const user = (await own.api('POST', '/v0/users', { user: { email: 'durable@example.com' } })).body.data;
       const device = (await own.api('POST', '/v0/devices', { device: { user_id: user.id, public_key: publicKey() } }))

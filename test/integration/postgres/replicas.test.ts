@@ -8,7 +8,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { netform, workspace, type Workspace } from '../../helpers/workspace.js';
 import { runCli } from '../../helpers/cli.js';
-import { startReplica, startTestServer, type TestServer } from '../../helpers/server.js';
+import { startReplica, startServerProcess, type TestServer } from '../../helpers/server.js';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -65,7 +65,7 @@ let b: TestServer & { kill(): Promise<void> };
 let ws: Workspace;
 
 beforeAll(async () => {
-  a = await startTestServer({ args: ['--log-level', 'info'] });
+  a = await startServerProcess({ args: ['--log-level', 'info'] });
   b = await startReplica(a, { args: ['--log-level', 'info'] });
   ws = workspace();
 });

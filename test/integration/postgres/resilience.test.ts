@@ -13,7 +13,7 @@ import {
   startPostgresCluster,
   type PostgresCluster,
 } from '../../helpers/postgres.js';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { startServerProcess, type TestServer } from '../../helpers/server.js';
 import { testPostgresUrl } from '../../helpers/store.js';
 
 const UNAVAILABLE = { error: 'Service Unavailable' };
@@ -40,7 +40,7 @@ describe('through a proxy that fails connections', () => {
   let server: TestServer;
   beforeAll(async () => {
     proxy = await startPgProxy(testPostgresUrl());
-    server = await startTestServer({ args: ['--log-level', 'info'], serveDb: through(proxy) });
+    server = await startServerProcess({ args: ['--log-level', 'info'], serveDb: through(proxy) });
   });
   afterAll(async () => {
     await server?.stop();
@@ -142,7 +142,7 @@ describe.skipIf(skipReason !== null)(
 
     it('an immediate stop during writes neither ends the process nor needs a restart to recover', async () => {
       const url = await createDatabase(cluster.url);
-      server = await startTestServer({ args: ['--log-level', 'info'], location: url });
+      server = await startServerProcess({ args: ['--log-level', 'info'], location: url });
       // A burst of creates, each answered 201 or 503, while PostgreSQL goes away at once.
       let stopWriting = false;
       const answers = new Set<number | string>();

@@ -1,7 +1,7 @@
 /** Failed authentications are rate limited per client address; valid tokens never are. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startInProcessServer } from '../../helpers/in-process-server.js';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { startServerProcess, type TestServer } from '../../helpers/server.js';
 
 const started: TestServer[] = [];
 async function track(server: Promise<TestServer>): Promise<TestServer> {
@@ -95,7 +95,7 @@ describe('failed authentication limit', () => {
   });
 
   it('netform serve --trust-proxy: a hop count (1 is not the address 0.0.0.1) or addresses; bad values refused', async () => {
-    const { runCli } = await import('../../helpers/cli.js');
+    const { runCliProcess } = await import('../../helpers/cli.js');
     let probes = 0;
     /** The client address the server logs for a request forwarded for `forwardedFor`. */
     const clientOf = async (server: TestServer, forwardedFor: string) => {
@@ -109,15 +109,15 @@ describe('failed authentication limit', () => {
       return JSON.parse(line).req.remoteAddress as string;
     };
     // One proxy in front: the client is the last X-Forwarded-For entry.
-    const one = await track(startTestServer({ args: ['--log-level', 'info', '--trust-proxy', '1'] }));
+    const one = await track(startServerProcess({ args: ['--log-level', 'info', '--trust-proxy', '1'] }));
     expect(await clientOf(one, '203.0.113.7')).toBe('203.0.113.7');
     expect(await clientOf(one, '198.51.100.1, 203.0.113.7')).toBe('203.0.113.7');
     // Two: the entry before the last.
-    const two = await track(startTestServer({ args: ['--log-level', 'info'], env: { NETFORM_TRUST_PROXY: '2' } }));
+    const two = await track(startServerProcess({ args: ['--log-level', 'info'], env: { NETFORM_TRUST_PROXY: '2' } }));
     expect(await clientOf(two, '198.51.100.1, 203.0.113.7')).toBe('198.51.100.1');
     // Addresses: believed only from those (here not from loopback, where the test's request comes from).
     const other = await track(
-      startTestServer({ args: ['--log-level', 'info', '--trust-proxy', '10.0.0.0/8,10.1.2.3'] }),
+      startServerProcess({ args: ['--log-level', 'info', '--trust-proxy', '10.0.0.0/8,10.1.2.3'] }),
     );
     expect(await clientOf(other, '203.0.113.7')).toBe('127.0.0.1');
 
@@ -132,7 +132,7 @@ describe('failed authentication limit', () => {
       ['0.0.0.0/0', 'error: --trust-proxy: "0.0.0.0/0" would trust every address'],
       ['::/0', 'error: --trust-proxy: "::/0" would trust every address'],
     ]) {
-      const res = await runCli(['serve', '--port', '0', '--db', `${one.dir}/x.db`, '--trust-proxy', value!]);
+      const res = await runCliProcess(['serve', '--port', '0', '--db', `${one.dir}/x.db`, '--trust-proxy', value!]);
       expect(res.code, value).toBe(1);
       expect(res.stderr, value).toContain(message);
       expect(res.stderr.trim().split('\n'), value).toHaveLength(1);
@@ -150,7 +150,7 @@ describe('failed authentication limit', () => {
 
   it('netform serve takes the limit from flags and environment variables, and refuses bad values', async () => {
     const server = await track(
-      startTestServer({
+      startServerProcess({
         args: ['--auth-failure-limit', '2', '--auth-failure-exempt', ''],
         env: { NETFORM_AUTH_FAILURE_WINDOW: '120' },
       }),
@@ -162,8 +162,8 @@ describe('failed authentication limit', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(60);
     expect((await server.api('GET', '/v0/rules')).status).toBe(200);
 
-    const { runCli } = await import('../../helpers/cli.js');
-    const bad = await runCli([
+    const { runCliProcess } = await import('../../helpers/cli.js');
+    const bad = await runCliProcess([
       'serve',
       '--port',
       '0',
@@ -174,7 +174,7 @@ describe('failed authentication limit', () => {
     ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe('error: --auth-failure-exempt: "10.0.0.0/33" is not an IP address or CIDR block\n');
-    const badEnv = await runCli(['serve', '--port', '0', '--db', `${server.dir}/x.db`], {
+    const badEnv = await runCliProcess(['serve', '--port', '0', '--db', `${server.dir}/x.db`], {
       env: { NETFORM_AUTH_FAILURE_LIMIT: 'many' },
     });
     expect(badEnv.code).toBe(1);

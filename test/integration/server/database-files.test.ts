@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI, runCli, type CliResult } from '../../helpers/cli.js';
+import { builtCli, runCliProcess, type CliResult } from '../../helpers/cli.js';
 import { useDatabaseFiles } from '../../helpers/database-files.js';
 
 const { freshDb, createdDb } = useDatabaseFiles();
@@ -17,7 +17,7 @@ const modeOf = (path: string) => statSync(path).mode & 0o777;
 /** The CLI under `umask 000`, so every mode bit not asked for explicitly would be set. */
 function runCliOpenUmask(args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+    const quoted = [process.execPath, builtCli(), ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
     const child = spawn('sh', ['-c', `umask 000 && exec ${quoted}`], { env: { ...process.env, NO_COLOR: '1' } });
     let stdout = '';
     let stderr = '';
@@ -47,7 +47,7 @@ describe('database files', () => {
 
   it('the full path is named when --db is relative', async () => {
     const db = freshDb();
-    const res = await runCli(['server', 'token', 'create', '--email', 'root@example.com', '--db', 'rel.db'], {
+    const res = await runCliProcess(['server', 'token', 'create', '--email', 'root@example.com', '--db', 'rel.db'], {
       cwd: dirname(db),
     });
     expect(res.code).toBe(0);
@@ -56,7 +56,7 @@ describe('database files', () => {
 
   it('a refused token request (bad email or days) creates no database', async () => {
     const db = freshDb();
-    const res = await runCli(['server', 'token', 'create', '--email', 'nope', '--db', db]);
+    const res = await runCliProcess(['server', 'token', 'create', '--email', 'nope', '--db', db]);
     expect(res.code).toBe(1);
     expect(existsSync(db)).toBe(false);
   });
@@ -68,7 +68,7 @@ describe('database files', () => {
     [['defaults', 'set', 'mtu', '1420']],
   ])('server %j refuses a missing database, naming its path, and creates nothing', async (args) => {
     const db = freshDb();
-    const res = await runCli(['server', ...args, '--db', db]);
+    const res = await runCliProcess(['server', ...args, '--db', db]);
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(res.stderr).toBe(
@@ -79,13 +79,13 @@ describe('database files', () => {
 
   it('the same commands work on an existing database', async () => {
     const db = await createdDb();
-    expect((await runCli(['server', 'token', 'list', '--db', db])).code).toBe(0);
-    expect((await runCli(['server', 'defaults', 'show', '--db', db])).code).toBe(0);
+    expect((await runCliProcess(['server', 'token', 'list', '--db', db])).code).toBe(0);
+    expect((await runCliProcess(['server', 'defaults', 'show', '--db', db])).code).toBe(0);
   });
 
   it('serve creates a missing database; the file, its WAL and shared-memory files are 0600 while it runs', async () => {
     const db = freshDb();
-    const quoted = [process.execPath, CLI, 'serve', '--port', '0', '--db', db, '--log-level', 'silent']
+    const quoted = [process.execPath, builtCli(), 'serve', '--port', '0', '--db', db, '--log-level', 'silent']
       .map((a) => `'${a}'`)
       .join(' ');
     const child = spawn('sh', ['-c', `umask 000 && exec ${quoted}`], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -2,7 +2,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startInProcessServer } from '../../helpers/in-process-server.js';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { startServerProcess, type TestServer } from '../../helpers/server.js';
 
 const started: TestServer[] = [];
 async function track(server: Promise<TestServer>): Promise<TestServer> {
@@ -132,14 +132,14 @@ describe('metrics', () => {
   });
 
   it('--no-metrics: nothing recorded or served', async () => {
-    const server = await track(startTestServer({ args: ['--no-metrics'] }));
+    const server = await track(startServerProcess({ args: ['--no-metrics'] }));
     expect((await server.api('GET', '/metrics', undefined, { token: null })).status).toBe(401);
     expect((await server.api('GET', '/metrics')).status).toBe(404);
     expect((await server.api('GET', '/healthz', undefined, { token: null })).status).toBe(200);
   });
 
   it('--metrics-port: /metrics on its own port (said on stdout), not on the API port', async () => {
-    const server = await track(startTestServer({ args: ['--metrics-port', '0'] }));
+    const server = await track(startServerProcess({ args: ['--metrics-port', '0'] }));
     const line = server.stdout().split('\n')[1] ?? '';
     const match = /^metrics on (http:\/\/127\.0\.0\.1:(\d+)\/metrics)$/.exec(line);
     expect(match, server.stdout()).not.toBeNull();

@@ -6,12 +6,12 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI } from '../../helpers/cli.js';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { builtCli } from '../../helpers/cli.js';
+import { startServerProcess, type TestServer } from '../../helpers/server.js';
 
 const started: TestServer[] = [];
-async function start(options?: Parameters<typeof startTestServer>[0]): Promise<TestServer> {
-  const server = await startTestServer(options);
+async function start(options?: Parameters<typeof startServerProcess>[0]): Promise<TestServer> {
+  const server = await startServerProcess(options);
   started.push(server);
   return server;
 }
@@ -172,7 +172,7 @@ describe('netform serve', () => {
     const children: ReturnType<typeof spawn>[] = [];
     const serve = (env: Record<string, string>, args: string[] = []) =>
       new Promise<{ firstLine: string; code: number | null; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [CLI, 'serve', ...args], {
+        const child = spawn(process.execPath, [builtCli(), 'serve', ...args], {
           cwd: dir,
           env: { ...process.env, ...env },
           stdio: ['ignore', 'pipe', 'pipe'],

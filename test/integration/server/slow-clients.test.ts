@@ -9,13 +9,13 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { startServerProcess, type TestServer } from '../../helpers/server.js';
 
 /** A server with these `serve` flags for the tests of the enclosing describe. */
 function serverFor(args: string[]): () => TestServer {
   let server: TestServer | undefined;
   beforeAll(async () => {
-    server = await startTestServer({ args: ['--log-level', 'info', ...args] });
+    server = await startServerProcess({ args: ['--log-level', 'info', ...args] });
   });
   afterAll(async () => {
     await server?.stop();

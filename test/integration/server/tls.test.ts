@@ -9,8 +9,8 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../helpers/cli.js';
-import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
+import { runCliProcess } from '../../helpers/cli.js';
+import { startServerProcess, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 
 let dir: string;
 let ca: string;
@@ -101,7 +101,7 @@ function httpsGet(url: string, caPem: string | undefined): Promise<number> {
 
 describe('TLS', () => {
   it('serves HTTPS; netform plan works against it with --ca-file and refuses the certificate without it', async () => {
-    const server = await startTestServer({ args: ['--tls-cert', cert, '--tls-key', key] });
+    const server = await startServerProcess({ args: ['--tls-cert', cert, '--tls-key', key] });
     started.push(server);
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     // A key only its owner reads (openssl writes 0600): no warning.
@@ -119,12 +119,12 @@ describe('TLS', () => {
       `version: 1\nusers:\n  - email: tls@example.com\n  - { email: ${TEST_ADMIN_EMAIL}, role: admin }\n`,
     );
     const env = { NETFORM_URL: server.url, NETFORM_TOKEN: server.token };
-    const applied = await runCli(['apply', '-f', desired, '--yes', '--ca-file', ca], { env });
+    const applied = await runCliProcess(['apply', '-f', desired, '--yes', '--ca-file', ca], { env });
     expect(applied.code, applied.stderr).toBe(0);
-    const planned = await runCli(['plan', '-f', desired, '--ca-file', ca], { env });
+    const planned = await runCliProcess(['plan', '-f', desired, '--ca-file', ca], { env });
     expect(planned.code, planned.stdout + planned.stderr).toBe(0);
 
-    const untrusted = await runCli(['plan', '-f', desired], { env });
+    const untrusted = await runCliProcess(['plan', '-f', desired], { env });
     expect(untrusted.code).toBe(1);
     // The client names the TLS failure, the URL, its code, and the way out.
     expect(untrusted.stderr).toMatch(
@@ -138,7 +138,7 @@ describe('TLS', () => {
     const open = join(dir, 'open.key');
     copyFileSync(key, open);
     chmodSync(open, 0o644);
-    const server = await startTestServer({ args: ['--tls-cert', cert, '--tls-key', open] });
+    const server = await startServerProcess({ args: ['--tls-cert', cert, '--tls-key', open] });
     started.push(server);
     await server.waitForStderr('warning: the TLS key');
     expect(server.stderr()).toContain(
@@ -150,10 +150,10 @@ describe('TLS', () => {
   });
 
   it('reads the certificate and key from NETFORM_TLS_CERT and NETFORM_TLS_KEY', async () => {
-    const server = await startTestServer({ env: { NETFORM_TLS_CERT: cert, NETFORM_TLS_KEY: key } });
+    const server = await startServerProcess({ env: { NETFORM_TLS_CERT: cert, NETFORM_TLS_KEY: key } });
     started.push(server);
     expect(server.url).toMatch(/^https:/);
-    const listed = await runCli(['export', '--ca-file', ca], {
+    const listed = await runCliProcess(['export', '--ca-file', ca], {
       env: { NETFORM_URL: server.url, NETFORM_TOKEN: server.token },
     });
     expect(listed.code, listed.stderr).toBe(0);
@@ -179,7 +179,7 @@ describe('TLS', () => {
       HUGE: huge,
     };
     const db = join(dir, `refused-${Math.random().toString(36).slice(2)}.db`);
-    const res = await runCli(['serve', '--port', '0', '--db', db, ...args.map((a) => files[a] ?? a)], {
+    const res = await runCliProcess(['serve', '--port', '0', '--db', db, ...args.map((a) => files[a] ?? a)], {
       timeoutMs: 20_000,
     });
     expect(res.code).toBe(1);
