@@ -459,6 +459,19 @@ describe('format versions: version 1 keeps the upgrade guard, mixed versions are
     expect(result.stderr).toMatch(/b\.yaml:1:\d+: .*version 1 here, but version 2 at \S*a\.yaml:1:\d+/);
   });
 
+  it('under --url, a server user named like the embedded admin is an ordinary user: reported as undeclared', async () => {
+    await create(server, 'users', { email: 'netform-admin@embedded.local', role: 'admin' });
+    const file = ws.write(
+      'embedded-name/netform.yaml',
+      `version: 2\nusers:\n  - { email: erin@corp.test, role: admin }\n  - { email: ${TEST_ADMIN_EMAIL}, role: admin }\n`,
+    );
+    const drift = await netform(server, ['drift', '-f', file, '--format', 'json']);
+    expect(drift.code, describeResult(drift)).toBe(2);
+    expect(jsonPlan(drift.stdout).outcome.pending).toEqual([
+      expect.objectContaining({ reason: 'undeclared', text: expect.stringContaining('netform-admin@embedded.local') }),
+    ]);
+  });
+
   it('an unknown version is refused by its number', async () => {
     const file = ws.write('v3/netform.yaml', 'version: 3\n');
     const result = await netform(server, ['validate', '-f', file]);
