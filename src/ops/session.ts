@@ -164,4 +164,4 @@ export function serverRefused(error: unknown): unknown {
 }
 
 /** One line for people per retry of a call (`retrying GET /v0/users in 2 s (1/4): …`). */
-export { retryLine } from '../client/index.js';
+export { retryAnnouncer, retryLine } from '../client/index.js';

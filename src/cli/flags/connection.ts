@@ -10,7 +10,7 @@ import { inertText } from '../../views/escape.js';
 import {
   DEFAULT_EMBEDDED_DB,
   openSession,
-  retryLine,
+  retryAnnouncer,
   type ClientTuning,
   type Connector,
   type SessionSpec,
@@ -116,7 +116,7 @@ function clientTuning(opts: ConnectionOptions, timeoutMs: number): ClientTuning 
     timeoutMs,
     retries,
     ...(retryBaseMs !== undefined ? { retryBaseMs } : {}),
-    onRetry: (event) => process.stderr.write(`${inertText(retryLine(event))}\n`), // quotes the server: inert
+    onRetry: retryAnnouncer((line) => process.stderr.write(`${inertText(line)}\n`)), // quotes the server: inert
     ...(verbose
       ? {
           onRequest: (e) =>
