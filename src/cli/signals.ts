@@ -8,8 +8,27 @@
  * so a supervisor that signals the process it started (npx) left netform running as an orphan
  * (newcomer review 2.13). The README says to `exec node_modules/.bin/netform` instead; this is the
  * safety net when that advice was not followed: a process whose parent changes (it was adopted by
- * init or a subreaper) stops as if it had been sent SIGTERM.
+ * init or a subreaper) stops as if it had been sent SIGTERM. Only for a process npx started
+ * (followsParent), or given --exit-with-parent: a server started with `nohup … &` or `setsid`, or
+ * by a start script that backgrounds it, or by a service manager, is adopted on purpose.
  */
+
+/**
+ * Whether npx (`npm exec`) started this process: npm marks its children's environment
+ * (`npm_command=exec`, `npm_lifecycle_event=npx`). `npm run`/`npm start` pass signals on to
+ * their script, and a start script may background the server on purpose: not these.
+ */
+export function startedByNpx(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.npm_command === 'exec' || env.npm_lifecycle_event === 'npx';
+}
+
+export const EXIT_WITH_PARENT =
+  'stop when the parent process exits (the default only when started through npx or npm exec; otherwise nohup, setsid, a start script or a service manager keeps it running)';
+
+/** Whether a long-running command stops with its parent: asked for, or started through npx. */
+export function followsParent(exitWithParent: boolean | undefined, env: NodeJS.ProcessEnv = process.env): boolean {
+  return exitWithParent === true || startedByNpx(env);
+}
 
 export type StopReason = NodeJS.Signals | 'parent exited';
 
@@ -23,7 +42,7 @@ export interface StopWatch {
 }
 
 export interface StopOptions {
-  /** Also stop when the parent process goes away. Default true. */
+  /** Also stop when the parent process goes away (followsParent). Default false. */
   parent?: boolean;
   /**
    * Listen from now on. Default true. `apply` arms its watch when the writes start: before that
@@ -57,7 +76,7 @@ export function watchStopRequests(
     armed = true;
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
-    if (options.parent === false) return;
+    if (options.parent !== true) return;
     const parent = process.ppid;
     timer = setInterval(() => {
       if (process.ppid !== parent) {
