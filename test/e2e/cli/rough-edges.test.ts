@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
-import { describeResult, netform, useServerAndWorkspace, type Workspace } from '../../helpers/workspace.js';
+import { create, describeResult, netform, useServerAndWorkspace, type Workspace } from '../../helpers/workspace.js';
 
 describe('connection mistakes', () => {
   let server: TestServer;
@@ -25,5 +25,13 @@ describe('connection mistakes', () => {
     const result = await netform(server, ['plan', '-f', file()], { NETFORM_TOKEN: 'nf_' + 'x'.repeat(40) });
     expect(result.code, describeResult(result)).toBe(1);
     expect(result.stderr).toContain('the token is unknown, revoked or expired (or its owner is no longer an admin)');
+  });
+
+  it("--target suggests by letters and digits, a +tag ignored: oneil@ -> o'neil+vpn@, not erin@", async () => {
+    await create(server, 'users', { email: 'erin@corp.example' });
+    await create(server, 'users', { email: "o'neil+vpn@corp.example" });
+    const result = await netform(server, ['plan', '-f', file(), '--target', 'user:oneil@corp.example']);
+    const all = result.stdout + result.stderr;
+    expect(all, describeResult(result)).toContain("did you mean user:o'neil+vpn@corp.example?");
   });
 });
