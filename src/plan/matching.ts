@@ -86,6 +86,7 @@ function planUser(
     ctx.held.kept.push({
       reason: 'ignored',
       id,
+      field: 'role',
       text: `${label}: role is ${live.role} on the server, not managed (ignore_changes)`,
     });
   }
@@ -281,6 +282,7 @@ function noteIgnoredDifferences(
     ctx.held.kept.push({
       reason: 'ignored',
       id: `device:${key}`,
+      field,
       text: `device ${key}: ${field} is ${JSON.stringify(live[field])} on the server, not managed (ignore_changes)`,
     });
   }

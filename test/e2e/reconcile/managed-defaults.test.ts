@@ -199,7 +199,9 @@ users:
     const text = await netform(server, ['plan', '-f', ignoring]);
     expect(text.code).toBe(0);
     expect(text.stdout).not.toContain(MATCHES);
-    expect(text.stdout).toContain('under ignore_changes (not managed)');
+    expect(text.stdout).toContain(
+      'No changes, but not everything matches: 1 field differs under ignore_changes, not managed (device:dana@corp.test/laptop use_default_allowed_ips).',
+    );
   });
 
   it('applies it with --allow-now-managed: removing the field from the file means the default', async () => {
