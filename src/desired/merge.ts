@@ -27,7 +27,8 @@ export function mergeDeclarations(
   let settingsFrom: DocumentDeclarations['settings'];
   let configurationFrom: DocumentDeclarations['configuration'];
   for (const document of documents) {
-    if (versionFrom && document.version.value !== versionFrom.value) diagnostics.push(mixedVersions(versionFrom, document.version));
+    if (versionFrom && document.version.value !== versionFrom.value)
+      diagnostics.push(mixedVersions(versionFrom, document.version));
     if (document.settings) {
       if (!settingsFrom) {
         settingsFrom = document.settings;

@@ -17,8 +17,7 @@ import { formatPath, locateKey, locateValue, type DocPath, type ParsedDocument }
 const require = createRequire(import.meta.url);
 
 export const DESIRED_STATE_SCHEMA = schemaDocument;
-/** The desired-state format versions this netform reads; the last is the one it writes. */
-export const SUPPORTED_VERSIONS = [1, 2] as const;
+/** The desired-state format version this netform writes (it reads 1 and 2: the schema's `version` enum). */
 export const LATEST_VERSION = 2;
 const READS = `this netform reads version 1 or 2`;
 
@@ -194,7 +193,9 @@ function translate(
     case 'required': {
       const missing = String(error.params.missingProperty);
       const hint =
-        path.length === 0 && missing === 'version' ? ` (${READS}; \`export\` writes \`version: ${LATEST_VERSION}\`)` : '';
+        path.length === 0 && missing === 'version'
+          ? ` (${READS}; \`export\` writes \`version: ${LATEST_VERSION}\`)`
+          : '';
       return { path, kind: 'incomplete', message: `\`${missing}\` is required${hint}` };
     }
     case 'additionalProperties': {

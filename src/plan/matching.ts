@@ -221,7 +221,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
       ...(device.preshared_key ? { secrets: [planSecret('preshared_key', device.preshared_key)] } : {}),
       ...(keepFromLive.length ? { keepFromLive } : {}),
       ...noteOf(
-      ctx,
+        ctx,
         `${renamed ? `renamed from ${live.name}; ` : ''}${replaceNote(fields.map((f) => f.field))}`,
         nowManaged,
       ),
