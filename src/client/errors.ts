@@ -104,6 +104,8 @@ function describe(
     case 'host_not_found':
       return `${where}: host not found: ${hostOf(server)} does not resolve (${reason}). Check the host name in --url (NETFORM_URL)`;
     case 'tls':
+      if (PLAIN_HTTP.test(reason))
+        return `${where}: the server speaks plain HTTP: use http:// in --url (NETFORM_URL) (${reason}: the answer to the TLS handshake was not TLS)`;
       return `${where}: TLS failure talking to ${server} (${reason}). If the server uses a private or self-signed certificate, pass --ca-file CA.pem; --insecure skips verification`;
     case 'timeout':
       return `${where}: no answer from ${server} within ${details.timeoutMs !== undefined ? seconds(details.timeoutMs) : 'the timeout'}. The server or a proxy in front of it is not answering; --timeout SECONDS waits longer`;
@@ -121,10 +123,13 @@ function describe(
     messages.map((m) => (field === 'base' || m.startsWith(`${field} `) ? m : `${field} ${m}`)),
   );
   if (status === 401)
-    return `${where}: 401 the server refused the token (${fields.join('; ') || reason}); check --token / NETFORM_TOKEN`;
+    return `${where}: 401 the token is unknown, revoked or expired (or its owner is no longer an admin) (${fields.join('; ') || reason}); check --token / NETFORM_TOKEN`;
   const detail = fields.length > 0 ? fields.join('; ') : reason;
   return `${where}: ${status}${detail ? ` ${detail}` : ''}`;
 }
+
+/** OpenSSL's words for a TLS handshake answered by a plain-HTTP server. */
+const PLAIN_HTTP = /^EPROTO$|wrong version number|packet length too long|http request/i;
 
 function hostOf(url: string): string {
   try {

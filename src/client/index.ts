@@ -6,7 +6,7 @@ import { ApiError } from './errors.js';
 
 export { ApiClient, type ApiClientOptions } from './client.js';
 export { ApiError } from './errors.js';
-export { retryLine } from './retry.js';
+export { retryAnnouncer, retryLine } from './retry.js';
 export type { ResourceName } from './resources.js';
 
 export interface FetchOptions {

@@ -70,6 +70,22 @@ export function retryLine(event: RetryEvent): string {
   return `retrying ${event.method} ${event.path} in ${wait} (${event.retry}/${event.retries}): ${whyShort(event.error)}`;
 }
 
+/**
+ * What `onRetry` hands each retry to: every retry's line, but a refused connection's once per
+ * client (nothing listening is one fact, however many calls and retries meet it); the error that
+ * ends the calls follows.
+ */
+export function retryAnnouncer(write: (line: string) => void): (event: RetryEvent) => void {
+  let refusedSaid = false;
+  return (event) => {
+    if (event.error.problem === 'refused') {
+      if (refusedSaid) return;
+      refusedSaid = true;
+    }
+    write(retryLine(event));
+  };
+}
+
 function whyShort(error: ApiError): string {
   if (error.problem) return problemPhrase(error.problem, error.reason);
   return `${error.status}${error.reason ? ` ${error.reason}` : ''}`;

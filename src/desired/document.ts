@@ -44,6 +44,8 @@ import {
 
 export interface DocumentDeclarations {
   file: string;
+  /** The document's `version` (1 or 2), and where it is written. */
+  version: { value: 1 | 2; source: SourceLocation };
   /** Present when the document has a usable `settings` mapping; `raw` is compared across files. */
   settings?: { value: DesiredSettings; raw: unknown; source: SourceLocation };
   /** Present when the document has a usable `configuration` mapping; `raw` is compared across files. */
@@ -238,6 +240,11 @@ class DocumentReader {
 
   private location(text: string, offset: number): SourceLocation {
     return this.locator.location(text, offset);
+  }
+
+  /** Where the document's `version` is written. */
+  versionAt(offset: number): SourceLocation {
+    return this.locator.location('version', offset);
   }
 
   /**
@@ -521,8 +528,10 @@ class DocumentReader {
 export function readDocument(parsed: ParsedDocument, schema: SchemaResult, env: Environment): DocumentDeclarations {
   const reader = new DocumentReader(parsed, schema, env);
   const root: Place = { text: '', offset: parsed.offsets.root, value: isMapping(parsed.value) ? parsed.value : {} };
+  const version = (root.value as Mapping).version === 2 ? 2 : 1;
   const declarations: DocumentDeclarations = {
     file: parsed.file,
+    version: { value: version, source: reader.versionAt(childOffset(parsed, root.value, root.offset, 'version')) },
     users: [],
     rules: [],
     absentUsers: [],

@@ -172,7 +172,7 @@ async function loadYamlTexts(files: { path: string; text: string }[], options: L
     const file = names[i]!;
     await parseYamlInto(text, file, documents, diagnostics);
   }
-  return readDocuments(documents, names, options.env ?? process.env, diagnostics);
+  return readDocuments(documents, names, options.env ?? process.env, diagnostics, { unparsed: true });
 }
 
 /** REF's desired state at the `-f` path, loaded (or why there is none). */

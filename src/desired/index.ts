@@ -111,7 +111,7 @@ async function loadYamlFiles(paths: string[], within: Containment | null, option
     }
     await parseYamlInto(text, file, documents, diagnostics);
   }
-  return readDocuments(documents, files, options.env ?? process.env, diagnostics);
+  return readDocuments(documents, files, options.env ?? process.env, diagnostics, { unparsed: true });
 }
 
 /**

@@ -22,9 +22,13 @@ export function mergeDeclarations(
     absent: { users: [], devices: [] },
     sources,
   };
+  const versionFrom = documents[0]?.version;
+  if (versionFrom) state.version = versionFrom.value;
   let settingsFrom: DocumentDeclarations['settings'];
   let configurationFrom: DocumentDeclarations['configuration'];
   for (const document of documents) {
+    if (versionFrom && document.version.value !== versionFrom.value)
+      diagnostics.push(mixedVersions(versionFrom, document.version));
     if (document.settings) {
       if (!settingsFrom) {
         settingsFrom = document.settings;
@@ -63,6 +67,20 @@ export function mergeDeclarations(
     }
   }
   return { state, diagnostics };
+}
+
+/** Two files of one repository with different format versions: which meaning holds would be a guess. */
+function mixedVersions(first: DocumentDeclarations['version'], here: DocumentDeclarations['version']): Diagnostic {
+  const at = (v: DocumentDeclarations['version']) => `${v.source.file}:${v.source.line}:${v.source.column}`;
+  return {
+    file: here.source.file,
+    line: here.source.line,
+    column: here.source.column,
+    path: 'version',
+    message:
+      `version ${here.value} here, but version ${first.value} at ${at(first)}: every file of a repository has the same version ` +
+      '(version 2 once its left-out fields have been reviewed: docs/managed-fields.md)',
+  };
 }
 
 /** The same repository-wide block declared differently in a second place. */

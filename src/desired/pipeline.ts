@@ -12,6 +12,10 @@ import { checkSchema } from './schema.js';
 import type { Environment } from './secrets.js';
 import type { Diagnostic, LoadResult } from './types.js';
 
+/** The line saying that the checks across files were not made (a file could not be parsed). */
+export const SKIPPED_ACROSS_FILES =
+  'checks across files (duplicates, scope, absent, renames, users named by tests) were skipped because a file could not be read or parsed: fix it first';
+
 /** What reading one parsed document gave: its problems, and its declarations unless its shape is wrong. */
 export interface DocumentRead {
   diagnostics: Diagnostic[];
@@ -48,6 +52,7 @@ export function readDocuments(
   files: string[],
   env: Environment,
   diagnostics: Diagnostic[] = [],
+  options: FinishOptions = {},
 ): LoadResult {
   const reads: DocumentRead[] = [];
   for (let i = 0; i < documents.length; i++) {
@@ -56,14 +61,29 @@ export function readDocuments(
     documents[i] = undefined as unknown as ParsedDocument;
     reads.push(readOneDocument(document, env));
   }
-  return finishReading(reads, files, diagnostics);
+  return finishReading(reads, files, diagnostics, options);
+}
+
+export interface FinishOptions {
+  /**
+   * The front end's `diagnostics` say that files could not be parsed (YAML syntax, unreadable
+   * files): they come first, and the checks across files are skipped, since what the missing
+   * files declare would make them blame the wrong place.
+   */
+  unparsed?: boolean;
 }
 
 /**
  * The documents' reads, in reading order, merged and checked as one state.
  */
-export function finishReading(reads: DocumentRead[], files: string[], diagnostics: Diagnostic[]): LoadResult {
-  const all = [...diagnostics];
+export function finishReading(
+  reads: DocumentRead[],
+  files: string[],
+  diagnostics: Diagnostic[],
+  options: FinishOptions = {},
+): LoadResult {
+  const unparsed = options.unparsed === true && diagnostics.length > 0;
+  const all = unparsed ? [] : [...diagnostics];
   const warnings: Diagnostic[] = [];
   const declarations: DocumentDeclarations[] = [];
   for (const read of reads) {
@@ -73,8 +93,18 @@ export function finishReading(reads: DocumentRead[], files: string[], diagnostic
   }
   const merged = mergeDeclarations(declarations, files);
   for (const item of merged.diagnostics) all.push(item);
-  for (const item of checkDesiredState(merged.state)) all.push(item);
+  for (const item of checkDesiredState(merged.state, { acrossFiles: !unparsed })) all.push(item);
   const sortedWarnings = warnings.length > 0 ? { warnings: sortDiagnostics(warnings, files) } : {};
+  if (unparsed) {
+    // One mistake, one error, first: the files that could not be parsed, then the rest, then why
+    // some checks were not made.
+    const ordered = [
+      ...sortDiagnostics(diagnostics, files),
+      ...sortDiagnostics(all, files),
+      ...(declarations.length > 0 ? [{ message: SKIPPED_ACROSS_FILES }] : []),
+    ];
+    return { ok: false, diagnostics: ordered, ...sortedWarnings };
+  }
   if (all.length > 0) return { ok: false, diagnostics: sortDiagnostics(all, files), ...sortedWarnings };
   return { ok: true, state: merged.state, ...sortedWarnings };
 }

@@ -17,7 +17,9 @@ import { formatPath, locateKey, locateValue, type DocPath, type ParsedDocument }
 const require = createRequire(import.meta.url);
 
 export const DESIRED_STATE_SCHEMA = schemaDocument;
-export const SUPPORTED_VERSION = 1;
+/** The desired-state format version this netform writes (it reads 1 and 2: the schema's `version` enum). */
+export const LATEST_VERSION = 2;
+const READS = `this netform reads version 1 or 2`;
 
 /** Keywords whose errors the model reports instead (see the module comment). */
 const VALUE_KEYWORDS = new Set([
@@ -183,7 +185,7 @@ function translate(
         return {
           path,
           kind: 'faulty',
-          message: 'the file must hold a mapping (key: value pairs) that starts with `version: 1`',
+          message: `the file must hold a mapping (key: value pairs) that starts with \`version: ${LATEST_VERSION}\``,
         };
       }
       if (isSecret && typeof error.data === 'string') return { path, kind: 'faulty', message: LITERAL_SECRET_MESSAGE };
@@ -191,7 +193,9 @@ function translate(
     case 'required': {
       const missing = String(error.params.missingProperty);
       const hint =
-        path.length === 0 && missing === 'version' ? ` (this netform reads \`version: ${SUPPORTED_VERSION}\`)` : '';
+        path.length === 0 && missing === 'version'
+          ? ` (${READS}; \`export\` writes \`version: ${LATEST_VERSION}\`)`
+          : '';
       return { path, kind: 'incomplete', message: `\`${missing}\` is required${hint}` };
     }
     case 'additionalProperties': {
@@ -204,11 +208,14 @@ function translate(
         return {
           path,
           kind: 'faulty',
-          message: `unsupported version ${shortValue(error.data)}; this netform reads version ${SUPPORTED_VERSION}`,
+          message: `unsupported version ${shortValue(error.data)}; ${READS}`,
         };
       }
       return { path, kind: 'faulty', message: `must be ${shortValue(error.params.allowedValue)}` };
     case 'enum':
+      if (path.length === 1 && path[0] === 'version') {
+        return { path, kind: 'faulty', message: `unsupported version ${shortValue(error.data)}; ${READS}` };
+      }
       return {
         path,
         kind: 'faulty',

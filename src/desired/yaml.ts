@@ -297,7 +297,7 @@ export async function parseYamlFile(
 
 /**
  * Parses one YAML file of a desired state into `documents`, its problems into `diagnostics`; an
- * empty file is a problem of its own (a desired-state file starts with `version: 1`).
+ * empty file is a problem of its own (a desired-state file starts with `version: 2`).
  */
 export async function parseYamlInto(
   text: string,
@@ -312,7 +312,7 @@ export async function parseYamlInto(
       file,
       line: 1,
       column: 1,
-      message: 'the file is empty; a desired-state file starts with `version: 1`',
+      message: 'the file is empty; a desired-state file starts with `version: 2`',
     });
   for (const item of parsed.documents) documents.push(item);
 }

@@ -140,6 +140,12 @@ export interface DesiredTest {
 }
 
 export interface DesiredState {
+  /**
+   * The files' format version. 2: fields left out are managed at their defaults, as written. 1
+   * (or left out, as front ends without versions give): the same, but such changes are marked
+   * "now managed" for review (src/plan/defaults.ts).
+   */
+  version?: 1 | 2;
   settings: DesiredSettings;
   /** Left out: the server's configuration is not managed (and never read). */
   configuration?: DesiredConfiguration;

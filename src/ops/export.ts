@@ -38,11 +38,14 @@ export async function exportServer(request: ExportRequest): Promise<ExportResult
   const session = await connect.open();
   try {
     // The lists are grouped as each arrives, while the others are still on their way.
-    const { client } = session;
+    const { client, ownUserId } = session;
+    // netform's own embedded admin is in no scope: not exported either.
+    const notOwn = <T extends { id: string; user_id?: string | null }>(items: T[]) =>
+      ownUserId === undefined ? items : items.filter((item) => item.id !== ownUserId && item.user_id !== ownUserId);
     const lists = {
-      users: client.list('users'),
-      devices: client.list('devices'),
-      rules: client.list('rules'),
+      users: client.list('users').then(notOwn),
+      devices: client.list('devices').then(notOwn),
+      rules: client.list('rules').then(notOwn),
       configuration: fetchConfiguration(client, 'optional'),
     };
     return await exportLiveState(lists, { ...options, server: session.url });

@@ -28,6 +28,12 @@ export interface Session {
   tokenUser: string | null;
   /** The bound on one request (and on one call with its retries). */
   timeoutMs: number;
+  /**
+   * The id of netform's own admin on an embedded server (the owner of the token it issued): outside
+   * every scope, so left out of the live state every command reads. Unset for any other server,
+   * where a user of the same email is an ordinary user.
+   */
+  ownUserId?: string;
   close(): Promise<void>;
 }
 
@@ -125,15 +131,26 @@ async function openEmbedded(
   const running = await server.startServer({ dbPath, host: '127.0.0.1', port: 0, logger: false });
   try {
     let client = new ApiClient({ ...tuning, url: running.url, token });
+    let own;
     try {
-      await client.find('users', EMBEDDED_ADMIN_EMAIL);
+      own = await client.find('users', EMBEDDED_ADMIN_EMAIL);
     } catch (error) {
       // The kept token expired or was revoked: issue a new one (tokens last at most 90 days).
       if (!(error instanceof ApiError && error.isUnauthorized)) throw error;
       client = new ApiClient({ ...tuning, url: running.url, token: await issue() });
+      own = await client.find('users', EMBEDDED_ADMIN_EMAIL);
     }
     const url = `embedded:${dbPath}`;
-    return { client, url, tokenUser: EMBEDDED_ADMIN_EMAIL, timeoutMs, close: () => running.close() };
+    // netform's own admin is left out of the live state (below), so no token-owner guard is needed for it.
+    const ownUserId = own ? { ownUserId: own.id } : {};
+    return {
+      client,
+      url,
+      tokenUser: own ? null : EMBEDDED_ADMIN_EMAIL,
+      timeoutMs,
+      ...ownUserId,
+      close: () => running.close(),
+    };
   } catch (error) {
     await running.close();
     throw error;
@@ -145,11 +162,23 @@ async function openEmbedded(
  * `configuration` is true); a refusal by the server is an expected failure.
  */
 export async function readLiveState(session: Session, options: { configuration?: boolean } = {}): Promise<LiveState> {
+  let live: LiveState;
   try {
-    return await fetchLiveState(session.client, { configuration: options.configuration ? 'required' : false });
+    live = await fetchLiveState(session.client, { configuration: options.configuration ? 'required' : false });
   } catch (error) {
     throw serverRefused(error);
   }
+  return session.ownUserId === undefined ? live : withoutUser(live, session.ownUserId);
+}
+
+/** The live state without one user, its devices and its rules: netform's own embedded admin is in no scope. */
+function withoutUser(live: LiveState, id: string): LiveState {
+  return {
+    ...live,
+    users: live.users.filter((user) => user.id !== id),
+    devices: live.devices.filter((device) => device.user_id !== id),
+    rules: live.rules.filter((rule) => rule.user_id !== id),
+  };
 }
 
 /** A refusal by the server (an ApiError) as an expected failure; anything else as it is. */
@@ -157,5 +186,5 @@ export function serverRefused(error: unknown): unknown {
   return error instanceof ApiError ? new OpError('server', `cannot read the server's state: ${error.message}`) : error;
 }
 
-/** One line for people per retry of a call (`retrying GET /v0/users in 2 s (1/4): …`). */
-export { retryLine } from '../client/index.js';
+/** One line for people per retry of a call (`retrying GET /v0/users in 2 s (1/4): …`), a refused connection's once. */
+export { retryAnnouncer } from '../client/index.js';

@@ -86,6 +86,7 @@ function planUser(
     ctx.held.kept.push({
       reason: 'ignored',
       id,
+      field: 'role',
       text: `${label}: role is ${live.role} on the server, not managed (ignore_changes)`,
     });
   }
@@ -112,6 +113,7 @@ function planUser(
     body,
     ...(secrets.length ? { secrets } : {}),
     ...noteOf(
+      ctx,
       renamedFrom !== undefined ? `renamed from ${renamedFrom} (renamed_from): its devices and rules stay` : undefined,
       nowManaged,
     ),
@@ -119,8 +121,13 @@ function planUser(
 }
 
 /** A change's note and `now_managed` members: the now-managed note first (src/plan/defaults.ts). */
-function noteOf(note: string | undefined, nowManaged: string[]): { note?: string; now_managed?: string[] } {
-  if (nowManaged.length === 0) return note === undefined ? {} : { note };
+function noteOf(
+  ctx: PlanContext,
+  note: string | undefined,
+  nowManaged: string[],
+): { note?: string; now_managed?: string[] } {
+  // Version 2 files mean their defaults as written: nothing there is "now managed".
+  if (nowManaged.length === 0 || ctx.desired.version === 2) return note === undefined ? {} : { note };
   const managed = nowManagedNote(nowManaged);
   return { note: note === undefined ? managed : `${managed}; ${note}`, now_managed: nowManaged };
 }
@@ -214,6 +221,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
       ...(device.preshared_key ? { secrets: [planSecret('preshared_key', device.preshared_key)] } : {}),
       ...(keepFromLive.length ? { keepFromLive } : {}),
       ...noteOf(
+        ctx,
         `${renamed ? `renamed from ${live.name}; ` : ''}${replaceNote(fields.map((f) => f.field))}`,
         nowManaged,
       ),
@@ -230,6 +238,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     phase: PHASE.members,
     body,
     ...noteOf(
+      ctx,
       renamed
         ? renameNote(
             live.name,
@@ -273,6 +282,7 @@ function noteIgnoredDifferences(
     ctx.held.kept.push({
       reason: 'ignored',
       id: `device:${key}`,
+      field,
       text: `device ${key}: ${field} is ${JSON.stringify(live[field])} on the server, not managed (ignore_changes)`,
     });
   }

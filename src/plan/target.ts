@@ -82,18 +82,32 @@ export function parseRuleKey(text: string): string | { problem: string } {
 }
 
 /**
- * The known key nearest to `wanted` (fewest edits, and closer than half its length), for a hint:
- * `did you mean rule:*|accept|10.0.0.0/8|tcp:22 - 22?`. Undefined when none is near.
+ * The known key nearest to `wanted`, for a hint: `did you mean rule:*|accept|10.0.0.0/8|tcp:22 - 22?`.
+ * First one that is the same by letters and digits, a `+tag` of an email ignored
+ * (`user:oneil@corp.example` -> `user:o'neil+vpn@corp.example`); else the fewest edits, closer than
+ * half its length. Undefined when none is near.
  */
 export function nearestKey(wanted: string, known: Iterable<string>): string | undefined {
+  const keys = [...known];
+  const skeleton = keySkeleton(wanted);
+  const same = keys.find((key) => keySkeleton(key) === skeleton);
+  if (same !== undefined) return same;
   let best: string | undefined;
   let bestDistance = Math.max(3, Math.floor(wanted.length / 2)) + 1;
-  for (const key of known) {
+  for (const key of keys) {
     if (Math.abs(key.length - wanted.length) >= bestDistance) continue;
     const d = editDistance(wanted, key, bestDistance);
     if (d < bestDistance) [best, bestDistance] = [key, d];
   }
   return best;
+}
+
+/** A key by its letters and digits only, lower case, with an email's `+tag` left out. */
+function keySkeleton(key: string): string {
+  return key
+    .toLowerCase()
+    .replace(/\+[^@/|]*@/g, '@')
+    .replace(/[^\p{L}\p{N}]/gu, '');
 }
 
 /** Levenshtein distance, stopping at `limit` (returns `limit` when at least that). */

@@ -263,6 +263,8 @@ export interface OutcomeItem {
   id?: string;
   /** In words, for people. */
   text: string;
+  /** `ignored`: the field that differs (`role`, `use_default_mtu`). */
+  field?: string;
 }
 
 /**

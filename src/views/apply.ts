@@ -57,7 +57,9 @@ export function nowManagedLine(count: number): string {
   return (
     `${count} change${count === 1 ? '' : 's'} exist${count === 1 ? 's' : ''} only because the files leave a field out, which now means its default ` +
     '(marked "now managed", listed first): write the field in the files (its value, or the default), name it in ignore_changes, ' +
-    'or pass --allow-now-managed to make these changes'
+    'or pass --allow-now-managed to make these changes. ' +
+    'This guard is for repositories written before managed defaults (version: 1): once the left-out fields are reviewed, ' +
+    'write `version: 2` in every file and it no longer applies'
   );
 }
 

@@ -29,8 +29,15 @@ function describe(items: readonly OutcomeItem[], pending = false): string {
     parts.push(`${plural(undeclared, 'object is', 'objects are')} on the server but in no file (see Undeclared)`);
   else if (undeclared) parts.push(plural(undeclared, 'undeclared object kept', 'undeclared objects kept'));
   if (n('protected')) parts.push(`${plural(n('protected'), 'user', 'users')} kept (protected)`);
-  if (n('ignored'))
-    parts.push(`${plural(n('ignored'), 'field differs', 'fields differ')} under ignore_changes (not managed)`);
+  if (n('ignored')) {
+    // Named: which field of which object, so that the line alone says what to look at.
+    const named = items
+      .filter((i) => i.reason === 'ignored')
+      .map((i) => [i.id, i.field].filter((part) => part !== undefined).join(' '))
+      .filter((name) => name !== '');
+    const which = named.length > 0 ? ` (${named.join(', ')})` : '';
+    parts.push(`${plural(n('ignored'), 'field differs', 'fields differ')} under ignore_changes, not managed${which}`);
+  }
   if (n('not_checked')) parts.push(`${plural(n('not_checked'), 'field', 'fields')} not checked`);
   return parts.join('; ');
 }

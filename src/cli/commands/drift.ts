@@ -16,13 +16,14 @@ import { checkSchedule, type ScheduleOptions } from '../flags/schedule.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf, type CliIo } from '../io.js';
 import { fullPlanAt, Timings, useColor } from '../output.js';
-import { watchStopRequests } from '../signals.js';
+import { EXIT_WITH_PARENT, followsParent, watchStopRequests } from '../signals.js';
 
 /** How long a scheduled drift may take to stop once asked (the run in progress is cancelled first). */
 const STOP_BOUND_MS = 10_000;
 
 interface DriftOptions extends ConnectionOptions, ScheduleOptions {
   file: string;
+  exitWithParent?: boolean;
   format: PlanFormat;
   color?: boolean;
 }
@@ -51,7 +52,8 @@ export function registerDrift(program: Command, cli: CliContext): void {
       '--webhook <url>',
       'with --every: POST a report whenever the status or the set of differences changes (recovery included); at most 5 s per run',
     )
-    .option('--webhook-always', 'with --webhook: also POST every drifted run');
+    .option('--webhook-always', 'with --webhook: also POST every drifted run')
+    .option('--exit-with-parent', EXIT_WITH_PARENT);
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (opts: DriftOptions) =>
@@ -127,14 +129,18 @@ async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<ExitCode>
     log(`drift: cannot write reports to stdout (${error.code ?? error.message}): stopping`);
     stopWithin('stdout closed');
   });
-  const watch = watchStopRequests(io, (reason, first) => {
-    if (!first) {
-      log(`drift: ${reason} again: stopping now, without waiting for the run in progress`);
-      io.exit(ExitCode.error);
-    }
-    log(`drift: ${reason}: stopping${schedule.running ? ' (the run in progress is cancelled)' : ''}`);
-    stopWithin(reason);
-  });
+  const watch = watchStopRequests(
+    io,
+    (reason, first) => {
+      if (!first) {
+        log(`drift: ${reason} again: stopping now, without waiting for the run in progress`);
+        io.exit(ExitCode.error);
+      }
+      log(`drift: ${reason}: stopping${schedule.running ? ' (the run in progress is cancelled)' : ''}`);
+      stopWithin(reason);
+    },
+    { parent: followsParent(opts.exitWithParent, io.env) },
+  );
   const next = schedule.nextRun ? `; next run at ${schedule.nextRun.toISOString()}` : '';
   log(`drift: checking ${opts.file} against ${schedule.server} on "${every}"${next}`);
   await schedule.stopped;

@@ -37,7 +37,7 @@ export function registerExport(program: Command, cli: CliContext): void {
     )
     .option(
       '--explicit-defaults',
-      'also write `role: unprivileged` and `use_default_<x>: true` (the same meaning: fields left out are managed at these defaults anyway)',
+      'also write `role: unprivileged` and `use_default_<x>: true`; both exports write `version: 2`, where fields left out are managed at these defaults too, so the files mean the same',
     )
     .option(
       '--schema <ref>',

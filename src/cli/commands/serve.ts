@@ -8,7 +8,7 @@ import { parseTrustProxy } from '../flags/proxy.js';
 import { addServeOptions, authFailureLimit, envFlag, type ServeOptions } from '../flags/serve.js';
 import { tlsOptions } from '../flags/tls.js';
 import type { CliIo } from '../io.js';
-import { watchStopRequests, type StopReason } from '../signals.js';
+import { EXIT_WITH_PARENT, followsParent, watchStopRequests, type StopReason } from '../signals.js';
 
 export function registerServe(program: Command, cli: CliContext): void {
   const cmd = program
@@ -17,6 +17,7 @@ export function registerServe(program: Command, cli: CliContext): void {
       'Run the bundled /v0 server on a SQLite database file or a PostgreSQL database (created or migrated on start).',
     );
   addServeOptions(cmd)
+    .option('--exit-with-parent', EXIT_WITH_PARENT)
     .addHelpText(
       'after',
       '\nPrints "listening on http(s)://HOST:PORT" first on stdout (then "metrics on URL" with --metrics-port). ' +
@@ -31,14 +32,18 @@ async function serve(options: ServeOptions, io: CliIo): Promise<ExitCode> {
   // Listen for signals before anything else: one that arrives right after the listening
   // line (or during startup) must still stop the server cleanly.
   const stopSignal = new Promise<StopReason>((resolve) => {
-    watchStopRequests(io, (reason, first) => {
-      // A second signal while stopping: stop now.
-      if (!first) {
-        io.err.write(`${reason} again: exiting without waiting\n`);
-        io.exit(1);
-      }
-      resolve(reason);
-    });
+    watchStopRequests(
+      io,
+      (reason, first) => {
+        // A second signal while stopping: stop now.
+        if (!first) {
+          io.err.write(`${reason} again: exiting without waiting\n`);
+          io.exit(1);
+        }
+        resolve(reason);
+      },
+      { parent: followsParent(options.exitWithParent, io.env) },
+    );
   });
   // commander hands an environment value over unparsed.
   const port = typeof options.port === 'string' ? parsePortFromEnv(options.port) : options.port;

@@ -4,7 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { inertText } from '../../views/escape.js';
-import { DEFAULT_EMBEDDED_DB, retryLine, type ClientTuning } from '../../ops/session.js';
+import { DEFAULT_EMBEDDED_DB, retryAnnouncer, type ClientTuning } from '../../ops/session.js';
 import type { CliIo } from '../io.js';
 import { parseRetries, wholeNumberFromEnv } from './numbers.js';
 
@@ -67,7 +67,7 @@ export function clientTuning(opts: ConnectionOptions, timeoutMs: number, io: Cli
     timeoutMs,
     retries,
     ...(retryBaseMs !== undefined ? { retryBaseMs } : {}),
-    onRetry: (event) => io.err.write(`${inertText(retryLine(event))}\n`), // quotes the server: inert
+    onRetry: retryAnnouncer((line) => io.err.write(`${inertText(line)}\n`)), // quotes the server: inert
     ...(verbose
       ? {
           onRequest: (e) =>

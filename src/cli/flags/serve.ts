@@ -18,6 +18,7 @@ const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trac
 
 export interface ServeOptions {
   db: string;
+  exitWithParent?: boolean;
   host: string;
   port: number;
   logLevel: LogLevel;

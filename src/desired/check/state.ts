@@ -35,11 +35,12 @@ import { checkRenames } from './renames.js';
 import { checkAbsent, checkScope } from './scope.js';
 
 /** The domain checks of a whole DesiredState. Diagnostics come in declaration order. */
-export function checkDesiredState(state: DesiredState): Diagnostic[] {
+export function checkDesiredState(state: DesiredState, options: { acrossFiles?: boolean } = {}): Diagnostic[] {
   const into: Diagnostic[] = [];
   checkSettings(state, into);
   checkConfiguration(state, into);
-  for (const item of checkAccessTests(state)) into.push(item);
+  const acrossFiles = options.acrossFiles ?? true;
+  if (acrossFiles) for (const item of checkAccessTests(state)) into.push(item);
 
   const users: UserEntry[] = state.users.map((user, i) => {
     const email = checkEmail(user.email);
@@ -82,6 +83,8 @@ export function checkDesiredState(state: DesiredState): Diagnostic[] {
   for (const entry of users) checkUser(entry, into);
   for (const entry of devices) checkDevice(entry, into);
   for (const entry of rules) checkRule(entry, into);
+  // What follows compares declarations with each other, or with what other files declare.
+  if (!acrossFiles) return into;
 
   reportDuplicates(
     users,

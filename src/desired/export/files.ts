@@ -8,6 +8,7 @@ import { userKey } from '../../model/keys.js';
 import type { Grouping } from './grouping.js';
 import { configurationToYaml, ruleToYaml, userToYaml, type Mapping, type Plain } from './mapping.js';
 import type { ExportedFile, ExportOptions, ExportResult } from './types.js';
+import { LATEST_VERSION } from '../schema.js';
 import { renderExportDocument } from './yaml.js';
 
 export const SINGLE_FILE_NAME = 'netform.yaml';
@@ -28,7 +29,7 @@ export function render(grouping: Grouping, liveConfiguration: ApiConfiguration |
   const configuration = liveConfiguration ? configurationToYaml(liveConfiguration, mapping) : undefined;
   if (!options.split) {
     const body: Plain = {
-      version: 1,
+      version: LATEST_VERSION,
       ...settings,
       ...(configuration ? { configuration } : {}),
       users: entries.map((e) => userToYaml(e, mapping)),
@@ -43,18 +44,18 @@ export function render(grouping: Grouping, liveConfiguration: ApiConfiguration |
     const name = uniqueName(userFileName(entry.user.email), taken);
     files.push({
       name,
-      content: renderExportDocument(header, { version: 1, users: [userToYaml(entry, mapping)] }),
+      content: renderExportDocument(header, { version: LATEST_VERSION, users: [userToYaml(entry, mapping)] }),
     });
   }
   // The settings go once, with the global rules (settings of several files are merged).
   files.push({
     name: GLOBAL_RULES_FILE_NAME,
-    content: renderExportDocument(header, { version: 1, ...settings, rules: globalRules.map(ruleToYaml) }),
+    content: renderExportDocument(header, { version: LATEST_VERSION, ...settings, rules: globalRules.map(ruleToYaml) }),
   });
   if (configuration) {
     files.push({
       name: CONFIGURATION_FILE_NAME,
-      content: renderExportDocument(header, { version: 1, configuration }),
+      content: renderExportDocument(header, { version: LATEST_VERSION, configuration }),
     });
   }
   return { files, counts, leftOut };

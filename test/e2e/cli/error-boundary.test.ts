@@ -216,7 +216,10 @@ describe('drift --every survives a bad desired state', () => {
       `;
       const parent = spawn(process.execPath, ['-e', parentScript], {
         env: {
-          ...process.env,
+          ...withoutNpmMarks(),
+          // As npx marks the processes it starts.
+          npm_command: 'exec',
+          npm_lifecycle_event: 'npx',
           NETFORM_CLI: builtCli(),
           ARGS: JSON.stringify(args),
           NETFORM_URL: server.url,
@@ -247,4 +250,41 @@ describe('drift --every survives a bad desired state', () => {
       );
     });
   }
+
+  it('serve started in the background by a shell that exits keeps serving (nohup, start scripts)', async () => {
+    const db = join(dir, 'background.db');
+    const script = `"${process.execPath}" "${builtCli()}" serve --port 0 --db "${db}" --log-level silent & echo "pid:$!"`;
+    const shell = spawn('sh', ['-c', script], { env: withoutNpmMarks(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const shellExited = new Promise<void>((resolve) => shell.once('exit', () => resolve()));
+    const url = await new Promise<string>((resolve) => {
+      shell.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        output += chunk;
+        const listening = /listening on (http:\/\/\S+)/.exec(output);
+        if (listening && /pid:\d+/.test(output)) resolve(listening[1]!);
+      });
+    });
+    const pid = Number(/pid:(\d+)/.exec(output)![1]);
+    try {
+      await shellExited;
+      // The parent is looked at every second: answered throughout 1.5 s after the shell exited,
+      // the server outlived at least one look.
+      const until = Date.now() + 1_500;
+      let answered = 0;
+      while (Date.now() < until) {
+        const health = await fetch(`${url}/healthz`);
+        expect(health.status).toBe(200);
+        answered++;
+      }
+      expect(answered).toBeGreaterThan(0);
+      expect(() => process.kill(pid, 0)).not.toThrow();
+    } finally {
+      process.kill(pid, 'SIGTERM');
+    }
+  });
 });
+
+/** process.env without the marks npm and npx give their children (tests may run under npm or npx). */
+function withoutNpmMarks(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_')));
+}

@@ -77,7 +77,7 @@ describe('netform drift --every, when runs fail', () => {
     await writeFile(tokenFile, `${wrongToken}\n`);
     const refusedAt = drift.reports.length;
     const refused = await drift.waitForReport((r) => r.status === 'failed', { from: refusedAt });
-    expect(refused.error).toMatch(/401 the server refused the token/);
+    expect(refused.error).toMatch(/401 the token is unknown, revoked or expired/);
 
     await writeFile(tokenFile, `${server.token}\n`);
     const renewedAt = drift.reports.length;

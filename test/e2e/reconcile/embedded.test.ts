@@ -72,6 +72,21 @@ describe('--embedded', () => {
     expect(edited.stdout).toContain('default_client_mtu: 1380 -> 1400');
   });
 
+  it("netform's own admin is in no scope: a file without manage plans clean after apply, and is not exported", async () => {
+    const db = 'own/e.db';
+    const desired = ws.write('own/desired.yaml', 'version: 2\nusers:\n  - email: dora@embedded.test\n');
+    const run = (args: string[]) => runCli(args, { cwd: ws.dir, env: NO_SERVER });
+    const applied = await run(['apply', '--embedded', db, '-f', desired, '--yes']);
+    expect(applied.code, describeResult(applied)).toBe(0);
+    const planned = await run(['plan', '--embedded', db, '-f', desired]);
+    expect(planned.code, describeResult(planned)).toBe(0);
+    expect(planned.stdout).not.toContain('netform-admin@embedded.local');
+    const exported = await run(['export', '--embedded', db]);
+    expect(exported.code, describeResult(exported)).toBe(0);
+    expect(exported.stdout).toContain('dora@embedded.test');
+    expect(exported.stdout).not.toContain('netform-admin@embedded.local');
+  });
+
   it('refuses --url together with --embedded', async () => {
     const both = await runCli(['plan', '--embedded', '--url', 'http://127.0.0.1:1', '-f', EXAMPLE], {
       cwd: ws.dir,

@@ -69,7 +69,7 @@ users:
     const refused = await netform(server, ['plan', '-f', file], { NETFORM_TOKEN: bad });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(
-      /error: cannot read the server's state: GET \/v0\/(users|devices|rules): 401 the server refused the token/,
+      /error: cannot read the server's state: GET \/v0\/(users|devices|rules): 401 the token is unknown, revoked or expired/,
     );
     expect(refused.stdout + refused.stderr).not.toContain(bad);
   });

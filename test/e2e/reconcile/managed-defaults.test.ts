@@ -35,7 +35,7 @@ function jsonPlan(stdout: string): {
   return JSON.parse(stdout);
 }
 
-describe('an exported repository: hand tampering is drift, and undoing it is "now managed"', () => {
+describe('an exported repository (version 2): hand tampering is drift, and apply -f --yes undoes it', () => {
   let server: TestServer;
   let ws: Workspace;
   let carolLaptop: string;
@@ -53,6 +53,7 @@ describe('an exported repository: hand tampering is drift, and undoing it is "no
     expect(exported.code, describeResult(exported)).toBe(0);
     const file = ws.write('export.yaml', exported.stdout);
     expect(exported.stdout).not.toMatch(/^\s+(role: unprivileged|use_default_\w+:)/m);
+    expect(exported.stdout).toMatch(/^version: 2$/m);
     const clean = await netform(server, ['plan', '-f', file]);
     expect(clean.stdout, describeResult(clean)).toContain(MATCHES);
     expect(clean.code).toBe(0);
@@ -74,35 +75,27 @@ describe('an exported repository: hand tampering is drift, and undoing it is "no
     expect(plan.outcome.status).toBe('changes');
     const user = plan.changes.find((c) => c.id === 'user:carol@corp.test')!;
     expect(user.fields).toEqual([{ field: 'role', before: 'admin', after: 'unprivileged' }]);
-    expect(user.now_managed).toEqual(['role']);
-    expect(user.note).toContain('now managed: the file leaves role out, which means unprivileged');
+    // Version 2 means the defaults as written: an ordinary change, not "now managed".
+    expect(user.now_managed).toBeUndefined();
+    expect(user.note ?? '').not.toContain('now managed');
     const device = plan.changes.find((c) => c.id === 'device:carol@corp.test/laptop')!;
     expect(device.fields.map((f) => [f.field, f.before, f.after])).toEqual([
       ['use_default_allowed_ips', false, true],
       ['use_default_endpoint', false, true],
     ]);
-    expect(device.now_managed).toEqual(['allowed_ips', 'endpoint']);
-    // Listed first: only now-managed changes in this plan, both there.
-    expect(plan.changes.slice(0, 2).every((c) => c.now_managed?.length)).toBe(true);
+    expect(device.now_managed).toBeUndefined();
 
     const text = await netform(server, ['drift', '-f', file]);
     expect(text.code).toBe(2);
-    expect(text.stdout).toContain('now managed: the file leaves endpoint out');
+    expect(text.stdout).not.toContain('now managed');
     expect(text.stdout).not.toContain(MATCHES);
   });
 
-  it('apply -f refuses the now-managed changes (exit 3, nothing written), and makes them with --allow-now-managed', async () => {
+  it('apply -f --yes reverts the hand promotion and the tunnel (a scheduled remediation needs no flag)', async () => {
     const file = ws.path('export.yaml');
-    const refused = await netform(server, ['apply', '-f', file, '--yes']);
-    expect(refused.code, describeResult(refused)).toBe(3);
-    expect(refused.stderr).toMatch(/2 changes exist only because the files leave a field out/);
-    expect(refused.stderr).toContain('--allow-now-managed');
-    let state = await serverState(server);
-    expect(state.users.find((u) => u.email === 'carol@corp.test').role).toBe('admin');
-
-    const applied = await netform(server, ['apply', '-f', file, '--yes', '--allow-now-managed']);
+    const applied = await netform(server, ['apply', '-f', file, '--yes']);
     expect(applied.code, describeResult(applied)).toBe(0);
-    state = await serverState(server);
+    const state = await serverState(server);
     expect(state.users.find((u) => u.email === 'carol@corp.test').role).toBe('unprivileged');
     const laptop = state.devices.find((d) => d.id === carolLaptop);
     expect(laptop).toMatchObject({ use_default_allowed_ips: true, use_default_endpoint: true });
@@ -206,7 +199,9 @@ users:
     const text = await netform(server, ['plan', '-f', ignoring]);
     expect(text.code).toBe(0);
     expect(text.stdout).not.toContain(MATCHES);
-    expect(text.stdout).toContain('under ignore_changes (not managed)');
+    expect(text.stdout).toContain(
+      'No changes, but not everything matches: 1 field differs under ignore_changes, not managed (device:dana@corp.test/laptop use_default_allowed_ips).',
+    );
   });
 
   it('applies it with --allow-now-managed: removing the field from the file means the default', async () => {
@@ -434,5 +429,55 @@ users:
     expect(plan.stdout + plan.stderr).toContain(
       'if it is erin@target.test renamed, write renamed_from: erin@target.test under it',
     );
+  });
+});
+
+describe('format versions: version 1 keeps the upgrade guard, mixed versions are refused', () => {
+  let server: TestServer;
+  let ws: Workspace;
+  useServerAndWorkspace(
+    (started) => ({ server, ws } = started),
+    async (s) => {
+      await create(s, 'users', { email: 'erin@corp.test', role: 'admin' });
+    },
+  );
+  const users = (version: number) =>
+    `version: ${version}\nsettings: { manage: { users: ["*@corp.test"] } }\nusers:\n  - email: erin@corp.test\n`;
+
+  it('version 1: the hand promotion is "now managed", apply -f --yes refuses it and says how to move to version 2', async () => {
+    const file = ws.write('v1/netform.yaml', users(1));
+    const refused = await netform(server, ['apply', '-f', file, '--yes']);
+    expect(refused.code, describeResult(refused)).toBe(3);
+    expect(refused.stderr).toMatch(/1 change exists only because the files leave a field out/);
+    expect(refused.stderr).toContain('write `version: 2` in every file');
+    expect((await serverState(server)).users.find((u) => u.email === 'erin@corp.test').role).toBe('admin');
+  });
+
+  it('files of one repository with versions 1 and 2: an error naming both files, nothing planned', async () => {
+    ws.write('mixed/a.yaml', users(2));
+    ws.write('mixed/b.yaml', 'version: 1\nrules: []\n');
+    const result = await netform(server, ['plan', '-f', ws.path('mixed')]);
+    expect(result.code, describeResult(result)).toBe(1);
+    expect(result.stderr).toMatch(/b\.yaml:1:\d+: .*version 1 here, but version 2 at \S*a\.yaml:1:\d+/);
+  });
+
+  it('under --url, a server user named like the embedded admin is an ordinary user: reported as undeclared', async () => {
+    await create(server, 'users', { email: 'netform-admin@embedded.local', role: 'admin' });
+    const file = ws.write(
+      'embedded-name/netform.yaml',
+      `version: 2\nusers:\n  - { email: erin@corp.test, role: admin }\n  - { email: ${TEST_ADMIN_EMAIL}, role: admin }\n`,
+    );
+    const drift = await netform(server, ['drift', '-f', file, '--format', 'json']);
+    expect(drift.code, describeResult(drift)).toBe(2);
+    expect(jsonPlan(drift.stdout).outcome.pending).toEqual([
+      expect.objectContaining({ reason: 'undeclared', text: expect.stringContaining('netform-admin@embedded.local') }),
+    ]);
+  });
+
+  it('an unknown version is refused by its number', async () => {
+    const file = ws.write('v3/netform.yaml', 'version: 3\n');
+    const result = await netform(server, ['validate', '-f', file]);
+    expect(result.code, describeResult(result)).toBe(1);
+    expect(result.stderr).toContain('unsupported version 3; this netform reads version 1 or 2');
   });
 });

@@ -167,7 +167,7 @@ describe('ApiClient', () => {
       .catch((e: unknown) => e)) as ApiError;
     expect(unauthorized.status).toBe(401);
     expect(unauthorized.errors).toEqual({ auth: ['invalid_token'] });
-    expect(unauthorized.message).toMatch(/refused the token/);
+    expect(unauthorized.message).toMatch(/the token is unknown, revoked or expired/);
     const missing = (await client(s.url)
       .get('rules', 'x')
       .catch((e: unknown) => e)) as ApiError;

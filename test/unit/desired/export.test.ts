@@ -52,7 +52,7 @@ function single(live: LiveState, options: Partial<Parameters<typeof exportDesire
 }
 
 describe('export mapping', () => {
-  it('writes the schema comment first, version 1, users by email and devices by name', () => {
+  it('writes the schema comment first, version 2, users by email and devices by name', () => {
     const live: LiveState = {
       users: [user('u2', 'zed@example.com'), user('u1', 'Alice@example.com', 'admin'), user('u3', 'bob@example.com')],
       devices: [device('d2', 'u1', 'phone', { public_key: KEY_B }), device('d1', 'u1', 'laptop')],
@@ -61,7 +61,7 @@ describe('export mapping', () => {
     const { text, doc, result } = single(live);
     expect(text.split('\n')[0]).toBe('# yaml-language-server: $schema=schemas/netform.schema.json');
     expect(result.files[0]!.name).toBe(SINGLE_FILE_NAME);
-    expect(doc.version).toBe(1);
+    expect(doc.version).toBe(2);
     expect(doc.users.map((u: { email: string }) => u.email)).toEqual([
       'Alice@example.com',
       'bob@example.com',
@@ -258,7 +258,7 @@ describe('export mapping', () => {
     const docs = result.files.map((f) => parse(f.content));
     for (const f of result.files) expect(f.content.startsWith('# yaml-language-server: $schema=s\n')).toBe(true);
     expect(docs[0]).toEqual({
-      version: 1,
+      version: 2,
       users: [
         {
           email: 'Alice@Example.com',
@@ -268,11 +268,11 @@ describe('export mapping', () => {
       ],
     });
     expect(docs[1]).toEqual({
-      version: 1,
+      version: 2,
       users: [{ email: 'bob@example.com', rules: [{ action: 'accept', destination: '10.1.0.0/16' }] }],
     });
     expect(docs[2]).toEqual({
-      version: 1,
+      version: 2,
       settings: { prune: true },
       rules: [{ action: 'drop', destination: '10.9.0.0/16' }],
     });
@@ -392,7 +392,7 @@ describe('export owns the server: settings.prune', () => {
 
   it('writes settings: { prune: true } and says so in the header', () => {
     const text = exportDesiredState(live, { schemaRef: 's' }).files[0]!.content;
-    expect(parse(text)).toMatchObject({ version: 1, settings: { prune: true } });
+    expect(parse(text)).toMatchObject({ version: 2, settings: { prune: true } });
     expect(text).toContain(
       '# `settings: { prune: true }`: this repository owns the server, so apply deletes what no file declares',
     );

@@ -23,28 +23,28 @@ const EMAIL_SHAPE =
 describe('files that are not a desired state', () => {
   it('refuses an empty file and a file of comments only', async () => {
     expect(await errorsOf(`${F}/empty.yaml`)).toEqual([
-      `${F}/empty.yaml:1:1: the file is empty; a desired-state file starts with \`version: 1\``,
+      `${F}/empty.yaml:1:1: the file is empty; a desired-state file starts with \`version: 2\``,
     ]);
     expect(await errorsOf(`${F}/comment-only.yaml`)).toEqual([
-      `${F}/comment-only.yaml:1:1: the file is empty; a desired-state file starts with \`version: 1\``,
+      `${F}/comment-only.yaml:1:1: the file is empty; a desired-state file starts with \`version: 2\``,
     ]);
   });
 
   it('refuses a document that is not a mapping', async () => {
     expect(await errorsOf(`${F}/not-mapping.yaml`)).toEqual([
-      `${F}/not-mapping.yaml:1:1: the file must hold a mapping (key: value pairs) that starts with \`version: 1\``,
+      `${F}/not-mapping.yaml:1:1: the file must hold a mapping (key: value pairs) that starts with \`version: 2\``,
     ]);
   });
 
   it('refuses an unknown version without reading further', async () => {
-    expect(await errorsOf(`${F}/version-2.yaml`)).toEqual([
-      `${F}/version-2.yaml:1:10: version: unsupported version 2; this netform reads version 1`,
+    expect(await errorsOf(`${F}/version-3.yaml`)).toEqual([
+      `${F}/version-3.yaml:1:10: version: unsupported version 3; this netform reads version 1 or 2`,
     ]);
   });
 
   it('requires the version', async () => {
     expect(await errorsOf(`${F}/no-version.yaml`)).toEqual([
-      `${F}/no-version.yaml:1:1: \`version\` is required (this netform reads \`version: 1\`)`,
+      `${F}/no-version.yaml:1:1: \`version\` is required (this netform reads version 1 or 2; \`export\` writes \`version: 2\`)`,
     ]);
   });
 

@@ -159,7 +159,7 @@ describe('loading', () => {
     });
   });
 
-  it('reports errors of every file and every class in one run, in reading order', async () => {
+  it('reports errors of every file in one run: syntax first, then the others in reading order, cross-file checks skipped', async () => {
     writeFileSync(
       join(dir, 'a.yaml'),
       'version: 1\nusers:\n  - email: a@example.com\n    devices: [{ name: x, public_key: nope }]\n',
@@ -174,11 +174,30 @@ describe('loading', () => {
     if (result.ok) return;
     const file = (name: string) => relative(process.cwd(), join(dir, name));
     expect(result.diagnostics.map((d) => [d.file, d.line, d.column, d.path])).toEqual([
-      [file('a.yaml'), 4, 38, 'users[0].devices[0].public_key'],
       [file('b.yaml'), 3, 1, undefined],
+      [file('a.yaml'), 4, 38, 'users[0].devices[0].public_key'],
       [file('c.yaml'), 2, 50, 'rules[0].colour'],
-      [file('c.yaml'), 3, 18, 'users[0].email'],
+      // c.yaml's A@example.com, also declared in a.yaml, is not reported: b.yaml could not be parsed.
+      [undefined, undefined, undefined, undefined],
     ]);
+    expect(result.diagnostics.at(-1)!.message).toMatch(
+      /^checks across files .* were skipped because a file could not be read or parsed/,
+    );
+  });
+
+  it('one YAML slip: the syntax error first, no "no user is declared" from a test naming a user of that file', async () => {
+    writeFileSync(
+      join(dir, 'global.yaml'),
+      'version: 2\nusers: [{ email: a@example.com }]\ntests:\n  - { name: frank reaches the web, from: frank@example.com, to: "10.0.0.1:443/tcp", expect: drop }\n',
+    );
+    writeFileSync(join(dir, 'security.yaml'), 'version: 2\nusers:\n  - email: frank@example.com\n role: admin\n');
+    const result = await loadDesiredState(dir, { env: {} });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.diagnostics[0]!.file).toBe(relative(process.cwd(), join(dir, 'security.yaml')));
+    expect(result.diagnostics[0]!.message).toMatch(/^YAML syntax: /);
+    expect(result.diagnostics.map((d) => d.message).join('\n')).not.toContain('is declared');
+    expect(result.diagnostics).toHaveLength(2);
   });
 
   it('refuses a document whose aliases expand without bound', async () => {

@@ -72,5 +72,9 @@ describe('normalizeTarget of a rule', () => {
     expect(nearestKey('rule:*|drop|10.0.0.0/8|tcp:3380 - 3380', known)).toBe(known[0]);
     expect(nearestKey('user:alce@example.com', known)).toBe('user:alice@example.com');
     expect(nearestKey('user:zzz@nowhere.test', known)).toBeUndefined();
+    // Letters and digits first, a +tag ignored: o'neil+vpn, though erin is fewer edits away.
+    const people = ['user:erin@corp.example', "user:o'neil+vpn@corp.example"];
+    expect(nearestKey('user:oneil@corp.example', people)).toBe("user:o'neil+vpn@corp.example");
+    expect(nearestKey('user:eri@corp.example', people)).toBe('user:erin@corp.example');
   });
 });

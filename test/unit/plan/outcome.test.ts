@@ -105,7 +105,7 @@ describe('fields left out are managed at their default', () => {
         ['ignored', 'device:carol@example.com/laptop'],
       ]);
       expect(summaryLine(plan)).toBe(
-        'No changes, but not everything matches: 2 fields differ under ignore_changes (not managed).',
+        'No changes, but not everything matches: 2 fields differ under ignore_changes, not managed (user:carol@example.com role, device:carol@example.com/laptop use_default_mtu).',
       );
     }
   });
