@@ -428,6 +428,10 @@ class PostgresQueries implements StoreWriter {
     return (row as AppliedPlanRow | undefined) ?? null;
   }
 
+  async listAppliedPlans(): Promise<AppliedPlanRow[]> {
+    return (await this.#all('SELECT seal, claim, applied_at FROM applied_plans ORDER BY applied_at, seal')) as unknown as AppliedPlanRow[];
+  }
+
   async insertAppliedPlan(row: AppliedPlanRow): Promise<void> {
     await this.#insert('applied_plans', { ...row });
   }

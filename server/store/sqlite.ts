@@ -607,6 +607,10 @@ class SqliteQueries implements StoreWriter {
     return (this.#get('SELECT seal, claim, applied_at FROM applied_plans WHERE seal = ?', seal) as AppliedPlanRow | undefined) ?? null;
   }
 
+  async listAppliedPlans(): Promise<AppliedPlanRow[]> {
+    return this.#all('SELECT seal, claim, applied_at FROM applied_plans ORDER BY applied_at, seal') as unknown as AppliedPlanRow[];
+  }
+
   async insertAppliedPlan(row: AppliedPlanRow): Promise<void> {
     this.#run('INSERT INTO applied_plans (seal, claim, applied_at) VALUES (?, ?, ?)', row.seal, row.claim, row.applied_at);
   }

@@ -130,6 +130,8 @@ export interface StoreReader {
 
   /** The record of the saved plan with this seal, if one was applied here. */
   findAppliedPlan(seal: string): Promise<AppliedPlanRow | null>;
+  /** Every record of an applied saved plan (for `server copy`). */
+  listAppliedPlans(): Promise<AppliedPlanRow[]>;
 
   /** How many users, devices and rules there are (for metrics); optional: without it they are listed and counted. */
   countObjects?(): Promise<{ users: number; devices: number; rules: number }>;
