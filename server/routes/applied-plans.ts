@@ -29,7 +29,8 @@ export function appliedPlanRoutes(app: FastifyInstance, ctx: ServiceContext): vo
   app.post(APPLIED_PLANS_PATH, { schema }, async (request, reply) => {
     const result = await claimAppliedPlan(acting(ctx, request), request.body);
     const { seal, applied_at } = result.row;
-    if (result.status === 'already') return reply.code(409).send({ error: 'already_applied', errors: { applied_at: [applied_at] } });
+    if (result.status === 'already')
+      return reply.code(409).send({ error: 'already_applied', errors: { applied_at: [applied_at] } });
     return reply.code(result.status === 'recorded' ? 201 : 200).send({ data: { seal, applied_at } });
   });
 }

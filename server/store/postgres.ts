@@ -429,7 +429,9 @@ class PostgresQueries implements StoreWriter {
   }
 
   async listAppliedPlans(): Promise<AppliedPlanRow[]> {
-    return (await this.#all('SELECT seal, claim, applied_at FROM applied_plans ORDER BY applied_at, seal')) as unknown as AppliedPlanRow[];
+    return (await this.#all(
+      'SELECT seal, claim, applied_at FROM applied_plans ORDER BY applied_at, seal',
+    )) as unknown as AppliedPlanRow[];
   }
 
   async insertAppliedPlan(row: AppliedPlanRow): Promise<void> {

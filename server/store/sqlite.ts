@@ -604,15 +604,25 @@ class SqliteQueries implements StoreWriter {
   }
 
   async findAppliedPlan(seal: string): Promise<AppliedPlanRow | null> {
-    return (this.#get('SELECT seal, claim, applied_at FROM applied_plans WHERE seal = ?', seal) as AppliedPlanRow | undefined) ?? null;
+    return (
+      (this.#get('SELECT seal, claim, applied_at FROM applied_plans WHERE seal = ?', seal) as
+        AppliedPlanRow | undefined) ?? null
+    );
   }
 
   async listAppliedPlans(): Promise<AppliedPlanRow[]> {
-    return this.#all('SELECT seal, claim, applied_at FROM applied_plans ORDER BY applied_at, seal') as unknown as AppliedPlanRow[];
+    return this.#all(
+      'SELECT seal, claim, applied_at FROM applied_plans ORDER BY applied_at, seal',
+    ) as unknown as AppliedPlanRow[];
   }
 
   async insertAppliedPlan(row: AppliedPlanRow): Promise<void> {
-    this.#run('INSERT INTO applied_plans (seal, claim, applied_at) VALUES (?, ?, ?)', row.seal, row.claim, row.applied_at);
+    this.#run(
+      'INSERT INTO applied_plans (seal, claim, applied_at) VALUES (?, ?, ?)',
+      row.seal,
+      row.claim,
+      row.applied_at,
+    );
   }
 
   async countObjects(): Promise<{ users: number; devices: number; rules: number }> {

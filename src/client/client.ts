@@ -76,9 +76,7 @@ const APPLIED_PLANS_PATH = '/netform/applied-plans';
  * server's date, when it gave one), or no record kept (a plain /v0 server: 404 or 405).
  */
 export type AppliedPlanClaim =
-  | { status: 'recorded' }
-  | { status: 'already'; appliedAt: string | null }
-  | { status: 'unsupported' };
+  { status: 'recorded' } | { status: 'already'; appliedAt: string | null } | { status: 'unsupported' };
 
 /** An answer's `data`; `read` when it is a list whose items ListBody has read already. */
 interface Answer {

@@ -23,7 +23,8 @@ let server: TestServer;
 let ws: Workspace;
 useServerAndWorkspace((started) => ({ server, ws } = started));
 
-const REFUSAL = /error: this saved plan was already applied to (\S+) on (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ), and a saved plan is applied once; plan again \(netform plan -o\), then apply the new plan\. Nothing was changed\n/;
+const REFUSAL =
+  /error: this saved plan was already applied to (\S+) on (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ), and a saved plan is applied once; plan again \(netform plan -o\), then apply the new plan\. Nothing was changed\n/;
 
 function files(domain: string, users: string[], prune = false): string {
   return `version: 1

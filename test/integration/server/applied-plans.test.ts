@@ -52,9 +52,7 @@ describe('POST /netform/applied-plans', () => {
   it('needs the admin token: none or a wrong one gets 401 and records nothing', async () => {
     const seal = aSeal();
     expect((await server.api('POST', PATH, { seal, claim: randomUUID() }, { token: null })).status).toBe(401);
-    expect((await server.api('POST', PATH, { seal, claim: randomUUID() }, { token: 'x'.repeat(43) })).status).toBe(
-      401,
-    );
+    expect((await server.api('POST', PATH, { seal, claim: randomUUID() }, { token: 'x'.repeat(43) })).status).toBe(401);
     expect((await server.api('POST', PATH, { seal, claim: randomUUID() })).status).toBe(201);
   });
 
