@@ -18,6 +18,7 @@ import { loggingOptions, type LogLevel, type LogSettings } from './logging.js';
 import { instrumentStore, type ServerMetrics } from './metrics.js';
 import { openApiRoute, registerOpenApi } from './openapi.js';
 import { healthRoutes, metricsRoute, recordRequests } from './operations.js';
+import { appliedPlanRoutes } from './routes/applied-plans.js';
 import { v0Routes } from './routes/index.js';
 import type { ServiceContext } from './services/context.js';
 import { StoreUnavailableError, type Store, type UserRow } from './store/index.js';
@@ -201,6 +202,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   healthRoutes(app, { store: ctx.store });
   openApiRoute(app);
   v0Routes(app, ctx);
+  appliedPlanRoutes(app, ctx);
   return app;
 }
 

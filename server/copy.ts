@@ -1,6 +1,6 @@
 /**
  * `netform server copy`: moves a server's data (users, devices, rules, API tokens, settings with
- * the defaults and the server key pair) from one store to another, typically a SQLite file to a
+ * the defaults and the server key pair, the seals of the saved plans applied through it) from one store to another, typically a SQLite file to a
  * new PostgreSQL database, in one transaction on the target: all of it lands, or nothing.
  *
  * The target must be empty. Rows it could not hold are left out and named (see screen). The allocator's mark and free list are not copied: the first device
@@ -28,6 +28,8 @@ export interface CopyCounts {
   rules: number;
   tokens: number;
   settings: number;
+  /** Saved plans recorded as applied (refused again on the target as on the source). */
+  appliedPlans: number;
   /**
    * Rows the copy left out, one line each naming them by id and saying why (never the value):
    * what no store can hold (a NUL in a text column) or keep apart (two users whose emails read
@@ -152,12 +154,13 @@ export async function copyServerData(options: { from: string; to: string }): Pro
   let target: Store | undefined;
   try {
     target = await openStore(options.to);
-    const [listedUsers, listedDevices, listedRules, listedTokens, settings] = await Promise.all([
+    const [listedUsers, listedDevices, listedRules, listedTokens, settings, appliedPlans] = await Promise.all([
       source.listUsers(),
       source.listDevices(),
       source.listRules(),
       source.listTokens(),
       source.getSettings(),
+      source.listAppliedPlans(),
     ]);
     const { users, devices, rules, tokens, leftOut } = screen(listedUsers, listedDevices, listedRules, listedTokens);
     await target.transaction(async (tx) => {
@@ -171,6 +174,7 @@ export async function copyServerData(options: { from: string; to: string }): Pro
       for (const rule of rules) await tx.insertRule(rule);
       for (const { email: _email, ...token } of tokens) await tx.insertToken(token);
       for (const [key, value] of Object.entries(settings)) await tx.setSetting(key, value);
+      for (const applied of appliedPlans) await tx.insertAppliedPlan(applied);
     });
     return {
       users: users.length,
@@ -178,6 +182,7 @@ export async function copyServerData(options: { from: string; to: string }): Pro
       rules: rules.length,
       tokens: tokens.length,
       settings: Object.keys(settings).length,
+      appliedPlans: appliedPlans.length,
       leftOut,
     };
   } finally {

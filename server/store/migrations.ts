@@ -116,6 +116,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 3,
+    description: 'seals of the saved plans applied here',
+    sql: `
+      CREATE TABLE applied_plans (
+        seal TEXT PRIMARY KEY,
+        claim TEXT NOT NULL,
+        applied_at TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 export function migrate(db: Database.Database, now: () => string): void {

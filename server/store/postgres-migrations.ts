@@ -122,6 +122,17 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'seals of the saved plans applied here',
+    sql: `
+      CREATE TABLE applied_plans (
+        seal text COLLATE "C" PRIMARY KEY,
+        claim text NOT NULL,
+        applied_at text NOT NULL
+      );
+    `,
+  },
 ];
 
 export async function migratePostgres(

@@ -30,6 +30,7 @@ import {
   ruleDerivedColumns,
 } from './rows.js';
 import type {
+  AppliedPlanRow,
   AllocationHint,
   DevicePatch,
   DeviceRow,
@@ -420,6 +421,21 @@ class PostgresQueries implements StoreWriter {
     for (const row of await this.#all('SELECT key, value FROM settings'))
       settings[row.key as string] = JSON.parse(row.value as string);
     return settings;
+  }
+
+  async findAppliedPlan(seal: string): Promise<AppliedPlanRow | null> {
+    const row = await this.#get('SELECT seal, claim, applied_at FROM applied_plans WHERE seal = $1', [seal]);
+    return (row as AppliedPlanRow | undefined) ?? null;
+  }
+
+  async listAppliedPlans(): Promise<AppliedPlanRow[]> {
+    return (await this.#all(
+      'SELECT seal, claim, applied_at FROM applied_plans ORDER BY applied_at, seal',
+    )) as unknown as AppliedPlanRow[];
+  }
+
+  async insertAppliedPlan(row: AppliedPlanRow): Promise<void> {
+    await this.#insert('applied_plans', { ...row });
   }
 
   async countObjects(): Promise<{ users: number; devices: number; rules: number }> {

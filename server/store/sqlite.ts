@@ -25,6 +25,7 @@ import {
   ruleDerivedColumns,
 } from './rows.js';
 import type {
+  AppliedPlanRow,
   AllocationHint,
   DevicePatch,
   DeviceRow,
@@ -600,6 +601,28 @@ class SqliteQueries implements StoreWriter {
       settings[row.key as string] = deepFreeze(JSON.parse(row.value as string));
     if (this.cacheSettings) this.#settings = { version, values: Object.freeze(settings) as Record<string, unknown> };
     return settings;
+  }
+
+  async findAppliedPlan(seal: string): Promise<AppliedPlanRow | null> {
+    return (
+      (this.#get('SELECT seal, claim, applied_at FROM applied_plans WHERE seal = ?', seal) as
+        AppliedPlanRow | undefined) ?? null
+    );
+  }
+
+  async listAppliedPlans(): Promise<AppliedPlanRow[]> {
+    return this.#all(
+      'SELECT seal, claim, applied_at FROM applied_plans ORDER BY applied_at, seal',
+    ) as unknown as AppliedPlanRow[];
+  }
+
+  async insertAppliedPlan(row: AppliedPlanRow): Promise<void> {
+    this.#run(
+      'INSERT INTO applied_plans (seal, claim, applied_at) VALUES (?, ?, ?)',
+      row.seal,
+      row.claim,
+      row.applied_at,
+    );
   }
 
   async countObjects(): Promise<{ users: number; devices: number; rules: number }> {

@@ -54,6 +54,16 @@ export interface TokenWithOwner {
   owner: UserRow;
 }
 
+/**
+ * A saved plan applied through this server (`POST /netform/applied-plans`): its seal, when, and
+ * the random claim id of the apply that recorded it (a retry of that same claim is not a replay).
+ */
+export interface AppliedPlanRow {
+  seal: string;
+  claim: string;
+  applied_at: string;
+}
+
 export interface TokenListing extends TokenRow {
   email: string;
 }
@@ -118,6 +128,11 @@ export interface StoreReader {
   /** Server settings, JSON values by key. */
   getSettings(): Promise<Record<string, unknown>>;
 
+  /** The record of the saved plan with this seal, if one was applied here. */
+  findAppliedPlan(seal: string): Promise<AppliedPlanRow | null>;
+  /** Every record of an applied saved plan (for `server copy`). */
+  listAppliedPlans(): Promise<AppliedPlanRow[]>;
+
   /** How many users, devices and rules there are (for metrics); optional: without it they are listed and counted. */
   countObjects?(): Promise<{ users: number; devices: number; rules: number }>;
   getAllocationHint(family: IpFamily): Promise<AllocationHint | null>;
@@ -152,6 +167,7 @@ export interface StoreWriter extends StoreReader {
   deleteTokensOfUser(userId: string): Promise<number>;
 
   setSetting(key: string, value: unknown): Promise<void>;
+  insertAppliedPlan(row: AppliedPlanRow): Promise<void>;
   setAllocationHint(family: IpFamily, hint: AllocationHint | null): Promise<void>;
   addFreeAddress(family: IpFamily, address: bigint): Promise<void>;
   removeFreeAddress(family: IpFamily, address: bigint): Promise<void>;

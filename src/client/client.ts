@@ -68,6 +68,15 @@ export interface RequestEvent {
 /** Network errors where the request cannot have reached the server: safe to send a create again. */
 const NOT_SENT: ReadonlySet<NetworkProblem | undefined> = new Set(['refused', 'host_not_found', 'tls']);
 const CONFIGURATION_PATH = '/v0/configuration';
+/** netform's own server only, outside /v0: the seals of the saved plans applied through it. */
+const APPLIED_PLANS_PATH = '/netform/applied-plans';
+
+/**
+ * What `claimAppliedPlan` found: recorded now (this apply may write), applied before (on the
+ * server's date, when it gave one), or no record kept (a plain /v0 server: 404 or 405).
+ */
+export type AppliedPlanClaim =
+  { status: 'recorded' } | { status: 'already'; appliedAt: string | null } | { status: 'unsupported' };
 
 /** An answer's `data`; `read` when it is a list whose items ListBody has read already. */
 interface Answer {
@@ -241,6 +250,23 @@ export class ApiClient {
       return typeof doc?.info?.title === 'string' && doc.info.title.startsWith('netform ');
     } catch {
       return false;
+    }
+  }
+
+  /**
+   * `POST /netform/applied-plans {seal, claim}` on netform's own server: records a saved plan as
+   * applied. `claim` is this apply's own random id, so that a retry of a request whose answer was
+   * lost is recognised (200) rather than refused as a second apply (409).
+   */
+  async claimAppliedPlan(seal: string, claim: string): Promise<AppliedPlanClaim> {
+    try {
+      await this.#send('POST', APPLIED_PLANS_PATH, { seal, claim });
+      return { status: 'recorded' };
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      if (error.status === 409) return { status: 'already', appliedAt: error.errors.applied_at?.[0] ?? null };
+      if (error.isNotFound || error.status === 405) return { status: 'unsupported' };
+      throw error;
     }
   }
 

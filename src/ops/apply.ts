@@ -5,6 +5,7 @@
  * written (src/plan/reviewed.ts); the rest are withheld. Writes are watched: a breaker stops new writes when the server goes away, and the
  * caller's AbortSignal stops new writes (the writes in flight get one request timeout to end).
  */
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   applyPlan,
@@ -201,6 +202,7 @@ export async function applySaved(
     }
     // The limits as the plan recorded them, unless lifted again for this run.
     const overLimit = evaluateLimits(plan.summary, plan.limits, request).filter((l) => l.exceeded);
+    if (overLimit.length === 0) await claimSavedPlan(session, plan);
     const resolveSecret = (ref: SecretRef): string => {
       const value = secrets.values.get(ref);
       if (value === undefined) throw new Error('a secret of the saved plan was not read before the writes');
@@ -208,6 +210,23 @@ export async function applySaved(
     };
     return writeUnlessRefused(plan, overLimit, { resolveSecret, request, session, events, signal });
   });
+}
+
+/**
+ * Records the plan's seal on netform's own server before the first write, so that the same saved
+ * plan is never applied twice there: one applied before is refused (nothing written). Recorded
+ * whatever the writes then do: a plan whose apply failed part-way is not applied again (plan again).
+ * A plain /v0 server (Firezone) keeps no record: the plan is applied as before, within its age.
+ */
+async function claimSavedPlan(session: Session, plan: Plan): Promise<void> {
+  if (typeof plan.seal !== 'string') return;
+  const claim = await session.client.claimAppliedPlan(plan.seal, randomUUID());
+  if (claim.status !== 'already') return;
+  const when = claim.appliedAt ? `on ${claim.appliedAt.replace(/\.\d+(?=Z$)/, '')}` : 'before';
+  throw new OpError(
+    'saved-plan',
+    `this saved plan was already applied to ${session.url} ${when}, and a saved plan is applied once; plan again (netform plan -o), then apply the new plan. Nothing was changed`,
+  );
 }
 
 /**

@@ -33,7 +33,8 @@ export function defaultsTable(values: object): string {
 }
 
 export function copiedLine(counts: CopyCounts): string {
-  return `copied ${counts.users} users, ${counts.devices} devices, ${counts.rules} rules, ${counts.tokens} tokens, ${counts.settings} settings\n`;
+  const applied = counts.appliedPlans > 0 ? `, ${counts.appliedPlans} applied saved plans` : '';
+  return `copied ${counts.users} users, ${counts.devices} devices, ${counts.rules} rules, ${counts.tokens} tokens, ${counts.settings} settings${applied}\n`;
 }
 
 /** `server copy`: one warning per row left out (by id, with why), then what to do about them. */

@@ -105,6 +105,38 @@ afterAll(async () => {
 });
 
 describe('netform server copy', () => {
+  it('copies the seals of the saved plans applied on the source: the target refuses them again', async () => {
+    const source = join(dir, 'applied.db');
+    const sourceToken = (await issueToken({ dbPath: source, email: 'admin@example.com' })).token;
+    const seal = `hmac-sha256:${randomBytes(32).toString('hex')}`;
+    const claim = (server: RunningServer, claimId: string) =>
+      fetch(`${server.url}/netform/applied-plans`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${sourceToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ seal, claim: claimId }),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    const before = await startServer({ dbPath: source, port: 0 });
+    let recorded: { status: number; body: any };
+    try {
+      recorded = await claim(before, 'first-apply');
+      expect(recorded.status).toBe(201);
+    } finally {
+      await before.close();
+    }
+    const url = await newDatabase();
+    const copied = await runCli(['server', 'copy', '--from', source, '--to', url]);
+    expect(copied.code, copied.stderr).toBe(0);
+    expect(copied.stdout).toMatch(/ settings, 1 applied saved plans\n$/);
+    const after = await startServer({ dbPath: url, port: 0 });
+    try {
+      const again = await claim(after, 'second-apply');
+      expect(again.status).toBe(409);
+      expect(again.body.errors.applied_at).toEqual([recorded.body.data.applied_at]);
+    } finally {
+      await after.close();
+    }
+  });
+
   it('moves everything in one transaction and reports counts; the lists are equal afterwards, tokens work', async () => {
     const url = await newDatabase();
     const copied = await runCli(['server', 'copy', '--from', file, '--to', url]);
