@@ -9,9 +9,14 @@ import { report, whereIs } from './report.js';
 /**
  * Overlapping rules under the server's rule: same owner and action, intersecting destinations,
  * and ports that collide. Rules are grouped by what must be equal (overlapGroup) and swept in
- * address order, so that only pairs whose destinations intersect are compared.
+ * address order, so that only pairs whose destinations intersect are compared. With `portRules`
+ * false the entries were parsed without their ports (as such a server stores them), and a pair
+ * that only overlaps so says it.
  */
-export function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
+const PORTLESS =
+  '; settings.port_rules is false, so the server stores both without their ports, and its exclusion constraint refuses the rule created second';
+
+export function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[], portRules = true): void {
   const groups = new Map<string, RuleEntry[]>();
   for (const entry of rules) {
     if (!entry.parsed) continue;
@@ -35,16 +40,21 @@ export function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void 
         if (!rulesOverlap(a.parsed!, b.parsed!)) continue;
         const [earlier, later] = a.order < b.order ? [a, b] : [b, a];
         if (ruleKeyOf(earlier) === ruleKeyOf(later)) continue; // reported as a duplicate
+        const portless = !portRules && (hasPorts(earlier) || hasPorts(later));
         into.push(
           report(
             later,
             'destination',
-            `${Messages.overlaps}: ${ruleText(earlier.rule)} at ${whereIs(earlier)} (rules with the same action and the same user, or both global, must not overlap)`,
+            `${Messages.overlaps}: ${ruleText(earlier.rule)} at ${whereIs(earlier)} (rules with the same action and the same user, or both global, must not overlap${portless ? PORTLESS : ''})`,
           ),
         );
       }
     }
   }
+}
+
+function hasPorts(entry: RuleEntry): boolean {
+  return entry.rule.port_type !== null || entry.rule.port_range !== null;
 }
 
 export function ruleKeyOf(entry: RuleEntry): string {
