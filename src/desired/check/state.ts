@@ -33,11 +33,13 @@ import { checkRuleOverlaps, ruleKeyOf } from './overlaps.js';
 import { report, reportDuplicates, whereIs } from './report.js';
 import { checkRenames } from './renames.js';
 import { checkAbsent, checkScope } from './scope.js';
+import { checkTunnelNetworks } from './tunnel.js';
 
 /** The domain checks of a whole DesiredState. Diagnostics come in declaration order. */
 export function checkDesiredState(state: DesiredState): Diagnostic[] {
   const into: Diagnostic[] = [];
   checkSettings(state, into);
+  checkTunnelNetworks(state, into);
   checkConfiguration(state, into);
   for (const item of checkAccessTests(state)) into.push(item);
 

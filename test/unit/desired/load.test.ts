@@ -186,6 +186,13 @@ describe('what only the whole state shows', () => {
     ]);
   });
 
+  it('settings.tunnel_networks: a CIDR block of its family leaving room for devices; server_addresses inside it', async () => {
+    expect(await errorsOf(`${F}/tunnel-networks.yaml`)).toEqual([
+      `${F}/tunnel-networks.yaml:3:32: settings.server_addresses[1]: 10.9.9.9 is outside settings.tunnel_networks.ipv4 (10.3.2.0/29): the server's own tunnel address lies in its tunnel network`,
+      `${F}/tunnel-networks.yaml:4:47: settings.tunnel_networks.ipv6: must leave room for devices (prefix at most /126)`,
+    ]);
+  });
+
   it('the same user, device, public key, pinned address, rule or absent entry twice, naming both places across files', async () => {
     expect(await errorsOf(`${F}/duplicates`)).toEqual([
       `${F}/duplicates/a.yaml:6:17: users[0].devices[1].name: has already been taken: alice@example.com already has a device named "laptop" at ${F}/duplicates/a.yaml:5:17`,
