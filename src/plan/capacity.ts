@@ -3,7 +3,8 @@
  * expose the server's tunnel networks, so the count needs `settings.tunnel_networks`:
  * - declared: per family, free = the network's addresses less the network and broadcast
  *   addresses, the server addresses, the live devices' addresses (except devices this apply
- *   deletes: apply deletes before it creates) and the addresses the plan pins. New devices
+ *   deletes before it creates: device deletions and replacements; a user's deletion runs after
+ *   the creates) and the addresses the plan pins. New devices
  *   without a pinned address that do not fit are a plan error naming how many are missing; a
  *   pinned address outside the network, or reserved, is a plan error too (one a live device holds
  *   is conflicts.ts's).
@@ -15,7 +16,7 @@ import { DEFAULT_SERVER_ADDRESSES } from '../access/model.js';
 import { formatAddress, parseCidrOrAddress, parseIpAddress, type IpFamily, type ParsedCidr } from '../model/net.js';
 import type { ApiDevice } from '../model/types.js';
 import { blockSize, isHostOf, parseTunnelNetwork, reservedIn, TUNNEL_FAMILIES } from '../model/tunnel.js';
-import type { PlanContext } from './context.js';
+import { PHASE, type PlanContext } from './context.js';
 import type { Change } from './types.js';
 
 interface Demand {
@@ -34,10 +35,10 @@ function demandOf(ctx: PlanContext): Demand {
     if (device) demand.freed.add(device);
   };
   for (const change of ctx.changes.values()) {
-    if (change.kind === 'user' && change.action === 'delete')
-      for (const item of change.cascade ?? []) if (item.kind === 'device') free(item.liveId);
+    // Only deletions that run before the creates free addresses for them: device deletions (moved
+    // first, ordering.ts) and replacements; a user's deletion runs last, after every create.
     if (change.kind !== 'device') continue;
-    if (change.action === 'delete' || change.action === 'replace') free(change.liveId);
+    if ((change.action === 'delete' && change.phase < PHASE.members) || change.action === 'replace') free(change.liveId);
     for (const { field } of TUNNEL_FAMILIES) {
       const moves = change.action === 'update' && change.fields.some((f) => f.field === field);
       if (change.action !== 'create' && change.action !== 'replace' && !moves) continue;

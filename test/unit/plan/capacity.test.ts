@@ -36,17 +36,20 @@ describe('tunnel-network capacity (settings.tunnel_networks)', () => {
       planChanges(desired({ users: [keep, ...newUsers(5)], settings: { tunnel_networks: networks } }), live, OPTIONS),
     );
     expect(problems.join('\n')).toContain('1 ipv4 address missing: 5 new devices without a pinned ipv4, 4 free in 10.3.2.0/29');
-    // Absent (deleted by this apply): its address is free again.
+    // Its device absent (deleted first by this apply): its address is free again.
     const plan = planChanges(
       desired({
-        users: newUsers(5),
+        users: [user('old@example.com'), ...newUsers(5)],
         settings: { tunnel_networks: networks },
-        absent: { users: [{ email: 'old@example.com' }], devices: [] },
+        absent: { users: [], devices: [{ user: 'old@example.com', name: 'old' }] },
       }),
       live,
       OPTIONS,
     );
     expect(plan.summary.create).toBe(10);
+    expect(plan.changes.find((c) => c.action === 'delete')!.phase).toBeLessThan(
+      plan.changes.find((c) => c.kind === 'device' && c.action === 'create')!.phase,
+    );
   });
 
   it('a pinned address outside the network, or the server address, is a plan error', () => {
