@@ -104,3 +104,52 @@ describe('tunnel-network capacity', () => {
     expect((await serverState(server)).devices.length).toBe(live.devices.length);
   });
 });
+
+describe('apply never leaves a user half made', () => {
+  it('when every new device of a user without devices fails, its new accept rules wait; drops, and the rules of a user with a device, are created', async () => {
+    // The network is full (5 devices); the files do not declare it, and the smallest block the
+    // guess looks at is the server's default /24: plan cannot know, apply finds out.
+    const users = [...names(5).filter((n) => n !== 'u2'), 'v0'];
+    const file = ws.write(
+      'half.yaml',
+      `version: 1
+users:
+  - { email: admin@example.com, role: admin }
+${users
+  .filter((u) => u !== 'u0')
+  .map((u) => `  - { email: ${u}@corp.test, devices: [{ name: laptop, public_key: "${keyOf(u)}" }] }`)
+  .join('\n')}
+  - email: u0@corp.test
+    devices:
+      - { name: laptop, public_key: "${keyOf('u0')}" }
+      - { name: phone, public_key: "${keyOf('u0-phone')}" }
+    rules:
+      - { action: drop, destination: 10.50.0.0/16 }
+      - { action: accept, destination: 10.60.0.0/16 }
+  - email: carol@corp.test
+    devices: [{ name: laptop, public_key: "${keyOf('carol')}" }]
+    rules:
+      - { action: accept, destination: 10.70.0.0/16 }
+      - { action: drop, destination: 10.80.0.0/16 }
+`,
+    );
+    const plan = await netform(server, ['plan', '-f', file]);
+    expect(plan.code, describeResult(plan)).toBe(2);
+    const apply = await netform(server, ['apply', '-f', file, '--yes']);
+    expect(apply.code, describeResult(apply)).toBe(1);
+    expect(apply.stdout).toMatch(/FAILED to create device u0@corp\.test\/phone .*is exhausted/);
+    expect(apply.stdout).toMatch(/FAILED to create device carol@corp\.test\/laptop .*is exhausted/);
+    expect(apply.stdout).toContain(
+      'skipped: every new device of carol@corp.test failed and it has no other device, so its new accept rules wait (run apply again once a device is created)',
+    );
+    const state = await serverState(server);
+    const idOf = (email: string) => state.users.find((u) => u.email === email).id;
+    const rulesOf = (email: string) =>
+      state.rules
+        .filter((r) => r.user_id === idOf(email))
+        .map((r) => `${r.action} ${r.destination}`)
+        .sort();
+    expect(rulesOf('u0@corp.test')).toEqual(['accept 10.60.0.0/16', 'drop 10.50.0.0/16']);
+    expect(rulesOf('carol@corp.test')).toEqual(['drop 10.80.0.0/16']);
+  });
+});
