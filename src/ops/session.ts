@@ -21,6 +21,11 @@ export interface Session {
   tokenUser: string | null;
   /** The bound on one request (and on one call with its retries). */
   timeoutMs: number;
+  /**
+   * The server's tunnel networks and its own addresses in them, when known: only the embedded
+   * server's (`/v0` does not expose them).
+   */
+  tunnel?: { networks: { ipv4: string; ipv6: string }; serverAddresses: string[] };
   close(): Promise<void>;
 }
 
@@ -110,7 +115,12 @@ async function openEmbedded(
       client = new ApiClient({ ...tuning, url: running.url, token: await issue() });
     }
     const url = `embedded:${dbPath}`;
-    return { client, url, tokenUser: EMBEDDED_ADMIN_EMAIL, timeoutMs, close: () => running.close() };
+    const defaults = await server.showDefaults({ dbPath });
+    const tunnel = {
+      networks: { ipv4: defaults.ipv4_network, ipv6: defaults.ipv6_network },
+      serverAddresses: [defaults.ipv4_address, defaults.ipv6_address],
+    };
+    return { client, url, tokenUser: EMBEDDED_ADMIN_EMAIL, timeoutMs, tunnel, close: () => running.close() };
   } catch (error) {
     await running.close();
     throw error;
