@@ -65,7 +65,7 @@ export function render(grouping: Grouping, liveConfiguration: ApiConfiguration |
  * networks and server addresses when the server is known to have them (never guessed).
  */
 function exportedSettings(options: ExportOptions): Plain {
-  const settings: Record<string, Plain> = {};
+  const settings: Plain = {};
   if (options.prune !== false) settings.prune = true;
   if (options.tunnel) {
     settings.server_addresses = [...options.tunnel.serverAddresses];
