@@ -11,12 +11,19 @@ export const TUNNEL_FAMILIES = [
 ] as const satisfies readonly { field: 'ipv4' | 'ipv6'; family: IpFamily }[];
 
 /** A declared tunnel network: an IPv`family` CIDR block leaving room for devices, or what is wrong with it. */
-export function parseTunnelNetwork(text: unknown, family: IpFamily): { ok: true; block: ParsedCidr } | { ok: false; message: string } {
+export function parseTunnelNetwork(
+  text: unknown,
+  family: IpFamily,
+): { ok: true; block: ParsedCidr } | { ok: false; message: string } {
   const block = parseCidrOrAddress(text);
   const bits = family === 4 ? 32 : 128;
   if (!block || block.family !== family || !block.hadPrefix)
-    return { ok: false, message: `must be an IPv${family} CIDR block such as ${family === 4 ? '10.3.2.0/24' : 'fd00::3:2:0/120'}` };
-  if (block.prefix > bits - 2) return { ok: false, message: `must leave room for devices (prefix at most /${bits - 2})` };
+    return {
+      ok: false,
+      message: `must be an IPv${family} CIDR block such as ${family === 4 ? '10.3.2.0/24' : 'fd00::3:2:0/120'}`,
+    };
+  if (block.prefix > bits - 2)
+    return { ok: false, message: `must leave room for devices (prefix at most /${bits - 2})` };
   return { ok: true, block };
 }
 

@@ -29,7 +29,17 @@ interface Demand {
 }
 
 function demandOf(ctx: PlanContext): Demand {
-  const demand: Demand = { freed: new Set(), pinned: new Map([['ipv4', []], ['ipv6', []]]), unpinned: new Map([['ipv4', 0], ['ipv6', 0]]) };
+  const demand: Demand = {
+    freed: new Set(),
+    pinned: new Map([
+      ['ipv4', []],
+      ['ipv6', []],
+    ]),
+    unpinned: new Map([
+      ['ipv4', 0],
+      ['ipv6', 0],
+    ]),
+  };
   const free = (id: string | undefined) => {
     const device = id === undefined ? undefined : ctx.index.devicesById.get(id);
     if (device) demand.freed.add(device);
@@ -38,7 +48,8 @@ function demandOf(ctx: PlanContext): Demand {
     // Only deletions that run before the creates free addresses for them: device deletions (moved
     // first, ordering.ts) and replacements; a user's deletion runs last, after every create.
     if (change.kind !== 'device') continue;
-    if ((change.action === 'delete' && change.phase < PHASE.members) || change.action === 'replace') free(change.liveId);
+    if ((change.action === 'delete' && change.phase < PHASE.members) || change.action === 'replace')
+      free(change.liveId);
     for (const { field } of TUNNEL_FAMILIES) {
       const moves = change.action === 'update' && change.fields.some((f) => f.field === field);
       if (change.action !== 'create' && change.action !== 'replace' && !moves) continue;
@@ -81,7 +92,9 @@ export function checkTunnelCapacity(ctx: PlanContext): void {
     for (const address of keptAddresses(ctx, demand, field)) if (isHostOf(block, address)) taken.add(address);
     for (const pin of demand.pinned.get(field)!) {
       if (!isHostOf(block, pin.address) || reservedIn(block, serverAddresses).has(pin.address)) {
-        const why = isHostOf(block, pin.address) ? 'a server address' : `outside settings.tunnel_networks.${field} (${block.network})`;
+        const why = isHostOf(block, pin.address)
+          ? 'a server address'
+          : `outside settings.tunnel_networks.${field} (${block.network})`;
         ctx.problems.push(`${pin.change.label} pins ${field} ${pin.text}, which is ${why}: the server would refuse it`);
       }
       taken.add(pin.address);

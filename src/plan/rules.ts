@@ -98,7 +98,12 @@ function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
 }
 
 /** Claims the live rules of `liveKey`, when there is one to claim. */
-function claimLive(ctx: PlanContext, ownerEmail: string | null, ownerLive: ApiUser | undefined, liveKey: string): boolean {
+function claimLive(
+  ctx: PlanContext,
+  ownerEmail: string | null,
+  ownerLive: ApiUser | undefined,
+  liveKey: string,
+): boolean {
   const existing =
     ownerEmail !== null && !ownerLive ? undefined : ctx.uniqueLive('rule', liveKey, ctx.index.rulesByKey.get(liveKey));
   if (!existing) return false;

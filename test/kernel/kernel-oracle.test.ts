@@ -179,13 +179,14 @@ describe('validate agrees with the overlap rule of the random states declared wi
       if (c.mode !== 'desired' || c.portRules) continue;
       states++;
       pairs += portlessPairs(c);
-      const overlaps = (state: Case) =>
-        checkDesiredState(desiredOf(state)).filter((d) => d.message.includes(OVERLAP));
+      const overlaps = (state: Case) => checkDesiredState(desiredOf(state)).filter((d) => d.message.includes(OVERLAP));
       expect(overlaps(c), c.name).toEqual([]);
       for (const rule of c.refused ?? []) {
         refused++;
         const found = overlaps({ ...c, live: { ...c.live, rules: [...c.live.rules, rule] } });
-        expect(found.length, `${c.name}: ${rule.action} ${rule.destination} ${rule.port_type ?? ''}`).toBeGreaterThan(0);
+        expect(found.length, `${c.name}: ${rule.action} ${rule.destination} ${rule.port_type ?? ''}`).toBeGreaterThan(
+          0,
+        );
         expect(found.some((d) => d.message.includes('stores both without their ports'))).toBe(true);
       }
     }

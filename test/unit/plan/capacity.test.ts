@@ -21,8 +21,12 @@ describe('tunnel-network capacity (settings.tunnel_networks)', () => {
     const live = liveState({ users: [admin()] });
     const five = planChanges(desired({ users: newUsers(5), settings: { tunnel_networks: networks } }), live, OPTIONS);
     expect(five.summary.create).toBe(10);
-    expect(problemsOf(() => planChanges(desired({ users: newUsers(6), settings: { tunnel_networks: networks } }), live, OPTIONS))).toEqual([
-      'the new devices do not fit in the tunnel network: 1 ipv4 address missing: 6 new devices without a pinned ipv4, 5 free in 10.3.2.0/29 (settings.tunnel_networks.ipv4). Delete devices, pin fewer addresses, or widen the server\'s network (and settings.tunnel_networks)',
+    expect(
+      problemsOf(() =>
+        planChanges(desired({ users: newUsers(6), settings: { tunnel_networks: networks } }), live, OPTIONS),
+      ),
+    ).toEqual([
+      "the new devices do not fit in the tunnel network: 1 ipv4 address missing: 6 new devices without a pinned ipv4, 5 free in 10.3.2.0/29 (settings.tunnel_networks.ipv4). Delete devices, pin fewer addresses, or widen the server's network (and settings.tunnel_networks)",
     ]);
   });
 
@@ -35,7 +39,9 @@ describe('tunnel-network capacity (settings.tunnel_networks)', () => {
     const problems = problemsOf(() =>
       planChanges(desired({ users: [keep, ...newUsers(5)], settings: { tunnel_networks: networks } }), live, OPTIONS),
     );
-    expect(problems.join('\n')).toContain('1 ipv4 address missing: 5 new devices without a pinned ipv4, 4 free in 10.3.2.0/29');
+    expect(problems.join('\n')).toContain(
+      '1 ipv4 address missing: 5 new devices without a pinned ipv4, 4 free in 10.3.2.0/29',
+    );
     // Its device absent (deleted first by this apply): its address is free again.
     const plan = planChanges(
       desired({
@@ -59,7 +65,11 @@ describe('tunnel-network capacity (settings.tunnel_networks)', () => {
     ];
     expect(
       problemsOf(() =>
-        planChanges(desired({ users: pinned, settings: { tunnel_networks: networks } }), liveState({ users: [admin()] }), OPTIONS),
+        planChanges(
+          desired({ users: pinned, settings: { tunnel_networks: networks } }),
+          liveState({ users: [admin()] }),
+          OPTIONS,
+        ),
       ),
     ).toEqual([
       'device a@example.com/x pins ipv4 10.9.0.2, which is outside settings.tunnel_networks.ipv4 (10.3.2.0/29): the server would refuse it',
