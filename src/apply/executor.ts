@@ -132,50 +132,94 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
     resolveSecret: options.resolveSecret,
     deviceFieldsIgnored: null,
   };
+  const halfMade = halfMadeUsers(plan, results, createdIds, client);
+  const run = async (change: Change): Promise<void> => {
+    // A phase starts when the earlier ones have settled, so every dependency has an outcome.
+    const deps = (change.dependsOn ?? []).filter((id) => phaseOf.has(id));
+    const unordered = deps.filter((id) => phaseOf.get(id)! >= change.phase);
+    if (unordered.length > 0) {
+      record(change, 'failed', `the plan orders it before ${unordered.join(', ')}, which it depends on`);
+      return;
+    }
+    const blocked = deps.filter((id) => results.get(id)!.status !== 'done');
+    if (blocked.length > 0) {
+      record(
+        change,
+        'not_attempted',
+        `depends on ${blocked.map((id) => results.get(id)!.label).join(', ')}, which did not succeed`,
+      );
+      return;
+    }
+    const withoutDevice = await halfMade(change);
+    if (withoutDevice !== null) {
+      record(change, 'not_attempted', withoutDevice);
+      return;
+    }
+    await acquire();
+    const stop = options.shouldStart?.() ?? null;
+    if (stop !== null) {
+      release();
+      record(change, 'not_attempted', stop);
+      return;
+    }
+    options.onStart?.(change);
+    const started = Date.now();
+    try {
+      const remark = await executeChange(change, context);
+      record(change, 'done', remark, { ms: Date.now() - started });
+    } catch (error) {
+      record(change, error instanceof SkippedChange ? 'not_attempted' : 'failed', failureMessage(error), {
+        ms: Date.now() - started,
+        error,
+      });
+    } finally {
+      release();
+    }
+  };
   for (const phase of [...byPhase.keys()].sort((a, b) => a - b)) {
-    await Promise.all(
-      byPhase.get(phase)!.map(async (change) => {
-        // A phase starts when the earlier ones have settled, so every dependency has an outcome.
-        const deps = (change.dependsOn ?? []).filter((id) => phaseOf.has(id));
-        const unordered = deps.filter((id) => phaseOf.get(id)! >= phase);
-        if (unordered.length > 0) {
-          record(change, 'failed', `the plan orders it before ${unordered.join(', ')}, which it depends on`);
-          return;
-        }
-        const blocked = deps.filter((id) => results.get(id)!.status !== 'done');
-        if (blocked.length > 0) {
-          record(
-            change,
-            'not_attempted',
-            `depends on ${blocked.map((id) => results.get(id)!.label).join(', ')}, which did not succeed`,
-          );
-          return;
-        }
-        await acquire();
-        const stop = options.shouldStart?.() ?? null;
-        if (stop !== null) {
-          release();
-          record(change, 'not_attempted', stop);
-          return;
-        }
-        options.onStart?.(change);
-        const started = Date.now();
-        try {
-          const remark = await executeChange(change, context);
-          record(change, 'done', remark, { ms: Date.now() - started });
-        } catch (error) {
-          record(change, error instanceof SkippedChange ? 'not_attempted' : 'failed', failureMessage(error), {
-            ms: Date.now() - started,
-            error,
-          });
-        } finally {
-          release();
-        }
-      }),
-    );
+    // A user's devices before its rules: an accept rule of a user whose new devices all failed waits.
+    const changes = byPhase.get(phase)!;
+    await Promise.all(changes.filter((c) => c.kind !== 'rule').map(run));
+    await Promise.all(changes.filter((c) => c.kind === 'rule').map(run));
   }
 
   return applySummary(plan.changes.map((c) => results.get(c.id)!));
+}
+
+/**
+ * Whether a change is a new accept rule of a user this apply would leave half made: every new
+ * device of the user in the plan did not succeed, and the user has no device on the server (one
+ * created by this apply has none). Returns why it is skipped, or null. Drops, deletions and
+ * replacements always go ahead: they narrow access or were reviewed as such.
+ */
+function halfMadeUsers(
+  plan: Plan,
+  results: Map<string, ChangeResult>,
+  createdIds: Map<string, string>,
+  client: ApiClient,
+): (change: Change) => Promise<string | null> {
+  const newDevices = new Map<string, Change[]>();
+  for (const change of plan.changes) {
+    if (change.kind !== 'device' || change.action !== 'create') continue;
+    const owner = JSON.stringify(change.body?.user_id ?? null);
+    newDevices.set(owner, [...(newDevices.get(owner) ?? []), change]);
+  }
+  let liveOwners: Promise<Set<string>> | null = null;
+  return async (change) => {
+    if (change.kind !== 'rule' || change.action !== 'create' || change.body?.action !== 'accept') return null;
+    const owner = change.body.user_id;
+    if (owner === null || owner === undefined) return null;
+    const devices = newDevices.get(JSON.stringify(owner)) ?? [];
+    if (devices.length === 0 || devices.some((d) => results.get(d.id)?.status === 'done')) return null;
+    const ref = typeof owner === 'object' && owner !== null && '$ref' in owner ? String(owner.$ref) : null;
+    const id = ref === null ? String(owner) : createdIds.get(ref);
+    if (id !== undefined && ref === null) {
+      liveOwners ??= client.list('devices').then((list) => new Set(list.map((d) => d.user_id)));
+      if ((await liveOwners).has(id)) return null;
+    }
+    const user = change.label.match(/\(([^()]*)\)$/)?.[1] ?? 'its user';
+    return `skipped: every new device of ${user} failed and it has no other device, so its new accept rules wait (run apply again once a device is created)`;
+  };
 }
 
 /** The outcome of an apply from the result of each change, in plan order. */

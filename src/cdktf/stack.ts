@@ -109,6 +109,8 @@ export interface NetformSettingsSpec {
   port_rules?: boolean;
   /** Addresses local to the server, never filtered; default 10.3.2.1 and fd00::3:2:1. */
   server_addresses?: string[];
+  /** The server's tunnel networks (WIREGUARD_IPV4_NETWORK/IPV6_NETWORK): plan then counts free addresses. */
+  tunnel_networks?: { ipv4?: string; ipv6?: string };
   /** What leaves a plan or drift check pending besides its changes: undeclared objects kept (default `access`). */
   drift?: { undeclared?: 'access' | 'all' | 'none' };
   /** Fields of every user or device not compared with the server (added to each object's own ignoreChanges). */

@@ -393,7 +393,7 @@ class DocumentReader {
       )
         settings.drift = { undeclared };
     }
-    const source = this.source(place, ['manage', 'protect', 'limits', 'ignore_changes', 'drift']);
+    const source = this.source(place, ['manage', 'protect', 'limits', 'ignore_changes', 'drift', 'tunnel_networks']);
     settings.source = source;
     return { value: settings, raw: value, source };
   }
@@ -416,6 +416,14 @@ class DocumentReader {
       settings.port_rules = value.port_rules;
     const addresses = this.strings(this.child(place, 'server_addresses'));
     if (addresses) settings.server_addresses = addresses;
+    const networks = this.child(place, 'tunnel_networks');
+    if (networks.value !== undefined && this.buildable(networks)) {
+      const declared: { ipv4?: string; ipv6?: string } = {};
+      for (const family of ['ipv4', 'ipv6'] as const)
+        if (typeof networks.value[family] === 'string' && this.usableField(networks, family))
+          declared[family] = networks.value[family];
+      settings.tunnel_networks = declared;
+    }
   }
 
   /** One entry of `tests:`. */

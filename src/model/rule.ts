@@ -91,6 +91,20 @@ export function checkRulePorts(rule: { port_type: PortType | null; port_range: s
   return errors;
 }
 
+/**
+ * A rule as the server stores it: a 0.7.36 server whose kernel cannot filter ports
+ * (`settings.port_rules: false`) stores every rule without its ports (docs/rule-semantics.md
+ * §5.1.1), so that is the form its overlap constraint sees.
+ */
+export function storedForm<T extends { port_type: PortType | null; port_range: string | null }>(
+  rule: T,
+  portRules: boolean,
+): T {
+  return portRules || (rule.port_type === null && rule.port_range === null)
+    ? rule
+    : { ...rule, port_type: null, port_range: null };
+}
+
 /** What the overlap rule looks at. `owner` is whatever identifies the bound user (id or email); null for global. */
 export interface RuleShape {
   action: RuleAction;

@@ -98,6 +98,11 @@ export interface DesiredSettings {
   port_rules?: boolean;
   /** Addresses local to the server, never filtered by rules; left out: the tunnel gateway addresses. */
   server_addresses?: string[];
+  /**
+   * The server's tunnel networks (WIREGUARD_IPV4_NETWORK, WIREGUARD_IPV6_NETWORK), which `/v0` does
+   * not expose: with them the plan counts the free addresses of each declared family.
+   */
+  tunnel_networks?: { ipv4?: string; ipv6?: string };
   /** `settings.ignore_changes`: fields of every user or device not compared with the live objects. */
   ignore_changes?: { users: IgnorableUserField[]; devices: IgnorableDeviceField[] };
   /**

@@ -48,7 +48,11 @@ export async function exportServer(request: ExportRequest): Promise<ExportResult
       rules: client.list('rules').then(notOwn),
       configuration: fetchConfiguration(client, 'optional'),
     };
-    return await exportLiveState(lists, { ...options, server: session.url });
+    return await exportLiveState(lists, {
+      ...options,
+      server: session.url,
+      ...(session.tunnel ? { tunnel: session.tunnel } : {}),
+    });
   } catch (error) {
     throw serverRefused(exportFailed(error));
   } finally {

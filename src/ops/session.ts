@@ -34,6 +34,11 @@ export interface Session {
    * where a user of the same email is an ordinary user.
    */
   ownUserId?: string;
+  /**
+   * The server's tunnel networks and its own addresses in them, when known: only the embedded
+   * server's (`/v0` does not expose them).
+   */
+  tunnel?: { networks: { ipv4: string; ipv6: string }; serverAddresses: string[] };
   close(): Promise<void>;
 }
 
@@ -143,12 +148,18 @@ async function openEmbedded(
     const url = `embedded:${dbPath}`;
     // netform's own admin is left out of the live state (below), so no token-owner guard is needed for it.
     const ownUserId = own ? { ownUserId: own.id } : {};
+    const defaults = await server.showDefaults({ dbPath });
+    const tunnel = {
+      networks: { ipv4: defaults.ipv4_network, ipv6: defaults.ipv6_network },
+      serverAddresses: [defaults.ipv4_address, defaults.ipv6_address],
+    };
     return {
       client,
       url,
       tokenUser: own ? null : EMBEDDED_ADMIN_EMAIL,
       timeoutMs,
       ...ownUserId,
+      tunnel,
       close: () => running.close(),
     };
   } catch (error) {

@@ -5,17 +5,17 @@
 import { PHASE, type PlanContext } from './context.js';
 import type { Change } from './types.js';
 
-/** A user's device limit: deletions of its devices go first when it also gets new devices. */
+/**
+ * Device deletions go first when the plan creates devices: they free tunnel addresses the new
+ * devices may need (the server hands out the lowest free one), and a user's device limit.
+ */
 export function makeRoomForNewDevices(ctx: PlanContext): void {
-  const usersWithNewDevices = new Set<string>();
+  let newDevices = false;
+  for (const change of ctx.changes.values())
+    if (change.kind === 'device' && change.action === 'create') newDevices = true;
+  if (!newDevices) return;
   for (const change of ctx.changes.values()) {
-    if (change.kind === 'device' && change.action === 'create' && typeof change.body?.user_id === 'string')
-      usersWithNewDevices.add(change.body.user_id);
-  }
-  for (const change of ctx.changes.values()) {
-    if (change.kind !== 'device' || change.action !== 'delete' || !change.liveId) continue;
-    const device = ctx.index.devicesById.get(change.liveId);
-    if (device && usersWithNewDevices.has(device.user_id)) change.phase = PHASE.makeRoom;
+    if (change.kind === 'device' && change.action === 'delete' && change.liveId) change.phase = PHASE.makeRoom;
   }
 }
 

@@ -10,6 +10,7 @@
  */
 import type { DesiredState, LiveState } from '../model/state.js';
 import { planConfiguration } from './configuration.js';
+import { checkTunnelCapacity } from './capacity.js';
 import { resolveUniqueValues } from './conflicts.js';
 import { PHASE, PlanContext, PlanError, type PlanOptions } from './context.js';
 import { planAbsent, planPrune } from './deletions.js';
@@ -57,6 +58,7 @@ const STAGES: readonly Stage[] = [
   guardUserRemovals, // before conflicts: only deletions that survive the guards may free a value
   resolveUniqueValues,
   makeRoomForNewDevices,
+  checkTunnelCapacity, // after conflicts and guards: only the deletions that stay free addresses
   planConfigurationStage,
   effectiveValuesStage,
   hintUserRenames, // last: its hint joins the problems when there are any

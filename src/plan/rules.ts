@@ -5,7 +5,7 @@
  */
 import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
 import { normalizePortRange } from '../model/ports.js';
-import { overlapGroup, parseRule, rulesOverlap, type ParsedRule } from '../model/rule.js';
+import { overlapGroup, parseRule, rulesOverlap, storedForm, type ParsedRule } from '../model/rule.js';
 import type { DesiredRule } from '../model/state.js';
 import type { ApiRule, ApiUser } from '../model/types.js';
 import { PHASE, type PlanContext } from './context.js';
@@ -47,6 +47,8 @@ export function planRules(ctx: PlanContext): void {
 /** Declared rules without an exact live match; live rules with an exact match are claimed. */
 function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
   const unmatched: RuleCandidate[] = [];
+  // With port_rules false, overlaps are decided on the rule as the server stores it, without ports.
+  const portRules = ctx.desired.settings.port_rules !== false;
   /** `renamed`: the owner's live email is another one (its rules are found under that email). */
   const consider = (ownerEmail: string | null, rule: DesiredRule, ownerLive: ApiUser | undefined, renamed: boolean) => {
     const key = ruleKey({
@@ -66,19 +68,22 @@ function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
             port_range: rule.port_range,
           })
         : key;
-    const existing =
-      ownerEmail !== null && !ownerLive
-        ? undefined
-        : ctx.uniqueLive('rule', liveKey, ctx.index.rulesByKey.get(liveKey));
-    if (existing) {
-      for (const same of ctx.allWithKey('rule', liveKey, existing)) ctx.claimedRules.add(same);
-      return;
+    if (claimLive(ctx, ownerEmail, ownerLive, liveKey)) return;
+    // A server without port-rule support stored the rule without its ports: that live rule is it.
+    const stored = storedForm({ port_type: rule.port_type, port_range: rule.port_range }, portRules);
+    if (stored.port_type !== rule.port_type || stored.port_range !== rule.port_range) {
+      const storedKey = ruleKey({
+        ownerEmail: ownerLive && renamed ? ownerLive.email : ownerEmail,
+        action: rule.action,
+        destination: rule.destination,
+        ...stored,
+      });
+      if (claimLive(ctx, ownerEmail, ownerLive, storedKey)) return;
     }
     const parsed = parseRule({
       action: rule.action,
       destination: rule.destination,
-      port_type: rule.port_type,
-      port_range: rule.port_range,
+      ...stored,
       owner: ownerEmail === null ? null : userKey(ownerEmail),
     });
     unmatched.push({ key, ownerEmail, rule, parsed });
@@ -90,6 +95,20 @@ function unmatchedRules(ctx: PlanContext): RuleCandidate[] {
   }
   for (const rule of ctx.desired.rules) consider(null, rule, undefined, false);
   return unmatched;
+}
+
+/** Claims the live rules of `liveKey`, when there is one to claim. */
+function claimLive(
+  ctx: PlanContext,
+  ownerEmail: string | null,
+  ownerLive: ApiUser | undefined,
+  liveKey: string,
+): boolean {
+  const existing =
+    ownerEmail !== null && !ownerLive ? undefined : ctx.uniqueLive('rule', liveKey, ctx.index.rulesByKey.get(liveKey));
+  if (!existing) return false;
+  for (const same of ctx.allWithKey('rule', liveKey, existing)) ctx.claimedRules.add(same);
+  return true;
 }
 
 function addTo(map: Map<string, SpareRule[]>, key: string, entry: SpareRule): void {

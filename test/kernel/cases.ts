@@ -27,6 +27,11 @@ export interface Case {
    */
   mode: 'live' | 'desired';
   probes: CaseProbe[];
+  /**
+   * Declared with port rules off: rules the generator left out only because, stored without their
+   * ports, they overlap a rule of the case (the server would refuse them; `validate` must too).
+   */
+  refused?: ApiRule[];
 }
 
 /** The case as a desired state: users, devices with pinned addresses, rules; its settings. */
@@ -410,8 +415,13 @@ export function randomCase(seed: number): Case {
       owner: rule.user_id,
       ...(mode === 'desired' && !portRules ? { port_type: null, port_range: null } : {}),
     })!;
+  const refused: ApiRule[] = [];
+  const declared = (rule: ApiRule) => parseRule({ ...rule, owner: rule.user_id })!;
   const add = (candidate: ApiRule) => {
-    if (rules.some((other) => rulesOverlap(stored(other), stored(candidate)))) return false;
+    if (rules.some((other) => rulesOverlap(stored(other), stored(candidate)))) {
+      if (!rules.some((other) => rulesOverlap(declared(other), declared(candidate)))) refused.push(candidate);
+      return false;
+    }
     rules.push(candidate);
     return true;
   };
@@ -429,6 +439,12 @@ export function randomCase(seed: number): Case {
         ported ? `${r.pick(['tcp', 'udp'] as const)} ${randomPorts(r)}` : undefined,
       ),
     );
+  }
+  // Declared with port rules off, an accept and a drop that overlap once stored without ports are
+  // valid: the opposite action of a rule with ports, on the same destination, without ports.
+  if (mode === 'desired' && !portRules) {
+    for (const rule of rules.filter((x) => x.port_type !== null && r.chance(0.5)))
+      add(apiRule(rule.user_id, rule.action === 'accept' ? 'drop' : 'accept', rule.destination));
   }
   const live: LiveState = { users, devices, rules };
 
@@ -483,5 +499,12 @@ export function randomCase(seed: number): Case {
     else port = r.int(1, 65535);
     probes.push({ src, dst, proto, port: Math.min(65535, Math.max(1, port)) });
   }
-  return { name: `random #${seed} (${mode}${portRules ? '' : ', port rules off'})`, live, portRules, mode, probes };
+  return {
+    name: `random #${seed} (${mode}${portRules ? '' : ', port rules off'})`,
+    live,
+    portRules,
+    mode,
+    probes,
+    ...(refused.length ? { refused } : {}),
+  };
 }

@@ -29,8 +29,10 @@ import {
   type AccessModel,
   type Decision,
 } from '../../src/access/index.js';
+import { checkDesiredState } from '../../src/desired/check/state.js';
 import { userKey } from '../../src/model/keys.js';
-import type { ApiDevice } from '../../src/model/types.js';
+import { parseRule, rulesOverlap } from '../../src/model/rule.js';
+import type { ApiDevice, ApiRule } from '../../src/model/types.js';
 import { nftStateOfDesired, nftStateOfLive, renderRuleset } from '../../src/nft/ruleset.js';
 import { referenceVerdict } from '../helpers/access-reference.js';
 import { apiRule, desiredOf, randomCase, workedExamples, type Case } from './cases.js';
@@ -150,6 +152,53 @@ async function compare(lab: Lab, c: Case): Promise<{ packets: number; disagreeme
   return { packets: c.probes.length, disagreements };
 }
 
+/** Declared with port rules off: pairs of an accept and a drop of one scope that overlap once stored without ports. */
+function portlessPairs(c: Case): number {
+  if (c.mode !== 'desired' || c.portRules) return 0;
+  const stored = (rule: ApiRule) => parseRule({ ...rule, owner: rule.user_id, port_type: null, port_range: null })!;
+  let pairs = 0;
+  const rules = c.live.rules;
+  for (let i = 0; i < rules.length; i++)
+    for (let j = i + 1; j < rules.length; j++) {
+      const [a, b] = [rules[i]!, rules[j]!];
+      if (a.action === b.action || a.user_id !== b.user_id || (a.port_type === null && b.port_type === null)) continue;
+      if (rulesOverlap(stored(a), { ...stored(b), action: a.action })) pairs++;
+    }
+  return pairs;
+}
+
+const OVERLAP = 'destination overlaps with an existing rule';
+
+describe('validate agrees with the overlap rule of the random states declared with port rules off', () => {
+  it('accepts every such state, and refuses each rule the generator left out as overlapping once stored', () => {
+    let states = 0;
+    let refused = 0;
+    let pairs = 0;
+    for (let i = 0; i < RANDOM_SETS; i++) {
+      const c = randomCase(SEED + i);
+      if (c.mode !== 'desired' || c.portRules) continue;
+      states++;
+      pairs += portlessPairs(c);
+      const overlaps = (state: Case) => checkDesiredState(desiredOf(state)).filter((d) => d.message.includes(OVERLAP));
+      expect(overlaps(c), c.name).toEqual([]);
+      for (const rule of c.refused ?? []) {
+        refused++;
+        const found = overlaps({ ...c, live: { ...c.live, rules: [...c.live.rules, rule] } });
+        expect(found.length, `${c.name}: ${rule.action} ${rule.destination} ${rule.port_type ?? ''}`).toBeGreaterThan(
+          0,
+        );
+        expect(found.some((d) => d.message.includes('stores both without their ports'))).toBe(true);
+      }
+    }
+    console.log(
+      `validate on random states with port rules off: ${states} states accepted (${pairs} accept/drop pairs overlapping once stored without ports), ${refused} left-out rules refused`,
+    );
+    expect(states).toBeGreaterThan(0);
+    expect(pairs).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+  });
+});
+
 describe.skipIf(unavailable !== null)('the kernel agrees with the evaluator', () => {
   let lab: Lab;
   beforeAll(async () => {
@@ -179,13 +228,14 @@ describe.skipIf(unavailable !== null)('the kernel agrees with the evaluator', ()
     let sets = 0;
     const disagreements: Disagreement[] = [];
     const verdicts = { accept: 0, drop: 0 };
-    const modes = { live: 0, desired: 0, portRulesOff: 0 };
+    const modes = { live: 0, desired: 0, portRulesOff: 0, portlessPairs: 0 };
     for (let i = 0; i < RANDOM_SETS; i++) {
       const c = randomCase(SEED + i);
       const result = await compare(lab, c);
       sets++;
       modes[c.mode]++;
       if (!c.portRules) modes.portRulesOff++;
+      modes.portlessPairs += portlessPairs(c);
       packets += result.packets;
       disagreements.push(...result.disagreements);
       for (const probe of c.probes)
@@ -193,7 +243,8 @@ describe.skipIf(unavailable !== null)('the kernel agrees with the evaluator', ()
     }
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     console.log(
-      `kernel oracle: ${sets} random rule sets (${modes.live} from live states, ${modes.desired} from files, ${modes.portRulesOff} with port rules off), ` +
+      `kernel oracle: ${sets} random rule sets (${modes.live} from live states, ${modes.desired} from files, ${modes.portRulesOff} with port rules off, ` +
+        `${modes.portlessPairs} accept/drop pairs overlapping once stored without ports), ` +
         `${packets} packets compared (${verdicts.accept} accepted, ${verdicts.drop} dropped) in ${seconds} s, ${disagreements.length} disagreements`,
     );
     expect(packets).toBeGreaterThanOrEqual(RANDOM_SETS * 50);

@@ -10,20 +10,27 @@ import { report, whereIs } from './report.js';
 /**
  * Overlapping rules under the server's rule: same owner and action, intersecting destinations,
  * and ports that collide (find-overlaps.ts: each rule reported once, at the later of the pair,
- * at most MAX_OVERLAP_REPORTS named, then how many more).
+ * at most MAX_OVERLAP_REPORTS named, then how many more). With `portRules` false the entries were
+ * parsed without their ports (as such a server stores them), and a pair that only overlaps so
+ * says it.
  */
-export function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void {
+const PORTLESS =
+  '; settings.port_rules is false, so the server stores both without their ports, and its exclusion constraint refuses the rule created second';
+
+export function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[], portRules = true): void {
   const parsed = rules.filter((entry): entry is RuleEntry & { parsed: ParsedRule } => entry.parsed !== null);
   const { found, more, firstUnnamed } = findOverlaps(parsed, (a, b) => ruleKeyOf(a) === ruleKeyOf(b));
   found.sort((a, b) => a.later.order - b.later.order);
-  for (const { later, earlier } of found)
+  for (const { later, earlier } of found) {
+    const portless = !portRules && (hasPorts(earlier) || hasPorts(later));
     into.push(
       report(
         later,
         'destination',
-        `${Messages.overlaps}: ${ruleText(earlier.rule)} at ${whereIs(earlier)} (rules with the same action and the same user, or both global, must not overlap)`,
+        `${Messages.overlaps}: ${ruleText(earlier.rule)} at ${whereIs(earlier)} (rules with the same action and the same user, or both global, must not overlap${portless ? PORTLESS : ''})`,
       ),
     );
+  }
   if (more > 0 && firstUnnamed)
     into.push(
       report(
@@ -32,6 +39,10 @@ export function checkRuleOverlaps(rules: RuleEntry[], into: Diagnostic[]): void 
         `${Messages.overlaps}, and so do ${(more - 1).toLocaleString('en')} more rules after the first ${MAX_OVERLAP_REPORTS.toLocaleString('en')} named (validate names at most ${MAX_OVERLAP_REPORTS.toLocaleString('en')} overlapping rules)`,
       ),
     );
+}
+
+function hasPorts(entry: RuleEntry): boolean {
+  return entry.rule.port_type !== null || entry.rule.port_range !== null;
 }
 
 export function ruleKeyOf(entry: RuleEntry): string {

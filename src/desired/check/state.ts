@@ -14,7 +14,7 @@ import { DEFAULT_MAX_DEVICES_PER_USER } from '../../model/device.js';
 import { deviceKeyOfOwnerKey, userKey } from '../../model/keys.js';
 import { Messages } from '../../model/messages.js';
 import { parseIpAddress } from '../../model/net.js';
-import { parseRule, ruleText } from '../../model/rule.js';
+import { parseRule, ruleText, storedForm } from '../../model/rule.js';
 import type { DesiredRule, DesiredState } from '../../model/state.js';
 import { checkEmail } from '../../model/user.js';
 import { checkAccessTests } from '../../access/tests.js';
@@ -33,11 +33,13 @@ import { checkRuleOverlaps, ruleKeyOf } from './overlaps.js';
 import { report, reportDuplicates, whereIs } from './report.js';
 import { checkRenames } from './renames.js';
 import { checkAbsent, checkScope } from './scope.js';
+import { checkTunnelNetworks } from './tunnel.js';
 
 /** The domain checks of a whole DesiredState. Diagnostics come in declaration order. */
 export function checkDesiredState(state: DesiredState, options: { acrossFiles?: boolean } = {}): Diagnostic[] {
   const into: Diagnostic[] = [];
   checkSettings(state, into);
+  checkTunnelNetworks(state, into);
   checkConfiguration(state, into);
   const acrossFiles = options.acrossFiles ?? true;
   if (acrossFiles) for (const item of checkAccessTests(state)) into.push(item);
@@ -54,12 +56,14 @@ export function checkDesiredState(state: DesiredState, options: { acrossFiles?: 
   });
   const devices: DeviceEntry[] = [];
   const rules: RuleEntry[] = [];
+  // Overlaps are decided on the rule as the server stores it (without ports when port_rules is false).
+  const portRules = state.settings.port_rules !== false;
   const addRule = (rule: DesiredRule, owner: UserEntry | null, fallbackPath: string): void => {
+    const stored = storedForm({ port_type: rule.port_type, port_range: rule.port_range }, portRules);
     const parsed = parseRule({
       action: rule.action,
       destination: rule.destination,
-      port_type: rule.port_type,
-      port_range: rule.port_range,
+      ...stored,
       owner: owner ? owner.key : null,
     });
     rules.push({
@@ -161,7 +165,7 @@ export function checkDesiredState(state: DesiredState, options: { acrossFiles?: 
       ),
     into,
   );
-  checkRuleOverlaps(rules, into);
+  checkRuleOverlaps(rules, into, portRules);
 
   checkScope(state, users, rules, into);
   checkAbsent(state, users, devices, into);

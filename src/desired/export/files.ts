@@ -61,9 +61,18 @@ export function render(grouping: Grouping, liveConfiguration: ApiConfiguration |
   return { files, counts, leftOut };
 }
 
-/** `settings: { prune: true }` unless the export was asked not to own the server. */
+/**
+ * `settings: { prune: true }` unless the export was asked not to own the server; the tunnel
+ * networks and server addresses when the server is known to have them (never guessed).
+ */
 function exportedSettings(options: ExportOptions): Plain {
-  return options.prune === false ? {} : { settings: { prune: true } };
+  const settings: Plain = {};
+  if (options.prune !== false) settings.prune = true;
+  if (options.tunnel) {
+    settings.server_addresses = [...options.tunnel.serverAddresses];
+    settings.tunnel_networks = { ...options.tunnel.networks };
+  }
+  return Object.keys(settings).length > 0 ? { settings } : {};
 }
 
 function headerComment(

@@ -22,6 +22,11 @@ export interface ExportOptions {
    * repository owns it and whatever a later pull request removes is deleted.
    */
   prune?: boolean;
+  /**
+   * The server's tunnel networks and own addresses, written as `settings.tunnel_networks` and
+   * `settings.server_addresses`: only when the server is known to have them (the embedded one).
+   */
+  tunnel?: { networks: { ipv4: string; ipv6: string }; serverAddresses: string[] };
   /** What the `# yaml-language-server: $schema=` comment points at. */
   schemaRef: string;
   /** The server exported from, shown in the header comment (credentials are stripped). */

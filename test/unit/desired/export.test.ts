@@ -411,3 +411,26 @@ describe('export owns the server: settings.prune', () => {
     ]);
   });
 });
+
+describe('export: the tunnel networks', () => {
+  const live: LiveState = { users: [user('u1', 'alice@example.com')], devices: [], rules: [] };
+
+  it('are written only when the server is known to have them (the embedded one), with its addresses', () => {
+    const tunnel = {
+      networks: { ipv4: '10.8.0.0/24', ipv6: 'fd00::8:0/120' },
+      serverAddresses: ['10.8.0.1', 'fd00::8:1'],
+    };
+    expect(single(live, { tunnel }).doc.settings).toEqual({
+      prune: true,
+      server_addresses: ['10.8.0.1', 'fd00::8:1'],
+      tunnel_networks: { ipv4: '10.8.0.0/24', ipv6: 'fd00::8:0/120' },
+    });
+    expect(single(live, { tunnel, prune: false }).doc.settings).toEqual({
+      server_addresses: ['10.8.0.1', 'fd00::8:1'],
+      tunnel_networks: { ipv4: '10.8.0.0/24', ipv6: 'fd00::8:0/120' },
+    });
+    // A server reached by URL: never guessed.
+    expect(single(live).doc.settings).toEqual({ prune: true });
+    expect(single(live, { prune: false }).doc.settings).toBeUndefined();
+  });
+});

@@ -177,6 +177,23 @@ describe('what only the whole state shows', () => {
     ]);
   });
 
+  it('with settings.port_rules false, overlaps of the rules as stored (without ports); an accept and a drop stay valid', async () => {
+    const portless =
+      '; settings.port_rules is false, so the server stores both without their ports, and its exclusion constraint refuses the rule created second';
+    const note = `(rules with the same action and the same user, or both global, must not overlap${portless})`;
+    expect(await errorsOf(`${F}/overlap-portless.yaml`)).toEqual([
+      `${F}/overlap-portless.yaml:8:40: users[0].rules[1].destination: destination overlaps with an existing rule: accept 1.2.3.32/28 at ${F}/overlap-portless.yaml:7:9 ${note}`,
+      `${F}/overlap-portless.yaml:16:34: rules[1].destination: destination overlaps with an existing rule: drop 192.168.0.0/16 tcp 22 at ${F}/overlap-portless.yaml:15:5 ${note}`,
+    ]);
+  });
+
+  it('settings.tunnel_networks: a CIDR block of its family leaving room for devices; server_addresses inside it', async () => {
+    expect(await errorsOf(`${F}/tunnel-networks.yaml`)).toEqual([
+      `${F}/tunnel-networks.yaml:3:32: settings.server_addresses[1]: 10.9.9.9 is outside settings.tunnel_networks.ipv4 (10.3.2.0/29): the server's own tunnel address lies in its tunnel network`,
+      `${F}/tunnel-networks.yaml:4:47: settings.tunnel_networks.ipv6: must leave room for devices (prefix at most /126)`,
+    ]);
+  });
+
   it('the same user, device, public key, pinned address, rule or absent entry twice, naming both places across files', async () => {
     expect(await errorsOf(`${F}/duplicates`)).toEqual([
       `${F}/duplicates/a.yaml:6:17: users[0].devices[1].name: has already been taken: alice@example.com already has a device named "laptop" at ${F}/duplicates/a.yaml:5:17`,

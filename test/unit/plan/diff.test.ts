@@ -705,3 +705,59 @@ describe('planChanges: unique values (conflicts, and freeing before taking)', ()
     expect(plan.changes[1]!.dependsOn).toEqual(['device:alice@example.com/old']);
   });
 });
+
+describe('planChanges: settings.port_rules false, rules compared as the server stores them (without ports)', () => {
+  const ssh = rule('10.0.0.0/8', { port_type: 'tcp', port_range: '22' });
+
+  it('a declared rule with ports matches the live rule the server stored without them: nothing to do', () => {
+    const live = liveRule({ destination: '10.0.0.0/8' });
+    const plan = planChanges(
+      desired({ rules: [ssh], settings: { port_rules: false } }),
+      liveState({ users: [admin()], rules: [live] }),
+      OPTIONS,
+    );
+    expect(plan.changes).toEqual([]);
+    // With port rules on, the same live rule is another rule: the declared one is created beside it.
+    const on = planChanges(desired({ rules: [ssh] }), liveState({ users: [admin()], rules: [live] }), OPTIONS);
+    expect(actions(on)).toEqual(['create rule:*|accept|10.0.0.0/8|tcp:22 - 22']);
+  });
+
+  it('a live rule stored with its ports still matches exactly', () => {
+    const live = liveRule({ destination: '10.0.0.0/8', port_type: 'tcp', port_range: '22 - 22' });
+    const plan = planChanges(
+      desired({ rules: [ssh], settings: { port_rules: false } }),
+      liveState({ users: [admin()], rules: [live] }),
+      OPTIONS,
+    );
+    expect(plan.changes).toEqual([]);
+  });
+
+  it('a live portless rule the stripped one overlaps is replaced, or with a second one a plan error; a drop beside it is created', () => {
+    const live = liveRule({ destination: '10.1.0.0/16' });
+    const other = liveRule({ destination: '10.2.0.0/16' });
+    const replaced = planChanges(
+      desired({ rules: [ssh], settings: { port_rules: false, prune: false } }),
+      liveState({ users: [admin()], rules: [live] }),
+      OPTIONS,
+    );
+    expect(actions(replaced)).toEqual(['replace rule:*|accept|10.0.0.0/8|tcp:22 - 22']);
+    expect(replaced.changes[0]!.note).toContain('which it overlaps');
+    // With port rules on, the two never overlap (one has ports, the other none): a create.
+    const on = planChanges(desired({ rules: [ssh] }), liveState({ users: [admin()], rules: [live] }), OPTIONS);
+    expect(actions(on)).toEqual(['create rule:*|accept|10.0.0.0/8|tcp:22 - 22']);
+    expect(() =>
+      planChanges(
+        desired({ rules: [ssh], settings: { port_rules: false, prune: false } }),
+        liveState({ users: [admin()], rules: [live, other] }),
+        OPTIONS,
+      ),
+    ).toThrow(/rule accept 10\.0\.0\.0\/8 tcp 22 \(global\) overlaps the live rule accept 10\.2\.0\.0\/16 \(global\)/);
+    const drop = rule('10.0.0.0/8', { action: 'drop', port_type: 'tcp', port_range: '22' });
+    const plan = planChanges(
+      desired({ rules: [drop], settings: { port_rules: false, prune: false } }),
+      liveState({ users: [admin()], rules: [live, other] }),
+      OPTIONS,
+    );
+    expect(actions(plan)).toEqual(['create rule:*|drop|10.0.0.0/8|tcp:22 - 22']);
+  });
+});
