@@ -8,6 +8,8 @@ import type { Diagnostic } from '../model/diagnostic.js';
 import { describeMatch, ruleLocation } from '../model/rule.js';
 import type { SourceDecision } from '../access/notation.js';
 import type { TestResult } from '../access/tests.js';
+import { cidrRange } from '../model/net.js';
+import type { Change, Plan } from '../plan/types.js';
 import { githubAnnotation } from './diagnostics.js';
 import { inertText, markdownCode, markdownText } from './escape.js';
 
@@ -244,3 +246,77 @@ export function explainText(fromText: string, toText: string, decisions: SourceD
   }
   return `${lines.map(inertText).join('\n')}\n`;
 }
+
+/** A live rule the plan removes: its owner key (`*` global), action and destination, and its words. */
+interface RemovedRule {
+  owner: string;
+  action: string;
+  range: { family: number; start: bigint; end: bigint } | null;
+  words: string;
+}
+
+/** The live rules a plan deletes or replaces (cascades included), as drift names them. */
+function removedRules(changes: readonly Change[]): RemovedRule[] {
+  const out: RemovedRule[] = [];
+  const add = (key: string, label: string, why: string) => {
+    const [owner = '', action = '', destination = ''] = key.split('|');
+    out.push({ owner, action, range: cidrRange(destination), words: label.replace(/\)$/, `, ${why})`) });
+  };
+  for (const change of changes) {
+    if (change.kind === 'rule' && change.action === 'delete') add(change.key, change.label, 'on the server but in no file');
+    if (change.kind === 'rule' && change.action === 'replace') add(change.key, change.label, 'differs from the files');
+    for (const item of change.cascade ?? [])
+      if (item.kind === 'rule') add(item.key, item.label, 'goes with its user, whom the files delete');
+  }
+  return out;
+}
+
+function meets(rule: RemovedRule, block: AccessBlock): boolean {
+  const { range } = rule;
+  if (!range) return false;
+  return block.addresses.some((text) => {
+    const b = cidrRange(text);
+    return b !== null && b.family === range.family && b.start <= range.end && range.start <= b.end;
+  });
+}
+
+/**
+ * Drift's access section (it reports the exposure, then the fix): `10.9.0.0/16 (all protocols):
+ * reachable now by all users because of rule accept 10.9.0.0/16 (global, on the server but in no
+ * file); apply would block it`. `plan.access` compares the server now with the state after apply.
+ */
+export function driftAccessText(plan: Plan): string[] {
+  const access = plan.access;
+  if (!hasAccessChanges(access)) return [];
+  const removed = removedRules(plan.changes);
+  const lines: string[] = [];
+  const add = (who: string, owner: string | null, c: { reachable: AccessBlock[]; blocked: AccessBlock[] }) => {
+    const cause = (action: string, block: AccessBlock) => {
+      const found = removed.filter(
+        (r) => r.action === action && (r.owner === '*' || r.owner === owner) && meets(r, block),
+      );
+      return found.length > 0 ? ` because of ${found.map((r) => r.words).join(', ')}` : '';
+    };
+    for (const b of c.blocked)
+      lines.push(`${blockText(b)}: reachable now by ${who}${cause('accept', b)}; apply would block it`);
+    for (const b of c.reachable)
+      lines.push(`${blockText(b)}: blocked now for ${who}${cause('drop', b)}; apply would open it`);
+  };
+  if (access.everyone) {
+    const { except } = access.everyone;
+    add(
+      except.length === 0 ? 'all users' : `all users (except where own rules of ${except.join(', ')} apply)`,
+      null,
+      access.everyone,
+    );
+  }
+  for (const u of access.users) add(access.everyone ? `${u.user} (within its own rules)` : u.user, u.user, u);
+  if (access.omitted)
+    lines.push(
+      `… and ${access.omitted.users} more users (whose own rules may change their access differently), ${access.omitted.blocks} more blocks not shown`,
+    );
+  return [`${DRIFT_ACCESS_TITLE}:`, ...lines.map((line) => `  ${inertText(line)}`), ''];
+}
+
+/** The title of drift's access section: the server now, then what apply would do. */
+export const DRIFT_ACCESS_TITLE = 'Access now, and what apply would do (the server now compared with after apply)';

@@ -111,6 +111,6 @@ export function renderDrift(plan: Plan, format: PlanFormat, options: RenderOptio
   const seen = seenLines(plan, inertText);
   if (seen.length) out.push(c.bold('What differs:'), ...seen.map((l) => `  ${l}`), '', c.bold(undoHeading(plan)));
   // The plan's text without its heading; its summary stays the last line.
-  const body = renderPlan(plan, 'text', options).split('\n').slice(2).join('\n');
+  const body = renderPlan(plan, 'text', { ...options, driftAccess: true }).split('\n').slice(2).join('\n');
   return `${out.join('\n')}\n${body}`;
 }
