@@ -17,6 +17,12 @@ import { buildScope, type Scope } from '../plan/scope.js';
 import { accessSettingsOf, asStored, type AccessDevice, type AccessModel, type AccessRule, type AccessUser } from './model.js';
 
 /**
+ * The three states an access answer can be evaluated on: the declared rules alone (`files`), the
+ * server as it is (`live`), and the server as apply would leave it (`after-apply`, this file).
+ */
+export type EvaluatedState = 'files' | 'live' | 'after-apply';
+
+/**
  * Why apply leaves a live rule that no file declares in place:
  * - `kept`: inside the managed scope, kept by the plan (`reason`: prune is off, protected, a guard,
  *   `--target`); the repository could delete it.

@@ -16,21 +16,33 @@ import {
   type SourceDecision,
   type TestResult,
 } from '../access/index.js';
+import { stateAfterApply, type EvaluatedState, type StateAfterApply } from '../access/after-apply.js';
 import { loadDesiredState } from '../desired/index.js';
 import type { Diagnostic } from '../model/diagnostic.js';
 import type { DesiredState } from '../model/state.js';
 import { OpError } from './errors.js';
 import { loadDesired } from './desired.js';
 import { elapsedSince, type OpEvents } from './events.js';
+import { makePlan } from './plan.js';
 import { readLiveState, type Connector } from './session.js';
 
-/** What to evaluate against: the declared rules of `file`, or with `live` the server's (settings from `file`). */
+/**
+ * What to evaluate against (docs/rule-semantics.md §7): the declared rules of `file` (files only),
+ * with `live` the server's as it is (live now; settings from `file`), or with `live` and
+ * `afterApply` the server as apply would leave it (after apply: `file` planned against it).
+ */
 export interface AccessSource {
   file?: string;
   live?: Connector;
+  afterApply?: boolean;
 }
 
-/** Apply refuses (nothing written) when an access test of the desired state fails. */
+/** The state an access answer was evaluated on, for its header. */
+export function evaluatedState(source: AccessSource): EvaluatedState {
+  return source.live ? (source.afterApply ? 'after-apply' : 'live') : 'files';
+}
+
+/** Refuses (nothing written) when an access test of the desired state fails on its declared rules (files only). */
 export function refuseFailingTests(state: DesiredState): void {
   if (!state.tests || state.tests.length === 0) return;
   const failed = runAccessTests(accessModelOfDesired(state), state.tests).filter((r) => !r.pass);
@@ -42,12 +54,23 @@ export function refuseFailingTests(state: DesiredState): void {
   );
 }
 
-/** The access model to evaluate against: the declared one, or the server's (its reading reported as 'fetch'). */
+/**
+ * The access model to evaluate against: the declared one, the server's (its reading reported as
+ * 'fetch'), or with `afterApply` the state after apply (src/access/after-apply.ts): every user, or
+ * with `repository` only those inside `manage.users` (what `tests:` evaluate, as plan does).
+ */
 export async function modelFor(
   live: Connector | undefined,
   desired: DesiredState | undefined,
   events: OpEvents = {},
+  afterApply?: { repository: boolean },
 ): Promise<AccessModel> {
+  if (afterApply) {
+    if (!live || !desired)
+      throw new OpError('request', '--after-apply needs the desired state (-f) and a server (--url or --embedded)');
+    const after = await stateAfterApplyOf(live, desired, events);
+    return afterApply.repository ? after.repositoryModel() : after.model;
+  }
   if (!live) {
     if (!desired)
       throw new OpError('request', 'nothing to evaluate against: give the desired state (file) or a live server');
@@ -59,6 +82,19 @@ export async function modelFor(
     const state = await readLiveState(session);
     events.phase?.('fetch', elapsedSince(started));
     return accessModelOfLive(state, desired ? accessSettingsOf(desired) : undefined);
+  } finally {
+    await session.close();
+  }
+}
+
+/** The files planned against the server, and the state that plan leaves (nothing is written). */
+async function stateAfterApplyOf(live: Connector, desired: DesiredState, events: OpEvents): Promise<StateAfterApply> {
+  const session = await live.open();
+  try {
+    const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
+    // Never applied: a secret it cannot read stops nothing (as drift).
+    const plan = await makePlan(desired, { unreadableSecrets: 'report' }, session, events, reading);
+    return stateAfterApply({ changes: plan.changes, undeclared: plan.undeclared, live: await reading, desired });
   } finally {
     await session.close();
   }
@@ -84,7 +120,8 @@ export async function runTests(
   events: AccessEvents = {},
 ): Promise<TestResult[]> {
   const desired = await loadForAccess(request.file, events);
-  return runAccessTests(await modelFor(request.live, desired), desired.tests ?? []);
+  const afterApply = request.afterApply ? { repository: true } : undefined;
+  return runAccessTests(await modelFor(request.live, desired, {}, afterApply), desired.tests ?? []);
 }
 
 /** How one packet from every source `from` names is decided. */
@@ -93,7 +130,7 @@ export async function explainPacket(
   events: AccessEvents = {},
 ): Promise<SourceDecision[]> {
   const desired = request.file ? await loadForAccess(request.file, events) : undefined;
-  const model = await modelFor(request.live, desired);
+  const model = await modelFor(request.live, desired, {}, request.afterApply ? { repository: false } : undefined);
   const evaluated = evaluateFrom(model, new CompiledRules(model), request.from, request.to, true);
   if (!evaluated.ok) throw new OpError('request', evaluated.message);
   return evaluated.value;

@@ -21,7 +21,7 @@ import { elapsedSince, type OpEvents } from './events.js';
 async function modelOf(request: AccessSource, events: OpEvents, signal?: AbortSignal) {
   const desired: DesiredState | undefined = request.file ? await loadDesired(request.file, events) : undefined;
   signal?.throwIfAborted();
-  const model = await modelFor(request.live, desired, events);
+  const model = await modelFor(request.live, desired, events, request.afterApply ? { repository: false } : undefined);
   signal?.throwIfAborted();
   return model;
 }

@@ -8,6 +8,7 @@ import type { Diagnostic } from '../model/diagnostic.js';
 import { describeMatch, ruleLocation } from '../model/rule.js';
 import type { SourceDecision } from '../access/notation.js';
 import type { TestResult } from '../access/tests.js';
+import type { EvaluatedState } from '../access/after-apply.js';
 import { cidrRange } from '../model/net.js';
 import type { Change, Plan } from '../plan/types.js';
 import { githubAnnotation } from './diagnostics.js';
@@ -192,8 +193,27 @@ function explainLines(who: string, decision: Decision): string[] {
   return lines;
 }
 
+/** What each state is, in a header: `the declared rules`, `the live server`, `the server as it will be after apply`. */
+export const STATE_SUBJECT: Record<EvaluatedState, string> = {
+  files: 'the declared rules',
+  live: 'the live server',
+  'after-apply': 'the server as it will be after apply',
+};
+
+/** Each state's name (docs/rule-semantics.md §7): `files only`, `live now`, `after apply`. */
+export const STATE_NAME: Record<EvaluatedState, string> = {
+  files: 'files only',
+  live: 'live now',
+  'after-apply': 'after apply',
+};
+
+/** `the declared rules (files only)`: the state an answer was evaluated on, named. */
+export function againstText(state: EvaluatedState): string {
+  return `${STATE_SUBJECT[state]} (${STATE_NAME[state]})`;
+}
+
 /** `netform test`: a line per test (an annotation for a failure with `github`), then the count. */
-export function testResultsText(results: TestResult[], options: { github: boolean; live: boolean }): string {
+export function testResultsText(results: TestResult[], options: { github: boolean; state: EvaluatedState }): string {
   let out = '';
   for (const result of results) {
     const source = result.test.source;
@@ -204,7 +224,7 @@ export function testResultsText(results: TestResult[], options: { github: boolea
     }
   }
   const failed = results.filter((r) => !r.pass).length;
-  const against = options.live ? 'the live server' : 'the declared rules';
+  const against = `${STATE_SUBJECT[options.state]}: ${STATE_NAME[options.state]}`;
   return (
     out +
     (results.length === 0
@@ -219,18 +239,29 @@ export function testResultsJson(results: TestResult[]): string {
   return `${JSON.stringify({ passed: results.length - failed, failed, tests: results.map(testJson) }, null, 2)}\n`;
 }
 
-/** `netform explain --format json`: every source's decision. */
-export function explainJson(fromText: string, toText: string, decisions: SourceDecision[]): string {
+/** `netform explain --format json`: every source's decision, and the state evaluated (`declared`, `live`, `after-apply`). */
+export function explainJson(
+  fromText: string,
+  toText: string,
+  decisions: SourceDecision[],
+  state: EvaluatedState = 'files',
+): string {
   const results = decisions.map((d) => ({
     user: d.user,
     ...(d.device ? { device: d.device } : {}),
     ...decisionJson(d.decision),
   }));
-  return `${JSON.stringify({ from: fromText, to: toText, results }, null, 2)}\n`;
+  const against = state === 'files' ? 'declared' : state;
+  return `${JSON.stringify({ from: fromText, to: toText, against, results }, null, 2)}\n`;
 }
 
-/** `netform explain`: sources with the same decision are shown once. */
-export function explainText(fromText: string, toText: string, decisions: SourceDecision[]): string {
+/** `netform explain`: sources with the same decision are shown once, under the state evaluated. */
+export function explainText(
+  fromText: string,
+  toText: string,
+  decisions: SourceDecision[],
+  state: EvaluatedState = 'files',
+): string {
   const groups = new Map<string, { who: string[]; decision: Decision }>();
   for (const d of decisions) {
     const key = JSON.stringify(decisionJson(d.decision));
@@ -239,7 +270,7 @@ export function explainText(fromText: string, toText: string, decisions: SourceD
     if (group) group.who.push(who);
     else groups.set(key, { who: [who], decision: d.decision });
   }
-  const lines: string[] = [`${fromText} -> ${toText}`];
+  const lines: string[] = [`${fromText} -> ${toText}, against ${againstText(state)}`];
   for (const { who, decision } of groups.values()) {
     const shown = who.length > 3 ? `${who.slice(0, 3).join(', ')} and ${who.length - 3} more` : who.join(', ');
     for (const item of explainLines(shown, decision)) lines.push(item);

@@ -6,11 +6,10 @@ import { explainJson, explainText } from '../../views/access.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
+import { addConnectionOptions } from '../flags/connection.js';
 
-interface ExplainOptions extends ConnectionOptions {
-  file?: string;
-  live?: boolean;
+interface ExplainOptions extends StateOptions {
   format: 'text' | 'json';
 }
 
@@ -23,6 +22,7 @@ export function registerExplain(program: Command): void {
     .option('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
     .option('--live', "evaluate against the server's rules and devices (--url or --embedded)")
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'));
+  addAfterApplyOption(cmd);
   addConnectionOptions(cmd);
   cmd.action(
     action(async (fromText: string, toText: string, opts: ExplainOptions) => {
@@ -32,12 +32,12 @@ export function registerExplain(program: Command): void {
       if (!to.ok) throw new CliError(`TO ${to.message}`);
       if (!opts.file && !opts.live)
         throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
-      const live = opts.live ? connectorOf(opts) : undefined;
+      const { state, ...source } = accessSourceOf(opts);
       // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
       const warning = (d: Diagnostic) => process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
-      const decisions = await explainPacket({ file: opts.file, live, from: from.value, to: to.value }, { warning });
+      const decisions = await explainPacket({ ...source, from: from.value, to: to.value }, { warning });
       const shown = opts.format === 'json' ? explainJson : explainText;
-      process.stdout.write(shown(fromText, toText, decisions));
+      process.stdout.write(shown(fromText, toText, decisions, state));
       return ExitCode.ok;
     }),
   );

@@ -8,12 +8,11 @@ import { elapsedSince } from '../../ops/events.js';
 import { reachOutput, whoCanReachOutput } from '../../views/reach.js';
 import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
+import { addConnectionOptions } from '../flags/connection.js';
 import { Timings } from '../output.js';
 
-interface ReachOptions extends ConnectionOptions {
-  file?: string;
-  live?: boolean;
+interface ReachOptions extends StateOptions {
   all?: boolean;
   format: 'text' | 'json';
 }
@@ -23,13 +22,14 @@ function common(cmd: Command): void {
     .option('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
     .option('--live', "evaluate against the server's rules and devices (--url or --embedded)")
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'));
+  addAfterApplyOption(cmd);
   addConnectionOptions(cmd);
 }
 
-/** The request's source: the file, and the server with --live. */
+/** The request's source: the file, and the server with --live or --after-apply. */
 function sourceOf(opts: ReachOptions) {
   if (!opts.file && !opts.live) throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
-  return { file: opts.file, live: opts.live ? connectorOf(opts) : undefined };
+  return accessSourceOf(opts);
 }
 
 /** Writes the output, with its render phase (NETFORM_TIMINGS). */
@@ -60,8 +60,9 @@ export function registerWhoCanReach(program: Command): void {
       if (!target.ok) throw new CliError(`TO ${target.message}`);
       const timings = new Timings();
       const all = opts.all === true;
-      const result = await whoCanReachTarget({ ...sourceOf(opts), to: target.value, all }, timings);
-      return show(timings, () => whoCanReachOutput(result, opts.format, opts.live === true, all));
+      const { state, ...source } = sourceOf(opts);
+      const result = await whoCanReachTarget({ ...source, to: target.value, all }, timings);
+      return show(timings, () => whoCanReachOutput(result, opts.format, state, all));
     }),
   );
 }
@@ -79,8 +80,9 @@ export function registerReach(program: Command): void {
       const source = parseReachSource(userText);
       if (!source.ok) throw new CliError(`USER ${source.message}`);
       const timings = new Timings();
-      const result = await reachOfUser({ ...sourceOf(opts), user: source.value }, timings);
-      return show(timings, () => reachOutput(result, opts.format, opts.live === true));
+      const { state, ...from } = sourceOf(opts);
+      const result = await reachOfUser({ ...from, user: source.value }, timings);
+      return show(timings, () => reachOutput(result, opts.format, state));
     }),
   );
 }

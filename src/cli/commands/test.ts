@@ -11,11 +11,11 @@ import { formatDiagnostic } from '../../views/diagnostics.js';
 import { findingsOfDiagnostics, findingsOfTests, sarifOutput } from '../../views/sarif.js';
 import { action } from '../boundary.js';
 import { ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
+import { addConnectionOptions } from '../flags/connection.js';
 
-interface TestOptions extends ConnectionOptions {
+interface TestOptions extends StateOptions {
   file: string;
-  live?: boolean;
   format: 'text' | 'json' | 'github' | 'sarif';
 }
 
@@ -33,13 +33,14 @@ export function registerTest(program: Command): void {
     .addOption(
       new Option('--format <format>', 'output format').choices(['text', 'json', 'github', 'sarif']).default('text'),
     );
+  addAfterApplyOption(cmd);
   addConnectionOptions(cmd);
   cmd.action(
     action(async (opts: TestOptions) => {
       // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
       const warnings: Diagnostic[] = [];
-      const live = opts.live ? connectorOf(opts) : undefined;
-      const results = await runTests({ file: opts.file, live }, { warning: (d) => warnings.push(d) });
+      const { state, ...source } = accessSourceOf(opts);
+      const results = await runTests({ ...source, file: opts.file }, { warning: (d) => warnings.push(d) });
       if (opts.format === 'sarif') {
         const cwd = process.cwd();
         const findings = [...findingsOfTests(results), ...findingsOfDiagnostics([], warnings)];
@@ -49,7 +50,7 @@ export function registerTest(program: Command): void {
         process.stdout.write(
           opts.format === 'json'
             ? testResultsJson(results)
-            : testResultsText(results, { github: opts.format === 'github', live: opts.live === true }),
+            : testResultsText(results, { github: opts.format === 'github', state }),
         );
       }
       return results.some((r) => !r.pass) ? ExitCode.error : ExitCode.ok;
