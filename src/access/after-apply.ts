@@ -1,6 +1,6 @@
 /**
  * The state after apply: what the server will hold once a plan is applied, as the access
- * evaluator reads it (docs/rule-semantics.md §7). It is the managed part as the files declare it
+ * evaluator reads it (docs/rule-semantics.md §8). It is the managed part as the files declare it
  * plus every live object apply leaves in place: kept because prune is off, protected, left out by
  * a guard or `--target`, or outside `manage`. Plan's tests and access changes, apply's refusal,
  * drift's "apply would" and `--after-apply` all evaluate this one state. Pure.
@@ -14,7 +14,14 @@ import type { PortType, RuleAction } from '../model/types.js';
 import type { DesiredDevice, DesiredRule, DesiredState, LiveState } from '../model/state.js';
 import type { Change, UndeclaredItem } from '../plan/types.js';
 import { buildScope, type Scope } from '../plan/scope.js';
-import { accessSettingsOf, asStored, type AccessDevice, type AccessModel, type AccessRule, type AccessUser } from './model.js';
+import {
+  accessSettingsOf,
+  asStored,
+  type AccessDevice,
+  type AccessModel,
+  type AccessRule,
+  type AccessUser,
+} from './model.js';
 
 /**
  * The three states an access answer can be evaluated on: the declared rules alone (`files`), the

@@ -3,7 +3,8 @@
  * done (the state after apply, after-apply.ts): a global rule broader than `manage.rules` that
  * overlaps a managed block, any rule left in place that changes the verdict of a packet for a user
  * inside `manage.users` within the managed blocks, and, listed once each, users outside
- * `manage.users` whose own rules reach into a managed block. Pure; exact (access changes by
+ * `manage.users` whose own rules reach into a managed block (whether or not they change a verdict
+ * there today). Pure; exact (access changes by
  * interval arithmetic, each rule clipped to the managed blocks).
  */
 import { ruleKeyOfOwnerKey } from '../model/keys.js';
@@ -120,8 +121,8 @@ export function decidingLeftRules(
     if (clipped.length === 0) continue;
     const inside = [...new Set(own.flatMap((rule) => clip(rule, blocks).inside))];
     const others = rules.filter((r) => r.owner !== owner);
+    // Listed whenever their rules reach into a managed block, even where they change no verdict today.
     const access = computeAccessChanges({ before: others, after: [...others, ...clipped], users: [owner], portRules });
-    if (isEmpty(access)) continue;
     const email = state.model.users.get(owner)?.email ?? owner;
     items.push({
       kind: 'user',
@@ -175,10 +176,13 @@ export function effectWords(access: AccessChanges): string {
   };
   if (access.everyone) {
     const { except } = access.everyone;
-    add(except.length === 0 ? 'every user' : `every user (except where own rules of ${except.join(', ')} apply)`, access.everyone);
+    add(
+      except.length === 0 ? 'every user' : `every user (except where own rules of ${except.join(', ')} apply)`,
+      access.everyone,
+    );
   }
   for (const u of access.users) add(u.user, u);
-  return parts.length > 0 ? parts.join('; ') : 'the same verdicts as the declared rules there today';
+  return parts.length > 0 ? parts.join('; ') : 'no verdict there differs from the other rules today';
 }
 
 /**

@@ -19,15 +19,15 @@ import {
 import { stateAfterApply, type EvaluatedState, type StateAfterApply } from '../access/after-apply.js';
 import { loadDesiredState } from '../desired/index.js';
 import type { Diagnostic } from '../model/diagnostic.js';
-import type { DesiredState } from '../model/state.js';
+import type { DesiredState, LiveState } from '../model/state.js';
 import { OpError } from './errors.js';
 import { loadDesired } from './desired.js';
 import { elapsedSince, type OpEvents } from './events.js';
 import { makePlan } from './plan.js';
-import { readLiveState, type Connector } from './session.js';
+import { readLiveState, type Connector, type Session } from './session.js';
 
 /**
- * What to evaluate against (docs/rule-semantics.md §7): the declared rules of `file` (files only),
+ * What to evaluate against (docs/rule-semantics.md §8): the declared rules of `file` (files only),
  * with `live` the server's as it is (live now; settings from `file`), or with `live` and
  * `afterApply` the server as apply would leave it (after apply: `file` planned against it).
  */
@@ -91,13 +91,25 @@ export async function modelFor(
 async function stateAfterApplyOf(live: Connector, desired: DesiredState, events: OpEvents): Promise<StateAfterApply> {
   const session = await live.open();
   try {
-    const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
-    // Never applied: a secret it cannot read stops nothing (as drift).
-    const plan = await makePlan(desired, { unreadableSecrets: 'report' }, session, events, reading);
-    return stateAfterApply({ changes: plan.changes, undeclared: plan.undeclared, live: await reading, desired });
+    return await afterApplyOnSession(session, desired, events);
   } finally {
     await session.close();
   }
+}
+
+/** The state after apply of the files on an open session; `read`: the live state already read (with the configuration the files need). */
+export async function afterApplyOnSession(
+  session: Session,
+  desired: DesiredState,
+  events: OpEvents,
+  read?: LiveState,
+): Promise<StateAfterApply> {
+  const reading = read
+    ? Promise.resolve(read)
+    : readLiveState(session, { configuration: desired.configuration !== undefined });
+  // Never applied: a secret it cannot read stops nothing (as drift).
+  const plan = await makePlan(desired, { unreadableSecrets: 'report' }, session, events, reading);
+  return stateAfterApply({ changes: plan.changes, undeclared: plan.undeclared, live: await reading, desired });
 }
 
 export interface AccessEvents {

@@ -217,7 +217,7 @@ export interface NotCheckedField {
 /** How the desired state's access tests (`tests:`) fared against its rules, when it has any (W3.6). */
 export interface PlanTests {
   /**
-   * The state the tests were evaluated on (docs/rule-semantics.md §7): `after-apply` (plan, apply:
+   * The state the tests were evaluated on (docs/rule-semantics.md §8): `after-apply` (plan, apply:
    * the files' managed part plus every live object apply leaves in place) or `files` (the declared
    * rules alone). Absent from plans saved by older versions (files).
    */

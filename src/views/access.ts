@@ -31,12 +31,16 @@ export function accessMarkdown(
   access: AccessChanges | undefined,
   maxChars = Infinity,
   title = 'Access changes',
+  worded?: string[],
 ): string[] {
   if (!hasAccessChanges(access)) return [];
   const open = [`<details open><summary>${markdownText(title)}</summary>`, ''];
   const close = ['', '</details>', ''];
   // Every email in a code span sized to it; the rest of a line is netform's own text (addresses, protocols, ports).
-  const lines = accessChangeLines(access, markdownCode).map((line) => `- ${line}`);
+  // Lines worded elsewhere (drift's) are one code span each.
+  const lines = (worded ? worded.map(markdownCode) : accessChangeLines(access, markdownCode)).map(
+    (line) => `- ${line}`,
+  );
   let budget = maxChars - [...open, ...close].join('\n').length - 200;
   const shown: string[] = [];
   for (const line of lines) {
@@ -200,7 +204,7 @@ export const STATE_SUBJECT: Record<EvaluatedState, string> = {
   'after-apply': 'the server as it will be after apply',
 };
 
-/** Each state's name (docs/rule-semantics.md §7): `files only`, `live now`, `after apply`. */
+/** Each state's name (docs/rule-semantics.md §8): `files only`, `live now`, `after apply`. */
 export const STATE_NAME: Record<EvaluatedState, string> = {
   files: 'files only',
   live: 'live now',
@@ -294,7 +298,8 @@ function removedRules(changes: readonly Change[]): RemovedRule[] {
     out.push({ owner, action, range: cidrRange(destination), words: label.replace(/\)$/, `, ${why})`) });
   };
   for (const change of changes) {
-    if (change.kind === 'rule' && change.action === 'delete') add(change.key, change.label, 'on the server but in no file');
+    if (change.kind === 'rule' && change.action === 'delete')
+      add(change.key, change.label, 'on the server but in no file');
     if (change.kind === 'rule' && change.action === 'replace') add(change.key, change.label, 'differs from the files');
     for (const item of change.cascade ?? [])
       if (item.kind === 'rule') add(item.key, item.label, 'goes with its user, whom the files delete');
@@ -317,6 +322,12 @@ function meets(rule: RemovedRule, block: AccessBlock): boolean {
  * file); apply would block it`. `plan.access` compares the server now with the state after apply.
  */
 export function driftAccessText(plan: Plan): string[] {
+  const lines = driftAccessLines(plan);
+  return lines.length === 0 ? [] : [`${DRIFT_ACCESS_TITLE}:`, ...lines.map((line) => `  ${inertText(line)}`), ''];
+}
+
+/** Drift's access lines, not escaped: each view escapes them for where they go. */
+export function driftAccessLines(plan: Plan): string[] {
   const access = plan.access;
   if (!hasAccessChanges(access)) return [];
   const removed = removedRules(plan.changes);
@@ -346,7 +357,7 @@ export function driftAccessText(plan: Plan): string[] {
     lines.push(
       `… and ${access.omitted.users} more users (whose own rules may change their access differently), ${access.omitted.blocks} more blocks not shown`,
     );
-  return [`${DRIFT_ACCESS_TITLE}:`, ...lines.map((line) => `  ${inertText(line)}`), ''];
+  return lines;
 }
 
 /** The title of drift's access section: the server now, then what apply would do. */

@@ -9,7 +9,7 @@ import { SENSITIVE, SENSITIVE_CHANGED, SENSITIVE_RESENT } from '../model/secret.
 import type { PlanKey } from '../plan/seal.js';
 import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
-import { accessMarkdown, accessText, driftAccessText } from './access.js';
+import { accessMarkdown, accessText, DRIFT_ACCESS_TITLE, driftAccessLines, driftAccessText } from './access.js';
 import { inertText, markdownCode, markdownFence, markdownText } from './escape.js';
 import {
   failuresMarkdown,
@@ -38,7 +38,7 @@ export interface RenderOptions {
   fullPlanAt?: string;
   /** Text: the last line of a plan without changes, when "No changes" would not be true (changes withheld). */
   noChangesLine?: string;
-  /** Text: word the access changes as drift does (the exposure now, then what apply would do). */
+  /** Text and markdown: word the access changes as drift does (the exposure now, then what apply would do). */
   driftAccess?: boolean;
   /**
    * JSON: seal the document with this key (a saved plan, which apply accepts). Without it the
@@ -291,8 +291,7 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string, driftAccess =
     for (const line of outside) out.push(c.red(`  ! ${inertText(line)}`));
     out.push('');
   }
-  if (!plan.base)
-    out.push(...(driftAccess ? driftAccessText(plan) : accessText(plan.access, ACCESS_AFTER_APPLY)));
+  if (!plan.base) out.push(...(driftAccess ? driftAccessText(plan) : accessText(plan.access, ACCESS_AFTER_APPLY)));
   const notChecked = notCheckedLines(plan);
   if (notChecked.length > 0) out.push(c.yellow('Not checked:'), ...notChecked.map((l) => c.yellow(`  ${l}`)), '');
   if (plan.warnings.length > 0) {
@@ -352,7 +351,10 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
   const laidOut = sections.map((section) => ({
     ...section,
     blocks: section.changes.map(blockOf),
-    accessLines: accessMarkdown(section.access, accessShare, section.accessTitle),
+    accessLines:
+      options.driftAccess && !plan.base
+        ? accessMarkdown(section.access, accessShare, DRIFT_ACCESS_TITLE, driftAccessLines(plan))
+        : accessMarkdown(section.access, accessShare, section.accessTitle),
   }));
   const accessChars = laidOut.reduce(
     (n, s) => n + (s.accessLines.length > 0 ? s.accessLines.join('\n').length + 1 : 0),

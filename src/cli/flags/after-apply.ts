@@ -1,6 +1,6 @@
 /**
  * `--live` and `--after-apply`, the two server states an access command can evaluate besides the
- * declared rules (docs/rule-semantics.md §7), as one request source.
+ * declared rules (docs/rule-semantics.md §8), as one request source.
  */
 import type { Command } from 'commander';
 import { evaluatedState, type AccessSource } from '../../ops/access.js';

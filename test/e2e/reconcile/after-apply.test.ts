@@ -103,6 +103,36 @@ describe('a hand-made global accept 10.0.0.0/7, broader than manage.rules', () =
     const after = await netform(server, ['test', '-f', file, '--after-apply']);
     expect(after.code).toBe(1);
     expect(after.stdout).toContain('1 passed, 1 failed (against the server as it will be after apply: after apply)');
+
+    const explain = await netform(server, [
+      'explain',
+      'bob@corp.test',
+      '10.20.99.5:22/tcp',
+      '-f',
+      file,
+      '--after-apply',
+    ]);
+    expect(explain.code, describeResult(explain)).toBe(0);
+    expect(explain.stdout).toContain(
+      'bob@corp.test -> 10.20.99.5:22/tcp, against the server as it will be after apply (after apply)',
+    );
+    expect(explain.stdout).toMatch(
+      /bob@corp\.test\/laptop: ACCEPT\n {2}decided by accept 10\.0\.0\.0\/7 \(global\) at id /,
+    );
+    const who = await netform(server, ['who-can-reach', '10.20.99.5:22/tcp', '-f', file, '--after-apply']);
+    expect(who.stdout).toContain('against the server as it will be after apply (after apply):');
+    const reach = await netform(server, ['reach', 'bob@corp.test', '-f', file, '--after-apply', '--format', 'json']);
+    expect(JSON.parse(reach.stdout).against).toBe('after-apply');
+    const noFile = await netform(server, ['test', '--after-apply']);
+    expect(noFile.code).not.toBe(0);
+
+    const review = await netform(server, ['review', '-f', file, '--after-apply']);
+    expect(review.code, describeResult(review)).toBe(0);
+    expect(review.stdout).toContain(
+      '### Access tests against the server as it will be after apply (after apply): 1 passed, 1 failed',
+    );
+    const reviewLive = await netform(server, ['review', '-f', file]);
+    expect(reviewLive.stdout).toContain('### Access tests against the live server (live now): 1 passed, 1 failed');
   });
 
   it('the webhook text names the rule', async () => {
@@ -209,6 +239,10 @@ describe("drift's access section with prune on", () => {
       '10.9.0.0/16 (all protocols): reachable now by all users because of rule accept 10.9.0.0/16 (global, on the server but in no file); apply would block it',
     );
     expect(drift.stdout).not.toContain('now blocked 10.9.0.0/16');
+    const md = await netform(server, ['drift', '-f', file, '--format', 'markdown']);
+    expect(md.stdout).toContain(
+      '`10.9.0.0/16 (all protocols): reachable now by all users because of rule accept 10.9.0.0/16 (global, on the server but in no file); apply would block it`',
+    );
     const plan = await netform(server, ['plan', '-f', file]);
     expect(plan.code, describeResult(plan)).toBe(2);
     expect(plan.stdout).toContain('Access changes after apply (compared with the server now):');
