@@ -81,7 +81,9 @@ describe('every password and preshared key unset', () => {
 
     const explained = await netform(server, ['explain', 'erin@example.com', '10.1.2.3:22/tcp', '-f', file], UNSET);
     expect(explained.code, describeResult(explained)).toBe(0);
-    expect(explained.stdout).toBe('erin@example.com -> 10.1.2.3:22/tcp\nerin@example.com: NO TUNNEL (no device)\n');
+    expect(explained.stdout).toBe(
+      'erin@example.com -> 10.1.2.3:22/tcp, against the declared rules (files only)\nerin@example.com: NO TUNNEL (no device)\n',
+    );
     const policy = await netform(server, ['explain', 'erin@example.com/*', '10.1.2.3:22/tcp', '-f', file], UNSET);
     expect(policy.stdout).toMatch(/erin@example\.com\/\*: DROP\n {2}decided by drop 10\.0\.0\.0\/8 \(global\)/);
   });
@@ -214,7 +216,7 @@ describe('a plan whose access test fails', () => {
       expect(r.stdout).toContain('Access tests (after apply): all 3 passed.');
     }
     const json = JSON.parse((await netform(server, ['plan', '-f', file, '--format', 'json'], SECRETS)).stdout);
-    expect(json.tests).toEqual({ passed: 3, failed: 0, failures: [] });
+    expect(json.tests).toEqual({ evaluated: 'after-apply', passed: 3, failed: 0, failures: [] });
   });
 });
 
