@@ -64,7 +64,7 @@ export const NO_LEFT_OBJECT_POLICY: LeftObjectPolicy = { acknowledged: () => fal
 
 export interface StateAfterApply {
   /** Every user (with its devices) and every rule the server holds after apply, with the files' settings. */
-  model: AccessModel & { rules: AfterApplyRule[] };
+  model: Omit<AccessModel, 'rules'> & { rules: AfterApplyRule[] };
   /** Whether a user (email in normal form) is inside `manage.users`. */
   managesUser(key: string): boolean;
   /** `manage.rules` as given (null: every global rule is managed). */

@@ -11,7 +11,7 @@ import type { PlanTestFailure, PlanTests } from '../plan/types.js';
 import { CompiledRules, type Decision } from './evaluate.js';
 import type { AfterApplyRule, StateAfterApply } from './after-apply.js';
 import { leftRuleText, repositoryCanChange } from './deciding.js';
-import { accessModelOfDesired, type AccessModel } from './model.js';
+import type { AccessModel } from './model.js';
 import { evaluateFrom, parseFrom, parseTo, type SourceDecision } from './notation.js';
 
 function at(
@@ -162,13 +162,6 @@ export function testFailureSummary(result: TestResult): PlanTestFailure {
     ...(shown ? { source: sourceName(shown) } : {}),
     ...(leftCause(result) ? { because: leftCause(result) } : {}),
   };
-}
-
-/** The desired state's tests run against its declared rules (files only); undefined without tests. */
-export function declaredTestsSummary(state: DesiredState): PlanTests | undefined {
-  const tests = state.tests ?? [];
-  if (tests.length === 0) return undefined;
-  return testsSummary(runAccessTests(accessModelOfDesired(state), tests), 'files');
 }
 
 /**
