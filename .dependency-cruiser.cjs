@@ -18,10 +18,18 @@ module.exports = {
     },
     {
       name: 'cli-is-the-top',
-      comment: 'Nothing outside src/cli imports it: the command line is a shell around the library.',
+      comment:
+        'Nothing outside src/cli imports it (the command line is a shell around the library), but the package entry, which exports run(argv, io) and its io.',
       severity: 'error',
-      from: { pathNot: '^src/cli/' },
+      from: { pathNot: ['^src/cli/', '^src/index\\.ts$'] },
       to: { path: '^src/cli/' },
+    },
+    {
+      name: 'package-entry-takes-run-only',
+      comment: 'The package entry exports the command line as run(argv, io) (src/cli/run.ts, io.ts), nothing else of it.',
+      severity: 'error',
+      from: { path: '^src/index\\.ts$' },
+      to: { path: '^src/cli/', pathNot: '^src/cli/(run|io)\\.ts$' },
     },
     {
       name: 'cli-uses-ops-and-views',

@@ -52,7 +52,8 @@ async function modulesOf(dist) {
     schema: await at('schema.js'),
     document: await at('document.js'),
     merge: await at('merge.js'),
-    check: await at('check.js'),
+    // check.js in builds from before the checks were split by job.
+    check: await at(existsSync(join(dist, 'src/desired/check/state.js')) ? 'check/state.js' : 'check.js'),
   };
 }
 

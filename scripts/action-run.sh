@@ -34,6 +34,10 @@ stop_commands() {
 }
 resume_commands() {
   if [ -n "$stopped" ]; then
+    # On a line of its own whatever came before (action-stream.mjs ends netform's last line; this
+    # empty line covers a relay that was killed itself): joined to a partial line, the runner
+    # would not read it, and commands would stay stopped for the rest of the job.
+    echo
     echo "::$token::"
     stopped=""
   fi

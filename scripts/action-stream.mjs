@@ -8,7 +8,9 @@
 //
 // quiet: stdout goes to the file only (stderr still to the log). SIGINT and SIGTERM are passed on to
 // netform, once each time they arrive (a second one makes it exit at once, as on a terminal). Exits
-// with netform's exit code, or 128 + the signal that ended it.
+// with netform's exit code, or 128 + the signal that ended it. The log always ends with a line
+// break: a netform killed in the middle of a line leaves no partial line for the Action's next
+// line (the one that resumes workflow commands) to join.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
@@ -21,6 +23,9 @@ if (!file || !main || (show !== 'tee' && show !== 'quiet')) {
 const out = openSync(file, 'w');
 const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
 
+/** Whether the log's last byte so far ends a line (nothing written yet counts as ended). */
+let logLineEnded = true;
+
 /** Writes all of `chunk` to a descriptor, whatever a pipe takes at once. */
 function writeAll(fd, chunk) {
   for (let done = 0; done < chunk.length;) {
@@ -32,11 +37,18 @@ function writeAll(fd, chunk) {
   }
 }
 
+/** Writes to the log (stdout or stderr: the Action makes them one stream). */
+function toLog(fd, chunk) {
+  if (chunk.length === 0) return;
+  writeAll(fd, chunk);
+  logLineEnded = chunk[chunk.length - 1] === 0x0a;
+}
+
 child.stdout.on('data', (chunk) => {
   writeAll(out, chunk);
-  if (show === 'tee') writeAll(1, chunk);
+  if (show === 'tee') toLog(1, chunk);
 });
-child.stderr.on('data', (chunk) => writeAll(2, chunk));
+child.stderr.on('data', (chunk) => toLog(2, chunk));
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('error', (error) => {
   process.stderr.write(`netform action: cannot start netform: ${error.message}\n`);
@@ -44,5 +56,6 @@ child.on('error', (error) => {
 });
 child.on('close', (code, signal) => {
   closeSync(out);
+  if (!logLineEnded) writeAll(1, Buffer.from('\n'));
   process.exit(code ?? 128 + (constants.signals[signal] ?? 0));
 });

@@ -21,11 +21,28 @@ export { formatDiagnostic } from './views/diagnostics.js';
 export {
   applyPlan,
   findStaleChanges,
-  readSavedPlan,
   readSavedPlanSecrets,
   type ApplyOptions,
   type ApplySummary,
 } from './apply/index.js';
+/** A saved plan's JSON text (sealed), and reading a saved plan back (docs/saved-plans.md). */
+export { savedPlanJson, readSavedPlan, SavedPlanError } from './plan/planfile.js';
 /** The key that seals saved plans and that readSavedPlan checks them with. */
 export { PlanKey, PlanKeyError } from './plan/seal.js';
 export * from './ops/index.js';
+/**
+ * The command line as a function: `run(argv, io)` runs `netform ARGV` with the streams,
+ * environment and folder of `io` and resolves with the exit code; `memoryIo()` makes an io whose
+ * streams are strings (README, "The command line as a function").
+ */
+export { run } from './cli/run.js';
+export {
+  memoryIo,
+  Secrets,
+  type CliIo,
+  type Env,
+  type MemoryIo,
+  type MemoryIoOptions,
+  type StopReason,
+  type StopSource,
+} from './cli/io.js';

@@ -1,6 +1,6 @@
 /**
  * The state after apply: what the server will hold once a plan is applied, as the access
- * evaluator reads it (docs/rule-semantics.md §8). It is the managed part as the files declare it
+ * evaluator reads it (docs/rule-semantics.md §9). It is the managed part as the files declare it
  * plus every live object apply leaves in place: kept because prune is off, protected, left out by
  * a guard or `--target`, or outside `manage`. Plan's tests and access changes, apply's refusal,
  * drift's "apply would" and `--after-apply` all evaluate this one state. Pure.

@@ -8,7 +8,7 @@
  * global rule is computed once for a user without own rules there, and shown for "all users
  * except" those whose own rules give them a different result.
  */
-import { formatAddress, type IpFamily } from '../model/net.js';
+import { cidrRange, formatAddress, type IpFamily } from '../model/net.js';
 import { compileRule, type AccessRule, type CompiledRule } from './model.js';
 
 /** Protocol classes as rules see them: tcp and udp have ports; every other protocol is `other`. */
@@ -41,6 +41,11 @@ export interface AccessBlock {
   protocol: 'all' | 'tcp' | 'udp' | 'other';
   /** For tcp and udp: `22`, `80-90`, `22, 443`. */
   ports?: string;
+  /**
+   * The same addresses as one block with carve-outs (`10.0.0.0/8` except `10.20.0.0/16`, …), set
+   * (by `reach` and `who-can-reach`) only when that is shorter to read than `addresses`.
+   */
+  except?: { block: string; holes: string[] };
 }
 
 export interface UserAccessChange {
@@ -283,6 +288,38 @@ export function rangeToCidrs(family: IpFamily, a0: bigint, a1: bigint): string[]
     start += 1n << size;
   }
   return out;
+}
+
+/**
+ * Disjoint CIDR blocks as the smallest block holding them all minus its holes, when that reads
+ * shorter than the list (`0.0.0.0/0` except `10.1.0.0/16, 10.3.2.1/32` for thirty-odd pieces).
+ */
+export function exceptForm(family: IpFamily, addresses: readonly string[]): AccessBlock['except'] | undefined {
+  if (addresses.length < 3) return undefined;
+  const ranges: [bigint, bigint][] = [];
+  for (const text of addresses) {
+    const range = cidrRange(text);
+    if (!range || range.family !== family) return undefined;
+    ranges.push([range.start, range.end]);
+  }
+  ranges.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+  const lo = ranges[0]![0];
+  const hi = ranges.reduce((m, r) => (r[1] > m ? r[1] : m), lo);
+  let size = 0n;
+  while (size < BITS[family] && lo >> size !== hi >> size) size++;
+  const start = (lo >> size) << size;
+  const end = start + (1n << size) - 1n;
+  const holes: string[] = [];
+  let next = start;
+  for (const [a0, a1] of ranges) {
+    if (a0 > next) holes.push(...rangeToCidrs(family, next, a0 - 1n));
+    if (a1 + 1n > next) next = a1 + 1n;
+  }
+  if (next <= end) holes.push(...rangeToCidrs(family, next, end));
+  if (holes.length === 0) return undefined;
+  const block = `${formatAddress(family, start)}/${BITS[family] - size}`;
+  const shorter = block.length + ' except '.length + holes.join(', ').length < addresses.join(', ').length;
+  return shorter ? { block, holes } : undefined;
 }
 
 function portText(ranges: [number, number][]): string {

@@ -17,6 +17,7 @@ import {
   type CompiledRule,
   type StageName,
 } from './model.js';
+import type { ReachPiece } from './partition.js';
 
 export type Protocol = 'tcp' | 'udp' | 'icmp' | 'other';
 
@@ -27,6 +28,7 @@ export interface Packet {
   port?: number;
 }
 
+/** The verdict for one packet. */
 export type Verdict = 'accept' | 'drop' | 'no tunnel';
 
 export interface Match {
@@ -36,13 +38,24 @@ export interface Match {
 }
 
 export interface Decision {
-  verdict: Verdict;
+  /** `partial`: for every protocol and port to an address or a block, some packets accepted and some dropped. */
+  verdict: Verdict | 'partial';
   /** Why, in words: `rule`, `default (no rule matched)`, `server address (never filtered)`, or why there is no tunnel. */
   reason: string;
   /** The deciding rule, when a rule decided. */
   decidedBy?: Match;
   /** Rules that also match the packet but come later in the order (they decide nothing for it). */
   alsoMatched: Match[];
+  /**
+   * For every protocol and port to an address or a block: its parts and what decides each (the
+   * accepted ones first), as `reach` lists them. `decidedBy` is set when one rule decides them all.
+   */
+  parts?: ReachPiece[];
+}
+
+/** The decision for one packet: never partial. */
+export interface PacketDecision extends Decision {
+  verdict: Verdict;
 }
 
 /** The rules of a model compiled once, grouped by owner, for many evaluations. */
@@ -79,7 +92,12 @@ export function ruleMatches(
 }
 
 /** The rule-only part of §6 (steps 4 to 6) for the rules of one owner: no tunnel or server checks. */
-export function decideByRules(rules: CompiledRules, owner: string | null, packet: Packet, collect = false): Decision {
+export function decideByRules(
+  rules: CompiledRules,
+  owner: string | null,
+  packet: Packet,
+  collect = false,
+): PacketDecision {
   const { family, value } = packet.destination;
   const matches: Match[] = [];
   const scopes: [string | null, 'user' | 'global'][] =
@@ -110,7 +128,7 @@ export function evaluateDevice(
   device: AccessDevice | undefined,
   packet: Packet,
   collect = false,
-): Decision {
+): PacketDecision {
   if (user.noTunnel) return { verdict: 'no tunnel', reason: user.noTunnel, alsoMatched: [] };
   const family = packet.destination.family;
   if (device) {

@@ -1,6 +1,7 @@
 export * from './evaluate.js';
 export * from './model.js';
 export * from './notation.js';
+export * from './destination.js';
 export * from './tests.js';
 export * from './changes.js';
 export * from './plan.js';

@@ -7,6 +7,7 @@
 import type { IpFamily } from '../model/net.js';
 import {
   blocksOf,
+  exceptForm,
   mergePortRanges,
   rangeToCidrs,
   type AccessBlock,
@@ -211,6 +212,10 @@ export function piecesOf(cells: readonly DecidedCell[]): ReachPiece[] {
   const tail: ReachPiece[] = [];
   for (const { decider, cells: mine } of groups.values()) {
     const blocks = oneRangeBlocks(mine) ?? blocksOf(mine, true);
+    for (const block of blocks) {
+      const except = exceptForm(block.family, block.addresses);
+      if (except) block.except = except;
+    }
     if (decider.kind === 'rule') {
       const { rule, scope } = decider;
       pieces.push({

@@ -8,8 +8,9 @@
  * user's rules as any future device of theirs would meet them (with an address in both families).
  */
 import { userKey } from '../model/keys.js';
-import { cidrRange, parseIpAddress, type IpFamily } from '../model/net.js';
+import { parseIpAddress, type IpFamily } from '../model/net.js';
 import { rangeToCidrs, RuleIndex, type ClassIndex } from './changes.js';
+import { everyPacketRegion } from './destination.js';
 import { CompiledRules } from './evaluate.js';
 import type { AccessDevice, AccessModel, AccessSettings, AccessUser, CompiledRule } from './model.js';
 import type { Parsed } from './notation.js';
@@ -39,48 +40,21 @@ export interface ReachTarget {
   what: string;
 }
 
-const ALL_CLASSES: ClassIndex[] = [0, 1, 2];
-
-function wholeRegion(family: IpFamily, a0: bigint, a1: bigint): Region {
-  return { family, a0, a1, classes: ALL_CLASSES, p0: 0, p1: MAX_PORT };
-}
-
 /**
- * `to:` of tests (a packet), plus a bare ADDRESS (every protocol and port to it) and
- * ADDRESS/PREFIX (every packet to any address of the block; host bits are ignored, as rules do).
+ * The `to:` notation of tests and `explain` (notation.ts parseTo): a bare ADDRESS or ADDRESS/PREFIX
+ * is every protocol and port to the address or any address of the block (host bits are ignored,
+ * as rules do); a packet notation is that packet.
  */
 export function parseReachTarget(input: string): Parsed<ReachTarget> {
   const text = input.trim();
-  const block = /^([^/\s[\]]+)\/(\d{1,3})$/.exec(text);
-  if (block) {
-    const address = parseIpAddress(block[1]);
-    if (!address) return { ok: false, message: `${REACH_TARGET_HELP}; "${block[1]}" is not an IP address` };
-    const bits = address.family === 4 ? 32 : 128;
-    if (Number(block[2]) > bits)
-      return {
-        ok: false,
-        message: `${REACH_TARGET_HELP}; /${block[2]} is longer than an IPv${address.family} prefix (at most /${bits})`,
-      };
-    const range = cidrRange(`${address.text}/${Number(block[2])}`)!;
-    return {
-      ok: true,
-      value: { text, region: wholeRegion(range.family, range.start, range.end), what: 'any protocol and port' },
-    };
-  }
-  const bare = parseIpAddress(/^\[([^\]]+)\]$/.exec(text)?.[1] ?? text);
-  if (bare)
-    return {
-      ok: true,
-      value: { text, region: wholeRegion(bare.family, bare.value, bare.value), what: 'any protocol and port' },
-    };
-  const packet = parseTo(text);
-  if (!packet.ok) {
-    const reason = packet.message.includes('; ')
-      ? packet.message.slice(packet.message.indexOf('; ') + 2)
-      : packet.message;
+  const to = parseTo(text);
+  if (!to.ok) {
+    const reason = to.message.includes('; ') ? to.message.slice(to.message.indexOf('; ') + 2) : to.message;
     return { ok: false, message: `${REACH_TARGET_HELP}; ${reason}` };
   }
-  const { destination, protocol, port } = packet.value;
+  if (to.value.kind === 'every')
+    return { ok: true, value: { text, region: everyPacketRegion(to.value), what: 'any protocol and port' } };
+  const { destination, protocol, port } = to.value.packet;
   const at = (classes: ClassIndex[], p0: number, p1: number): Region => ({
     family: destination.family,
     a0: destination.value,
@@ -198,7 +172,7 @@ export function reachOf(model: AccessModel, source: ReachSource, where: 'declare
       const cells = decideRegion(
         own,
         global,
-        wholeRegion(family, 0n, FAMILY_END[family]),
+        everyPacketRegion({ family, a0: 0n, a1: FAMILY_END[family] }),
         serverValues(model.settings, family),
         false,
       );
@@ -224,6 +198,13 @@ export interface WhoEntry {
   everyoneElse: boolean;
   /** What decides each part of the target for them (accept pieces for `accepted`, drop pieces for `stopped`). */
   pieces: ReachPiece[];
+  /**
+   * Outside `stopped`: the parts a drop stops for them (where they reach only part of the target),
+   * so that each user's line says both what is accepted and what is not.
+   */
+  dropped: ReachPiece[];
+  /** Every packet to the target accepted, none, or some: the verdict `test` and `explain` give for the same source. */
+  verdict: 'accept' | 'drop' | 'partial';
   /**
    * For a user whose own rules cover only part of the target: the blocks of the target they cover,
    * where `pieces` apply. Elsewhere the user meets what a user without own rules there does
@@ -276,12 +257,21 @@ interface Member {
   devices: number;
   /** Own cells within `ranges`; undefined for a user without own rules meeting the target. */
   cells?: DecidedCell[];
+  verdict: 'accept' | 'drop' | 'partial';
   ranges?: IntervalSet;
 }
 
 const isRuleAccept = (c: DecidedCell) => c.decider.kind === 'rule' && c.decider.rule.rule.action === 'accept';
 const isDefault = (c: DecidedCell) => c.decider.kind === 'default';
 const isServer = (c: DecidedCell) => c.decider.kind === 'server';
+const isDrop = (c: DecidedCell) => c.decider.kind === 'rule' && c.decider.rule.rule.action === 'drop';
+const isAccepted = (c: DecidedCell) => !isDrop(c);
+
+function verdictOf(has: (test: (c: DecidedCell) => boolean) => boolean): 'accept' | 'drop' | 'partial' {
+  const accepted = has(isAccepted);
+  const dropped = has(isDrop);
+  return accepted && dropped ? 'partial' : dropped ? 'drop' : 'accept';
+}
 
 function categoryOf(has: (test: (c: DecidedCell) => boolean) => boolean): CategoryName {
   if (has(isRuleAccept)) return 'accepted';
@@ -300,8 +290,9 @@ export function whoCanReach(model: AccessModel, target: ReachTarget, options: Wh
   const global = (rules.byOwner.get(null) ?? []).filter(meets);
   const server = serverValues(model.settings, family);
   const baseline = decideRegion([], global, region, server, true);
+  const baselineVerdict = verdictOf((test) => baseline.some(test));
   const baseSets = new Map<(c: DecidedCell) => boolean, IntervalSet>();
-  for (const test of [isRuleAccept, isDefault, isServer])
+  for (const test of [isRuleAccept, isDefault, isServer, isDrop, isAccepted])
     baseSets.set(test, new IntervalSet(baseline.filter(test).map((c) => [c.a0, c.a1] as const)));
   const index = new RuleIndex(global);
   const position = new Map(global.map((r, i) => [r, i]));
@@ -331,7 +322,7 @@ export function whoCanReach(model: AccessModel, target: ReachTarget, options: Wh
     if (devices === 0) continue;
     const own = (rules.byOwner.get(user.key) ?? []).filter(meets);
     if (own.length === 0) {
-      baselineMembers.push({ user, devices });
+      baselineMembers.push({ user, devices, verdict: baselineVerdict });
       continue;
     }
     // Only within the user's own rules' blocks can the outcome differ from everyone else's.
@@ -353,7 +344,7 @@ export function whoCanReach(model: AccessModel, target: ReachTarget, options: Wh
       for (let i = 0; i < ranges.size; i++) inside += set.covered(ranges.starts[i]!, ranges.ends[i]!);
       return set.total > inside;
     };
-    members[categoryOf(has)].push({ user, devices, cells, ranges });
+    members[categoryOf(has)].push({ user, devices, cells, ranges, verdict: verdictOf(has) });
   }
   const baselineCategory = categoryOf((test) => baseline.some(test));
   const everyoneElse = piecesOf(baseline);
@@ -370,16 +361,20 @@ export function whoCanReach(model: AccessModel, target: ReachTarget, options: Wh
     const entries: WhoEntry[] = [];
     let left = shown;
     const keep = (p: ReachPiece) => (name === 'stopped' ? p.verdict === 'drop' : p.verdict === 'accept');
+    const drops = (pieces: ReachPiece[]) => (name === 'stopped' ? [] : pieces.filter((p) => p.verdict === 'drop'));
     for (const m of list) {
       if (left <= 0) break;
       left--;
       const ranges = m.ranges!;
+      const pieces = piecesOf(m.cells!);
       const entry: WhoEntry = {
         users: [m.user.email],
         userCount: 1,
         devices: m.devices,
         everyoneElse: false,
-        pieces: piecesOf(m.cells!).filter(keep),
+        pieces: pieces.filter(keep),
+        dropped: drops(pieces),
+        verdict: m.verdict,
       };
       // Outside its own rules' blocks the user meets what everyone else does (everyoneElse).
       if (ranges.total < regionSize) {
@@ -399,6 +394,8 @@ export function whoCanReach(model: AccessModel, target: ReachTarget, options: Wh
         devices: count,
         everyoneElse: true,
         pieces: everyoneElse.filter(keep),
+        dropped: drops(everyoneElse),
+        verdict: baselineVerdict,
       });
     }
     const listed = entries.reduce((n, e) => n + e.users.length, 0);

@@ -13,6 +13,7 @@ import type { AfterApplyRule, StateAfterApply } from './after-apply.js';
 import { leftRuleText, repositoryCanChange } from './deciding.js';
 import type { AccessModel } from './model.js';
 import { evaluateFrom, parseFrom, parseTo, type SourceDecision } from './notation.js';
+import type { ReachPiece } from './partition.js';
 
 function at(
   source: SourceLocation | undefined,
@@ -113,13 +114,24 @@ export interface TestResult {
   decisions: SourceDecision[];
   /** The source shown: the first that fails, or the first. */
   shown?: SourceDecision;
-  /** Set when the test could not be evaluated (a user or device unknown to the model). */
+  /** Set when the test could not be evaluated (a user or device unknown to the model, no source). */
   error?: string;
+  /** `from: "*"` with no device to test from: the test fails, and `validate` warns (offline, devices may be registered later). */
+  noSource?: true;
+  /** With `from: "*"`: users without a device, not sources there (a note, never a failure). */
+  withoutDevice?: string[];
 }
 
-/** A decision satisfies `expect: drop` when the packet cannot get through: dropped, or no tunnel. */
-export function satisfies(decision: Decision, expect: 'accept' | 'drop'): boolean {
-  return expect === 'accept' ? decision.verdict === 'accept' : decision.verdict !== 'accept';
+export type Expectation = DesiredTest['expect'];
+
+/**
+ * Whether a decision meets the expectation: `accept` when every packet gets through, `drop` when
+ * none does (dropped, or no tunnel), `partial` when some do and some do not.
+ */
+export function satisfies(decision: Decision, expect: Expectation): boolean {
+  if (expect === 'accept') return decision.verdict === 'accept';
+  if (expect === 'partial') return decision.verdict === 'partial';
+  return decision.verdict === 'drop' || decision.verdict === 'no tunnel';
 }
 
 export function runAccessTests(model: AccessModel, tests: readonly DesiredTest[]): TestResult[] {
@@ -130,16 +142,61 @@ export function runAccessTests(model: AccessModel, tests: readonly DesiredTest[]
     if (!from.ok) return { test, pass: false, decisions: [], error: `from: ${from.message}` };
     if (!to.ok) return { test, pass: false, decisions: [], error: `to: ${to.message}` };
     const evaluated = evaluateFrom(model, rules, from.value, to.value);
-    if (!evaluated.ok) return { test, pass: false, decisions: [], error: evaluated.message };
-    const decisions = evaluated.value;
+    if (!evaluated.ok)
+      return {
+        test,
+        pass: false,
+        decisions: [],
+        error: evaluated.message,
+        ...('noSource' in evaluated ? { noSource: true as const } : {}),
+      };
+    const { decisions, withoutDevice } = evaluated.value;
     const failing = decisions.find((d) => !satisfies(d.decision, test.expect));
-    return { test, pass: failing === undefined, decisions, shown: failing ?? decisions[0] };
+    return {
+      test,
+      pass: failing === undefined,
+      decisions,
+      shown: failing ?? decisions[0],
+      ...(withoutDevice.length > 0 ? { withoutDevice } : {}),
+    };
   });
 }
 
 /** `alice@example.com/laptop`, `alice@example.com/*` (any device), or the user alone (no device). */
 function sourceName(source: SourceDecision): string {
   return `${source.user}${source.device ? `/${source.device}` : ''}`;
+}
+
+/**
+ * `validate`'s warning for each test whose `from: "*"` names no device (no declared user has one):
+ * `test` and `plan` fail it; offline, devices registered on the server are not known yet.
+ */
+export function noSourceWarnings(results: readonly TestResult[]): Diagnostic[] {
+  return results
+    .map((result, i) => ({ result, i }))
+    .filter(({ result }) => result.noSource)
+    .map(({ result, i }) =>
+      at(
+        result.test.source,
+        'from',
+        `tests[${i}]`,
+        `test "${result.test.name}": ${result.error ?? ''}; no declared user has a device, so "*" names no source and the test fails in test and plan`,
+      ),
+    );
+}
+
+/** `accepted by accept 10.1.0.0/16 tcp 1 - 65534 (global) at a.yaml:2, …; dropped by drop 0.0.0.0/0 (global) at a.yaml:3, …`: the rules of a decision in parts. */
+function partsSummary(parts: readonly ReachPiece[]): string {
+  const byRule = (verdict: 'accept' | 'drop') =>
+    parts
+      .filter((p) => p.verdict === verdict)
+      .map((p) => (p.match ? describeMatch(p.match) : p.by === 'server' ? "the server's own address" : 'default'));
+  const accepted = byRule('accept');
+  const dropped = byRule('drop');
+  const words: string[] = [];
+  if (accepted.length > 0) words.push(`accepted by ${accepted.join('; ')}`);
+  if (dropped.length > 0) words.push(`dropped by ${dropped.join('; ')}`);
+  return words.join('; ');
 }
 
 /** One failing test as a plan shows it (W3.6): where, expected, got, and the deciding rule or reason. */
@@ -158,7 +215,9 @@ export function testFailureSummary(result: TestResult): PlanTestFailure {
       ? result.error
       : decision?.decidedBy
         ? describeMatch(decision.decidedBy)
-        : (decision?.reason ?? 'no source to evaluate'),
+        : decision?.parts
+          ? partsSummary(decision.parts)
+          : (decision?.reason ?? 'no source to evaluate'),
     ...(shown ? { source: sourceName(shown) } : {}),
     ...(leftCause(result) ? { because: leftCause(result) } : {}),
   };

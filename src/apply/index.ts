@@ -9,4 +9,4 @@ export {
 } from './executor.js';
 export { ServerGoneBreaker } from './breaker.js';
 export { findStaleChanges } from './freshness.js';
-export { readSavedPlan, readSavedPlanSecrets, SavedPlanError } from './saved-plan.js';
+export { readSavedPlanSecrets } from './saved-plan.js';

@@ -120,9 +120,12 @@ export interface NetformTestSpec {
   name: string;
   /** `*`, an email, or `EMAIL/DEVICE_NAME`. */
   from: string;
-  /** `ADDRESS:PORT/tcp`, `ADDRESS:PORT/udp`, `ADDRESS/icmp` or `ADDRESS`; IPv6 as `[ADDRESS]:PORT/tcp`. */
+  /**
+   * `ADDRESS:PORT/tcp`, `ADDRESS:PORT/udp`, `ADDRESS/icmp`, `ADDRESS/other` (one packet), or `ADDRESS` or
+   * `ADDRESS/PREFIX` (every protocol and port); IPv6 as `[ADDRESS]:PORT/tcp`.
+   */
   to: string;
-  expect: 'accept' | 'drop';
+  expect: 'accept' | 'drop' | 'partial';
 }
 
 /** The `absent` section of the YAML format: objects to delete even when prune is off. */

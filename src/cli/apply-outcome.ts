@@ -8,27 +8,29 @@ import { resolveSecret, SecretResolutionError, workingContainment, type Reviewed
 import type { Plan } from '../plan/types.js';
 import * as say from '../views/apply.js';
 import { CliError, ExitCode } from './exit.js';
+import type { CliIo } from './io.js';
+
 export function exitCodeOf(signal: unknown): ExitCode {
   return signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated;
 }
 
 /** Asks on the terminal; without one, refuses. */
-export async function confirm(plan: Plan, server: string): Promise<boolean> {
-  if (!process.stdin.isTTY) {
+export async function confirm(plan: Plan, server: string, io: CliIo): Promise<boolean> {
+  if (!io.isTTY.in) {
     throw new CliError(
       'refusing to apply without confirmation: there is no terminal to ask on; pass --yes to apply unattended, or apply a saved plan (netform plan -o FILE, then netform apply FILE)',
     );
   }
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const rl = createInterface({ input: io.in, output: io.err });
   const answer = await rl.question(say.confirmQuestion(plan.changes.length, server));
   rl.close();
   return answer.trim() === 'yes';
 }
 
 /** A saved plan's secret, read within the repository apply runs in (never a folder the plan names). */
-export function readSecret(ref: SecretRef): { value: string } | { problem: string } {
+export function readSecret(ref: SecretRef, io: Pick<CliIo, 'env'>): { value: string } | { problem: string } {
   try {
-    return { value: resolveSecret(ref, process.env, { within: workingContainment() }) };
+    return { value: resolveSecret(ref, io.env, { within: workingContainment() }) };
   } catch (error) {
     if (!(error instanceof SecretResolutionError)) throw error;
     return { problem: error.message };
@@ -39,30 +41,34 @@ export function readSecret(ref: SecretRef): { value: string } | { problem: strin
  * What the outcome says, and its exit code: 5 when all went well but changes were withheld as not
  * reviewed. `logged`: the changes whose outcome line the progress already wrote (said once).
  */
-export function outcomeCode(outcome: ReviewedOutcome, color: boolean, logged?: ReadonlySet<string>): ExitCode {
-  const code = writtenCode(outcome, color, logged);
+export function outcomeCode(
+  outcome: ReviewedOutcome,
+  io: CliIo,
+  color: boolean,
+  logged?: ReadonlySet<string>,
+): ExitCode {
+  const code = writtenCode(outcome, io, color, logged);
   if (!outcome.withheld) return code;
-  process.stderr.write(say.withheldLine(outcome.withheld));
+  io.err.write(say.withheldLine(outcome.withheld));
   return code === ExitCode.ok ? ExitCode.unreviewed : code;
 }
 
-function writtenCode(outcome: ReviewedOutcome, color: boolean, logged?: ReadonlySet<string>): ExitCode {
+function writtenCode(outcome: ReviewedOutcome, io: CliIo, color: boolean, logged?: ReadonlySet<string>): ExitCode {
   if (outcome.status === 'no-changes') return ExitCode.ok;
   if (outcome.status === 'refused')
-    return (process.stderr.write(say.refusedText(outcome.overLimit, outcome.nowManaged)), ExitCode.refused);
-  if (outcome.status === 'stale')
-    return (process.stderr.write(say.staleText(outcome.stale, outcome.cause)), ExitCode.stale);
-  if (outcome.status === 'cancelled') return (process.stderr.write(say.CANCELLED), ExitCode.error);
+    return (io.err.write(say.refusedText(outcome.overLimit, outcome.nowManaged)), ExitCode.refused);
+  if (outcome.status === 'stale') return (io.err.write(say.staleText(outcome.stale, outcome.cause)), ExitCode.stale);
+  if (outcome.status === 'cancelled') return (io.err.write(say.CANCELLED), ExitCode.error);
   const { summary, stoppedBy } = outcome;
-  process.stdout.write(`\n${say.renderApplySummary(summary, { color, ...(logged ? { logged } : {}) })}`);
+  io.out.write(`\n${say.renderApplySummary(summary, { color, ...(logged ? { logged } : {}) })}`);
   if (stoppedBy !== null) {
-    process.stderr.write(say.unfinishedLine(summary, String(stoppedBy)));
+    io.err.write(say.unfinishedLine(summary, String(stoppedBy)));
     // Writes still in flight after the wait are abandoned, not waited for again.
-    if (outcome.abandoned) process.exit(exitCodeOf(stoppedBy));
+    if (outcome.abandoned) io.exit(exitCodeOf(stoppedBy));
     return exitCodeOf(stoppedBy);
   }
   if (summary.failed > 0 || summary.notAttempted > 0) {
-    process.stderr.write(say.unfinishedLine(summary, null));
+    io.err.write(say.unfinishedLine(summary, null));
     return ExitCode.error;
   }
   return ExitCode.ok;

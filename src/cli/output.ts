@@ -2,23 +2,32 @@
  * Where command output goes and how it looks on this terminal: colours, the saved plan's file,
  * the GitHub-artifact URL of a truncated plan comment, and the phase timings (NETFORM_TIMINGS).
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
+import { writeFileAtomically } from '../model/files.js';
+// The process's memory, for the timings: the same in-process or not.
+import { memoryUsage, resourceUsage } from 'node:process';
 import type { OpEvents, Phase } from '../ops/events.js';
 import { progressReporter, type ProgressReporter } from '../views/progress.js';
 import { CliError } from './exit.js';
+import type { CliIo } from './io.js';
 import { wholeNumberFromEnv } from './flags/numbers.js';
 
 /** Whether text output gets colours: a terminal, no NO_COLOR, no --no-color. */
-export function useColor(opts: { color?: boolean }, stream: NodeJS.WriteStream = process.stdout): boolean {
-  return opts.color !== false && stream.isTTY === true && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '');
+export function useColor(
+  opts: { color?: boolean },
+  io: Pick<CliIo, 'env' | 'isTTY'>,
+  stream: 'out' | 'err' = 'out',
+): boolean {
+  const noColor = io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '';
+  return opts.color !== false && io.isTTY[stream] && !noColor;
 }
 
 /**
  * Where the full plan is, for a markdown comment that had to leave changes out: in a GitHub
  * Actions run, that run's page (its artifacts); elsewhere NETFORM_FULL_PLAN_AT if set.
  */
-export function fullPlanAt(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function fullPlanAt(env: CliIo['env']): string | undefined {
   if (env.NETFORM_FULL_PLAN_AT) return env.NETFORM_FULL_PLAN_AT;
   if (env.GITHUB_SERVER_URL && env.GITHUB_REPOSITORY && env.GITHUB_RUN_ID) {
     return `the artifacts of ${env.GITHUB_SERVER_URL}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}`;
@@ -26,14 +35,14 @@ export function fullPlanAt(env: NodeJS.ProcessEnv = process.env): string | undef
   return undefined;
 }
 
-/** `-o PATH`: the saved plan into PATH, or onto stdout for `-`. */
-export function writeSavedPlan(out: string, json: string): void {
+/** `-o PATH`: the saved plan into PATH (replaced whole; a link there is replaced, not followed), or onto stdout for `-`. */
+export function writeSavedPlan(out: string, json: string, io: Pick<CliIo, 'out'>): void {
   if (out === '-') {
-    process.stdout.write(json);
+    io.out.write(json);
     return;
   }
   try {
-    writeFileSync(out, json);
+    writeFileAtomically(out, json);
   } catch (error) {
     throw new CliError(`-o: cannot write ${out} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
@@ -59,19 +68,19 @@ export function refuseOverwritingInput(out: string, input: string): void {
   }
 }
 
-/** Apply's progress on this process's streams; NETFORM_PROGRESS_EVERY_MS sets the running count's interval (tests). */
-export function progressOnTerminal(total: number): ProgressReporter {
+/** Apply's progress on the run's streams; NETFORM_PROGRESS_EVERY_MS sets the running count's interval (tests). */
+export function progressOnTerminal(total: number, io: CliIo): ProgressReporter {
   return progressReporter({
     total,
-    terminal: process.stderr.isTTY === true,
-    everyMs: wholeNumberFromEnv(process.env.NETFORM_PROGRESS_EVERY_MS, { min: 1 }),
-    out: (text) => process.stdout.write(text),
-    err: (text) => process.stderr.write(text),
+    terminal: io.isTTY.err,
+    everyMs: wholeNumberFromEnv(io.env.NETFORM_PROGRESS_EVERY_MS, { min: 1 }),
+    out: (text) => io.out.write(text),
+    err: (text) => io.err.write(text),
   });
 }
 
 function rssMb(): number {
-  return Math.round(process.memoryUsage.rss() / 1048576);
+  return Math.round(memoryUsage.rss() / 1048576);
 }
 
 /**
@@ -82,6 +91,11 @@ function rssMb(): number {
 export class Timings implements OpEvents {
   #ms: Partial<Record<Phase | 'render', number>> = {};
   #rss: Partial<Record<Phase, number>> = {};
+  readonly #io: Pick<CliIo, 'env' | 'err'>;
+
+  constructor(io: Pick<CliIo, 'env' | 'err'>) {
+    this.#io = io;
+  }
 
   readonly phase = (name: Phase | 'render', ms: number): void => {
     this.#ms[name] = ms;
@@ -89,17 +103,17 @@ export class Timings implements OpEvents {
   };
 
   report(): void {
-    if (!process.env.NETFORM_TIMINGS) return;
+    if (!this.#io.env.NETFORM_TIMINGS) return;
     const { writes: _writes, ...phases } = this.#ms;
-    const peak = Math.round(process.resourceUsage().maxRSS / 1024);
-    process.stderr.write(`netform-timings ${JSON.stringify({ ...phases, rss_mb: this.#rss, rss_peak_mb: peak })}\n`);
+    const peak = Math.round(resourceUsage().maxRSS / 1024);
+    this.#io.err.write(`netform-timings ${JSON.stringify({ ...phases, rss_mb: this.#rss, rss_peak_mb: peak })}\n`);
     this.#ms = {};
     this.#rss = {};
   }
 
   /** Apply's writes alone, on a line of their own. */
   reportWrites(): void {
-    if (process.env.NETFORM_TIMINGS && this.#ms.writes !== undefined)
-      process.stderr.write(`netform-write-timings ${JSON.stringify({ writes: Math.round(this.#ms.writes) })}\n`);
+    if (this.#io.env.NETFORM_TIMINGS && this.#ms.writes !== undefined)
+      this.#io.err.write(`netform-write-timings ${JSON.stringify({ writes: Math.round(this.#ms.writes) })}\n`);
   }
 }

@@ -1,17 +1,12 @@
 /**
- * Stop requests, the one place the command line listens for signals: SIGTERM, SIGINT, and (for
- * the long-running commands, `serve` and `drift --every`) the parent process going away. The
- * first request aborts an AbortSignal, which the operations take; the command decides what a
- * later one does (a second Ctrl-C: exit at once).
- *
- * The parent is watched for `npx netform …`: npx does not pass SIGTERM or SIGINT on to netform,
- * so a supervisor that signals the process it started (npx) left netform running as an orphan
- * (newcomer review 2.13). The README says to `exec node_modules/.bin/netform` instead; this is the
- * safety net when that advice was not followed: a process whose parent changes (it was adopted by
- * init or a subreaper) stops as if it had been sent SIGTERM.
+ * Stop requests, the one place a command listens for them: from io.stops, which for the process
+ * are SIGTERM, SIGINT, and (for the long-running commands, `serve` and `drift --every`) the
+ * parent process going away (process.ts). The first request aborts an AbortSignal, which the
+ * operations take; the command decides what a later one does (a second Ctrl-C: exit at once).
  */
+import type { CliIo, StopReason } from './io.js';
 
-export type StopReason = NodeJS.Signals | 'parent exited';
+export type { StopReason } from './io.js';
 
 export interface StopWatch {
   /** Aborted at the first stop request, with the StopReason as its reason. */
@@ -32,14 +27,12 @@ export interface StopOptions {
   armed?: boolean;
 }
 
-/** How often the parent is looked at. */
-const PARENT_CHECK_MS = 1_000;
-
 /**
  * Calls `onStop` at each stop request: the first with `first` true, later ones (a second Ctrl-C)
  * with `first` false, so a command can stop gently first and at once the second time.
  */
 export function watchStopRequests(
+  io: Pick<CliIo, 'stops'>,
   onStop: (reason: StopReason, first: boolean) => void,
   options: StopOptions = {},
 ): StopWatch {
@@ -49,32 +42,16 @@ export function watchStopRequests(
     if (first) controller.abort(reason);
     onStop(reason, first);
   };
-  const onSignal = (signal: NodeJS.Signals) => request(signal);
-  let timer: NodeJS.Timeout | undefined;
-  let armed = false;
+  let unsubscribe: (() => void) | undefined;
   const arm = () => {
-    if (armed) return;
-    armed = true;
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-    if (options.parent === false) return;
-    const parent = process.ppid;
-    timer = setInterval(() => {
-      if (process.ppid !== parent) {
-        clearInterval(timer);
-        request('parent exited');
-      }
-    }, PARENT_CHECK_MS);
-    timer.unref();
+    unsubscribe ??= io.stops.subscribe(request, { parent: options.parent !== false });
   };
   if (options.armed !== false) arm();
   return {
     signal: controller.signal,
     arm,
     dispose() {
-      clearInterval(timer);
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
+      unsubscribe?.();
     },
   };
 }

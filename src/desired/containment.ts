@@ -7,27 +7,20 @@
  * anything the file holds: a pull request must not be able to make netform read or print another
  * file of the machine that runs it.
  */
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readlinkSync,
-  readSync,
-  realpathSync,
-  statSync,
-  existsSync,
-  type Stats,
-} from 'node:fs';
-import { open } from 'node:fs/promises';
+import { existsSync, lstatSync, readlinkSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import {
+  DESIRED_STATE_MAX_BYTES,
+  fileProblem,
+  FileReadError,
+  readBoundedFile,
+  readBoundedFileSync,
+  checkFileStats,
+  type ReadLimit,
+} from '../model/files.js';
 import { displayPath } from './files.js';
 
-/** A `{ file: PATH }` secret is a password or a key: small. */
-export const SECRET_FILE_MAX_BYTES = 64 * 1024;
-/** The desired-state files of one load (YAML files, or a cdk.tf.json), in total. */
-export const DESIRED_STATE_MAX_BYTES = 256 * 1024 * 1024;
+export { DESIRED_STATE_MAX_BYTES, SECRET_FILE_MAX_BYTES, type ReadLimit } from '../model/files.js';
 
 /** Where reads must stay. */
 export interface Containment {
@@ -155,33 +148,6 @@ export function escapeFrom(path: string, within: Containment): string | null {
   return `is a symlink to a ${noun} outside ${within.name}`;
 }
 
-/** What a file that is not a regular file is, for messages; null for a regular file. */
-function notRegular(stats: Stats): string | null {
-  if (stats.isFile()) return null;
-  if (stats.isDirectory()) return 'is not a regular file (it is a folder)';
-  if (stats.isFIFO()) return 'is not a regular file (it is a FIFO)';
-  if (stats.isSocket()) return 'is not a regular file (it is a socket)';
-  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'is not a regular file (it is a device)';
-  return 'is not a regular file';
-}
-
-function problemOf(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return 'no such file';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'ELOOP') return 'too many levels of symlinks';
-  return code ?? 'cannot be read';
-}
-
-export interface ReadLimit {
-  bytes: number;
-  /** The message when the file holds more (`size` bytes, or more), such as "is larger than 64 KiB, …". */
-  tooLarge: (size: number) => string;
-}
-
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
-const CHUNK = 1024 * 1024;
-
 /**
  * The path to open, once `path` passed containment (when `within` is given) and is, by its
  * metadata, a regular file within the limit. Throws ContainedFileError.
@@ -196,9 +162,13 @@ function checkedTarget(path: string, within: Containment | null, limit: ReadLimi
   try {
     stats = statSync(real);
   } catch (error) {
-    throw new ContainedFileError(problemOf(error), false);
+    throw new ContainedFileError(fileProblem(error), false);
   }
-  checkOpened(stats, limit);
+  try {
+    checkFileStats(stats, limit);
+  } catch (error) {
+    throw contained(error);
+  }
   return real;
 }
 
@@ -210,76 +180,30 @@ export function checkContainedFile(path: string, within: Containment | null, lim
   return statSync(checkedTarget(path, within, limit)).size;
 }
 
-function checkOpened(stats: Stats, limit: ReadLimit): void {
-  const kind = notRegular(stats);
-  if (kind) throw new ContainedFileError(kind, true);
-  if (stats.size > limit.bytes) throw new ContainedFileError(limit.tooLarge(stats.size), true);
+function contained(error: unknown): unknown {
+  return error instanceof FileReadError ? new ContainedFileError(error.message, error.rule) : error;
 }
 
 /**
- * Reads a contained regular file of at most `limit.bytes`. The file is opened non-blocking and
- * checked again on the opened descriptor, so a file swapped for a FIFO in between is refused too,
- * and a file that grows while read stops at the limit. Throws ContainedFileError.
+ * Reads a contained regular file of at most `limit.bytes` (readBoundedFileSync on its real path,
+ * which must not turn into a symlink meanwhile). Throws ContainedFileError.
  */
 export function readContainedFileSync(path: string, within: Containment | null, limit: ReadLimit): Buffer {
   const target = checkedTarget(path, within, limit);
-  let fd: number;
   try {
-    fd = openSync(target, READ_FLAGS);
+    return readBoundedFileSync(target, limit, { noFollow: true });
   } catch (error) {
-    throw new ContainedFileError(problemOf(error), false);
-  }
-  try {
-    checkOpened(fstatSync(fd), limit);
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(CHUNK, limit.bytes + 1 - total));
-      const read = readSync(fd, chunk, 0, chunk.length, null);
-      if (read === 0) break;
-      chunks.push(chunk.subarray(0, read));
-      total += read;
-      if (total > limit.bytes) throw new ContainedFileError(limit.tooLarge(total), true);
-    }
-    return Buffer.concat(chunks, total);
-  } catch (error) {
-    if (error instanceof ContainedFileError) throw error;
-    throw new ContainedFileError(problemOf(error), false);
-  } finally {
-    closeSync(fd);
+    throw contained(error);
   }
 }
 
 /** readContainedFileSync without blocking the event loop while a large file is read. */
 export async function readContainedFile(path: string, within: Containment | null, limit: ReadLimit): Promise<Buffer> {
   const target = checkedTarget(path, within, limit);
-  let handle: Awaited<ReturnType<typeof open>>;
   try {
-    handle = await open(target, READ_FLAGS);
+    return await readBoundedFile(target, limit, { noFollow: true });
   } catch (error) {
-    throw new ContainedFileError(problemOf(error), false);
-  }
-  try {
-    const stats = await handle.stat();
-    checkOpened(stats, limit);
-    // One buffer of the size the file has (plus one byte to see it grow past the limit).
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const size = Math.min(Math.max(stats.size + 1 - total, CHUNK), limit.bytes + 1 - total);
-      const chunk = Buffer.allocUnsafe(size);
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) break;
-      chunks.push(chunk.subarray(0, bytesRead));
-      total += bytesRead;
-      if (total > limit.bytes) throw new ContainedFileError(limit.tooLarge(total), true);
-    }
-    return Buffer.concat(chunks, total);
-  } catch (error) {
-    if (error instanceof ContainedFileError) throw error;
-    throw new ContainedFileError(problemOf(error), false);
-  } finally {
-    await handle.close();
+    throw contained(error);
   }
 }
 

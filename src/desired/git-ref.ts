@@ -11,6 +11,7 @@ import { mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
+import { desiredStateLimit } from './containment.js';
 import { CDKTF_STACK_FILE, displayPath } from './files.js';
 import { STDIN_PATH } from './index.js';
 import { readDocuments } from './pipeline.js';
@@ -36,11 +37,14 @@ interface TreeEntry {
   path: string;
 }
 
-async function git(cwd: string, args: string[]): Promise<string> {
+/** What git answers besides blobs (a listing of the tree, a hash, a size): small. */
+const GIT_ANSWER_MAX_BYTES = 64 * 1024 * 1024;
+
+async function git(cwd: string, args: string[], maxBytes = GIT_ANSWER_MAX_BYTES): Promise<string> {
   try {
     const { stdout } = await run('git', ['-C', cwd, ...args], {
       encoding: 'utf8',
-      maxBuffer: 512 * 1024 * 1024,
+      maxBuffer: maxBytes,
       env: { ...process.env, LC_ALL: 'C', GIT_OPTIONAL_LOCKS: '0' },
     });
     return stdout;
@@ -112,7 +116,17 @@ export async function readDesiredAtRef(path: string, ref: string): Promise<Desir
     );
   }
   const tree = (spec: string[]) => git(root, ['ls-tree', '-z', '--full-tree', commit, '--', ...spec]).then(parseTree);
-  const blob = (oid: string) => git(root, ['cat-file', 'blob', oid]);
+  // Blobs are read one at a time, each only once its size (`cat-file -s`) fits in what is left of
+  // the bound on the desired state, as the working tree's files are.
+  let used = 0;
+  const blob = async (entry: TreeEntry): Promise<string> => {
+    const size = Number((await git(root, ['cat-file', '-s', entry.oid])).trim());
+    const limit = desiredStateLimit(used);
+    if (!Number.isSafeInteger(size) || size > limit.bytes)
+      throw new GitRefError(`${entry.path} at --base ${ref}: ${limit.tooLarge(size)}`);
+    used += size;
+    return git(root, ['cat-file', 'blob', entry.oid], size + 1);
+  };
   const shown = repoPath === '' ? '.' : repoPath;
   const result = (found: FoundAtRef): DesiredAtRef => ({ ref, commit, repoPath: shown, found });
 
@@ -124,7 +138,7 @@ export async function readDesiredAtRef(path: string, ref: string): Promise<Desir
     if (!self || self.path !== repoPath) return result({ kind: 'missing', why: 'does not exist' });
     if (self.type === 'blob') {
       if (NOT_A_FILE.has(self.mode)) return result({ kind: 'missing', why: 'is a symbolic link, not a file' });
-      const text = await blob(self.oid);
+      const text = await blob(self);
       return result(
         basename(repoPath) === CDKTF_STACK_FILE ? { kind: 'cdktf', text } : { kind: 'yaml', files: [{ path, text }] },
       );
@@ -135,15 +149,14 @@ export async function readDesiredAtRef(path: string, ref: string): Promise<Desir
   // The files a folder is read for, as the working-tree loader picks them (index.ts).
   const files = entries.filter((e) => e.type === 'blob' && !NOT_A_FILE.has(e.mode));
   const stack = files.find((e) => basename(e.path) === CDKTF_STACK_FILE);
-  if (stack) return result({ kind: 'cdktf', text: await blob(stack.oid) });
+  if (stack) return result({ kind: 'cdktf', text: await blob(stack) });
   const yaml = files
     .filter((e) => YAML_FILE.test(basename(e.path)) && !basename(e.path).startsWith('.'))
     .sort((a, b) => (basename(a.path) < basename(b.path) ? -1 : basename(a.path) > basename(b.path) ? 1 : 0));
   if (yaml.length === 0) return result({ kind: 'missing', why: 'holds no *.yaml or *.yml file' });
-  return result({
-    kind: 'yaml',
-    files: await Promise.all(yaml.map(async (e) => ({ path: join(path, basename(e.path)), text: await blob(e.oid) }))),
-  });
+  const read: { path: string; text: string }[] = [];
+  for (const e of yaml) read.push({ path: join(path, basename(e.path)), text: await blob(e) });
+  return result({ kind: 'yaml', files: read });
 }
 
 /**
@@ -178,7 +191,7 @@ export async function loadDesiredStateAtRef(
   try {
     const file = join(folder, CDKTF_STACK_FILE);
     await writeFile(file, found.text);
-    const { loadCdktfStack } = await import('./cdktf.js');
+    const { loadCdktfStack } = await import('./cdktf/load.js');
     return { ...at, result: await loadCdktfStack(file, options) };
   } finally {
     await rm(folder, { recursive: true, force: true });

@@ -22,7 +22,7 @@ import type { ParsedDocument } from './positions.js';
 import type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 import { parseYamlInto } from './yaml.js';
 
-export { checkDesiredState } from './check.js';
+export { checkDesiredState } from './check/state.js';
 export { displayPath } from './files.js';
 export { resolveSecret, SecretResolutionError, workingContainment } from './secrets.js';
 export type { Diagnostic, LoadOptions, LoadResult } from './types.js';
@@ -32,13 +32,13 @@ export const STDIN_PATH = '-';
 const STDIN_NAME = 'stdin';
 
 /** At most `limit.bytes` of standard input. */
-async function readStdin(limit: ReadLimit): Promise<string> {
+async function readStdin(limit: ReadLimit, stdin: NonNullable<LoadOptions['stdin']> = process.stdin): Promise<string> {
   const chunks: Buffer[] = [];
   let total = 0;
-  for await (const chunk of process.stdin) {
+  for await (const chunk of stdin) {
     total += (chunk as Buffer).length;
     if (total > limit.bytes) {
-      process.stdin.destroy();
+      stdin.destroy();
       throw new ContainedFileError(limit.tooLarge(total), true);
     }
     chunks.push(chunk as Buffer);
@@ -94,7 +94,7 @@ async function loadYamlFiles(paths: string[], within: Containment | null, option
     let text: string;
     if (path === STDIN_PATH) {
       try {
-        text = await readStdin(desiredStateLimit(used));
+        text = await readStdin(desiredStateLimit(used), options.stdin);
       } catch (error) {
         if (!(error instanceof ContainedFileError)) throw error;
         diagnostics.push({ file, message: error.message });
@@ -123,7 +123,7 @@ export async function loadDesiredState(path: string, options: LoadOptions = {}):
   const target = await yamlFilesOf(path);
   if ('diagnostic' in target) return { ok: false, diagnostics: [target.diagnostic] };
   // The CDKTF translator (and the provider schema it reads) is loaded only for a stack.
-  if ('cdktf' in target) return (await import('./cdktf.js')).loadCdktfStack(path, options);
+  if ('cdktf' in target) return (await import('./cdktf/load.js')).loadCdktfStack(path, options);
   return loadYamlFiles(target.files, target.within, options);
 }
 

@@ -3,7 +3,7 @@
  * stack translated into the same document shape), its documents go through the same steps: the
  * schema check, the document reader, the merge of a folder's documents, and the domain checks.
  */
-import { checkDesiredState } from './check.js';
+import { checkDesiredState } from './check/state.js';
 import { readDocument, type DocumentDeclarations } from './document.js';
 import { sortDiagnostics } from './files.js';
 import { mergeDeclarations } from './merge.js';

@@ -1,4 +1,5 @@
 /** What every desired-state front end (YAML files, a synthesized CDKTF stack) returns. */
+import type { Readable } from 'node:stream';
 import type { DesiredState } from '../model/state.js';
 
 import type { Diagnostic } from '../model/diagnostic.js';
@@ -13,6 +14,8 @@ export type LoadResult =
 export interface LoadOptions {
   /** Environment for `{ env: NAME }` and Terraform `var.*` secrets (`TF_VAR_*`). Default process.env. */
   env?: Record<string, string | undefined>;
+  /** Where `-f -` is read from. Default process.stdin. */
+  stdin?: Readable;
   /**
    * @deprecated No effect (W3.6): no command needs every secret at load. A secret is read where it
    * is used (a password when sent, a preshared key where sent or compared); one that cannot be read

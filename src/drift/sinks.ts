@@ -1,8 +1,7 @@
 /** Where drift reports go: a stream as JSON lines, a file kept atomically, a webhook. */
-import { randomBytes } from 'node:crypto';
-import { rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import got, { RequestError } from 'got';
+import { writeFileAtomically } from '../model/files.js';
+import { inertWorkflowCommands } from '../model/inert.js';
 import type { ReportSink } from './loop.js';
 import { driftSignature, redactSecrets, type DriftReport, type DriftStatus } from './report.js';
 
@@ -11,7 +10,7 @@ export function jsonLinesSink(write: (text: string) => void): ReportSink {
   return {
     name: 'stdout',
     async deliver(report) {
-      write(`${JSON.stringify(report)}\n`);
+      write(`${inertWorkflowCommands(JSON.stringify(report), { lineStarts: false })}\n`);
     },
   };
 }
@@ -24,30 +23,9 @@ export function reportFileSink(path: string): ReportSink {
   return {
     name: `report file ${path}`,
     async deliver(report) {
-      await writeFileAtomically(path, `${JSON.stringify(report, null, 2)}\n`);
+      writeFileAtomically(path, `${inertWorkflowCommands(JSON.stringify(report, null, 2), { lineStarts: false })}\n`);
     },
   };
-}
-
-/**
- * Writes a regular file whole or not at all: a temporary file beside it, renamed over it. A path
- * that is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO) is written as it is: renaming
- * over it would replace the device or pipe with a file (as root, `/dev/null` itself).
- */
-export async function writeFileAtomically(path: string, content: string): Promise<void> {
-  const existing = await stat(path).catch(() => null);
-  if (existing && !existing.isFile() && !existing.isDirectory()) {
-    await writeFile(path, content, { encoding: 'utf8' });
-    return;
-  }
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  try {
-    await writeFile(temporary, content, { encoding: 'utf8', flag: 'wx' });
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
 }
 
 export interface WebhookOptions {

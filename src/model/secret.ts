@@ -91,13 +91,24 @@ export class Secret {
   }
 }
 
-/** Fields whose values are secrets even if a plan forgot to mark them: shown (and reported) as changed, never as values. */
-export const SECRET_FIELDS: ReadonlySet<string> = new Set([
-  'password',
-  'password_confirmation',
-  'preshared_key',
-  'token',
-]);
+/**
+ * The secret fields a change sends, each by reference (a plan's `secrets`, a saved plan's HMACs):
+ * the one list, which schemas/plan.schema.json repeats for people and editors.
+ */
+export const SENT_SECRET_FIELDS = ['password', 'preshared_key'] as const;
+export type SentSecretField = (typeof SENT_SECRET_FIELDS)[number];
+
+/** Whether a field is one a change sends as a secret (SENT_SECRET_FIELDS). */
+export function isSentSecretField(field: unknown): field is SentSecretField {
+  return (SENT_SECRET_FIELDS as readonly unknown[]).includes(field);
+}
+
+/**
+ * Fields whose values are secrets even if a plan forgot to mark them: shown (and reported) as
+ * changed, never as values. The fields sent as secrets, the confirmation sent with a password, and
+ * a token.
+ */
+export const SECRET_FIELDS: ReadonlySet<string> = new Set([...SENT_SECRET_FIELDS, 'password_confirmation', 'token']);
 
 /** Whether a field change must never show its values. */
 export function isSecretField(change: { field: string; sensitive?: boolean }): boolean {

@@ -6,7 +6,7 @@ import type { ApiConfiguration, ManagedConfiguration } from './configuration.js'
 import type { DeviceInput } from './device.js';
 import type { WritableDeviceField } from './device-fields.js';
 import type { Secret } from './secret.js';
-import type { ApiDevice, ApiRule, ApiUser, PortType, Role, RuleAction } from './types.js';
+import type { ApiDevice, ApiRule, ApiUser, PortType, Role, RuleAction, TestExpectation } from './types.js';
 
 /** Where a declaration stands, for error messages: 1-based line and column. */
 export interface SourceLocation {
@@ -129,9 +129,13 @@ export interface DesiredTest {
   name: string;
   /** `*`, an email, or `EMAIL/DEVICE`. */
   from: string;
-  /** `ADDRESS`, `ADDRESS:PORT/tcp|udp`, `ADDRESS/icmp`; IPv6 as `[ADDRESS]:PORT/tcp`. */
+  /**
+   * `ADDRESS` or `ADDRESS/PREFIX` (every protocol and port), `ADDRESS:PORT/tcp|udp`, `ADDRESS/icmp`,
+   * `ADDRESS/other` (one packet); IPv6 as `[ADDRESS]:PORT/tcp`.
+   */
   to: string;
-  expect: 'accept' | 'drop';
+  /** `accept`: every packet gets through; `drop`: none does; `partial`: some do and some do not. */
+  expect: TestExpectation;
   source?: SourceLocation;
 }
 

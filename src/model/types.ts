@@ -9,6 +9,10 @@ export const RULE_ACTIONS: readonly RuleAction[] = ['accept', 'drop'];
 export type PortType = 'tcp' | 'udp';
 export const PORT_TYPES: readonly PortType[] = ['tcp', 'udp'];
 
+/** An access test's `expect:`: every packet of the destination accepted, none, or some (docs/rule-semantics.md §8). */
+export type TestExpectation = 'accept' | 'drop' | 'partial';
+export const TEST_EXPECTATIONS: readonly TestExpectation[] = ['accept', 'drop', 'partial'];
+
 export interface ApiUser {
   id: string;
   email: string;

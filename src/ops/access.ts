@@ -12,22 +12,21 @@ import {
   runAccessTests,
   type AccessModel,
   type FromSpec,
-  type Packet,
-  type SourceDecision,
+  type Destination,
+  type SourceDecisions,
   type TestResult,
 } from '../access/index.js';
 import { stateAfterApply, type EvaluatedState, type StateAfterApply } from '../access/after-apply.js';
-import { loadDesiredState } from '../desired/index.js';
 import type { Diagnostic } from '../model/diagnostic.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import { OpError } from './errors.js';
-import { loadDesired } from './desired.js';
+import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { elapsedSince, type OpEvents } from './events.js';
 import { makePlan } from './plan.js';
 import { readLiveState, type Connector, type Session } from './session.js';
 
 /**
- * What to evaluate against (docs/rule-semantics.md §8): the declared rules of `file` (files only),
+ * What to evaluate against (docs/rule-semantics.md §9): the declared rules of `file` (files only),
  * with `live` the server's as it is (live now; settings from `file`), or with `live` and
  * `afterApply` the server as apply would leave it (after apply: `file` planned against it).
  */
@@ -35,6 +34,8 @@ export interface AccessSource {
   file?: string;
   live?: Connector;
   afterApply?: boolean;
+  /** Where the file's secrets (and `-` for stdin) are read from. */
+  input?: DesiredInput;
 }
 
 /** The state an access answer was evaluated on, for its header. */
@@ -118,9 +119,10 @@ export interface AccessEvents {
 }
 
 /** The desired state; rules need no secret, so one that cannot be read is only a warning here (W3.6). */
-function loadForAccess(file: string, events: AccessEvents): Promise<DesiredState> {
+function loadForAccess(file: string, events: AccessEvents, input?: DesiredInput): Promise<DesiredState> {
+  const load = loaderFor(input);
   return loadDesired(file, {}, async (path) => {
-    const loaded = await loadDesiredState(path);
+    const loaded = await load(path);
     for (const warning of loaded.warnings ?? []) events.warning?.(warning);
     return loaded;
   });
@@ -131,17 +133,17 @@ export async function runTests(
   request: AccessSource & { file: string },
   events: AccessEvents = {},
 ): Promise<TestResult[]> {
-  const desired = await loadForAccess(request.file, events);
+  const desired = await loadForAccess(request.file, events, request.input);
   const afterApply = request.afterApply ? { repository: true } : undefined;
   return runAccessTests(await modelFor(request.live, desired, {}, afterApply), desired.tests ?? []);
 }
 
-/** How one packet from every source `from` names is decided. */
+/** How one packet, or every packet to an address or a block, from every source `from` names is decided. */
 export async function explainPacket(
-  request: AccessSource & { from: FromSpec; to: Packet },
+  request: AccessSource & { from: FromSpec; to: Destination },
   events: AccessEvents = {},
-): Promise<SourceDecision[]> {
-  const desired = request.file ? await loadForAccess(request.file, events) : undefined;
+): Promise<SourceDecisions> {
+  const desired = request.file ? await loadForAccess(request.file, events, request.input) : undefined;
   const model = await modelFor(request.live, desired, {}, request.afterApply ? { repository: false } : undefined);
   const evaluated = evaluateFrom(model, new CompiledRules(model), request.from, request.to, true);
   if (!evaluated.ok) throw new OpError('request', evaluated.message);

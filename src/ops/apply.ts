@@ -10,9 +10,7 @@ import {
   applyPlan,
   applySummary,
   findStaleChanges,
-  readSavedPlan,
   readSavedPlanSecrets,
-  SavedPlanError,
   ServerGoneBreaker,
   type ApplyOptions,
   type ApplySummary,
@@ -22,10 +20,12 @@ import { judgeAfterApply } from '../access/plan.js';
 import type { SecretRef } from '../model/secret.js';
 import { nowManagedChanges } from '../plan/defaults.js';
 import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
+import { readSavedPlan, SavedPlanError } from '../plan/planfile.js';
 import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from '../plan/reviewed.js';
-import type { PlanKey } from '../plan/seal.js';
+import { withSecretHmacs, type PlanKey } from '../plan/seal.js';
+import { planSecretValue } from '../plan/secrets.js';
 import type { LimitCheck, Plan } from '../plan/types.js';
-import { loadDesired } from './desired.js';
+import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
 import { makePlan, type PlanShaping } from './plan.js';
@@ -40,6 +40,8 @@ interface ApplyRequest {
 export interface PlannedApplyRequest extends ApplyRequest, PlanShaping {
   /** The desired state to plan and apply. */
   file: string;
+  /** Where the file's secrets (and `-` for stdin) are read from. */
+  input?: DesiredInput;
   /** The value of a secret reference, read when it is written (within its declaring file's repository). */
   resolveSecret: (ref: SecretRef) => string;
   /**
@@ -47,6 +49,12 @@ export interface PlannedApplyRequest extends ApplyRequest, PlanShaping {
    * unasked (the review was the approval); the rest are withheld.
    */
   reviewed?: Plan;
+  /**
+   * With `reviewed`: the key it was sealed with (PlanKey.from, as for a saved plan). The secrets of
+   * the plan made now get their HMAC under it, so that they compare with the reviewed ones by
+   * reference and HMAC; without it, every change that sends a secret is withheld.
+   */
+  key?: PlanKey;
   /**
    * Make the changes that exist only because the files leave a field out, which means its default
    * ("now managed", src/plan/defaults.ts). Without it (and without a reviewed plan) they refuse the
@@ -129,7 +137,7 @@ export async function applyPlanned(
   events: ApplyEvents = {},
   signal?: AbortSignal,
 ): Promise<ReviewedOutcome> {
-  const desired = await loadDesired(request.file, events);
+  const desired = await loadDesired(request.file, events, loaderFor(request.input));
   const session = await request.connect.open({ signal });
   const run = { resolveSecret: request.resolveSecret, request, session, events, signal };
   return withSession(session, async () => {
@@ -144,7 +152,8 @@ export async function applyPlanned(
       return writeUnlessRefused(plan, overLimit, run, events.confirm, nowManaged);
     }
     const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
-    const fresh = await makePlan(desired, request, session, events, reading);
+    const planned = await makePlan(desired, request, session, events, reading);
+    const fresh = request.key ? withSecretHmacs(planned, request.key) : planned;
     let result: ReviewedIntersection;
     try {
       result = intersectReviewed(fresh, request.reviewed);
@@ -156,10 +165,11 @@ export async function applyPlanned(
     const plan = judgeAfterApply(result.plan, await reading, desired, { tests: true });
     refuseFailingTests(plan);
     events.planned?.(plan, result);
+    // The secrets sent are the values whose HMAC matched the reviewed plan's, not values read again.
     const outcome = await writeUnlessRefused(
       plan,
       plan.limits.filter((l) => l.exceeded),
-      run,
+      { ...run, resolveSecret: plannedValues(planned, request.resolveSecret) },
     );
     return { ...outcome, withheld: result.withheld.length };
   });
@@ -211,6 +221,22 @@ export async function applySaved(
     };
     return writeUnlessRefused(plan, overLimit, { resolveSecret, request, session, events, signal });
   });
+}
+
+/**
+ * The value each secret of `plan` was planned (and compared) with, by reference; `fallback` for a
+ * reference the plan did not read.
+ */
+function plannedValues(plan: Plan, fallback: (ref: SecretRef) => string): (ref: SecretRef) => string {
+  const secrets = new Map(
+    plan.changes.flatMap((change) =>
+      (change.secrets ?? []).map((secret) => [secret.ref, planSecretValue(secret)] as const),
+    ),
+  );
+  return (ref) => {
+    const secret = secrets.get(ref);
+    return secret?.wasRead ? secret.reveal() : fallback(ref);
+  };
 }
 
 /**
@@ -356,4 +382,5 @@ function interruptedSummary(
 
 /** The key saved plans are sealed and checked with, and how the secrets a plan sends are read. */
 export { PlanKey, PlanKeyError } from '../plan/seal.js';
+export { checkPlanAge, DEFAULT_PLAN_MAX_AGE, parsePlanMaxAge, type PlanAgeCheck } from '../plan/age.js';
 export { resolveSecret, SecretResolutionError, workingContainment } from '../desired/index.js';

@@ -1,5 +1,5 @@
 /** The desired state as operations read it: loaded and checked, or an expected failure listing every problem. */
-import { loadDesiredState, type LoadResult } from '../desired/index.js';
+import { loadDesiredState, type LoadOptions, type LoadResult } from '../desired/index.js';
 import type { DesiredState } from '../model/state.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
 import { OpError } from './errors.js';
@@ -21,6 +21,17 @@ export async function loadDesired(
   }
   events.phase?.('load', elapsedSince(started));
   return loaded.state;
+}
+
+/**
+ * Where the desired state's `{ env: NAME }` secrets and `-f -` are read from: a command line run's
+ * environment and stdin (src/cli/io.ts); by default the process's.
+ */
+export type DesiredInput = Pick<LoadOptions, 'env' | 'stdin'>;
+
+/** Loads as loadDesiredState does, with the input's environment and stdin. */
+export function loaderFor(input: DesiredInput = {}, options: LoadOptions = {}): (path: string) => Promise<LoadResult> {
+  return (path) => loadDesiredState(path, { ...options, ...input });
 }
 
 /** A `-f` path as messages show it (`stdin` for `-`). */

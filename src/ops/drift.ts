@@ -10,12 +10,12 @@ import { collectGarbage } from '../drift/memory.js';
 import { redactSecrets } from '../drift/report.js';
 import { jsonLinesSink, reportFileSink, webhookSink, type WebhookOptions } from '../drift/sinks.js';
 import type { Plan } from '../plan/types.js';
-import { loadDesired } from './desired.js';
+import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import type { OpEvents } from './events.js';
 import { planAgainstServer, type PlanRequest } from './plan.js';
 import type { Connector } from './session.js';
 
-export type DriftRequest = Pick<PlanRequest, 'file' | 'connect' | 'load'>;
+export type DriftRequest = Pick<PlanRequest, 'file' | 'connect' | 'load' | 'input'>;
 
 /** One check's plan, and whether it is drift: changes planned, or pending (src/plan/outcome.ts). */
 export interface DriftCheck {
@@ -36,6 +36,8 @@ export async function checkDrift(
 
 export interface DriftScheduleRequest {
   file: string;
+  /** Where the files' secrets are read from. */
+  input?: DesiredInput;
   connect: Connector;
   /** A cron expression (a leading sixth field is seconds), checked by the caller. */
   every: string;
@@ -82,7 +84,7 @@ export async function startDriftSchedule(
   signal: AbortSignal,
 ): Promise<DriftSchedule> {
   const { log } = events;
-  await loadDesired(request.file);
+  await loadDesired(request.file, {}, loaderFor(request.input));
   const probe = await request.connect.open();
   const server = probe.url;
   await probe.close();
@@ -108,7 +110,7 @@ export async function startDriftSchedule(
     run: async (context: DriftRunContext) => {
       context.sources = [request.file];
       context.server = server;
-      const load = (path: string) => reuse.load(path);
+      const load = (path: string) => reuse.load(path, { env: request.input?.env });
       const { plan } = await checkDrift({ file: request.file, connect: request.connect, load }, events, runs.signal);
       events.checked?.(plan);
       return plan;

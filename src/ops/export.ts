@@ -8,14 +8,9 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fetchConfiguration } from '../client/index.js';
-import {
-  ExportError,
-  exportLiveState,
-  type ExportedFile,
-  type ExportOptions,
-  type ExportResult,
-} from '../desired/export.js';
-import { writeFileAtomically } from '../drift/sinks.js';
+import { exportLiveState } from '../desired/export/index.js';
+import { ExportError, type ExportedFile, type ExportOptions, type ExportResult } from '../desired/export/types.js';
+import { writeFileAtomically } from '../model/files.js';
 import { OpError } from './errors.js';
 import { serverRefused, type Connector } from './session.js';
 
@@ -82,7 +77,7 @@ export async function writeExportFiles(dir: string, files: ExportedFile[], force
     const path = join(dir, file.name);
     try {
       // Without force, `wx` also refuses a file that appeared since the check above.
-      if (force) await writeFileAtomically(path, file.content);
+      if (force) writeFileAtomically(path, file.content);
       else await writeFile(path, file.content, { encoding: 'utf8', flag: 'wx' });
     } catch (error) {
       throw new OpError('export', `cannot write ${path} (${codeOf(error)})`);
@@ -97,4 +92,4 @@ function codeOf(error: unknown): string {
 }
 
 /** `3 users, 5 devices, 2 rules`: what an export holds. */
-export { describeCounts } from '../desired/export.js';
+export { describeCounts } from '../desired/export/files.js';

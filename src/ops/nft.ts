@@ -3,10 +3,10 @@
  * for the desired state, or for the server's users, devices and rules (`live`), in
  * `nft list ruleset` syntax.
  */
-import { displayPath, loadDesiredState } from '../desired/index.js';
+import { displayPath } from '../desired/index.js';
 import type { DesiredState } from '../model/state.js';
 import { nftStateOfDesired, nftStateOfLive, renderRuleset } from '../nft/ruleset.js';
-import { loadDesired } from './desired.js';
+import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import type { OpEvents } from './events.js';
 import { readLiveState, type Connector } from './session.js';
 
@@ -17,13 +17,15 @@ export interface NftRequest {
   connect?: Connector;
   /** The server's WireGuard interface, which filter rules match. */
   wgInterface: string;
+  /** Where the file's secrets (and `-` for stdin) are read from. */
+  input?: DesiredInput;
 }
 
 /** The ruleset's text. */
 export async function nftRuleset(request: NftRequest, events: OpEvents = {}, signal?: AbortSignal): Promise<string> {
   // Secrets play no part in a ruleset: one that cannot be read here is no error.
   const desired: DesiredState | undefined = request.file
-    ? await loadDesired(request.file, events, (path) => loadDesiredState(path, { secrets: 'check' }))
+    ? await loadDesired(request.file, events, loaderFor(request.input, { secrets: 'check' }))
     : undefined;
   if (!request.connect)
     return renderRuleset(

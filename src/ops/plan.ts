@@ -16,7 +16,7 @@ import { isPending } from '../plan/outcome.js';
 import { liveKeyIds, normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import type { PlanBase } from '../plan/types.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
-import { loadDesired } from './desired.js';
+import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
 import { readLiveState, serverRefused, type Connector, type Session } from './session.js';
@@ -56,8 +56,10 @@ export interface PlanRequest extends PlanShaping {
    */
   base?: { ref: string } | { file: string };
   connect: Connector;
-  /** How the files are read (a scheduled drift reuses an unchanged state). Default loadDesiredState. */
+  /** How the files are read (a scheduled drift reuses an unchanged state). Default loadDesiredState with `input`. */
   load?: (path: string) => Promise<LoadResult>;
+  /** Where the files' secrets (and `-` for stdin) are read from. */
+  input?: DesiredInput;
 }
 
 export interface PlanResult {
@@ -111,13 +113,15 @@ async function loadBase(request: PlanRequest): Promise<LoadedBase | undefined> {
   const { base } = request;
   if (base === undefined) return undefined;
   if ('file' in base) {
-    const result = await loadDesiredState(base.file);
+    const result = await loadDesiredState(base.file, { env: request.input?.env });
     if (!result.ok && result.diagnostics.some((d) => d.message === 'no such file or folder'))
       throw new OpError('request', `--base-file ${base.file}: no such file or folder`);
     return { ref: base.file, where: base.file, result };
   }
   try {
-    const { repoPath, ref, commit, ...loaded } = await loadDesiredStateAtRef(request.file, base.ref);
+    const { repoPath, ref, commit, ...loaded } = await loadDesiredStateAtRef(request.file, base.ref, {
+      env: request.input?.env,
+    });
     return { ref, commit, where: repoPath, ...loaded };
   } catch (error) {
     if (error instanceof GitRefError) throw new OpError('request', error.message);
@@ -201,7 +205,8 @@ async function loadDesiredAndLive(
   events: OpEvents,
   cancel?: AbortSignal,
 ): Promise<{ desired: DesiredState; session: Session; live: Promise<LiveState> }> {
-  const { file, connect, load } = request;
+  const { file, connect } = request;
+  const load = request.load ?? loaderFor(request.input);
   if (connect.embedded) {
     const desired = await loadDesired(file, events, load);
     const session = await connect.open({ cancel });
@@ -279,3 +284,6 @@ export async function makePlan(
     throw error;
   }
 }
+
+/** The saved plan of a plan, sealed with a key, as JSON text. */
+export { savedPlanJson } from '../plan/planfile.js';

@@ -13,13 +13,15 @@ import {
 } from '../access/index.js';
 import type { DesiredState } from '../model/state.js';
 import { modelFor, type AccessSource } from './access.js';
-import { loadDesired } from './desired.js';
+import { loadDesired, loaderFor } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
 
 /** The access model of the request, with the phases load and fetch reported. */
 async function modelOf(request: AccessSource, events: OpEvents, signal?: AbortSignal) {
-  const desired: DesiredState | undefined = request.file ? await loadDesired(request.file, events) : undefined;
+  const desired: DesiredState | undefined = request.file
+    ? await loadDesired(request.file, events, loaderFor(request.input))
+    : undefined;
   signal?.throwIfAborted();
   const model = await modelFor(request.live, desired, events, request.afterApply ? { repository: false } : undefined);
   signal?.throwIfAborted();

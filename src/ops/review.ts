@@ -3,9 +3,9 @@
  * its rule locations and access tests), learn whether the server records telemetry, and build
  * the report (src/review, pure). Writing the report to a file is writeReviewFile.
  */
-import { writeFileAtomically } from '../drift/sinks.js';
+import { writeFileAtomically } from '../model/files.js';
 import { buildReview, telemetrySupport, type ReviewReport } from '../review/index.js';
-import { loadDesired } from './desired.js';
+import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import type { OpEvents } from './events.js';
 import { afterApplyOnSession } from './access.js';
@@ -20,6 +20,8 @@ export interface ReviewRequest {
   now?: Date;
   /** Run the access tests on the server as apply would leave it (needs `file`): the files planned against it, nothing written. */
   afterApply?: boolean;
+  /** Where the file's secrets are read from. */
+  input?: DesiredInput;
 }
 
 /** The review of the server `connect` opens. Bad files stop it before the server is read. */
@@ -28,7 +30,7 @@ export async function reviewServer(
   events: OpEvents = {},
   signal?: AbortSignal,
 ): Promise<ReviewReport> {
-  const desired = request.file ? await loadDesired(request.file, events) : undefined;
+  const desired = request.file ? await loadDesired(request.file, events, loaderFor(request.input)) : undefined;
   if (request.afterApply && !desired)
     throw new OpError(
       'request',
@@ -61,7 +63,7 @@ export async function reviewServer(
 /** The review into `path`, replaced whole (a device or FIFO is written in place). */
 export async function writeReviewFile(path: string, text: string): Promise<void> {
   try {
-    await writeFileAtomically(path, text);
+    writeFileAtomically(path, text);
   } catch (error) {
     throw new OpError('export', `-o: cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }

@@ -3,9 +3,16 @@
  * in-process on a local SQLite file with an admin token of its own (`--embedded`), so netform
  * works on a fresh machine with no server at all.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ApiClient, ApiError, fetchLiveState, type ApiClientOptions } from '../client/index.js';
+import {
+  FileReadError,
+  readBoundedFileSync,
+  SECRET_FILE_MAX_BYTES,
+  sizeLimit,
+  writeFileAtomically,
+} from '../model/files.js';
 import type { LiveState } from '../model/state.js';
 import { OpError } from './errors.js';
 
@@ -76,6 +83,22 @@ export function embeddedTokenPath(dbPath: string): string {
   return `${dbPath}.token`;
 }
 
+/** The kept token, '' when there is none yet; a file that is not a small regular file is refused. */
+function readEmbeddedToken(tokenPath: string): string {
+  try {
+    return readBoundedFileSync(tokenPath, sizeLimit(SECRET_FILE_MAX_BYTES, 'a token file')).toString('utf8').trim();
+  } catch (error) {
+    if (!(error instanceof FileReadError)) throw error;
+    if (!error.rule && error.message === 'no such file') return '';
+    throw new OpError(
+      'request',
+      error.rule
+        ? `the embedded token: ${tokenPath} ${error.message}`
+        : `the embedded token: cannot read ${tokenPath} (${error.message})`,
+    );
+  }
+}
+
 async function openEmbedded(
   path: string,
   tuning: Partial<ApiClientOptions>,
@@ -90,11 +113,11 @@ async function openEmbedded(
   const issue = async (): Promise<string> => {
     const { token } = await server.issueToken({ dbPath, email: EMBEDDED_ADMIN_EMAIL, days: 90 });
     onSecret(token);
-    writeFileSync(tokenPath, `${token}\n`, { mode: 0o600 });
+    writeFileAtomically(tokenPath, `${token}\n`, { mode: 0o600 });
     chmodSync(tokenPath, 0o600);
     return token;
   };
-  let token = existsSync(tokenPath) ? readFileSync(tokenPath, 'utf8').trim() : '';
+  let token = readEmbeddedToken(tokenPath);
   if (token === '') token = await issue();
   else if ((statSync(tokenPath).mode & 0o077) !== 0) chmodSync(tokenPath, 0o600);
   onSecret(token);

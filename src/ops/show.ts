@@ -6,7 +6,8 @@
  * a file (or, with `document`, a whole document of them and the user each belongs to). Never
  * writes anything.
  */
-import { exportDesiredState, exportFragments, type NamedObject } from '../desired/export.js';
+import { exportDesiredState, exportFragments } from '../desired/export/index.js';
+import type { NamedObject } from '../desired/export/types.js';
 import type { LiveState } from '../model/state.js';
 import { indexLiveState } from '../plan/live-index.js';
 import { liveKeyIds, nearestKey, normalizeTarget, TargetError } from '../plan/target.js';

@@ -5,9 +5,10 @@
 import { resolve } from 'node:path';
 import { accessModelOfDesired } from '../access/model.js';
 import { shadowedRuleWarnings } from '../access/shadow.js';
-import { portRuleWarnings, runAccessTests, type TestResult } from '../access/tests.js';
+import { noSourceWarnings, portRuleWarnings, runAccessTests, type TestResult } from '../access/tests.js';
 import { repositoryRootOf } from '../desired/containment.js';
-import { countDeclarations, loadDesiredState, type Diagnostic } from '../desired/index.js';
+import { countDeclarations, type Diagnostic } from '../desired/index.js';
+import { loaderFor, type DesiredInput } from './desired.js';
 
 export interface Validation {
   /** No error and no failing access test. */
@@ -20,9 +21,9 @@ export interface Validation {
   counts?: { users: number; devices: number; rules: number };
 }
 
-export async function validateDesired(request: { file: string }): Promise<Validation> {
+export async function validateDesired(request: { file: string; input?: DesiredInput }): Promise<Validation> {
   // Secrets are not read; one that cannot be read here is a warning (forks get no secrets: W3.6).
-  const result = await loadDesiredState(request.file);
+  const result = await loaderFor(request.input)(request.file);
   const warnings = [
     ...(result.warnings ?? []),
     ...(result.ok ? [...portRuleWarnings(result.state), ...shadowedRuleWarnings(result.state)] : []),
@@ -32,9 +33,10 @@ export async function validateDesired(request: { file: string }): Promise<Valida
   const declared = result.state.tests ?? [];
   const tests = declared.length > 0 ? runAccessTests(accessModelOfDesired(result.state), declared) : [];
   return {
-    ok: tests.every((r) => r.pass),
+    // A `*` test with no declared device is a warning here: `test` and `plan` fail it.
+    ok: tests.every((r) => r.pass || r.noSource),
     errors: [],
-    warnings,
+    warnings: [...warnings, ...noSourceWarnings(tests)],
     tests,
     counts: countDeclarations(result.state),
   };

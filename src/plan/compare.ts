@@ -1,12 +1,13 @@
 /**
  * One change of two plans, compared: the reviewed plan against a fresh one (reviewed.ts), a pull
  * request's plan against its base's (base.ts). Two changes are the same when they write the same
- * thing (same object, action, fields and body, the same secret references, the same cascade)
+ * thing (same object, action, fields and body, the same secrets by reference and HMAC, the same cascade)
  * and were planned against the same live object (same fingerprints). Ids the server assigns are
  * left out: a body naming a user by its live id and one naming it by `{ "$ref": … }` (a user
  * created in the same apply) are the same body, as the change's key already names the user.
  */
 import { canonicalJson } from './canonical.js';
+import type { SecretRef } from '../model/secret.js';
 import type { Change } from './types.js';
 
 /** What a server-assigned id in a body is compared as. */
@@ -25,11 +26,22 @@ function bodyWithoutServerIds(body: Record<string, unknown>): Record<string, unk
 }
 
 /** A secret reference without the folder it was resolved from (plan and apply may run in other checkouts). */
+export function refOf(ref: SecretRef): Omit<SecretRef, 'baseDir'> {
+  const { baseDir: _where, ...rest } = ref as { baseDir?: string };
+  return rest as Omit<SecretRef, 'baseDir'>;
+}
+
+/**
+ * The secrets a change sends: each field, its reference, and its HMAC when it has one. A reviewed
+ * (saved) plan's secrets always have one; a plan made now has them once withSecretHmacs (seal.ts)
+ * took them under the same key, so equal values compare equal and a changed value does not.
+ */
 function secretsOf(change: Change): unknown[] {
-  return (change.secrets ?? []).map((secret) => {
-    const { baseDir: _where, ...ref } = secret.ref as { baseDir?: string };
-    return { ...secret, ref };
-  });
+  return (change.secrets ?? []).map((secret) => ({
+    field: secret.field,
+    ref: refOf(secret.ref),
+    hmac: secret.hmac ?? null,
+  }));
 }
 
 /**

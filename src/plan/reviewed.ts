@@ -2,12 +2,17 @@
  * Apply what was reviewed, and nothing else (`netform apply -f PATH --reviewed PLANFILE`): the
  * merged files are planned again against the live state, and of that fresh plan only the changes
  * that also appear, identically, in the reviewed plan are kept (compare.ts: same object, action,
- * fields and body, server-assigned ids aside, planned against the same live object). Every other
+ * fields and body, server-assigned ids aside, the same secrets by reference and HMAC, planned
+ * against the same live object). The fresh plan's secrets must carry their HMAC under the key the
+ * reviewed plan was sealed with (seal.ts withSecretHmacs), or they match no reviewed one. Every other
  * change is withheld, with its reason. The kept plan is always a subset of the fresh plan: a
  * forged or stale reviewed plan can keep fewer changes, never add one the merged files do not
  * ask for. Pure.
  */
-import { compareChanges } from './compare.js';
+import type { SecretRef } from '../model/secret.js';
+import { canonicalJson } from './canonical.js';
+import { compareChanges, refOf } from './compare.js';
+import { sameHmac } from './seal.js';
 import { narrowPlan } from './target.js';
 import type { Change, Plan } from './types.js';
 
@@ -44,6 +49,31 @@ export class ReviewedPlanError extends Error {
   override readonly name = 'ReviewedPlanError';
 }
 
+/** How a secret reference is named in words: its variable, its file, or its Terraform variable (never its value). */
+function refName(ref: SecretRef): string {
+  if ('env' in ref) return ref.env;
+  if ('tfvar' in ref) return `var.${ref.tfvar}`;
+  return ref.file;
+}
+
+/**
+ * What differs in the secrets of two changes, in words, or null when they are the same: another
+ * reference, or the same reference with another value (the fresh plan's HMAC, taken under this
+ * run's key, is not the reviewed plan's), or a value that was not compared (no HMAC taken).
+ */
+function secretDifference(fresh: Change, reviewed: Change): string | null {
+  const before = new Map((reviewed.secrets ?? []).map((s) => [s.field, s]));
+  for (const secret of fresh.secrets ?? []) {
+    const seen = before.get(secret.field);
+    if (!seen || canonicalJson(refOf(seen.ref)) !== canonicalJson(refOf(secret.ref)))
+      return `its ${secret.field} is read from ${refName(secret.ref)}, ${seen ? `not ${refName(seen.ref)} as reviewed` : 'and the reviewed plan sends none'}`;
+    if (secret.hmac === undefined)
+      return `the value of ${refName(secret.ref)} could not be compared with the reviewed one`;
+    if (!sameHmac(seen.hmac, secret.hmac)) return `the value of ${refName(secret.ref)} is not the reviewed one`;
+  }
+  return null;
+}
+
 /** What differs between a fresh change and the reviewed one with the same id, in words. */
 function differences(fresh: Change, reviewed: Change): string {
   if (fresh.action !== reviewed.action) return `reviewed: ${reviewed.action}; now: ${fresh.action}`;
@@ -52,6 +82,8 @@ function differences(fresh: Change, reviewed: Change): string {
   const b = shown(reviewed);
   const fields = [...new Set([...a.keys(), ...b.keys()])].filter((f) => a.get(f) !== b.get(f));
   if (fields.length > 0) return `differs in ${fields.join(', ')}`;
+  const secret = secretDifference(fresh, reviewed);
+  if (secret) return secret;
   const cascade = (c: Change) => (c.cascade ?? []).map((i) => `${i.kind}:${i.key}`).sort();
   if (JSON.stringify(cascade(fresh)) !== JSON.stringify(cascade(reviewed)))
     return 'what goes with it is not what was reviewed';

@@ -89,11 +89,6 @@ export class PlanKey {
   }
 
   /** The HMAC a saved plan holds for one secret of one change, in place of its value. */
-  /** The saved-plan document of `plan`, sealed with this key (sealedDocument). */
-  sealed(plan: Plan): Record<string, unknown> {
-    return sealedDocument(plan, this);
-  }
-
   secretHmac(changeId: string, field: string, value: string): string {
     return (
       HMAC_PREFIX +
@@ -140,6 +135,29 @@ export function sealedDocument(plan: Plan, key: PlanKey): Record<string, unknown
   const doc = JSON.parse(JSON.stringify({ ...rest, changes, seal_key: key.info() })) as Record<string, unknown>;
   doc.seal = key.sealOf(canonicalJson(doc));
   return doc;
+}
+
+/**
+ * A plan made now, its secrets with their HMAC under `key`, as a saved plan sealed with that key
+ * holds them: a reviewed plan's changes can then be compared with it by reference and HMAC
+ * (compare.ts). A secret whose value cannot be read here gets no HMAC, so it matches no reviewed
+ * one. The secrets keep their references (the same objects), so their values stay reachable
+ * through the original plan's secrets (secrets.ts).
+ */
+export function withSecretHmacs(plan: Plan, key: PlanKey): Plan {
+  const changes = plan.changes.map((change) =>
+    change.secrets?.length
+      ? {
+          ...change,
+          secrets: change.secrets.map((secret): PlanSecret => {
+            const read = planSecretValue(secret)?.read();
+            const hmac = read && 'value' in read ? key.secretHmac(change.id, secret.field, read.value) : undefined;
+            return { field: secret.field, ref: secret.ref, ...(hmac ? { hmac } : {}) };
+          }),
+        }
+      : change,
+  );
+  return { ...plan, changes };
 }
 
 function sealedSecret(changeId: string, secret: PlanSecret, key: PlanKey): PlanSecret {

@@ -1,19 +1,25 @@
 /**
  * The Plan: a plain, versioned, serialisable object (docs/netform.md sections 3 and 4).
- * `netform plan -o` writes it as JSON, sealed (seal.ts; docs/saved-plans.md); apply, the renderers
+ * `netform plan -o` writes it as JSON, sealed (planfile.ts; docs/saved-plans.md); apply, the renderers
  * and drift all read this one shape. It never holds a secret value: secret fields carry their
  * reference (SecretRef) and, in a saved plan, an HMAC of the value.
  */
 import type { AccessChanges } from '../access/changes.js';
 import type { DecidingItem } from '../access/deciding.js';
-import type { SecretRef } from '../model/secret.js';
+import type { SecretRef, SentSecretField } from '../model/secret.js';
 
 export const PLAN_FORMAT = 'netform.plan';
 /**
- * 2: sealed with an HMAC (`seal`, `seal_key`), secrets with their `hmac`. Version 1 plans (an
- * unkeyed SHA-256 `digest`) are refused.
+ * The version this netform writes (docs/saved-plans.md; schemas/plan.schema.json). 2: sealed with
+ * an HMAC (`seal`, `seal_key`), secrets with their `hmac`. 3: the same, and a secret may be
+ * unpinned (`pinned: false`, no `hmac`), a change may name the owners it requires
+ * (`required_owners`), and apply refuses a plan older than its age limit (`created_at`).
+ * Version 1 plans (an unkeyed SHA-256 `digest`) are refused, and so are later versions.
  */
-export const PLAN_FORMAT_VERSION = 2;
+export const PLAN_FORMAT_VERSION = 3;
+/** The versions of saved plans this netform applies. */
+export const PLAN_FORMAT_VERSIONS_READ = [2, 3] as const;
+export type PlanFormatVersion = (typeof PLAN_FORMAT_VERSIONS_READ)[number];
 
 /** The kinds of objects in the server's collections. */
 export type ObjectKind = 'user' | 'device' | 'rule';
@@ -39,13 +45,19 @@ export interface FieldChange {
  * (secrets.ts), which keeps the planned value aside for the seal.
  */
 export interface PlanSecret {
-  field: 'password' | 'preshared_key';
+  field: SentSecretField;
   ref: SecretRef;
   /**
    * In a saved plan: HMAC-SHA-256 of the value under the plan's key (seal.ts), never the value.
    * Apply refuses the change as stale when the value read again has another HMAC.
    */
   hmac?: string;
+  /**
+   * Format version 3. Absent or true: the value was read when the plan was made and `hmac` pins
+   * it. false: it could not be read then; the saved plan has no `hmac` for it, and apply sends
+   * the value it reads.
+   */
+  pinned?: boolean;
 }
 
 /** The key a saved plan was sealed with: where it came from, and its id (not the key). */
@@ -126,6 +138,8 @@ export interface Change {
    * identically (drift, or merged and not yet applied): applied on merge all the same.
    */
   origin?: ChangeOrigin;
+  /** Format version 3: the reviewers (handles) who must approve this change, from the owners the desired state declares. */
+  required_owners?: string[];
 }
 
 export type ChangeOrigin = 'pr' | 'base';
@@ -217,7 +231,7 @@ export interface NotCheckedField {
 /** How the desired state's access tests (`tests:`) fared against its rules, when it has any (W3.6). */
 export interface PlanTests {
   /**
-   * The state the tests were evaluated on (docs/rule-semantics.md §8): `after-apply` (plan, apply:
+   * The state the tests were evaluated on (docs/rule-semantics.md §9): `after-apply` (plan, apply:
    * the files' managed part plus every live object apply leaves in place) or `files` (the declared
    * rules alone). Absent from plans saved by older versions (files).
    */
@@ -234,8 +248,8 @@ export interface PlanTestFailure {
   at?: string;
   from: string;
   to: string;
-  expected: 'accept' | 'drop';
-  /** `drop`, `no tunnel`, `accept`: of the source shown (the first failing one). */
+  expected: 'accept' | 'drop' | 'partial';
+  /** `drop`, `no tunnel`, `accept`, `partial`: of the source shown (the first failing one). */
   got: string;
   /** The deciding rule (`drop 10.9.0.0/16 (global) at a.yaml:30, global portless-drop`), or the reason without one. */
   decided_by: string;
@@ -290,7 +304,8 @@ export interface PlanOutcome {
 
 export interface Plan {
   format: typeof PLAN_FORMAT;
-  format_version: typeof PLAN_FORMAT_VERSION;
+  /** PLAN_FORMAT_VERSION for a plan made now; a saved plan read may have an earlier version it reads. */
+  format_version: PlanFormatVersion;
   created_at: string;
   /** The server the plan was made against (no credentials). */
   server: string;

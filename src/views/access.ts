@@ -4,15 +4,16 @@
  */
 import type { AccessBlock, AccessChanges } from '../access/changes.js';
 import type { Decision, Match } from '../access/evaluate.js';
+import type { ReachPiece } from '../access/partition.js';
 import type { Diagnostic } from '../model/diagnostic.js';
-import { describeMatch, ruleLocation } from '../model/rule.js';
-import type { SourceDecision } from '../access/notation.js';
+import { describeMatch, describeRule, ruleLocation } from '../model/rule.js';
+import type { SourceDecision, SourceDecisions } from '../access/notation.js';
 import type { TestResult } from '../access/tests.js';
 import type { EvaluatedState } from '../access/after-apply.js';
 import { cidrRange } from '../model/net.js';
 import type { Change, Plan } from '../plan/types.js';
 import { githubAnnotation } from './diagnostics.js';
-import { inertText, markdownCode, markdownText } from './escape.js';
+import { inertLine, inertText, jsonDocument, markdownCode, markdownText } from './escape.js';
 
 function hasAccessChanges(access: AccessChanges | undefined): access is AccessChanges {
   return access !== undefined && (access.users.length > 0 || access.everyone !== undefined);
@@ -99,6 +100,7 @@ export function accessChangeLines(changes: AccessChanges, quote: (user: string) 
  */
 export function describeDecision(decision: Decision): string {
   if (decision.decidedBy) return `${decision.verdict} by ${describeMatch(decision.decidedBy)}`;
+  if (decision.parts && decision.parts.length > 1) return `${decision.verdict}: ${partsText(decision.parts)}`;
   if (decision.verdict === 'no tunnel') return `no tunnel (${decision.reason})`;
   return `${decision.verdict}: ${decision.reason}`;
 }
@@ -106,6 +108,18 @@ export function describeDecision(decision: Decision): string {
 /** `alice@example.com/laptop`, `alice@example.com/*` (any device), or the user alone (no device). */
 export function sourceName(source: SourceDecision): string {
   return `${source.user}${source.device ? `/${source.device}` : ''}`;
+}
+
+/** Most users named in a note about users without a device (json lists them all). */
+const NAMES_IN_A_NOTE = 10;
+
+/** `note: 2 users without a device are not sources of "*": a@x, b@x`, or nothing. */
+export function withoutDeviceNote(users: readonly string[] | undefined): string | undefined {
+  if (!users || users.length === 0) return undefined;
+  const shown = users.slice(0, NAMES_IN_A_NOTE).join(', ');
+  const more = users.length > NAMES_IN_A_NOTE ? ` and ${users.length - NAMES_IN_A_NOTE} more` : '';
+  const count = users.length === 1 ? '1 user without a device is' : `${users.length} users without a device are`;
+  return `note: ${count} not a source of "*" (no tunnel to test from): ${shown}${more}`;
 }
 
 /** `desired/a.yaml:12: ` before a test's line, when the test is declared in a file. */
@@ -126,21 +140,24 @@ export function testLine(result: TestResult): string {
 }
 
 /**
- * The failing tests as `validate` errors (W3.6): each at its test's `name:` line, with the
- * expectation, the outcome and the deciding rule.
+ * The failing tests as `validate` errors (W3.6), but those with no source to test from: each at
+ * its test's `name:` line, with the expectation, the outcome and the deciding rule.
  */
 export function failedTestDiagnostics(results: readonly TestResult[]): Diagnostic[] {
-  return results
-    .map((result, i) => ({ result, i }))
-    .filter(({ result }) => !result.pass)
-    .map(({ result, i }) => {
-      const source = result.test.source;
-      const path = source?.path ?? `tests[${i}]`;
-      const message = `access test fails: ${testLine(result).replace(/^FAIL /, '')}`;
-      return source
-        ? { file: source.file, line: source.line, column: source.column, path, message }
-        : { path, message };
-    });
+  return (
+    results
+      .map((result, i) => ({ result, i }))
+      // A `from: "*"` with no declared device is a warning of validate (noSourceWarnings), not an error.
+      .filter(({ result }) => !result.pass && !result.noSource)
+      .map(({ result, i }) => {
+        const source = result.test.source;
+        const path = source?.path ?? `tests[${i}]`;
+        const message = `access test fails: ${testLine(result).replace(/^FAIL /, '')}`;
+        return source
+          ? { file: source.file, line: source.line, column: source.column, path, message }
+          : { path, message };
+      })
+  );
 }
 
 function testJson(result: TestResult): Record<string, unknown> {
@@ -153,6 +170,7 @@ function testJson(result: TestResult): Record<string, unknown> {
     pass: result.pass,
     ...(test.source ? { file: test.source.file, line: test.source.line } : {}),
     ...(result.error ? { error: result.error } : {}),
+    ...(result.withoutDevice ? { without_device: result.withoutDevice } : {}),
     results: result.decisions.map((d) => ({
       user: d.user,
       ...(d.device ? { device: d.device } : {}),
@@ -183,7 +201,53 @@ function decisionJson(decision: Decision): Record<string, unknown> {
     reason: decision.reason,
     ...(decision.decidedBy ? { rule: matchJson(decision.decidedBy) } : {}),
     ...(decision.alsoMatched.length > 0 ? { also_matched: decision.alsoMatched.map(matchJson) } : {}),
+    ...(decision.parts ? { parts: decision.parts.map(pieceJson) } : {}),
   };
+}
+
+/** `10.0.0.0/16, 10.2.0.0/15 tcp 22`, `0.0.0.0/0 except 10.1.0.0/16 (all protocols)`: every address block, exactly. */
+function fullBlockText(block: AccessBlock): string {
+  const where = block.except
+    ? `${block.except.block} except ${block.except.holes.join(', ')}`
+    : block.addresses.join(', ');
+  if (block.protocol === 'all') return `${where} (all protocols)`;
+  if (block.protocol === 'other') return `${where} other protocols (icmp, …)`;
+  return `${where} ${block.protocol} ${block.ports}`;
+}
+
+function matchText(match: Match): string {
+  const where = ruleLocation(match.rule);
+  return `${describeRule(match.rule)}${where ? ` at ${where}` : ''}, ${match.scope} ${match.stage}`;
+}
+
+/** `10.1.2.3/32 tcp 22 by accept 10.1.0.0/16 tcp 22 (alice@example.com) at a.yaml:8, user port-accept`. */
+export function pieceText(piece: ReachPiece): string {
+  const what = piece.blocks.map(fullBlockText).join('; ');
+  if (piece.by === 'rule') return `${what} by ${matchText(piece.match!)}`;
+  if (piece.by === 'server') return `${what}: the server's own address (never filtered)`;
+  return `${what} by default (no rule matches)`;
+}
+
+/** A part of a destination in JSON (reach, who-can-reach, explain, tests): its verdict, what decides it, its blocks. */
+export function pieceJson(piece: ReachPiece): Record<string, unknown> {
+  return {
+    verdict: piece.verdict,
+    by: piece.by,
+    ...(piece.match ? { rule: matchJson(piece.match) } : {}),
+    blocks: piece.blocks,
+  };
+}
+
+/** Most parts of a decision listed on a test's line (explain and --format json list them all). */
+const PARTS_ON_A_LINE = 3;
+
+/** `accepted 10.1.2.3/32 tcp 1-65534 by accept …; dropped 10.1.2.3/32 tcp 0, 65535; … by drop …`. */
+function partsText(parts: readonly ReachPiece[]): string {
+  const shown = parts
+    .slice(0, PARTS_ON_A_LINE)
+    .map((p) => `${p.verdict === 'accept' ? 'accepted' : 'dropped'} ${pieceText(p)}`);
+  const left = parts.length - shown.length;
+  return `${shown.join('; ')}${left > 0 ? `; … and ${left} more part${left === 1 ? '' : 's'} (explain lists them)` : ''}`;
 }
 
 /** The few lines of `netform explain` for one source. */
@@ -192,7 +256,10 @@ function explainLines(who: string, decision: Decision): string[] {
   if (decision.verdict === 'no tunnel') return [`${who}: NO TUNNEL (${decision.reason})`];
   const lines = [`${who}: ${decision.verdict.toUpperCase()}`];
   if (decision.decidedBy) lines.push(`  decided by ${describeMatch(decision.decidedBy)}`);
-  else lines.push(`  ${decision.reason}`);
+  else if (decision.parts && decision.parts.length > 1) {
+    for (const part of decision.parts)
+      lines.push(`  ${part.verdict === 'accept' ? 'accepted' : 'dropped'}: ${pieceText(part)}`);
+  } else lines.push(`  ${decision.reason}`);
   for (const later of decision.alsoMatched) lines.push(`  also matches, evaluated later: ${describeMatch(later)}`);
   return lines;
 }
@@ -204,7 +271,7 @@ export const STATE_SUBJECT: Record<EvaluatedState, string> = {
   'after-apply': 'the server as it will be after apply',
 };
 
-/** Each state's name (docs/rule-semantics.md §8): `files only`, `live now`, `after apply`. */
+/** Each state's name (docs/rule-semantics.md §9): `files only`, `live now`, `after apply`. */
 export const STATE_NAME: Record<EvaluatedState, string> = {
   files: 'files only',
   live: 'live now',
@@ -224,8 +291,10 @@ export function testResultsText(results: TestResult[], options: { github: boolea
     if (options.github && !result.pass) {
       out += `${githubAnnotation({ message: testLine(result), file: source?.file, line: source?.line, column: source?.column })}\n`;
     } else {
-      out += `${inertText(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}`)}\n`;
+      out += `${inertLine(`${source ? `${source.file}:${source.line}: ` : ''}${testLine(result)}`)}\n`;
     }
+    const note = withoutDeviceNote(result.withoutDevice);
+    if (note) out += `  ${inertText(note)}\n`;
   }
   const failed = results.filter((r) => !r.pass).length;
   const against = `${STATE_SUBJECT[options.state]}: ${STATE_NAME[options.state]}`;
@@ -240,34 +309,35 @@ export function testResultsText(results: TestResult[], options: { github: boolea
 /** `netform test --format json`. */
 export function testResultsJson(results: TestResult[]): string {
   const failed = results.filter((r) => !r.pass).length;
-  return `${JSON.stringify({ passed: results.length - failed, failed, tests: results.map(testJson) }, null, 2)}\n`;
+  return jsonDocument({ passed: results.length - failed, failed, tests: results.map(testJson) });
 }
 
 /** `netform explain --format json`: every source's decision, and the state evaluated (`declared`, `live`, `after-apply`). */
 export function explainJson(
   fromText: string,
   toText: string,
-  decisions: SourceDecision[],
+  sources: SourceDecisions,
   state: EvaluatedState = 'files',
 ): string {
-  const results = decisions.map((d) => ({
+  const results = sources.decisions.map((d) => ({
     user: d.user,
     ...(d.device ? { device: d.device } : {}),
     ...decisionJson(d.decision),
   }));
   const against = state === 'files' ? 'declared' : state;
-  return `${JSON.stringify({ from: fromText, to: toText, against, results }, null, 2)}\n`;
+  const without = sources.withoutDevice.length > 0 ? { without_device: sources.withoutDevice } : {};
+  return jsonDocument({ from: fromText, to: toText, against, results, ...without });
 }
 
 /** `netform explain`: sources with the same decision are shown once, under the state evaluated. */
 export function explainText(
   fromText: string,
   toText: string,
-  decisions: SourceDecision[],
+  sources: SourceDecisions,
   state: EvaluatedState = 'files',
 ): string {
   const groups = new Map<string, { who: string[]; decision: Decision }>();
-  for (const d of decisions) {
+  for (const d of sources.decisions) {
     const key = JSON.stringify(decisionJson(d.decision));
     const who = `${d.user}${d.device ? `/${d.device}` : ''}`;
     const group = groups.get(key);
@@ -279,6 +349,8 @@ export function explainText(
     const shown = who.length > 3 ? `${who.slice(0, 3).join(', ')} and ${who.length - 3} more` : who.join(', ');
     for (const item of explainLines(shown, decision)) lines.push(item);
   }
+  const note = withoutDeviceNote(sources.withoutDevice);
+  if (note) lines.push(note);
   return `${lines.map(inertText).join('\n')}\n`;
 }
 

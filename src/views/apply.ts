@@ -4,7 +4,7 @@
  */
 import pc from 'picocolors';
 import type { ApplySummary, ChangeStatus } from '../apply/executor.js';
-import type { StaleCause } from '../ops/apply.js';
+import type { PlanAgeCheck, StaleCause } from '../ops/apply.js';
 import type { LimitCheck } from '../plan/types.js';
 import { limitLine, type RenderOptions } from './plan.js';
 import { seconds } from './progress.js';
@@ -110,4 +110,37 @@ export function unfinishedLine(summary: ApplySummary, interruptedBy: string | nu
   return interruptedBy
     ? `Interrupted by ${interruptedBy}. ${applySummaryLine(summary)} Running apply again finishes what is left.\n`
     : `${applySummaryLine(summary)} Running apply again retries what is left.\n`;
+}
+
+/** `9 days`, `13 hours`, `25 minutes`, `40 seconds`: the largest whole unit. */
+export function roughDuration(ms: number): string {
+  const units: [string, number][] = [
+    ['day', 86_400_000],
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+  ];
+  for (const [name, size] of units) {
+    const n = Math.floor(ms / size);
+    if (n >= 1) return `${n} ${name}${n === 1 ? '' : 's'}`;
+  }
+  const s = Math.max(0, Math.floor(ms / 1000));
+  return `${s} second${s === 1 ? '' : 's'}`;
+}
+
+/** Why a saved plan is too old to apply (`apply PLANFILE`), and what to do. */
+export function planTooOldMessage(path: string, check: PlanAgeCheck): string {
+  const why =
+    check.status === 'expired'
+      ? `was made ${roughDuration(check.ageMs)} ago, more than --plan-max-age (${roughDuration(check.maxAgeMs)})`
+      : 'has no creation date netform can read, so its age is unknown';
+  return `${inertText(path)}: the saved plan ${why}; nothing was changed. Make it again with netform plan -f PATH -o PLANFILE (or pass --plan-max-age with a longer duration, 0 for none)`;
+}
+
+/** `apply --reviewed` with an old reviewed plan: only a warning (it filters a fresh plan, it is not applied as such). */
+export function reviewedPlanOldWarning(path: string, check: PlanAgeCheck): string {
+  const age =
+    check.status === 'expired'
+      ? `was made ${roughDuration(check.ageMs)} ago, more than --plan-max-age (${roughDuration(check.maxAgeMs)})`
+      : 'has no creation date netform can read';
+  return `warning: the reviewed plan ${inertText(path)} ${age}; what it shows may no longer be what its reviewers saw\n`;
 }

@@ -1,6 +1,6 @@
 /** Problems found in the desired state, as people read them and as GitHub Actions annotates them. */
 import { formatDiagnostic, type Diagnostic } from '../model/diagnostic.js';
-import { githubData, githubProperty, inertText } from './escape.js';
+import { githubData, githubProperty, inertText, jsonDocument } from './escape.js';
 
 export { formatDiagnostic };
 
@@ -52,7 +52,7 @@ export function validationOutput(
       ...errors.map((d) => ({ ...d, severity: 'error' })),
       ...warnings.map((d) => ({ ...d, severity: 'warning' })),
     ];
-    return [{ stream: 'stdout', text: `${JSON.stringify(entries, null, 2)}\n` }];
+    return [{ stream: 'stdout', text: jsonDocument(entries) }];
   }
   const out: Output[] =
     format === 'github'

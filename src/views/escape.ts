@@ -7,7 +7,7 @@
  */
 
 export { inertText } from '../model/inert.js';
-import { inertText } from '../model/inert.js';
+import { inertText, inertWorkflowCommands } from '../model/inert.js';
 
 function longestBacktickRun(text: string): number {
   let longest = 0;
@@ -69,14 +69,25 @@ export function githubProperty(value: string): string {
 /**
  * A message made inert for the terminal or log, the last line of defence for values it quotes: its
  * own line breaks are kept, every other control, bidi and zero-width character is a `\u` escape,
- * and no line it adds can be read as a GitHub workflow command (`::…`).
+ * and no line it adds can be read as a GitHub workflow command (`::…` or `##[…`).
  */
 export function inertMessage(message: string): string {
   return message
     .split('\n')
-    .map((line, i) => {
-      const inert = inertText(line);
-      return i > 0 ? inert.replace(/^(\s*):/, '$1\\u003a') : inert;
-    })
+    .map((line, i) => (i > 0 ? inertWorkflowCommands(inertText(line), { lineStarts: true }) : inertText(line)))
     .join('\n');
+}
+
+/** A whole line of text output that starts with a value (a file name): inert, and no workflow command can begin it. */
+export function inertLine(line: string): string {
+  return inertWorkflowCommands(inertText(line), { lineStarts: true });
+}
+
+/**
+ * A JSON document for output (indented, with a final line break), value for value what
+ * JSON.stringify writes, but with no old-style workflow command in it: `##[` inside a string is
+ * written `#\u0023[`, which JSON reads back as the same value. (JSON never starts a line with `::`.)
+ */
+export function jsonDocument(value: unknown): string {
+  return `${inertWorkflowCommands(JSON.stringify(value, null, 2), { lineStarts: false })}\n`;
 }

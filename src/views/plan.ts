@@ -1,16 +1,15 @@
 /**
- * Renderers of a Plan: a human diff (text), the versioned plan document (json), and a
- * pull-request comment (markdown) carrying a hidden marker so CI can find and update its own
- * comment. Pure functions of the plan. No secret value can appear: the plan holds none, and
+ * Renderers of a Plan: a human diff (text), a pull-request comment (markdown) carrying a hidden
+ * marker so CI can find and update its own comment, and the unsealed JSON report. A saved plan
+ * (sealed) is written by src/plan/planfile.ts. Pure functions of the plan. No secret value can appear: the plan holds none, and
  * sensitive fields are printed as a fixed text whatever they carry.
  */
 import pc from 'picocolors';
 import { SENSITIVE, SENSITIVE_CHANGED, SENSITIVE_RESENT } from '../model/secret.js';
-import type { PlanKey } from '../plan/seal.js';
 import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
 import { accessMarkdown, accessText, DRIFT_ACCESS_TITLE, driftAccessLines, driftAccessText } from './access.js';
-import { inertText, markdownCode, markdownFence, markdownText } from './escape.js';
+import { inertText, jsonDocument, markdownCode, markdownFence, markdownText } from './escape.js';
 import {
   failuresMarkdown,
   failuresText,
@@ -40,24 +39,21 @@ export interface RenderOptions {
   noChangesLine?: string;
   /** Text and markdown: word the access changes as drift does (the exposure now, then what apply would do). */
   driftAccess?: boolean;
-  /**
-   * JSON: seal the document with this key (a saved plan, which apply accepts). Without it the
-   * document has no seal and no secret HMACs (drift's report), and apply refuses it.
-   */
-  seal?: PlanKey;
 }
 
 export const MARKDOWN_MAX_CHARS = 60_000;
 
 type Colors = ReturnType<typeof pc.createColors>;
 
+/**
+ * The plan in words: text, markdown, or JSON as a report (drift's; a plan whose access test
+ * fails), without seal or secret HMACs, which apply refuses. A saved plan, sealed, is
+ * src/plan/planfile.ts's to write.
+ */
 export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOptions): string {
-  // A sealed JSON document is a saved plan: one edited by hand is refused by apply.
   if (format === 'json') {
-    // Without a key: no seal and no secret HMACs (drift's report), so apply refuses it.
     const { seal: _seal, seal_key: _sealKey, ...unsealed } = plan;
-    const doc = options.seal ? options.seal.sealed(plan) : unsealed;
-    return `${JSON.stringify(doc, null, 2)}\n`;
+    return jsonDocument(unsealed);
   }
   if (format === 'markdown') return renderMarkdown(plan, options);
   return renderText(plan, pc.createColors(options.color), options.noChangesLine, options.driftAccess);

@@ -2,41 +2,20 @@
  * The words of `netform reach` and `netform who-can-reach`: text lines (every value that came
  * from a file or a server made inert) and json documents. Pure functions of their results.
  */
-import type { AccessBlock, Match, Reach, ReachPiece, WhoCanReach, WhoCategory, WhoEntry } from '../access/index.js';
+import type { Reach, ReachPiece, WhoCanReach, WhoCategory, WhoEntry } from '../access/index.js';
 import { inertText } from '../model/inert.js';
-import { describeRule, ruleLocation } from '../model/rule.js';
-import { againstText, matchJson } from './access.js';
+import { againstText, pieceJson, pieceText } from './access.js';
+import { jsonDocument } from './escape.js';
 import type { EvaluatedState } from '../access/after-apply.js';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
-/** `10.0.0.0/16, 10.2.0.0/15 tcp 22, 443`: every address block, exactly. */
-function fullBlockText(block: AccessBlock): string {
-  const where = block.addresses.join(', ');
-  if (block.protocol === 'all') return `${where} (all protocols)`;
-  if (block.protocol === 'other') return `${where} other protocols (icmp, …)`;
-  return `${where} ${block.protocol} ${block.ports}`;
-}
-
-function matchText(match: Match): string {
-  const where = ruleLocation(match.rule);
-  return `${describeRule(match.rule)}${where ? ` at ${where}` : ''}, ${match.scope} ${match.stage}`;
-}
-
-/** `10.1.2.3/32 tcp 22 by accept 10.1.0.0/16 tcp 22 (alice@example.com) at a.yaml:8, user port-accept`. */
-function pieceText(piece: ReachPiece): string {
-  const what = piece.blocks.map(fullBlockText).join('; ');
-  if (piece.by === 'rule') return `${what} by ${matchText(piece.match!)}`;
-  if (piece.by === 'server') return `${what}: the server's own address (never filtered)`;
-  return `${what} by default (no rule matches)`;
-}
-
 /** Most parts listed per source in text (all with --all; json lists all). */
 const PIECES_SHOWN = 20;
 
-function pieceLines(pieces: readonly ReachPiece[], indent: string, all: boolean): string[] {
+function pieceLines(pieces: readonly ReachPiece[], indent: string, all: boolean, label = ''): string[] {
   const shown = all ? pieces : pieces.slice(0, PIECES_SHOWN);
-  const lines = shown.map((p) => `${indent}${pieceText(p)}`);
+  const lines = shown.map((p) => `${indent}${label}${pieceText(p)}`);
   if (shown.length < pieces.length)
     lines.push(
       `${indent}… and ${plural(pieces.length - shown.length, 'more part')} (--all or --format json lists them)`,
@@ -52,16 +31,25 @@ function entryLines(entry: WhoEntry, indent: string, all: boolean): string[] {
   const who = entry.everyoneElse
     ? `${plural(entry.userCount, 'user')} without own rules there (${names}), ${plural(entry.devices, 'device')}`
     : `${names} (${plural(entry.devices, 'device')})`;
+  // Where a user reaches only part of the target: what is accepted, and what a drop stops.
+  const split = (pieces: readonly ReachPiece[], at: string): string[] => [
+    ...pieceLines(pieces, at, all, 'accepted: '),
+    ...pieceLines(entry.dropped, at, all, 'stopped by a drop: '),
+  ];
   if (entry.within) {
     const blocks =
       entry.within.length > 5 ? [...entry.within.slice(0, 5), `+${entry.within.length - 5} more`] : entry.within;
+    const nothing = entry.pieces.length === 0 && entry.dropped.length === 0;
     return [
-      `${indent}${who}:`,
-      `${indent}  within its own rules (${blocks.join(', ')}):${entry.pieces.length === 0 ? ' nothing' : ''}`,
-      ...pieceLines(entry.pieces, `${indent}    `, all),
+      `${indent}${who}${entry.verdict === 'partial' ? ', part of it' : ''}:`,
+      `${indent}  within its own rules (${blocks.join(', ')}):${nothing ? ' nothing' : ''}`,
+      ...(entry.dropped.length > 0
+        ? split(entry.pieces, `${indent}    `)
+        : pieceLines(entry.pieces, `${indent}    `, all)),
       `${indent}  elsewhere in it: as a user without own rules there`,
     ];
   }
+  if (entry.dropped.length > 0) return [`${indent}${who}, part of it:`, ...split(entry.pieces, `${indent}  `)];
   if (entry.pieces.length === 0) return [`${indent}${who}: nothing`];
   if (entry.pieces.length === 1) return [`${indent}${who}: ${pieceText(entry.pieces[0]!)}`];
   return [`${indent}${who}:`, ...pieceLines(entry.pieces, `${indent}  `, all)];
@@ -164,15 +152,6 @@ function reachLines(result: Reach, against: string): string[] {
   return lines.map(inertText);
 }
 
-function pieceJson(piece: ReachPiece): Record<string, unknown> {
-  return {
-    verdict: piece.verdict,
-    by: piece.by,
-    ...(piece.match ? { rule: matchJson(piece.match) } : {}),
-    blocks: piece.blocks,
-  };
-}
-
 function categoryJson(category: WhoCategory, pieces: string): Record<string, unknown> {
   return {
     users: category.users,
@@ -183,8 +162,10 @@ function categoryJson(category: WhoCategory, pieces: string): Record<string, unk
       user_count: e.userCount,
       devices: e.devices,
       everyone_else: e.everyoneElse,
+      verdict: e.verdict,
       ...(e.within ? { within: e.within } : {}),
       [pieces]: e.pieces.map(pieceJson),
+      ...(e.dropped.length > 0 ? { stopped_by: e.dropped.map(pieceJson) } : {}),
     })),
   };
 }
@@ -234,12 +215,12 @@ export function whoCanReachOutput(
   state: EvaluatedState,
   all: boolean,
 ): string {
-  if (format === 'json') return `${JSON.stringify(whoCanReachJson(result, againstJson(state)), null, 2)}\n`;
+  if (format === 'json') return jsonDocument(whoCanReachJson(result, againstJson(state)));
   return `${whoCanReachLines(result, againstText(state), all).join('\n')}\n`;
 }
 
 /** `netform reach`'s output: text lines, or (`json`) one document, ending in a newline. */
 export function reachOutput(result: Reach, format: 'text' | 'json', state: EvaluatedState): string {
-  if (format === 'json') return `${JSON.stringify(reachJson(result, againstJson(state)), null, 2)}\n`;
+  if (format === 'json') return jsonDocument(reachJson(result, againstJson(state)));
   return `${reachLines(result, againstText(state)).join('\n')}\n`;
 }

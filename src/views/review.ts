@@ -8,7 +8,7 @@
 import type { AccessBlock } from '../access/changes.js';
 import type { Finding, FindingKind, ReachEntry, ReviewReport, ReviewRule } from '../review/index.js';
 import { againstText, testLine } from './access.js';
-import { inertText, markdownCode, markdownText } from './escape.js';
+import { inertText, jsonDocument, markdownCode, markdownText } from './escape.js';
 
 /** `file:line`, else `id …`. */
 function locationText(rule: ReviewRule): string {
@@ -27,7 +27,7 @@ export type ReviewFormat = 'markdown' | 'json' | 'csv';
 export const REVIEW_FORMATS: readonly ReviewFormat[] = ['markdown', 'json', 'csv'];
 
 export function formatReview(report: ReviewReport, format: ReviewFormat): string {
-  if (format === 'json') return `${JSON.stringify(reportJson(report), null, 2)}\n`;
+  if (format === 'json') return jsonDocument(reportJson(report));
   if (format === 'csv') return reviewCsv(report);
   return reviewMarkdown(report);
 }

@@ -11,7 +11,7 @@ import type { Diagnostic } from '../model/diagnostic.js';
 import type { TestResult } from '../access/tests.js';
 import { describeDecision, failedTestDiagnostics, sourceName } from './access.js';
 import { NETFORM_VERSION } from '../version.js';
-import { inertText } from './escape.js';
+import { inertText, jsonDocument } from './escape.js';
 
 /** A synthesized CDKTF stack's file name (src/desired/files.ts CDKTF_STACK_FILE). */
 const CDKTF_STACK_FILE = 'cdk.tf.json';
@@ -140,7 +140,7 @@ export function sarifLog(
 /** The SARIF log `validate` and `test` write with `--format sarif`, as JSON text. */
 export function sarifOutput(findings: readonly SarifFinding[], where: { root: string; cwd: string }): string {
   const log = sarifLog({ name: 'netform', version: NETFORM_VERSION }, findings, where.root, where.cwd);
-  return `${JSON.stringify(log, null, 2)}\n`;
+  return jsonDocument(log);
 }
 
 /** `validate --format sarif`: the desired state's errors and warnings, then its failing access tests. */

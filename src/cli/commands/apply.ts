@@ -13,12 +13,15 @@ import { renderPlan } from '../../views/plan.js';
 import { renderWithheld } from '../../views/reviewed.js';
 import type { ProgressReporter } from '../../views/progress.js';
 import { confirm, exitCodeOf, outcomeCode, readSecret } from '../apply-outcome.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf } from '../flags/connection.js';
+import { addConnectionOptions } from '../flags/connection.js';
 import { parsePositive } from '../flags/numbers.js';
+import { addPlanAgeOption, checkSavedPlanAge } from '../flags/plan-age.js';
 import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
+import { connectorOf, resolveConnection } from '../flags/session.js';
+import { inputOf, type CliIo } from '../io.js';
 import { progressOnTerminal, Timings, useColor } from '../output.js';
 import { watchStopRequests } from '../signals.js';
 
@@ -27,9 +30,10 @@ interface ApplyOptions extends PlanningOptions {
   reviewed?: string;
   parallelism: number;
   allowNowManaged?: boolean;
+  planMaxAge: string;
 }
 
-export function registerApply(program: Command): void {
+export function registerApply(program: Command, cli: CliContext): void {
   const cmd = program
     .command('apply [saved-plan]')
     .description(
@@ -52,12 +56,13 @@ export function registerApply(program: Command): void {
       '--allow-now-managed',
       'with -f: make changes that exist only because the files leave a field out, which means its default (refused otherwise, exit 3)',
     );
+  addPlanAgeOption(cmd);
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
-  cmd.action(action(runApply));
+  cmd.action(cli.action((saved: string | undefined, opts: ApplyOptions) => runApply(saved, opts, cli.io)));
 }
 
-async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions): Promise<ExitCode> {
+async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, io: CliIo): Promise<ExitCode> {
   if (savedPlanPath && opts.file) throw new CliError('give either a saved plan or -f PATH, not both');
   if (!savedPlanPath && !opts.file)
     throw new CliError(
@@ -72,20 +77,24 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions): 
       '--reviewed goes with -f PATH: the files are planned again and only the reviewed changes are written',
     );
   // Saved plans are sealed under NETFORM_PLAN_KEY or the token: checked before anything is opened.
-  const key = savedPlanPath || opts.reviewed ? planKeyOf(opts) : undefined;
+  const connection = resolveConnection(opts, io);
+  const key = savedPlanPath || opts.reviewed ? planKeyOf(connection, io) : undefined;
   const saved = savedPlanPath ? readSavedPlanFile(savedPlanPath, key!) : undefined;
   const reviewed = opts.reviewed ? readSavedPlanFile(opts.reviewed, key!) : undefined;
-  const timings = new Timings();
-  const color = useColor(opts);
+  if (saved) checkSavedPlanAge(savedPlanPath!, saved, opts.planMaxAge, 'apply', io);
+  if (reviewed) checkSavedPlanAge(opts.reviewed!, reviewed, opts.planMaxAge, 'reviewed', io);
+  const timings = new Timings(io);
+  const color = useColor(opts, io);
   let reporter: ProgressReporter | undefined;
   let graceMs = 0;
   // Armed when the writes start: before that a signal ends the process as usual (nothing was written).
   const stop = watchStopRequests(
+    io,
     (signal, first) => {
-      if (first) process.stderr.write(say.stoppingLine(signal, graceMs, reporter?.inFlight().size ?? 0));
+      if (first) io.err.write(say.stoppingLine(signal, graceMs, reporter?.inFlight().size ?? 0));
       else {
-        process.stderr.write(say.exitingNowLine(signal));
-        process.exit(exitCodeOf(signal));
+        io.err.write(say.exitingNowLine(signal));
+        io.exit(exitCodeOf(signal));
       }
     },
     { parent: false, armed: false },
@@ -94,40 +103,46 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions): 
     phase: timings.phase,
     planned: (plan, review) => {
       const noChangesLine = review?.withheld.length ? say.NOTHING_REVIEWED : undefined;
-      process.stdout.write(renderPlan(plan, 'text', { color, noChangesLine }));
-      if (review) process.stdout.write(renderWithheld(review, { color }));
+      io.out.write(renderPlan(plan, 'text', { color, noChangesLine }));
+      if (review) io.out.write(renderWithheld(review, { color }));
       if (!saved) timings.report();
     },
-    ...(opts.yes || saved || reviewed ? {} : { confirm }),
+    ...(opts.yes || saved || reviewed ? {} : { confirm: (plan, server) => confirm(plan, server, io) }),
     writing: (plan, grace) => {
       graceMs = grace;
       stop.arm();
-      reporter = progressOnTerminal(plan.changes.length);
+      reporter = progressOnTerminal(plan.changes.length, io);
     },
     onStart: (change) => reporter?.onStart(change),
     onSettled: (result, detail) => reporter?.onSettled(result, detail),
     onProgress: (progress) => reporter?.onProgress(progress),
     written: () => reporter?.stop(),
-    halted: (reason) => process.stderr.write(say.haltedLine(reason)),
+    halted: (reason) => io.err.write(say.haltedLine(reason)),
   };
-  const request = { connect: connectorOf(opts), parallelism: opts.parallelism };
+  const request = { connect: connectorOf(connection), parallelism: opts.parallelism };
   try {
     const outcome = saved
-      ? await applySaved({ ...request, ...planShaping(opts), plan: saved, key: key!, readSecret }, events, stop.signal)
+      ? await applySaved(
+          { ...request, ...planShaping(opts), plan: saved, key: key!, readSecret: (ref) => readSecret(ref, io) },
+          events,
+          stop.signal,
+        )
       : await applyPlanned(
           {
             ...request,
             ...planShaping(opts),
             file: opts.file!,
+            input: inputOf(io),
             reviewed,
+            key,
             allowNowManaged: opts.allowNowManaged === true,
-            resolveSecret: (ref) => resolveSecret(ref, process.env),
+            resolveSecret: (ref) => resolveSecret(ref, io.env),
           },
           events,
           stop.signal,
         );
     timings.reportWrites();
-    return outcomeCode(outcome, color, reporter?.logged());
+    return outcomeCode(outcome, io, color, reporter?.logged());
   } finally {
     stop.dispose();
   }

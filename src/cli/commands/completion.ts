@@ -4,33 +4,33 @@
  */
 import { Command } from 'commander';
 import { completionScript, SHELLS, type CommandInfo, type Shell } from '../../views/completion.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
-import type { Registry } from '../command.js';
 
-export function registerCompletion(program: Command, registry: Registry): void {
+export function registerCompletion(program: Command, cli: CliContext): void {
+  const { io } = cli;
   program
     .command('completion <shell>')
     .description(
       'print a completion script: bash (source it, or put it in /etc/bash_completion.d/), zsh (in a folder of $fpath as _netform), fish (in ~/.config/fish/completions/netform.fish)',
     )
     .action(
-      action(async (shell: string) => {
+      cli.action(async (shell: string) => {
         if (!(SHELLS as readonly string[]).includes(shell))
           throw new CliError(`completion: unknown shell "${shell}"; choose one of ${SHELLS.join(', ')}`);
-        process.stdout.write(completionScript(shell as Shell, await describeCommands(registry)));
+        io.out.write(completionScript(shell as Shell, await describeCommands(cli)));
         return ExitCode.ok;
       }),
     );
 }
 
-/** Every command of the registry, registered on a program of its own (main.ts registers only the one asked for). */
-async function describeCommands(registry: Registry): Promise<CommandInfo[]> {
+/** Every command of the registry, registered on a program of its own (run.ts registers only the one asked for). */
+async function describeCommands(cli: CliContext): Promise<CommandInfo[]> {
   const scratch = new Command('netform');
-  const entries = Object.entries(registry);
+  const entries = Object.entries(cli.registry);
   for (const [name, entry] of entries) {
     if (name === 'completion') scratch.command(name).description(entry.summary);
-    else (await entry.load())(scratch, registry);
+    else (await entry.load())(scratch, cli);
   }
   return scratch.commands.map((c) => ({
     name: c.name(),

@@ -9,10 +9,12 @@ import { driftText } from '../../views/drift.js';
 import { inertText } from '../../views/escape.js';
 import { renderDrift } from '../../views/drift-render.js';
 import { PLAN_FORMATS, type PlanFormat } from '../../views/plan.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
 import { checkSchedule, type ScheduleOptions } from '../flags/schedule.js';
+import { connectorOf, resolveConnection } from '../flags/session.js';
+import { inputOf, type CliIo } from '../io.js';
 import { fullPlanAt, Timings, useColor } from '../output.js';
 import { watchStopRequests } from '../signals.js';
 
@@ -25,7 +27,7 @@ interface DriftOptions extends ConnectionOptions, ScheduleOptions {
   color?: boolean;
 }
 
-export function registerDrift(program: Command): void {
+export function registerDrift(program: Command, cli: CliContext): void {
   const cmd = program
     .command('drift')
     .description(
@@ -52,42 +54,46 @@ export function registerDrift(program: Command): void {
     .option('--webhook-always', 'with --webhook: also POST every drifted run');
   addConnectionOptions(cmd);
   cmd.action(
-    action(async (opts: DriftOptions) => (opts.every === undefined ? driftOnce(opts) : driftOnSchedule(opts))),
+    cli.action(async (opts: DriftOptions) =>
+      opts.every === undefined ? driftOnce(opts, cli.io) : driftOnSchedule(opts, cli.io),
+    ),
   );
 }
 
-async function driftOnce(opts: DriftOptions): Promise<ExitCode> {
+async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   for (const flag of ['report', 'webhook', 'webhookAlways', 'runAtStart', 'timezone'] as const) {
     if (opts[flag] !== undefined) throw new CliError(`--${kebab(flag)} needs --every (it applies to scheduled checks)`);
   }
-  const timings = new Timings();
-  const { plan, status } = await checkDrift({ file: opts.file, connect: connectorOf(opts) }, timings);
+  const timings = new Timings(io);
+  const connect = connectorOf(resolveConnection(opts, io));
+  const { plan, status } = await checkDrift({ file: opts.file, connect, input: inputOf(io) }, timings);
   timings.report();
-  const color = opts.format === 'text' && useColor(opts);
-  const output = renderDrift(plan, opts.format, { color, fullPlanAt: fullPlanAt() });
-  process.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
+  const color = opts.format === 'text' && useColor(opts, io);
+  const output = renderDrift(plan, opts.format, { color, fullPlanAt: fullPlanAt(io.env) });
+  io.out.write(output.endsWith('\n') ? output : `${output}\n`);
   // Drift: changes, or pending with none planned (src/plan/outcome.ts).
   return status === 'drift' ? ExitCode.changes : ExitCode.ok;
 }
 
-async function driftOnSchedule(opts: DriftOptions): Promise<ExitCode> {
+async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   const every = opts.every!;
   if (opts.file === '-')
     throw new CliError(
       '-f - (stdin) can be read once only: a schedule reads the files again at every run; give a path',
     );
   await checkSchedule({ ...opts, every });
-  const log = (message: string) => process.stderr.write(`${inertText(message)}\n`);
-  const timings = new Timings();
+  const log = (message: string) => io.err.write(`${inertText(message)}\n`);
+  const timings = new Timings(io);
   const stop = new AbortController();
   const schedule = await startDriftSchedule(
     {
       file: opts.file,
-      connect: connectorOf(opts),
+      input: inputOf(io),
+      connect: connectorOf(resolveConnection(opts, io), { readAgain: true }),
       every,
       timezone: opts.timezone,
       runAtStart: opts.runAtStart,
-      write: (text) => process.stdout.write(text),
+      write: (text) => io.out.write(text),
       reportFile: opts.report,
       ...(opts.webhook
         ? {
@@ -99,7 +105,7 @@ async function driftOnSchedule(opts: DriftOptions): Promise<ExitCode> {
             },
           }
         : {}),
-      secrets: [opts.token, process.env.NETFORM_TOKEN, opts.webhook].filter((s): s is string => !!s),
+      secrets: [opts.token, io.env.NETFORM_TOKEN, opts.webhook].filter((s): s is string => !!s),
     },
     { log, phase: timings.phase, checked: () => timings.report() },
     stop.signal,
@@ -110,21 +116,21 @@ async function driftOnSchedule(opts: DriftOptions): Promise<ExitCode> {
     // Bounded: the run in progress is cancelled; if it still has not ended, exit anyway.
     setTimeout(() => {
       log(`drift: not stopped within ${STOP_BOUND_MS / 1000} s: exiting`);
-      process.exit(ExitCode.error);
+      io.exit(ExitCode.error);
     }, STOP_BOUND_MS).unref();
     stop.abort(reason);
   };
   // Reports that cannot be written (stdout closed: `| head`, a dead log pipe) end the schedule.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  io.out.on('error', (error: NodeJS.ErrnoException) => {
     if (exitCode !== ExitCode.ok) return;
     exitCode = ExitCode.error;
     log(`drift: cannot write reports to stdout (${error.code ?? error.message}): stopping`);
     stopWithin('stdout closed');
   });
-  const watch = watchStopRequests((reason, first) => {
+  const watch = watchStopRequests(io, (reason, first) => {
     if (!first) {
       log(`drift: ${reason} again: stopping now, without waiting for the run in progress`);
-      process.exit(ExitCode.error);
+      io.exit(ExitCode.error);
     }
     log(`drift: ${reason}: stopping${schedule.running ? ' (the run in progress is cancelled)' : ''}`);
     stopWithin(reason);

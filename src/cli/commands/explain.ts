@@ -4,7 +4,8 @@ import { explainPacket, parseFrom, parseTo } from '../../ops/access.js';
 import type { Diagnostic } from '../../model/diagnostic.js';
 import { explainJson, explainText } from '../../views/access.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
+import { inputOf } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
 import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
 import { addConnectionOptions } from '../flags/connection.js';
@@ -13,11 +14,12 @@ interface ExplainOptions extends StateOptions {
   format: 'text' | 'json';
 }
 
-export function registerExplain(program: Command): void {
+export function registerExplain(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const cmd = program
     .command('explain <from> <to>')
     .description(
-      'how the server decides one packet: FROM is *, EMAIL (each device), EMAIL/DEVICE or EMAIL/* (any device of the user); TO is ADDRESS:PORT/tcp|udp, ADDRESS/icmp or ADDRESS',
+      'how the server decides one packet: FROM is *, EMAIL (each device), EMAIL/DEVICE or EMAIL/* (any device of the user); TO is ADDRESS:PORT/tcp|udp, ADDRESS/icmp, ADDRESS/other (one packet), or ADDRESS or ADDRESS/PREFIX (every protocol and port: accept, drop or partial)',
     )
     .option('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
     .option('--live', "evaluate against the server's rules and devices (--url or --embedded)")
@@ -25,19 +27,19 @@ export function registerExplain(program: Command): void {
   addAfterApplyOption(cmd);
   addConnectionOptions(cmd);
   cmd.action(
-    action(async (fromText: string, toText: string, opts: ExplainOptions) => {
+    cli.action(async (fromText: string, toText: string, opts: ExplainOptions) => {
       const from = parseFrom(fromText);
       if (!from.ok) throw new CliError(`FROM ${from.message}`);
       const to = parseTo(toText);
       if (!to.ok) throw new CliError(`TO ${to.message}`);
       if (!opts.file && !opts.live)
         throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
-      const { state, ...source } = accessSourceOf(opts);
+      const { state, ...source } = accessSourceOf(opts, io);
       // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
-      const warning = (d: Diagnostic) => process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
+      const warning = (d: Diagnostic) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
       const decisions = await explainPacket({ ...source, from: from.value, to: to.value }, { warning });
       const shown = opts.format === 'json' ? explainJson : explainText;
-      process.stdout.write(shown(fromText, toText, decisions, state));
+      io.out.write(shown(fromText, toText, decisions, state));
       return ExitCode.ok;
     }),
   );

@@ -3,9 +3,11 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { describeCounts, exportServer, shippedSchemaReference, writeExportFiles } from '../../ops/export.js';
 import { leftOutText } from '../../views/export.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
+import type { CliIo } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
+import { connectorOf, resolveConnection } from '../flags/session.js';
 
 interface ExportOptions extends ConnectionOptions {
   output?: string;
@@ -17,7 +19,8 @@ interface ExportOptions extends ConnectionOptions {
   prune: boolean;
 }
 
-export function registerExport(program: Command): void {
+export function registerExport(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const cmd = program
     .command('export')
     .description('write the live server as desired-state YAML (secrets as references, never values)')
@@ -41,37 +44,37 @@ export function registerExport(program: Command): void {
       'what the `# yaml-language-server: $schema=` comment points at (default: the schema of this netform, relative to the output)',
     );
   addConnectionOptions(cmd);
-  cmd.action(action(runExport));
+  cmd.action(cli.action((opts: ExportOptions) => runExport(opts, io)));
 }
 
-async function runExport(opts: ExportOptions): Promise<ExitCode> {
+async function runExport(opts: ExportOptions, io: CliIo): Promise<ExitCode> {
   // `-o -` is standard output, as without -o (never a folder named "-").
   if (opts.output === '-') delete opts.output;
   if (opts.split && !opts.output) throw new CliError('--split writes one file per user: give the folder with -o DIR');
   const outputDir = opts.output ? resolve(opts.output) : null;
   const { files, counts, leftOut } = await exportServer({
-    connect: connectorOf(opts),
+    connect: connectorOf(resolveConnection(opts, io)),
     split: opts.split ?? false,
     addresses: opts.addresses,
     explicitDefaults: opts.explicitDefaults ?? false,
     prune: opts.prune,
-    schemaRef: opts.schema ?? shippedSchemaReference(outputDir ?? process.cwd()),
+    schemaRef: opts.schema ?? shippedSchemaReference(outputDir ?? io.cwd),
   });
   const summary = describeCounts(counts);
   if (!outputDir) {
-    process.stdout.write(files[0]!.content);
-    process.stderr.write(`exported ${summary}\n${leftOutText(leftOut)}`);
+    io.out.write(files[0]!.content);
+    io.err.write(`exported ${summary}\n${leftOutText(leftOut)}`);
     return ExitCode.ok;
   }
   const others = await writeExportFiles(outputDir, files, opts.force ?? false);
   const shown = opts.output!;
-  process.stderr.write(`exported ${summary} to ${files.length} file(s) in ${shown}\n${leftOutText(leftOut)}`);
+  io.err.write(`exported ${summary} to ${files.length} file(s) in ${shown}\n${leftOutText(leftOut)}`);
   if (others.length > 0) {
-    process.stderr.write(
+    io.err.write(
       `warning: ${shown} also holds ${others.join(', ')}, which \`netform plan -f ${shown}\` reads together with the export; remove what no longer applies\n`,
     );
   }
-  process.stderr.write(
+  io.err.write(
     `next: review the files, commit them, and check with \`netform plan -f ${shown}\` (no changes expected)\n`,
   );
   return ExitCode.ok;

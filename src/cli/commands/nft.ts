@@ -5,9 +5,11 @@
  */
 import type { Command } from 'commander';
 import { DEFAULT_WG_INTERFACE, interfaceNameProblem, nftRuleset } from '../../ops/nft.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
+import { inputOf } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
+import { connectorOf, resolveConnection } from '../flags/session.js';
 
 interface NftOptions extends ConnectionOptions {
   file?: string;
@@ -15,7 +17,8 @@ interface NftOptions extends ConnectionOptions {
   wgInterface: string;
 }
 
-export function registerNft(program: Command): void {
+export function registerNft(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const cmd = program
     .command('nft')
     .description(
@@ -29,13 +32,13 @@ export function registerNft(program: Command): void {
     .option('--wg-interface <name>', "the server's WireGuard interface (filter rules match it)", DEFAULT_WG_INTERFACE);
   addConnectionOptions(cmd);
   cmd.action(
-    action(async (opts: NftOptions) => {
+    cli.action(async (opts: NftOptions) => {
       const problem = interfaceNameProblem(opts.wgInterface);
       if (problem) throw new CliError(`--wg-interface: "${opts.wgInterface}" ${problem}`);
       if (!opts.file && !opts.live)
         throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
-      const connect = opts.live ? connectorOf(opts) : undefined;
-      process.stdout.write(await nftRuleset({ file: opts.file, connect, wgInterface: opts.wgInterface }));
+      const connect = opts.live ? connectorOf(resolveConnection(opts, io)) : undefined;
+      io.out.write(await nftRuleset({ file: opts.file, connect, wgInterface: opts.wgInterface, input: inputOf(io) }));
       return ExitCode.ok;
     }),
   );

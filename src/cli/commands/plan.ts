@@ -6,14 +6,16 @@
  */
 import { Option, type Command } from 'commander';
 import { elapsedSince } from '../../ops/events.js';
-import { planAgainstServer, type PlanResult } from '../../ops/plan.js';
+import { planAgainstServer, savedPlanJson, type PlanResult } from '../../ops/plan.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
-import { action } from '../boundary.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf } from '../flags/connection.js';
+import type { CliContext } from '../command.js';
+import { addConnectionOptions } from '../flags/connection.js';
 import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
+import { connectorOf, resolveConnection } from '../flags/session.js';
+import { inputOf, type CliIo } from '../io.js';
 import { fullPlanAt, refuseOverwritingInput, Timings, useColor, writeSavedPlan } from '../output.js';
 
 /** 3 over a limit; 2 when the server does not match (changes, or pending: src/plan/outcome.ts); else 0. */
@@ -26,17 +28,17 @@ function planExitCode({ plan, differs }: PlanResult): ExitCode {
  * A plan whose access test fails: the document goes to stdout (also with `-o -`: a pull-request
  * comment shows the failures), `-o` writes nothing, and the exit code is 1.
  */
-function refuseToSave(output: string, failed: number, out: string | undefined, timings: Timings): never {
-  process.stdout.write(output);
+function refuseToSave(output: string, failed: number, out: string | undefined, timings: Timings, io: CliIo): never {
+  io.out.write(output);
   if (out && out !== '-')
-    process.stderr.write(`-o ${out}: not written: an access test fails, so this plan cannot be applied\n`);
+    io.err.write(`-o ${out}: not written: an access test fails, so this plan cannot be applied\n`);
   timings.report();
   throw new CliError(
     `${failed} access test${failed === 1 ? '' : 's'} failed (listed first in the plan); no saved plan was written`,
   );
 }
 
-export function registerPlan(program: Command): void {
+export function registerPlan(program: Command, cli: CliContext): void {
   const cmd = program
     .command('plan')
     .description(
@@ -61,7 +63,7 @@ export function registerPlan(program: Command): void {
     );
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
-  cmd.action(action(runPlan));
+  cmd.action(cli.action((opts: PlanCommandOptions) => runPlan(opts, cli.io)));
 }
 
 interface PlanCommandOptions extends PlanningOptions {
@@ -72,43 +74,45 @@ interface PlanCommandOptions extends PlanningOptions {
   baseFile?: string;
 }
 
-async function runPlan(opts: PlanCommandOptions): Promise<ExitCode> {
+async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   if (opts.out) refuseOverwritingInput(opts.out, opts.file);
   if (opts.base !== undefined && opts.baseFile !== undefined)
     throw new CliError('give --base REF or --base-file PATH, not both');
   const base =
     opts.base !== undefined ? { ref: opts.base } : opts.baseFile !== undefined ? { file: opts.baseFile } : undefined;
-  const timings = new Timings();
+  const timings = new Timings(io);
+  const connection = resolveConnection(opts, io);
   const request = {
     ...planShaping(opts),
     file: opts.file,
+    input: inputOf(io),
     base,
-    connect: connectorOf(opts),
+    connect: connectorOf(connection),
     runTests: true,
   };
-  const warning = (d: Parameters<typeof formatDiagnostic>[0]) =>
-    process.stderr.write(`warning: ${formatDiagnostic(d)}\n`);
+  const warning = (d: Parameters<typeof formatDiagnostic>[0]) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
   const result = await planAgainstServer(request, { phase: timings.phase, warning });
   const { plan } = result;
   const started = performance.now();
   // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
   const toStdout = opts.out === '-';
-  const shownOn = toStdout ? process.stderr : process.stdout;
+  const shownOn = toStdout ? 'err' : 'out';
   // W3.6: a plan whose access test fails is shown whole, failures first, but cannot be applied.
   const testsFail = (plan.tests?.failed ?? 0) > 0;
-  // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/seal.ts);
+  // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/planfile.ts);
   // not when a test fails: that plan cannot be applied.
-  const seal = !testsFail && (opts.format === 'json' || opts.out) ? planKeyOf(opts) : undefined;
-  const output = renderPlan(plan, opts.format, {
-    color: opts.format === 'text' && useColor(opts, shownOn),
-    fullPlanAt: fullPlanAt(),
-    seal,
-  });
+  const seal = !testsFail && (opts.format === 'json' || opts.out) ? planKeyOf(connection, io) : undefined;
+  const output =
+    opts.format === 'json' && seal
+      ? savedPlanJson(plan, seal)
+      : renderPlan(plan, opts.format, {
+          color: opts.format === 'text' && useColor(opts, io, shownOn),
+          fullPlanAt: fullPlanAt(io.env),
+        });
   timings.phase('render', elapsedSince(started));
-  if (testsFail) return refuseToSave(output, plan.tests!.failed, opts.out, timings);
-  if (!(toStdout && opts.format === 'json')) shownOn.write(output);
-  if (opts.out)
-    writeSavedPlan(opts.out, opts.format === 'json' ? output : renderPlan(plan, 'json', { color: false, seal }));
+  if (testsFail) return refuseToSave(output, plan.tests!.failed, opts.out, timings, io);
+  if (!(toStdout && opts.format === 'json')) io[shownOn].write(output);
+  if (opts.out) writeSavedPlan(opts.out, opts.format === 'json' ? output : savedPlanJson(plan, seal!), io);
   timings.report();
   return planExitCode(result);
 }

@@ -6,7 +6,8 @@ import { Option, type Command } from 'commander';
 import { parseReachSource, parseReachTarget, reachOfUser, whoCanReachTarget } from '../../ops/reach.js';
 import { elapsedSince } from '../../ops/events.js';
 import { reachOutput, whoCanReachOutput } from '../../views/reach.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
+import type { CliIo } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
 import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
 import { addConnectionOptions } from '../flags/connection.js';
@@ -27,22 +28,23 @@ function common(cmd: Command): void {
 }
 
 /** The request's source: the file, and the server with --live or --after-apply. */
-function sourceOf(opts: ReachOptions) {
+function sourceOf(opts: ReachOptions, io: CliIo) {
   if (!opts.file && !opts.live) throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
-  return accessSourceOf(opts);
+  return accessSourceOf(opts, io);
 }
 
 /** Writes the output, with its render phase (NETFORM_TIMINGS). */
-function show(timings: Timings, render: () => string): ExitCode {
+function show(timings: Timings, io: CliIo, render: () => string): ExitCode {
   const started = performance.now();
   const output = render();
-  process.stdout.write(output);
+  io.out.write(output);
   timings.phase('render', elapsedSince(started));
   timings.report();
   return ExitCode.ok;
 }
 
-export function registerWhoCanReach(program: Command): void {
+export function registerWhoCanReach(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const cmd = program
     .command('who-can-reach <to>')
     .description(
@@ -55,19 +57,20 @@ export function registerWhoCanReach(program: Command): void {
     );
   common(cmd);
   cmd.action(
-    action(async (toText: string, opts: ReachOptions) => {
+    cli.action(async (toText: string, opts: ReachOptions) => {
       const target = parseReachTarget(toText);
       if (!target.ok) throw new CliError(`TO ${target.message}`);
-      const timings = new Timings();
+      const timings = new Timings(io);
       const all = opts.all === true;
-      const { state, ...source } = sourceOf(opts);
+      const { state, ...source } = sourceOf(opts, io);
       const result = await whoCanReachTarget({ ...source, to: target.value, all }, timings);
-      return show(timings, () => whoCanReachOutput(result, opts.format, state, all));
+      return show(timings, io, () => whoCanReachOutput(result, opts.format, state, all));
     }),
   );
 }
 
-export function registerReach(program: Command): void {
+export function registerReach(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const cmd = program
     .command('reach <user>')
     .description(
@@ -76,13 +79,13 @@ export function registerReach(program: Command): void {
     );
   common(cmd);
   cmd.action(
-    action(async (userText: string, opts: ReachOptions) => {
+    cli.action(async (userText: string, opts: ReachOptions) => {
       const source = parseReachSource(userText);
       if (!source.ok) throw new CliError(`USER ${source.message}`);
-      const timings = new Timings();
-      const { state, ...from } = sourceOf(opts);
+      const timings = new Timings(io);
+      const { state, ...from } = sourceOf(opts, io);
       const result = await reachOfUser({ ...from, user: source.value }, timings);
-      return show(timings, () => reachOutput(result, opts.format, state));
+      return show(timings, io, () => reachOutput(result, opts.format, state));
     }),
   );
 }

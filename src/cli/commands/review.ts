@@ -8,9 +8,11 @@ import { Option, type Command } from 'commander';
 import { DEFAULT_STALE_DAYS, reviewServer, writeReviewFile } from '../../ops/review.js';
 import { inertText } from '../../views/escape.js';
 import { formatReview, REVIEW_FORMATS, type ReviewFormat } from '../../views/review.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
+import { inputOf, type CliIo } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
+import { connectorOf, resolveConnection } from '../flags/session.js';
 import { wholeNumber } from '../flags/numbers.js';
 
 interface ReviewOptions extends ConnectionOptions {
@@ -21,7 +23,8 @@ interface ReviewOptions extends ConnectionOptions {
   output?: string;
 }
 
-export function registerReview(program: Command): void {
+export function registerReview(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const cmd = program
     .command('review')
     .description(
@@ -39,23 +42,24 @@ export function registerReview(program: Command): void {
       'with -f: run the access tests on the server as apply would leave it (the files planned against it, nothing written)',
     );
   addConnectionOptions(cmd);
-  cmd.action(action(async (opts: ReviewOptions) => runReview(opts)));
+  cmd.action(cli.action(async (opts: ReviewOptions) => runReview(opts, io)));
 }
 
-async function runReview(opts: ReviewOptions): Promise<ExitCode> {
+async function runReview(opts: ReviewOptions, io: CliIo): Promise<ExitCode> {
   const staleDays = wholeNumber(opts.staleDays, { min: 1, max: Number.MAX_SAFE_INTEGER });
   if (staleDays === null)
     throw new CliError(`--stale-days: expected a whole number of days, 1 or more (got ${inertText(opts.staleDays)})`);
   const report = await reviewServer({
     file: opts.file,
-    connect: connectorOf(opts),
+    connect: connectorOf(resolveConnection(opts, io)),
     staleDays,
+    input: inputOf(io),
     ...(opts.afterApply ? { afterApply: true } : {}),
   });
   const text = formatReview(report, opts.format);
   if (opts.output && opts.output !== '-') {
     await writeReviewFile(opts.output, text);
-    process.stderr.write(`review written to ${inertText(opts.output)}\n`);
-  } else process.stdout.write(text);
+    io.err.write(`review written to ${inertText(opts.output)}\n`);
+  } else io.out.write(text);
   return ExitCode.ok;
 }

@@ -1,15 +1,16 @@
 /** `netform serve`: the bundled /v0 server on a SQLite file or a PostgreSQL database. */
 import type { Command } from 'commander';
 import { startServer, StoreOpenError } from '../../../server/index.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
 import { parsePortFromEnv, secondsOrFail } from '../flags/numbers.js';
 import { parseTrustProxy } from '../flags/proxy.js';
 import { addServeOptions, authFailureLimit, envFlag, type ServeOptions } from '../flags/serve.js';
 import { tlsOptions } from '../flags/tls.js';
+import type { CliIo } from '../io.js';
 import { watchStopRequests, type StopReason } from '../signals.js';
 
-export function registerServe(program: Command): void {
+export function registerServe(program: Command, cli: CliContext): void {
   const cmd = program
     .command('serve')
     .description(
@@ -23,18 +24,18 @@ export function registerServe(program: Command): void {
         '--shutdown-timeout seconds, closes every connection and the database, exits 0 (a second signal: exit 1 at once).\n' +
         'Without a token: GET /healthz, /readyz, /metrics, /v0/openapi.json and /docs.',
     )
-    .action(action(serve));
+    .action(cli.action((options: ServeOptions) => serve(options, cli.io)));
 }
 
-async function serve(options: ServeOptions): Promise<ExitCode> {
+async function serve(options: ServeOptions, io: CliIo): Promise<ExitCode> {
   // Listen for signals before anything else: one that arrives right after the listening
   // line (or during startup) must still stop the server cleanly.
   const stopSignal = new Promise<StopReason>((resolve) => {
-    watchStopRequests((reason, first) => {
+    watchStopRequests(io, (reason, first) => {
       // A second signal while stopping: stop now.
       if (!first) {
-        process.stderr.write(`${reason} again: exiting without waiting\n`);
-        process.exit(1);
+        io.err.write(`${reason} again: exiting without waiting\n`);
+        io.exit(1);
       }
       resolve(reason);
     });
@@ -43,7 +44,7 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
   const port = typeof options.port === 'string' ? parsePortFromEnv(options.port) : options.port;
   const requestTimeout = secondsOrFail(options.requestTimeout, 'NETFORM_REQUEST_TIMEOUT');
   const shutdownTimeout = secondsOrFail(options.shutdownTimeout, 'NETFORM_SHUTDOWN_TIMEOUT');
-  const tls = tlsOptions(options);
+  const tls = tlsOptions(options, io);
   const failureLimit = authFailureLimit(options);
   const trustProxy = parseTrustProxy(options.trustProxy);
   let server;
@@ -54,11 +55,11 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
       port,
       logger: options.logLevel !== 'silent',
       logLevel: options.logLevel,
-      legacyDeviceUpdates: options.legacyDeviceUpdates ?? envFlag(process.env.NETFORM_LEGACY_DEVICE_UPDATES, true),
+      legacyDeviceUpdates: options.legacyDeviceUpdates ?? envFlag(io.env.NETFORM_LEGACY_DEVICE_UPDATES, true),
       bodyLimit: options.bodyLimit,
       requestTimeoutMs: requestTimeout * 1000,
       shutdownTimeoutMs: shutdownTimeout * 1000,
-      metrics: options.metrics !== false && !envFlag(process.env.NETFORM_METRICS, false),
+      metrics: options.metrics !== false && !envFlag(io.env.NETFORM_METRICS, false),
       metricsPort: options.metricsPort,
       metricsHost: options.metricsHost,
       tls,
@@ -69,9 +70,9 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
     throw new CliError(`cannot start the server: ${describeStartError(error, options)}`);
   }
   // One write (atomic on a pipe): whoever reads the first line finds the second with it.
-  process.stdout.write(`listening on ${server.url}\n${server.metricsUrl ? `metrics on ${server.metricsUrl}\n` : ''}`);
+  io.out.write(`listening on ${server.url}\n${server.metricsUrl ? `metrics on ${server.metricsUrl}\n` : ''}`);
   const signal = await stopSignal;
-  process.stderr.write(`${signal}: finishing requests in flight (at most ${shutdownTimeout} s), then stopping\n`);
+  io.err.write(`${signal}: finishing requests in flight (at most ${shutdownTimeout} s), then stopping\n`);
   await server.close();
   return ExitCode.ok;
 }

@@ -15,7 +15,7 @@ import {
   DEFAULT_KEYS,
 } from '../../../server/index.js';
 import { copiedLine, defaultsTable, formatSettingValue, leftOutWarnings, tokenTable } from '../../views/admin.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
 import { parseDays } from '../flags/numbers.js';
 import { dbOption } from '../flags/store.js';
@@ -31,7 +31,8 @@ async function admin<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-export function registerServer(program: Command): void {
+export function registerServer(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const server = program
     .command('server')
     .description('Administer the bundled server on its machine: API tokens, server defaults, moving its data.');
@@ -44,10 +45,10 @@ export function registerServer(program: Command): void {
     .requiredOption('--from <location>', 'the existing database: a SQLite file (or a postgres:// URL)')
     .requiredOption('--to <location>', 'the new, empty database: a postgres://USER@HOST:PORT/DB URL (or a SQLite file)')
     .action(
-      action(async (options: { from: string; to: string }) => {
+      cli.action(async (options: { from: string; to: string }) => {
         const counts = await admin(() => copyServerData(options));
-        process.stdout.write(copiedLine(counts));
-        process.stderr.write(leftOutWarnings(counts.leftOut));
+        io.out.write(copiedLine(counts));
+        io.err.write(leftOutWarnings(counts.leftOut));
         return ExitCode.ok;
       }),
     );
@@ -63,13 +64,12 @@ export function registerServer(program: Command): void {
     .addOption(new Option('--days <n>', 'days until the token expires, 1 to 90').default(30).argParser(parseDays))
     .addOption(dbOption(true))
     .action(
-      action(async (options: { email: string; days: number; db: string }) => {
+      cli.action(async (options: { email: string; days: number; db: string }) => {
         const issued = await admin(() => issueToken({ dbPath: options.db, email: options.email, days: options.days }));
-        if (issued.createdDatabase !== null)
-          process.stderr.write(`created a new database at ${issued.createdDatabase}\n`);
-        if (issued.userCreated) process.stderr.write(`created admin ${options.email.trim()}\n`);
-        process.stderr.write(`token ${issued.id} expires ${issued.expiresAt}; this is the only time it is shown\n`);
-        process.stdout.write(`${issued.token}\n`);
+        if (issued.createdDatabase !== null) io.err.write(`created a new database at ${issued.createdDatabase}\n`);
+        if (issued.userCreated) io.err.write(`created admin ${options.email.trim()}\n`);
+        io.err.write(`token ${issued.id} expires ${issued.expiresAt}; this is the only time it is shown\n`);
+        io.out.write(`${issued.token}\n`);
         return ExitCode.ok;
       }),
     );
@@ -80,11 +80,11 @@ export function registerServer(program: Command): void {
     .option('--json', 'print JSON')
     .addOption(dbOption())
     .action(
-      action(async (options: { db: string; json?: boolean }) => {
+      cli.action(async (options: { db: string; json?: boolean }) => {
         const tokens = await admin(() => listTokens({ dbPath: options.db }));
-        if (options.json) process.stdout.write(`${JSON.stringify(tokens, null, 2)}\n`);
-        else if (tokens.length === 0) process.stdout.write('no tokens\n');
-        else process.stdout.write(tokenTable(tokens));
+        if (options.json) io.out.write(`${JSON.stringify(tokens, null, 2)}\n`);
+        else if (tokens.length === 0) io.out.write('no tokens\n');
+        else io.out.write(tokenTable(tokens));
         return ExitCode.ok;
       }),
     );
@@ -95,9 +95,9 @@ export function registerServer(program: Command): void {
     .argument('<id>', 'token id')
     .addOption(dbOption())
     .action(
-      action(async (id: string, options: { db: string }) => {
+      cli.action(async (id: string, options: { db: string }) => {
         const result = await admin(() => revokeToken({ dbPath: options.db, id }));
-        process.stderr.write(result.alreadyRevoked ? `token ${id} was already revoked\n` : `revoked token ${id}\n`);
+        io.err.write(result.alreadyRevoked ? `token ${id} was already revoked\n` : `revoked token ${id}\n`);
         return ExitCode.ok;
       }),
     );
@@ -112,10 +112,10 @@ export function registerServer(program: Command): void {
     .option('--json', 'print JSON')
     .addOption(dbOption())
     .action(
-      action(async (options: { db: string; json?: boolean }) => {
+      cli.action(async (options: { db: string; json?: boolean }) => {
         const values = await admin(() => showDefaults({ dbPath: options.db }));
-        if (options.json) process.stdout.write(`${JSON.stringify(values, null, 2)}\n`);
-        else process.stdout.write(defaultsTable(values));
+        if (options.json) io.out.write(`${JSON.stringify(values, null, 2)}\n`);
+        else io.out.write(defaultsTable(values));
         return ExitCode.ok;
       }),
     );
@@ -127,10 +127,10 @@ export function registerServer(program: Command): void {
     .argument('<value>', 'new value')
     .addOption(dbOption())
     .action(
-      action(async (key: string, value: string, options: { db: string }) => {
+      cli.action(async (key: string, value: string, options: { db: string }) => {
         const result = await admin(() => setServerDefault({ dbPath: options.db, key, value }));
-        process.stderr.write(`${key} = ${formatSettingValue(result.value)}\n`);
-        for (const note of result.notes) process.stderr.write(`${note}\n`);
+        io.err.write(`${key} = ${formatSettingValue(result.value)}\n`);
+        for (const note of result.notes) io.err.write(`${note}\n`);
         return ExitCode.ok;
       }),
     );

@@ -6,11 +6,13 @@
 import type { Command } from 'commander';
 import { shippedSchemaReference } from '../../ops/export.js';
 import { showLive } from '../../ops/show.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
 import { ExitCode } from '../exit.js';
-import { addConnectionOptions, connectorOf, type ConnectionOptions } from '../flags/connection.js';
+import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
+import { connectorOf, resolveConnection } from '../flags/session.js';
 
-export function registerShow(program: Command): void {
+export function registerShow(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const cmd = program
     .command('show [keys...]')
     .description(
@@ -19,10 +21,10 @@ export function registerShow(program: Command): void {
     .option('--document', 'print a whole document (header, settings, the users they belong to), not fragments');
   addConnectionOptions(cmd);
   cmd.action(
-    action(async (keys: string[], opts: ConnectionOptions & { document?: boolean }) => {
-      const schemaRef = shippedSchemaReference(process.cwd());
+    cli.action(async (keys: string[], opts: ConnectionOptions & { document?: boolean }) => {
+      const schemaRef = shippedSchemaReference(io.cwd);
       const document = opts.document === true;
-      process.stdout.write(await showLive({ connect: connectorOf(opts), keys, schemaRef, document }));
+      io.out.write(await showLive({ connect: connectorOf(resolveConnection(opts, io)), keys, schemaRef, document }));
       return ExitCode.ok;
     }),
   );

@@ -9,7 +9,8 @@ import type { Diagnostic } from '../../model/diagnostic.js';
 import { testResultsJson, testResultsText } from '../../views/access.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import { findingsOfDiagnostics, findingsOfTests, sarifOutput } from '../../views/sarif.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
+import { inputOf } from '../io.js';
 import { ExitCode } from '../exit.js';
 import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
 import { addConnectionOptions } from '../flags/connection.js';
@@ -19,7 +20,8 @@ interface TestOptions extends StateOptions {
   format: 'text' | 'json' | 'github' | 'sarif';
 }
 
-export function registerTest(program: Command): void {
+export function registerTest(program: Command, cli: CliContext): void {
+  const { io } = cli;
   const cmd = program
     .command('test')
     .description(
@@ -36,18 +38,18 @@ export function registerTest(program: Command): void {
   addAfterApplyOption(cmd);
   addConnectionOptions(cmd);
   cmd.action(
-    action(async (opts: TestOptions) => {
+    cli.action(async (opts: TestOptions) => {
       // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
       const warnings: Diagnostic[] = [];
-      const { state, ...source } = accessSourceOf(opts);
+      const { state, ...source } = accessSourceOf(opts, io);
       const results = await runTests({ ...source, file: opts.file }, { warning: (d) => warnings.push(d) });
       if (opts.format === 'sarif') {
-        const cwd = process.cwd();
+        const cwd = io.cwd;
         const findings = [...findingsOfTests(results), ...findingsOfDiagnostics([], warnings)];
-        process.stdout.write(sarifOutput(findings, { root: sarifRoot(cwd), cwd }));
+        io.out.write(sarifOutput(findings, { root: sarifRoot(cwd), cwd }));
       } else {
-        for (const warning of warnings) process.stderr.write(`warning: ${formatDiagnostic(warning)}\n`);
-        process.stdout.write(
+        for (const warning of warnings) io.err.write(`warning: ${formatDiagnostic(warning)}\n`);
+        io.out.write(
           opts.format === 'json'
             ? testResultsJson(results)
             : testResultsText(results, { github: opts.format === 'github', state }),

@@ -8,10 +8,12 @@ import { sarifRoot, validateDesired } from '../../ops/validate.js';
 import { failedTestDiagnostics } from '../../views/access.js';
 import { validationOutput, type ValidationFormat } from '../../views/diagnostics.js';
 import { sarifOutput, validationFindings } from '../../views/sarif.js';
-import { action } from '../boundary.js';
+import type { CliContext } from '../command.js';
+import { inputOf } from '../io.js';
 import { ExitCode } from '../exit.js';
 
-export function registerValidate(program: Command): void {
+export function registerValidate(program: Command, cli: CliContext): void {
+  const { io } = cli;
   program
     .command('validate')
     .description(
@@ -25,18 +27,18 @@ export function registerValidate(program: Command): void {
       new Option('--format <format>', 'output format').choices(['text', 'github', 'json', 'sarif']).default('text'),
     )
     .action(
-      action(async (options: { file: string; format: ValidationFormat }) => {
-        const result = await validateDesired({ file: options.file });
+      cli.action(async (options: { file: string; format: ValidationFormat }) => {
+        const result = await validateDesired({ file: options.file, input: inputOf(io) });
         if (options.format === 'sarif') {
-          const cwd = process.cwd();
-          process.stdout.write(sarifOutput(validationFindings(result), { root: sarifRoot(cwd), cwd }));
+          const cwd = io.cwd;
+          io.out.write(sarifOutput(validationFindings(result), { root: sarifRoot(cwd), cwd }));
         } else {
           const input = displayPath(options.file);
           const names = { input, valid: options.file === '-' ? 'stdin' : input };
           // A failing access test is an error at its test (W3.6).
           const errors = [...result.errors, ...failedTestDiagnostics(result.tests)];
           for (const { stream, text } of validationOutput({ ...result, errors }, options.format, names))
-            process[stream].write(text);
+            io[stream === 'stdout' ? 'out' : 'err'].write(text);
         }
         return result.ok ? ExitCode.ok : ExitCode.error;
       }),

@@ -1,23 +1,12 @@
 /**
  * The connection flags of every command that talks to a server (`--url` + a token, or
- * `--embedded`), and the Connector they make: checked, in the order below, when the operation
- * opens its session (bad files are reported before bad connection flags).
+ * `--embedded`), and how the client times out and retries; session.ts resolves them.
  */
-import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { checkEmail } from '../../model/user.js';
 import { inertText } from '../../views/escape.js';
-import {
-  DEFAULT_EMBEDDED_DB,
-  openSession,
-  retryLine,
-  type ClientTuning,
-  type Connector,
-  type SessionSpec,
-} from '../../ops/session.js';
-import { rememberSecret } from '../boundary.js';
-import { CliError } from '../exit.js';
-import { parseRetries, parseTimeout, wholeNumberFromEnv } from './numbers.js';
+import { DEFAULT_EMBEDDED_DB, retryLine, type ClientTuning } from '../../ops/session.js';
+import type { CliIo } from '../io.js';
+import { parseRetries, wholeNumberFromEnv } from './numbers.js';
 
 export interface ConnectionOptions {
   url?: string;
@@ -66,85 +55,24 @@ export function addConnectionOptions(cmd: Command): Command {
   return cmd;
 }
 
-/** The server the flags name, opened when the operation asks for it. */
-export function connectorOf(opts: ConnectionOptions): Connector {
-  return { embedded: !!opts.embedded, open: async (signals) => openSession(await sessionSpec(opts), signals) };
-}
-
-async function sessionSpec(opts: ConnectionOptions): Promise<SessionSpec> {
-  const timeoutMs = parseTimeout(opts.timeout);
-  const checked = opts.tokenUser ? checkEmail(opts.tokenUser) : null;
-  if (checked && !checked.ok) throw new CliError(`--token-user: "${opts.tokenUser}" ${checked.message}`);
-  const tokenUser = checked?.ok ? checked.email : null;
-  if (opts.embedded && opts.urlGivenOnCommandLine)
-    throw new CliError('--url and --embedded exclude each other: choose one');
-  if (opts.embedded) {
-    const embedded = opts.embedded === true ? DEFAULT_EMBEDDED_DB : opts.embedded;
-    return { server: { embedded }, tuning: clientTuning(opts, timeoutMs), onSecret: rememberSecret };
-  }
-  if (!opts.url) {
-    throw new CliError(
-      'no server given: pass --url URL (or set NETFORM_URL) with a token, or --embedded to run the bundled server on a local file',
-    );
-  }
-  let url: URL;
-  try {
-    url = new URL(opts.url);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
-  } catch {
-    throw new CliError(`--url: not an http(s) URL: ${opts.url}`);
-  }
-  if (url.username || url.password)
-    throw new CliError(
-      '--url: credentials in the URL are not accepted; pass the token with --token, NETFORM_TOKEN or --token-file',
-    );
-  const token = readToken(opts);
-  const ca = opts.caFile ? readFlagFile('--ca-file', opts.caFile) : undefined;
-  const server = { url: url.href, token, ca, insecure: opts.insecure ?? false };
-  return { server, tokenUser, tuning: clientTuning(opts, timeoutMs) };
-}
-
 /**
  * How the client times out, retries and reports: a line on stderr per retry, and per request with
  * --verbose. NETFORM_RETRY_DELAY_MS sets the first backoff delay (tests use it to make error paths quick).
  */
-function clientTuning(opts: ConnectionOptions, timeoutMs: number): ClientTuning {
+export function clientTuning(opts: ConnectionOptions, timeoutMs: number, io: CliIo): ClientTuning {
   const retries = parseRetries(opts.retries);
-  const retryBaseMs = wholeNumberFromEnv(process.env.NETFORM_RETRY_DELAY_MS);
-  const verbose = opts.verbose === true || process.env.NETFORM_LOG === 'debug';
+  const retryBaseMs = wholeNumberFromEnv(io.env.NETFORM_RETRY_DELAY_MS);
+  const verbose = opts.verbose === true || io.env.NETFORM_LOG === 'debug';
   return {
     timeoutMs,
     retries,
     ...(retryBaseMs !== undefined ? { retryBaseMs } : {}),
-    onRetry: (event) => process.stderr.write(`${inertText(retryLine(event))}\n`), // quotes the server: inert
+    onRetry: (event) => io.err.write(`${inertText(retryLine(event))}\n`), // quotes the server: inert
     ...(verbose
       ? {
           onRequest: (e) =>
-            process.stderr.write(`debug: ${e.method} ${e.path} ${e.status ?? e.problem ?? 'no answer'} ${e.ms} ms\n`),
+            io.err.write(`debug: ${e.method} ${e.path} ${e.status ?? e.problem ?? 'no answer'} ${e.ms} ms\n`),
         }
       : {}),
   };
-}
-
-export function readToken(opts: ConnectionOptions): string {
-  if (opts.token && opts.tokenFile) throw new CliError('--token and --token-file exclude each other: choose one');
-  if (opts.tokenFile) {
-    const token = readFlagFile('--token-file', opts.tokenFile).trim();
-    if (token === '') throw new CliError(`--token-file: ${opts.tokenFile} is empty`);
-    rememberSecret(token);
-    return token;
-  }
-  if (opts.token?.trim()) {
-    rememberSecret(opts.token.trim());
-    return opts.token.trim();
-  }
-  throw new CliError('no API token: pass --token TOKEN, set NETFORM_TOKEN, or pass --token-file PATH');
-}
-
-function readFlagFile(flag: string, path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new CliError(`${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
 }

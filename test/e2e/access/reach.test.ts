@@ -54,14 +54,17 @@ describe('who-can-reach (offline)', () => {
     const file = ws.write('who2/netform.yaml', STATE);
     const bare = await offline(['who-can-reach', '10.1.2.3', '-f', file]);
     expect(bare.stdout).toContain('who can reach 10.1.2.3 (any protocol and port)');
-    expect(bare.stdout).toMatch(/alice@example\.com \(2 devices\): 10\.1\.2\.3\/32 tcp 22 by accept/);
+    // alice reaches part of it: what is accepted, and what the drop stops.
+    expect(bare.stdout).toMatch(
+      /alice@example\.com \(2 devices\), part of it:\n {4}accepted: 10\.1\.2\.3\/32 tcp 22 by accept .*\n {4}stopped by a drop: 10\.1\.2\.3\/32 tcp 0-21, 23-65535; 10\.1\.2\.3\/32 udp 0-65535; 10\.1\.2\.3\/32 other protocols \(icmp, …\) by drop 10\.0\.0\.0\/8/,
+    );
     expect(bare.stdout).toMatch(/\(bob@example\.com\), 1 device: 10\.1\.2\.3\/32 \(all protocols\) by drop/);
     const block = await offline(['who-can-reach', '10.1.0.0/15', '-f', file]);
     expect(block.code, block.stderr).toBe(0);
     const lines = block.stdout.split('\n');
-    const alice = lines.indexOf('  alice@example.com (2 devices):');
-    expect(lines.slice(alice + 1, alice + 4).join('\n')).toMatch(
-      /^ {4}within its own rules \(10\.1\.0\.0\/16\):\n {6}10\.1\.0\.0\/16 tcp 22 by accept 10\.1\.0\.0\/16 tcp 22 \(alice@example\.com\) at .*netform\.yaml:8, user port-accept\n {4}elsewhere in it: as a user without own rules there$/,
+    const alice = lines.indexOf('  alice@example.com (2 devices), part of it:');
+    expect(lines.slice(alice + 1, alice + 5).join('\n')).toMatch(
+      /^ {4}within its own rules \(10\.1\.0\.0\/16\):\n {6}accepted: 10\.1\.0\.0\/16 tcp 22 by accept 10\.1\.0\.0\/16 tcp 22 \(alice@example\.com\) at .*netform\.yaml:8, user port-accept\n {6}stopped by a drop: 10\.1\.0\.0\/16 tcp 0-21, 23-65535; .* by drop 10\.0\.0\.0\/8 \(global\) at .*netform\.yaml:14, global portless-drop\n {4}elsewhere in it: as a user without own rules there$/,
     );
     expect(block.stdout).toMatch(/\(bob@example\.com\), 1 device: 10\.0\.0\.0\/15 \(all protocols\) by drop/);
 
@@ -70,6 +73,7 @@ describe('who-can-reach (offline)', () => {
     expect(json.accepted.entries[0]).toMatchObject({
       users: ['alice@example.com'],
       devices: 2,
+      verdict: 'partial',
       within: ['10.1.0.0/16'],
       reaches: [
         {
@@ -161,9 +165,9 @@ describe('reach (offline)', () => {
     );
     expect(lines[4]).toBe("  reached always: 10.3.2.1/32 (all protocols): the server's own address (never filtered)");
     expect(lines[5]).toBe('  blocked by a rule:');
-    // Exactly the /8 without the accepted tcp 22 and the server's own address.
+    // Exactly the /8 without the accepted tcp 22 and the server's own address (shorter as "except").
     expect(lines[6]).toMatch(
-      /^ {4}10\.0\.0\.0\/16, 10\.2\.0\.0\/16, 10\.3\.0\.0\/23, 10\.3\.2\.0\/32, 10\.3\.2\.2\/31, .*, 10\.128\.0\.0\/9 \(all protocols\); 10\.1\.0\.0\/16 tcp 0-21, 23-65535; 10\.1\.0\.0\/16 udp 0-65535; 10\.1\.0\.0\/16 other protocols \(icmp, …\) by drop 10\.0\.0\.0\/8 \(global\) at .*:14, global portless-drop$/,
+      /^ {4}10\.0\.0\.0\/8 except 10\.1\.0\.0\/16, 10\.3\.2\.1\/32 \(all protocols\); 10\.1\.0\.0\/16 tcp 0-21, 23-65535; 10\.1\.0\.0\/16 udp 0-65535; 10\.1\.0\.0\/16 other protocols \(icmp, …\) by drop 10\.0\.0\.0\/8 \(global\) at .*:14, global portless-drop$/,
     );
     expect(lines.slice(7)).toEqual([
       '  everything else: reached by default (no rule matches; 0.7.36 accepts by default)',
@@ -183,7 +187,9 @@ describe('reach (offline)', () => {
     );
     const future = await offline(['reach', 'carol@example.com/*', '-f', file]);
     expect(future.stdout).toContain('what carol@example.com/* (any future device of theirs) reaches');
-    expect(future.stdout).toMatch(/\n {4}10\.0\.0\.0\/9, 10\.128\.0\.0\/9|\n {4}10\.0\.0\.0\/15, /);
+    expect(future.stdout).toMatch(
+      /\n {4}10\.0\.0\.0\/8 except 10\.3\.2\.1\/32 \(all protocols\) by drop 10\.0\.0\.0\/8/,
+    );
     const json = JSON.parse((await offline(['reach', 'carol@example.com', '-f', file, '--format', 'json'])).stdout);
     expect(json).toMatchObject({ user: 'carol@example.com', against: 'declared', families: [] });
     expect(json.no_tunnel).toMatch(/has no device/);

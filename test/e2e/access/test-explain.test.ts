@@ -133,10 +133,10 @@ describe('netform explain', () => {
       /^ {2}also matches, evaluated later: drop 10\.0\.0\.0\/8 \(global\) at .*netform\.yaml:11, global portless-drop$/,
     );
     const json = await netform(server, ['explain', '*', '10.1.2.3/icmp', '-f', file, '--format', 'json']);
-    expect(JSON.parse(json.stdout).results.map((x: any) => [x.user, x.verdict])).toEqual([
-      ['alice@example.com', 'drop'],
-      ['bob@example.com', 'no tunnel'], // no device (W3.6)
-    ]);
+    const doc = JSON.parse(json.stdout);
+    expect(doc.results.map((x: any) => [x.user, x.verdict])).toEqual([['alice@example.com', 'drop']]);
+    // "*" is every device of every user: bob has none, so he is not a source there, only named.
+    expect(doc.without_device).toEqual(['bob@example.com']);
   });
 
   it('refuses bad notations with a clear error', async () => {

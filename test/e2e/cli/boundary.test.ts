@@ -1,13 +1,15 @@
 /**
- * The command line's error boundary (src/cli/boundary.ts): what any failure prints. Expected
- * failures are one `error:` line; anything else says where it was thrown; NETFORM_DEBUG adds the
- * stack and never an error's own properties; nothing nobody handled is printed by Node's inspector.
+ * The command line's error boundary (src/cli/boundary.ts; the bin's last resort in process.ts):
+ * what any failure prints. Expected failures are one `error:` line; anything else says where it
+ * was thrown; NETFORM_DEBUG adds the stack and never an error's own properties; nothing nobody
+ * handled is printed by Node's inspector.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { describeFailure, rememberSecret, thrownAt } from '../../../src/cli/boundary.js';
+import { describeFailure, thrownAt } from '../../../src/cli/boundary.js';
 import { CliError, ExitCode } from '../../../src/cli/exit.js';
+import { Secrets } from '../../../src/cli/io.js';
 
 const TOKEN = 'nf_boundarytest_0123456789abcdef';
 
@@ -20,14 +22,14 @@ function gotLikeError(): Error {
 
 describe('describeFailure', () => {
   it('prints an expected failure as its message and keeps its exit code', () => {
-    expect(describeFailure(new CliError('the plan is stale', ExitCode.stale), false)).toEqual({
+    expect(describeFailure(new CliError('the plan is stale', ExitCode.stale))).toEqual({
       text: 'error: the plan is stale\n',
       code: ExitCode.stale,
     });
   });
 
   it('prints an unexpected error with where it was thrown and the hint, exit 1, and nothing of its properties', () => {
-    const { text, code } = describeFailure(gotLikeError(), false);
+    const { text, code } = describeFailure(gotLikeError());
     expect(code).toBe(ExitCode.error);
     expect(text).toMatch(
       /^error: This operation was aborted\. \(internal error at test\/e2e\/cli\/boundary\.test\.ts:\d+; NETFORM_DEBUG=1 shows the stack\)\n$/,
@@ -36,23 +38,28 @@ describe('describeFailure', () => {
   });
 
   it('with NETFORM_DEBUG adds the stack, still never the properties', () => {
-    const { text } = describeFailure(gotLikeError(), true);
+    const { text } = describeFailure(gotLikeError(), { debug: true });
     expect(text.split('\n')[1]).toBe('Error: This operation was aborted.');
     expect(text).toMatch(/\n\s+at .*cli\/boundary\.test\.ts:\d+/);
     expect(text).not.toContain(TOKEN);
     expect(text).not.toContain('authorization');
   });
 
-  it('cuts a remembered secret out of any message', () => {
-    rememberSecret(TOKEN);
-    expect(describeFailure(new CliError(`the server refused ${TOKEN}`), false).text).toBe(
+  it("cuts the run's secrets, and NETFORM_TOKEN, out of any message", () => {
+    const secrets = new Secrets();
+    secrets.add(TOKEN);
+    expect(describeFailure(new CliError(`the server refused ${TOKEN}`), { secrets }).text).toBe(
       'error: the server refused (secret)\n',
     );
-    expect(describeFailure(new Error(`odd ${TOKEN}`), true).text).not.toContain(TOKEN);
+    expect(describeFailure(new Error(`odd ${TOKEN}`), { secrets, debug: true }).text).not.toContain(TOKEN);
+    const env = { NETFORM_TOKEN: ` ${TOKEN}\n` };
+    expect(describeFailure(new CliError(`refused ${TOKEN}`), { env }).text).toBe('error: refused (secret)\n');
+    // Another run's secrets are not this one's.
+    expect(describeFailure(new CliError(`refused ${TOKEN}`)).text).toBe(`error: refused ${TOKEN}\n`);
   });
 
   it('names a thrown non-Error by its type only', () => {
-    expect(describeFailure({ headers: { authorization: TOKEN } }, false).text).toMatch(
+    expect(describeFailure({ headers: { authorization: TOKEN } }).text).toMatch(
       /^error: a object was thrown \(internal error; NETFORM_DEBUG=1 shows the stack\)\n$/,
     );
   });
@@ -68,13 +75,13 @@ describe('describeFailure', () => {
   });
 });
 
-/** A node process that installs the boundary, then fails the way `script` says. */
+/** A node process that installs the bin's boundary, then fails the way `script` says. */
 function runWithBoundary(
   script: string,
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stderr: string }> {
-  const boundary = new URL('../../../dist/src/cli/boundary.js', import.meta.url).href;
-  const source = `const { installErrorBoundary } = await import(${JSON.stringify(boundary)}); installErrorBoundary(); ${script}`;
+  const bin = new URL('../../../dist/src/cli/process.js', import.meta.url).href;
+  const source = `const { installErrorBoundary, processIo } = await import(${JSON.stringify(bin)}); installErrorBoundary(processIo()); ${script}`;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', source], {
       env: { ...process.env, NETFORM_DEBUG: '', ...env },

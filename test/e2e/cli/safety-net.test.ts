@@ -4,8 +4,9 @@
  * proxies that break the network on purpose. Every run carries every planted secret (the API
  * token, two passwords, two preshared keys, NETFORM_PLAN_KEY, a live device's preshared key, a
  * webhook's secret path, a PostgreSQL password) and meets hostile names (terminal escapes, OSC 52,
- * newline + `::error::`, a markdown link and image, a bidi override) from the server, from files
- * and from a broken server's answers. Each cell asserts:
+ * newline + `::error::`, the runner's old `##[command]` syntax, a markdown link and image, a bidi
+ * override) from the server, from files and from a broken server's answers. Failure paths include
+ * an output path that is already a symlink and operator files that are `/dev/zero`. Each cell asserts:
  *
  * - no planted secret in stdout, stderr, written files (saved plans, exports, drift reports),
  *   webhook bodies, or (at the end) the server's log;
@@ -13,7 +14,8 @@
  * - an `error:` line naming what failed (the daemon: its failed report says it);
  * - the documented exit code (or, for a signal before any write, the signal itself);
  * - nothing raw-hostile on a line: no control, bidi or zero-width character, no line netform did
- *   not mean starting with `::`, in markdown no link outside code.
+ *   not mean starting with `::`, no `##[` anywhere, in markdown no link outside code;
+ * - a symlink at an output path was replaced (or refused), its target never written.
  *
  * Adding a command is one entry in COMMANDS; adding a failure path is one entry in FAILURES.
  */
@@ -22,12 +24,12 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import {
   cpSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
-  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -82,9 +84,10 @@ const HOSTILE_NAMES = [
   'laptop\n::error::pwned',
   `md${MARKDOWN}`,
   'bidi\u202Eexe.txt\u200b',
+  'legacy ##[add-mask]x ##[error title=y]PR passed ##[stop-commands]tok',
 ];
 /** What a broken server puts in its error answers, next to the Authorization header it echoes. */
-const HOSTILE_ANSWER = `boom \u001b]52;c;cHduZWQ=\u0007\u202e\n::error::pwned ${MARKDOWN}`;
+const HOSTILE_ANSWER = `boom \u001b]52;c;cHduZWQ=\u0007\u202e\n::error::pwned ##[error]pwned ${MARKDOWN}`;
 
 // ---------------------------------------------------------------------------------------------
 // The table
@@ -162,10 +165,18 @@ interface Failure {
   db?: 'pgRefused' | 'pgClosing' | 'underFile';
   /** Acts on the running process (a signal at the right moment). */
   during?(cell: RunningCell): Promise<void>;
+  /** Output paths that must be symlinks to a victim file when the command starts. */
+  linkedOutputs?(command: Command, ctx: CellContext): string[];
   expect(command: Command): Expectation;
 }
 
 const reads = (c: Command) => c.network && !c.server;
+/** The file each command writes into its cell's folder (`-o`, `--report`). */
+const OUTPUT_FILE: Record<string, string> = {
+  'plan -o': 'plan.json',
+  'export -o': join('export', 'netform.yaml'),
+  'drift --every': 'report.json',
+};
 const readsFiles = (c: Command) => c.files && !c.server;
 
 /** The failure paths (columns). */
@@ -299,6 +310,32 @@ const FAILURES: Failure[] = [
         /secret file secrets\/grace\.password is a symlink to a file outside the repository/,
       ],
     }),
+  },
+  {
+    name: 'a symlink already at the output path',
+    applies: (c) => c.name in OUTPUT_FILE,
+    linkedOutputs: (c, ctx) => [join(ctx.out, OUTPUT_FILE[c.name]!)],
+    // Replaced by the output (plan -o, drift --report); export -o refuses any file already there.
+    expect: (c) =>
+      c.name === 'export -o'
+        ? { ending: { code: 1 }, error: /netform\.yaml already exist\(s\) in .*nothing was written/ }
+        : { ending: { code: c.ok } },
+  },
+  {
+    name: '--token-file /dev/zero',
+    applies: reads,
+    env: { NETFORM_TOKEN: undefined },
+    args: ['--token-file', '/dev/zero'],
+    expect: () => ({
+      ending: { code: 1 },
+      error: /--token-file: \/dev\/zero is not a regular file \(it is a device\)/,
+    }),
+  },
+  {
+    name: '--tls-cert and --tls-key /dev/zero',
+    applies: (c) => c.name === 'serve',
+    args: ['--tls-cert', '/dev/zero', '--tls-key', '/dev/zero'],
+    expect: () => ({ ending: { code: 1 }, error: /--tls-cert: \/dev\/zero is not a regular file \(it is a device\)/ }),
   },
   {
     name: 'PostgreSQL refusing connections',
@@ -804,6 +841,9 @@ const slots = (() => {
   };
 })();
 
+/** What a file an output path links to holds, before and after the cell. */
+const VICTIM_TEXT = 'echo original script\n';
+
 function cellEnv(failure: Failure, url: string, token: string): Record<string, string | undefined> {
   return {
     NETFORM_URL: url,
@@ -826,7 +866,7 @@ function filesUnder(folder: string): { path: string; text: string }[] {
   for (const entry of readdirSync(folder, { recursive: true, encoding: 'utf8' })) {
     const path = join(folder, entry);
     // Database files (serve, server …) hold secrets by design; they are not output.
-    if (statSync(path).isFile() && !/\.db(-wal|-shm|-journal)?$/.test(entry))
+    if (lstatSync(path).isFile() && !/\.db(-wal|-shm|-journal)?$/.test(entry))
       out.push({ path: entry, text: readFileSync(path, 'utf8') });
   }
   return out;
@@ -904,9 +944,20 @@ async function runCell(command: Command, failure: Failure, id: string): Promise<
         // Edited by hand: a hostile label, the seal left as it was.
         const plan = JSON.parse(readFileSync(ctx.planFile, 'utf8')) as { changes: { label?: string }[] };
         plan.changes[0]!.label = HOSTILE_ANSWER;
-        writeFileSync(ctx.planFile, JSON.stringify(plan));
+        // (`##[` written as JSON's `\u0023` escape: the file, which the cell's checks read too, is this test's own.)
+        writeFileSync(ctx.planFile, JSON.stringify(plan).replace(/##\[/g, '#\\u0023['));
       }
       if (failure.desired === 'secrets') breakSecretFiles(copy);
+    }
+    const linked = failure.linkedOutputs?.(command, ctx) ?? [];
+    const victim = join(shared.dir, 'victims', `${id}.sh`);
+    if (linked.length > 0) {
+      mkdirSync(dirname(victim), { recursive: true });
+      writeFileSync(victim, VICTIM_TEXT);
+      for (const path of linked) {
+        mkdirSync(dirname(path), { recursive: true });
+        symlinkSync(victim, path);
+      }
     }
     if (proxy && failure.mode) proxy.mode = failure.mode;
     if (proxy && failure.refused) await proxy.close();
@@ -939,6 +990,12 @@ async function runCell(command: Command, failure: Failure, id: string): Promise<
     }
     const exit = await running.exited;
     expect(proxy?.blockedWrites ?? [], `${id}: writes to the shared server`).toEqual([]);
+    for (const path of linked) {
+      expect(readFileSync(victim, 'utf8'), `${id}: the target of the link at ${path}`).toBe(VICTIM_TEXT);
+      // Replaced by the output, or (export -o) refused and left as it was.
+      if (command.name !== 'export -o')
+        expect(lstatSync(path).isSymbolicLink(), `${id}: ${path} is still a link`).toBe(false);
+    }
     return {
       ...exit,
       token: server.token,
@@ -1000,6 +1057,11 @@ function expectInertLines(text: string, where: string, options: { json?: boolean
     raw,
     `${where}: raw U+${raw?.[0].codePointAt(0)?.toString(16)} near ${JSON.stringify(text.slice(Math.max(0, (raw?.index ?? 0) - 40), (raw?.index ?? 0) + 20))}`,
   ).toBeNull();
+  // The runner's old syntax is read anywhere in a line: no output holds it (JSON writes it #\u0023[).
+  expect(
+    text.includes('##['),
+    `${where}: an old-style workflow command (##[) near ${JSON.stringify(text.slice(Math.max(0, text.indexOf('##[') - 40), text.indexOf('##[') + 40))}`,
+  ).toBe(false);
   for (const line of text.split('\n')) {
     // A value from a server or a file never begins a line, escaped or not.
     expect(line, `${where}: a line begun by a hostile value`).not.toMatch(/^\W{0,8}error::pwned/);

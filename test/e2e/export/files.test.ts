@@ -1,6 +1,6 @@
 /** `netform export -o DIR` and `--split`: files written safely, never overwritten by surprise, round trip clean. */
 import { existsSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
@@ -47,6 +47,27 @@ describe('netform export -o DIR', () => {
     expect(forced.code).toBe(0);
     expect(await readFile(join(seeded.dir, 'repo', 'netform.yaml'), 'utf8')).toBe(text);
     expect(await readdir(join(seeded.dir, 'repo'))).toEqual(['netform.yaml']);
+  });
+
+  it('refuses a symlink already at the path, dangling or not, and leaves its target alone; --force replaces the link', async () => {
+    const victim = join(seeded.dir, 'victim.txt');
+    await writeFile(victim, 'keep me\n');
+    for (const [folder, target] of [
+      ['linked', victim],
+      ['dangling', join(seeded.dir, 'nowhere', 'x.yaml')],
+    ] as const) {
+      await mkdir(join(seeded.dir, folder));
+      await symlink(target, join(seeded.dir, folder, 'netform.yaml'));
+      const refused = await cli(['export', '-o', folder]);
+      expect(refused.code, refused.stderr).toBe(1);
+      expect((await lstat(join(seeded.dir, folder, 'netform.yaml'))).isSymbolicLink()).toBe(true);
+    }
+    expect(await readFile(victim, 'utf8')).toBe('keep me\n');
+    expect(existsSync(join(seeded.dir, 'nowhere'))).toBe(false);
+    const forced = await cli(['export', '-o', 'linked', '--force']);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect((await lstat(join(seeded.dir, 'linked', 'netform.yaml'))).isSymbolicLink()).toBe(false);
+    expect(await readFile(victim, 'utf8')).toBe('keep me\n');
   });
 
   it('splits into one file per user plus global rules and the configuration, with names safe for any email, and plans with no changes', async () => {

@@ -6,7 +6,7 @@
  * workflow commands recognised the way the runner recognises them (::stop-commands:: included).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -228,8 +228,9 @@ function startAction(inputs: Record<string, string>, workspaceDir: string, optio
 }
 
 /**
- * The workflow commands the runner would act on in `log`, as it reads them: `::name …::…` at the
- * start of a line, except between `::stop-commands::TOKEN` and `::TOKEN::`.
+ * The workflow commands the runner would act on in `log`, as it reads them (actions/runner,
+ * ActionCommandManager.TryProcessCommand): `::name …::…` at the start of a line, else the old
+ * syntax `##[name …]…` anywhere in the line; none between `::stop-commands::TOKEN` and `::TOKEN::`.
  */
 function workflowCommands(log: string): { issued: string[]; stoppedAtEnd: boolean } {
   let token: string | null = null;
@@ -241,9 +242,12 @@ function workflowCommands(log: string): { issued: string[]; stoppedAtEnd: boolea
       continue;
     }
     const command = /^::([A-Za-z][\w-]*)(?: [^:]*)?::(.*)$/.exec(line);
-    if (!command) continue;
-    if (command[1] === 'stop-commands') token = command[2]!.trim();
-    else issued.push(line);
+    const at = line.indexOf('##[');
+    const legacy = command || at < 0 ? null : /^##\[([A-Za-z][\w-]*)[^\]]*\](.*)$/.exec(line.slice(at));
+    const found = command ?? legacy;
+    if (!found) continue;
+    if (found[1] === 'stop-commands') token = found[2]!.trim();
+    else issued.push(command ? line : line.slice(at));
   }
   return { issued, stoppedAtEnd: token !== null };
 }
@@ -356,6 +360,72 @@ describe('action.yml', () => {
       expect(workflowCommands(both.log).issued).toEqual([
         expect.stringMatching(/^::error::netform action: give plan-file .* or reviewed-plan .*, not both$/),
       ]);
+    });
+
+    it('test --format github: no test or file name issues a command, ##[ included; the failing test keeps its annotation (2026-11b G2)', () => {
+      // The report's reproduction: a mask, a forged annotation, commands stopped with a token of the PR's.
+      ws.write(
+        'gh/n.yaml',
+        [
+          'version: 1',
+          'users:',
+          '  - email: alice@example.com',
+          'rules:',
+          '  - {action: drop, destination: 10.1.0.0/16}',
+          'tests:',
+          '  - { name: "ok ##[add-mask]alice ##[error title=x]PR check passed - safe to merge", from: alice@example.com, to: "10.1.2.3:22/tcp", expect: drop }',
+          '  - { name: "second ##[stop-commands]hidehide", from: alice@example.com, to: "10.1.2.3:22/tcp", expect: drop }',
+          '  - { name: "failing one", from: alice@example.com, to: "10.1.2.3:22/tcp", expect: accept }',
+          '',
+        ].join('\n'),
+      );
+      const tested = runAction({ command: 'test', path: 'gh/n.yaml' }, ws.dir);
+      expect(tested.status, tested.log).toBe(1);
+      expect(tested.log).toContain('PASS ok #\\u0023[add-mask]alice #\\u0023[error title=x]PR check passed');
+      expect(workflowCommands(tested.log)).toEqual({
+        issued: [expect.stringMatching(/^::error file=gh\/n\.yaml,line=9,col=5::FAIL failing one: /)],
+        stoppedAtEnd: false,
+      });
+
+      // A file name works the same way.
+      ws.write(
+        'gh2/##[error]fake.yaml',
+        'version: 1\nusers:\n  - email: bob@example.com\ntests:\n  - { name: ok, from: bob@example.com, to: "10.1.2.3:22/tcp", expect: drop }\n',
+      );
+      const named = runAction({ command: 'test', path: 'gh2/' }, ws.dir);
+      expect(named.status, named.log).toBe(0);
+      expect(named.log).toContain('gh2/#\\u0023[error]fake.yaml:5: PASS ok');
+      expect(workflowCommands(named.log)).toEqual({ issued: [], stoppedAtEnd: false });
+    });
+
+    it('the resume line starts a line of its own when netform is killed in the middle of one', () => {
+      // A stand-in for netform that writes half a line and is killed by SIGTERM (exit 143: no message follows).
+      const fake = mkdtempSync(join(tmpdir(), 'netform-action-fake-'));
+      try {
+        mkdirSync(join(fake, 'dist', 'src', 'cli'), { recursive: true });
+        mkdirSync(join(fake, 'scripts'));
+        symlinkSync(join(ROOT, 'scripts', 'action-stream.mjs'), join(fake, 'scripts', 'action-stream.mjs'));
+        writeFileSync(
+          join(fake, 'dist', 'src', 'cli', 'main.js'),
+          "process.stdout.write('Plan: 1 to create, half a li', () => process.kill(process.pid, 'SIGTERM'));\n",
+        );
+        const env: Record<string, string> = {};
+        for (const [k, v] of Object.entries(process.env))
+          if (v !== undefined && !/^(GITHUB_|RUNNER_|NETFORM_|INPUT_)/.test(k)) env[k] = v;
+        const run = spawnSync('bash', [join(ROOT, 'scripts', 'action-run.sh')], {
+          cwd: ws.dir,
+          env: { ...env, NETFORM_ACTION_PATH: fake, INPUT_COMMAND: 'plan', INPUT_PATH: 'desired/', RUNNER_TEMP: fake },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        const log = run.stdout + run.stderr;
+        expect(run.status, log).toBe(143);
+        expect(log).toMatch(/^::stop-commands::[0-9a-f]{32}\nPlan: 1 to create, half a li\n/);
+        expect(log).toMatch(/\n::[0-9a-f]{32}::\n$/);
+        expect(workflowCommands(log)).toEqual({ issued: [], stoppedAtEnd: false });
+      } finally {
+        rmSync(fake, { recursive: true, force: true });
+      }
     });
 
     it('validate --format github: its annotations are workflow commands, meant to be', () => {

@@ -1,6 +1,7 @@
 /**
  * The package as users get it: `npm pack`, then `npm install <tarball>` in an empty folder, then
- * `npx netform --help`, `validate`, and `plan` against a real server. Install scripts are skipped
+ * `npx netform --help`, `validate`, and `plan` against a real server, whose saved plan a script
+ * checks with the plan schema imported from the installed package (`netform/schemas/plan.schema.json`). Install scripts are skipped
  * (`--ignore-scripts`): the tarball holds the built dist/, and these commands do not need the
  * bundled server's native SQLite module. Slow (an install from the registry or npm's cache).
  */
@@ -69,11 +70,28 @@ describe('npm pack', () => {
     expect(validated.code, validated.all).toBe(0);
     expect(validated.stdout).toBe('netform.yaml is valid: 1 user, 0 devices, 0 rules\n');
 
-    const planned = run('npx', ['--no-install', 'netform', 'plan', '-f', 'netform.yaml'], app, {
+    const planned = run('npx', ['--no-install', 'netform', 'plan', '-f', 'netform.yaml', '-o', 'plan.json'], app, {
       NETFORM_URL: server.url,
       NETFORM_TOKEN: server.token,
     });
     expect(planned.code, planned.all).toBe(2);
     expect(planned.stdout).toContain('+ user packed@example.com');
+
+    // CI users check saved plans (and plan --format json) against the schema the package ships.
+    writeFileSync(
+      join(app, 'check-plan.mjs'),
+      `import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import schema from 'netform/schemas/plan.schema.json' with { type: 'json' };
+const ajv = new Ajv2020({ strict: true, allowUnionTypes: true });
+ajv.addSchema(schema);
+const saved = ajv.getSchema(schema.$id + '#/$defs/savedPlan');
+const plan = JSON.parse(readFileSync('plan.json', 'utf8'));
+console.log(schema.title, plan.format_version, saved(plan) ? 'valid' : JSON.stringify(saved.errors));
+`,
+    );
+    const checked = run(process.execPath, ['check-plan.mjs'], app);
+    expect(checked.code, checked.all).toBe(0);
+    expect(checked.stdout).toBe('netform plan 3 valid\n');
   });
 });

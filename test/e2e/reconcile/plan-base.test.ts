@@ -141,6 +141,40 @@ describe('plan --base', () => {
     expect((await serverState(server)).users.map((u) => u.email)).not.toContain('kim@base.test');
   });
 
+  it("reads REF's blobs within the desired state's bound: sizes checked first, nothing over it read (2026-11b G4)", async () => {
+    const repo = ws.path('big-base');
+    ws.write('big-base/desired/n.yaml', 'version: 1\nusers:\n  - email: a@base.test\n');
+    git(ws.dir, 'init', '-q', '-b', 'main', repo);
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'base');
+    // One 130 MiB blob (zeros: small in the object store), under two names in REF's desired/ folder:
+    // 260 MiB in total, over the 256 MiB the working tree's loader allows.
+    const size = 130 * 1024 * 1024;
+    const blob = (
+      await promisify(execFile)('sh', ['-c', `head -c ${size} /dev/zero | git hash-object -w --stdin`], { cwd: repo })
+    ).stdout.trim();
+    const small = git(repo, 'rev-parse', 'HEAD:desired/n.yaml');
+    const mktree = (lines: string[]) =>
+      promisify(execFile)('sh', ['-c', `printf '${lines.join('\\n')}\\n' | git mktree`], { cwd: repo }).then((r) =>
+        r.stdout.trim(),
+      );
+    const desiredTree = await mktree([
+      `100644 blob ${blob}\tbig1.yaml`,
+      `100644 blob ${blob}\tbig2.yaml`,
+      `100644 blob ${small}\tn.yaml`,
+    ]);
+    const rootTree = await mktree([`040000 tree ${desiredTree}\tdesired`]);
+    const big = git(repo, 'commit-tree', rootTree, '-p', 'HEAD', '-m', 'big');
+    git(repo, 'branch', 'big', big);
+
+    const refused = await netform(server, ['plan', '-f', 'desired', '--base', 'big'], {}, repo);
+    expect(refused.code, describeResult(refused)).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toBe(
+      'error: desired/big2.yaml at --base big: takes the desired state past 256 MiB in total, the limit for the desired state; it is not read\n',
+    );
+  });
+
   it('--base-file: a synthesized CDKTF stack as the base', async () => {
     const root = fileURLToPath(new URL('../../..', import.meta.url));
     const dir = await mkdtemp(join(tmpdir(), 'netform-base-cdktf-'));

@@ -113,7 +113,7 @@ describe('sealed saved plans', { timeout: 120_000 }, () => {
 
   it('F8: an edit with a recomputed digest is refused, whatever is recomputed, and nothing is written', async () => {
     const { path, email, password, doc } = await planned('tampered');
-    expect(doc).toMatchObject({ format_version: 2, seal_key: { source: 'token' } });
+    expect(doc).toMatchObject({ format_version: 3, seal_key: { source: 'token' } });
     expect(doc.seal).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     const outside = mkdtempSync(join(tmpdir(), 'netform-seal-outside-'));
     try {
@@ -162,7 +162,7 @@ describe('sealed saved plans', { timeout: 120_000 }, () => {
         [
           'downgraded',
           downgraded,
-          'the saved plan was made by an earlier netform (plan format version 1; this netform reads version 2, which is sealed): plan again',
+          'the saved plan was made by an earlier netform (plan format version 1; this netform reads versions 2 and 3, which are sealed): plan again',
         ],
         [
           'another key',

@@ -28,7 +28,7 @@ describe('saved plans', () => {
     expect(JSON.parse(planned.stdout)).toEqual(doc);
     expect(doc).toMatchObject({
       format: 'netform.plan',
-      format_version: 2,
+      format_version: 3,
       server: server.url,
       summary: { create: 1, update: 1, delete: 0, replace: 0 },
     });
@@ -84,7 +84,9 @@ describe('saved plans', () => {
     writeFileSync(planPath, JSON.stringify({ ...doc, format_version: 99 }));
     const version = await netform(server, ['apply', planPath, '--yes']);
     expect(version.code).toBe(1);
-    expect(version.stderr).toContain('plan format version 99 is not supported');
+    expect(version.stderr).toContain(
+      'was made by a newer netform (plan format version 99; this netform reads versions 2 and 3): upgrade netform',
+    );
     const notAPlan = await netform(server, ['apply', file, '--yes']);
     expect(notAPlan.code).toBe(1);
     expect(notAPlan.stderr).toContain('not a saved plan (not JSON)');

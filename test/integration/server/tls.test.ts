@@ -16,6 +16,8 @@ let dir: string;
 let ca: string;
 let cert: string;
 let key: string;
+let fifo: string;
+let huge: string;
 
 /** A CA, and a certificate it signs for 127.0.0.1 and localhost. */
 function makeCertificates(folder: string): void {
@@ -73,6 +75,10 @@ beforeAll(() => {
   ca = join(dir, 'ca.pem');
   cert = join(dir, 'server.pem');
   key = join(dir, 'server.key');
+  fifo = join(dir, 'key.fifo');
+  execFileSync('mkfifo', [fifo]);
+  huge = join(dir, 'huge.pem');
+  writeFileSync(huge, `${readFileSync(cert, 'utf8')}${'#'.repeat(1024 * 1024)}\n`);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -156,7 +162,10 @@ describe('TLS', () => {
 
   it.each([
     [['--tls-cert', 'CERT'], '--tls-cert and --tls-key (NETFORM_TLS_CERT, NETFORM_TLS_KEY) go together'],
-    [['--tls-cert', 'CERT', '--tls-key', 'MISSING'], 'cannot read --tls-key'],
+    [['--tls-cert', 'CERT', '--tls-key', 'MISSING'], '--tls-key: cannot read'],
+    [['--tls-cert', '/dev/zero', '--tls-key', 'KEY'], '--tls-cert: /dev/zero is not a regular file (it is a device)'],
+    [['--tls-cert', 'CERT', '--tls-key', 'FIFO'], 'is not a regular file (it is a FIFO)'],
+    [['--tls-cert', 'HUGE', '--tls-key', 'KEY'], 'is larger than 1 MiB, the limit for a PEM file'],
     [['--tls-cert', 'CA_KEY', '--tls-key', 'KEY'], 'is not usable'],
     [['--tls-cert', 'CA', '--tls-key', 'KEY'], 'is not usable'],
   ])('refuses %j with one clear line and no key material', async (args, message) => {
@@ -166,6 +175,8 @@ describe('TLS', () => {
       CA: ca,
       CA_KEY: join(dir, 'ca.key'),
       MISSING: join(dir, 'missing.pem'),
+      FIFO: fifo,
+      HUGE: huge,
     };
     const db = join(dir, `refused-${Math.random().toString(36).slice(2)}.db`);
     const res = await runCli(['serve', '--port', '0', '--db', db, ...args.map((a) => files[a] ?? a)], {

@@ -4,6 +4,7 @@ import {
   CompiledRules,
   defaultAccessSettings,
   evaluateDevice,
+  parsePacket,
   parseTo,
   type AccessModel,
   type AccessRule,
@@ -37,7 +38,7 @@ function model(rules: AccessRule[], settings: Partial<AccessSettings> = {}): Acc
 
 /** The verdict for `who -> to`, and the deciding stage. */
 function check(m: AccessModel, who: Who, to: string): { verdict: string; stage?: string; scope?: string } {
-  const packet = parseTo(to);
+  const packet = parsePacket(to);
   if (!packet.ok) throw new Error(packet.message);
   const user = m.users.get(`${who}@example.com`)!;
   const d = evaluateDevice(new CompiledRules(m), user, user.devices[0], packet.value);
@@ -177,14 +178,14 @@ describe('settings and tunnels', () => {
     const u1 = m.users.get('u1@example.com')!;
     u1.noTunnel = 'user u1@example.com is disabled';
     const rules = new CompiledRules(m);
-    const packet = parseTo('1.1.1.1/icmp');
+    const packet = parsePacket('1.1.1.1/icmp');
     if (!packet.ok) throw new Error();
     expect(evaluateDevice(rules, u1, u1.devices[0], packet.value)).toMatchObject({
       verdict: 'no tunnel',
       reason: 'user u1@example.com is disabled',
     });
     const u2 = m.users.get('u2@example.com')!;
-    const v6 = parseTo('[2001:db8::1]:443/tcp');
+    const v6 = parsePacket('[2001:db8::1]:443/tcp');
     if (!v6.ok) throw new Error();
     expect(evaluateDevice(rules, u2, { name: 'old', ipv4: '10.3.2.9', ipv6: null }, v6.value).verdict).toBe(
       'no tunnel',
@@ -203,7 +204,7 @@ describe('settings and tunnels', () => {
       rule('u1', 'accept', '10.0.0.0/8'),
       rule(null, 'accept', '10.1.0.0/16', 'tcp 22'),
     ]);
-    const packet = parseTo('10.1.2.3:22/tcp');
+    const packet = parsePacket('10.1.2.3:22/tcp');
     if (!packet.ok) throw new Error();
     const user = m.users.get('u1@example.com')!;
     const d = evaluateDevice(new CompiledRules(m), user, user.devices[0], packet.value, true);
@@ -217,10 +218,22 @@ describe('settings and tunnels', () => {
 
 describe('notation', () => {
   it('parses every form of `to` and refuses the others with a reason', () => {
-    expect(parseTo('10.1.2.3:22/tcp')).toMatchObject({ ok: true, value: { protocol: 'tcp', port: 22 } });
-    expect(parseTo('[2001:db8::1]:443/udp')).toMatchObject({ ok: true, value: { protocol: 'udp', port: 443 } });
-    expect(parseTo('2001:db8::1/icmp')).toMatchObject({ ok: true, value: { protocol: 'icmp' } });
-    expect(parseTo('10.0.0.1')).toMatchObject({ ok: true, value: { protocol: 'other' } });
+    expect(parsePacket('10.1.2.3:22/tcp')).toMatchObject({ ok: true, value: { protocol: 'tcp', port: 22 } });
+    expect(parsePacket('[2001:db8::1]:443/udp')).toMatchObject({ ok: true, value: { protocol: 'udp', port: 443 } });
+    expect(parsePacket('2001:db8::1/icmp')).toMatchObject({ ok: true, value: { protocol: 'icmp' } });
+    // ADDRESS/other is one packet without ports; a bare ADDRESS or a block is every protocol and port.
+    expect(parsePacket('10.0.0.1/other')).toMatchObject({ ok: true, value: { protocol: 'other' } });
+    expect(parseTo('10.0.0.1')).toMatchObject({
+      ok: true,
+      value: { kind: 'every', family: 4, a0: 167772161n, a1: 167772161n },
+    });
+    expect(parseTo('[2001:db8::1]')).toMatchObject({ ok: true, value: { kind: 'every', family: 6 } });
+    expect(parseTo('10.0.0.7/24')).toMatchObject({
+      ok: true,
+      value: { kind: 'every', a0: 167772160n, a1: 167772415n },
+    });
+    expect(parseTo('10.0.0.0/33')).toMatchObject({ ok: false, message: expect.stringContaining('at most /32') });
+    expect(parsePacket('10.0.0.1')).toMatchObject({ ok: false, message: expect.stringContaining('not one packet') });
     expect(parseTo('10.0.0.1:22')).toMatchObject({ ok: false, message: expect.stringContaining('needs /tcp or /udp') });
     expect(parseTo('10.0.0.1/tcp')).toMatchObject({ ok: false, message: expect.stringContaining('needs a port') });
     expect(parseTo('example.com:22/tcp')).toMatchObject({ ok: false });

@@ -65,7 +65,7 @@ function verdict(s: DesiredState, to: string): string {
     packet.value,
   );
   if (!result.ok) throw new Error(result.message);
-  return result.value[0]!.decision.verdict;
+  return result.value.decisions[0]!.decision.verdict;
 }
 
 describe('declared rules with ports when port_rules is false', () => {

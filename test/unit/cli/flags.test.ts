@@ -20,6 +20,8 @@ import {
   wholeNumber,
   wholeNumberFromEnv,
 } from '../../../src/cli/flags/numbers.js';
+import { memoryIo } from '../../../src/cli/io.js';
+import { processStops } from '../../../src/cli/process.js';
 import { watchStopRequests, type StopWatch } from '../../../src/cli/signals.js';
 
 describe('wholeNumber', () => {
@@ -95,10 +97,11 @@ describe('watchStopRequests', () => {
   afterEach(() => watch?.dispose());
 
   it('aborts its signal at the first request and tells every request, first or not', () => {
+    const io = memoryIo({ cwd: '/' });
     const seen: [string, boolean][] = [];
-    watch = watchStopRequests((reason, first) => seen.push([reason, first]), { parent: false });
-    process.emit('SIGTERM', 'SIGTERM');
-    process.emit('SIGINT', 'SIGINT');
+    watch = watchStopRequests(io, (reason, first) => seen.push([reason, first]), { parent: false });
+    io.requestStop('SIGTERM');
+    io.requestStop('SIGINT');
     expect(watch.signal.aborted).toBe(true);
     expect(watch.signal.reason).toBe('SIGTERM');
     expect(seen).toEqual([
@@ -108,9 +111,24 @@ describe('watchStopRequests', () => {
   });
 
   it('made unarmed, hears nothing until armed; disposed, nothing again', () => {
+    const io = memoryIo({ cwd: '/' });
     const seen: string[] = [];
-    watch = watchStopRequests((reason) => seen.push(reason), { parent: false, armed: false });
+    watch = watchStopRequests(io, (reason) => seen.push(reason), { parent: false, armed: false });
+    io.requestStop('SIGTERM');
+    expect(seen).toEqual([]);
+    watch.arm();
+    io.requestStop('SIGINT');
+    expect(seen).toEqual(['SIGINT']);
+    watch.dispose();
+    io.requestStop('SIGTERM');
+    expect(seen).toEqual(['SIGINT']);
+  });
+
+  it("on the process's stop source, listens to SIGTERM and SIGINT while armed", () => {
+    const seen: string[] = [];
     const listeners = process.listenerCount('SIGINT');
+    watch = watchStopRequests({ stops: processStops }, (reason) => seen.push(reason), { parent: false, armed: false });
+    expect(process.listenerCount('SIGINT')).toBe(listeners);
     watch.arm();
     expect(process.listenerCount('SIGINT')).toBe(listeners + 1);
     process.emit('SIGINT', 'SIGINT');

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CDKTF_MAX_DEPTH, loadCdktfStack } from '../../../src/desired/cdktf.js';
+import { CDKTF_MAX_DEPTH, loadCdktfStack } from '../../../src/desired/cdktf/load.js';
 import { loadDesiredState } from '../../../src/desired/index.js';
 import type { Diagnostic, LoadResult } from '../../../src/desired/types.js';
 

@@ -3,7 +3,7 @@
  * source locations, or none at all.
  */
 import { describe, expect, it } from 'vitest';
-import { checkDesiredState } from '../../../src/desired/check.js';
+import { checkDesiredState } from '../../../src/desired/check/state.js';
 import { applyUseDefaultShorthand } from '../../../src/desired/shorthand.js';
 import { formatDiagnostic } from '../../../src/views/diagnostics.js';
 import { describeSecretRef, Secret, type SecretRef } from '../../../src/model/secret.js';

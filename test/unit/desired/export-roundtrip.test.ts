@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportDesiredState } from '../../../src/desired/export.js';
+import { exportDesiredState } from '../../../src/desired/export/index.js';
 import { loadDesiredState } from '../../../src/desired/index.js';
 import type { ApiDevice, ApiRule, ApiUser, LiveState } from '../../../src/model/index.js';
 import { planChanges } from '../../../src/plan/index.js';

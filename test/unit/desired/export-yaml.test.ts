@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { renderExportDocument, renderWithYamlPackage } from '../../../src/desired/export-yaml.js';
-import { exportDesiredState } from '../../../src/desired/export.js';
+import { renderExportDocument, renderWithYamlPackage } from '../../../src/desired/export/yaml.js';
+import { exportDesiredState } from '../../../src/desired/export/index.js';
 import type { ApiUser, LiveState } from '../../../src/model/index.js';
 import { liveDevice, liveRule, liveUser } from '../../helpers/plan-fixtures.js';
 import { seeded } from '../../helpers/seeded.js';

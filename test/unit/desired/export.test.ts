@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import {
-  exportDesiredState,
-  ExportError,
-  GLOBAL_RULES_FILE_NAME,
-  SINGLE_FILE_NAME,
-  userFileName,
-} from '../../../src/desired/export.js';
+import { GLOBAL_RULES_FILE_NAME, SINGLE_FILE_NAME, userFileName } from '../../../src/desired/export/files.js';
+import { exportDesiredState } from '../../../src/desired/export/index.js';
+import { ExportError } from '../../../src/desired/export/types.js';
 import type { ApiDevice, ApiRule, ApiUser, LiveState } from '../../../src/model/index.js';
 import { KEY_A, liveDevice, liveUser } from '../../helpers/plan-fixtures.js';
 

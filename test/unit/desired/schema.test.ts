@@ -17,7 +17,13 @@ import {
   wireguardKeyMessages,
 } from '../../../src/model/device.js';
 import { HIGHEST_RULE_PORT, parsePortRange } from '../../../src/model/ports.js';
-import { DEFAULTABLE_DEVICE_FIELDS, PORT_TYPES, ROLES, RULE_ACTIONS } from '../../../src/model/types.js';
+import {
+  DEFAULTABLE_DEVICE_FIELDS,
+  PORT_TYPES,
+  ROLES,
+  RULE_ACTIONS,
+  TEST_EXPECTATIONS,
+} from '../../../src/model/types.js';
 import { checkEmail, EMAIL_MAX_LENGTH } from '../../../src/model/user.js';
 
 type Schema = Record<string, any>;
@@ -123,6 +129,7 @@ describe('the schema agrees with the model', () => {
     expect(defs.user!.properties.role.enum).toEqual([...ROLES]);
     expect(rule.action!.enum).toEqual([...RULE_ACTIONS]);
     expect(rule.port_type!.enum).toEqual([...PORT_TYPES]);
+    expect((defs.test!.properties as Record<string, Schema>).expect!.enum).toEqual([...TEST_EXPECTATIONS]);
     expect([rule.port_range!.minimum, rule.port_range!.maximum]).toEqual([1, HIGHEST_RULE_PORT]);
   });
 

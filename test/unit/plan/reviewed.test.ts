@@ -2,8 +2,20 @@
 import { describe, expect, it } from 'vitest';
 import { planChanges, type Plan } from '../../../src/plan/index.js';
 import { intersectReviewed, ReviewedPlanError, WITHHELD_REASONS } from '../../../src/plan/reviewed.js';
+import { savedPlanJson } from '../../../src/plan/planfile.js';
+import { PlanKey, withSecretHmacs } from '../../../src/plan/seal.js';
 import type { LiveState } from '../../../src/model/state.js';
-import { desired, device, KEY_B, liveDevice, liveState, liveUser, OPTIONS, user } from '../../helpers/plan-fixtures.js';
+import {
+  desired,
+  device,
+  KEY_B,
+  liveDevice,
+  liveState,
+  liveUser,
+  OPTIONS,
+  secret,
+  user,
+} from '../../helpers/plan-fixtures.js';
 
 const admin = liveUser('admin@example.com', { role: 'admin' });
 const alice = liveUser('alice@example.com');
@@ -148,5 +160,45 @@ describe('intersectReviewed', () => {
     expect(() => intersectReviewed(plan(files(), before), { ...reviewed, server: 'https://other.example' })).toThrow(
       ReviewedPlanError,
     );
+  });
+
+  describe("secrets, by reference and HMAC under the run's key", () => {
+    const key = PlanKey.from({}, () => 'nf_the-token-of-this-run');
+    const withPassword = (password: ReturnType<typeof secret>) =>
+      desired({ users: [user('admin@example.com'), user('kim@example.com', { password })] });
+    /** The reviewed plan as apply reads it: sealed (secrets as reference and HMAC), then parsed. */
+    const sealed = (p: Plan) => JSON.parse(savedPlanJson(p, key)) as Plan;
+    const reviewedPlan = sealed(plan(withPassword(secret('kim-password-1', 'KIM_PASSWORD')), before));
+
+    it('keeps a change whose secret has the reviewed value', () => {
+      const fresh = withSecretHmacs(plan(withPassword(secret('kim-password-1', 'KIM_PASSWORD')), before), key);
+      const result = intersectReviewed(fresh, reviewedPlan);
+      expect(result.withheld).toEqual([]);
+      expect(ids(result.plan.changes)).toEqual(['user:kim@example.com']);
+    });
+
+    it('withholds it when the value changed, naming the reference and never the value', () => {
+      const fresh = withSecretHmacs(plan(withPassword(secret('kim-password-2', 'KIM_PASSWORD')), before), key);
+      const result = intersectReviewed(fresh, reviewedPlan);
+      expect(reasons(result)).toEqual([`create user:kim@example.com: ${WITHHELD_REASONS.changed}`]);
+      expect(result.withheld[0]!.detail).toBe('the value of KIM_PASSWORD is not the reviewed one');
+      expect(JSON.stringify(result)).not.toContain('kim-password');
+    });
+
+    it('withholds it when the value is read elsewhere, or was not compared under the key (no HMAC, another key)', () => {
+      const details = [
+        withSecretHmacs(plan(withPassword(secret('kim-password-1', 'KIM_PW')), before), key),
+        plan(withPassword(secret('kim-password-1', 'KIM_PASSWORD')), before),
+        withSecretHmacs(
+          plan(withPassword(secret('kim-password-1', 'KIM_PASSWORD')), before),
+          PlanKey.from({}, () => 'nf_another-token'),
+        ),
+      ].map((fresh) => intersectReviewed(fresh, reviewedPlan).withheld.map((w) => w.detail));
+      expect(details).toEqual([
+        ['its password is read from KIM_PW, not KIM_PASSWORD as reviewed'],
+        ['the value of KIM_PASSWORD could not be compared with the reviewed one'],
+        ['the value of KIM_PASSWORD is not the reviewed one'],
+      ]);
+    });
   });
 });

@@ -1,14 +1,11 @@
 /**
  * Canonical JSON, the saved-plan key and seal (src/plan/canonical.ts, src/plan/seal.ts), and the
- * reader's refusals (src/apply/saved-plan.ts) on real files.
+ * secrets apply reads again (src/apply/saved-plan.ts). The reader is test/unit/plan/planfile.test.ts's.
  */
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { inspect } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
-import { readSavedPlan, readSavedPlanSecrets, SavedPlanError } from '../../../src/apply/saved-plan.js';
+import { describe, expect, it } from 'vitest';
+import { readSavedPlanSecrets } from '../../../src/apply/saved-plan.js';
 import { Secret } from '../../../src/model/secret.js';
 import {
   CANONICAL_MAX_DEPTH,
@@ -192,102 +189,6 @@ describe('sealedDocument and checkSeal', () => {
     expect(() => sealedDocument(p, key)).toThrow('cannot be sealed');
     p.changes[0]!.secrets = [planSecret('password', new Secret('v', { env: 'PW' }))];
     expect(() => sealedDocument(p, key)).not.toThrow();
-  });
-});
-
-describe('readSavedPlan', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'netform-plan-seal-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const tokenKey = PlanKey.from({}, () => 'token-1');
-  const sharedKey = PlanKey.from({ NETFORM_PLAN_KEY: SHARED }, () => 'token-1');
-  let n = 0;
-  const write = (doc: unknown): string => {
-    const path = join(dir, `plan-${++n}.json`);
-    writeFileSync(path, typeof doc === 'string' ? doc : JSON.stringify(doc, null, 2));
-    return path;
-  };
-  const refusal = (path: string, key: PlanKey): string => {
-    try {
-      readSavedPlan(path, key);
-    } catch (error) {
-      expect(error).toBeInstanceOf(SavedPlanError);
-      return (error as Error).message;
-    }
-    throw new Error('the saved plan was accepted');
-  };
-
-  it('reads a plan sealed under the same key', () => {
-    const doc = sealedDocument(plan(), tokenKey);
-    expect(readSavedPlan(write(doc), tokenKey)).toEqual(doc);
-  });
-
-  it('refuses a plan of an earlier format version, whatever its digest', () => {
-    const { seal: _s, seal_key: _k, ...old } = sealedDocument(plan(), tokenKey);
-    const path = write({ ...old, format_version: 1, digest: 'sha256:0000' });
-    expect(refusal(path, tokenKey)).toBe(
-      `${path}: the saved plan was made by an earlier netform (plan format version 1; this netform reads version 2, which is sealed): plan again, then apply the new plan. Nothing was changed`,
-    );
-    expect(refusal(write({ ...old, format_version: 3 }), tokenKey)).toContain(
-      'plan format version 3 is not supported by this netform (it reads version 2)',
-    );
-  });
-
-  it('refuses a plan sealed under another key, saying plan and apply must share the token or NETFORM_PLAN_KEY', () => {
-    const byToken = write(sealedDocument(plan(), tokenKey));
-    const byShared = write(sealedDocument(plan(), sharedKey));
-    const tail =
-      'Plan and apply must share the API token or NETFORM_PLAN_KEY: give both the same token, or the same NETFORM_PLAN_KEY (for example, CI plan and apply jobs with different tokens). Nothing was changed';
-    expect(
-      refusal(
-        byToken,
-        PlanKey.from({}, () => 'token-2'),
-      ),
-    ).toBe(`${byToken}: the saved plan was sealed under another key (it was made with another API token). ${tail}`);
-    expect(refusal(byToken, sharedKey)).toBe(
-      `${byToken}: the saved plan was sealed under another key (it was made with the API token, and this run has NETFORM_PLAN_KEY set). ${tail}`,
-    );
-    expect(refusal(byShared, tokenKey)).toContain(
-      '(it was made with NETFORM_PLAN_KEY, and this run has the API token (NETFORM_PLAN_KEY is not set))',
-    );
-    expect(
-      refusal(
-        byShared,
-        PlanKey.from({ NETFORM_PLAN_KEY: `${SHARED}2` }, () => 'x'),
-      ),
-    ).toContain('(it was made with another NETFORM_PLAN_KEY)');
-    // What the file says of its key is never printed as it is.
-    const doc = sealedDocument(plan(), sharedKey) as any;
-    doc.seal_key.source = '\u001b]52;c;aGk=\u0007';
-    expect(refusal(write(doc), tokenKey)).toContain('(it was made with another key)');
-  });
-
-  it('refuses edits, a __proto__ member, a missing seal, malformed secrets and deep nesting', () => {
-    const doc = (): any => sealedDocument(plan(), tokenKey);
-    const edited = doc();
-    edited.changes.find((c: any) => c.kind === 'user').body.role = 'admin';
-    const editedPath = write(edited);
-    expect(refusal(editedPath, tokenKey)).toBe(
-      `${editedPath}: the saved plan was modified after netform plan wrote it (its seal does not match). Nothing was changed; make it again with netform plan -f PATH -o PLANFILE`,
-    );
-    const protoPath = write(JSON.stringify(doc()).replace('"body":{', '"body":{"__proto__":{"role":"admin"},'));
-    expect(refusal(protoPath, tokenKey)).toMatch(
-      /has a member named __proto__ \(in changes\[\d\]\.body\), which netform never writes/,
-    );
-
-    const { seal: _s, ...unsealed } = doc();
-    expect(refusal(write(unsealed), tokenKey)).toContain('the saved plan has no seal');
-
-    // A secret without its HMAC, sealed by someone holding the key, is still refused.
-    const bare = doc();
-    delete bare.changes.find((c: any) => c.secrets).secrets[0].hmac;
-    const { seal: _s2, ...rest } = bare;
-    expect(refusal(write({ ...rest, seal: tokenKey.sealOf(canonicalJson(rest)) }), tokenKey)).toMatch(
-      /change \d of the saved plan is malformed/,
-    );
-
-    const deep = doc();
-    deep.warnings = [nested(200)];
-    expect(refusal(write(deep), tokenKey)).toContain(`it is nested deeper than ${CANONICAL_MAX_DEPTH} levels`);
   });
 });
 

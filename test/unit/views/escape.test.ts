@@ -2,13 +2,20 @@ import { describe, expect, it } from 'vitest';
 import {
   githubData,
   githubProperty,
+  inertLine,
+  inertMessage,
   inertText,
+  jsonDocument,
   markdownCode,
   markdownFence,
   markdownText,
   webhookText,
 } from '../../../src/views/escape.js';
 import { githubAnnotation } from '../../../src/views/diagnostics.js';
+import { testResultsText } from '../../../src/views/access.js';
+import type { TestResult } from '../../../src/access/index.js';
+import { formatDiagnostic } from '../../../src/model/diagnostic.js';
+import { inertWorkflowCommands } from '../../../src/model/inert.js';
 import { describeFailure } from '../../../src/cli/boundary.js';
 import { CliError } from '../../../src/cli/exit.js';
 
@@ -113,5 +120,89 @@ describe('the error boundary', () => {
     const { text } = describeFailure(new CliError('the desired state has errors:\n  one\n::error::pwned\r'));
     expect(text).toBe('error: the desired state has errors:\n  one\n\\u003a:error::pwned\\u000d\n');
     for (const line of text.split('\n')) expect(line.trimStart().startsWith('::')).toBe(false);
+  });
+});
+
+/**
+ * The runner's two command syntaxes (actions/runner ActionCommandManager): `::name …::` at the
+ * start of a line, and the old `##[name …]` anywhere in a line. Whether `line` holds either.
+ */
+function runnerReadsACommand(line: string): boolean {
+  return /^\s*::[A-Za-z]/.test(line) || line.includes('##[');
+}
+
+describe('workflow commands: both syntaxes (security review 2026-11b, G2)', () => {
+  const HOSTILE = 'ok ##[add-mask]alice ##[error title=x]PR check passed ##[stop-commands]hidehide';
+
+  it('inertWorkflowCommands owns both: ##[ anywhere, and with lineStarts a leading colon', () => {
+    expect(inertWorkflowCommands('a ##[error]b ###[x]', { lineStarts: false })).toBe('a #\\u0023[error]b ##\\u0023[x]');
+    expect(inertWorkflowCommands('::error::x\n  ::warning::y\nfine: ::z', { lineStarts: true })).toBe(
+      '\\u003a:error::x\n  \\u003a:warning::y\nfine: ::z',
+    );
+    // A value inside a line keeps its colons (an IPv6 address), with lineStarts off.
+    expect(inertWorkflowCommands('::1', { lineStarts: false })).toBe('::1');
+  });
+
+  it('inertText breaks every ##[ and keeps the rest of the value', () => {
+    expect(inertText(HOSTILE)).toBe(
+      'ok #\\u0023[add-mask]alice #\\u0023[error title=x]PR check passed #\\u0023[stop-commands]hidehide',
+    );
+    expect(runnerReadsACommand(inertText(HOSTILE))).toBe(false);
+  });
+
+  it('the passing lines of test --format github carry no command, whatever the test or file is named', () => {
+    const result = (name: string, file: string, pass: boolean): TestResult =>
+      ({
+        test: {
+          name,
+          from: 'alice@example.com',
+          to: '10.1.2.3:22/tcp',
+          expect: 'drop',
+          source: { file, line: 7, column: 5 },
+        },
+        pass,
+        got: 'drop',
+      }) as unknown as TestResult;
+    const text = testResultsText(
+      [
+        result(HOSTILE, 'n.yaml', true),
+        result('second', '::error::x.yaml', true),
+        result('fail ##[x]', '##[error]f.yaml', false),
+      ],
+      { github: true, live: false },
+    );
+    const lines = text.split('\n').filter(Boolean);
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    // Only netform's own annotation for the failing test is a command.
+    const commands = lines.filter(runnerReadsACommand);
+    expect(lines[1]).toMatch(/^\\u003a:error::x\.yaml:7: PASS second/);
+    expect(commands).toHaveLength(1);
+    expect(commands[0]).toMatch(/^::error file=#\\u0023\[error\]f\.yaml,line=7,col=5::FAIL fail #\\u0023\[x\]/);
+    expect(commands[0]!.slice(2)).not.toContain('##[');
+  });
+
+  it('a diagnostic line starting with a file name cannot start a command', () => {
+    const line = formatDiagnostic({
+      file: '::error::x.yaml',
+      line: 3,
+      column: 1,
+      message: 'bad ##[warning]y',
+    } as never);
+    expect(runnerReadsACommand(line)).toBe(false);
+    expect(line).toBe('\\u003a:error::x.yaml:3:1: bad #\\u0023[warning]y');
+    expect(inertLine('::warning::z')).toBe('\\u003a:warning::z');
+  });
+
+  it('error messages: no line reads as a command in either syntax', () => {
+    const text = inertMessage('refused ##[add-mask]x\n::error::y\n ##[group]z');
+    for (const line of text.split('\n')) expect(runnerReadsACommand(line), line).toBe(false);
+  });
+
+  it('JSON documents carry the same values with ##[ written #\\u0023[', () => {
+    const value = { name: HOSTILE, nested: ['##[error]x', 'plain'] };
+    const text = jsonDocument(value);
+    expect(text.endsWith('\n')).toBe(true);
+    expect(text).not.toContain('##[');
+    expect(JSON.parse(text)).toEqual(value);
   });
 });

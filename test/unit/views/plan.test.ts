@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../src/plan/canonical.js';
+import { savedPlanJson } from '../../../src/plan/planfile.js';
 import { PlanKey } from '../../../src/plan/seal.js';
 import { planChanges, type Plan } from '../../../src/plan/index.js';
 import { MARKDOWN_MARKER, renderPlan, summaryLine } from '../../../src/views/plan.js';
@@ -114,7 +115,7 @@ describe('renderPlan', () => {
   it('json: the versioned plan document, sealed with the key given, round-trips, no secrets', () => {
     const plan = samplePlan();
     const key = PlanKey.from({}, () => 'nf_token_for_sealing');
-    const text = renderPlan(plan, 'json', { color: false, seal: key });
+    const text = savedPlanJson(plan, key);
     const { seal, seal_key, changes, ...rest } = JSON.parse(text);
     const { changes: plannedChanges, ...plannedRest } = JSON.parse(JSON.stringify(plan));
     expect(rest).toEqual(plannedRest);
@@ -144,7 +145,7 @@ describe('renderPlan', () => {
     const { seal: _seal, ...sealed } = JSON.parse(text);
     expect(seal).toBe(key.sealOf(canonicalJson(sealed)));
     expect(key.sealOf(canonicalJson({ ...sealed, server: 'https://elsewhere.test' }))).not.toBe(seal);
-    expect(JSON.parse(text)).toMatchObject({ format: 'netform.plan', format_version: 2 });
+    expect(JSON.parse(text)).toMatchObject({ format: 'netform.plan', format_version: 3 });
     for (const s of [PSK_NEW, PSK_LIVE, 'new-user-password-1', 'nf_token_for_sealing']) expect(text).not.toContain(s);
   });
 

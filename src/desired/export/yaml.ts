@@ -14,7 +14,7 @@
  * `yaml` package writes for the whole document (test/unit/desired/export-yaml.test.ts compares them).
  */
 import { createRequire } from 'node:module';
-import { hasUnsafe, inertLines } from '../model/inert.js';
+import { hasUnsafe, inertLines } from '../../model/inert.js';
 import type { Node as YamlNode, YAMLMap } from 'yaml';
 
 type Plain = Record<string, unknown>;

@@ -1,0 +1,217 @@
+/**
+ * The two ways netform touches files it is told to, shared by every folder and the server.
+ *
+ * Reading: only a regular file, opened non-blocking and checked on the opened descriptor (a FIFO,
+ * a device such as `/dev/zero`, a folder or a socket is refused without a read that could block or
+ * never end), up to a size bound per kind of file. Every bound is listed in docs/limits.md.
+ *
+ * Writing: a whole file or nothing, never through a symbolic link already at the path: a
+ * temporary file beside it, flushed to disk, renamed over the path (which replaces a link, never
+ * its target).
+ */
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+
+/** A token file (`--token-file`, the embedded server's `<database>.token`), a `{ file: }` secret, an approvals file. */
+export const SECRET_FILE_MAX_BYTES = 64 * 1024;
+/** A PEM file: `--tls-cert`, `--tls-key`, `--ca-file`. */
+export const PEM_FILE_MAX_BYTES = 1024 * 1024;
+/** The desired-state files of one load (YAML files, or a cdk.tf.json), in total; also one saved plan. */
+export const DESIRED_STATE_MAX_BYTES = 256 * 1024 * 1024;
+
+export interface ReadLimit {
+  bytes: number;
+  /** The message when the file holds more (`size` bytes, or more), such as "is larger than 64 KiB, …". */
+  tooLarge: (size: number) => string;
+}
+
+/** "is larger than 64 KiB, the limit for a token file". */
+export function sizeLimit(bytes: number, what: string): ReadLimit {
+  const shown = bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes / 1024} KiB`;
+  return { bytes, tooLarge: () => `is larger than ${shown}, the limit for ${what}` };
+}
+
+/** Why a file was not read, as the end of a sentence naming it. `rule`: a type or size rule (not merely absent). */
+export class FileReadError extends Error {
+  override readonly name = 'FileReadError';
+  constructor(
+    message: string,
+    readonly rule: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** What a file that is not a regular file is, for messages; null for a regular file. */
+export function notRegular(stats: Stats): string | null {
+  if (stats.isFile()) return null;
+  if (stats.isDirectory()) return 'is not a regular file (it is a folder)';
+  if (stats.isFIFO()) return 'is not a regular file (it is a FIFO)';
+  if (stats.isSocket()) return 'is not a regular file (it is a socket)';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'is not a regular file (it is a device)';
+  return 'is not a regular file';
+}
+
+/** Why opening or reading failed, in a few words (never the file's content). */
+export function fileProblem(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return 'no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'ELOOP') return 'too many levels of symlinks';
+  return code ?? 'cannot be read';
+}
+
+/** Refuses a file that is not regular or is over the limit, by its metadata. */
+export function checkFileStats(stats: Stats, limit: ReadLimit): void {
+  const kind = notRegular(stats);
+  if (kind) throw new FileReadError(kind, true);
+  if (stats.size > limit.bytes) throw new FileReadError(limit.tooLarge(stats.size), true);
+}
+
+const CHUNK = 1024 * 1024;
+
+export interface ReadOptions {
+  /** Refuse a symbolic link at the path itself (the caller resolved it already). */
+  noFollow?: boolean;
+}
+
+function flags(options: ReadOptions): number {
+  return constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (options.noFollow ? (constants.O_NOFOLLOW ?? 0) : 0);
+}
+
+/**
+ * Reads a regular file of at most `limit.bytes`. Its metadata is checked before it is opened (a
+ * device is never opened), and again on the opened descriptor, so a file swapped for a FIFO in
+ * between is refused too; a file that grows while read stops at the limit. Throws FileReadError.
+ */
+export function readBoundedFileSync(path: string, limit: ReadLimit, options: ReadOptions = {}): Buffer {
+  let fd: number;
+  try {
+    checkFileStats(options.noFollow ? lstatSync(path) : statSync(path), limit);
+    fd = openSync(path, flags(options));
+  } catch (error) {
+    if (error instanceof FileReadError) throw error;
+    throw new FileReadError(fileProblem(error), false);
+  }
+  try {
+    checkFileStats(fstatSync(fd), limit);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.min(CHUNK, limit.bytes + 1 - total));
+      const read = readSync(fd, chunk, 0, chunk.length, null);
+      if (read === 0) break;
+      chunks.push(chunk.subarray(0, read));
+      total += read;
+      if (total > limit.bytes) throw new FileReadError(limit.tooLarge(total), true);
+    }
+    return Buffer.concat(chunks, total);
+  } catch (error) {
+    if (error instanceof FileReadError) throw error;
+    throw new FileReadError(fileProblem(error), false);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * readBoundedFileSync without blocking the event loop while a large file is read: a signal's
+ * handler runs between chunks, and an aborted `signal` stops the read.
+ */
+export async function readBoundedFile(
+  path: string,
+  limit: ReadLimit,
+  options: ReadOptions & { signal?: AbortSignal } = {},
+): Promise<Buffer> {
+  const { open, lstat, stat } = await import('node:fs/promises');
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    checkFileStats(await (options.noFollow ? lstat(path) : stat(path)), limit);
+    handle = await open(path, flags(options));
+  } catch (error) {
+    if (error instanceof FileReadError) throw error;
+    throw new FileReadError(fileProblem(error), false);
+  }
+  try {
+    const stats = await handle.stat();
+    checkFileStats(stats, limit);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      if (options.signal?.aborted) throw new FileReadError('was not read to the end (stopped)', false);
+      const size = Math.min(Math.max(stats.size + 1 - total, CHUNK), limit.bytes + 1 - total);
+      const chunk = Buffer.allocUnsafe(size);
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > limit.bytes) throw new FileReadError(limit.tooLarge(total), true);
+    }
+    return Buffer.concat(chunks, total);
+  } catch (error) {
+    if (error instanceof FileReadError) throw error;
+    throw new FileReadError(fileProblem(error), false);
+  } finally {
+    await handle.close();
+  }
+}
+
+export interface WriteOptions {
+  /** The new file's permissions (default: 0666 less the umask). */
+  mode?: number;
+}
+
+/**
+ * Writes `content` to `path` whole or not at all, never through a link already there: a temporary
+ * file in the same folder, flushed (fsync), renamed over `path`. A symbolic link at `path` is
+ * replaced by the new file and its target left as it was. A path that is, or leads to, a device or
+ * a FIFO (`/dev/null`, `/dev/stdout`) is written as it is: renaming over it would replace the
+ * device or pipe with a file (as root, `/dev/null` itself), and no file is overwritten there.
+ * Throws the system error (its `code` says why).
+ */
+export function writeFileAtomically(path: string, content: string | Uint8Array, options: WriteOptions = {}): void {
+  let target: Stats | null = null;
+  try {
+    target = statSync(path);
+  } catch {
+    // absent, or a dangling link: replaced below
+  }
+  if (target && !target.isFile() && !target.isDirectory()) {
+    writeFileSync(path, content);
+    return;
+  }
+  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  let fd: number | undefined;
+  try {
+    fd = openSync(temporary, 'wx', options.mode ?? 0o666);
+    const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(temporary, path);
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // never created, or renamed already
+    }
+    throw error;
+  }
+}
