@@ -65,7 +65,7 @@ function verdict(model: ReturnType<typeof stateAfterApply>['model'], from: strin
   if (!f.ok || !t.ok) throw new Error('bad notation');
   const r = evaluateFrom(model, new CompiledRules(model), f.value, t.value);
   if (!r.ok) throw new Error(r.message);
-  return r.value.map((d) => d.decision.verdict).join(',');
+  return r.value.decisions.map((d) => d.decision.verdict).join(',');
 }
 
 describe('stateAfterApply', () => {
