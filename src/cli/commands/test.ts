@@ -10,7 +10,6 @@ import { testResultsJson, testResultsText } from '../../views/access.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import { findingsOfDiagnostics, findingsOfTests, sarifOutput } from '../../views/sarif.js';
 import type { CliContext } from '../command.js';
-import { inputOf } from '../io.js';
 import { ExitCode } from '../exit.js';
 import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
 import { addConnectionOptions } from '../flags/connection.js';
