@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import type { TestServer } from '../../helpers/server.js';
 import { startDrift, startWebhookReceiver } from '../../helpers/drift.js';
 import { git } from '../../helpers/git.js';
+import { closedPlanValidators } from '../../helpers/plan-schema-closed.js';
 import {
   create,
   describeResult,
@@ -76,6 +77,9 @@ describe('a hand-made global accept 10.0.0.0/7, broader than manage.rules', () =
     expect(json.tests.failures[0].because).toMatchObject({ left: 'outside-rules', changeable: false });
     expect(json.deciding).toHaveLength(1);
     expect(json.deciding[0]).toMatchObject({ kind: 'rule', status: 'counts', inside: ['10.0.0.0/8'] });
+    // Every member the after-apply judgement adds is documented in the plan schema.
+    const { plan: validPlan } = closedPlanValidators();
+    expect(validPlan(json), JSON.stringify(validPlan.errors)).toBe(true);
 
     const before = await serverState(server);
     const refused = await netform(server, ['apply', '-f', file, '--yes']);
