@@ -1,38 +1,21 @@
 /**
- * The access changes of a plan: the live rules before, the live rules with the plan's rule
- * changes applied after (read from the plan's changes by natural key, so this follows the
- * planner whatever its stages), each rule as the server stores it. Pure.
+ * What a plan does to access, judged on the state after apply (after-apply.ts): its access
+ * changes (the live rules now against the rules after apply, each as the server stores it), its
+ * access tests, and the live rules no file declares that decide packets inside the managed blocks.
+ * Pure.
  */
-import { userKey } from '../model/keys.js';
 import type { DesiredState, LiveState } from '../model/state.js';
-import type { PortType, RuleAction } from '../model/types.js';
-import type { Change, Plan } from '../plan/types.js';
+import { outcomeOf, planOutcome } from '../plan/outcome.js';
+import type { Change, OutcomeItem, Plan } from '../plan/types.js';
+import { NO_LEFT_OBJECT_POLICY, stateAfterApply, type LeftObjectPolicy, type StateAfterApply } from './after-apply.js';
 import { boundAccessChanges, computeAccessChanges, type AccessChangeLimits, type AccessChanges } from './changes.js';
-import { accessModelOfLive, accessSettingsOf, asStored, type AccessRule } from './model.js';
+import { decidingText, decidingLeftRules } from './deciding.js';
+import type { AccessRule } from './model.js';
+import { afterApplyTestsSummary } from './tests.js';
 
-/** A rule's natural key (src/model/keys.ts ruleKey: `owner|action|destination|ports`) back to its fields. */
-export function ruleOfKey(key: string): AccessRule | null {
-  const [owner, action, destination, ports] = key.split('|');
-  if (
-    owner === undefined ||
-    destination === undefined ||
-    ports === undefined ||
-    (action !== 'accept' && action !== 'drop')
-  )
-    return null;
-  let port_type: PortType | null = null;
-  let port_range: string | null = null;
-  if (ports !== 'any') {
-    const colon = ports.indexOf(':');
-    port_type = ports.slice(0, colon) as PortType;
-    port_range = ports.slice(colon + 1);
-  }
-  return { owner: owner === '*' ? null : owner, action: action as RuleAction, destination, port_type, port_range };
-}
-
-/** What the plan does to every user's access; bounded for display. */
+/** What the plan does to every user's access (live now against after apply); bounded for display. */
 export function planAccessChanges(
-  plan: Plan,
+  plan: Pick<Plan, 'changes' | 'undeclared'>,
   live: LiveState,
   desired: DesiredState,
   limits?: AccessChangeLimits,
@@ -43,7 +26,7 @@ export function planAccessChanges(
 /**
  * What the changes `then` do to every user's access once the changes `first` are made (changes of
  * plans made against `live`): a plan's effect in two parts, such as a pull request's own changes
- * after those already on its base (src/plan/base.ts). Bounded for display.
+ * after those already on its base (src/plan/base.ts). Both ends are states after apply. Bounded for display.
  */
 export function accessChangesAfter(
   live: LiveState,
@@ -52,39 +35,66 @@ export function accessChangesAfter(
   then: readonly Change[],
   limits?: AccessChangeLimits,
 ): AccessChanges {
-  const rules = accessModelOfLive(live).rules;
-  const users = live.users.map((u) => userKey(u.email));
-  const { portRules } = accessSettingsOf(desired);
-  const before = first.length === 0 ? { rules, users } : withChanges(rules, users, first, portRules);
-  const after = withChanges(rules, users, [...first, ...then], portRules);
-  // Live rules with ports stay out of the ruleset when port_rules is false (docs/rule-semantics.md §5.1.2).
-  const changes = computeAccessChanges({ before: before.rules, after: after.rules, users: after.users, portRules });
-  return boundAccessChanges(changes, limits);
+  const before = stateAfterApply({ changes: first, live, desired });
+  const after = stateAfterApply({ changes: [...first, ...then], live, desired });
+  return boundAccessChanges(accessBetween(before, after), limits);
 }
 
-/** The live rules with the changes' rule changes made (by natural key), and the users they leave. */
-function withChanges(
-  rules: AccessRule[],
-  users: string[],
-  changes: readonly Change[],
-  portRules: boolean,
-): { rules: AccessRule[]; users: string[] } {
-  const removed = new Set<string>();
-  const added: AccessRule[] = [];
-  const deletedUsers = new Set<string>();
-  for (const change of changes) {
-    if (change.kind === 'user' && change.action === 'delete') deletedUsers.add(userKey(change.key));
-    for (const item of change.cascade ?? []) if (item.kind === 'rule') removed.add(item.liveId);
-    if (change.kind !== 'rule') continue;
-    if (change.liveId !== undefined && change.action !== 'create') removed.add(change.liveId);
-    if (change.action !== 'delete') {
-      // Created as the server stores it: without ports when port_rules is false (docs/rule-semantics.md §5.1.1).
-      const rule = ruleOfKey(change.key);
-      if (rule) added.push(asStored(rule, portRules));
-    }
+/**
+ * The access changes from one state to another: live rules present in both are the same objects
+ * (an unchanged rule is not compared by text); users that exist in both.
+ */
+function accessBetween(before: StateAfterApply, after: StateAfterApply): AccessChanges {
+  const byId = new Map<string, AccessRule>();
+  for (const rule of before.model.rules) if (rule.id !== undefined) byId.set(rule.id, rule);
+  const afterRules = after.model.rules.map((rule) => (rule.id !== undefined ? (byId.get(rule.id) ?? rule) : rule));
+  const users = [...after.model.users.keys()].filter((key) => before.model.users.has(key));
+  const { portRules } = after.model.settings;
+  // Live rules with ports stay out of the ruleset when port_rules is false (docs/rule-semantics.md §5.1.2).
+  return computeAccessChanges({ before: before.model.rules, after: afterRules, users, portRules });
+}
+
+export interface JudgeOptions {
+  /** Run the desired state's `tests:` on the state after apply (plan and apply do; drift does not). */
+  tests?: boolean;
+  /** Live objects named as known or let go (later: `acknowledged:`, `forget:`); default none. */
+  policy?: LeftObjectPolicy;
+}
+
+/**
+ * A plan judged on the state after apply: its access changes, its tests (when asked), the live
+ * objects no file declares that decide packets inside the managed blocks (`deciding`), and its
+ * outcome with those: a rule that counts leaves the plan pending (exit 2, drift) whatever
+ * `drift.undeclared` says; a user outside `manage.users` is kept (listed, exit code unchanged).
+ */
+export function judgeAfterApply(plan: Plan, live: LiveState, desired: DesiredState, options: JudgeOptions = {}): Plan {
+  const now = stateAfterApply({ changes: [], live, desired });
+  const after = stateAfterApply({ changes: plan.changes, undeclared: plan.undeclared, live, desired });
+  const access = boundAccessChanges(accessBetween(now, after));
+  const deciding = decidingLeftRules(after, options.policy ?? NO_LEFT_OBJECT_POLICY);
+  const tests = options.tests ? afterApplyTestsSummary(desired, after) : undefined;
+  const outcome = planOutcome(plan);
+  const known = new Set([...outcome.pending, ...outcome.kept].map((item) => item.id));
+  const pending: OutcomeItem[] = [];
+  const kept: OutcomeItem[] = [];
+  for (const item of deciding) {
+    const entry: OutcomeItem = { reason: 'deciding', id: item.id, text: decidingText(item) };
+    if (item.status === 'counts') {
+      // An undeclared rule already pending (drift.undeclared: access) is named once.
+      if (!known.has(item.id)) pending.push(entry);
+    } else if (!known.has(item.id)) kept.push(entry);
   }
-  return {
-    rules: [...rules.filter((r) => r.id === undefined || !removed.has(r.id)), ...added],
-    users: users.filter((key) => !deletedUsers.has(key)),
+  const judged: Plan = {
+    ...plan,
+    access,
+    ...(deciding.length > 0 ? { deciding } : {}),
+    outcome: outcomeOf(plan.changes, {
+      pending: [...outcome.pending, ...pending],
+      kept: [...outcome.kept, ...kept],
+      not_checked: outcome.not_checked,
+    }),
   };
+  if (!tests) return judged;
+  // Failures first: a reader of the document (or of a pull-request comment) sees them before the changes.
+  return tests.failed > 0 ? { tests, ...judged } : { ...judged, tests };
 }

@@ -9,7 +9,9 @@ import type { Diagnostic } from '../desired/types.js';
 import { describeMatch } from '../model/rule.js';
 import type { PlanTestFailure, PlanTests } from '../plan/types.js';
 import { CompiledRules, type Decision } from './evaluate.js';
-import { accessModelOfDesired, type AccessModel } from './model.js';
+import type { AfterApplyRule, StateAfterApply } from './after-apply.js';
+import { leftRuleText, repositoryCanChange } from './deciding.js';
+import type { AccessModel } from './model.js';
 import { evaluateFrom, parseFrom, parseTo, type SourceDecision } from './notation.js';
 import type { ReachPiece } from './partition.js';
 
@@ -217,14 +219,35 @@ export function testFailureSummary(result: TestResult): PlanTestFailure {
           ? partsSummary(decision.parts)
           : (decision?.reason ?? 'no source to evaluate'),
     ...(shown ? { source: sourceName(shown) } : {}),
+    ...(leftCause(result) ? { because: leftCause(result) } : {}),
   };
 }
 
-/** The desired state's tests run against its declared rules, as a plan carries them; undefined without tests. */
-export function declaredTestsSummary(state: DesiredState): PlanTests | undefined {
+/**
+ * The desired state's tests run against the state after apply (after-apply.ts), as a plan carries
+ * them: a failure decided by a live rule apply leaves in place names it (`because`). Undefined
+ * without tests.
+ */
+export function afterApplyTestsSummary(state: DesiredState, after: StateAfterApply): PlanTests | undefined {
   const tests = state.tests ?? [];
   if (tests.length === 0) return undefined;
-  const results = runAccessTests(accessModelOfDesired(state), tests);
+  return testsSummary(runAccessTests(after.repositoryModel(), tests), 'after-apply');
+}
+
+function testsSummary(results: readonly TestResult[], evaluated: PlanTests['evaluated']): PlanTests {
   const failures = results.filter((r) => !r.pass).map(testFailureSummary);
-  return { passed: results.length - failures.length, failed: failures.length, failures };
+  return { evaluated, passed: results.length - failures.length, failed: failures.length, failures };
+}
+
+/** The live rule apply leaves in place that decided a failing test, when one did. */
+function leftCause(result: TestResult): PlanTestFailure['because'] {
+  const rule = result.shown?.decision.decidedBy?.rule as AfterApplyRule | undefined;
+  if (!rule?.left) return undefined;
+  return {
+    rule: leftRuleText(rule),
+    ...(rule.id ? { id: rule.id } : {}),
+    left: rule.left.kind,
+    ...(rule.left.reason ? { reason: rule.left.reason } : {}),
+    changeable: repositoryCanChange(rule.left),
+  };
 }

@@ -4,6 +4,7 @@
  */
 import { OpError, type OpErrorKind } from '../ops/errors.js';
 import { testLine, testLocation } from '../views/access.js';
+import { failureLine } from '../views/plan-review.js';
 
 export const ExitCode = {
   ok: 0,
@@ -48,7 +49,9 @@ export function expectedFailure(error: unknown): { message: string; code: ExitCo
   if (error instanceof CliError) return { message: error.message, code: error.exitCode };
   if (error instanceof OpError) {
     // Failed access tests: one line each under the message, as `netform test` shows them.
-    const tests = (error.failedTests ?? []).map((r) => `\n  ${testLocation(r)}${testLine(r)}`).join('');
+    const tests = (error.failedTests ?? [])
+      .map((r) => `\n  ${'test' in r ? `${testLocation(r)}${testLine(r)}` : failureLine(r)}`)
+      .join('');
     return { message: `${error.message}${tests}`, code: OP_EXIT_CODES[error.kind] };
   }
   return null;

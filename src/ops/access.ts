@@ -16,22 +16,34 @@ import {
   type SourceDecisions,
   type TestResult,
 } from '../access/index.js';
+import { stateAfterApply, type EvaluatedState, type StateAfterApply } from '../access/after-apply.js';
 import type { Diagnostic } from '../model/diagnostic.js';
-import type { DesiredState } from '../model/state.js';
+import type { DesiredState, LiveState } from '../model/state.js';
 import { OpError } from './errors.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { elapsedSince, type OpEvents } from './events.js';
-import { readLiveState, type Connector } from './session.js';
+import { makePlan } from './plan.js';
+import { readLiveState, type Connector, type Session } from './session.js';
 
-/** What to evaluate against: the declared rules of `file`, or with `live` the server's (settings from `file`). */
+/**
+ * What to evaluate against (docs/rule-semantics.md §9): the declared rules of `file` (files only),
+ * with `live` the server's as it is (live now; settings from `file`), or with `live` and
+ * `afterApply` the server as apply would leave it (after apply: `file` planned against it).
+ */
 export interface AccessSource {
   file?: string;
   live?: Connector;
+  afterApply?: boolean;
   /** Where the file's secrets (and `-` for stdin) are read from. */
   input?: DesiredInput;
 }
 
-/** Apply refuses (nothing written) when an access test of the desired state fails. */
+/** The state an access answer was evaluated on, for its header. */
+export function evaluatedState(source: AccessSource): EvaluatedState {
+  return source.live ? (source.afterApply ? 'after-apply' : 'live') : 'files';
+}
+
+/** Refuses (nothing written) when an access test of the desired state fails on its declared rules (files only). */
 export function refuseFailingTests(state: DesiredState): void {
   if (!state.tests || state.tests.length === 0) return;
   const failed = runAccessTests(accessModelOfDesired(state), state.tests).filter((r) => !r.pass);
@@ -43,12 +55,23 @@ export function refuseFailingTests(state: DesiredState): void {
   );
 }
 
-/** The access model to evaluate against: the declared one, or the server's (its reading reported as 'fetch'). */
+/**
+ * The access model to evaluate against: the declared one, the server's (its reading reported as
+ * 'fetch'), or with `afterApply` the state after apply (src/access/after-apply.ts): every user, or
+ * with `repository` only those inside `manage.users` (what `tests:` evaluate, as plan does).
+ */
 export async function modelFor(
   live: Connector | undefined,
   desired: DesiredState | undefined,
   events: OpEvents = {},
+  afterApply?: { repository: boolean },
 ): Promise<AccessModel> {
+  if (afterApply) {
+    if (!live || !desired)
+      throw new OpError('request', '--after-apply needs the desired state (-f) and a server (--url or --embedded)');
+    const after = await stateAfterApplyOf(live, desired, events);
+    return afterApply.repository ? after.repositoryModel() : after.model;
+  }
   if (!live) {
     if (!desired)
       throw new OpError('request', 'nothing to evaluate against: give the desired state (file) or a live server');
@@ -63,6 +86,31 @@ export async function modelFor(
   } finally {
     await session.close();
   }
+}
+
+/** The files planned against the server, and the state that plan leaves (nothing is written). */
+async function stateAfterApplyOf(live: Connector, desired: DesiredState, events: OpEvents): Promise<StateAfterApply> {
+  const session = await live.open();
+  try {
+    return await afterApplyOnSession(session, desired, events);
+  } finally {
+    await session.close();
+  }
+}
+
+/** The state after apply of the files on an open session; `read`: the live state already read (with the configuration the files need). */
+export async function afterApplyOnSession(
+  session: Session,
+  desired: DesiredState,
+  events: OpEvents,
+  read?: LiveState,
+): Promise<StateAfterApply> {
+  const reading = read
+    ? Promise.resolve(read)
+    : readLiveState(session, { configuration: desired.configuration !== undefined });
+  // Never applied: a secret it cannot read stops nothing (as drift).
+  const plan = await makePlan(desired, { unreadableSecrets: 'report' }, session, events, reading);
+  return stateAfterApply({ changes: plan.changes, undeclared: plan.undeclared, live: await reading, desired });
 }
 
 export interface AccessEvents {
@@ -86,7 +134,8 @@ export async function runTests(
   events: AccessEvents = {},
 ): Promise<TestResult[]> {
   const desired = await loadForAccess(request.file, events, request.input);
-  return runAccessTests(await modelFor(request.live, desired), desired.tests ?? []);
+  const afterApply = request.afterApply ? { repository: true } : undefined;
+  return runAccessTests(await modelFor(request.live, desired, {}, afterApply), desired.tests ?? []);
 }
 
 /** How one packet, or every packet to an address or a block, from every source `from` names is decided. */
@@ -95,7 +144,7 @@ export async function explainPacket(
   events: AccessEvents = {},
 ): Promise<SourceDecisions> {
   const desired = request.file ? await loadForAccess(request.file, events, request.input) : undefined;
-  const model = await modelFor(request.live, desired);
+  const model = await modelFor(request.live, desired, {}, request.afterApply ? { repository: false } : undefined);
   const evaluated = evaluateFrom(model, new CompiledRules(model), request.from, request.to, true);
   if (!evaluated.ok) throw new OpError('request', evaluated.message);
   return evaluated.value;

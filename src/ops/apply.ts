@@ -17,7 +17,7 @@ import {
   type ApplySummary,
   type ChangeResult,
 } from '../apply/index.js';
-import { planAccessChanges } from '../access/plan.js';
+import { judgeAfterApply } from '../access/plan.js';
 import type { SecretRef } from '../model/secret.js';
 import { nowManagedChanges } from '../plan/defaults.js';
 import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
@@ -26,7 +26,6 @@ import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from 
 import { withSecretHmacs, type PlanKey } from '../plan/seal.js';
 import { planSecretValue } from '../plan/secrets.js';
 import type { LimitCheck, Plan } from '../plan/types.js';
-import { refuseFailingTests } from './access.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
@@ -140,12 +139,13 @@ export async function applyPlanned(
   signal?: AbortSignal,
 ): Promise<ReviewedOutcome> {
   const desired = await loadDesired(request.file, events, loaderFor(request.input));
-  refuseFailingTests(desired);
   const session = await request.connect.open({ signal });
   const run = { resolveSecret: request.resolveSecret, request, session, events, signal };
   return withSession(session, async () => {
     if (!request.reviewed) {
-      const plan = await makePlan(desired, request, session, events);
+      // The tests run on the state after apply (src/access/after-apply.ts): a failure writes nothing.
+      const plan = await makePlan(desired, { ...request, runTests: true }, session, events);
+      refuseFailingTests(plan);
       events.planned?.(plan);
       const overLimit = plan.limits.filter((l) => l.exceeded);
       // Changes that exist only because a left-out field now means its default: a safety limit.
@@ -162,7 +162,9 @@ export async function applyPlanned(
       if (error instanceof ReviewedPlanError) throw new OpError('saved-plan', error.message);
       throw error;
     }
-    const plan: Plan = { ...result.plan, access: planAccessChanges(result.plan, await reading, desired) };
+    // Only what is written counts: the tests run on the state this intersection leaves.
+    const plan = judgeAfterApply(result.plan, await reading, desired, { tests: true });
+    refuseFailingTests(plan);
     events.planned?.(plan, result);
     // The secrets sent are the values whose HMAC matched the reviewed plan's, not values read again.
     const outcome = await writeUnlessRefused(
@@ -172,6 +174,17 @@ export async function applyPlanned(
     );
     return { ...outcome, withheld: result.withheld.length };
   });
+}
+
+/** Apply refuses (nothing written) when an access test fails on the state after apply. */
+function refuseFailingTests(plan: Plan): void {
+  const failed = plan.tests?.failures ?? [];
+  if (failed.length === 0) return;
+  throw new OpError(
+    'desired-state',
+    `${failed.length} access test${failed.length === 1 ? '' : 's'} failed on the server as it would be after apply; nothing was written:`,
+    failed,
+  );
 }
 
 /** Applies a saved plan, if it was made against this server and nothing it touches changed since. */

@@ -4,6 +4,7 @@
  * to its exit code in one place (src/cli/exit.ts).
  */
 import type { TestResult } from '../access/tests.js';
+import type { PlanTestFailure } from '../plan/types.js';
 
 export type OpErrorKind =
   /** The request cannot be carried out as written: a bad target, a key the server does not have. */
@@ -24,8 +25,11 @@ export class OpError extends Error {
   constructor(
     readonly kind: OpErrorKind,
     message: string,
-    /** The access tests that failed, when that is the failure: shown one a line by the caller. */
-    readonly failedTests?: readonly TestResult[],
+    /**
+     * The access tests that failed, when that is the failure: shown one a line by the caller.
+     * Results of `netform test`'s kind, or a plan's failures (judged on the state after apply).
+     */
+    readonly failedTests?: readonly (TestResult | PlanTestFailure)[],
   ) {
     super(message);
   }

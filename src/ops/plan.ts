@@ -3,8 +3,8 @@
  * where that is safe), the plan made, `--target` applied and the plan's access changes attached.
  * The plan that leaves here is finished.
  */
-import { accessChangesAfter, planAccessChanges } from '../access/plan.js';
-import { declaredTestsSummary, portRuleWarnings } from '../access/tests.js';
+import { accessChangesAfter, judgeAfterApply } from '../access/plan.js';
+import { portRuleWarnings } from '../access/tests.js';
 import { fetchConfiguration } from '../client/index.js';
 import { loadDesiredState, type Diagnostic, type LoadResult } from '../desired/index.js';
 import { GitRefError, loadDesiredStateAtRef } from '../desired/git-ref.js';
@@ -37,6 +37,13 @@ export interface PlanShaping {
    * preshared key it cannot read is listed in Plan.not_checked).
    */
   unreadableSecrets?: 'refuse' | 'report';
+  /**
+   * Run the desired state's access tests on the state after apply (plan and apply do, drift does
+   * not): their outcome is Plan.tests, placed first in the document when one fails. The plan is
+   * still made: the caller decides what a failure means (plan writes no saved plan and exits 1,
+   * apply writes nothing).
+   */
+  runTests?: boolean;
 }
 
 export interface PlanRequest extends PlanShaping {
@@ -49,12 +56,6 @@ export interface PlanRequest extends PlanShaping {
    */
   base?: { ref: string } | { file: string };
   connect: Connector;
-  /**
-   * Run the desired state's access tests with the plan (W3.6; plan does, drift does not): their
-   * outcome is Plan.tests, placed first in the document when one fails. The plan is still made:
-   * the caller decides what a failure means (plan writes no saved plan and exits 1).
-   */
-  runTests?: boolean;
   /** How the files are read (a scheduled drift reuses an unchanged state). Default loadDesiredState with `input`. */
   load?: (path: string) => Promise<LoadResult>;
   /** Where the files' secrets (and `-` for stdin) are read from. */
@@ -97,13 +98,9 @@ export async function planAgainstServer(
   const { desired, session, live } = await loadDesiredAndLive(request, events, signal);
   try {
     for (const warning of portRuleWarnings(desired)) events.warning?.(warning);
-    const tests = request.runTests ? declaredTestsSummary(desired) : undefined;
     const made = await makePlan(desired, request, session, events, live);
     const plan = base ? await compareToBase(made, base, desired, request, session, live) : made;
-    if (!tests) return { plan, differs: isPending(plan) };
-    // Failures first: a reader of the document (or of a pull-request comment) sees them before the changes.
-    const withTests = tests.failed > 0 ? { tests, ...plan } : { ...plan, tests };
-    return { plan: withTests, differs: isPending(withTests) };
+    return { plan, differs: isPending(plan) };
   } finally {
     await session.close();
   }
@@ -254,7 +251,8 @@ async function withConfiguration(lists: Promise<LiveState>, session: Session): P
 
 /**
  * Reads the live state (one list call per collection; or waits for `reading`, started earlier),
- * plans against it, keeps the targets and attaches the access changes.
+ * plans against it, keeps the targets and judges the plan on the state after apply (access
+ * changes, tests when asked, live rules outside the files that decide packets: src/access/plan.ts).
  */
 export async function makePlan(
   desired: DesiredState,
@@ -276,7 +274,8 @@ export async function makePlan(
       : whole;
     events.phase?.('diff', elapsedSince(started));
     started = performance.now();
-    const plan: Plan = { ...targeted, access: planAccessChanges(targeted, live, desired) };
+    // Access, tests and live rules outside the files, judged on the state after apply.
+    const plan = judgeAfterApply(targeted, live, desired, { tests: shaping.runTests });
     events.phase?.('access', elapsedSince(started));
     return plan;
   } catch (error) {

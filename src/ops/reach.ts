@@ -23,7 +23,7 @@ async function modelOf(request: AccessSource, events: OpEvents, signal?: AbortSi
     ? await loadDesired(request.file, events, loaderFor(request.input))
     : undefined;
   signal?.throwIfAborted();
-  const model = await modelFor(request.live, desired, events);
+  const model = await modelFor(request.live, desired, events, request.afterApply ? { repository: false } : undefined);
   signal?.throwIfAborted();
   return model;
 }

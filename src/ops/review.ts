@@ -8,6 +8,7 @@ import { buildReview, telemetrySupport, type ReviewReport } from '../review/inde
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import type { OpEvents } from './events.js';
+import { afterApplyOnSession } from './access.js';
 import { readLiveState, type Connector } from './session.js';
 
 export interface ReviewRequest {
@@ -17,6 +18,8 @@ export interface ReviewRequest {
   /** A device with no handshake in this many days is listed as stale. */
   staleDays: number;
   now?: Date;
+  /** Run the access tests on the server as apply would leave it (needs `file`): the files planned against it, nothing written. */
+  afterApply?: boolean;
   /** Where the file's secrets are read from. */
   input?: DesiredInput;
 }
@@ -28,10 +31,19 @@ export async function reviewServer(
   signal?: AbortSignal,
 ): Promise<ReviewReport> {
   const desired = request.file ? await loadDesired(request.file, events, loaderFor(request.input)) : undefined;
+  if (request.afterApply && !desired)
+    throw new OpError(
+      'request',
+      '--after-apply needs the desired state (-f): its files are planned against the server',
+    );
   signal?.throwIfAborted();
   const session = await request.connect.open();
   try {
     const live = await readLiveState(session);
+    // The state read here has no configuration: files that declare one are planned on their own read.
+    const reuse = desired?.configuration === undefined ? live : undefined;
+    const after =
+      request.afterApply && desired ? await afterApplyOnSession(session, desired, events, reuse) : undefined;
     // The bundled server records handshakes and sign-ins; a remote one says so in its OpenAPI document.
     const ownServer = request.connect.embedded ? true : await session.client.isNetformServer();
     return buildReview({
@@ -41,6 +53,7 @@ export async function reviewServer(
       now: request.now ?? new Date(),
       staleDays: request.staleDays,
       server: session.url,
+      ...(after ? { testsAfterApply: after.repositoryModel() } : {}),
     });
   } finally {
     await session.close();

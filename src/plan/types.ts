@@ -5,6 +5,7 @@
  * reference (SecretRef) and, in a saved plan, an HMAC of the value.
  */
 import type { AccessChanges } from '../access/changes.js';
+import type { DecidingItem } from '../access/deciding.js';
 import type { SecretRef, SentSecretField } from '../model/secret.js';
 
 export const PLAN_FORMAT = 'netform.plan';
@@ -229,6 +230,12 @@ export interface NotCheckedField {
 
 /** How the desired state's access tests (`tests:`) fared against its rules, when it has any (W3.6). */
 export interface PlanTests {
+  /**
+   * The state the tests were evaluated on (docs/rule-semantics.md §9): `after-apply` (plan, apply:
+   * the files' managed part plus every live object apply leaves in place) or `files` (the declared
+   * rules alone). Absent from plans saved by older versions (files).
+   */
+  evaluated?: 'files' | 'after-apply';
   passed: number;
   failed: number;
   /** The failing tests, first in every rendering: where, what was expected, what was got and why. */
@@ -248,6 +255,19 @@ export interface PlanTestFailure {
   decided_by: string;
   /** The source shown: `alice@example.com/laptop`. */
   source?: string;
+  /**
+   * When a live rule apply leaves in place decided the failure: that rule
+   * (`accept 10.0.0.0/7 (global, outside manage.rules)`), why it stays (`outside-rules`,
+   * `outside-users`: outside `manage`; `kept`: in scope, kept by the plan, `reason`) and whether
+   * this repository can change it at all.
+   */
+  because?: {
+    rule: string;
+    id?: string;
+    left: 'kept' | 'outside-rules' | 'outside-users';
+    reason?: string;
+    changeable: boolean;
+  };
 }
 
 /** Something the plan does not change although the files and the server differ, or that it could not check. */
@@ -256,9 +276,10 @@ export interface OutcomeItem {
    * `guard`: a change cancelled for the token's owner or the last admin; `target`: changes `--target`
    * left out; `undeclared`: a live object no file declares, kept; `protected`: a user kept by
    * `settings.protect`; `ignored`: a field that differs, not compared (`ignore_changes`);
-   * `not_checked`: a field not compared for want of a secret.
+   * `not_checked`: a field not compared for want of a secret; `deciding`: a live object no file
+   * declares that decides packets inside the managed blocks (src/access/deciding.ts).
    */
-  reason: 'guard' | 'target' | 'undeclared' | 'protected' | 'ignored' | 'not_checked';
+  reason: 'guard' | 'target' | 'undeclared' | 'protected' | 'ignored' | 'not_checked' | 'deciding';
   /** The object's key, as in change ids (`user:alice@example.com`), when it is about one object. */
   id?: string;
   /** In words, for people. */
@@ -321,6 +342,13 @@ export interface Plan {
   resolved_by_pr?: ResolvedChange[];
   /** Fields not compared with the server because their secret cannot be read here (W3.6). */
   not_checked?: NotCheckedField[];
-  /** The access tests of the desired state, run offline with the plan (W3.6); absent without tests. */
+  /** The access tests of the desired state, run with the plan on the state after apply; absent without tests. */
   tests?: PlanTests;
+  /**
+   * Live objects no file declares that decide packets inside the managed blocks after apply
+   * (src/access/deciding.ts): a global rule broader than `manage.rules`, a rule left in place that
+   * changes a verdict for the repository's users (access drift, whatever `drift.undeclared` says),
+   * a user outside `manage.users` reaching in (listed only). Absent when there are none.
+   */
+  deciding?: DecidingItem[];
 }

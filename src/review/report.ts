@@ -17,6 +17,7 @@ import {
   findShadowedRulesOfModel,
   runAccessTests,
   STAGES,
+  type AccessModel,
   type AccessRule,
   type CompiledRule,
   type TestResult,
@@ -63,6 +64,11 @@ export interface ReviewInput {
   staleDays?: number;
   /** The server's URL, for the header (never a token). */
   server?: string;
+  /**
+   * The model the access tests run on instead of the live server's: the state after apply
+   * (`review --after-apply`, src/access/after-apply.ts: the repository's users).
+   */
+  testsAfterApply?: AccessModel;
 }
 
 export interface ReviewRule {
@@ -150,6 +156,8 @@ export interface ReviewReport {
   findings: Record<FindingKind, Finding[]>;
   /** The desired state's access tests, run against the live server (with `-f`). */
   tests?: {
+    /** The state they ran on: the server as it is, or as apply would leave it (`--after-apply`). */
+    evaluated: 'live' | 'after-apply';
     passed: number;
     failed: number;
     /** Each test's result as data: its line of text is the view's (views/access.ts testLine). */
@@ -426,9 +434,10 @@ export function buildReview(input: ReviewInput): ReviewReport {
   };
   const tests = desired?.tests ?? [];
   if (tests.length > 0) {
-    const results = runAccessTests(model, tests);
+    const results = runAccessTests(input.testsAfterApply ?? model, tests);
     const failed = results.filter((r) => !r.pass).length;
     report.tests = {
+      evaluated: input.testsAfterApply ? 'after-apply' : 'live',
       passed: results.length - failed,
       failed,
       results: results.map((r) => ({

@@ -9,6 +9,9 @@ import type { Diagnostic } from '../model/diagnostic.js';
 import { describeMatch, describeRule, ruleLocation } from '../model/rule.js';
 import type { SourceDecision, SourceDecisions } from '../access/notation.js';
 import type { TestResult } from '../access/tests.js';
+import type { EvaluatedState } from '../access/after-apply.js';
+import { cidrRange } from '../model/net.js';
+import type { Change, Plan } from '../plan/types.js';
 import { githubAnnotation } from './diagnostics.js';
 import { inertLine, inertText, jsonDocument, markdownCode, markdownText } from './escape.js';
 
@@ -29,12 +32,16 @@ export function accessMarkdown(
   access: AccessChanges | undefined,
   maxChars = Infinity,
   title = 'Access changes',
+  worded?: string[],
 ): string[] {
   if (!hasAccessChanges(access)) return [];
   const open = [`<details open><summary>${markdownText(title)}</summary>`, ''];
   const close = ['', '</details>', ''];
   // Every email in a code span sized to it; the rest of a line is netform's own text (addresses, protocols, ports).
-  const lines = accessChangeLines(access, markdownCode).map((line) => `- ${line}`);
+  // Lines worded elsewhere (drift's) are one code span each.
+  const lines = (worded ? worded.map(markdownCode) : accessChangeLines(access, markdownCode)).map(
+    (line) => `- ${line}`,
+  );
   let budget = maxChars - [...open, ...close].join('\n').length - 200;
   const shown: string[] = [];
   for (const line of lines) {
@@ -257,8 +264,27 @@ function explainLines(who: string, decision: Decision): string[] {
   return lines;
 }
 
+/** What each state is, in a header: `the declared rules`, `the live server`, `the server as it will be after apply`. */
+export const STATE_SUBJECT: Record<EvaluatedState, string> = {
+  files: 'the declared rules',
+  live: 'the live server',
+  'after-apply': 'the server as it will be after apply',
+};
+
+/** Each state's name (docs/rule-semantics.md §9): `files only`, `live now`, `after apply`. */
+export const STATE_NAME: Record<EvaluatedState, string> = {
+  files: 'files only',
+  live: 'live now',
+  'after-apply': 'after apply',
+};
+
+/** `the declared rules (files only)`: the state an answer was evaluated on, named. */
+export function againstText(state: EvaluatedState): string {
+  return `${STATE_SUBJECT[state]} (${STATE_NAME[state]})`;
+}
+
 /** `netform test`: a line per test (an annotation for a failure with `github`), then the count. */
-export function testResultsText(results: TestResult[], options: { github: boolean; live: boolean }): string {
+export function testResultsText(results: TestResult[], options: { github: boolean; state: EvaluatedState }): string {
   let out = '';
   for (const result of results) {
     const source = result.test.source;
@@ -271,7 +297,7 @@ export function testResultsText(results: TestResult[], options: { github: boolea
     if (note) out += `  ${inertText(note)}\n`;
   }
   const failed = results.filter((r) => !r.pass).length;
-  const against = options.live ? 'the live server' : 'the declared rules';
+  const against = `${STATE_SUBJECT[options.state]}: ${STATE_NAME[options.state]}`;
   return (
     out +
     (results.length === 0
@@ -286,19 +312,30 @@ export function testResultsJson(results: TestResult[]): string {
   return jsonDocument({ passed: results.length - failed, failed, tests: results.map(testJson) });
 }
 
-/** `netform explain --format json`: every source's decision. */
-export function explainJson(fromText: string, toText: string, sources: SourceDecisions): string {
+/** `netform explain --format json`: every source's decision, and the state evaluated (`declared`, `live`, `after-apply`). */
+export function explainJson(
+  fromText: string,
+  toText: string,
+  sources: SourceDecisions,
+  state: EvaluatedState = 'files',
+): string {
   const results = sources.decisions.map((d) => ({
     user: d.user,
     ...(d.device ? { device: d.device } : {}),
     ...decisionJson(d.decision),
   }));
+  const against = state === 'files' ? 'declared' : state;
   const without = sources.withoutDevice.length > 0 ? { without_device: sources.withoutDevice } : {};
-  return jsonDocument({ from: fromText, to: toText, results, ...without });
+  return jsonDocument({ from: fromText, to: toText, against, results, ...without });
 }
 
-/** `netform explain`: sources with the same decision are shown once. */
-export function explainText(fromText: string, toText: string, sources: SourceDecisions): string {
+/** `netform explain`: sources with the same decision are shown once, under the state evaluated. */
+export function explainText(
+  fromText: string,
+  toText: string,
+  sources: SourceDecisions,
+  state: EvaluatedState = 'files',
+): string {
   const groups = new Map<string, { who: string[]; decision: Decision }>();
   for (const d of sources.decisions) {
     const key = JSON.stringify(decisionJson(d.decision));
@@ -307,7 +344,7 @@ export function explainText(fromText: string, toText: string, sources: SourceDec
     if (group) group.who.push(who);
     else groups.set(key, { who: [who], decision: d.decision });
   }
-  const lines: string[] = [`${fromText} -> ${toText}`];
+  const lines: string[] = [`${fromText} -> ${toText}, against ${againstText(state)}`];
   for (const { who, decision } of groups.values()) {
     const shown = who.length > 3 ? `${who.slice(0, 3).join(', ')} and ${who.length - 3} more` : who.join(', ');
     for (const item of explainLines(shown, decision)) lines.push(item);
@@ -316,3 +353,84 @@ export function explainText(fromText: string, toText: string, sources: SourceDec
   if (note) lines.push(note);
   return `${lines.map(inertText).join('\n')}\n`;
 }
+
+/** A live rule the plan removes: its owner key (`*` global), action and destination, and its words. */
+interface RemovedRule {
+  owner: string;
+  action: string;
+  range: { family: number; start: bigint; end: bigint } | null;
+  words: string;
+}
+
+/** The live rules a plan deletes or replaces (cascades included), as drift names them. */
+function removedRules(changes: readonly Change[]): RemovedRule[] {
+  const out: RemovedRule[] = [];
+  const add = (key: string, label: string, why: string) => {
+    const [owner = '', action = '', destination = ''] = key.split('|');
+    out.push({ owner, action, range: cidrRange(destination), words: label.replace(/\)$/, `, ${why})`) });
+  };
+  for (const change of changes) {
+    if (change.kind === 'rule' && change.action === 'delete')
+      add(change.key, change.label, 'on the server but in no file');
+    if (change.kind === 'rule' && change.action === 'replace') add(change.key, change.label, 'differs from the files');
+    for (const item of change.cascade ?? [])
+      if (item.kind === 'rule') add(item.key, item.label, 'goes with its user, whom the files delete');
+  }
+  return out;
+}
+
+function meets(rule: RemovedRule, block: AccessBlock): boolean {
+  const { range } = rule;
+  if (!range) return false;
+  return block.addresses.some((text) => {
+    const b = cidrRange(text);
+    return b !== null && b.family === range.family && b.start <= range.end && range.start <= b.end;
+  });
+}
+
+/**
+ * Drift's access section (it reports the exposure, then the fix): `10.9.0.0/16 (all protocols):
+ * reachable now by all users because of rule accept 10.9.0.0/16 (global, on the server but in no
+ * file); apply would block it`. `plan.access` compares the server now with the state after apply.
+ */
+export function driftAccessText(plan: Plan): string[] {
+  const lines = driftAccessLines(plan);
+  return lines.length === 0 ? [] : [`${DRIFT_ACCESS_TITLE}:`, ...lines.map((line) => `  ${inertText(line)}`), ''];
+}
+
+/** Drift's access lines, not escaped: each view escapes them for where they go. */
+export function driftAccessLines(plan: Plan): string[] {
+  const access = plan.access;
+  if (!hasAccessChanges(access)) return [];
+  const removed = removedRules(plan.changes);
+  const lines: string[] = [];
+  const add = (who: string, owner: string | null, c: { reachable: AccessBlock[]; blocked: AccessBlock[] }) => {
+    const cause = (action: string, block: AccessBlock) => {
+      const found = removed.filter(
+        (r) => r.action === action && (r.owner === '*' || r.owner === owner) && meets(r, block),
+      );
+      return found.length > 0 ? ` because of ${found.map((r) => r.words).join(', ')}` : '';
+    };
+    for (const b of c.blocked)
+      lines.push(`${blockText(b)}: reachable now by ${who}${cause('accept', b)}; apply would block it`);
+    for (const b of c.reachable)
+      lines.push(`${blockText(b)}: blocked now for ${who}${cause('drop', b)}; apply would open it`);
+  };
+  if (access.everyone) {
+    const { except } = access.everyone;
+    add(
+      except.length === 0 ? 'all users' : `all users (except where own rules of ${except.join(', ')} apply)`,
+      null,
+      access.everyone,
+    );
+  }
+  for (const u of access.users) add(access.everyone ? `${u.user} (within its own rules)` : u.user, u.user, u);
+  if (access.omitted)
+    lines.push(
+      `… and ${access.omitted.users} more users (whose own rules may change their access differently), ${access.omitted.blocks} more blocks not shown`,
+    );
+  return lines;
+}
+
+/** The title of drift's access section: the server now, then what apply would do. */
+export const DRIFT_ACCESS_TITLE = 'Access now, and what apply would do (the server now compared with after apply)';

@@ -96,7 +96,7 @@ export function renderDrift(plan: Plan, format: PlanFormat, options: RenderOptio
     ].join('\n');
     const maxChars = (options.maxChars ?? MARKDOWN_MAX_CHARS) - head.length - 1;
     // The plan's comment without its marker and heading.
-    const body = renderPlan(plan, 'markdown', { ...options, maxChars })
+    const body = renderPlan(plan, 'markdown', { ...options, maxChars, driftAccess: true })
       .split('\n')
       .slice(3)
       .join('\n');
@@ -111,6 +111,9 @@ export function renderDrift(plan: Plan, format: PlanFormat, options: RenderOptio
   const seen = seenLines(plan, inertText);
   if (seen.length) out.push(c.bold('What differs:'), ...seen.map((l) => `  ${l}`), '', c.bold(undoHeading(plan)));
   // The plan's text without its heading; its summary stays the last line.
-  const body = renderPlan(plan, 'text', options).split('\n').slice(2).join('\n');
+  const body = renderPlan(plan, 'text', { ...options, driftAccess: true })
+    .split('\n')
+    .slice(2)
+    .join('\n');
   return `${out.join('\n')}\n${body}`;
 }

@@ -39,5 +39,13 @@ function describe(items: readonly OutcomeItem[], pending = false): string {
     parts.push(`${plural(n('ignored'), 'field differs', 'fields differ')} under ignore_changes, not managed${which}`);
   }
   if (n('not_checked')) parts.push(`${plural(n('not_checked'), 'field', 'fields')} not checked`);
+  if (n('deciding') && pending)
+    parts.push(
+      `${plural(n('deciding'), 'live rule in no file decides', 'live rules in no file decide')} packets inside the managed blocks (see Outside the files)`,
+    );
+  else if (n('deciding'))
+    parts.push(
+      `${plural(n('deciding'), "user outside this repository's users reaches", "users outside this repository's users reach")} inside the managed blocks`,
+    );
   return parts.join('; ');
 }

@@ -23,12 +23,16 @@ export function notCheckedSummary(plan: Plan): string | null {
   return `No changes in what was compared; ${fields} not checked (their secret cannot be read here).`;
 }
 
-/** `Access tests: 14 passed.` / `Access tests: 2 of 14 failed, 12 passed.`; null without tests. */
+/**
+ * `Access tests (after apply): all 14 passed.` / `Access tests (after apply): 2 of 14 failed, 12
+ * passed.`, naming the state they were evaluated on; null without tests.
+ */
 export function testsLine(tests: PlanTests | undefined): string | null {
   if (!tests) return null;
   const total = tests.passed + tests.failed;
-  if (tests.failed === 0) return `Access tests: ${total === 1 ? '1 passed' : `all ${total} passed`}.`;
-  return `Access tests: ${tests.failed} of ${total} failed, ${tests.passed} passed.`;
+  const head = `Access tests (${tests.evaluated === 'after-apply' ? 'after apply' : 'files only'})`;
+  if (tests.failed === 0) return `${head}: ${total === 1 ? '1 passed' : `all ${total} passed`}.`;
+  return `${head}: ${tests.failed} of ${total} failed, ${tests.passed} passed.`;
 }
 
 /** `FAIL name at a.yaml:12: from -> to: expected drop, got accept by accept … at a.yaml:3, …`. */
@@ -37,8 +41,20 @@ export function failureLine(failure: PlanTestFailure): string {
   const source = failure.source && failure.source !== failure.from ? ` (from ${failure.source})` : '';
   return (
     `FAIL ${failure.name}${at}: ${failure.from} -> ${failure.to}${source}: ` +
-    `expected ${failure.expected}, got ${failure.got}; decided by ${failure.decided_by}`
+    `expected ${failure.expected}, got ${failure.got}; decided by ${failure.decided_by}${becauseText(failure)}`
   );
+}
+
+/**
+ * `; fails because of rule accept 10.0.0.0/7 (global, outside manage.rules), which this repository
+ * cannot change`: a failure decided by a live rule apply leaves in place.
+ */
+function becauseText(failure: PlanTestFailure): string {
+  const because = failure.because;
+  if (!because) return '';
+  const head = `; fails because of rule ${because.rule}`;
+  if (!because.changeable) return `${head}, which this repository cannot change`;
+  return `${head}, which apply leaves in place${because.reason ? ` (${because.reason})` : ''}`;
 }
 
 /** The text block that opens a plan whose tests fail. */

@@ -8,7 +8,7 @@ import pc from 'picocolors';
 import { SENSITIVE, SENSITIVE_CHANGED, SENSITIVE_RESENT } from '../model/secret.js';
 import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
-import { accessMarkdown, accessText } from './access.js';
+import { accessMarkdown, accessText, DRIFT_ACCESS_TITLE, driftAccessLines, driftAccessText } from './access.js';
 import { inertText, jsonDocument, markdownCode, markdownFence, markdownText } from './escape.js';
 import {
   failuresMarkdown,
@@ -37,6 +37,8 @@ export interface RenderOptions {
   fullPlanAt?: string;
   /** Text: the last line of a plan without changes, when "No changes" would not be true (changes withheld). */
   noChangesLine?: string;
+  /** Text and markdown: word the access changes as drift does (the exposure now, then what apply would do). */
+  driftAccess?: boolean;
 }
 
 export const MARKDOWN_MAX_CHARS = 60_000;
@@ -54,7 +56,7 @@ export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOption
     return jsonDocument(unsealed);
   }
   if (format === 'markdown') return renderMarkdown(plan, options);
-  return renderText(plan, pc.createColors(options.color), options.noChangesLine);
+  return renderText(plan, pc.createColors(options.color), options.noChangesLine, options.driftAccess);
 }
 
 /** `1 to create, 2 to update, 0 to replace, 3 to delete (+4 with their user)`. */
@@ -143,11 +145,52 @@ interface Section {
   empty?: string;
   access?: AccessChanges;
   accessTitle?: string;
+  /** Grants made by hand that the section's changes write into the files. */
+  ratifies?: string[];
 }
+
+/** The title of a plan's access changes: the state they lead to, and from which. */
+export const ACCESS_AFTER_APPLY = 'Access changes after apply (compared with the server now)';
+
+/**
+ * A grant made by hand that the base's plan would undo and this pull request keeps (it writes it
+ * into the files): a role kept, a device or an accept rule no longer deleted.
+ */
+function ratified(change: ResolvedChange): string[] {
+  if (change.kind === 'user' && change.action === 'update') {
+    const role = change.fields.find((f) => f.field === 'role');
+    return role && typeof role.before === 'string' && role.before !== 'unprivileged'
+      ? [`${change.key} is ${role.before}`]
+      : [];
+  }
+  if (change.action !== 'delete') return [];
+  if (change.kind === 'device') return [`${change.label} stays connected`];
+  if (change.kind === 'rule' && change.key.split('|')[1] === 'accept') return [`${change.label} stays`];
+  if (change.kind === 'user') return [`${change.label} stays`];
+  return [];
+}
+
+/** `ratifies: user grace@… is admin (made by hand on the server)`: a hand-made grant this pull request writes into its files. */
+function ratifiesLines(section: Section): string[] {
+  return (section.ratifies ?? []).map((what) => `ratifies: ${what} (made by hand on the server)`);
+}
+
+/**
+ * Live objects in no file that decide packets inside the managed blocks (Plan.deciding, worded by
+ * the outcome): those that count as drift, then those listed only.
+ */
+export function outsideLines(plan: Plan): string[] {
+  const outcome = plan.outcome;
+  if (!outcome) return [];
+  return [...outcome.pending, ...outcome.kept].filter((i) => i.reason === 'deciding').map((i) => i.text);
+}
+
+const OUTSIDE_TITLE = 'Outside the files, deciding packets inside the managed blocks';
 
 /** `plan --base`: the pull request's changes, those already on the base, and those it undoes. */
 function sectionsOf(plan: Plan): Section[] {
-  if (!plan.base) return [{ title: 'Changes', changes: plan.changes, access: plan.access }];
+  if (!plan.base)
+    return [{ title: 'Changes', changes: plan.changes, access: plan.access, accessTitle: ACCESS_AFTER_APPLY }];
   const ref = plan.base.ref;
   const ofOrigin = (origin: 'pr' | 'base') => plan.changes.filter((c) => (c.origin ?? 'pr') === origin);
   const sections: Section[] = [
@@ -156,7 +199,8 @@ function sectionsOf(plan: Plan): Section[] {
       changes: ofOrigin('pr'),
       empty: `none: merging it changes nothing that ${ref}'s files would not`,
       access: plan.base.access_pr,
-      accessTitle: 'Access changes of this pull request',
+      accessTitle: 'Access changes of this pull request (after apply)',
+      ratifies: (plan.resolved_by_pr ?? []).flatMap(ratified),
     },
   ];
   const already = ofOrigin('base');
@@ -165,7 +209,7 @@ function sectionsOf(plan: Plan): Section[] {
       title: `Also applied on merge: already in ${ref}'s plan (drift, or merged and not yet applied)`,
       changes: already,
       access: plan.base.access_base,
-      accessTitle: `Access changes already in ${ref}'s plan`,
+      accessTitle: `Access changes already in ${ref}'s plan (after apply)`,
     });
   const undone = plan.resolved_by_pr ?? [];
   if (undone.length > 0)
@@ -189,7 +233,7 @@ function baseLine(plan: Plan, code: (text: string) => string): string {
   );
 }
 
-function renderText(plan: Plan, c: Colors, noChangesLine?: string): string {
+function renderText(plan: Plan, c: Colors, noChangesLine?: string, driftAccess = false): string {
   const paint: Record<Change['action'], (s: string) => string> = {
     create: c.green,
     update: c.yellow,
@@ -216,9 +260,16 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string): string {
     out.push('');
     for (const section of sections) {
       out.push(c.bold(`${inertText(section.title)}:`));
-      if (section.changes.length === 0 && section.empty) out.push(`  (${inertText(section.empty)})`);
+      const ratifies = ratifiesLines(section).map((line) => `  ${c.yellow(inertText(line))}`);
+      if (section.changes.length === 0 && section.empty && ratifies.length === 0)
+        out.push(`  (${inertText(section.empty)})`);
       section.changes.forEach(changeText);
-      out.push('', ...accessText(section.access, section.accessTitle));
+      // A ratification is an access change of the pull request: listed first under that title.
+      const access = accessText(section.access, section.accessTitle);
+      if (ratifies.length > 0 && access.length === 0)
+        access.push(`${inertText(section.accessTitle ?? 'Access changes')}:`, '');
+      access.splice(1, 0, ...ratifies);
+      out.push('', ...access);
     }
   } else {
     plan.changes.forEach(changeText);
@@ -230,7 +281,13 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string): string {
     for (const item of undeclared) out.push(`  ${(item.fate === 'delete' ? c.red : c.cyan)(undeclaredEntry(item))}`);
     out.push('');
   }
-  if (!plan.base) for (const item of accessText(plan.access)) out.push(item);
+  const outside = outsideLines(plan);
+  if (outside.length > 0) {
+    out.push(c.bold(`${OUTSIDE_TITLE}:`));
+    for (const line of outside) out.push(c.red(`  ! ${inertText(line)}`));
+    out.push('');
+  }
+  if (!plan.base) out.push(...(driftAccess ? driftAccessText(plan) : accessText(plan.access, ACCESS_AFTER_APPLY)));
   const notChecked = notCheckedLines(plan);
   if (notChecked.length > 0) out.push(c.yellow('Not checked:'), ...notChecked.map((l) => c.yellow(`  ${l}`)), '');
   if (plan.warnings.length > 0) {
@@ -290,7 +347,10 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
   const laidOut = sections.map((section) => ({
     ...section,
     blocks: section.changes.map(blockOf),
-    accessLines: accessMarkdown(section.access, accessShare, section.accessTitle),
+    accessLines:
+      options.driftAccess && !plan.base
+        ? accessMarkdown(section.access, accessShare, DRIFT_ACCESS_TITLE, driftAccessLines(plan))
+        : accessMarkdown(section.access, accessShare, section.accessTitle),
   }));
   const accessChars = laidOut.reduce(
     (n, s) => n + (s.accessLines.length > 0 ? s.accessLines.join('\n').length + 1 : 0),
@@ -324,9 +384,17 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
         '</details>',
         '',
       );
-    } else if (plan.base && section.empty) {
+    } else if (plan.base && section.empty && !section.ratifies?.length) {
       tail.push(`**${markdownText(section.title)}**: ${markdownText(section.empty)}.`, '');
     }
+    const ratifies = ratifiesLines(section);
+    if (ratifies.length > 0)
+      tail.push(
+        `**${markdownText(section.accessTitle ?? 'Access changes')}**`,
+        '',
+        ...ratifies.map((line) => `- ${markdownCode(line)}`),
+        '',
+      );
     // Without --base the access changes come after the undeclared objects, as they always did.
     if (plan.base) tail.push(...section.accessLines);
   }
@@ -351,6 +419,9 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     tail.push(`${undeclaredFence}diff`, ...entries, undeclaredFence, '', '</details>', '');
     if (left > 0) tail.push(`**${left} more undeclared object(s) are not shown.**`, '');
   }
+  const outside = outsideLines(plan);
+  if (outside.length > 0)
+    tail.push('> [!WARNING]', `> ${OUTSIDE_TITLE}:`, ...outside.map((line) => `> - ${markdownCode(line)}`), '');
   if (!plan.base) for (const item of laidOut[0]!.accessLines) tail.push(item);
   if (plan.warnings.length > 0) {
     const warnings: string[] = [];

@@ -4,8 +4,9 @@
  */
 import type { Reach, ReachPiece, WhoCanReach, WhoCategory, WhoEntry } from '../access/index.js';
 import { inertText } from '../model/inert.js';
-import { pieceJson, pieceText } from './access.js';
+import { againstText, pieceJson, pieceText } from './access.js';
 import { jsonDocument } from './escape.js';
+import type { EvaluatedState } from '../access/after-apply.js';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
@@ -169,7 +170,12 @@ function categoryJson(category: WhoCategory, pieces: string): Record<string, unk
   };
 }
 
-function whoCanReachJson(result: WhoCanReach, against: 'declared' | 'live'): Record<string, unknown> {
+/** The `against` member of the JSON answers: `declared`, `live` or `after-apply`. */
+function againstJson(state: EvaluatedState): string {
+  return state === 'files' ? 'declared' : state;
+}
+
+function whoCanReachJson(result: WhoCanReach, against: string): Record<string, unknown> {
   return {
     to: result.target.text,
     family: result.target.region.family,
@@ -184,7 +190,7 @@ function whoCanReachJson(result: WhoCanReach, against: 'declared' | 'live'): Rec
   };
 }
 
-function reachJson(result: Reach, against: 'declared' | 'live'): Record<string, unknown> {
+function reachJson(result: Reach, against: string): Record<string, unknown> {
   return {
     user: result.user,
     ...(result.device !== undefined ? { device: result.device } : {}),
@@ -203,13 +209,18 @@ function reachJson(result: Reach, against: 'declared' | 'live'): Record<string, 
 }
 
 /** `netform who-can-reach`'s output: text lines, or (`json`) one document, ending in a newline. */
-export function whoCanReachOutput(result: WhoCanReach, format: 'text' | 'json', live: boolean, all: boolean): string {
-  if (format === 'json') return jsonDocument(whoCanReachJson(result, live ? 'live' : 'declared'));
-  return `${whoCanReachLines(result, live ? 'the live server' : 'the declared rules', all).join('\n')}\n`;
+export function whoCanReachOutput(
+  result: WhoCanReach,
+  format: 'text' | 'json',
+  state: EvaluatedState,
+  all: boolean,
+): string {
+  if (format === 'json') return jsonDocument(whoCanReachJson(result, againstJson(state)));
+  return `${whoCanReachLines(result, againstText(state), all).join('\n')}\n`;
 }
 
 /** `netform reach`'s output: text lines, or (`json`) one document, ending in a newline. */
-export function reachOutput(result: Reach, format: 'text' | 'json', live: boolean): string {
-  if (format === 'json') return jsonDocument(reachJson(result, live ? 'live' : 'declared'));
-  return `${reachLines(result, live ? 'the live server' : 'the declared rules').join('\n')}\n`;
+export function reachOutput(result: Reach, format: 'text' | 'json', state: EvaluatedState): string {
+  if (format === 'json') return jsonDocument(reachJson(result, againstJson(state)));
+  return `${reachLines(result, againstText(state)).join('\n')}\n`;
 }

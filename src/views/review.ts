@@ -7,7 +7,7 @@
  */
 import type { AccessBlock } from '../access/changes.js';
 import type { Finding, FindingKind, ReachEntry, ReviewReport, ReviewRule } from '../review/index.js';
-import { testLine } from './access.js';
+import { againstText, testLine } from './access.js';
 import { inertText, jsonDocument, markdownCode, markdownText } from './escape.js';
 
 /** `file:line`, else `id …`. */
@@ -107,7 +107,8 @@ function reviewMarkdown(report: ReviewReport): string {
   }
   if (report.tests) {
     const t = report.tests;
-    out.push(`### Access tests against the live server: ${t.passed} passed, ${t.failed} failed`, '');
+    const against = t.evaluated === 'after-apply' ? againstText('after-apply') : againstText('live');
+    out.push(`### Access tests against ${against}: ${t.passed} passed, ${t.failed} failed`, '');
     for (const r of t.results) out.push(`- ${r.at ? `${code(r.at)}: ` : ''}${code(testLine(r.result))}`);
     out.push('');
   }

@@ -5,14 +5,11 @@ import type { Diagnostic } from '../../model/diagnostic.js';
 import { explainJson, explainText } from '../../views/access.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import type { CliContext } from '../command.js';
-import { inputOf } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
-import { connectorOf, resolveConnection } from '../flags/session.js';
+import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
+import { addConnectionOptions } from '../flags/connection.js';
 
-interface ExplainOptions extends ConnectionOptions {
-  file?: string;
-  live?: boolean;
+interface ExplainOptions extends StateOptions {
   format: 'text' | 'json';
 }
 
@@ -26,6 +23,7 @@ export function registerExplain(program: Command, cli: CliContext): void {
     .option('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
     .option('--live', "evaluate against the server's rules and devices (--url or --embedded)")
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'));
+  addAfterApplyOption(cmd);
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (fromText: string, toText: string, opts: ExplainOptions) => {
@@ -35,15 +33,12 @@ export function registerExplain(program: Command, cli: CliContext): void {
       if (!to.ok) throw new CliError(`TO ${to.message}`);
       if (!opts.file && !opts.live)
         throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
-      const live = opts.live ? connectorOf(resolveConnection(opts, io)) : undefined;
+      const { state, ...source } = accessSourceOf(opts, io);
       // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
       const warning = (d: Diagnostic) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
-      const decisions = await explainPacket(
-        { file: opts.file, live, from: from.value, to: to.value, input: inputOf(io) },
-        { warning },
-      );
+      const decisions = await explainPacket({ ...source, from: from.value, to: to.value }, { warning });
       const shown = opts.format === 'json' ? explainJson : explainText;
-      io.out.write(shown(fromText, toText, decisions));
+      io.out.write(shown(fromText, toText, decisions, state));
       return ExitCode.ok;
     }),
   );

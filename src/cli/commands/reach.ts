@@ -7,15 +7,13 @@ import { parseReachSource, parseReachTarget, reachOfUser, whoCanReachTarget } fr
 import { elapsedSince } from '../../ops/events.js';
 import { reachOutput, whoCanReachOutput } from '../../views/reach.js';
 import type { CliContext } from '../command.js';
-import { inputOf, type CliIo } from '../io.js';
+import type { CliIo } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
-import { connectorOf, resolveConnection } from '../flags/session.js';
+import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
+import { addConnectionOptions } from '../flags/connection.js';
 import { Timings } from '../output.js';
 
-interface ReachOptions extends ConnectionOptions {
-  file?: string;
-  live?: boolean;
+interface ReachOptions extends StateOptions {
   all?: boolean;
   format: 'text' | 'json';
 }
@@ -25,17 +23,14 @@ function common(cmd: Command): void {
     .option('-f, --file <path>', 'desired state: a YAML file, a folder of YAML files, or a cdk.tf.json')
     .option('--live', "evaluate against the server's rules and devices (--url or --embedded)")
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'));
+  addAfterApplyOption(cmd);
   addConnectionOptions(cmd);
 }
 
-/** The request's source: the file, and the server with --live. */
+/** The request's source: the file, and the server with --live or --after-apply. */
 function sourceOf(opts: ReachOptions, io: CliIo) {
   if (!opts.file && !opts.live) throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
-  return {
-    file: opts.file,
-    live: opts.live ? connectorOf(resolveConnection(opts, io)) : undefined,
-    input: inputOf(io),
-  };
+  return accessSourceOf(opts, io);
 }
 
 /** Writes the output, with its render phase (NETFORM_TIMINGS). */
@@ -67,8 +62,9 @@ export function registerWhoCanReach(program: Command, cli: CliContext): void {
       if (!target.ok) throw new CliError(`TO ${target.message}`);
       const timings = new Timings(io);
       const all = opts.all === true;
-      const result = await whoCanReachTarget({ ...sourceOf(opts, io), to: target.value, all }, timings);
-      return show(timings, io, () => whoCanReachOutput(result, opts.format, opts.live === true, all));
+      const { state, ...source } = sourceOf(opts, io);
+      const result = await whoCanReachTarget({ ...source, to: target.value, all }, timings);
+      return show(timings, io, () => whoCanReachOutput(result, opts.format, state, all));
     }),
   );
 }
@@ -87,8 +83,9 @@ export function registerReach(program: Command, cli: CliContext): void {
       const source = parseReachSource(userText);
       if (!source.ok) throw new CliError(`USER ${source.message}`);
       const timings = new Timings(io);
-      const result = await reachOfUser({ ...sourceOf(opts, io), user: source.value }, timings);
-      return show(timings, io, () => reachOutput(result, opts.format, opts.live === true));
+      const { state, ...from } = sourceOf(opts, io);
+      const result = await reachOfUser({ ...from, user: source.value }, timings);
+      return show(timings, io, () => reachOutput(result, opts.format, state));
     }),
   );
 }

@@ -17,6 +17,7 @@ import { wholeNumber } from '../flags/numbers.js';
 
 interface ReviewOptions extends ConnectionOptions {
   file?: string;
+  afterApply?: boolean;
   format: ReviewFormat;
   staleDays: string;
   output?: string;
@@ -35,7 +36,11 @@ export function registerReview(program: Command, cli: CliContext): void {
     )
     .addOption(new Option('--format <format>', 'output format').choices([...REVIEW_FORMATS]).default('markdown'))
     .option('--stale-days <n>', 'a device with no handshake in this many days is listed', String(DEFAULT_STALE_DAYS))
-    .option('-o, --output <file>', 'write the review to this file instead of stdout');
+    .option('-o, --output <file>', 'write the review to this file instead of stdout')
+    .option(
+      '--after-apply',
+      'with -f: run the access tests on the server as apply would leave it (the files planned against it, nothing written)',
+    );
   addConnectionOptions(cmd);
   cmd.action(cli.action(async (opts: ReviewOptions) => runReview(opts, io)));
 }
@@ -44,8 +49,13 @@ async function runReview(opts: ReviewOptions, io: CliIo): Promise<ExitCode> {
   const staleDays = wholeNumber(opts.staleDays, { min: 1, max: Number.MAX_SAFE_INTEGER });
   if (staleDays === null)
     throw new CliError(`--stale-days: expected a whole number of days, 1 or more (got ${inertText(opts.staleDays)})`);
-  const connect = connectorOf(resolveConnection(opts, io));
-  const report = await reviewServer({ file: opts.file, connect, staleDays, input: inputOf(io) });
+  const report = await reviewServer({
+    file: opts.file,
+    connect: connectorOf(resolveConnection(opts, io)),
+    staleDays,
+    input: inputOf(io),
+    ...(opts.afterApply ? { afterApply: true } : {}),
+  });
   const text = formatReview(report, opts.format);
   if (opts.output && opts.output !== '-') {
     await writeReviewFile(opts.output, text);

@@ -10,14 +10,12 @@ import { testResultsJson, testResultsText } from '../../views/access.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import { findingsOfDiagnostics, findingsOfTests, sarifOutput } from '../../views/sarif.js';
 import type { CliContext } from '../command.js';
-import { inputOf } from '../io.js';
 import { ExitCode } from '../exit.js';
-import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
-import { connectorOf, resolveConnection } from '../flags/session.js';
+import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
+import { addConnectionOptions } from '../flags/connection.js';
 
-interface TestOptions extends ConnectionOptions {
+interface TestOptions extends StateOptions {
   file: string;
-  live?: boolean;
   format: 'text' | 'json' | 'github' | 'sarif';
 }
 
@@ -36,16 +34,14 @@ export function registerTest(program: Command, cli: CliContext): void {
     .addOption(
       new Option('--format <format>', 'output format').choices(['text', 'json', 'github', 'sarif']).default('text'),
     );
+  addAfterApplyOption(cmd);
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (opts: TestOptions) => {
       // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
       const warnings: Diagnostic[] = [];
-      const live = opts.live ? connectorOf(resolveConnection(opts, io)) : undefined;
-      const results = await runTests(
-        { file: opts.file, live, input: inputOf(io) },
-        { warning: (d) => warnings.push(d) },
-      );
+      const { state, ...source } = accessSourceOf(opts, io);
+      const results = await runTests({ ...source, file: opts.file }, { warning: (d) => warnings.push(d) });
       if (opts.format === 'sarif') {
         const cwd = io.cwd;
         const findings = [...findingsOfTests(results), ...findingsOfDiagnostics([], warnings)];
@@ -55,7 +51,7 @@ export function registerTest(program: Command, cli: CliContext): void {
         io.out.write(
           opts.format === 'json'
             ? testResultsJson(results)
-            : testResultsText(results, { github: opts.format === 'github', live: opts.live === true }),
+            : testResultsText(results, { github: opts.format === 'github', state }),
         );
       }
       return results.some((r) => !r.pass) ? ExitCode.error : ExitCode.ok;

@@ -49,7 +49,7 @@ describe('a bare address or a block in to: (offline, from files)', () => {
     expect(lines[2]).toMatch(/PASS u2 sends no GRE to the db host: .*got drop by drop 0\.0\.0\.0\/0/);
     expect(lines[3]).toMatch(/PASS everyone reaches part of the db block: .*got partial/);
     expect(lines[4]).toMatch(/PASS nobody reaches 10\.2\/16: .*got drop by drop 0\.0\.0\.0\/0/);
-    expect(lines[5]).toBe('4 passed, 1 failed (against the declared rules)');
+    expect(lines[5]).toBe('4 passed, 1 failed (against the declared rules: files only)');
 
     const json = JSON.parse((await offline(['test', '-f', file, '--format', 'json'])).stdout);
     expect(json.tests[0]).toMatchObject({
@@ -85,7 +85,10 @@ describe('a bare address or a block in to: (offline, from files)', () => {
     const explain = await offline(['explain', 'u2@x.example', '10.1.2.3', '-f', file]);
     expect(explain.code, explain.stderr).toBe(0);
     const lines = explain.stdout.trim().split('\n');
-    expect(lines.slice(0, 2)).toEqual(['u2@x.example -> 10.1.2.3', 'u2@x.example/pc: PARTIAL']);
+    expect(lines.slice(0, 2)).toEqual([
+      'u2@x.example -> 10.1.2.3, against the declared rules (files only)',
+      'u2@x.example/pc: PARTIAL',
+    ]);
     expect(lines[2]).toMatch(
       /^ {2}accepted: 10\.1\.2\.3\/32 tcp 1-65534 by accept 10\.1\.0\.0\/16 tcp 1 - 65534 \(global\)/,
     );

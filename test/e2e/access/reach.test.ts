@@ -38,7 +38,7 @@ describe('who-can-reach (offline)', () => {
     const r = await offline(['who-can-reach', '10.1.2.3:22/tcp', '-f', file]);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toBe('who can reach 10.1.2.3:22/tcp (tcp 22), against the declared rules:');
+    expect(lines[0]).toBe('who can reach 10.1.2.3:22/tcp (tcp 22), against the declared rules (files only):');
     expect(lines[1]).toBe('accepted by a rule: 1 user (2 devices)');
     expect(lines[2]).toMatch(
       /^ {2}alice@example\.com \(2 devices\): 10\.1\.2\.3\/32 tcp 22 by accept 10\.1\.0\.0\/16 tcp 22 \(alice@example\.com\) at .*netform\.yaml:8, user port-accept$/,
@@ -108,7 +108,7 @@ describe('who-can-reach (offline)', () => {
     );
     const open = await offline(['who-can-reach', '[2001:db8::1]:443/tcp', '-f', file]);
     expect(open.stdout.trim().split('\n')).toEqual([
-      'who can reach [2001:db8::1]:443/tcp (tcp 443), against the declared rules:',
+      'who can reach [2001:db8::1]:443/tcp (tcp 443), against the declared rules (files only):',
       'accepted by a rule: nobody',
       'by default: 150 users (150 devices) reach it only because no rule matches (0.7.36 accepts by default); a global drop (::/0) makes deny-by-default (--all lists them)',
     ]);
@@ -156,7 +156,7 @@ describe('reach (offline)', () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines.slice(0, 3)).toEqual([
-      'what alice@example.com reaches, against the declared rules:',
+      'what alice@example.com reaches, against the declared rules (files only):',
       'IPv4 from laptop, phone:',
       '  reached by a rule:',
     ]);
@@ -182,7 +182,7 @@ describe('reach (offline)', () => {
     const none = await offline(['reach', 'carol@example.com', '-f', file]);
     expect(none.code, none.stderr).toBe(0);
     expect(none.stdout).toBe(
-      'what carol@example.com reaches, against the declared rules:\n' +
+      'what carol@example.com reaches, against the declared rules (files only):\n' +
         'nothing: carol@example.com has no device: no tunnel, so nothing is reached (carol@example.com/* shows what any future device of theirs would reach)\n',
     );
     const future = await offline(['reach', 'carol@example.com/*', '-f', file]);
@@ -243,7 +243,7 @@ describe('--live against a real server', () => {
 
     const who = await netform(server, ['who-can-reach', '10.20.1.1:443/tcp', '--live']);
     expect(who.code, who.stderr).toBe(0);
-    expect(who.stdout).toContain('against the live server');
+    expect(who.stdout).toContain('against the live server (live now)');
     expect(who.stdout).toContain(
       `  erin@live.test (1 device): 10.20.1.1/32 tcp 443 by accept 10.20.0.0/16 tcp 443 (erin@live.test) at id ${rule.id}, user port-accept`,
     );

@@ -56,7 +56,7 @@ describe('netform test (offline, YAML)', () => {
       /PASS nobody reaches the vault: .*got drop by drop 10\.0\.0\.0\/8 \(global\) at .*netform\.yaml:11, global portless-drop/,
     );
     expect(lines[2]).toMatch(/PASS bob reaches the internet: .*got accept: default/);
-    expect(lines[3]).toBe('3 passed, 0 failed (against the declared rules)');
+    expect(lines[3]).toBe('3 passed, 0 failed (against the declared rules: files only)');
   });
 
   it('fails: exit 1, the failing test named with its verdict; json and github formats', async () => {
@@ -124,7 +124,7 @@ describe('netform explain', () => {
     const r = await netform(server, ['explain', 'alice@example.com', '10.1.2.3:22/tcp', '-f', file]);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toBe('alice@example.com -> 10.1.2.3:22/tcp');
+    expect(lines[0]).toBe('alice@example.com -> 10.1.2.3:22/tcp, against the declared rules (files only)');
     expect(lines[1]).toBe('alice@example.com/laptop: ACCEPT');
     expect(lines[2]).toMatch(
       /^ {2}decided by accept 10\.1\.0\.0\/16 tcp 22 \(alice@example\.com\) at .*netform\.yaml:8, user port-accept$/,
@@ -193,7 +193,7 @@ describe('against a live server', () => {
     const refused = await netform(server, ['apply', '--yes', '-f', failing]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(
-      /1 access test failed; nothing was planned or written:\n.*netform\.yaml:15: FAIL bob reaches git/,
+      /1 access test failed on the server as it would be after apply; nothing was written:\n {2}FAIL bob reaches git at .*netform\.yaml:15/,
     );
     expect(await serverState(server)).toEqual(before);
 
@@ -207,7 +207,7 @@ describe('against a live server', () => {
     const passing = ws.write('live/netform.yaml', `version: 1\n${RULES}${PASSING}`);
     const plan = await netform(server, ['plan', '-f', passing]);
     expect(plan.code, plan.stderr).toBe(2);
-    expect(plan.stdout).toContain('Access changes:');
+    expect(plan.stdout).toContain('Access changes after apply (compared with the server now):');
     expect(plan.stdout).toMatch(
       /all users \(except where own rules of alice@example\.com apply\): now blocked 10\.0\.0\.0\/8 \(all protocols\)/,
     );
@@ -227,7 +227,7 @@ describe('against a live server', () => {
     expect(live.stdout).toMatch(
       /FAIL nobody reaches the vault: .*got accept by accept 10\.9\.0\.0\/16 \(bob@example\.com\) at id [\w-]+, user portless-accept \(from bob@example\.com\/\*\)/,
     );
-    expect(live.stdout).toContain('(against the live server)');
+    expect(live.stdout).toContain('(against the live server: live now)');
     // bob has no device on the server: no tunnel; his rules as any device of his would see them accept.
     const noDevice = await netform(server, ['explain', 'bob@example.com', '10.9.0.5:8200/tcp', '--live']);
     expect(noDevice.stdout).toContain('bob@example.com: NO TUNNEL (no device)');
@@ -243,7 +243,7 @@ describe('against a live server', () => {
       `version: 1\nsettings: { prune: true, manage: { users: ["*@example.com"] } }\n${RULES}${PASSING}`,
     );
     const md = await netform(server, ['plan', '-f', pruned, '--format', 'markdown']);
-    expect(md.stdout).toContain('<summary>Access changes</summary>');
+    expect(md.stdout).toContain('<summary>Access changes after apply (compared with the server now)</summary>');
     expect(md.stdout).toContain('- `bob@example.com`: now blocked 10.9.0.0/16 (all protocols)');
     const json = JSON.parse((await netform(server, ['plan', '-f', pruned, '--format', 'json'])).stdout);
     expect(json.access).toEqual({

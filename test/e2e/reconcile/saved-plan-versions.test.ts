@@ -6,10 +6,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PLAN_AJV_OPTIONS, PLAN_SCHEMA, SAVED_PLAN_SCHEMA_REF } from '../../../src/plan/plan-schema.js';
 import { canonicalJson } from '../../../src/plan/canonical.js';
 import { PlanKey } from '../../../src/plan/seal.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { closedPlanValidators } from '../../helpers/plan-schema-closed.js';
 import type { TestServer } from '../../helpers/server.js';
 import {
   create,
@@ -25,36 +24,7 @@ let server: TestServer;
 let ws: Workspace;
 useServerAndWorkspace((started) => ({ server, ws } = started));
 
-/**
- * The schema with every object closed to members it does not describe (`unevaluatedProperties:
- * false`): the file itself leaves them open (members may be added within a version), but every
- * member netform writes today must be documented. The saved plan's additions to the plan are left
- * as they are: they only narrow what the plan's definitions close.
- */
-function closedSchema(): object {
-  const close = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(close);
-    if (node === null || typeof node !== 'object') return node;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(node))
-      out[k] = k === 'properties' ? closeEach(v) : k === 'savedPlan' ? v : close(v);
-    if ('properties' in node && !('if' in node)) out.unevaluatedProperties = false;
-    return out;
-  };
-  const closeEach = (props: unknown) =>
-    Object.fromEntries(Object.entries(props as Record<string, unknown>).map(([k, v]) => [k, close(v)]));
-  return close(PLAN_SCHEMA) as object;
-}
-
-function validators() {
-  const ajv = new Ajv2020({ ...PLAN_AJV_OPTIONS, allErrors: true });
-  const closed = { ...closedSchema(), $id: PLAN_SCHEMA.$id.replace('plan.schema', 'plan-closed.schema') };
-  ajv.addSchema(closed);
-  return {
-    plan: ajv.getSchema(closed.$id)!,
-    saved: ajv.getSchema(SAVED_PLAN_SCHEMA_REF.replace('plan.schema', 'plan-closed.schema'))!,
-  };
-}
+const validators = closedPlanValidators;
 
 describe('the plan schema', () => {
   it('describes a plan of every change kind, as plan --format json prints it and plan -o saves it', async () => {

@@ -75,13 +75,15 @@ describe('every password and preshared key unset', () => {
 
     const tested = await netform(server, ['test', '-f', file], UNSET);
     expect(tested.code, describeResult(tested)).toBe(0);
-    expect(tested.stdout).toContain('3 passed, 0 failed (against the declared rules)');
+    expect(tested.stdout).toContain('3 passed, 0 failed (against the declared rules: files only)');
     expect(tested.stdout).toMatch(/PASS erin has no tunnel: .*got no tunnel \(no device\)/);
     expect(tested.stderr).toMatch(/warning: .*GRACE_PASSWORD is not set/);
 
     const explained = await netform(server, ['explain', 'erin@example.com', '10.1.2.3:22/tcp', '-f', file], UNSET);
     expect(explained.code, describeResult(explained)).toBe(0);
-    expect(explained.stdout).toBe('erin@example.com -> 10.1.2.3:22/tcp\nerin@example.com: NO TUNNEL (no device)\n');
+    expect(explained.stdout).toBe(
+      'erin@example.com -> 10.1.2.3:22/tcp, against the declared rules (files only)\nerin@example.com: NO TUNNEL (no device)\n',
+    );
     const policy = await netform(server, ['explain', 'erin@example.com/*', '10.1.2.3:22/tcp', '-f', file], UNSET);
     expect(policy.stdout).toMatch(/erin@example\.com\/\*: DROP\n {2}decided by drop 10\.0\.0\.0\/8 \(global\)/);
   });
@@ -202,7 +204,7 @@ describe('a plan whose access test fails', () => {
       expect(r.stdout).not.toMatch(/\u001b|\u202e/);
       // Failures first: before the plan's summary.
       expect(r.stdout.search(failure)).toBeLessThan(r.stdout.indexOf('No changes'));
-      expect(r.stdout).toContain('Access tests: 1 of 2 failed, 1 passed.');
+      expect(r.stdout).toContain('Access tests (after apply): 1 of 2 failed, 1 passed.');
     }
   });
 
@@ -211,10 +213,10 @@ describe('a plan whose access test fails', () => {
     for (const format of ['text', 'markdown']) {
       const r = await netform(server, ['plan', '-f', file, '--format', format], SECRETS);
       expect([0, 2], describeResult(r)).toContain(r.code);
-      expect(r.stdout).toContain('Access tests: all 3 passed.');
+      expect(r.stdout).toContain('Access tests (after apply): all 3 passed.');
     }
     const json = JSON.parse((await netform(server, ['plan', '-f', file, '--format', 'json'], SECRETS)).stdout);
-    expect(json.tests).toEqual({ passed: 3, failed: 0, failures: [] });
+    expect(json.tests).toEqual({ evaluated: 'after-apply', passed: 3, failed: 0, failures: [] });
   });
 });
 

@@ -127,7 +127,7 @@ describe('a bare address in to: is every protocol and port', () => {
     if (!sources.ok) throw new Error(sources.message);
     expect(explainText('u2@x.example', '10.1.2.3', sources.value)).toBe(
       [
-        'u2@x.example -> 10.1.2.3',
+        'u2@x.example -> 10.1.2.3, against the declared rules (files only)',
         'u2@x.example/pc: PARTIAL',
         '  accepted: 10.1.2.3/32 tcp 1-65534 by accept 10.1.0.0/16 tcp 1 - 65534 (global) at p.yaml:10, global port-accept',
         '  dropped: 10.1.2.3/32 tcp 0, 65535; 10.1.2.3/32 udp 0-65535; 10.1.2.3/32 other protocols (icmp, …) by drop 0.0.0.0/0 (global) at p.yaml:10, global portless-drop',
@@ -148,7 +148,7 @@ describe('from: "*"', () => {
     expect(result!.pass).toBe(true);
     expect(result!.decisions.map((d) => `${d.user}/${d.device}`)).toEqual(['u1@x.example/pc']);
     expect(result!.withoutDevice).toEqual(['newhire@x.example']);
-    expect(testResultsText([result!], { github: false, live: false })).toContain(
+    expect(testResultsText([result!], { github: false, state: 'files' })).toContain(
       '  note: 1 user without a device is not a source of "*" (no tunnel to test from): newhire@x.example\n',
     );
   });
@@ -184,7 +184,7 @@ describe('readable answers', () => {
     );
     const reach = reachOf(m, { user: 'carol@x.example' }, 'declared');
     if (!reach.ok) throw new Error(reach.message);
-    const text = reachOutput(reach.value, 'text', false);
+    const text = reachOutput(reach.value, 'text', 'files');
     expect(text).toContain(
       '    0.0.0.0/0 except 10.3.2.1/32, 10.20.0.0/16 (all protocols) by drop 0.0.0.0/0 (global) at p.yaml:10, global portless-drop\n',
     );
@@ -209,7 +209,7 @@ describe('readable answers', () => {
       [['u1@x.example'], 'partial'],
       [['u2@x.example', 'u3@x.example'], 'partial'],
     ]);
-    const text = whoCanReachOutput(who, 'text', false, true);
+    const text = whoCanReachOutput(who, 'text', 'files', true);
     expect(text).toContain(
       [
         '  2 users without own rules there (u2@x.example, u3@x.example), 2 devices, part of it:',
@@ -218,7 +218,7 @@ describe('readable answers', () => {
       ].join('\n'),
     );
     expect(text).toContain('  u1@x.example (1 device), part of it:\n    within its own rules (10.1.5.0/25):\n');
-    const json = JSON.parse(whoCanReachOutput(who, 'json', false, true)) as {
+    const json = JSON.parse(whoCanReachOutput(who, 'json', 'files', true)) as {
       accepted: { entries: { verdict: string; stopped_by?: unknown[] }[] };
     };
     expect(json.accepted.entries.map((e) => [e.verdict, e.stopped_by?.length])).toEqual([

@@ -107,11 +107,11 @@ describe('rendering a plan compared with its base', () => {
       at("This pull request's changes:"),
       at('  + user kim@example.com\n'),
       at('      mtu: 1280 -> 1400\n'),
-      at('Access changes of this pull request:'),
+      at('Access changes of this pull request (after apply):'),
       at("Also applied on merge: already in origin/main's plan (drift, or merged and not yet applied):"),
       at('  + user dave@example.com\n'),
       at('  - user carol@example.com'),
-      at("Access changes already in origin/main's plan:"),
+      at("Access changes already in origin/main's plan (after apply):"),
       at("Undone by this pull request: in origin/main's plan, not made on merge:"),
       at('  ~ user bob@example.com\n      role: "unprivileged" -> "admin"\n'),
     ];
@@ -125,7 +125,7 @@ describe('rendering a plan compared with its base', () => {
       md.indexOf('Compared with `origin/main` (`0123456789ab`)'),
       md.indexOf("<details open><summary>This pull request's changes</summary>"),
       md.indexOf('+ user kim@example.com'),
-      md.indexOf('<details open><summary>Access changes of this pull request</summary>'),
+      md.indexOf('<details open><summary>Access changes of this pull request (after apply)</summary>'),
       md.indexOf("<details open><summary>Also applied on merge: already in origin/main's plan"),
       md.indexOf('+ user dave@example.com'),
       md.indexOf(

@@ -169,7 +169,7 @@ describe('workflow commands: both syntaxes (security review 2026-11b, G2)', () =
         result('second', '::error::x.yaml', true),
         result('fail ##[x]', '##[error]f.yaml', false),
       ],
-      { github: true, live: false },
+      { github: true, state: 'files' },
     );
     const lines = text.split('\n').filter(Boolean);
     expect(lines.length).toBeGreaterThanOrEqual(3);

@@ -63,8 +63,8 @@ describe('not checked', () => {
 describe('access tests in a plan', () => {
   it('a passing run is counted in text and markdown', () => {
     const plan = emptyPlan({ tests: { passed: 14, failed: 0, failures: [] } });
-    expect(renderPlan(plan, 'text', { color: false })).toContain('Access tests: all 14 passed.');
-    expect(renderPlan(plan, 'markdown', { color: false })).toContain('Access tests: all 14 passed.');
+    expect(renderPlan(plan, 'text', { color: false })).toContain('Access tests (files only): all 14 passed.');
+    expect(renderPlan(plan, 'markdown', { color: false })).toContain('Access tests (files only): all 14 passed.');
   });
 
   it('failures come first, with place, expectation, outcome and deciding rule, inert', () => {
@@ -96,7 +96,7 @@ describe('access tests in a plan', () => {
       '1 access test fails: this plan cannot be applied (nothing was saved)',
       `  ${line}`,
     ]);
-    expect(text).toContain('Access tests: 1 of 2 failed, 1 passed.');
+    expect(text).toContain('Access tests (files only): 1 of 2 failed, 1 passed.');
     const md = renderPlan(plan, 'markdown', { color: false });
     expect(md.split('\n').slice(0, 7)).toEqual([
       '<!-- netform-plan -->',

@@ -229,7 +229,7 @@ describe('renderPlan', () => {
     };
     const md = renderPlan(plan, 'markdown', { color: false });
     expect(md.length).toBeLessThan(60_000);
-    expect(md).toContain('<summary>Access changes</summary>');
+    expect(md).toContain('<summary>Access changes after apply (compared with the server now)</summary>');
     expect(md).toMatch(/\*\*… \d+ more line\(s\) of access changes are not shown\*\*/);
     expect(md.split('\n').filter((l) => /^\+ user person-/.test(l)).length).toBeGreaterThan(100);
     expect(md.split('\n').filter((l) => /^`{3,}/.test(l)).length % 2).toBe(0);
