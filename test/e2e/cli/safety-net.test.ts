@@ -610,7 +610,8 @@ class FaultProxy extends EventEmitter {
         }
         break;
       case 'hold-writes':
-        if (req.method !== 'GET') {
+        // The /v0 writes; a saved plan's claim on netform's own server (outside /v0) goes through first.
+        if (req.method !== 'GET' && (req.url ?? '').startsWith('/v0/')) {
           this.#hold(() => this.#forward(req, res, false));
           return;
         }

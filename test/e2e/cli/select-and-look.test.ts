@@ -148,7 +148,7 @@ describe('netform show KEY', () => {
     // Without keys, or with --document: a whole document as export writes it.
     const document = await netformProcess(server, ['show', 'user:bob@target.test', '--document']);
     expect(document.stdout).toMatch(/^# /);
-    expect(document.stdout).toContain('version: 1');
+    expect(document.stdout).toContain('version: 2');
   });
 });
 
