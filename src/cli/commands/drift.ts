@@ -12,7 +12,7 @@ import { PLAN_FORMATS, type PlanFormat } from '../../views/plan.js';
 import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
-import { checkSchedule, type ScheduleOptions } from '../flags/schedule.js';
+import { addScheduleOptions, checkSchedule, type ScheduleOptions } from '../flags/schedule.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf, type CliIo } from '../io.js';
 import { fullPlanAt, Timings, useColor } from '../output.js';
@@ -40,20 +40,8 @@ export function registerDrift(program: Command, cli: CliContext): void {
         .choices(PLAN_FORMATS as string[])
         .default('text'),
     )
-    .option('--no-color', 'no colour in text output')
-    .option(
-      '--every <cron>',
-      'check on this cron schedule until SIGTERM/SIGINT; a leading sixth field is seconds ("*/30 * * * * *")',
-    )
-    .option('--timezone <tz>', 'time zone of the schedule (default: the system time zone)')
-    .option('--run-at-start', 'with --every: also check once right away')
-    .option('--report <file>', 'with --every: keep the latest report in this file (replaced atomically)')
-    .option(
-      '--webhook <url>',
-      'with --every: POST a report whenever the status or the set of differences changes (recovery included); at most 5 s per run',
-    )
-    .option('--webhook-always', 'with --webhook: also POST every drifted run')
-    .option('--exit-with-parent', EXIT_WITH_PARENT);
+    .option('--no-color', 'no colour in text output');
+  addScheduleOptions(cmd).option('--exit-with-parent', EXIT_WITH_PARENT);
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (opts: DriftOptions) =>

@@ -1,6 +1,7 @@
 /** The flags of a scheduled drift (`--every` and what goes with it), refused up front when they cannot work. */
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
+import type { Command } from 'commander';
 import { dirname, resolve } from 'node:path';
 import { cronExpressionProblem, timeZoneProblem } from '../../ops/drift.js';
 import { CliError } from '../exit.js';
@@ -12,6 +13,23 @@ export interface ScheduleOptions {
   report?: string;
   webhook?: string;
   webhookAlways?: boolean;
+}
+
+/** `--every` and the flags that go with it, in the order `drift --help` lists them. */
+export function addScheduleOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--every <cron>',
+      'check on this cron schedule until SIGTERM/SIGINT; a leading sixth field is seconds ("*/30 * * * * *")',
+    )
+    .option('--timezone <tz>', 'time zone of the schedule (default: the system time zone)')
+    .option('--run-at-start', 'with --every: also check once right away')
+    .option('--report <file>', 'with --every: keep the latest report in this file (replaced atomically)')
+    .option(
+      '--webhook <url>',
+      'with --every: POST a report whenever the status or the set of differences changes (recovery included); at most 5 s per run',
+    )
+    .option('--webhook-always', 'with --webhook: also POST every drifted run');
 }
 
 export async function checkSchedule(opts: ScheduleOptions & { every: string }): Promise<void> {
