@@ -1,5 +1,5 @@
 /** A loopback HTTP proxy that forwards every request to a server and records its method and path. */
-import { createServer, request, type Server } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface RecordingProxy {
@@ -9,11 +9,20 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+export interface RecordingProxyOptions {
+  /** Answers a request itself instead of forwarding it (recorded all the same); true when it did. */
+  answer?: (req: IncomingMessage, res: ServerResponse) => boolean;
+}
+
+export async function startRecordingProxy(
+  target: string,
+  options: RecordingProxyOptions = {},
+): Promise<RecordingProxy> {
   const upstream = new URL(target);
   const requests: string[] = [];
   const server: Server = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
+    if (options.answer?.(req, res)) return;
     const forward = request(
       { host: upstream.hostname, port: Number(upstream.port), method: req.method, path: req.url, headers: req.headers },
       (answer) => {

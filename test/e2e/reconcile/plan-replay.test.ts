@@ -5,10 +5,9 @@
  * since). `--embedded` the same. A plain /v0 server, which answers 404 there, keeps no record:
  * the plan applies as before. `apply --reviewed` is not a saved-plan apply and records nothing.
  */
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
+import { startRecordingProxy, type RecordingProxy } from '../../helpers/recording-proxy.js';
 import type { TestServer } from '../../helpers/server.js';
 import {
   describeResult,
@@ -41,37 +40,16 @@ async function deleteByHand(email: string): Promise<void> {
   expect(res.status).toBe(204);
 }
 
-/** A proxy in front of the server that passes /v0 and answers 404 to anything else, as a Firezone 0.7 server does. */
-async function plainV0Proxy(target: string): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
-  const upstream = new URL(target);
-  const requests: string[] = [];
-  const proxy: Server = createServer((req, res) => {
-    requests.push(`${req.method} ${req.url}`);
-    if (!req.url?.startsWith('/v0/')) {
+/** A plain /v0 server in front of `target`: everything outside /v0 answers 404, as on Firezone 0.7. */
+function plainV0Proxy(target: string): Promise<RecordingProxy> {
+  return startRecordingProxy(target, {
+    answer: (req, res) => {
+      if (req.url?.startsWith('/v0/')) return false;
       req.resume();
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"errors":{"detail":"Not Found"}}');
-      return;
-    }
-    const forward = request(
-      { host: upstream.hostname, port: Number(upstream.port), method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
+      return true;
+    },
   });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        proxy.closeAllConnections();
-        proxy.close(() => resolve());
-      }),
-  };
 }
 
 describe('a saved plan is applied once on netform server', () => {
