@@ -58,6 +58,11 @@ export interface CliIo {
   secrets: Secrets;
   stops: StopSource;
   /**
+   * This run's clock: the instant expiries and acknowledgements are judged at. The process's
+   * reads the system clock; read-only commands may be given another with the hidden `--now`.
+   */
+  clock(): Date;
+  /**
    * Ends the run at once with this code, work in flight abandoned (a second Ctrl-C). The
    * process's io exits the process; run() resolves with the code in any case.
    */
@@ -86,6 +91,8 @@ export interface MemoryIoOptions {
   /** What stdin holds (for `-f -`). Default: nothing. */
   stdin?: string;
   isTTY?: Partial<CliIo['isTTY']>;
+  /** The run's clock. Default: the system clock. */
+  clock?: () => Date;
 }
 
 /** An io whose streams are strings in memory: for tests and for library use. */
@@ -114,6 +121,7 @@ export function memoryIo(options: MemoryIoOptions): MemoryIo {
         return () => listeners.delete(listener);
       },
     },
+    clock: options.clock ?? (() => new Date()),
     exit: (code) => exits.push(code),
     exits,
     stdout: () => text.out,

@@ -60,6 +60,7 @@ export function processIo(): CliIo {
     },
     secrets: new Secrets(),
     stops: processStops,
+    clock: () => new Date(),
     exit: (code) => process.exit(code),
   };
 }

@@ -1,0 +1,22 @@
+/**
+ * The instant a run judges expiries and acknowledgements at: the run's clock, or, for commands that
+ * only read, the hidden `--now TIME` (for tests and for asking "what will be true on that day").
+ * Commands that write (apply, plan -o, drift --every) keep their own clock.
+ */
+import { Option, type Command } from 'commander';
+import { parseInstant } from '../../model/instant.js';
+import { inertText } from '../../views/escape.js';
+import { CliError } from '../exit.js';
+import type { CliIo } from '../io.js';
+
+export function addNowOption(cmd: Command): Command {
+  return cmd.addOption(new Option('--now <time>', 'judge expiries as at this instant (read-only commands)').hideHelp());
+}
+
+/** `--now` when given (a date or a date-time with an offset), else the run's clock. */
+export function instantOf(io: Pick<CliIo, 'clock'>, options: { now?: string }): Date {
+  if (options.now === undefined) return io.clock();
+  const parsed = parseInstant(options.now);
+  if (!parsed.ok) throw new CliError(`--now: ${parsed.reason} (got ${inertText(options.now)})`);
+  return parsed.instant;
+}
