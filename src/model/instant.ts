@@ -29,7 +29,12 @@ export function parseInstant(text: unknown): InstantParse {
   const dt = DATE_TIME.exec(text);
   if (!dt) return { ok: false, reason: EXPECTED };
   const [y, m, d, h, min, s] = [1, 2, 3, 4, 5, 6].map((i) => Number(dt[i] ?? 0)) as [
-    number, number, number, number, number, number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
   ];
   if (!validDay(y, m, d) || h > 23 || min > 59 || s > 59) return { ok: false, reason: `no such instant: ${text}` };
   const ms = Date.parse(text);
