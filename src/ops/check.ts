@@ -13,8 +13,8 @@ import { emailGlobMatcher, emailGlobProblem } from '../model/email-glob.js';
 import { formatDiagnostic, type Diagnostic } from '../model/diagnostic.js';
 import { userKey } from '../model/keys.js';
 import type { DesiredState, LiveState } from '../model/state.js';
-import type { Change } from '../plan/types.js';
 import { modelFor, type AccessSource } from './access.js';
+import { adminsAfter } from './access-delta.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { makePlan } from './plan.js';
@@ -47,21 +47,7 @@ function loadForCheck(file: string, events: CheckEvents, input?: DesiredInput): 
 const adminsOfDesired = (desired: DesiredState): Set<string> =>
   new Set(desired.users.filter((u) => u.role === 'admin').map((u) => userKey(u.email)));
 
-const adminsOfLive = (live: LiveState): Set<string> =>
-  new Set(live.users.filter((u) => u.role === 'admin').map((u) => userKey(u.email)));
-
-/** The admins once a plan's changes are made: its creates, role updates and deletions over the live admins. */
-function adminsAfter(live: LiveState, changes: readonly Change[]): Set<string> {
-  const admins = adminsOfLive(live);
-  for (const change of changes) {
-    if (change.kind !== 'user') continue;
-    if (change.action === 'delete') admins.delete(change.key);
-    const role = change.body?.role ?? change.fields.find((f) => f.field === 'role')?.after;
-    if (role === 'admin') admins.add(change.key);
-    else if (role !== undefined) admins.delete(change.key);
-  }
-  return admins;
-}
+const adminsOfLive = (live: LiveState): Set<string> => adminsAfter(live, []);
 
 const EMPTY_MODEL = (settings: AccessModel['settings']): AccessModel => ({ users: new Map(), rules: [], settings });
 
