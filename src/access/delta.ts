@@ -291,6 +291,7 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
   const globalDisjoint = { 4: disjoint(globalDirty, 4), 6: disjoint(globalDirty, 6) };
   // Users without own rules where rules changed share one result per tunnel change.
   const shared = new Map<string, { gained: DeltaRegion[]; lost: DeltaRegion[] }>();
+  const sharedRuleless = new Map<string, { gained: DeltaRegion[]; lost: DeltaRegion[] }>();
   const ownMeetsDirty = (key: string): boolean =>
     [rulesBefore, rulesAfter].some((rules) =>
       (rules.byOwner.get(key) ?? []).some((r) => globalDirty.some((region) => meets(r, region))),
@@ -309,6 +310,8 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
     if (names.size === 0) continue;
     const own = ownChanged.get(key) ?? [];
     const alone = own.length === 0 && !ownMeetsDirty(key);
+    // A user without own rules on either side meets the global rules alone, also with a new tunnel.
+    const ruleless = !rulesBefore.byOwner.has(key) && !rulesAfter.byOwner.has(key);
     const mine = new Map<string, { gained: DeltaRegion[]; lost: DeltaRegion[] }>();
     const byChange = new Map<string, DeviceDelta>();
     for (const name of [...names].sort()) {
@@ -322,7 +325,11 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
       }
       const signature = JSON.stringify(tunnel);
       // Where the user has no own rule, a kept tunnel changes as everyone's does.
-      const cache = alone && Object.values(tunnel).every((t) => t === 'kept') ? shared : mine;
+      const cache = ruleless
+        ? sharedRuleless
+        : alone && Object.values(tunnel).every((t) => t === 'kept')
+          ? shared
+          : mine;
       let delta = cache.get(signature);
       if (!delta) {
         const cells: ChangedCell[] = [];
