@@ -12,7 +12,14 @@
  * everything. A kept tunnel never gains or loses the server's own addresses.
  */
 import type { IpFamily } from '../model/net.js';
-import { accessBlocksOf, mergePortRanges, type AccessBlock, type ClassIndex, type PacketCell } from './changes.js';
+import {
+  accessBlocksOf,
+  exceptForm,
+  mergePortRanges,
+  type AccessBlock,
+  type ClassIndex,
+  type PacketCell,
+} from './changes.js';
 import { everyPacketRegion } from './destination.js';
 import { CompiledRules } from './evaluate.js';
 import type { AccessModel, AccessRule, AccessUser, CompiledRule } from './model.js';
@@ -259,13 +266,17 @@ function regionsOfCells(cells: readonly ChangedCell[]): DeltaRegion[] {
   }
   const out: DeltaRegion[] = [];
   for (const { before, after, cells: mine } of groups.values()) {
-    for (const block of accessBlocksOf(mine.map(cellOf)))
+    for (const block of accessBlocksOf(mine.map(cellOf))) {
+      // The same addresses as one block with holes, where that is shorter to read (as `reach` does).
+      const except = exceptForm(block.family, block.addresses);
       out.push({
         ...block,
+        ...(except ? { except } : {}),
         before: ruleOf(before),
         after: ruleOf(after),
         address_ports: sizeOfBlock(block).toString(),
       });
+    }
   }
   return out;
 }
@@ -394,11 +405,6 @@ function blastRadius(entries: readonly DeviceDelta[], admins: DeltaInput['admins
     admins_gained: [...after].filter((u) => !before.has(u)).sort(),
     admins_lost: [...before].filter((u) => !after.has(u)).sort(),
   };
-}
-
-/** Whether a delta grants anything new: a gained region or a new admin. */
-export function grantsNewAccess(delta: AccessDelta): boolean {
-  return delta.entries.some((e) => e.gained.length > 0) || delta.blast_radius.admins_gained.length > 0;
 }
 
 /**

@@ -3,7 +3,6 @@
  * grant as `who → what`, with the rule responsible and where it is declared. Pure.
  */
 import type { AccessDelta, DeltaRegion, DeltaRule, DeviceDelta } from '../access/delta.js';
-import { exceptForm } from '../access/changes.js';
 import { describeRule } from '../model/rule.js';
 import { githubData, githubProperty, inertLine, inertMessage, inertText, jsonDocument } from './escape.js';
 import { sarifOutput, type SarifFinding, type SarifRuleId } from './sarif.js';
@@ -39,7 +38,7 @@ function whoText(grant: Grant): string {
 
 /** `tcp 5432 to 10.20.0.0/16`, `every protocol and port to 0.0.0.0/0 except 10.0.0.0/8`. */
 export function whatText(region: DeltaRegion): string {
-  const except = exceptForm(region.family, region.addresses);
+  const { except } = region;
   const where = except ? `${except.block} except ${except.holes.join(', ')}` : region.addresses.join(', ');
   if (region.protocol === 'all') return `every protocol and port to ${where}`;
   if (region.protocol === 'other') return `protocols without ports (icmp, …) to ${where}`;

@@ -5,6 +5,8 @@
  * (the server now against after apply), `no-access-to` with `--except`, every format, and a gate
  * that cannot be evaluated (result `error`, exit 6).
  */
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { git } from '../../helpers/git.js';
 import type { TestServer } from '../../helpers/server.js';
@@ -38,6 +40,9 @@ ${more.bobDb ? '    rules: *db\n' : ''}rules:
 }
 
 const offline = { NETFORM_URL: undefined, NETFORM_TOKEN: undefined };
+const validDelta = new Ajv2020({ allErrors: true }).compile(
+  JSON.parse(readFileSync(new URL('../../../schemas/access-delta.schema.json', import.meta.url), 'utf8')) as object,
+);
 
 /** A repository whose main has desired(), and a branch `pr` with `head` committed. */
 function repository(name: string, head: string): string {
@@ -65,6 +70,7 @@ describe('check no-new-access --base', () => {
     );
     const json = JSON.parse((await check(repo, '--format', 'json')).stdout);
     expect(json).toMatchObject({ check: 'no-new-access', result: 'pass', grants: [] });
+    expect(validDelta(json.access_delta), JSON.stringify(validDelta.errors)).toBe(true);
     expect(json.access_delta.blast_radius).toMatchObject({
       users_affected: 1,
       gained: { users: 0, address_ports: '0' },
