@@ -78,10 +78,10 @@ function sample(random: () => number): { address: string; protocol: Protocol; po
 }
 
 describe('access delta', () => {
-  it('matches brute-force evaluation on 250 random changes, with the deciding rule on each side (seeded)', () => {
+  it('matches brute-force evaluation on 150 random changes, with the deciding rule on each side (seeded)', () => {
     const random = prng(4242);
     let changed = 0;
-    for (let round = 0; round < 250; round++) {
+    for (let round = 0; round < 150; round++) {
       const before = Array.from({ length: int(random, 0, 6) }, () => randomRule(random));
       const after = before.filter(() => random() < 0.7);
       for (let i = int(random, 0, 3); i > 0; i--) after.push(randomRule(random));
@@ -121,7 +121,7 @@ describe('access delta', () => {
         if (gains || loses) changed++;
       }
     }
-    expect(changed).toBeGreaterThan(600);
+    expect(changed).toBeGreaterThan(350);
   }, 120_000); // CPU-bound and deterministic: its time grows with the machine's load, never its verdict
 
   it('counts the blast radius: users, devices, address × port pairs and admins', () => {
