@@ -2,14 +2,14 @@
 # Step 2 of action.yml: runs one netform command as the inputs say, in the calling repository's
 # workspace, and writes the outputs (exit-code, plan-file, output-file, unreviewed-file) to
 # $GITHUB_OUTPUT and a markdown result to the job summary. Exit status: 0 unless netform exited 1,
-# 3, 4 or 5 (or 2 with fail-on-changes), or was stopped.
+# 3, 4, 5 or 6 (or 2 with fail-on-changes), or was stopped.
 #
 # The log is live and ordered: netform's stdout and stderr go to the log as they are written, in
 # the order written (scripts/action-stream.mjs; stdout also to output-file), so each write's line
 # is in the log the moment it settles, also when the job is cancelled or killed. While netform
 # runs, workflow commands are stopped (::stop-commands::) with a token no one can guess, so no
 # value from the server or the files (a device named "::error::…") can issue one;
-# `validate`/`test --format github` are the exception, their annotations are meant.
+# `validate`/`test`/`check --format github` are the exception, their annotations are meant.
 set -uo pipefail
 exec 2>&1 # one stream: stderr lines land between stdout lines in the order they were written
 set -m    # jobs in their own process groups: a signal to the step reaches netform once, passed on
@@ -66,10 +66,10 @@ run_netform() {
   return "$code"
 }
 
-# plan on a pull request: compare with its base (the Action fetches it), unless base: none.
+# plan and check on a pull request: compare with its base (the Action fetches it), unless base: none.
 base="${INPUT_BASE:-auto}"
 base_args=()
-if [ "$command" = plan ]; then
+if [ "$command" = plan ] || [ "$command" = check ]; then
   if [ "$base" = auto ]; then
     base=""
     case "${GITHUB_EVENT_NAME:-}" in
@@ -131,6 +131,19 @@ case "$command" in
       [ -s "$unreviewed_file" ] || unreviewed_file=""
     fi
     ;;
+  check)
+    # An access gate (input check): no-new-access compares with the base (a pull request), else
+    # the server now with after apply (--live); no-access-to TARGET [--except USERS] as given.
+    [ "$format" = markdown ] && format=github
+    [ "$format" = github ] || stop_commands
+    read -r -a gate <<< "${INPUT_CHECK:-no-new-access}"
+    gate_args=()
+    if [ "${gate[0]:-}" = no-new-access ]; then
+      if [ -n "$base" ]; then gate_args=("${base_args[@]}"); else gate_args=(--live); fi
+    fi
+    run_netform "$output_file" tee check "${gate[@]}" -f "$path" --format "$format" "${gate_args[@]}" "${extra[@]}"
+    code=$?
+    ;;
   drift)
     stop_commands
     run_netform "$output_file" tee drift -f "$path" --format "$format" "${extra[@]}"
@@ -146,7 +159,7 @@ case "$command" in
     code=$?
     ;;
   *)
-    echo "::error::netform action: unknown command \"$command\" (validate, test, plan, apply, drift or review)"
+    echo "::error::netform action: unknown command \"$command\" (validate, test, plan, apply, drift, review or check)"
     exit 1
     ;;
 esac

@@ -14,6 +14,8 @@ export const ExitCode = {
   stale: 4,
   /** `apply -f --reviewed`: what was reviewed was applied, and changes nobody reviewed were withheld. */
   unreviewed: 5,
+  /** `check`: the gate could not be evaluated (bad files, an unknown ref, no server): neither pass nor fail. */
+  unevaluated: 6,
   /** Apply stopped by SIGINT (128 + 2), by SIGTERM (128 + 15). */
   interrupted: 130,
   terminated: 143,

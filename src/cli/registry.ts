@@ -80,6 +80,11 @@ export const commands: Registry = {
     args: '',
     summary: 'a periodic access review: who reaches what, stale devices, unused accounts and rules',
   },
+  check: {
+    load: async () => (await import('./commands/check.js')).registerCheck,
+    args: '<gate>',
+    summary: 'access gates for CI: no-new-access, no-access-to',
+  },
   nft: {
     load: async () => (await import('./commands/nft.js')).registerNft,
     args: '',

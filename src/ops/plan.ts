@@ -16,6 +16,7 @@ import { isPending } from '../plan/outcome.js';
 import { liveKeyIds, normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import type { PlanBase } from '../plan/types.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
+import { planAccessDelta } from './access-delta.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
@@ -60,6 +61,8 @@ export interface PlanRequest extends PlanShaping {
   load?: (path: string) => Promise<LoadResult>;
   /** Where the files' secrets (and `-` for stdin) are read from. */
   input?: DesiredInput;
+  /** Attach the plan's access delta (Plan.access_delta: `plan --format json` and `-o`). */
+  accessDelta?: boolean;
 }
 
 export interface PlanResult {
@@ -99,7 +102,10 @@ export async function planAgainstServer(
   try {
     for (const warning of portRuleWarnings(desired)) events.warning?.(warning);
     const made = await makePlan(desired, request, session, events, live);
-    const plan = base ? await compareToBase(made, base, desired, request, session, live) : made;
+    const compared = base ? await compareToBase(made, base, desired, request, session, live) : made;
+    const plan = request.accessDelta
+      ? { ...compared, access_delta: planAccessDelta(compared, await live, desired) }
+      : compared;
     return { plan, differs: isPending(plan) };
   } finally {
     await session.close();

@@ -5,6 +5,7 @@
  * reference (SecretRef) and, in a saved plan, an HMAC of the value.
  */
 import type { AccessChanges } from '../access/changes.js';
+import type { AccessDelta } from '../access/delta.js';
 import type { DecidingItem } from '../access/deciding.js';
 import type { SecretRef, SentSecretField } from '../model/secret.js';
 
@@ -351,4 +352,9 @@ export interface Plan {
    * a user outside `manage.users` reaching in (listed only). Absent when there are none.
    */
   deciding?: DecidingItem[];
+  /**
+   * `plan --format json` and `-o`: per user and device, what is gained and lost with the deciding
+   * rules, and the blast radius (src/access/delta.ts; schemas/access-delta.schema.json).
+   */
+  access_delta?: AccessDelta;
 }

@@ -24,6 +24,11 @@ export const SARIF_RULES = {
   'desired-state/error': 'The desired state has an error: plan and apply refuse it.',
   'desired-state/warning': 'The desired state has something to look at (a secret not at hand, a shadowed rule, …).',
   'access-test/failed': 'An access test (tests:) does not hold against the rules.',
+  'access-gate/new-access':
+    'A user or device reaches packets after the change that it could not reach before (netform check no-new-access).',
+  'access-gate/forbidden-access':
+    'A user or device reaches a block a standing invariant keeps closed (netform check no-access-to).',
+  'access-gate/error': 'An access gate could not be evaluated (netform check).',
 } as const;
 export type SarifRuleId = keyof typeof SARIF_RULES;
 

@@ -89,6 +89,7 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
     base,
     connect: connectorOf(connection),
     runTests: true,
+    accessDelta: opts.format === 'json' || opts.out !== undefined,
   };
   const warning = (d: Parameters<typeof formatDiagnostic>[0]) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
   const result = await planAgainstServer(request, { phase: timings.phase, warning });

@@ -515,6 +515,39 @@ describe('action.yml', () => {
         expect.stringMatching(/^::warning::netform action: could not fetch the base branch no-such-branch/),
       ]);
     });
+
+    it('check no-new-access on a pull request: compared with the fetched base, each new grant an annotation at its rule (exit 1)', () => {
+      const origin = ws.path('gate-origin.git');
+      const seed = ws.path('gate-seed');
+      git(ws.dir, 'init', '-q', '--bare', '-b', 'main', origin);
+      git(ws.dir, 'init', '-q', '-b', 'main', seed);
+      const files = (ports: string) =>
+        `version: 1\nusers:\n  - email: gate@pr-ci.test\n    devices:\n      - { name: laptop, public_key: "${wgKey()}" }\n    rules:\n      - { action: accept, destination: 10.20.0.0/16, port_type: tcp, port_range: "${ports}" }\nrules:\n  - { action: drop, destination: 10.0.0.0/8 }\n`;
+      ws.write('gate-seed/desired/netform.yaml', files('5432'));
+      git(seed, 'add', '.');
+      git(seed, 'commit', '-q', '-m', 'base');
+      git(seed, 'push', '-q', origin, 'main');
+      git(seed, 'checkout', '-q', '-b', 'pr');
+      ws.write('gate-seed/desired/netform.yaml', files('5432-5440'));
+      git(seed, 'commit', '-q', '-am', 'wider');
+      git(seed, 'push', '-q', origin, 'pr');
+      const checkout = ws.path('gate-checkout');
+      git(ws.dir, 'clone', '-q', '--depth', '1', '--branch', 'pr', `file://${origin}`, checkout);
+
+      const env = { GITHUB_EVENT_NAME: 'pull_request', GITHUB_BASE_REF: 'main' };
+      const checked = runAction({ command: 'check' }, checkout, { env });
+      expect(checked.status, checked.log).toBe(1);
+      expect(checked.outputs['exit-code']).toBe('1');
+      expect(workflowCommands(checked.log).issued).toEqual([
+        '::error file=desired/netform.yaml,line=7::gate@pr-ci.test (laptop) → tcp 5433-5440 to 10.20.0.0/16 (by accept 10.20.0.0/16 tcp 5432-5440 (gate@pr-ci.test) at desired/netform.yaml:7)',
+      ]);
+      const invariant = runAction(
+        { command: 'check', check: 'no-access-to 10.20.0.0/16:22/tcp', format: 'json' },
+        checkout,
+      );
+      expect(invariant.status, invariant.log).toBe(0);
+      expect(JSON.parse(invariant.output)).toMatchObject({ result: 'pass' });
+    });
   });
 
   describe('a live log, also when the apply is stopped or killed', () => {

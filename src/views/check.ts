@@ -1,0 +1,173 @@
+/**
+ * The words and documents of `netform check` (text, json, github, sarif): each new or forbidden
+ * grant as `who → what`, with the rule responsible and where it is declared. Pure.
+ */
+import type { AccessDelta, DeltaRegion, DeltaRule, DeviceDelta } from '../access/delta.js';
+import { describeRule } from '../model/rule.js';
+import { githubData, githubProperty, inertLine, inertMessage, inertText, jsonDocument } from './escape.js';
+import { sarifOutput, type SarifFinding, type SarifRuleId } from './sarif.js';
+
+export const CHECK_FORMATS = ['text', 'json', 'github', 'sarif'] as const;
+export type CheckFormat = (typeof CHECK_FORMATS)[number];
+export type CheckName = 'no-new-access' | 'no-access-to';
+
+/** One grant: who reaches what, and the rule responsible (with its file and line when declared). */
+export interface Grant {
+  user: string;
+  devices: string[];
+  region: DeltaRegion;
+  /** A device with no tunnel in the family before (a new device or user, or one enabled again). */
+  newTunnel: boolean;
+}
+
+export function grantsOf(entries: readonly DeviceDelta[]): Grant[] {
+  return entries.flatMap((e) =>
+    e.gained.map((region) => ({
+      user: e.user,
+      devices: e.devices,
+      region,
+      newTunnel: e.tunnel[region.family] === 'new',
+    })),
+  );
+}
+
+/** `alice@example.com (laptop, phone)`. */
+function whoText(grant: Grant): string {
+  return `${grant.user} (${grant.devices.join(', ')})`;
+}
+
+/** `tcp 5432 to 10.20.0.0/16`, `every protocol and port to 0.0.0.0/0 except 10.0.0.0/8`. */
+export function whatText(region: DeltaRegion): string {
+  const { except } = region;
+  const where = except ? `${except.block} except ${except.holes.join(', ')}` : region.addresses.join(', ');
+  if (region.protocol === 'all') return `every protocol and port to ${where}`;
+  if (region.protocol === 'other') return `protocols without ports (icmp, …) to ${where}`;
+  return `${region.protocol} ${region.ports} to ${where}`;
+}
+
+function ruleText(rule: DeltaRule): string {
+  const where =
+    rule.file !== undefined ? ` at ${rule.file}:${rule.line}` : rule.id !== undefined ? ` (id ${rule.id})` : '';
+  return `${describeRule({ ...rule, owner: rule.user })}${where}`;
+}
+
+/** Which rule is responsible: the one that accepts now, else the drop that no longer applies. */
+export function responsibleText(grant: Grant, check: CheckName): string {
+  const { before, after } = grant.region;
+  const fresh = grant.newTunnel ? 'a new tunnel; ' : '';
+  if (after) return `${fresh}by ${ruleText(after)}`;
+  if (check === 'no-new-access' && before)
+    return `${fresh}no rule matches now (the chain policy accepts): ${ruleText(before)} decided it before`;
+  return `${fresh}no rule matches (the chain policy accepts)`;
+}
+
+/** Where a grant is fixed: the accepting rule's line, else the removed drop's. */
+function locationOf(grant: Grant): { file?: string; line?: number } {
+  const rule = grant.region.after ?? grant.region.before;
+  return rule?.file !== undefined ? { file: rule.file, line: rule.line } : {};
+}
+
+export function grantLine(grant: Grant, check: CheckName): string {
+  return `${whoText(grant)} → ${whatText(grant.region)} (${responsibleText(grant, check)})`;
+}
+
+export interface CheckReport {
+  check: CheckName;
+  /** What was evaluated: `the files at main → the files now`, `10.20.0.0/16:5432/tcp against the server now`. */
+  subject: string;
+  grants: Grant[];
+  /** For no-new-access: the whole delta (gains, losses, blast radius). */
+  delta?: AccessDelta;
+  except?: string[];
+}
+
+function headline(report: CheckReport): string {
+  const n = report.grants.length;
+  if (report.check === 'no-new-access')
+    return n === 0
+      ? `check no-new-access: PASS: no user or device reaches anything it could not reach before (${report.subject})`
+      : `check no-new-access: FAIL: ${n} new grant${n === 1 ? '' : 's'} (${report.subject})`;
+  return n === 0
+    ? `check no-access-to: PASS: nobody${report.except?.length ? ` outside ${report.except.join(', ')}` : ''} reaches ${report.subject}`
+    : `check no-access-to: FAIL: ${n} grant${n === 1 ? '' : 's'} reach ${report.subject}`;
+}
+
+function textOutput(report: CheckReport, github: boolean): string {
+  const lines = [inertMessage(headline(report))];
+  for (const grant of report.grants) {
+    const line = grantLine(grant, report.check);
+    if (!github) lines.push(inertLine(`  ${line}`));
+    else {
+      const { file, line: at } = locationOf(grant);
+      const props = file !== undefined ? ` file=${inertText(githubProperty(file))},line=${at}` : '';
+      lines.push(`::error${props}::${inertText(githubData(line))}`);
+    }
+  }
+  const radius = report.delta?.blast_radius;
+  if (radius) {
+    lines.push(
+      `blast radius: ${radius.users_affected} user(s), ${radius.devices_affected} device(s) affected; gained ${radius.gained.address_ports} and lost ${radius.lost.address_ports} address × port pairs`,
+    );
+    if (radius.admins_gained.length > 0) lines.push(inertLine(`new admins: ${radius.admins_gained.join(', ')}`));
+    if (radius.admins_lost.length > 0) lines.push(inertLine(`admins no more: ${radius.admins_lost.join(', ')}`));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function grantJson(grant: Grant, check: CheckName): Record<string, unknown> {
+  const { before, after, address_ports, ...block } = grant.region;
+  return {
+    user: grant.user,
+    devices: grant.devices,
+    ...block,
+    address_ports,
+    new_tunnel: grant.newTunnel,
+    rule: after ?? (check === 'no-new-access' ? before : null),
+    before,
+    after,
+    text: grantLine(grant, check),
+  };
+}
+
+const SARIF_RULE: Record<CheckName, SarifRuleId> = {
+  'no-new-access': 'access-gate/new-access',
+  'no-access-to': 'access-gate/forbidden-access',
+};
+
+/** The check's output and its result in the chosen format. */
+export function checkOutput(report: CheckReport, format: CheckFormat, where: { root: string; cwd: string }): string {
+  const result = report.grants.length === 0 ? 'pass' : 'fail';
+  if (format === 'json')
+    return jsonDocument({
+      check: report.check,
+      result,
+      subject: report.subject,
+      ...(report.except ? { except: report.except } : {}),
+      grants: report.grants.map((g) => grantJson(g, report.check)),
+      ...(report.delta ? { access_delta: report.delta } : {}),
+    });
+  if (format === 'sarif') {
+    const findings: SarifFinding[] = report.grants.map((grant) => ({
+      ruleId: SARIF_RULE[report.check],
+      level: 'error',
+      message: grantLine(grant, report.check),
+      ...locationOf(grant),
+    }));
+    return sarifOutput(findings, where);
+  }
+  return textOutput(report, format === 'github');
+}
+
+/** A check that could not be evaluated: `result: error` and why. */
+export function checkErrorOutput(
+  check: CheckName,
+  message: string,
+  format: CheckFormat,
+  where: { root: string; cwd: string },
+): string {
+  const said = `check ${check} could not be evaluated: ${message}`;
+  if (format === 'json') return jsonDocument({ check, result: 'error', error: message });
+  if (format === 'sarif') return sarifOutput([{ ruleId: 'access-gate/error', level: 'error', message: said }], where);
+  if (format === 'github') return `::error::${inertText(githubData(said))}\n`;
+  return `${inertMessage(said)}\n`;
+}
