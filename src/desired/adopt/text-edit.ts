@@ -176,7 +176,7 @@ export class YamlFileEditor {
     const source = this.text.slice(start, end);
     if (/^[[{]\S/.test(source) && !/^(\[\]|\{\})$/.test(source)) return false;
     if (/^[[{]\s/.test(source)) return true;
-    return !/: \[[^\s\]]/.test(this.text);
+    return !/\[[^\s\]]/.test(this.text);
   }
 
   #insertField(map: YAMLMap, key: string, value: unknown, after: readonly string[]): void {
