@@ -8,7 +8,7 @@
 import { lstatSync, statSync } from 'node:fs';
 import { constructCalls } from '../desired/adopt/cdktf.js';
 import { unifiedDiff } from '../desired/adopt/diff.js';
-import { AdoptEngine, type AdoptPhase } from '../desired/adopt/engine.js';
+import { AdoptEngine, mappingFor, type AdoptPhase } from '../desired/adopt/engine.js';
 import { AdoptFiles, type AdoptFile } from '../desired/adopt/files.js';
 import { loadDesiredTexts } from '../desired/adopt/load.js';
 import type { AdoptNote, AdoptSelection } from '../desired/adopt/types.js';
@@ -201,7 +201,7 @@ async function adoptCdktf(request: AdoptRequest, selection: AdoptSelection): Pro
         (s) =>
           s.startsWith('user:') && (id.startsWith(`device:${s.slice(5)}/`) || id.startsWith(`rule:${s.slice(5)}|`)),
       );
-    return { notes: [], files: [], cdktf: constructCalls(plan, live, selected) };
+    return { notes: [], files: [], cdktf: constructCalls(plan, live, selected, mappingFor(desired)) };
   } finally {
     await session.close();
   }

@@ -5,7 +5,7 @@
  */
 import type { AdoptNote, Placement } from '../desired/adopt/types.js';
 import type { AdoptedFile } from '../ops/adopt.js';
-import { inertMessage, inertText } from './escape.js';
+import { inertMessage, inertText, markdownFence } from './escape.js';
 
 /** The sentence for a changed secret adopt never writes. */
 export const SECRET_REFUSAL = "adopt cannot write secrets: set the reference's value";
@@ -91,4 +91,19 @@ export function adoptDiff(files: readonly AdoptedFile[]): string {
 export function adoptCdktfText(calls: string): string {
   if (calls === '') return '// nothing to adopt\n';
   return `// A CDKTF stack is the output of a program: adopt edits nothing. Put these constructs into the\n// stack's program (netform/cdktf's User, Device and Rule), then synthesize and plan again.\n${inertMessage(calls)}`;
+}
+
+/**
+ * The commit message of `drift --adopt-branch`: a title line, then a markdown body (a pull
+ * request's description) holding adopt's report in a code block, where nothing is markup.
+ */
+export function adoptCommitMessage(notes: readonly AdoptNote[], files: readonly AdoptedFile[], server: string): string {
+  const written = notes.filter((n) => WRITTEN.has(n.kind)).length;
+  const title = `netform: adopt ${written} hand change${written === 1 ? '' : 's'} from ${inertText(server)}`;
+  const report = adoptReport(notes, files, true)
+    .split('\n')
+    .filter((line) => !line.startsWith('adopt: would write'))
+    .join('\n');
+  const fence = markdownFence(report);
+  return `${title}\n\nChanges made on the server by hand, written into the desired-state files by \`netform drift --adopt-branch\`. Review them line by line: merging declares them; closing this leaves the next apply to undo them.\n\n${fence}\n${report}${fence}\n`;
 }

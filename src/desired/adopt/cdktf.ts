@@ -9,8 +9,6 @@ import { indexLiveState } from '../../plan/live-index.js';
 import type { Plan } from '../../plan/types.js';
 import { deviceToYaml, ruleToYaml, type Mapping } from '../export/mapping.js';
 
-const MAPPING: Mapping = { pinAddresses: true, explicitDefaults: false };
-
 /** `use_default_mtu` -> `useDefaultMtu`. */
 function camel(name: string): string {
   return name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -34,8 +32,8 @@ function userCall(user: ApiUser): string {
   return `const ${constructId(user.email)} = new User(this, ${JSON.stringify(constructId(user.email))}, ${properties(values)});`;
 }
 
-function deviceCall(device: ApiDevice, owner: string): string {
-  const values: Record<string, unknown> = { 'userId.id': constructId(owner), ...deviceToYaml(device, MAPPING) };
+function deviceCall(device: ApiDevice, owner: string, mapping: Mapping): string {
+  const values: Record<string, unknown> = { 'userId.id': constructId(owner), ...deviceToYaml(device, mapping) };
   const id = constructId(`${owner}_${device.name}`);
   return `new Device(this, ${JSON.stringify(id)}, ${properties(values)});`;
 }
@@ -54,7 +52,12 @@ function ruleCall(rule: ApiRule, owner: string | null): string {
  * device, and every live object no construct declares. One block per object, each preceded by a
  * comment naming it.
  */
-export function constructCalls(plan: Plan, live: LiveState, selected: (id: string) => boolean): string {
+export function constructCalls(
+  plan: Plan,
+  live: LiveState,
+  selected: (id: string) => boolean,
+  mapping: Mapping,
+): string {
   const index = indexLiveState(live);
   const out: string[] = [];
   const add = (id: string, call: string) => out.push(`// ${id}\n${call}\n`);
@@ -65,7 +68,7 @@ export function constructCalls(plan: Plan, live: LiveState, selected: (id: strin
       if (user) add(change.id, userCall(user));
     } else if (change.kind === 'device' && change.liveId) {
       const device = index.devicesById.get(change.liveId);
-      if (device) add(change.id, deviceCall(device, index.deviceOwnerOf(device)));
+      if (device) add(change.id, deviceCall(device, index.deviceOwnerOf(device), mapping));
     }
   }
   for (const item of plan.undeclared ?? []) {
@@ -75,12 +78,13 @@ export function constructCalls(plan: Plan, live: LiveState, selected: (id: strin
       const user = index.usersById.get(item.liveId);
       if (!user) continue;
       const calls = [userCall(user)];
-      for (const device of index.devicesByUserId.get(user.id) ?? []) calls.push(deviceCall(device, user.email));
+      for (const device of index.devicesByUserId.get(user.id) ?? [])
+        calls.push(deviceCall(device, user.email, mapping));
       for (const rule of index.rulesByUserId.get(user.id) ?? []) calls.push(ruleCall(rule, user.email));
       add(id, calls.join('\n'));
     } else if (item.kind === 'device') {
       const device = index.devicesById.get(item.liveId);
-      if (device) add(id, deviceCall(device, index.deviceOwnerOf(device)));
+      if (device) add(id, deviceCall(device, index.deviceOwnerOf(device), mapping));
     } else if (item.kind === 'rule') {
       const rule = index.rulesById.get(item.liveId);
       if (rule) add(id, ruleCall(rule, index.ruleOwnerOf(rule)));

@@ -46,7 +46,7 @@ export interface AdoptOptions {
 }
 
 /** Export's mapping of live values: defaults left out; addresses pinned when the files pin any. */
-function mappingFor(desired: DesiredState): Mapping {
+export function mappingFor(desired: DesiredState): Mapping {
   const pinned = desired.users.some((u) =>
     u.devices.some((d) => d.fields.ipv4 !== undefined || d.fields.ipv6 !== undefined),
   );
