@@ -223,7 +223,7 @@ export class AdoptEngine {
     for (const change of plan.changes) {
       if (!this.selected(change.id) || this.#protected(change.id)) continue;
       if (change.kind === 'configuration') {
-        this.#note({ kind: 'not-adoptable', id: change.id, what: 'the configuration (netform export writes it)' });
+        this.#note({ kind: 'not-adoptable', id: change.id, what: 'the configuration: edit `configuration:` by hand' });
       } else if (change.action === 'update' || change.action === 'replace') {
         if (change.kind === 'user') this.#updateUser(change);
         else if (change.kind === 'device') this.#updateDevice(change);

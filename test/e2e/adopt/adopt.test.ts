@@ -132,12 +132,15 @@ describe('netform adopt', () => {
 
   it('--dry-run prints the diff and writes nothing', async () => {
     const before = files();
-    const dry = await run(['adopt', '-f', repo(), '--all-drift', '--dry-run']);
+    // Run in the repository: the diff names the files as git does.
+    const dry = await netform(server, ['adopt', '-f', '.', '--all-drift', '--dry-run'], ENV, repo());
     expect(dry.code, describeResult(dry)).toBe(0);
     expect(files()).toEqual(before);
-    expect(dry.stdout).toContain('+++ b/');
+    expect(dry.stdout).toContain(
+      '--- a/team-a.yaml\n+++ b/team-a.yaml\n@@ -7,13 +7,13 @@\n users:\n   # Alice runs the on-call rota.\n   - email: alice@adopt.test   # lead\n',
+    );
     expect(dry.stdout).toContain('-    role: admin\n+    role: unprivileged\n');
-    expect(dry.stdout).toMatch(/--- \/dev\/null\n\+\+\+ b\/.*frank@adopt\.test\.yaml\n/);
+    expect(dry.stdout).toContain('--- /dev/null\n+++ b/frank@adopt.test.yaml\n@@ -0,0 +1,8 @@\n+version: 2\n');
     expect(dry.stderr).toContain('would write (dry run, nothing written) 3 file(s)');
   });
 
