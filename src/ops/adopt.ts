@@ -72,8 +72,6 @@ function selectionOf(request: Pick<AdoptRequest, 'keys' | 'allDrift'>): AdoptSel
     );
   try {
     const ids = request.keys.map(normalizeTarget);
-    if (ids.includes('configuration'))
-      throw new OpError('request', 'adopt writes users, devices and rules; netform export writes the configuration');
     return { all: false, ids: new Set(ids) };
   } catch (error) {
     if (error instanceof TargetError) throw new OpError('request', error.message.replace('--target ', ''));
@@ -151,11 +149,12 @@ export async function adoptFromServer(request: AdoptRequest): Promise<AdoptResul
   if ('cdktf' in found) return adoptCdktf(request, selection);
   const { files, within } = found;
   // The files' own errors first, before the server is read.
-  await stateOf(files, request.input, true);
+  const declared = await stateOf(files, request.input, true);
   const session = await request.connect.open();
   let live: LiveState;
   try {
-    live = await readLiveState(session);
+    // `configuration:` is read when the files declare it, as plan reads it.
+    live = await readLiveState(session, { configuration: declared.configuration !== undefined });
     const engine = new AdoptEngine(files, {
       selection,
       removeDeleted: request.removeDeleted,
@@ -192,7 +191,7 @@ async function adoptCdktf(request: AdoptRequest, selection: AdoptSelection): Pro
   const desired = await loadDesired(request.file, {}, loaderFor(request.input));
   const session = await request.connect.open();
   try {
-    const live = await readLiveState(session);
+    const live = await readLiveState(session, { configuration: desired.configuration !== undefined });
     const plan = planOf(desired, live, session);
     const selected = (id: string) =>
       selection.all ||

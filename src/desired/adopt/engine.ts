@@ -222,9 +222,8 @@ export class AdoptEngine {
   #adopt(plan: Plan): void {
     for (const change of plan.changes) {
       if (!this.selected(change.id) || this.#protected(change.id)) continue;
-      if (change.kind === 'configuration') {
-        this.#note({ kind: 'not-adoptable', id: change.id, what: 'the configuration: edit `configuration:` by hand' });
-      } else if (change.action === 'update' || change.action === 'replace') {
+      if (change.kind === 'configuration') this.#updateConfiguration(change);
+      else if (change.action === 'update' || change.action === 'replace') {
         if (change.kind === 'user') this.#updateUser(change);
         else if (change.kind === 'device') this.#updateDevice(change);
       } else if (change.action === 'create') {
@@ -275,6 +274,24 @@ export class AdoptEngine {
         editor.setField(at.map, 'role', live.role, before(USER_ORDER, 'role'));
         written.push('role');
       } else this.#note({ kind: 'not-adoptable', id: change.id, what: `its ${field.field}` });
+    }
+    this.#written(change.id, at.file, written);
+  }
+
+  /** The server configuration's fields the files give, set to the live values (a null one is listed). */
+  #updateConfiguration(change: Change): void {
+    const at = this.#mapAt(this.#desired.configuration?.source);
+    if (!at) return;
+    const editor = this.files.editor(at.file);
+    const written: string[] = [];
+    for (const { field, before: live, sensitive } of change.fields) {
+      if (sensitive) this.#note({ kind: 'secret', id: change.id, field });
+      else if (live === null || live === undefined)
+        this.#note({ kind: 'not-adoptable', id: change.id, what: `its ${field}, which the server does not give` });
+      else if (!this.#anchored(change.id, at.map, [field])) {
+        editor.setField(at.map, field, live);
+        written.push(field);
+      }
     }
     this.#written(change.id, at.file, written);
   }
@@ -462,6 +479,7 @@ export class AdoptEngine {
   }
 
   #known(id: string, key: string, index: LiveIndex, declared: Declared): boolean {
+    if (id === 'configuration') return this.#desired.configuration !== undefined;
     if (id.startsWith('user:')) return index.usersByKey.has(key) || declared.users.has(key);
     if (id.startsWith('device:')) return index.devicesByKey.has(key) || declared.devices.has(key);
     return index.rulesByKey.has(key) || declared.rules.has(key);

@@ -145,6 +145,24 @@ users:
     expect(readFileSync(file, 'utf8')).toBe(text);
   });
 
+  it('the configuration the files give is adopted field by field', async () => {
+    const text = `version: 2
+settings: { manage: { users: ["*@config.test"], rules: [] } }
+configuration:
+  default_client_mtu: 1380 # the office link
+  default_client_dns: [10.0.0.53]
+`;
+    const file = ws.write('config/desired.yaml', text);
+    expect((await run(['apply', '-f', file, '--yes'])).code).toBe(0);
+    const patched = await server.api('PATCH', '/v0/configuration', { configuration: { default_client_mtu: 1300 } });
+    expect(patched.status).toBe(200);
+    const done = await run(['adopt', '-f', file, '--all-drift']);
+    expect(done.code, describeResult(done)).toBe(0);
+    expect(done.stderr).toContain('  ~ configuration: default_client_mtu (');
+    expect(readFileSync(file, 'utf8')).toBe(text.replace('mtu: 1380 #', 'mtu: 1300 #'));
+    expect((await run(['plan', '-f', file])).code).toBe(0);
+  });
+
   it('a CDKTF stack: adopt prints the construct calls and edits nothing', async () => {
     const key = wgKey();
     const out = ws.path('cdktf-out');
