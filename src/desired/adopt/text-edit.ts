@@ -108,6 +108,8 @@ export interface Located {
 export class YamlFileEditor {
   readonly documents: Document.Parsed[];
   readonly #splices: Splice[] = [];
+  /** Lists this editor adds to a mapping that had none: where their next item goes. */
+  readonly #started = new Map<YAMLMap, Map<string, number>>();
 
   constructor(readonly text: string) {
     this.documents = parseAllDocuments(text) as Document.Parsed[];
@@ -252,15 +254,25 @@ export class YamlFileEditor {
     const keyIndent = map.items.length > 0 ? columnOf(this.text, rangeOf(map.items[0]!.key)[0]) : 0;
     const indent = ' '.repeat(keyIndent + 2);
     const body = lines.map((line) => `${indent}${line}`).join('\n');
+    // A list this editor has started already: the item goes after those added to it.
+    const started = this.#started.get(map)?.get(key);
+    if (started !== undefined) return this.#splice(started, started, `${body}\n`);
+    const start = (pos: number) => {
+      const lists = this.#started.get(map) ?? new Map<string, number>();
+      lists.set(key, pos);
+      this.#started.set(map, lists);
+    };
     if (pair) {
       // `key:` with no value, or an empty block: the items go under it.
       const keyEnd = rangeOf(pair.key)[1];
       const end = lineEndAfter(this.text, rangeOf(pair.value ?? pair.key)[1]);
+      start(end);
       return this.#splice(keyEnd, end, `:\n${body}\n`);
     }
     const last = map.items.at(-1);
     const pos = last ? lineEndAfter(this.text, rangeOf(last.value ?? last.key)[1]) : this.text.length;
     const newline = pos > 0 && this.text[pos - 1] !== '\n' ? '\n' : '';
+    start(pos);
     this.#splice(pos, pos, `${newline}${' '.repeat(keyIndent)}${key}:\n${body}\n`);
   }
 

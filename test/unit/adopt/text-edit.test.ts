@@ -88,6 +88,16 @@ describe('YamlFileEditor', () => {
     );
   });
 
+  it('appends several items to a list it starts, under one key', () => {
+    const editor = new YamlFileEditor('version: 2\nusers:\n  - email: a@x.test\n  - email: b@x.test\n');
+    const user = mapAt(editor, 'users[0]');
+    editor.appendItem(user, 'devices', { name: 'one', public_key: 'k1' });
+    editor.appendItem(user, 'devices', { name: 'two', public_key: 'k2' });
+    expect(editor.result()).toBe(
+      'version: 2\nusers:\n  - email: a@x.test\n    devices:\n      - name: one\n        public_key: k1\n      - name: two\n        public_key: k2\n  - email: b@x.test\n',
+    );
+  });
+
   it('removes a list item with the comment above it; the only item takes its field along', () => {
     const editor = new YamlFileEditor(TEXT);
     const root = editor.documents[0]!.contents as YAMLMap;
