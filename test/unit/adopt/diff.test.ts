@@ -20,7 +20,7 @@ describe('unifiedDiff', () => {
     let seed = 7;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     try {
-      for (let t = 0; t < 60; t++) {
+      for (let t = 0; t < 30; t++) {
         const a = Array.from({ length: Math.floor(random() * 30) }, () => `l${Math.floor(random() * 6)}`);
         const b = a.filter(() => random() > 0.15).map((l) => (random() < 0.1 ? `x${l}` : l));
         if (random() < 0.5) b.splice(Math.floor(random() * b.length), 0, 'new');
