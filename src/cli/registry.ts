@@ -40,6 +40,11 @@ export const commands: Registry = {
     args: '[keys...]',
     summary: 'print live objects as desired-state YAML',
   },
+  adopt: {
+    load: async () => (await import('./commands/adopt.js')).registerAdopt,
+    args: '[keys...]',
+    summary: 'write live values changed by hand into the desired-state files',
+  },
   completion: {
     load: async () => (await import('./commands/completion.js')).registerCompletion,
     args: '<shell>',

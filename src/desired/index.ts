@@ -49,7 +49,7 @@ async function readStdin(limit: ReadLimit, stdin: NonNullable<LoadOptions['stdin
 const YAML_FILE = /\.ya?ml$/i;
 
 /** What a desired-state path names: its files and the containment they must lie in. */
-type Target = { files: string[]; within: Containment } | { cdktf: true } | { diagnostic: Diagnostic };
+export type Target = { files: string[]; within: Containment } | { cdktf: true } | { diagnostic: Diagnostic };
 
 async function yamlFilesOf(path: string): Promise<Target> {
   let isFolder: boolean;
@@ -112,6 +112,14 @@ async function loadYamlFiles(paths: string[], within: Containment | null, option
     await parseYamlInto(text, file, documents, diagnostics);
   }
   return readDocuments(documents, files, options.env ?? process.env, diagnostics, { unparsed: true });
+}
+
+/**
+ * The YAML files a load of `path` reads and the containment they lie in (the same discovery as
+ * loadDesiredState), `cdktf` for a synthesized stack, or why the path names neither.
+ */
+export async function desiredStateFilesOf(path: string): Promise<Target> {
+  return yamlFilesOf(path);
 }
 
 /**

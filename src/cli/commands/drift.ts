@@ -9,6 +9,7 @@ import { driftText } from '../../views/drift.js';
 import { inertText } from '../../views/escape.js';
 import { renderDrift } from '../../views/drift-render.js';
 import { PLAN_FORMATS, type PlanFormat } from '../../views/plan.js';
+import { addAdoptBranchOption, proposeAdoption } from '../adopt-branch.js';
 import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
@@ -23,6 +24,7 @@ const STOP_BOUND_MS = 10_000;
 
 interface DriftOptions extends ConnectionOptions, ScheduleOptions {
   file: string;
+  adoptBranch?: string;
   exitWithParent?: boolean;
   format: PlanFormat;
   color?: boolean;
@@ -41,7 +43,7 @@ export function registerDrift(program: Command, cli: CliContext): void {
         .default('text'),
     )
     .option('--no-color', 'no colour in text output');
-  addScheduleOptions(cmd).option('--exit-with-parent', EXIT_WITH_PARENT);
+  addAdoptBranchOption(addScheduleOptions(cmd).option('--exit-with-parent', EXIT_WITH_PARENT));
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (opts: DriftOptions) =>
@@ -61,12 +63,16 @@ async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   const color = opts.format === 'text' && useColor(opts, io);
   const output = renderDrift(plan, opts.format, { color, fullPlanAt: fullPlanAt(io.env) });
   io.out.write(output.endsWith('\n') ? output : `${output}\n`);
+  if (opts.adoptBranch !== undefined && status === 'drift')
+    await proposeAdoption(opts.file, opts.adoptBranch, connect, io, plan.server);
   // Drift: changes, or pending with none planned (src/plan/outcome.ts).
   return status === 'drift' ? ExitCode.changes : ExitCode.ok;
 }
 
 async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   const every = opts.every!;
+  if (opts.adoptBranch !== undefined)
+    throw new CliError('--adopt-branch is for a single check, not a schedule (--every)');
   if (opts.file === '-')
     throw new CliError(
       '-f - (stdin) can be read once only: a schedule reads the files again at every run; give a path',

@@ -301,11 +301,11 @@ const FAILURES: Failure[] = [
     env: { SAFETY_PASSWORD: undefined },
     // A password is read only when it is sent (W3.6): commands that would send it (plan, apply: the
     // user is created) stop naming the variable; validate, test and explain warn and go on; drift
-    // never reads a password, so it has nothing to say about one.
+    // (and adopt, which plans as drift does) never reads a password, so it has nothing to say about one.
     expect: (c) =>
       /^(plan|apply)/.test(c.name)
         ? { ending: { code: 1 }, error: /SAFETY_PASSWORD is not set/ }
-        : /^drift/.test(c.name)
+        : /^(drift|adopt)/.test(c.name)
           ? { ending: { code: c.daemon ? 0 : c.ok } }
           : { ending: { code: c.ok }, warning: /warning: .*SAFETY_PASSWORD is not set/ },
   },
@@ -468,6 +468,13 @@ const COMMANDS: Command[] = [
     ok: 0,
     json: true,
     daemon: true,
+  },
+  {
+    name: 'adopt --dry-run',
+    args: (x) => ['adopt', '-f', x.desired, '--all-drift', '--dry-run'],
+    network: true,
+    files: true,
+    ok: 0,
   },
   { name: 'export -o', args: (x) => ['export', '-o', join(x.out, 'export')], network: true, files: false, ok: 0 },
   { name: 'show', args: () => ['show'], network: true, files: false, ok: 0 },
