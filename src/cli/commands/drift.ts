@@ -11,6 +11,7 @@ import { renderDrift } from '../../views/drift-render.js';
 import { PLAN_FORMATS, type PlanFormat } from '../../views/plan.js';
 import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
+import { addNowOption, judgedAt } from '../flags/judged-at.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
 import { addScheduleOptions, checkSchedule, type ScheduleOptions } from '../flags/schedule.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
@@ -26,6 +27,7 @@ interface DriftOptions extends ConnectionOptions, ScheduleOptions {
   exitWithParent?: boolean;
   format: PlanFormat;
   color?: boolean;
+  now?: string;
 }
 
 export function registerDrift(program: Command, cli: CliContext): void {
@@ -41,7 +43,7 @@ export function registerDrift(program: Command, cli: CliContext): void {
         .default('text'),
     )
     .option('--no-color', 'no colour in text output');
-  addScheduleOptions(cmd).option('--exit-with-parent', EXIT_WITH_PARENT);
+  addScheduleOptions(addNowOption(cmd)).option('--exit-with-parent', EXIT_WITH_PARENT);
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (opts: DriftOptions) =>
@@ -56,7 +58,8 @@ async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   }
   const timings = new Timings(io);
   const connect = connectorOf(resolveConnection(opts, io));
-  const { plan, status } = await checkDrift({ file: opts.file, connect, input: inputOf(io) }, timings);
+  const now = judgedAt(io, opts);
+  const { plan, status } = await checkDrift({ file: opts.file, connect, input: inputOf(io), instant: now }, timings);
   timings.report();
   const color = opts.format === 'text' && useColor(opts, io);
   const output = renderDrift(plan, opts.format, { color, fullPlanAt: fullPlanAt(io.env) });
@@ -71,6 +74,7 @@ async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<ExitCode>
     throw new CliError(
       '-f - (stdin) can be read once only: a schedule reads the files again at every run; give a path',
     );
+  judgedAt(io, opts, '--every');
   await checkSchedule({ ...opts, every });
   const log = (message: string) => io.err.write(`${inertText(message)}\n`);
   const timings = new Timings(io);
