@@ -209,7 +209,7 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
       const fields = entry.field === '*' ? WHOLE_DEVICE : [entry.field];
       for (const field of fields) takeLiveField(device, object.object as ApiDevice, field);
     }
-    const shown = entry.field === '*' ? '' : ` is ${JSON.stringify(liveValue(object, entry.field))} on the server,`;
+    const shown = entry.field === '*' ? ':' : ` is ${JSON.stringify(liveValue(object, entry.field))} on the server,`;
     result.kept.push({
       reason: 'acknowledged',
       id: entry.key,
