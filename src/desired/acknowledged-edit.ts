@@ -41,6 +41,13 @@ function columnOf(text: string, offset: number): number {
   return offset - (text.lastIndexOf('\n', offset - 1) + 1);
 }
 
+/** Where a node's text ends: its range may run past its line break into the next line's indentation. */
+function contentEnd(text: string, end: number): number {
+  let at = end;
+  while (at > 0 && /\s/.test(text[at - 1]!)) at--;
+  return at;
+}
+
 /** The scalar text of a map's key, when the node is a map holding it. */
 function stringAt(node: unknown, key: string): unknown {
   return isMap(node) ? node.get(key) : undefined;
@@ -75,7 +82,8 @@ export function withAcknowledgement(
       return typeof key === 'string' && sameKey(key) && stringAt(item, 'field') === entry.field;
     });
     if (same && isMap(same) && same.range) {
-      const [start, end] = same.range;
+      const [start] = same.range;
+      const end = contentEnd(text, same.range[1]);
       const dash = columnOf(text, start) - 2;
       return { text: `${text.slice(0, start)}${block(entry, dash).slice(dash + 2)}${text.slice(end)}`, replaced: true };
     }
@@ -83,7 +91,7 @@ export function withAcknowledgement(
     const last = items[items.length - 1] as { range?: [number, number, number] };
     if (!first.range || !last.range) throw new AcknowledgementEditError('its acknowledged: list cannot be edited');
     const dash = Math.max(0, columnOf(text, first.range[0]) - 2);
-    const lineEnd = text.indexOf('\n', last.range[1]);
+    const lineEnd = text.indexOf('\n', contentEnd(text, last.range[1]));
     const at = lineEnd === -1 ? text.length : lineEnd;
     return { text: `${text.slice(0, at)}\n${block(entry, dash)}${text.slice(at)}`, replaced: false };
   }
