@@ -68,8 +68,7 @@ export function withAcknowledgement(
   const root = doc.contents;
   if (root !== null && !isMap(root)) throw new AcknowledgementEditError('its document is not a mapping');
   const pair = root?.items.find((item) => isScalar(item.key) && item.key.value === 'acknowledged') as
-    | Pair<unknown, unknown>
-    | undefined;
+    Pair<unknown, unknown> | undefined;
   if (!pair) {
     const body = text === '' || text.endsWith('\n') ? text : `${text}\n`;
     return { text: `${body}acknowledged:\n${block(entry, 2)}\n`, replaced: false };

@@ -29,7 +29,8 @@ function diagnostic(at: SourceLocation, message: string): Diagnostic {
 export function objectKey(text: string): { key: string } | { problem: string } {
   try {
     const key = normalizeTarget(text);
-    if (key === 'configuration') return { problem: 'expected user:EMAIL, device:EMAIL/NAME or rule:KEY, not configuration' };
+    if (key === 'configuration')
+      return { problem: 'expected user:EMAIL, device:EMAIL/NAME or rule:KEY, not configuration' };
     return { key };
   } catch (error) {
     if (error instanceof TargetError) return { problem: error.message.replace(/^--target /, '') };
@@ -111,7 +112,9 @@ function acknowledgement(entry: Mapping, source: SourceLocation): DesiredAcknowl
     read.fingerprint = entry.fingerprint;
   } else {
     if (!('value' in entry) || entry.fingerprint !== undefined)
-      return { problem: `acknowledged: an entry for field ${field} gives its live value as value (and no fingerprint)` };
+      return {
+        problem: `acknowledged: an entry for field ${field} gives its live value as value (and no fingerprint)`,
+      };
     read.value = entry.value;
   }
   return read;

@@ -7,7 +7,11 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { acknowledgeableField, objectKey } from '../desired/acknowledged.js';
-import { AcknowledgementEditError, withAcknowledgement, type AcknowledgementEntry } from '../desired/acknowledged-edit.js';
+import {
+  AcknowledgementEditError,
+  withAcknowledgement,
+  type AcknowledgementEntry,
+} from '../desired/acknowledged-edit.js';
 import { writeFileAtomically } from '../model/files.js';
 import { formatInstant, parseInstant } from '../model/instant.js';
 import { deviceKeyOfOwnerKey, userKey } from '../model/keys.js';
@@ -47,7 +51,10 @@ export async function acknowledgeLive(request: AcknowledgeRequest): Promise<Ackn
   const key = objectKey(request.key);
   if ('problem' in key) throw new OpError('request', `${request.key}: ${key.problem}`);
   if (!acknowledgeableField(key.key, field))
-    throw new OpError('request', `${key.key}: field ${JSON.stringify(field)} cannot be acknowledged (a user's role, a device's writable fields, or * for the whole object)`);
+    throw new OpError(
+      'request',
+      `${key.key}: field ${JSON.stringify(field)} cannot be acknowledged (a user's role, a device's writable fields, or * for the whole object)`,
+    );
   const until = parseInstant(request.until);
   if (!until.ok) throw new OpError('request', `--until: ${until.reason}`);
   if (until.instant.getTime() <= request.now.getTime())
@@ -69,7 +76,10 @@ export async function acknowledgeLive(request: AcknowledgeRequest): Promise<Ackn
   const object = liveObjects(live).get(key.key);
   if (!object) throw new OpError('request', `${key.key}: no such object on the server (netform show lists them)`);
   if (!differs(plan, key.key, field))
-    throw new OpError('request', `${key.key}${field === '*' ? '' : ` ${field}`}: nothing differs from the files now: nothing to acknowledge`);
+    throw new OpError(
+      'request',
+      `${key.key}${field === '*' ? '' : ` ${field}`}: nothing differs from the files now: nothing to acknowledge`,
+    );
 
   const entry: AcknowledgementEntry = {
     key: key.key,

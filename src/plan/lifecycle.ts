@@ -144,11 +144,22 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
     const { id } = object.object;
     removed.add(id);
     ids.add(id);
-    result.left.push({ kind: object.kind, key: object.key.slice(object.kind.length + 1), liveId: id, label: object.label, fate: 'keep', reason });
+    result.left.push({
+      kind: object.kind,
+      key: object.key.slice(object.kind.length + 1),
+      liveId: id,
+      label: object.label,
+      fate: 'keep',
+      reason,
+    });
     if (object.kind !== 'user') return;
     // A user goes with its devices and rules.
     for (const device of live.devices) if (device.user_id === id) removed.add(device.id);
-    for (const rule of live.rules) if (rule.user_id === id) (removed.add(rule.id), ids.add(rule.id));
+    for (const rule of live.rules) {
+      if (rule.user_id !== id) continue;
+      removed.add(rule.id);
+      ids.add(rule.id);
+    }
   };
 
   for (const entry of desired.forget ?? []) {
@@ -195,11 +206,15 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
     }
     const declaration = declared.get(entry.key);
     if (declaration === true) {
-      result.warnings.push(`acknowledged: ${what}: a file declares this rule as it is: nothing to acknowledge${at(entry)}`);
+      result.warnings.push(
+        `acknowledged: ${what}: a file declares this rule as it is: nothing to acknowledge${at(entry)}`,
+      );
       continue;
     }
     if (!declaration && object.kind !== 'rule' && entry.field !== '*') {
-      result.warnings.push(`acknowledged: ${what}: no file declares ${entry.key}; acknowledge it as a whole ("*")${at(entry)}`);
+      result.warnings.push(
+        `acknowledged: ${what}: no file declares ${entry.key}; acknowledge it as a whole ("*")${at(entry)}`,
+      );
       continue;
     }
     if (!declaration) leave(object, `acknowledged ${untilWords(entry)}`, policyIds.acknowledged);
@@ -237,7 +252,17 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
 }
 
 /** The device fields a `*` acknowledgement of a declared device takes from the live device. */
-const WHOLE_DEVICE = ['description', 'public_key', 'ipv4', 'ipv6', 'allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'];
+const WHOLE_DEVICE = [
+  'description',
+  'public_key',
+  'ipv4',
+  'ipv6',
+  'allowed_ips',
+  'dns',
+  'endpoint',
+  'mtu',
+  'persistent_keepalive',
+];
 
 /** The declaration holds the live value of `field` (with its use_default flag, for a defaultable field). */
 function takeLiveField(device: DesiredDevice, live: ApiDevice, field: string): void {

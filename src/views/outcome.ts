@@ -38,7 +38,10 @@ function describe(items: readonly OutcomeItem[], pending = false): string {
     const which = named.length > 0 ? ` (${named.join(', ')})` : '';
     parts.push(`${plural(n('ignored'), 'field differs', 'fields differ')} under ignore_changes, not managed${which}`);
   }
-  if (n('acknowledged')) parts.push(`${plural(n('acknowledged'), 'difference', 'differences')} acknowledged until a date (see What differs)`);
+  if (n('acknowledged'))
+    parts.push(
+      `${plural(n('acknowledged'), 'difference', 'differences')} acknowledged until a date (see What differs)`,
+    );
   if (n('not_checked')) parts.push(`${plural(n('not_checked'), 'field', 'fields')} not checked`);
   if (n('deciding') && pending)
     parts.push(
@@ -53,7 +56,9 @@ function describe(items: readonly OutcomeItem[], pending = false): string {
         `${plural(outside, "user outside this repository's users reaches", "users outside this repository's users reach")} inside the managed blocks`,
       );
     if (forgotten)
-      parts.push(`${plural(forgotten, 'forgotten rule decides', 'forgotten rules decide')} packets inside the managed blocks`);
+      parts.push(
+        `${plural(forgotten, 'forgotten rule decides', 'forgotten rules decide')} packets inside the managed blocks`,
+      );
   }
   return parts.join('; ');
 }

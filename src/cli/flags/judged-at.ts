@@ -3,7 +3,6 @@
  * judged at. Refused where the run writes or keeps running (`plan -o`, `drift --every`): those keep
  * their own clock.
  */
-import type { Command } from 'commander';
 import { CliError } from '../exit.js';
 import type { CliIo } from '../io.js';
 import { addNowOption, instantOf } from './now.js';

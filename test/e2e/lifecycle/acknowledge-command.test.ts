@@ -7,7 +7,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../../helpers/server.js';
-import { create, describeResult, netform, serverState, useServerAndWorkspace, wgKey, type Workspace } from '../../helpers/workspace.js';
+import {
+  create,
+  describeResult,
+  netform,
+  serverState,
+  useServerAndWorkspace,
+  wgKey,
+  type Workspace,
+} from '../../helpers/workspace.js';
 
 const BOB_KEY = wgKey();
 
@@ -86,13 +94,42 @@ describe('netform acknowledge', () => {
   });
 
   it('refuses an unknown key, an until in the past, and a field that does not differ', async () => {
-    const unknown = await netform(server, ['acknowledge', 'user:nobody@corp.test', '-f', dir, '--until', '2099-01-01', '--reason', 'x']);
+    const unknown = await netform(server, [
+      'acknowledge',
+      'user:nobody@corp.test',
+      '-f',
+      dir,
+      '--until',
+      '2099-01-01',
+      '--reason',
+      'x',
+    ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('user:nobody@corp.test: no such object on the server');
-    const past = await netform(server, ['acknowledge', 'user:bob@corp.test', 'role', '-f', dir, '--until', '2001-01-01', '--reason', 'x']);
+    const past = await netform(server, [
+      'acknowledge',
+      'user:bob@corp.test',
+      'role',
+      '-f',
+      dir,
+      '--until',
+      '2001-01-01',
+      '--reason',
+      'x',
+    ]);
     expect(past.code).toBe(1);
     expect(past.stderr).toContain('--until 2001-01-01 is not in the future');
-    const same = await netform(server, ['acknowledge', 'user:bob@corp.test', 'role', '-f', dir, '--until', '2099-01-01', '--reason', 'x']);
+    const same = await netform(server, [
+      'acknowledge',
+      'user:bob@corp.test',
+      'role',
+      '-f',
+      dir,
+      '--until',
+      '2099-01-01',
+      '--reason',
+      'x',
+    ]);
     expect(same.code).toBe(1);
     expect(same.stderr).toContain('user:bob@corp.test role: nothing differs from the files now');
   });
@@ -101,7 +138,9 @@ describe('netform acknowledge', () => {
     await create(server, 'rules', { action: 'accept', destination: '10.0.0.0/7' });
     const drift = await netform(server, ['drift', '-f', dir]);
     expect(drift.code, describeResult(drift)).toBe(2);
-    expect(drift.stdout).toContain('rule accept 10.0.0.0/7 (global, outside manage.rules) decides packets inside 10.0.0.0/8');
+    expect(drift.stdout).toContain(
+      'rule accept 10.0.0.0/7 (global, outside manage.rules) decides packets inside 10.0.0.0/8',
+    );
 
     const settings = readFileSync(ws.path('repo/settings.yaml'), 'utf8');
     const bob = readFileSync(ws.path('repo/bob.yaml'), 'utf8');
@@ -123,7 +162,7 @@ describe('netform acknowledge', () => {
     const added = readFileSync(ws.path('repo/bob.yaml'), 'utf8');
     expect(added.startsWith(bob)).toBe(true);
     expect(added.slice(bob.length)).toMatch(
-      /^  - key: "rule:\*\|accept\|10\.0\.0\.0\/7\|any"\n    field: "\*"\n    fingerprint: "sha256:[0-9a-f]{32}"\n    reason: "vendor VPN until the migration"\n    until: "2099-06-30T12:00:00Z"\n$/,
+      /^ {2}- key: "rule:\*\|accept\|10\.0\.0\.0\/7\|any"\n {4}field: "\*"\n {4}fingerprint: "sha256:[0-9a-f]{32}"\n {4}reason: "vendor VPN until the migration"\n {4}until: "2099-06-30T12:00:00Z"\n$/,
     );
 
     const after = await netform(server, ['drift', '-f', dir]);

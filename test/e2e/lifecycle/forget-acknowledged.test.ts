@@ -74,7 +74,9 @@ describe('forget: a user the repository stops managing', () => {
     const file = ws.write('declared.yaml', team('forget:\n  - "user:BOB@corp.test"\n'));
     const r = await netform(server, ['validate', '-f', file]);
     expect(r.code, describeResult(r)).toBe(1);
-    expect(r.stderr + r.stdout).toMatch(/declared\.yaml:6:\d+.*user:bob@corp\.test is forgotten \(forget: at .*declared\.yaml:12\) but still declared here/);
+    expect(r.stderr + r.stdout).toMatch(
+      /declared\.yaml:6:\d+.*user:bob@corp\.test is forgotten \(forget: at .*declared\.yaml:12\) but still declared here/,
+    );
   });
 });
 
@@ -139,7 +141,9 @@ describe('acknowledged: a hand change kept until a date', () => {
     ws.write('team.yaml', team(ACK));
     const drift = await netform(server, ['drift', '-f', file, '--now', '2026-12-01']);
     expect(drift.code, describeResult(drift)).toBe(2);
-    expect(drift.stdout).toContain('device bob@corp.test/laptop: endpoint: changed on the server since it was acknowledged');
+    expect(drift.stdout).toContain(
+      'device bob@corp.test/laptop: endpoint: changed on the server since it was acknowledged',
+    );
     expect(drift.stdout).toContain('endpoint is "203.0.113.77:51820" on the server');
   });
 

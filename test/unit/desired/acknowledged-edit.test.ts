@@ -19,7 +19,10 @@ const same = (written: string) => written === 'user:bob@corp.test';
 describe('withAcknowledgement', () => {
   it('appends a list at the end of a file without one', () => {
     const text = 'version: 2 # v\nusers: [] # none yet\n';
-    expect(withAcknowledgement(text, ENTRY, same)).toEqual({ text: `${text}acknowledged:\n${LINES}\n`, replaced: false });
+    expect(withAcknowledgement(text, ENTRY, same)).toEqual({
+      text: `${text}acknowledged:\n${LINES}\n`,
+      replaced: false,
+    });
     expect(withAcknowledgement('version: 2', ENTRY, same).text).toBe(`version: 2\nacknowledged:\n${LINES}\n`);
   });
 
