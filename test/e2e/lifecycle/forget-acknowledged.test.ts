@@ -6,6 +6,7 @@
  * that matches nothing is a warning; an acknowledged broad live rule no longer counts as access drift.
  */
 import { describe, expect, it } from 'vitest';
+import { closedPlanValidators } from '../../helpers/plan-schema-closed.js';
 import type { TestServer } from '../../helpers/server.js';
 import {
   create,
@@ -122,6 +123,16 @@ describe('acknowledged: a hand change kept until a date', () => {
     const plan = await netform(server, ['plan', '-f', file, '--now', '2026-12-01']);
     expect(plan.code, describeResult(plan)).toBe(0);
     expect(plan.stdout).toContain('1 difference acknowledged until a date');
+    const json = JSON.parse(
+      (await netform(server, ['plan', '-f', file, '--now', '2026-12-01', '--format', 'json'])).stdout,
+    );
+    expect(json.changes).toEqual([]);
+    expect(json.outcome).toMatchObject({
+      status: 'kept',
+      kept: [{ reason: 'acknowledged', id: 'device:bob@corp.test/laptop' }],
+    });
+    const { plan: validPlan } = closedPlanValidators();
+    expect(validPlan(json), JSON.stringify(validPlan.errors)).toBe(true);
 
     const after = await netform(server, ['drift', '-f', file, '--now', '2026-12-31']);
     expect(after.code, describeResult(after)).toBe(2);
