@@ -16,7 +16,7 @@ import { writeFileAtomically } from '../model/files.js';
 import { formatInstant, parseInstant } from '../model/instant.js';
 import { deviceKeyOfOwnerKey, userKey } from '../model/keys.js';
 import type { DesiredState, SourceLocation } from '../model/state.js';
-import { liveFingerprint, liveObjects, liveValue } from '../plan/lifecycle.js';
+import { liveFingerprint, liveObjects, liveValue, showsDifference } from '../plan/lifecycle.js';
 import type { Plan } from '../plan/types.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
@@ -75,7 +75,7 @@ export async function acknowledgeLive(request: AcknowledgeRequest): Promise<Ackn
   }
   const object = liveObjects(live).get(key.key);
   if (!object) throw new OpError('request', `${key.key}: no such object on the server (netform show lists them)`);
-  if (!differs(plan, key.key, field))
+  if (!showsDifference(plan, key.key, field))
     throw new OpError(
       'request',
       `${key.key}${field === '*' ? '' : ` ${field}`}: nothing differs from the files now: nothing to acknowledge`,
@@ -102,16 +102,6 @@ export async function acknowledgeLive(request: AcknowledgeRequest): Promise<Ackn
   }
   writeFileAtomically(target, edited.text);
   return { file: target, entry, replaced: edited.replaced };
-}
-
-/** Whether the plan shows a difference for the object's field (or for the object, `*`). */
-function differs(plan: Plan, key: string, field: string): boolean {
-  const change = plan.changes.find((c) => c.id === key);
-  if (change && (field === '*' || change.fields.some((f) => f.field === field || f.field === `use_default_${field}`)))
-    return true;
-  if (field !== '*') return false;
-  if (plan.undeclared?.some((item) => `${item.kind}:${item.key}` === key)) return true;
-  return plan.deciding?.some((item) => item.id === key && item.status === 'counts') ?? false;
 }
 
 /**

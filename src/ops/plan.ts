@@ -13,7 +13,7 @@ import { compareWithBase } from '../plan/base.js';
 import { planChanges, PlanError, type Plan, type PlanOptions } from '../plan/index.js';
 import { indexLiveState } from '../plan/live-index.js';
 import { isPending } from '../plan/outcome.js';
-import { lifecycleOf, withLifecycle, type Lifecycle } from '../plan/lifecycle.js';
+import { lifecycleOf, unusedAcknowledgements, withLifecycle, type Lifecycle } from '../plan/lifecycle.js';
 import { liveKeyIds, normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import type { PlanBase } from '../plan/types.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
@@ -285,7 +285,9 @@ export async function makePlan(
     events.phase?.('diff', elapsedSince(started));
     started = performance.now();
     // Access, tests and live rules outside the files, judged on the state after apply.
-    const plan = judgeWithLifecycle(targeted, live, life, { tests: shaping.runTests });
+    const judged = judgeWithLifecycle(targeted, live, life, { tests: shaping.runTests });
+    const plan =
+      life.inForce.length > 0 ? withUnused(judged, desired, live, life, planOptionsOf(shaping, session)) : judged;
     events.phase?.('access', elapsedSince(started));
     return plan;
   } catch (error) {
@@ -293,6 +295,23 @@ export async function makePlan(
     if (error instanceof TargetError) throw new OpError('request', error.message);
     throw error;
   }
+}
+
+/**
+ * The plan with a warning for each acknowledgement in force that keeps nothing: found by planning
+ * again without the acknowledgements (only when some are in force).
+ */
+function withUnused(plan: Plan, desired: DesiredState, live: LiveState, life: Lifecycle, options: PlanOptions): Plan {
+  const bare = lifecycleOf({ ...desired, acknowledged: undefined }, live, new Date(0));
+  let without: Plan;
+  try {
+    without = judgeWithLifecycle(planChanges(bare.desired, bare.live, options), live, bare);
+  } catch (error) {
+    if (error instanceof PlanError) return plan;
+    throw error;
+  }
+  const unused = unusedAcknowledgements(life, without);
+  return unused.length > 0 ? { ...plan, warnings: [...plan.warnings, ...unused] } : plan;
 }
 
 /** The plan judged on the state after apply with its forgotten and acknowledged objects (apply judges a reviewed intersection again). */

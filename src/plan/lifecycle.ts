@@ -110,6 +110,8 @@ export interface Lifecycle {
   kept: OutcomeItem[];
   /** Forgotten objects (once each), and entries that match nothing, changed again or expired. */
   warnings: string[];
+  /** The acknowledgements in force (their live value or fingerprint still the one recorded). */
+  inForce: DesiredAcknowledgement[];
 }
 
 export const FORGOTTEN = 'forgotten: stays on the server, no longer managed';
@@ -136,6 +138,7 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
     },
     kept: [],
     warnings: [],
+    inForce: [],
   };
   if (!desired.forget?.length && !desired.acknowledged?.length) return result;
   const objects = liveObjects(live);
@@ -224,6 +227,7 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
       const fields = entry.field === '*' ? WHOLE_DEVICE : [entry.field];
       for (const field of fields) takeLiveField(device, object.object as ApiDevice, field);
     }
+    result.inForce.push(entry);
     const shown = entry.field === '*' ? ':' : ` is ${JSON.stringify(liveValue(object, entry.field))} on the server,`;
     result.kept.push({
       reason: 'acknowledged',
@@ -301,4 +305,28 @@ export function withLifecycle(plan: Plan, life: Lifecycle): Plan {
     warnings: [...plan.warnings, ...life.warnings],
     outcome: outcomeOf(plan.changes, { ...outcome, kept: [...outcome.kept, ...life.kept] }),
   };
+}
+
+/** Whether a plan shows a difference for an object's field (or for the object, `*`): a change, an undeclared object, a live rule deciding packets. */
+export function showsDifference(plan: Plan, key: string, field: string): boolean {
+  const change = plan.changes.find((c) => c.id === key);
+  if (change && (field === '*' || change.fields.some((f) => f.field === field || f.field === `use_default_${field}`)))
+    return true;
+  if (field !== '*') return false;
+  if (plan.undeclared?.some((item) => `${item.kind}:${item.key}` === key)) return true;
+  return plan.deciding?.some((item) => item.id === key && item.status === 'counts') ?? false;
+}
+
+/**
+ * The acknowledgements in force that keep nothing: `plan` is the plan made without any
+ * acknowledgement (forget: still applied) and judged; an entry it shows no difference for matches
+ * nothing, and says so.
+ */
+export function unusedAcknowledgements(life: Lifecycle, plan: Plan): string[] {
+  return life.inForce
+    .filter((entry) => !showsDifference(plan, entry.key, entry.field))
+    .map(
+      (entry) =>
+        `acknowledged: ${entry.field === '*' ? entry.key : `${entry.key} ${entry.field}`} matches nothing: it does not differ from the files${at(entry)}`,
+    );
 }

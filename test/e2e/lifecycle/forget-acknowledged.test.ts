@@ -119,6 +119,7 @@ describe('acknowledged: a hand change kept until a date', () => {
     expect(drift.stdout).toContain(
       'device bob@corp.test/laptop: endpoint is "203.0.113.9:51820" on the server, acknowledged until 2026-12-31 (moved during incident 4711)',
     );
+    expect(drift.stdout).not.toContain('matches nothing');
     console.log(`--- drift report with one acknowledged difference ---\n${drift.stdout}`);
     const plan = await netform(server, ['plan', '-f', file, '--now', '2026-12-01']);
     expect(plan.code, describeResult(plan)).toBe(0);
@@ -167,9 +168,17 @@ describe('acknowledged: a hand change kept until a date', () => {
     value: 1280
     reason: test
     until: "2026-12-31"
+  - key: user:bob@corp.test
+    field: role
+    value: unprivileged
+    reason: nothing to keep
+    until: "2026-12-31"
 `),
     );
     const plan = await netform(server, ['plan', '-f', file, '--now', '2026-12-01']);
     expect(plan.stdout).toContain('acknowledged: device:nobody@corp.test/phone mtu matches nothing on the server');
+    expect(plan.stdout).toContain(
+      'acknowledged: user:bob@corp.test role matches nothing: it does not differ from the files',
+    );
   });
 });
