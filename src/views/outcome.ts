@@ -38,10 +38,13 @@ function describe(items: readonly OutcomeItem[], pending = false): string {
     const which = named.length > 0 ? ` (${named.join(', ')})` : '';
     parts.push(`${plural(n('ignored'), 'field differs', 'fields differ')} under ignore_changes, not managed${which}`);
   }
-  if (n('acknowledged'))
+  if (n('acknowledged')) {
+    // Named: which objects, so that a plan (which has no "What differs") says what is kept.
+    const named = items.filter((i) => i.reason === 'acknowledged').map((i) => i.id ?? '');
     parts.push(
-      `${plural(n('acknowledged'), 'difference', 'differences')} acknowledged until a date (see What differs)`,
+      `${plural(n('acknowledged'), 'difference', 'differences')} acknowledged until a date (${named.join(', ')})`,
     );
+  }
   if (n('not_checked')) parts.push(`${plural(n('not_checked'), 'field', 'fields')} not checked`);
   if (n('deciding') && pending)
     parts.push(
