@@ -6,7 +6,7 @@
  */
 import type { DesiredState, LiveState } from '../model/state.js';
 import { outcomeOf, planOutcome } from '../plan/outcome.js';
-import type { Change, OutcomeItem, Plan } from '../plan/types.js';
+import type { Change, OutcomeItem, Plan, UndeclaredItem } from '../plan/types.js';
 import { NO_LEFT_OBJECT_POLICY, stateAfterApply, type LeftObjectPolicy, type StateAfterApply } from './after-apply.js';
 import { boundAccessChanges, computeAccessChanges, type AccessChangeLimits, type AccessChanges } from './changes.js';
 import { decidingText, decidingLeftRules } from './deciding.js';
@@ -59,6 +59,8 @@ export interface JudgeOptions {
   tests?: boolean;
   /** Live objects named as known or let go (later: `acknowledged:`, `forget:`); default none. */
   policy?: LeftObjectPolicy;
+  /** Live objects kept out of the plan (forgotten, acknowledged as a whole): left in place, with why. */
+  left?: readonly UndeclaredItem[];
 }
 
 /**
@@ -69,7 +71,8 @@ export interface JudgeOptions {
  */
 export function judgeAfterApply(plan: Plan, live: LiveState, desired: DesiredState, options: JudgeOptions = {}): Plan {
   const now = stateAfterApply({ changes: [], live, desired });
-  const after = stateAfterApply({ changes: plan.changes, undeclared: plan.undeclared, live, desired });
+  const undeclared = options.left?.length ? [...(plan.undeclared ?? []), ...options.left] : plan.undeclared;
+  const after = stateAfterApply({ changes: plan.changes, undeclared, live, desired });
   const access = boundAccessChanges(accessBetween(now, after));
   const deciding = decidingLeftRules(after, options.policy ?? NO_LEFT_OBJECT_POLICY);
   const tests = options.tests ? afterApplyTestsSummary(desired, after) : undefined;

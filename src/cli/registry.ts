@@ -30,6 +30,11 @@ export const commands: Registry = {
     args: '',
     summary: 'report differences from the server, once or on a schedule',
   },
+  acknowledge: {
+    load: async () => (await import('./commands/acknowledge.js')).registerAcknowledge,
+    args: '<key> [field]',
+    summary: 'keep a difference from the files until a date (writes an acknowledged: entry)',
+  },
   export: {
     load: async () => (await import('./commands/export.js')).registerExport,
     args: '',

@@ -22,6 +22,8 @@ import { WRITABLE_DEVICE_FIELDS } from '../model/device-fields.js';
 import { defaultSettings, IGNORABLE_DEVICE_FIELDS, IGNORABLE_USER_FIELDS } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
 import type { SchemaResult } from './schema.js';
+import { readLifecycle } from './acknowledged.js';
+import type { DesiredAcknowledgement, DesiredForget } from '../model/lifecycle.js';
 import { lazySecret, probeSecret, SecretResolutionError, type Environment, type SecretField } from './secrets.js';
 
 /** Which commands read a secret of each field, for the warning when it cannot be read (W3.6). */
@@ -55,6 +57,9 @@ export interface DocumentDeclarations {
   absentUsers: { email: string; source?: SourceLocation }[];
   absentDevices: AbsentDevice[];
   tests: DesiredTest[];
+  /** `acknowledged:` and `forget:` (src/desired/acknowledged.ts); absent when the document has none. */
+  acknowledged?: DesiredAcknowledgement[];
+  forget?: DesiredForget[];
   diagnostics: Diagnostic[];
   /** Problems that do not stop the use of the files (secrets that cannot be read now: W3.6). */
   warnings: Diagnostic[];
@@ -239,6 +244,11 @@ class DocumentReader {
   }
 
   private location(text: string, offset: number): SourceLocation {
+    return this.locator.location(text, offset);
+  }
+
+  /** Where a value is written (its path as people write it, its offset). */
+  locate(text: string, offset: number): SourceLocation {
     return this.locator.location(text, offset);
   }
 
@@ -568,6 +578,17 @@ export function readDocument(parsed: ParsedDocument, schema: SchemaResult, env: 
   }
   Object.assign(declarations, reader.absent(root));
   readTests(parsed, schema, reader, root, declarations.tests);
+  const lifecycle = readLifecycle(
+    root.value as Mapping,
+    (path) => schema.faulty.has(path) || schema.incomplete.has(path),
+    (list, index) => {
+      const place = childPlace(parsed, root, list, index);
+      return reader.locate(place.text, place.offset);
+    },
+    declarations.diagnostics,
+  );
+  if (lifecycle.acknowledged.length > 0) declarations.acknowledged = lifecycle.acknowledged;
+  if (lifecycle.forget.length > 0) declarations.forget = lifecycle.forget;
   return declarations;
 }
 

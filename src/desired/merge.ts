@@ -61,6 +61,8 @@ export function mergeDeclarations(
     for (const item of document.rules) state.rules.push(item);
     for (const item of document.absentUsers) state.absent.users.push(item);
     for (const item of document.absentDevices) state.absent.devices.push(item);
+    for (const item of document.acknowledged ?? []) (state.acknowledged ??= []).push(item);
+    for (const item of document.forget ?? []) (state.forget ??= []).push(item);
     if (document.tests.length > 0) {
       const tests = (state.tests ??= []);
       for (const item of document.tests) tests.push(item);

@@ -7,6 +7,7 @@ import type { DeviceInput } from './device.js';
 import type { WritableDeviceField } from './device-fields.js';
 import type { Secret } from './secret.js';
 import type { ApiDevice, ApiRule, ApiUser, PortType, Role, RuleAction, TestExpectation } from './types.js';
+import type { DesiredAcknowledgement, DesiredForget } from './lifecycle.js';
 
 /** Where a declaration stands, for error messages: 1-based line and column. */
 export interface SourceLocation {
@@ -160,6 +161,10 @@ export interface DesiredState {
   absent: { users: { email: string; source?: SourceLocation }[]; devices: AbsentDevice[] };
   /** Access tests, checked before plan and apply; left out by front ends that have none. */
   tests?: DesiredTest[];
+  /** `acknowledged:`: live differences accepted until a date (src/plan/lifecycle.ts); left out when none. */
+  acknowledged?: DesiredAcknowledgement[];
+  /** `forget:`: objects no longer managed, never deleted (src/plan/lifecycle.ts); left out when none. */
+  forget?: DesiredForget[];
   /** The files this state was read from. */
   sources: string[];
 }

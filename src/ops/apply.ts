@@ -17,7 +17,6 @@ import {
   type ApplySummary,
   type ChangeResult,
 } from '../apply/index.js';
-import { judgeAfterApply } from '../access/plan.js';
 import type { SecretRef } from '../model/secret.js';
 import { nowManagedChanges } from '../plan/defaults.js';
 import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
@@ -29,7 +28,7 @@ import type { LimitCheck, Plan } from '../plan/types.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
-import { makePlan, type PlanShaping } from './plan.js';
+import { judgeWithLifecycle, lifecycleOf, makePlan, type PlanShaping } from './plan.js';
 import { readLiveState, type Connector, type Session } from './session.js';
 
 interface ApplyRequest {
@@ -163,7 +162,10 @@ export async function applyPlanned(
       throw error;
     }
     // Only what is written counts: the tests run on the state this intersection leaves.
-    const plan = judgeAfterApply(result.plan, await reading, desired, { tests: true });
+    const live = await reading;
+    const plan = judgeWithLifecycle(result.plan, live, lifecycleOf(desired, live, request.instant ?? new Date()), {
+      tests: true,
+    });
     refuseFailingTests(plan);
     events.planned?.(plan, result);
     // The secrets sent are the values whose HMAC matched the reviewed plan's, not values read again.

@@ -15,7 +15,7 @@ import type { OpEvents } from './events.js';
 import { planAgainstServer, type PlanRequest } from './plan.js';
 import type { Connector } from './session.js';
 
-export type DriftRequest = Pick<PlanRequest, 'file' | 'connect' | 'load' | 'input'>;
+export type DriftRequest = Pick<PlanRequest, 'file' | 'connect' | 'load' | 'input' | 'instant'>;
 
 /** One check's plan, and whether it is drift: changes planned, or pending (src/plan/outcome.ts). */
 export interface DriftCheck {

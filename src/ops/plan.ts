@@ -13,6 +13,7 @@ import { compareWithBase } from '../plan/base.js';
 import { planChanges, PlanError, type Plan, type PlanOptions } from '../plan/index.js';
 import { indexLiveState } from '../plan/live-index.js';
 import { isPending } from '../plan/outcome.js';
+import { lifecycleOf, unusedAcknowledgements, withLifecycle, type Lifecycle } from '../plan/lifecycle.js';
 import { liveKeyIds, normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import type { PlanBase } from '../plan/types.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
@@ -45,6 +46,11 @@ export interface PlanShaping {
    * apply writes nothing).
    */
   runTests?: boolean;
+  /**
+   * The instant `acknowledged:` entries are judged at (their `until`): the run's clock, or `--now`
+   * for a plan that writes nothing. Default: the system clock.
+   */
+  instant?: Date;
 }
 
 export interface PlanRequest extends PlanShaping {
@@ -167,7 +173,9 @@ async function compareToBase(
   let basePlan: Plan;
   try {
     // The base's plan is compared, never applied: a secret it cannot read stops nothing (W3.6).
-    const whole = planChanges(base.result.state, live, {
+    // The base's own forget: and acknowledged: entries shape its plan as they shape this one's.
+    const baseLife = lifecycleOf(base.result.state, live, shaping.instant ?? new Date());
+    const whole = planChanges(baseLife.desired, baseLife.live, {
       ...planOptionsOf(shaping, session),
       unreadableSecrets: 'report',
     });
@@ -273,7 +281,9 @@ export async function makePlan(
   events.phase?.('fetch', elapsedSince(started));
   started = performance.now();
   try {
-    const whole = planChanges(desired, live, planOptionsOf(shaping, session));
+    // Forgotten objects and acknowledged differences leave the planner's inputs (src/plan/lifecycle.ts).
+    const life = lifecycleOf(desired, live, shaping.instant ?? new Date());
+    const whole = withLifecycle(planChanges(life.desired, life.live, planOptionsOf(shaping, session)), life);
     // The live objects' keys: a target that matches nothing gets the nearest one as a hint.
     const targeted = shaping.target?.length
       ? targetPlan(whole, shaping.target, liveKeyIds(indexLiveState(live)))
@@ -281,7 +291,9 @@ export async function makePlan(
     events.phase?.('diff', elapsedSince(started));
     started = performance.now();
     // Access, tests and live rules outside the files, judged on the state after apply.
-    const plan = judgeAfterApply(targeted, live, desired, { tests: shaping.runTests });
+    const judged = judgeWithLifecycle(targeted, live, life, { tests: shaping.runTests });
+    const plan =
+      life.inForce.length > 0 ? withUnused(judged, desired, live, life, planOptionsOf(shaping, session)) : judged;
     events.phase?.('access', elapsedSince(started));
     return plan;
   } catch (error) {
@@ -290,6 +302,35 @@ export async function makePlan(
     throw error;
   }
 }
+
+/**
+ * The plan with a warning for each acknowledgement in force that keeps nothing: found by planning
+ * again without the acknowledgements (only when some are in force).
+ */
+function withUnused(plan: Plan, desired: DesiredState, live: LiveState, life: Lifecycle, options: PlanOptions): Plan {
+  const bare = lifecycleOf({ ...desired, acknowledged: undefined }, live, new Date(0));
+  let without: Plan;
+  try {
+    without = judgeWithLifecycle(planChanges(bare.desired, bare.live, options), live, bare);
+  } catch (error) {
+    if (error instanceof PlanError) return plan;
+    throw error;
+  }
+  const unused = unusedAcknowledgements(life, without);
+  return unused.length > 0 ? { ...plan, warnings: [...plan.warnings, ...unused] } : plan;
+}
+
+/** The plan judged on the state after apply with its forgotten and acknowledged objects (apply judges a reviewed intersection again). */
+export function judgeWithLifecycle(
+  plan: Plan,
+  live: LiveState,
+  life: Lifecycle,
+  options: { tests?: boolean } = {},
+): Plan {
+  return judgeAfterApply(plan, live, life.desired, { ...options, policy: life.policy, left: life.left });
+}
+
+export { lifecycleOf } from '../plan/lifecycle.js';
 
 /** The saved plan of a plan, sealed with a key, as JSON text. */
 export { savedPlanJson } from '../plan/planfile.js';

@@ -278,9 +278,10 @@ export interface OutcomeItem {
    * left out; `undeclared`: a live object no file declares, kept; `protected`: a user kept by
    * `settings.protect`; `ignored`: a field that differs, not compared (`ignore_changes`);
    * `not_checked`: a field not compared for want of a secret; `deciding`: a live object no file
-   * declares that decides packets inside the managed blocks (src/access/deciding.ts).
+   * declares that decides packets inside the managed blocks (src/access/deciding.ts); `acknowledged`:
+   * a difference an `acknowledged:` entry keeps until its date (src/plan/lifecycle.ts).
    */
-  reason: 'guard' | 'target' | 'undeclared' | 'protected' | 'ignored' | 'not_checked' | 'deciding';
+  reason: 'guard' | 'target' | 'undeclared' | 'protected' | 'ignored' | 'not_checked' | 'deciding' | 'acknowledged';
   /** The object's key, as in change ids (`user:alice@example.com`), when it is about one object. */
   id?: string;
   /** In words, for people. */

@@ -60,6 +60,8 @@ function seenLines(plan: Plan, esc: Escape, words: Escape = esc): string[] {
   return [
     ...plan.changes.flatMap((c) => observationLines(c, esc)),
     ...(plan.undeclared ?? []).filter((i) => i.fate === 'keep').map((i) => keptLine(i, esc, words)),
+    // Differences an `acknowledged:` entry keeps until its date: seen, and left alone (exit 0).
+    ...(plan.outcome?.kept ?? []).filter((i) => i.reason === 'acknowledged').map((i) => words(i.text)),
   ];
 }
 

@@ -38,14 +38,30 @@ function describe(items: readonly OutcomeItem[], pending = false): string {
     const which = named.length > 0 ? ` (${named.join(', ')})` : '';
     parts.push(`${plural(n('ignored'), 'field differs', 'fields differ')} under ignore_changes, not managed${which}`);
   }
+  if (n('acknowledged')) {
+    // Named: which objects, so that a plan (which has no "What differs") says what is kept.
+    const named = items.filter((i) => i.reason === 'acknowledged').map((i) => i.id ?? '');
+    parts.push(
+      `${plural(n('acknowledged'), 'difference', 'differences')} acknowledged until a date (${named.join(', ')})`,
+    );
+  }
   if (n('not_checked')) parts.push(`${plural(n('not_checked'), 'field', 'fields')} not checked`);
   if (n('deciding') && pending)
     parts.push(
       `${plural(n('deciding'), 'live rule in no file decides', 'live rules in no file decide')} packets inside the managed blocks (see Outside the files)`,
     );
-  else if (n('deciding'))
-    parts.push(
-      `${plural(n('deciding'), "user outside this repository's users reaches", "users outside this repository's users reach")} inside the managed blocks`,
-    );
+  else if (n('deciding')) {
+    // Kept deciding items are users outside manage.users (by their own rules) or forgotten rules.
+    const forgotten = items.filter((i) => i.reason === 'deciding' && i.id?.startsWith('rule:')).length;
+    const outside = n('deciding') - forgotten;
+    if (outside)
+      parts.push(
+        `${plural(outside, "user outside this repository's users reaches", "users outside this repository's users reach")} inside the managed blocks`,
+      );
+    if (forgotten)
+      parts.push(
+        `${plural(forgotten, 'forgotten rule decides', 'forgotten rules decide')} packets inside the managed blocks`,
+      );
+  }
   return parts.join('; ');
 }

@@ -119,7 +119,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
     written: () => reporter?.stop(),
     halted: (reason) => io.err.write(say.haltedLine(reason)),
   };
-  const request = { connect: connectorOf(connection), parallelism: opts.parallelism };
+  const request = { connect: connectorOf(connection), parallelism: opts.parallelism, instant: io.clock() };
   try {
     const outcome = saved
       ? await applySaved(

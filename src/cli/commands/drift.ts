@@ -12,8 +12,9 @@ import { PLAN_FORMATS, type PlanFormat } from '../../views/plan.js';
 import { addAdoptBranchOption, proposeAdoption } from '../adopt-branch.js';
 import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
+import { addNowOption, judgedAt } from '../flags/judged-at.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
-import { addScheduleOptions, checkSchedule, type ScheduleOptions } from '../flags/schedule.js';
+import { addScheduleOptions, checkSchedule, refuseScheduleFlags, type ScheduleOptions } from '../flags/schedule.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf, type CliIo } from '../io.js';
 import { fullPlanAt, Timings, useColor } from '../output.js';
@@ -28,6 +29,7 @@ interface DriftOptions extends ConnectionOptions, ScheduleOptions {
   exitWithParent?: boolean;
   format: PlanFormat;
   color?: boolean;
+  now?: string;
 }
 
 export function registerDrift(program: Command, cli: CliContext): void {
@@ -43,7 +45,7 @@ export function registerDrift(program: Command, cli: CliContext): void {
         .default('text'),
     )
     .option('--no-color', 'no colour in text output');
-  addAdoptBranchOption(addScheduleOptions(cmd).option('--exit-with-parent', EXIT_WITH_PARENT));
+  addAdoptBranchOption(addScheduleOptions(addNowOption(cmd)).option('--exit-with-parent', EXIT_WITH_PARENT));
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (opts: DriftOptions) =>
@@ -53,12 +55,11 @@ export function registerDrift(program: Command, cli: CliContext): void {
 }
 
 async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
-  for (const flag of ['report', 'webhook', 'webhookAlways', 'runAtStart', 'timezone'] as const) {
-    if (opts[flag] !== undefined) throw new CliError(`--${kebab(flag)} needs --every (it applies to scheduled checks)`);
-  }
+  refuseScheduleFlags(opts);
   const timings = new Timings(io);
   const connect = connectorOf(resolveConnection(opts, io));
-  const { plan, status } = await checkDrift({ file: opts.file, connect, input: inputOf(io) }, timings);
+  const instant = judgedAt(io, opts);
+  const { plan, status } = await checkDrift({ file: opts.file, connect, input: inputOf(io), instant }, timings);
   timings.report();
   const color = opts.format === 'text' && useColor(opts, io);
   const output = renderDrift(plan, opts.format, { color, fullPlanAt: fullPlanAt(io.env) });
@@ -77,6 +78,7 @@ async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<ExitCode>
     throw new CliError(
       '-f - (stdin) can be read once only: a schedule reads the files again at every run; give a path',
     );
+  judgedAt(io, opts, '--every');
   await checkSchedule({ ...opts, every });
   const log = (message: string) => io.err.write(`${inertText(message)}\n`);
   const timings = new Timings(io);
@@ -141,8 +143,4 @@ async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<ExitCode>
   watch.dispose();
   log(`drift: stopped after ${schedule.runs} run(s)`);
   return exitCode;
-}
-
-function kebab(name: string): string {
-  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }

@@ -12,6 +12,7 @@ import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
 import { CliError, ExitCode } from '../exit.js';
 import type { CliContext } from '../command.js';
 import { addConnectionOptions } from '../flags/connection.js';
+import { addNowOption, judgedAt } from '../flags/judged-at.js';
 import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
@@ -62,7 +63,7 @@ export function registerPlan(program: Command, cli: CliContext): void {
       "like --base, with the base's desired state at this path (a synthesized cdk.tf.json)",
     );
   addPlanningOptions(cmd);
-  addConnectionOptions(cmd);
+  addConnectionOptions(addNowOption(cmd));
   cmd.action(cli.action((opts: PlanCommandOptions) => runPlan(opts, cli.io)));
 }
 
@@ -72,6 +73,7 @@ interface PlanCommandOptions extends PlanningOptions {
   format: PlanFormat;
   base?: string;
   baseFile?: string;
+  now?: string;
 }
 
 async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
@@ -90,6 +92,7 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
     connect: connectorOf(connection),
     runTests: true,
     accessDelta: opts.format === 'json' || opts.out !== undefined,
+    instant: judgedAt(io, opts, opts.out ? '-o' : undefined),
   };
   const warning = (d: Parameters<typeof formatDiagnostic>[0]) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
   const result = await planAgainstServer(request, { phase: timings.phase, warning });

@@ -63,3 +63,14 @@ function checkWebhookUrl(url: string): void {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new CliError('--webhook: not an http(s) URL');
 }
+
+/** A single check (no `--every`) refuses the flags that only a schedule uses. */
+export function refuseScheduleFlags(opts: ScheduleOptions): void {
+  for (const flag of ['report', 'webhook', 'webhookAlways', 'runAtStart', 'timezone'] as const) {
+    if (opts[flag] !== undefined) throw new CliError(`--${kebab(flag)} needs --every (it applies to scheduled checks)`);
+  }
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}

@@ -34,6 +34,7 @@ import { report, reportDuplicates, whereIs } from './report.js';
 import { checkRenames } from './renames.js';
 import { checkAbsent, checkScope } from './scope.js';
 import { checkTunnelNetworks } from './tunnel.js';
+import { checkForgotten } from '../acknowledged.js';
 
 /** The domain checks of a whole DesiredState. Diagnostics come in declaration order. */
 export function checkDesiredState(state: DesiredState, options: { acrossFiles?: boolean } = {}): Diagnostic[] {
@@ -170,5 +171,6 @@ export function checkDesiredState(state: DesiredState, options: { acrossFiles?: 
   checkScope(state, users, rules, into);
   checkAbsent(state, users, devices, into);
   checkRenames(state, users, devices, into);
+  checkForgotten(state, into);
   return into;
 }
