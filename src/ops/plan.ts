@@ -19,6 +19,7 @@ import { formatDiagnostic } from '../model/diagnostic.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
+import { withOwners, type PullRequest } from './owners.js';
 import { readLiveState, serverRefused, type Connector, type Session } from './session.js';
 
 /** How a plan is shaped: what `netform plan` and `apply -f` take besides the files and the server. */
@@ -60,6 +61,8 @@ export interface PlanRequest extends PlanShaping {
   load?: (path: string) => Promise<LoadResult>;
   /** Where the files' secrets (and `-` for stdin) are read from. */
   input?: DesiredInput;
+  /** The pull request reviewed (its head commit and author), recorded for `apply --reviewed --approvals`. */
+  pullRequest?: PullRequest;
 }
 
 export interface PlanResult {
@@ -99,7 +102,8 @@ export async function planAgainstServer(
   try {
     for (const warning of portRuleWarnings(desired)) events.warning?.(warning);
     const made = await makePlan(desired, request, session, events, live);
-    const plan = base ? await compareToBase(made, base, desired, request, session, live) : made;
+    const compared = base ? await compareToBase(made, base, desired, request, session, live) : made;
+    const plan = withOwners(compared, base, desired, await live, request.pullRequest);
     return { plan, differs: isPending(plan) };
   } finally {
     await session.close();
@@ -109,7 +113,7 @@ export async function planAgainstServer(
 /** The base's desired state, read before anything else. */
 type LoadedBase = { ref: string; commit?: string; where: string } & ({ result: LoadResult } | { missing: string });
 
-async function loadBase(request: PlanRequest): Promise<LoadedBase | undefined> {
+export async function loadBase(request: Pick<PlanRequest, 'base' | 'file' | 'input'>): Promise<LoadedBase | undefined> {
   const { base } = request;
   if (base === undefined) return undefined;
   if ('file' in base) {

@@ -11,6 +11,7 @@ import { formatDiagnostic } from '../../views/diagnostics.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
 import { CliError, ExitCode } from '../exit.js';
 import type { CliContext } from '../command.js';
+import { addPullRequestOptions, pullRequestOf, type PullRequestOptions } from '../flags/approvals.js';
 import { addConnectionOptions } from '../flags/connection.js';
 import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
@@ -61,12 +62,13 @@ export function registerPlan(program: Command, cli: CliContext): void {
       '--base-file <path>',
       "like --base, with the base's desired state at this path (a synthesized cdk.tf.json)",
     );
+  addPullRequestOptions(cmd);
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
   cmd.action(cli.action((opts: PlanCommandOptions) => runPlan(opts, cli.io)));
 }
 
-interface PlanCommandOptions extends PlanningOptions {
+interface PlanCommandOptions extends PlanningOptions, PullRequestOptions {
   file: string;
   out?: string;
   format: PlanFormat;
@@ -89,6 +91,7 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
     base,
     connect: connectorOf(connection),
     runTests: true,
+    pullRequest: pullRequestOf(opts, io),
   };
   const warning = (d: Parameters<typeof formatDiagnostic>[0]) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
   const result = await planAgainstServer(request, { phase: timings.phase, warning });
