@@ -13,7 +13,7 @@
 import { emailGlobMatcher } from '../model/email-glob.js';
 import { userKey } from '../model/keys.js';
 import { parseCidrOrAddress, rangesIntersect, type ParsedCidr } from '../model/net.js';
-import type { OwnerEntry } from '../model/owners.js';
+import { handleKey, type OwnerEntry } from '../model/owners.js';
 import type { Change, PlanOwnerRequirement } from '../plan/types.js';
 import type { AccessBlock, AccessChanges } from './changes.js';
 
@@ -140,9 +140,9 @@ export function routeOwners(input: OwnersInput): RoutedOwners {
     const set = byChange.get(change.id) ?? new Set<string>();
     set.add(reviewer);
     byChange.set(change.id, set);
-    const entry = because.get(reviewer) ?? { shown: reviewer, lines: [] };
+    const entry = because.get(handleKey(reviewer)) ?? { shown: reviewer, lines: [] };
     if (line && !entry.lines.includes(line)) entry.lines.push(line);
-    because.set(reviewer, entry);
+    because.set(handleKey(reviewer), entry);
   };
   for (const scope of scopes) {
     const said = reasons.get(scope) ?? [];
@@ -158,9 +158,9 @@ export function routeOwners(input: OwnersInput): RoutedOwners {
   }
   for (const [reviewer, lost] of input.narrowed ?? []) {
     const line = `settings.owners no longer gives it ${lost.join(', ')}`;
-    const entry = because.get(reviewer) ?? { shown: reviewer, lines: [] };
+    const entry = because.get(handleKey(reviewer)) ?? { shown: reviewer, lines: [] };
     entry.lines.unshift(line);
-    because.set(reviewer, entry);
+    because.set(handleKey(reviewer), entry);
     for (const change of input.changes) if (change.origin !== 'base') need(change, reviewer);
   }
   const required = [...because.values()]
