@@ -27,6 +27,7 @@ export function addPullRequestOptions(cmd: Command): Command {
 /** The pull request of a GitHub `pull_request` workflow run, from its event file; undefined elsewhere. */
 function fromGithubEvent(io: CliIo): Partial<PullRequest> {
   const path = io.env.GITHUB_EVENT_PATH;
+  // Only the event of a pull_request (or pull_request_target) run names the pull request reviewed.
   if (!path || !io.env.GITHUB_EVENT_NAME?.startsWith('pull_request')) return {};
   try {
     const event = JSON.parse(readBoundedFileSync(path, sizeLimit(DESIRED_STATE_MAX_BYTES, 'a GitHub event')).toString('utf8'));
@@ -37,15 +38,27 @@ function fromGithubEvent(io: CliIo): Partial<PullRequest> {
   }
 }
 
+const FULL_HASH = /^[0-9a-f]{40}([0-9a-f]{24})?$/i;
+const isLogin = (text: unknown): text is string =>
+  typeof text === 'string' && handleProblem(text) === null && !text.includes('/');
+
+/**
+ * The pull request reviewed: flags, else NETFORM_PR_HEAD and NETFORM_PR_AUTHOR (both checked), else
+ * the GitHub event of a pull_request run (used only when both are well formed); none without any.
+ */
 export function pullRequestOf(opts: PullRequestOptions, io: CliIo): PullRequest | undefined {
-  const event = opts.prHead && opts.prAuthor ? {} : fromGithubEvent(io);
-  const head = opts.prHead ?? io.env.NETFORM_PR_HEAD ?? event.head;
-  const author = opts.prAuthor ?? io.env.NETFORM_PR_AUTHOR ?? event.author;
-  if (head === undefined && author === undefined) return undefined;
-  if (typeof head !== 'string' || !/^[0-9a-f]{40}([0-9a-f]{24})?$/i.test(head))
-    throw new CliError(`--pr-head: expected the pull request's head commit, a full hash (got ${inertText(String(head ?? 'nothing'))})`);
-  if (typeof author !== 'string' || handleProblem(author) !== null || author.includes('/'))
-    throw new CliError(`--pr-author: expected the pull request author's login (got ${inertText(String(author ?? 'nothing'))})`);
+  const head = opts.prHead ?? io.env.NETFORM_PR_HEAD;
+  const author = opts.prAuthor ?? io.env.NETFORM_PR_AUTHOR;
+  if (head === undefined && author === undefined) {
+    const event = fromGithubEvent(io);
+    return typeof event.head === 'string' && FULL_HASH.test(event.head) && isLogin(event.author)
+      ? { head: event.head, author: event.author }
+      : undefined;
+  }
+  if (head === undefined || !FULL_HASH.test(head))
+    throw new CliError(`--pr-head: expected the pull request's head commit, a full hash (got ${inertText(head ?? 'nothing')})`);
+  if (!isLogin(author))
+    throw new CliError(`--pr-author: expected the pull request author's login (got ${inertText(author ?? 'nothing')})`);
   return { head, author: author.replace(/^@/, '') };
 }
 

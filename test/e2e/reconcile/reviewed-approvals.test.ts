@@ -126,6 +126,13 @@ describe('approvals routed by impact', () => {
     const { saved: validate } = closedPlanValidators();
     expect(validate(saved), JSON.stringify(validate.errors)).toBe(true);
 
+    // In a GitHub pull_request run, the event names the pull request without flags.
+    const event = ws.write(`${domain}-event.json`, JSON.stringify({ pull_request: { head: { sha: pr.head }, user: { login: 'carol' } } }));
+    const again = ws.path(`${domain}-event-plan.json`);
+    const planned = await netform(server, ['plan', '-f', pr.file, '-o', again], { GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: event });
+    expect(planned.code, describeResult(planned)).toBe(2);
+    expect(JSON.parse(readFileSync(again, 'utf8')).owners.pull_request).toEqual({ head: pr.head, author: 'carol' });
+
     // The author named as someone else, to let the author approve: the seal no longer matches.
     saved.owners.pull_request.author = 'someone-else';
     writeFileSync(pr.plan, JSON.stringify(saved));
