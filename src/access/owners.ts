@@ -75,7 +75,11 @@ function protocolText(block: AccessBlock): string {
 }
 
 /** Why each scope is touched by the access changes: `gains tcp/5432 to 10.20.0.0/16 for alice@example.com`. */
-function accessReasons(scopes: Scope[], access: AccessChanges | undefined, users: readonly string[]): Map<Scope, string[]> {
+function accessReasons(
+  scopes: Scope[],
+  access: AccessChanges | undefined,
+  users: readonly string[],
+): Map<Scope, string[]> {
   const reasons = new Map<Scope, string[]>();
   if (!access) return reasons;
   const add = (scope: Scope, line: string) => {
@@ -83,9 +87,16 @@ function accessReasons(scopes: Scope[], access: AccessChanges | undefined, users
     if (!list.includes(line)) list.push(line);
     reasons.set(scope, list);
   };
-  const visit = (who: string, touchesUsers: (scope: Scope) => boolean, c: { reachable: AccessBlock[]; blocked: AccessBlock[] }) => {
+  const visit = (
+    who: string,
+    touchesUsers: (scope: Scope) => boolean,
+    c: { reachable: AccessBlock[]; blocked: AccessBlock[] },
+  ) => {
     for (const scope of scopes)
-      for (const [verb, blocks] of [['gains', c.reachable], ['loses', c.blocked]] as const)
+      for (const [verb, blocks] of [
+        ['gains', c.reachable],
+        ['loses', c.blocked],
+      ] as const)
         for (const block of blocks) {
           const where = touchesUsers(scope) ? block.addresses : inside(scope, block.addresses);
           if (where.length > 0) add(scope, `${verb} ${protocolText(block)} to ${where.join(', ')} for ${who}`);
@@ -149,7 +160,8 @@ export function routeOwners(input: OwnersInput): RoutedOwners {
     const everyone = said.some((line) => line.endsWith(' for everyone'));
     const touched = input.changes.filter((change) => touches(scope, change, everyone));
     // Access moved inside the entry by changes none of which names it: every rule change answers for it.
-    const answerable = touched.length > 0 || said.length === 0 ? touched : input.changes.filter((c) => c.kind === 'rule');
+    const answerable =
+      touched.length > 0 || said.length === 0 ? touched : input.changes.filter((c) => c.kind === 'rule');
     for (const change of answerable)
       for (const reviewer of scope.entry.reviewers)
         need(change, reviewer, said.length === 0 ? `${change.action} ${change.label}` : undefined);

@@ -167,7 +167,12 @@ export async function applyPlanned(
     }
     const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
     const ownersBase = request.ownersBase ? await loadBase({ ...request, base: request.ownersBase }) : undefined;
-    const planned = withOwners(await makePlan(desired, request, session, events, reading), ownersBase, desired, await reading);
+    const planned = withOwners(
+      await makePlan(desired, request, session, events, reading),
+      ownersBase,
+      desired,
+      await reading,
+    );
     const fresh = request.key ? withSecretHmacs(planned, request.key) : planned;
     let result: ReviewedIntersection & { missing?: string[] };
     try {
@@ -194,7 +199,13 @@ export async function applyPlanned(
     );
     const pullRequest = request.reviewed.owners?.pull_request;
     const missing = result.missing?.length
-      ? { missingApprovals: { owners: result.missing, given: request.approvals !== undefined, ...(pullRequest ? { pullRequest } : {}) } }
+      ? {
+          missingApprovals: {
+            owners: result.missing,
+            given: request.approvals !== undefined,
+            ...(pullRequest ? { pullRequest } : {}),
+          },
+        }
       : {};
     return { ...outcome, withheld: result.withheld.length, ...missing };
   });

@@ -14,16 +14,17 @@ import { OpError } from './errors.js';
 
 /** Where the owners come from: a base's desired state as loaded (or why there is none), or none (the files'). */
 export type OwnersBase =
-  | { ref: string; commit?: string; result: LoadResult }
-  | { ref: string; commit?: string; missing: string }
-  | undefined;
+  { ref: string; commit?: string; result: LoadResult } | { ref: string; commit?: string; missing: string } | undefined;
 
 export interface PullRequest {
   head: string;
   author: string;
 }
 
-function ownersFrom(base: OwnersBase, desired: DesiredState): { owners: readonly OwnerEntry[]; from: string; base: boolean } {
+function ownersFrom(
+  base: OwnersBase,
+  desired: DesiredState,
+): { owners: readonly OwnerEntry[]; from: string; base: boolean } {
   const own = desired.settings.owners ?? [];
   if (!base) return { owners: own, from: 'the files', base: false };
   const named = `${base.ref}${base.commit ? ` (${base.commit.slice(0, 12)})` : ''}`;

@@ -83,13 +83,17 @@ export function withholdUnapproved(
     for (const owner of lacking) missing.add(owner);
     withheld.set(change.id, { change, reason: WITHHELD_REASONS.needsApproval, detail: `from ${lacking.join(', ')}` });
   }
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const change of result.plan.changes) {
       if (withheld.has(change.id)) continue;
       const blocking = (change.dependsOn ?? []).filter((id) => withheld.has(id));
       if (blocking.length === 0) continue;
-      withheld.set(change.id, { change, reason: WITHHELD_REASONS.dependsOnWithheld, detail: `needs ${blocking.join(', ')}` });
+      withheld.set(change.id, {
+        change,
+        reason: WITHHELD_REASONS.dependsOnWithheld,
+        detail: `needs ${blocking.join(', ')}`,
+      });
       grew = true;
     }
   }

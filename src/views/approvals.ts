@@ -6,7 +6,12 @@
 import type { Plan, PlanOwners } from '../plan/types.js';
 import { inertText, markdownCode, markdownText } from './escape.js';
 
-function neededLine(owner: string, because: readonly string[], code: (s: string) => string, text: (s: string) => string): string {
+function neededLine(
+  owner: string,
+  because: readonly string[],
+  code: (s: string) => string,
+  text: (s: string) => string,
+): string {
   return `approval needed from ${code(owner)}${because.length > 0 ? ` (${because.map(text).join('; ')})` : ''}`;
 }
 
@@ -34,7 +39,11 @@ export function approvalsMarkdown(plan: Plan): string[] {
 }
 
 /** What apply says when changes were withheld for want of approvals: who is missing, and what counts. */
-export function missingApprovalsText(missing: readonly string[], pullRequest: PlanOwners['pull_request'], given: boolean): string {
+export function missingApprovalsText(
+  missing: readonly string[],
+  pullRequest: PlanOwners['pull_request'],
+  given: boolean,
+): string {
   const who = missing.map(inertText).join(', ');
   const why = !pullRequest
     ? 'the reviewed plan names no pull request (plan with --pr-head SHA --pr-author LOGIN), so no approval counts'

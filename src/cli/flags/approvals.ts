@@ -20,8 +20,14 @@ export interface PullRequestOptions {
 
 export function addPullRequestOptions(cmd: Command): Command {
   return cmd
-    .option('--pr-head <sha>', 'the pull request\'s head commit, recorded in the saved plan: approvals count for it only (default: NETFORM_PR_HEAD, or the GitHub pull_request event)')
-    .option('--pr-author <login>', 'the pull request\'s author, recorded in the saved plan: their approval never counts (default: NETFORM_PR_AUTHOR, or the GitHub event)');
+    .option(
+      '--pr-head <sha>',
+      "the pull request's head commit, recorded in the saved plan: approvals count for it only (default: NETFORM_PR_HEAD, or the GitHub pull_request event)",
+    )
+    .option(
+      '--pr-author <login>',
+      "the pull request's author, recorded in the saved plan: their approval never counts (default: NETFORM_PR_AUTHOR, or the GitHub event)",
+    );
 }
 
 /** The pull request of a GitHub `pull_request` workflow run, from its event file; undefined elsewhere. */
@@ -30,7 +36,9 @@ function fromGithubEvent(io: CliIo): Partial<PullRequest> {
   // Only the event of a pull_request (or pull_request_target) run names the pull request reviewed.
   if (!path || !io.env.GITHUB_EVENT_NAME?.startsWith('pull_request')) return {};
   try {
-    const event = JSON.parse(readBoundedFileSync(path, sizeLimit(DESIRED_STATE_MAX_BYTES, 'a GitHub event')).toString('utf8'));
+    const event = JSON.parse(
+      readBoundedFileSync(path, sizeLimit(DESIRED_STATE_MAX_BYTES, 'a GitHub event')).toString('utf8'),
+    );
     const pr = event?.pull_request;
     return { head: pr?.head?.sha, author: pr?.user?.login };
   } catch {
@@ -56,7 +64,9 @@ export function pullRequestOf(opts: PullRequestOptions, io: CliIo): PullRequest 
       : undefined;
   }
   if (head === undefined || !FULL_HASH.test(head))
-    throw new CliError(`--pr-head: expected the pull request's head commit, a full hash (got ${inertText(head ?? 'nothing')})`);
+    throw new CliError(
+      `--pr-head: expected the pull request's head commit, a full hash (got ${inertText(head ?? 'nothing')})`,
+    );
   if (!isLogin(author))
     throw new CliError(`--pr-author: expected the pull request author's login (got ${inertText(author ?? 'nothing')})`);
   return { head, author: author.replace(/^@/, '') };
@@ -71,8 +81,14 @@ export interface ApprovalOptions {
 
 export function addApprovalOptions(cmd: Command): Command {
   return cmd
-    .option('--approvals <file>', 'with --reviewed: the pull request\'s approvals, [{ "login", "teams", "commit" }]; changes that need a reviewer (settings.owners) without one are withheld (exit 5)')
-    .option('--base <ref>', 'with --reviewed: read settings.owners at this git ref (at merge: HEAD^1, the first parent of the merge commit)');
+    .option(
+      '--approvals <file>',
+      'with --reviewed: the pull request\'s approvals, [{ "login", "teams", "commit" }]; changes that need a reviewer (settings.owners) without one are withheld (exit 5)',
+    )
+    .option(
+      '--base <ref>',
+      'with --reviewed: read settings.owners at this git ref (at merge: HEAD^1, the first parent of the merge commit)',
+    );
 }
 
 /** `--reviewed`'s companions, checked and read before anything is opened. */

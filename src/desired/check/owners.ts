@@ -10,10 +10,18 @@ export function checkOwners(state: DesiredState, into: Diagnostic[]): void {
   (state.settings.owners ?? []).forEach((entry, i) => {
     const declared: Declared = { source: entry.source, fallbackPath: `settings.owners[${i}]` };
     if (entry.blocks.length === 0 && entry.users.length === 0)
-      into.push(report(declared, undefined, 'an owners entry names the blocks or the users (email globs) its reviewers own'));
+      into.push(
+        report(declared, undefined, 'an owners entry names the blocks or the users (email globs) its reviewers own'),
+      );
     entry.blocks.forEach((block, j) => {
       if (parseCidrOrAddress(block) === null)
-        into.push(report(declared, `blocks[${j}]`, `${JSON.stringify(block)} is not a CIDR block or an address (10.20.0.0/16, fd00::/64)`));
+        into.push(
+          report(
+            declared,
+            `blocks[${j}]`,
+            `${JSON.stringify(block)} is not a CIDR block or an address (10.20.0.0/16, fd00::/64)`,
+          ),
+        );
     });
     entry.users.forEach((glob, j) => {
       const problem = glob.trim() === '' ? 'is blank' : emailGlobProblem(glob);

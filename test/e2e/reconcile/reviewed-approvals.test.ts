@@ -10,7 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { git } from '../../helpers/git.js';
 import { closedPlanValidators } from '../../helpers/plan-schema-closed.js';
 import type { TestServer } from '../../helpers/server.js';
-import { describeResult, netform, serverState, useServerAndWorkspace, type Workspace } from '../../helpers/workspace.js';
+import {
+  describeResult,
+  netform,
+  serverState,
+  useServerAndWorkspace,
+  type Workspace,
+} from '../../helpers/workspace.js';
 
 let server: TestServer;
 let ws: Workspace;
@@ -71,7 +77,19 @@ async function pullRequest(domain: string, pr: string): Promise<PullRequest> {
   const head = git(repo, 'rev-parse', 'HEAD');
   const plan = ws.path(`${domain}-plan.json`);
   const planned = await netform(server, [
-    'plan', '-f', file, '--base', 'main', '--pr-head', head, '--pr-author', 'carol', '-o', plan, '--format', 'markdown',
+    'plan',
+    '-f',
+    file,
+    '--base',
+    'main',
+    '--pr-head',
+    head,
+    '--pr-author',
+    'carol',
+    '-o',
+    plan,
+    '--format',
+    'markdown',
   ]);
   expect(planned.code, describeResult(planned)).toBe(2);
   git(repo, 'checkout', '-q', 'main');
@@ -85,10 +103,15 @@ function approvals(domain: string, entries: unknown[]): string {
 
 async function rulesOf(domain: string): Promise<string[]> {
   const { users, rules } = await serverState(server);
-  const ids = new Map(users.filter((u) => (u.email as string).endsWith(`@${domain}`)).map((u) => [u.id as string, u.email as string]));
+  const ids = new Map(
+    users.filter((u) => (u.email as string).endsWith(`@${domain}`)).map((u) => [u.id as string, u.email as string]),
+  );
   return rules
     .filter((r) => ids.has(r.user_id))
-    .map((r) => `${ids.get(r.user_id)} ${r.action} ${r.destination}${r.port_type ? ` ${r.port_type}:${r.port_range}` : ''}`)
+    .map(
+      (r) =>
+        `${ids.get(r.user_id)} ${r.action} ${r.destination}${r.port_type ? ` ${r.port_type}:${r.port_range}` : ''}`,
+    )
     .sort();
 }
 
@@ -107,7 +130,9 @@ describe('approvals routed by impact', () => {
     const merged = await merge(pr);
     expect(merged.code, describeResult(merged)).toBe(5);
     expect(merged.stdout).toContain('withheld: approval needed (from @org/db-team)');
-    expect(merged.stderr).toContain('approval missing from @org/db-team: the changes that need it were withheld (no --approvals FILE was given)');
+    expect(merged.stderr).toContain(
+      'approval missing from @org/db-team: the changes that need it were withheld (no --approvals FILE was given)',
+    );
     // bob's rule needs no reviewer: written; alice's is not.
     expect(await rulesOf(domain)).toEqual([`bob@${domain} drop 10.99.0.0/16`]);
   });
@@ -127,9 +152,15 @@ describe('approvals routed by impact', () => {
     expect(validate(saved), JSON.stringify(validate.errors)).toBe(true);
 
     // In a GitHub pull_request run, the event names the pull request without flags.
-    const event = ws.write(`${domain}-event.json`, JSON.stringify({ pull_request: { head: { sha: pr.head }, user: { login: 'carol' } } }));
+    const event = ws.write(
+      `${domain}-event.json`,
+      JSON.stringify({ pull_request: { head: { sha: pr.head }, user: { login: 'carol' } } }),
+    );
     const again = ws.path(`${domain}-event-plan.json`);
-    const planned = await netform(server, ['plan', '-f', pr.file, '-o', again], { GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: event });
+    const planned = await netform(server, ['plan', '-f', pr.file, '-o', again], {
+      GITHUB_EVENT_NAME: 'pull_request',
+      GITHUB_EVENT_PATH: event,
+    });
     expect(planned.code, describeResult(planned)).toBe(2);
     expect(JSON.parse(readFileSync(again, 'utf8')).owners.pull_request).toEqual({ head: pr.head, author: 'carol' });
 
@@ -148,20 +179,31 @@ describe('approvals routed by impact', () => {
     const pr = await pullRequest(domain, desired(domain, { alice: ALICE_DB }));
     const team = ['@org/db-team'];
 
-    const stale = await merge(pr, ['--approvals', approvals(domain, [{ login: 'dana', teams: team, commit: pr.older }])]);
+    const stale = await merge(pr, [
+      '--approvals',
+      approvals(domain, [{ login: 'dana', teams: team, commit: pr.older }]),
+    ]);
     expect(stale.code, describeResult(stale)).toBe(5);
-    expect(stale.stderr).toContain(`approval missing from @org/db-team: the changes that need it were withheld (an approval counts for commit ${pr.head.slice(0, 12)} only, never from carol (the author)`);
+    expect(stale.stderr).toContain(
+      `approval missing from @org/db-team: the changes that need it were withheld (an approval counts for commit ${pr.head.slice(0, 12)} only, never from carol (the author)`,
+    );
     expect(await rulesOf(domain)).toEqual([]);
 
     const own = await merge(pr, ['--approvals', approvals(domain, [{ login: 'Carol', teams: team, commit: pr.head }])]);
     expect(own.code, describeResult(own)).toBe(5);
     expect(await rulesOf(domain)).toEqual([]);
 
-    const otherTeam = await merge(pr, ['--approvals', approvals(domain, [{ login: 'erin', teams: ['@org/web-team'], commit: pr.head }])]);
+    const otherTeam = await merge(pr, [
+      '--approvals',
+      approvals(domain, [{ login: 'erin', teams: ['@org/web-team'], commit: pr.head }]),
+    ]);
     expect(otherTeam.code, describeResult(otherTeam)).toBe(5);
     expect(await rulesOf(domain)).toEqual([]);
 
-    const approved = await merge(pr, ['--approvals', approvals(domain, [{ login: 'dana', teams: team, commit: pr.head }])]);
+    const approved = await merge(pr, [
+      '--approvals',
+      approvals(domain, [{ login: 'dana', teams: team, commit: pr.head }]),
+    ]);
     expect(approved.code, describeResult(approved)).toBe(0);
     expect(approved.stdout).not.toContain('withheld');
     expect(await rulesOf(domain)).toEqual([`alice@${domain} accept 10.20.0.0/16 tcp:5432`]);
@@ -185,7 +227,10 @@ describe('approvals routed by impact', () => {
   it('refuses a bad approvals file, naming the entry and field, and writes nothing', async () => {
     const domain = 'badfile.test';
     const pr = await pullRequest(domain, desired(domain, { alice: ALICE_DB }));
-    const bad = approvals(domain, [{ login: 'dana', teams: ['@org/db-team'], commit: pr.head }, { login: 'erin', teams: 'db', commit: pr.head }]);
+    const bad = approvals(domain, [
+      { login: 'dana', teams: ['@org/db-team'], commit: pr.head },
+      { login: 'erin', teams: 'db', commit: pr.head },
+    ]);
     const merged = await merge(pr, ['--approvals', bad]);
     expect(merged.code, describeResult(merged)).toBe(1);
     expect(merged.stderr).toContain(`--approvals ${bad}: entry 2: "teams" must be a list of handles`);
@@ -193,7 +238,9 @@ describe('approvals routed by impact', () => {
   });
 
   it('validate names the file and line of a bad owners entry', async () => {
-    ws.write('bad-owners/netform.yaml', `version: 2
+    ws.write(
+      'bad-owners/netform.yaml',
+      `version: 2
 settings:
   owners:
     - blocks: [10.20.0.0/16, not-a-block]
@@ -201,12 +248,17 @@ settings:
     - users: ["*@db.test"]
       reviewers: ["org/db-team"]
     - reviewers: ["@org/web-team"]
-`);
+`,
+    );
     const checked = await netform(server, ['validate', '-f', 'bad-owners/netform.yaml'], {}, ws.dir);
     expect(checked.code, describeResult(checked)).toBe(1);
     const at = 'bad-owners/netform.yaml';
-    expect(checked.stderr).toContain(`${at}:4:30: settings.owners[0].blocks[1]: "not-a-block" is not a CIDR block or an address`);
-    expect(checked.stderr).toContain(`${at}:7:19: settings.owners[1].reviewers[0]: "org/db-team" is a team: write it with its @`);
+    expect(checked.stderr).toContain(
+      `${at}:4:30: settings.owners[0].blocks[1]: "not-a-block" is not a CIDR block or an address`,
+    );
+    expect(checked.stderr).toContain(
+      `${at}:7:19: settings.owners[1].reviewers[0]: "org/db-team" is a team: write it with its @`,
+    );
     expect(checked.stderr).toContain(`${at}:8:7: settings.owners[2]: an owners entry names the blocks or the users`);
   });
 });

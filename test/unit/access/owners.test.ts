@@ -31,7 +31,13 @@ describe('routeOwners', () => {
       owners: [db],
       users: ['alice@example.com', 'bob@example.com'],
       access: {
-        users: [{ user: 'alice@example.com', reachable: [{ family: 4, addresses: ['10.20.1.0/24'], protocol: 'tcp', ports: '5432' }], blocked: [] }],
+        users: [
+          {
+            user: 'alice@example.com',
+            reachable: [{ family: 4, addresses: ['10.20.1.0/24'], protocol: 'tcp', ports: '5432' }],
+            blocked: [],
+          },
+        ],
         everyone: { except: [], reachable: [], blocked: [{ family: 4, addresses: ['10.0.0.0/8'], protocol: 'all' }] },
       },
     });
@@ -58,7 +64,11 @@ describe('routeOwners', () => {
       users: ['dana@db.example.com', 'bob@example.com'],
       access: {
         users: [],
-        everyone: { except: [], reachable: [{ family: 4, addresses: ['10.98.0.0/16'], protocol: 'udp', ports: '53' }], blocked: [] },
+        everyone: {
+          except: [],
+          reachable: [{ family: 4, addresses: ['10.98.0.0/16'], protocol: 'udp', ports: '53' }],
+          blocked: [],
+        },
       },
     });
     expect(routed.byChange.get(dana.id)).toEqual(['@Org/DB-Team']);
@@ -70,20 +80,22 @@ describe('routeOwners', () => {
   it('says what a change does when the access changes do not (a user created with its rules)', () => {
     const kim = ruleChange('kim@example.com', '10.20.0.0/16');
     const routed = routeOwners({ changes: [kim], owners: [db], users: [], access: { users: [] } });
-    expect(routed.required).toEqual([{ owner: '@org/db-team', because: ['create rule accept 10.20.0.0/16 (kim@example.com)'] }]);
+    expect(routed.required).toEqual([
+      { owner: '@org/db-team', because: ['create rule accept 10.20.0.0/16 (kim@example.com)'] },
+    ]);
   });
 
-  it('needs the reviewers an owners change narrows for every change of the pull request, not the base\'s', () => {
+  it("needs the reviewers an owners change narrows for every change of the pull request, not the base's", () => {
     const narrowed = narrowedOwnership([db, dbUsers], [{ ...db, blocks: ['10.20.0.0/24'] }]);
-    expect([...narrowed]).toEqual([
-      ['@org/db-team', ['10.20.0.0/16', 'users *@db.example.com']],
-    ]);
+    expect([...narrowed]).toEqual([['@org/db-team', ['10.20.0.0/16', 'users *@db.example.com']]]);
     const mine = ruleChange('bob@example.com', '10.99.0.0/16', { origin: 'pr' });
     const theirs = ruleChange('bob@example.com', '10.98.0.0/16', { origin: 'base' });
     const routed = routeOwners({ changes: [mine, theirs], owners: [], narrowed, users: [] });
     expect(routed.byChange.get(mine.id)).toEqual(['@org/db-team']);
     expect(routed.byChange.has(theirs.id)).toBe(false);
-    expect(routed.required[0]!.because).toEqual(['settings.owners no longer gives it 10.20.0.0/16, users *@db.example.com']);
+    expect(routed.required[0]!.because).toEqual([
+      'settings.owners no longer gives it 10.20.0.0/16, users *@db.example.com',
+    ]);
   });
 
   it('keeps an owner whose block another entry of the same reviewer still covers', () => {

@@ -10,9 +10,9 @@ const OLDER = 'b'.repeat(40);
 
 describe('parseApprovals', () => {
   it('reads a list of approvals', () => {
-    expect(parseApprovals(JSON.stringify([{ login: 'dana', teams: ['@org/db-team'], commit: HEAD }]), 'a.json')).toEqual([
-      { login: 'dana', teams: ['@org/db-team'], commit: HEAD },
-    ]);
+    expect(
+      parseApprovals(JSON.stringify([{ login: 'dana', teams: ['@org/db-team'], commit: HEAD }]), 'a.json'),
+    ).toEqual([{ login: 'dana', teams: ['@org/db-team'], commit: HEAD }]);
   });
 
   it.each([
