@@ -102,7 +102,7 @@ if [ "$command" = apply ] && [ -n "${INPUT_REVIEWED_PLAN:-}" ]; then
     if git -C "$repo_dir" rev-parse --verify --quiet 'HEAD^1' > /dev/null 2>&1; then
       owners_base='HEAD^1'
     else
-      echo "::notice::netform action: the checkout has no HEAD^1 (fetch-depth: 2 gives it): settings.owners is read from the merged files and the reviewed plan"
+      echo "netform action: the checkout has no HEAD^1 (fetch-depth: 2 gives it): settings.owners is read from the merged files and the reviewed plan"
     fi
   fi
   [ "$owners_base" = none ] && owners_base=""
