@@ -52,7 +52,7 @@ export function outcomeCode(
   if (!outcome.withheld) return code;
   const missing = outcome.missingApprovals;
   if (missing) io.err.write(missingApprovalsText(missing.owners, missing.pullRequest, missing.given));
-  io.err.write(say.withheldLine(outcome.withheld));
+  io.err.write(say.withheldLine(outcome.withheld, missing !== undefined));
   return code === ExitCode.ok ? ExitCode.unreviewed : code;
 }
 

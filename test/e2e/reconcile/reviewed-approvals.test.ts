@@ -129,7 +129,13 @@ describe('approvals routed by impact', () => {
 
     const merged = await merge(pr);
     expect(merged.code, describeResult(merged)).toBe(5);
+    expect(merged.stdout).toContain(
+      'Withheld, not applied: 1 change that the reviewed plan does not show as it is now, or that needs an approval (settings.owners):\n  + rule accept 10.20.0.0/16 tcp 5432',
+    );
     expect(merged.stdout).toContain('withheld: approval needed (from @org/db-team)');
+    expect(merged.stderr).toContain(
+      'Withheld 1 change that the reviewed plan does not show as it is now, or that needs an approval not given',
+    );
     expect(merged.stderr).toContain(
       'approval missing from @org/db-team: the changes that need it were withheld (no --approvals FILE was given)',
     );
