@@ -61,6 +61,11 @@ export interface PlanRequest extends PlanShaping {
   load?: (path: string) => Promise<LoadResult>;
   /** Where the files' secrets (and `-` for stdin) are read from. */
   input?: DesiredInput;
+  /**
+   * Name the reviewers each change needs (`settings.owners` of the base: ops/owners.ts), as a plan
+   * for review does; drift does not.
+   */
+  routeOwners?: boolean;
   /** The pull request reviewed (its head commit and author), recorded for `apply --reviewed --approvals`. */
   pullRequest?: PullRequest;
 }
@@ -103,7 +108,7 @@ export async function planAgainstServer(
     for (const warning of portRuleWarnings(desired)) events.warning?.(warning);
     const made = await makePlan(desired, request, session, events, live);
     const compared = base ? await compareToBase(made, base, desired, request, session, live) : made;
-    const plan = withOwners(compared, base, desired, await live, request.pullRequest);
+    const plan = request.routeOwners ? withOwners(compared, base, desired, await live, request.pullRequest) : compared;
     return { plan, differs: isPending(plan) };
   } finally {
     await session.close();

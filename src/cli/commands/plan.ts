@@ -91,6 +91,7 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
     base,
     connect: connectorOf(connection),
     runTests: true,
+    routeOwners: true,
     pullRequest: pullRequestOf(opts, io),
   };
   const warning = (d: Parameters<typeof formatDiagnostic>[0]) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);

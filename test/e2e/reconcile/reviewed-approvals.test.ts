@@ -170,6 +170,11 @@ describe('approvals routed by impact', () => {
     expect(planned.code, describeResult(planned)).toBe(2);
     expect(JSON.parse(readFileSync(again, 'utf8')).owners.pull_request).toEqual({ head: pr.head, author: 'carol' });
 
+    // Drift is not a review: its report names no owners.
+    const drift = await netform(server, ['drift', '-f', pr.file, '--format', 'json']);
+    expect(drift.code, describeResult(drift)).toBe(2);
+    expect(JSON.parse(drift.stdout)).not.toHaveProperty('owners');
+
     // The author named as someone else, to let the author approve: the seal no longer matches.
     saved.owners.pull_request.author = 'someone-else';
     writeFileSync(pr.plan, JSON.stringify(saved));
