@@ -91,6 +91,28 @@ if [ "$command" = plan ] || [ "$command" = check ]; then
   [ -n "$base" ] && base_args=(--base "$base")
 fi
 
+# apply with reviewed-plan: settings.owners as the merge's first parent has it, and the approvals.
+review_args=()
+if [ "$command" = apply ] && [ -n "${INPUT_REVIEWED_PLAN:-}" ]; then
+  owners_base="$base"
+  if [ "$owners_base" = auto ]; then
+    owners_base=""
+    repo_dir="$path"
+    [ -d "$repo_dir" ] || repo_dir="$(dirname -- "$path")"
+    if git -C "$repo_dir" rev-parse --verify --quiet 'HEAD^1' > /dev/null 2>&1; then
+      owners_base='HEAD^1'
+    else
+      echo "netform action: the checkout has no HEAD^1 (fetch-depth: 2 gives it): settings.owners is read from the merged files and the reviewed plan"
+    fi
+  fi
+  [ "$owners_base" = none ] && owners_base=""
+  [ -n "$owners_base" ] && review_args+=(--base "$owners_base")
+  [ -n "${INPUT_APPROVALS:-}" ] && review_args+=(--approvals "$INPUT_APPROVALS")
+elif [ -n "${INPUT_APPROVALS:-}" ]; then
+  echo "::error::netform action: approvals goes with command: apply and reviewed-plan"
+  exit 1
+fi
+
 if [ -n "${INPUT_PLAN_FILE:-}" ] && [ -n "${INPUT_REVIEWED_PLAN:-}" ]; then
   echo "::error::netform action: give plan-file (apply exactly that plan) or reviewed-plan (apply what it shows of path), not both"
   exit 1
@@ -119,7 +141,7 @@ case "$command" in
     if [ -n "${INPUT_PLAN_FILE:-}" ]; then
       run_netform "$output_file" tee apply "$INPUT_PLAN_FILE" "${extra[@]}"
     elif [ -n "${INPUT_REVIEWED_PLAN:-}" ]; then
-      run_netform "$output_file" tee apply -f "$path" --reviewed "$INPUT_REVIEWED_PLAN" "${extra[@]}"
+      run_netform "$output_file" tee apply -f "$path" --reviewed "$INPUT_REVIEWED_PLAN" "${review_args[@]}" "${extra[@]}"
     else
       run_netform "$output_file" tee apply -f "$path" --yes "${extra[@]}"
     fi

@@ -7,6 +7,7 @@ import type { SecretRef } from '../model/secret.js';
 import { resolveSecret, SecretResolutionError, workingContainment, type ReviewedOutcome } from '../ops/apply.js';
 import type { Plan } from '../plan/types.js';
 import * as say from '../views/apply.js';
+import { missingApprovalsText } from '../views/approvals.js';
 import { CliError, ExitCode } from './exit.js';
 import type { CliIo } from './io.js';
 
@@ -49,7 +50,9 @@ export function outcomeCode(
 ): ExitCode {
   const code = writtenCode(outcome, io, color, logged);
   if (!outcome.withheld) return code;
-  io.err.write(say.withheldLine(outcome.withheld));
+  const missing = outcome.missingApprovals;
+  if (missing) io.err.write(missingApprovalsText(missing.owners, missing.pullRequest, missing.given));
+  io.err.write(say.withheldLine(outcome.withheld, missing !== undefined));
   return code === ExitCode.ok ? ExitCode.unreviewed : code;
 }
 

@@ -21,6 +21,7 @@ import { MANAGED_CONFIGURATION_FIELDS, type ManagedConfiguration } from '../mode
 import { WRITABLE_DEVICE_FIELDS } from '../model/device-fields.js';
 import { defaultSettings, IGNORABLE_DEVICE_FIELDS, IGNORABLE_USER_FIELDS } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
+import type { OwnerEntry } from '../model/owners.js';
 import type { SchemaResult } from './schema.js';
 import { readLifecycle } from './acknowledged.js';
 import type { DesiredAcknowledgement, DesiredForget } from '../model/lifecycle.js';
@@ -387,6 +388,8 @@ class DocumentReader {
       if (update) settings.limits.update = update;
     }
     this.accessSettings(place, settings);
+    const owners = this.owners(this.child(place, 'owners'));
+    if (owners) settings.owners = owners;
     const ignore = this.child(place, 'ignore_changes');
     if (this.buildable(ignore)) {
       settings.ignore_changes = {
@@ -434,6 +437,23 @@ class DocumentReader {
           declared[family] = networks.value[family];
       settings.tunnel_networks = declared;
     }
+  }
+
+  /** `settings.owners`: each entry the schema accepted, with where it stands (its own values' lines). */
+  private owners(place: Place): OwnerEntry[] | undefined {
+    if (!Array.isArray(place.value) || !this.usable(place.text)) return undefined;
+    const entries: OwnerEntry[] = [];
+    place.value.forEach((_, i) => {
+      const item = this.child(place, i);
+      if (!this.buildable(item)) return;
+      entries.push({
+        blocks: this.strings(this.child(item, 'blocks')) ?? [],
+        users: this.strings(this.child(item, 'users')) ?? [],
+        reviewers: this.strings(this.child(item, 'reviewers')) ?? [],
+        source: this.source(item),
+      });
+    });
+    return entries;
   }
 
   /** One entry of `tests:`. */

@@ -6,6 +6,7 @@ import type { ApiConfiguration, ManagedConfiguration } from './configuration.js'
 import type { DeviceInput } from './device.js';
 import type { WritableDeviceField } from './device-fields.js';
 import type { Secret } from './secret.js';
+import type { OwnerEntry } from './owners.js';
 import type { ApiDevice, ApiRule, ApiUser, PortType, Role, RuleAction, TestExpectation } from './types.js';
 import type { DesiredAcknowledgement, DesiredForget } from './lifecycle.js';
 
@@ -111,6 +112,8 @@ export interface DesiredSettings {
    * plan pending (exit 2, drift): `access` (default) admins and rules, `all` every one, `none` none.
    */
   drift?: { undeclared: UndeclaredPolicy };
+  /** `settings.owners`: who must approve access changes to which blocks and users (model/owners.ts). */
+  owners?: OwnerEntry[];
   /** Where the settings were declared (with `fields` for their values), when a front end knows it. */
   source?: SourceLocation;
 }

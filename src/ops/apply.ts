@@ -28,7 +28,9 @@ import type { LimitCheck, Plan } from '../plan/types.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
-import { judgeWithLifecycle, lifecycleOf, makePlan, type PlanShaping } from './plan.js';
+import { judgeWithLifecycle, lifecycleOf, loadBase, makePlan, type PlanShaping } from './plan.js';
+import { withOwners } from './owners.js';
+import { approvedHandles, withholdUnapproved, type Approval } from '../plan/approvals.js';
 import { readLiveState, type Connector, type Session } from './session.js';
 
 interface ApplyRequest {
@@ -61,6 +63,13 @@ export interface PlannedApplyRequest extends ApplyRequest, PlanShaping {
    * plan as a safety limit does.
    */
   allowNowManaged?: boolean;
+  /**
+   * With `reviewed`: where `settings.owners` is read from (at merge, the first parent of the merge
+   * commit); without it, the merged files'. The reviewers the reviewed plan recorded are needed too.
+   */
+  ownersBase?: { ref: string };
+  /** With `reviewed`: the approvals (`--approvals FILE`); without them, every change that needs a reviewer is withheld. */
+  approvals?: Approval[];
 }
 
 export interface SavedApplyRequest extends ApplyRequest, LimitOverrides {
@@ -116,7 +125,11 @@ export type ApplyOutcome =
     };
 
 /** An outcome, and with a reviewed plan how many changes were withheld (not written, whatever the outcome). */
-export type ReviewedOutcome = ApplyOutcome & { withheld?: number };
+export type ReviewedOutcome = ApplyOutcome & {
+  withheld?: number;
+  /** The reviewers whose approval is missing (changes withheld for them), when any, and the pull request approvals count for. */
+  missingApprovals?: { owners: string[]; pullRequest?: { head: string; author: string }; given: boolean };
+};
 
 /** A saved plan (`netform plan -o`), if this netform can apply it exactly: sealed with `key`, unedited. */
 export function readSavedPlanFile(path: string, key: PlanKey): Plan {
@@ -152,15 +165,27 @@ export async function applyPlanned(
       return writeUnlessRefused(plan, overLimit, run, events.confirm, nowManaged);
     }
     const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
-    const planned = await makePlan(desired, request, session, events, reading);
+    const ownersBase = request.ownersBase ? await loadBase({ ...request, base: request.ownersBase }) : undefined;
+    const planned = withOwners(
+      await makePlan(desired, request, session, events, reading),
+      ownersBase,
+      desired,
+      await reading,
+    );
     const fresh = request.key ? withSecretHmacs(planned, request.key) : planned;
-    let result: ReviewedIntersection;
+    let result: ReviewedIntersection & { missing?: string[] };
     try {
       result = intersectReviewed(fresh, request.reviewed);
     } catch (error) {
       if (error instanceof ReviewedPlanError) throw new OpError('saved-plan', error.message);
       throw error;
     }
+    // A change needs the reviewers the plan made now names and those the reviewed plan recorded.
+    result = withholdUnapproved(
+      result,
+      reviewersNeeded(fresh, request.reviewed),
+      approvedHandles(request.approvals ?? [], request.reviewed.owners?.pull_request),
+    );
     // Only what is written counts: the tests run on the state this intersection leaves.
     const live = await reading;
     const plan = judgeWithLifecycle(result.plan, live, lifecycleOf(desired, live, request.instant ?? new Date()), {
@@ -174,8 +199,27 @@ export async function applyPlanned(
       plan.limits.filter((l) => l.exceeded),
       { ...run, resolveSecret: plannedValues(planned, request.resolveSecret) },
     );
-    return { ...outcome, withheld: result.withheld.length };
+    const pullRequest = request.reviewed.owners?.pull_request;
+    const missing = result.missing?.length
+      ? {
+          missingApprovals: {
+            owners: result.missing,
+            given: request.approvals !== undefined,
+            ...(pullRequest ? { pullRequest } : {}),
+          },
+        }
+      : {};
+    return { ...outcome, withheld: result.withheld.length, ...missing };
   });
+}
+
+/** The reviewers each change needs: those of the plan made now and those the reviewed plan recorded, by change id. */
+function reviewersNeeded(fresh: Plan, reviewed: Plan): Map<string, string[]> {
+  const needed = new Map<string, string[]>();
+  for (const change of [...fresh.changes, ...reviewed.changes])
+    if (change.required_owners?.length)
+      needed.set(change.id, [...new Set([...(needed.get(change.id) ?? []), ...change.required_owners])]);
+  return needed;
 }
 
 /** Apply refuses (nothing written) when an access test fails on the state after apply. */

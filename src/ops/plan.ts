@@ -21,6 +21,7 @@ import { planAccessDelta } from './access-delta.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
+import { withOwners, type PullRequest } from './owners.js';
 import { readLiveState, serverRefused, type Connector, type Session } from './session.js';
 
 /** How a plan is shaped: what `netform plan` and `apply -f` take besides the files and the server. */
@@ -69,6 +70,13 @@ export interface PlanRequest extends PlanShaping {
   input?: DesiredInput;
   /** Attach the plan's access delta (Plan.access_delta: `plan --format json` and `-o`). */
   accessDelta?: boolean;
+  /**
+   * Name the reviewers each change needs (`settings.owners` of the base: ops/owners.ts), as a plan
+   * for review does; drift does not.
+   */
+  routeOwners?: boolean;
+  /** The pull request reviewed (its head commit and author), recorded for `apply --reviewed --approvals`. */
+  pullRequest?: PullRequest;
 }
 
 export interface PlanResult {
@@ -109,9 +117,8 @@ export async function planAgainstServer(
     for (const warning of portRuleWarnings(desired)) events.warning?.(warning);
     const made = await makePlan(desired, request, session, events, live);
     const compared = base ? await compareToBase(made, base, desired, request, session, live) : made;
-    const plan = request.accessDelta
-      ? { ...compared, access_delta: planAccessDelta(compared, await live, desired) }
-      : compared;
+    const owned = request.routeOwners ? withOwners(compared, base, desired, await live, request.pullRequest) : compared;
+    const plan = request.accessDelta ? { ...owned, access_delta: planAccessDelta(owned, await live, desired) } : owned;
     return { plan, differs: isPending(plan) };
   } finally {
     await session.close();
@@ -121,7 +128,7 @@ export async function planAgainstServer(
 /** The base's desired state, read before anything else. */
 type LoadedBase = { ref: string; commit?: string; where: string } & ({ result: LoadResult } | { missing: string });
 
-async function loadBase(request: PlanRequest): Promise<LoadedBase | undefined> {
+export async function loadBase(request: Pick<PlanRequest, 'base' | 'file' | 'input'>): Promise<LoadedBase | undefined> {
   const { base } = request;
   if (base === undefined) return undefined;
   if ('file' in base) {

@@ -25,6 +25,8 @@ export const WITHHELD_REASONS = {
   noLongerHolds: 'the reviewed change no longer holds',
   /** Kept on its own, but it needs a change that is withheld (the user a device belongs to). */
   dependsOnWithheld: 'depends on a withheld change',
+  /** Its reviewers (`settings.owners` of the base) have not all approved the pull request's head commit (approvals.ts). */
+  needsApproval: 'approval needed',
 } as const;
 
 export type WithheldReason = (typeof WITHHELD_REASONS)[keyof typeof WITHHELD_REASONS];

@@ -358,4 +358,21 @@ export interface Plan {
    * rules, and the blast radius (src/access/delta.ts; schemas/access-delta.schema.json).
    */
   access_delta?: AccessDelta;
+  /** Format version 3: the reviewers this plan's changes need (`settings.owners` of the base), and the pull request approvals count for. */
+  owners?: PlanOwners;
+}
+
+/** A reviewer a plan needs, and why in words (`gains tcp/5432 to 10.20.0.0/16 for alice@example.com`). */
+export interface PlanOwnerRequirement {
+  owner: string;
+  because: string[];
+}
+
+/** Who must approve a plan's changes (src/access/owners.ts), from where, and for which pull request. */
+export interface PlanOwners {
+  /** Where `settings.owners` was read: `origin/main (0123abcd…)`, or `the files` without --base. */
+  from: string;
+  required: PlanOwnerRequirement[];
+  /** The pull request reviewed: approvals count only for its head commit, never from its author. */
+  pull_request?: { head: string; author: string };
 }

@@ -75,10 +75,13 @@ export function staleText(stale: readonly string[], cause: StaleCause = 'server'
 }
 
 /** After the writes of `apply --reviewed`: what was withheld, and why the exit code is 5. */
-export function withheldLine(count: number): string {
+export function withheldLine(count: number, approvalsMissing = false): string {
   const one = count === 1;
+  const why = approvalsMissing
+    ? `that the reviewed plan does not show as ${one ? 'it is' : 'they are'} now, or that ${one ? 'needs' : 'need'} an approval not given`
+    : `that the reviewed plan does not show as ${one ? 'it is' : 'they are'} now`;
   return (
-    `Withheld ${withheldCount(count)} that the reviewed plan does not show as ${one ? 'it is' : 'they are'} now (listed above): none of ${one ? 'it was' : 'them were'} written. ` +
+    `Withheld ${withheldCount(count)} ${why} (listed above): none of ${one ? 'it was' : 'them were'} written. ` +
     'Review them (netform plan -f PATH shows them), then apply them in a run a maintainer approves.\n'
   );
 }

@@ -18,6 +18,7 @@ import {
   notCheckedSummary,
   testsLine,
 } from './plan-review.js';
+import { approvalsMarkdown, approvalsText } from './approvals.js';
 import { effectiveLines } from './effective.js';
 import { noChangesLine } from './outcome.js';
 import { isSecretField, SYMBOL } from './symbols.js';
@@ -254,6 +255,7 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string, driftAccess =
     for (const d of details) out.push(`      ${d.startsWith('- ') ? c.red(d) : d}`);
   };
   const sections = sectionsOf(plan);
+  out.push(...approvalsText(plan));
   if (plan.base) {
     out.push(baseLine(plan, inertText));
     if (plan.base.note) out.push(c.yellow(`  ! ${inertText(plan.base.note)}`));
@@ -330,6 +332,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     out.push(baseLine(plan, markdownCode), '');
     if (plan.base.note) out.push('> [!NOTE]', `> ${markdownText(plan.base.note)}`, '');
   }
+  out.push(...approvalsMarkdown(plan));
   const undeclaredSummary = undeclaredLine(plan);
   if (undeclaredSummary) out.push(undeclaredSummary, '');
   out.push(

@@ -3,7 +3,7 @@
  * a plan shows for it, and the reviewed changes no longer needed. Pure functions of the data.
  */
 import pc from 'picocolors';
-import type { ReviewedIntersection } from '../plan/reviewed.js';
+import type { ReviewedIntersection, WithheldReason } from '../plan/reviewed.js';
 import { changeLines, type RenderOptions } from './plan.js';
 import { inertText } from './escape.js';
 
@@ -17,10 +17,13 @@ export function renderWithheld(result: ReviewedIntersection, options: RenderOpti
   const out: string[] = [];
   if (result.withheld.length > 0) {
     const n = result.withheld.length;
+    const needsApproval: WithheldReason = 'approval needed';
+    const approvals = result.withheld.some((w) => w.reason === needsApproval);
+    const also = approvals ? `, or that ${n === 1 ? 'needs' : 'need'} an approval (settings.owners)` : '';
     out.push(
       c.bold(
         c.yellow(
-          `Withheld, not applied: ${withheldCount(n)} that the reviewed plan does not show as ${n === 1 ? 'it is' : 'they are'} now:`,
+          `Withheld, not applied: ${withheldCount(n)} that the reviewed plan does not show as ${n === 1 ? 'it is' : 'they are'} now${also}:`,
         ),
       ),
     );

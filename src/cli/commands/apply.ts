@@ -15,6 +15,7 @@ import type { ProgressReporter } from '../../views/progress.js';
 import { confirm, exitCodeOf, outcomeCode, readSecret } from '../apply-outcome.js';
 import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
+import { addApprovalOptions, approvalsRequest, type ApprovalOptions } from '../flags/approvals.js';
 import { addConnectionOptions } from '../flags/connection.js';
 import { parsePositive } from '../flags/numbers.js';
 import { addPlanAgeOption, checkSavedPlanAge } from '../flags/plan-age.js';
@@ -25,7 +26,7 @@ import { inputOf, type CliIo } from '../io.js';
 import { progressOnTerminal, Timings, useColor } from '../output.js';
 import { watchStopRequests } from '../signals.js';
 
-interface ApplyOptions extends PlanningOptions {
+interface ApplyOptions extends PlanningOptions, ApprovalOptions {
   yes?: boolean;
   reviewed?: string;
   parallelism: number;
@@ -56,7 +57,7 @@ export function registerApply(program: Command, cli: CliContext): void {
       '--allow-now-managed',
       'with -f: make changes that exist only because the files leave a field out, which means its default (refused otherwise, exit 3)',
     );
-  addPlanAgeOption(cmd);
+  addApprovalOptions(addPlanAgeOption(cmd));
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
   cmd.action(cli.action((saved: string | undefined, opts: ApplyOptions) => runApply(saved, opts, cli.io)));
@@ -72,10 +73,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
     throw new CliError(
       '--replace and --rotate-passwords shape a plan: pass them to `netform plan`; a saved plan is applied exactly as it was made',
     );
-  if (opts.reviewed && !opts.file)
-    throw new CliError(
-      '--reviewed goes with -f PATH: the files are planned again and only the reviewed changes are written',
-    );
+  const approvals = approvalsRequest(opts);
   // Saved plans are sealed under NETFORM_PLAN_KEY or the token: checked before anything is opened.
   const connection = resolveConnection(opts, io);
   const key = savedPlanPath || opts.reviewed ? planKeyOf(connection, io) : undefined;
@@ -136,6 +134,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
             reviewed,
             key,
             allowNowManaged: opts.allowNowManaged === true,
+            ...approvals,
             resolveSecret: (ref) => resolveSecret(ref, io.env),
           },
           events,

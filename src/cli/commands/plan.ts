@@ -11,6 +11,7 @@ import { formatDiagnostic } from '../../views/diagnostics.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
 import { CliError, ExitCode } from '../exit.js';
 import type { CliContext } from '../command.js';
+import { addPullRequestOptions, pullRequestOf, type PullRequestOptions } from '../flags/approvals.js';
 import { addConnectionOptions } from '../flags/connection.js';
 import { addNowOption, judgedAt } from '../flags/judged-at.js';
 import { planKeyOf } from '../flags/plan-key.js';
@@ -62,12 +63,13 @@ export function registerPlan(program: Command, cli: CliContext): void {
       '--base-file <path>',
       "like --base, with the base's desired state at this path (a synthesized cdk.tf.json)",
     );
+  addPullRequestOptions(cmd);
   addPlanningOptions(cmd);
   addConnectionOptions(addNowOption(cmd));
   cmd.action(cli.action((opts: PlanCommandOptions) => runPlan(opts, cli.io)));
 }
 
-interface PlanCommandOptions extends PlanningOptions {
+interface PlanCommandOptions extends PlanningOptions, PullRequestOptions {
   file: string;
   out?: string;
   format: PlanFormat;
@@ -93,6 +95,8 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
     runTests: true,
     accessDelta: opts.format === 'json' || opts.out !== undefined,
     instant: judgedAt(io, opts, opts.out ? '-o' : undefined),
+    routeOwners: true,
+    pullRequest: pullRequestOf(opts, io),
   };
   const warning = (d: Parameters<typeof formatDiagnostic>[0]) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
   const result = await planAgainstServer(request, { phase: timings.phase, warning });

@@ -33,6 +33,7 @@ import { checkRuleOverlaps, ruleKeyOf } from './overlaps.js';
 import { report, reportDuplicates, whereIs } from './report.js';
 import { checkRenames } from './renames.js';
 import { checkAbsent, checkScope } from './scope.js';
+import { checkOwners } from './owners.js';
 import { checkTunnelNetworks } from './tunnel.js';
 import { checkForgotten } from '../acknowledged.js';
 
@@ -41,6 +42,7 @@ export function checkDesiredState(state: DesiredState, options: { acrossFiles?: 
   const into: Diagnostic[] = [];
   checkSettings(state, into);
   checkTunnelNetworks(state, into);
+  checkOwners(state, into);
   checkConfiguration(state, into);
   const acrossFiles = options.acrossFiles ?? true;
   if (acrossFiles) for (const item of checkAccessTests(state)) into.push(item);

@@ -265,6 +265,7 @@ describe('action.yml', () => {
       'plan-file',
       'reviewed-plan',
       'base',
+      'approvals',
       'args',
     ])
       expect(action.inputs).toHaveProperty(input);
@@ -466,6 +467,60 @@ describe('action.yml', () => {
         expect(workflowCommands(merged.log)).toEqual({ issued: [], stoppedAtEnd: false });
         const emails = (await serverState(server)).users.map((u) => u.email);
         expect(emails).toEqual(expect.arrayContaining(['kim@merge-ci.test', 'newhire@merge-ci.test']));
+      } finally {
+        rmSync(job, { recursive: true, force: true });
+      }
+    });
+
+    it('merge with reviewed-plan and approvals: owners read at HEAD^1, withheld without an approval, applied with one', async () => {
+      const repo = ws.path('owned');
+      const desiredAt = (users: string) =>
+        `version: 1\nsettings:\n  manage: { users: ["*@owned-ci.test"], rules: [] }\n  owners:\n    - users: ["*@owned-ci.test"]\n      reviewers: ["@org/ops"]\nusers:\n${users}`;
+      ws.write('owned/desired/netform.yaml', desiredAt('  - email: lee@owned-ci.test\n'));
+      git(ws.dir, 'init', '-q', '-b', 'main', repo);
+      git(repo, 'add', '.');
+      git(repo, 'commit', '-q', '-m', 'main');
+      const job = mkdtempSync(join(tmpdir(), 'netform-action-job-'));
+      try {
+        expect(runAction({ command: 'apply', path: 'owned/desired/', ...secrets() }, ws.dir).status).toBe(0);
+        ws.write(
+          'owned/desired/netform.yaml',
+          desiredAt('  - email: lee@owned-ci.test\n  - email: kim@owned-ci.test\n'),
+        );
+        git(repo, 'commit', '-q', '-am', 'kim');
+        const head = git(repo, 'rev-parse', 'HEAD');
+        const event = join(job, 'event.json');
+        writeFileSync(event, JSON.stringify({ pull_request: { head: { sha: head }, user: { login: 'carol' } } }));
+        const planned = runAction({ command: 'plan', path: 'owned/desired/', base: 'none', ...secrets() }, ws.dir, {
+          jobTemp: job,
+          env: { GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: event },
+        });
+        expect(planned.outputs['exit-code'], planned.log).toBe('2');
+        expect(planned.output).toContain('approval needed from `@org/ops`');
+        const reviewed = join(job, 'reviewed.json');
+        writeFileSync(reviewed, readFileSync(planned.outputs['plan-file']!));
+        git(repo, 'commit', '-q', '--allow-empty', '-m', 'merge');
+
+        const approvals = join(job, 'approvals.json');
+        writeFileSync(approvals, JSON.stringify([{ login: 'carol', teams: ['@org/ops'], commit: head }]));
+        const inputs = {
+          command: 'apply',
+          path: 'owned/desired/',
+          format: 'text',
+          'reviewed-plan': reviewed,
+          approvals,
+        };
+        const byAuthor = runAction({ ...inputs, ...secrets() }, ws.dir, { jobTemp: job });
+        expect(byAuthor.status, byAuthor.log).toBe(5);
+        expect(byAuthor.log).toContain('withheld: approval needed (from @org/ops)');
+        expect(byAuthor.log).toContain('approval missing from @org/ops');
+        expect(byAuthor.log).not.toContain('the checkout has no HEAD^1');
+        expect((await serverState(server)).users.map((u) => u.email)).not.toContain('kim@owned-ci.test');
+
+        writeFileSync(approvals, JSON.stringify([{ login: 'dana', teams: ['@org/ops'], commit: head }]));
+        const approved = runAction({ ...inputs, ...secrets() }, ws.dir, { jobTemp: job });
+        expect(approved.status, approved.log).toBe(0);
+        expect((await serverState(server)).users.map((u) => u.email)).toContain('kim@owned-ci.test');
       } finally {
         rmSync(job, { recursive: true, force: true });
       }
