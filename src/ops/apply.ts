@@ -18,6 +18,7 @@ import {
   type ChangeResult,
 } from '../apply/index.js';
 import { judgeAfterApply } from '../access/plan.js';
+import { judgeSavedPlanTests } from '../access/saved-tests.js';
 import type { SecretRef } from '../model/secret.js';
 import { nowManagedChanges } from '../plan/defaults.js';
 import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
@@ -176,7 +177,7 @@ export async function applyPlanned(
   });
 }
 
-/** Apply refuses (nothing written) when an access test fails on the state after apply. */
+/** Apply refuses (nothing written) when an access test fails on the state after apply (every form of apply). */
 function refuseFailingTests(plan: Plan): void {
   const failed = plan.tests?.failures ?? [];
   if (failed.length === 0) return;
@@ -213,6 +214,9 @@ export async function applySaved(
       const cause = secrets.changed.length === 0 ? 'server' : changedOnServer.length === 0 ? 'secret' : 'both';
       return { status: 'stale', plan, stale, cause };
     }
+    // The plan's tests, judged again on the server as it is now, after apply: a failure writes nothing.
+    const tests = judgeSavedPlanTests(plan, live);
+    if (tests) refuseFailingTests({ ...plan, tests });
     // The limits as the plan recorded them, unless lifted again for this run.
     const overLimit = evaluateLimits(plan.summary, plan.limits, request).filter((l) => l.exceeded);
     if (overLimit.length === 0) await claimSavedPlan(session, plan);
