@@ -11,6 +11,7 @@ import { NO_LEFT_OBJECT_POLICY, stateAfterApply, type LeftObjectPolicy, type Sta
 import { boundAccessChanges, computeAccessChanges, type AccessChangeLimits, type AccessChanges } from './changes.js';
 import { decidingText, decidingLeftRules } from './deciding.js';
 import type { AccessRule } from './model.js';
+import { planAccessTests } from './saved-tests.js';
 import { afterApplyTestsSummary } from './tests.js';
 
 /** What the plan does to every user's access (live now against after apply); bounded for display. */
@@ -98,6 +99,10 @@ export function judgeAfterApply(plan: Plan, live: LiveState, desired: DesiredSta
     }),
   };
   if (!tests) return judged;
+  // The tests go with the plan to its apply, which judges them again on the server as it is then.
+  const carried = planAccessTests(desired);
   // Failures first: a reader of the document (or of a pull-request comment) sees them before the changes.
-  return tests.failed > 0 ? { tests, ...judged } : { ...judged, tests };
+  return tests.failed > 0
+    ? { tests, ...judged, ...(carried ? { access_tests: carried } : {}) }
+    : { ...judged, tests, ...(carried ? { access_tests: carried } : {}) };
 }

@@ -7,11 +7,14 @@
  * so a supervisor that signals the process it started (npx) left netform running as an orphan
  * (newcomer review 2.13). The README says to `exec node_modules/.bin/netform` instead; this is the
  * safety net when that advice was not followed: a process whose parent changes (it was adopted by
- * init or a subreaper) stops as if it had been sent SIGTERM.
+ * init or a subreaper) stops as if it had been sent SIGTERM. npx runs the bin through a shell,
+ * which a killed npx leaves behind: there, npx itself is watched as well (Linux).
  */
+import { readFileSync } from 'node:fs';
 import { describeFailure } from './boundary.js';
 import { ExitCode } from './exit.js';
 import { Secrets, type CliIo, type StopReason, type StopSource } from './io.js';
+import { startedByNpx } from './signals.js';
 
 /** How often the parent is looked at. */
 const PARENT_CHECK_MS = 1_000;
@@ -25,8 +28,11 @@ export const processStops: StopSource = {
     let timer: NodeJS.Timeout | undefined;
     if (parent) {
       const first = process.ppid;
+      // npx starts netform through a shell (`sh -c netform …`) that outlives a killed npx: then
+      // the shell's parent, npx, is watched too.
+      const npx = startedByNpx(process.env) && isShell(first) ? parentOf(first) : null;
       timer = setInterval(() => {
-        if (process.ppid !== first) {
+        if (process.ppid !== first || (npx !== null && parentOf(first) !== npx)) {
           clearInterval(timer);
           listener('parent exited' satisfies StopReason);
         }
@@ -40,6 +46,27 @@ export const processStops: StopSource = {
     };
   },
 };
+
+/** The parent of process `pid`, where the system shows it (Linux: /proc), else null. */
+function parentOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isSafeInteger(ppid) && ppid > 0 ? ppid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether process `pid` is a POSIX shell (npm runs a package's bin through one). */
+function isShell(pid: number): boolean {
+  try {
+    return ['sh', 'dash', 'bash', 'zsh'].includes(readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
+  } catch {
+    return false;
+  }
+}
 
 /** This process's io: its streams, environment and folder, its signals; exit() ends the process. */
 export function processIo(): CliIo {

@@ -338,7 +338,8 @@ class DocumentReader {
       this.error(place, error.message);
       return undefined;
     }
-    return lazySecret(ref, field, this.env);
+    const { file, line, column } = this.location(place.text, place.offset);
+    return lazySecret(ref, field, this.env, {}, `${file}:${line}:${column}`);
   }
 
   private limit(place: Place): Limit | undefined {

@@ -160,22 +160,28 @@ export function secretValueProblem(field: SecretField, value: string): string | 
  * A declared secret, read on first use only (model/secret.ts): its value checked as the server
  * checks `field`, so that a value it would refuse is found where it is read. A file that breaks a
  * rule by then is unreadable (its message says which rule); nothing of the value is ever shown.
+ * `at`: where the reference is declared (`file:line:column`), for messages.
  */
 export function lazySecret(
   ref: SecretRef,
   field: SecretField,
   env: Environment = process.env,
   options: SecretFileOptions = {},
+  at?: string,
 ): Secret {
-  return new Secret((): SecretRead => {
-    let value: string;
-    try {
-      value = resolveSecret(ref, env, options);
-    } catch (error) {
-      if (error instanceof SecretResolutionError) return { unreadable: error.message };
-      throw error;
-    }
-    const problem = secretValueProblem(field, value);
-    return problem === null ? { value } : { invalid: problem };
-  }, ref);
+  return new Secret(
+    (): SecretRead => {
+      let value: string;
+      try {
+        value = resolveSecret(ref, env, options);
+      } catch (error) {
+        if (error instanceof SecretResolutionError) return { unreadable: error.message };
+        throw error;
+      }
+      const problem = secretValueProblem(field, value);
+      return problem === null ? { value } : { invalid: problem };
+    },
+    ref,
+    at,
+  );
 }

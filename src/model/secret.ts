@@ -48,12 +48,15 @@ export class Secret {
   #read: SecretRead | undefined;
   readonly #reader: (() => SecretRead) | undefined;
   readonly ref: SecretRef;
+  /** Where the reference is declared (`teams/platform.yaml:39:15`), when a front end knows it: every message about it names it. */
+  readonly at: string | undefined;
 
   /** `value`: the value itself, or how to read it (called once, on first use). */
-  constructor(value: string | (() => SecretRead), ref: SecretRef) {
+  constructor(value: string | (() => SecretRead), ref: SecretRef, at?: string) {
     if (typeof value === 'string') this.#read = { value };
     else this.#reader = value;
     this.ref = ref;
+    this.at = at;
   }
 
   /** Reads the value (once), or says why there is none. */

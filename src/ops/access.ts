@@ -1,7 +1,7 @@
 /**
  * Access tests and explanations as operations: against the declared rules of a desired state, or
- * against the rules and devices of a live server. Apply refuses a failing test (refuseFailingTests);
- * plan runs the tests with the plan and carries their failures (Plan.tests, W3.6).
+ * against the rules and devices of a live server. Plan and apply run the tests on the state after
+ * apply (src/access/plan.ts) and carry their failures (Plan.tests, W3.6).
  */
 import {
   accessModelOfDesired,
@@ -41,18 +41,6 @@ export interface AccessSource {
 /** The state an access answer was evaluated on, for its header. */
 export function evaluatedState(source: AccessSource): EvaluatedState {
   return source.live ? (source.afterApply ? 'after-apply' : 'live') : 'files';
-}
-
-/** Refuses (nothing written) when an access test of the desired state fails on its declared rules (files only). */
-export function refuseFailingTests(state: DesiredState): void {
-  if (!state.tests || state.tests.length === 0) return;
-  const failed = runAccessTests(accessModelOfDesired(state), state.tests).filter((r) => !r.pass);
-  if (failed.length === 0) return;
-  throw new OpError(
-    'desired-state',
-    `${failed.length} access test${failed.length === 1 ? '' : 's'} failed; nothing was planned or written:`,
-    failed,
-  );
 }
 
 /**

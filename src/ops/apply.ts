@@ -17,6 +17,7 @@ import {
   type ApplySummary,
   type ChangeResult,
 } from '../apply/index.js';
+import { judgeSavedPlanTests } from '../access/saved-tests.js';
 import type { SecretRef } from '../model/secret.js';
 import { nowManagedChanges } from '../plan/defaults.js';
 import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
@@ -25,6 +26,7 @@ import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from 
 import { withSecretHmacs, type PlanKey } from '../plan/seal.js';
 import { planSecretValue } from '../plan/secrets.js';
 import type { LimitCheck, Plan } from '../plan/types.js';
+import { secretValueProblem } from '../desired/secrets.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
@@ -98,6 +100,8 @@ export interface ApplyEvents extends OpEvents, Pick<ApplyOptions, 'onStart' | 'o
   written?(): void;
   /** The server went away (the breaker tripped): no new write starts. */
   halted?(reason: string): void;
+  /** Secrets the reviewed or saved plan did not pin (`pinned: false`), read now: said before the writes. */
+  unpinned?(count: number): void;
 }
 
 /** What made a saved plan stale: the server, a secret it sends (read again, its HMAC differs), or both. */
@@ -193,6 +197,8 @@ export async function applyPlanned(
     });
     refuseFailingTests(plan);
     events.planned?.(plan, result);
+    const unpinned = unpinnedOf(request.reviewed, plan);
+    if (unpinned > 0 && plan.limits.every((l) => !l.exceeded)) events.unpinned?.(unpinned);
     // The secrets sent are the values whose HMAC matched the reviewed plan's, not values read again.
     const outcome = await writeUnlessRefused(
       plan,
@@ -222,7 +228,15 @@ function reviewersNeeded(fresh: Plan, reviewed: Plan): Map<string, string[]> {
   return needed;
 }
 
-/** Apply refuses (nothing written) when an access test fails on the state after apply. */
+/** How many secrets of the changes `plan` writes the reviewed plan did not pin (read now, W4.7). */
+function unpinnedOf(reviewed: Plan, plan: Plan): number {
+  const written = new Set(plan.changes.map((c) => c.id));
+  return reviewed.changes
+    .filter((c) => written.has(c.id))
+    .reduce((n, c) => n + (c.secrets ?? []).filter((s) => s.pinned === false).length, 0);
+}
+
+/** Apply refuses (nothing written) when an access test fails on the state after apply (every form of apply). */
 function refuseFailingTests(plan: Plan): void {
   const failed = plan.tests?.failures ?? [];
   if (failed.length === 0) return;
@@ -259,9 +273,15 @@ export async function applySaved(
       const cause = secrets.changed.length === 0 ? 'server' : changedOnServer.length === 0 ? 'secret' : 'both';
       return { status: 'stale', plan, stale, cause };
     }
+    // The plan's tests, judged again on the server as it is now, after apply: a failure writes nothing.
+    const tests = judgeSavedPlanTests(plan, live);
+    if (tests) refuseFailingTests({ ...plan, tests });
     // The limits as the plan recorded them, unless lifted again for this run.
     const overLimit = evaluateLimits(plan.summary, plan.limits, request).filter((l) => l.exceeded);
-    if (overLimit.length === 0) await claimSavedPlan(session, plan);
+    if (overLimit.length === 0) {
+      if (secrets.unpinned > 0) events.unpinned?.(secrets.unpinned);
+      await claimSavedPlan(session, plan);
+    }
     const resolveSecret = (ref: SecretRef): string => {
       const value = secrets.values.get(ref);
       if (value === undefined) throw new Error('a secret of the saved plan was not read before the writes');
@@ -309,7 +329,7 @@ function plannedValues(plan: Plan, fallback: (ref: SecretRef) => string): (ref: 
  * plan's HMAC of it: one that cannot be read refuses the plan (nothing is written).
  */
 function readSecretsAgain(request: SavedApplyRequest): ReturnType<typeof readSavedPlanSecrets> {
-  const secrets = readSavedPlanSecrets(request.plan, request.key, request.readSecret);
+  const secrets = readSavedPlanSecrets(request.plan, request.key, request.readSecret, secretValueProblem);
   const problems = new Set(secrets.unreadable);
   if (problems.size > 0)
     throw new OpError(

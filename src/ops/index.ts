@@ -36,7 +36,7 @@ export {
   type DriftScheduleEvents,
   type DriftScheduleRequest,
 } from './drift.js';
-export { explainPacket, refuseFailingTests, runTests, type AccessSource } from './access.js';
+export { explainPacket, runTests, type AccessSource } from './access.js';
 export { reachOfUser, whoCanReachTarget } from './reach.js';
 export { reviewServer, writeReviewFile, type ReviewRequest } from './review.js';
 export { exportServer, shippedSchemaReference, writeExportFiles, type ExportRequest } from './export.js';

@@ -37,9 +37,11 @@ export interface PlanShaping {
   /**
    * A secret that cannot be read here (W3.6): `refuse` (plan, apply: a change that would send it
    * stops the plan; default), or `report` (drift, which never sends: it reads no password, and a
-   * preshared key it cannot read is listed in Plan.not_checked).
+   * preshared key it cannot read is listed in Plan.not_checked), or `unpin` (plan: a variable it
+   * cannot read is read at apply instead, and the saved plan records it as not pinned; a file it
+   * cannot read stops the plan).
    */
-  unreadableSecrets?: 'refuse' | 'report';
+  unreadableSecrets?: 'refuse' | 'report' | 'unpin';
   /**
    * Run the desired state's access tests on the state after apply (plan and apply do, drift does
    * not): their outcome is Plan.tests, placed first in the document when one fails. The plan is

@@ -45,6 +45,21 @@ function secretsOf(change: Change): unknown[] {
 }
 
 /**
+ * `a` with no HMAC on a secret that `b` (a reviewed plan's change) did not pin (`pinned: false`):
+ * its value was not read at review, so any value read now is the reviewed one.
+ */
+function withoutPinsOf(a: Change, b: Change): Change {
+  const unpinned = new Set((b.secrets ?? []).filter((s) => s.pinned === false).map((s) => s.field));
+  if (unpinned.size === 0 || !a.secrets) return a;
+  return {
+    ...a,
+    secrets: a.secrets.map(({ hmac: _hmac, ...secret }) =>
+      unpinned.has(secret.field) ? secret : { ...secret, ...(_hmac ? { hmac: _hmac } : {}) },
+    ),
+  };
+}
+
+/**
  * What the change writes, as one string: two changes with the same signature send the same
  * requests (server-assigned ids aside) and show the same lines to a reviewer.
  */
@@ -79,6 +94,6 @@ export function premiseSignature(change: Change): string {
 export type ChangeComparison = 'same' | 'different' | 'premise';
 
 export function compareChanges(a: Change, b: Change): ChangeComparison {
-  if (writeSignature(a) !== writeSignature(b)) return 'different';
+  if (writeSignature(withoutPinsOf(a, b)) !== writeSignature(b)) return 'different';
   return premiseSignature(a) === premiseSignature(b) ? 'same' : 'premise';
 }

@@ -26,9 +26,11 @@ export interface PlanOptions {
   /**
    * A change that would send a secret that cannot be read (W3.6): `refuse` (default; plan and
    * apply) makes it a problem naming the reference; `report` (drift, which never sends) plans the
-   * change all the same and reads no password.
+   * change all the same and reads no password; `unpin` (plan) plans a change whose variable
+   * (`env`, `tfvar`) cannot be read here with that secret not pinned (read at apply), and refuses
+   * as `refuse` does for a file.
    */
-  unreadableSecrets?: 'refuse' | 'report';
+  unreadableSecrets?: 'refuse' | 'report' | 'unpin';
 }
 
 /** The plan cannot be made: every reason, each naming the objects at fault. */

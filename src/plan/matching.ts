@@ -298,14 +298,21 @@ function defaultedFields(fields: DesiredDeviceFields): string[] {
 
 /**
  * Whether a secret a change sends can be sent (W3.6): read now, and checked as the server checks it.
- * When it cannot be, a problem names the object, why it is sent and the reference's problem (the
- * plan stops, exit 1); `unreadableSecrets: report` (drift, which never sends) reads nothing.
+ * When it cannot be, a problem names where it is declared, the object, why it is sent and the
+ * reference's problem (the plan stops, exit 1); `unreadableSecrets: report` (drift, which never
+ * sends) reads nothing; `unpin` (plan) sends a variable it cannot read all the same, read at apply
+ * and not pinned (planSecret marks it), while a file it cannot read is still a problem.
  */
 function sendable(ctx: PlanContext, why: string, secret: Secret): boolean {
-  if (ctx.options.unreadableSecrets === 'report') return true;
+  const mode = ctx.options.unreadableSecrets;
+  if (mode === 'report') return true;
   const read = secret.read();
-  if ('unreadable' in read) ctx.problems.push(`${why}, and ${read.unreadable}`);
-  else if ('invalid' in read) ctx.problems.push(`${why}, and it ${read.invalid} (${describeSecretRef(secret.ref)})`);
+  const where = secret.at ? `${secret.at}: ` : '';
+  if ('unreadable' in read) {
+    if (mode === 'unpin' && !('file' in secret.ref)) return true;
+    ctx.problems.push(`${where}${why}, and ${read.unreadable}`);
+  } else if ('invalid' in read)
+    ctx.problems.push(`${where}${why}, and it ${read.invalid} (${describeSecretRef(secret.ref)})`);
   return 'value' in read;
 }
 

@@ -152,7 +152,7 @@ export function withSecretHmacs(plan: Plan, key: PlanKey): Plan {
           secrets: change.secrets.map((secret): PlanSecret => {
             const read = planSecretValue(secret)?.read();
             const hmac = read && 'value' in read ? key.secretHmac(change.id, secret.field, read.value) : undefined;
-            return { field: secret.field, ref: secret.ref, ...(hmac ? { hmac } : {}) };
+            return { ...secret, ...(hmac ? { hmac } : {}) };
           }),
         }
       : change,
@@ -160,11 +160,15 @@ export function withSecretHmacs(plan: Plan, key: PlanKey): Plan {
   return { ...plan, changes };
 }
 
+/** A secret as a saved plan holds it: pinned by its HMAC, or (not read when planned) `pinned: false`. */
 function sealedSecret(changeId: string, secret: PlanSecret, key: PlanKey): PlanSecret {
+  const { field, ref } = secret;
+  const at = secret.at ? { at: secret.at } : {};
+  if (secret.pinned === false) return { field, ref, ...at, pinned: false };
   const value = planSecretValue(secret);
   if (value === undefined)
     throw new Error(`${changeId}: a secret without the value it was planned with cannot be sealed`);
-  return { field: secret.field, ref: secret.ref, hmac: key.secretHmac(changeId, secret.field, value.reveal()) };
+  return { field, ref, ...at, hmac: key.secretHmac(changeId, field, value.reveal()) };
 }
 
 /** How a document's seal compares with `key`. */

@@ -8,9 +8,19 @@ import type { PlanSecret } from './types.js';
 
 const values = new WeakMap<PlanSecret, Secret>();
 
-/** A secret field of a change: its reference, with the value it was planned with kept aside. */
+/**
+ * A secret field of a change: its reference (and where it is declared), with the value it was
+ * planned with kept aside. A secret read and found unreadable (a plan that unpins, W4.7) is not
+ * pinned: it is read where the plan is applied.
+ */
 export function planSecret(field: PlanSecret['field'], secret: Secret): PlanSecret {
-  const planned: PlanSecret = { field, ref: secret.ref };
+  const unread = secret.wasRead && 'unreadable' in secret.read();
+  const planned: PlanSecret = {
+    field,
+    ref: secret.ref,
+    ...(secret.at ? { at: secret.at } : {}),
+    ...(unread ? { pinned: false } : {}),
+  };
   values.set(planned, secret);
   return planned;
 }

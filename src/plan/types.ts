@@ -59,6 +59,8 @@ export interface PlanSecret {
    * the value it reads.
    */
   pinned?: boolean;
+  /** Format version 3: where the reference is declared (`teams/platform.yaml:39:15`), for messages. */
+  at?: string;
 }
 
 /** The key a saved plan was sealed with: where it came from, and its id (not the key). */
@@ -360,6 +362,22 @@ export interface Plan {
   access_delta?: AccessDelta;
   /** Format version 3: the reviewers this plan's changes need (`settings.owners` of the base), and the pull request approvals count for. */
   owners?: PlanOwners;
+  /**
+   * Format version 3: the desired state's access tests and what judging them needs, so that a
+   * saved plan's apply runs them again on the server as it is then (src/access/saved-tests.ts).
+   * Absent without tests.
+   */
+  access_tests?: PlanAccessTests;
+}
+
+/** The access tests a plan carries to its apply, with the settings they are judged under. */
+export interface PlanAccessTests {
+  tests: { name: string; from: string; to: string; expect: 'accept' | 'drop' | 'partial'; at?: string }[];
+  /** `settings.manage` as declared. */
+  manage: { users: string[] | null; rules: string[] | null };
+  /** Present when declared false. */
+  port_rules?: boolean;
+  server_addresses?: string[];
 }
 
 /** A reviewer a plan needs, and why in words (`gains tcp/5432 to 10.20.0.0/16 for alice@example.com`). */

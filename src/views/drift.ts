@@ -1,6 +1,6 @@
 /** A drift report in words. */
 import type { PlanOutcome } from '../plan/types.js';
-import { webhookText } from './escape.js';
+import { webhookLines, webhookName, webhookText, type WebhookFormat } from './escape.js';
 import { observationLines, type SeenChange } from './drift-render.js';
 import { noChangesLine } from './outcome.js';
 
@@ -20,21 +20,28 @@ export interface DriftOutcome {
 
 /**
  * A short summary for people (what a chat webhook shows): `netform drift on URL: 2 differences: ...`.
- * Values from the server, the files or an error are escaped for chat (markdown, and `<`, `>`, `&`).
+ * Values from the server, the files or an error are written for the chat's `format` (escape.ts
+ * WebhookFormat): names and values in code spans, sentences escaped, an error's own line breaks real.
  */
-export function driftText(report: DriftOutcome, previous: DriftStatus | null = null, shown = 5): string {
-  const where = report.server === null ? 'the server' : webhookText(report.server);
+export function driftText(
+  report: DriftOutcome,
+  previous: DriftStatus | null = null,
+  shown = 5,
+  format: WebhookFormat = 'slack',
+): string {
+  const text = (value: string): string => webhookText(value, format);
+  const where = report.server === null ? 'the server' : text(report.server);
   if (report.status === 'failed')
-    return `netform drift on ${where}: the check failed: ${webhookText(report.error ?? 'unknown error')}`;
+    return `netform drift on ${where}: the check failed: ${webhookLines(report.error ?? 'unknown error', format)}`;
   if (report.status === 'clean' && report.not_checked?.length) {
     // W3.6: never "matches" when something was not compared.
-    return `netform drift on ${where}: no differences in what was compared; ${report.not_checked.map(webhookText).join('; ')}`;
+    return `netform drift on ${where}: no differences in what was compared; ${report.not_checked.map(text).join('; ')}`;
   }
   if (report.status === 'clean') {
     // "Matches" only when the outcome says so (src/plan/outcome.ts).
     const back = previous === 'drift' || previous === 'failed';
     if (report.outcome !== undefined && report.outcome.status !== 'matches')
-      return `netform drift on ${where}: ${back ? 'back to clean' : 'clean'}: ${webhookText(noChangesLine(report.outcome))}`;
+      return `netform drift on ${where}: ${back ? 'back to clean' : 'clean'}: ${text(noChangesLine(report.outcome))}`;
     return back
       ? `netform drift on ${where}: back to clean: the server matches the desired state`
       : `netform drift on ${where}: clean`;
@@ -42,14 +49,17 @@ export function driftText(report: DriftOutcome, previous: DriftStatus | null = n
   // What was seen, not what apply would do: "user … is on the server but in no file (…)"; then what
   // keeps the server from matching with nothing planned for it (an undeclared admin or rule, a guard,
   // --target), named here: a chat message has no Undeclared section or warnings to point at.
-  const pending = (report.outcome?.pending ?? []).map((item) => webhookText(item.text));
-  const seen = [...report.changes.map((c) => observationLines(c, webhookText).join('; ')), ...pending];
+  const pending = (report.outcome?.pending ?? []).map((item) => text(item.text));
+  const seen = [
+    ...report.changes.map((c) => observationLines(c, (value) => webhookName(value, format)).join('; ')),
+    ...pending,
+  ];
   const more = seen.length > shown ? `, and ${seen.length - shown} more` : '';
   const listed = `${seen.slice(0, shown).join('; ')}${more}`;
   if (report.changes.length === 0 && pending.length > 0)
     return `netform drift on ${where}: No changes planned, but the server does not match the desired state: ${listed}.`;
   if (report.changes.length === 0 && report.outcome)
-    return `netform drift on ${where}: ${webhookText(noChangesLine(report.outcome))}`;
+    return `netform drift on ${where}: ${text(noChangesLine(report.outcome))}`;
   const n = seen.length;
   return `netform drift on ${where}: ${n} difference${n === 1 ? '' : 's'} from the desired state: ${listed}`;
 }

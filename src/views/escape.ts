@@ -43,17 +43,59 @@ export function markdownText(value: string): string {
 }
 
 /**
- * A value in a chat webhook's `text` (Slack, Teams, Mattermost): escaped like markdown, and `&`,
- * `<` and `>` as entities (Slack reads `<…>` as links and mentions).
+ * How a chat webhook's `text` is written (`drift --webhook-format`): `slack` (Slack's mrkdwn: `&`,
+ * `<` and `>` as entities, which Slack requires and which keep `<!channel>` and links out; no
+ * backslash escapes, which Slack shows as they are) or `markdown` (CommonMark, for Teams, Discord
+ * and Mattermost: backslash escapes, no entities). Both keep a value's line breaks as real ones.
  */
-export function webhookText(value: string): string {
-  return inertText(
-    value
-      .replace(/([\\`*_[\]()!#|~])/g, '\\$1')
-      .replace(/&/g, '&amp;')
-      .replace(/</g, '&lt;')
-      .replace(/>/g, '&gt;'),
-  );
+export type WebhookFormat = 'slack' | 'markdown';
+export const WEBHOOK_FORMATS: readonly WebhookFormat[] = ['slack', 'markdown'];
+
+function slackEntities(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** One line of running CommonMark: every character that can start markup backslash-escaped, then inert. */
+function commonMarkLine(line: string): string {
+  const escaped = line
+    .replace(/([\\`*_{}[\]<>()#!|~&])/g, '\\$1')
+    // What starts a list, a heading underline or a numbered item only at the start of a line.
+    .replace(/^(\s*)([-+=])/, '$1\\$2')
+    .replace(/^(\s*\d+)([.)])/, '$1\\$2');
+  return inertText(escaped);
+}
+
+/**
+ * A value in a chat webhook's running `text` (a sentence that may quote values), on one line: any
+ * line break or other control in it inert, and written for `format` (WebhookFormat).
+ */
+export function webhookText(value: string, format: WebhookFormat = 'slack'): string {
+  return format === 'slack' ? slackEntities(inertText(value)) : commonMarkLine(value);
+}
+
+/**
+ * A message of netform's own lines (a check that failed: `the desired state has errors:` and one
+ * line per error) in a chat webhook's `text`: its line breaks real, each line as webhookText, and
+ * no line after the first able to begin a workflow command.
+ */
+export function webhookLines(message: string, format: WebhookFormat = 'slack'): string {
+  return message
+    .split(/\r?\n/)
+    .map((line, i) =>
+      i > 0 ? inertWorkflowCommands(webhookText(line, format), { lineStarts: true }) : webhookText(line, format),
+    )
+    .join('\n');
+}
+
+/**
+ * A name or value from the server or the files in a chat webhook's `text`: in a code span, so that
+ * `_` and `*` in it are not emphasis. Slack's code spans take no longer delimiters, so a value
+ * holding a backtick is running text there.
+ */
+export function webhookName(value: string, format: WebhookFormat = 'slack'): string {
+  if (format === 'markdown') return markdownCode(value);
+  const text = slackEntities(inertText(value));
+  return text.length > 0 && !text.includes('`') ? `\`${text}\`` : text;
 }
 
 /** A GitHub workflow command's message (https://github.com/actions/toolkit, `escapeData`). */

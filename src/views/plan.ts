@@ -5,7 +5,7 @@
  * sensitive fields are printed as a fixed text whatever they carry.
  */
 import pc from 'picocolors';
-import { SENSITIVE, SENSITIVE_CHANGED, SENSITIVE_RESENT } from '../model/secret.js';
+import { SENSITIVE, SENSITIVE_CHANGED, SENSITIVE_RESENT, type SecretRef } from '../model/secret.js';
 import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
 import { accessMarkdown, accessText, DRIFT_ACCESS_TITLE, driftAccessLines, driftAccessText } from './access.js';
@@ -119,8 +119,19 @@ function formatValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** How a secret not pinned at plan time is read at apply: `environment variable KIM_PASSWORD`. */
+function unpinnedSource(ref: SecretRef): string {
+  if ('env' in ref) return `environment variable ${ref.env}`;
+  if ('tfvar' in ref) return `Terraform variable ${ref.tfvar} (environment variable TF_VAR_${ref.tfvar})`;
+  return `file ${ref.file}`;
+}
+
 function fieldLine(change: Change | ResolvedChange, field: FieldChange): string {
   if (isSecretField(field)) {
+    // Not read where the plan was made: read where it is applied (W4.7).
+    const unpinned =
+      'secrets' in change ? change.secrets?.find((s) => s.field === field.field && s.pinned === false) : undefined;
+    if (unpinned) return `${field.field} from ${unpinnedSource(unpinned.ref)}, read at apply: not pinned`;
     if (field.resent === true) return `${field.field}: ${SENSITIVE_RESENT}`;
     return `${field.field}: ${change.action === 'create' ? SENSITIVE : SENSITIVE_CHANGED}`;
   }

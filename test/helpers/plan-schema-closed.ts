@@ -13,7 +13,8 @@ function closedSchema(): object {
     if (node === null || typeof node !== 'object') return node;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(node))
-      out[k] = k === 'properties' ? closeEach(v) : k === 'savedPlan' ? v : close(v);
+      // A condition and its branches narrow a shape described elsewhere: closed, they would refuse its members.
+      out[k] = k === 'properties' ? closeEach(v) : ['savedPlan', 'if', 'then', 'else'].includes(k) ? v : close(v);
     if ('properties' in node && !('if' in node)) out.unevaluatedProperties = false;
     return out;
   };

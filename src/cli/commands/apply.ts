@@ -116,6 +116,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
     onProgress: (progress) => reporter?.onProgress(progress),
     written: () => reporter?.stop(),
     halted: (reason) => io.err.write(say.haltedLine(reason)),
+    unpinned: (count) => io.err.write(say.unpinnedLine(count)),
   };
   const request = { connect: connectorOf(connection), parallelism: opts.parallelism, instant: io.clock() };
   try {

@@ -6,6 +6,7 @@ import { Option, type Command } from 'commander';
 import { checkDrift, startDriftSchedule } from '../../ops/drift.js';
 import { NETFORM_VERSION } from '../../version.js';
 import { driftText } from '../../views/drift.js';
+import type { WebhookFormat } from '../../views/escape.js';
 import { inertText } from '../../views/escape.js';
 import { renderDrift } from '../../views/drift-render.js';
 import { PLAN_FORMATS, type PlanFormat } from '../../views/plan.js';
@@ -99,7 +100,8 @@ async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<ExitCode>
               url: opts.webhook,
               always: opts.webhookAlways ?? false,
               userAgent: `netform/${NETFORM_VERSION}`,
-              text: driftText,
+              text: (report, previous) =>
+                driftText(report, previous, undefined, (opts.webhookFormat ?? 'slack') as WebhookFormat),
             },
           }
         : {}),

@@ -97,6 +97,8 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
     instant: judgedAt(io, opts, opts.out ? '-o' : undefined),
     routeOwners: true,
     pullRequest: pullRequestOf(opts, io),
+    // A plan needs no production secret: a variable unset here is read at apply, not pinned.
+    unreadableSecrets: 'unpin' as const,
   };
   const warning = (d: Parameters<typeof formatDiagnostic>[0]) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
   const result = await planAgainstServer(request, { phase: timings.phase, warning });

@@ -4,6 +4,7 @@ import { access } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { dirname, resolve } from 'node:path';
 import { cronExpressionProblem, timeZoneProblem } from '../../ops/drift.js';
+import { WEBHOOK_FORMATS } from '../../views/escape.js';
 import { CliError } from '../exit.js';
 
 export interface ScheduleOptions {
@@ -13,6 +14,7 @@ export interface ScheduleOptions {
   report?: string;
   webhook?: string;
   webhookAlways?: boolean;
+  webhookFormat?: string;
 }
 
 /** `--every` and the flags that go with it, in the order `drift --help` lists them. */
@@ -29,7 +31,11 @@ export function addScheduleOptions(cmd: Command): Command {
       '--webhook <url>',
       'with --every: POST a report whenever the status or the set of differences changes (recovery included); at most 5 s per run',
     )
-    .option('--webhook-always', 'with --webhook: also POST every drifted run');
+    .option('--webhook-always', 'with --webhook: also POST every drifted run')
+    .option(
+      '--webhook-format <format>',
+      "with --webhook: how the report's text is written: slack (default: entities, names in code spans) or markdown (CommonMark, for Teams, Discord and Mattermost)",
+    );
 }
 
 export async function checkSchedule(opts: ScheduleOptions & { every: string }): Promise<void> {
@@ -39,6 +45,9 @@ export async function checkSchedule(opts: ScheduleOptions & { every: string }): 
   if (zoneProblem) throw new CliError(`--timezone: ${zoneProblem}`);
   if (opts.webhookAlways && !opts.webhook) throw new CliError('--webhook-always needs --webhook URL');
   if (opts.webhook) checkWebhookUrl(opts.webhook);
+  if (opts.webhookFormat !== undefined && !opts.webhook) throw new CliError('--webhook-format needs --webhook URL');
+  if (opts.webhookFormat !== undefined && !(WEBHOOK_FORMATS as readonly string[]).includes(opts.webhookFormat))
+    throw new CliError(`--webhook-format: "${opts.webhookFormat}" is not one of ${WEBHOOK_FORMATS.join(', ')}`);
   if (opts.report) await checkReportFolder(opts.report);
 }
 
@@ -66,7 +75,7 @@ function checkWebhookUrl(url: string): void {
 
 /** A single check (no `--every`) refuses the flags that only a schedule uses. */
 export function refuseScheduleFlags(opts: ScheduleOptions): void {
-  for (const flag of ['report', 'webhook', 'webhookAlways', 'runAtStart', 'timezone'] as const) {
+  for (const flag of ['report', 'webhook', 'webhookAlways', 'webhookFormat', 'runAtStart', 'timezone'] as const) {
     if (opts[flag] !== undefined) throw new CliError(`--${kebab(flag)} needs --every (it applies to scheduled checks)`);
   }
 }

@@ -133,9 +133,10 @@ describe('netform drift says what it sees', () => {
       const said = (JSON.parse(text) as { text: string }).text;
       expect(said).toMatch(/^netform drift on http:\/\/127\.0\.0\.1:\d+: 3 differences from the desired state: /);
       // What happened, not what apply would do ("delete user mallory").
-      expect(said).toContain('user mallory@example.com is on the server but in no file (added outside netform');
-      expect(said).toContain(MTU);
-      expect(said).toMatch(RULE);
+      // Names and values in code spans (--webhook-format slack, the default).
+      expect(said).toContain('`user mallory@example.com` is on the server but in no file (added outside netform');
+      expect(said).toContain('`device bob@example.com/phone`: `mtu` is `1420` on the server, the files say `1380`');
+      expect(said).toContain('`rule drop 10.9.0.0/16 (global)` is in the files but not on the server');
       expect(said).not.toMatch(/\b(delete|create|update) (user|rule|device) /);
       expect(said).not.toContain(server.token);
       expect(report.status).toBe('drift');

@@ -135,7 +135,7 @@ describe('netform drift --every', () => {
       expect.objectContaining({ field: 'mtu', before: 1420, after: 1380 }),
     );
     expect((hook.received[2]!.report as unknown as { text: string }).text).toBe(
-      `netform drift on ${server.url}: 1 difference from the desired state: device alice@example.com/laptop: mtu is 1420 on the server, the files say 1380`,
+      `netform drift on ${server.url}: 1 difference from the desired state: \`device alice@example.com/laptop\`: \`mtu\` is \`1420\` on the server, the files say \`1380\``,
     );
 
     // The team merges the change into the files: the next runs read them again and are clean.

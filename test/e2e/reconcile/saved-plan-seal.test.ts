@@ -282,8 +282,8 @@ describe('sealed saved plans', { timeout: 120_000 }, () => {
     // The plan holds each secret's reference and an HMAC, never its value.
     const secrets = doc.changes.flatMap((c: any) => c.secrets ?? []);
     expect(secrets.map((s: any) => [s.field, Object.keys(s).sort()])).toEqual([
-      ['password', ['field', 'hmac', 'ref']],
-      ['preshared_key', ['field', 'hmac', 'ref']],
+      ['password', ['at', 'field', 'hmac', 'ref']],
+      ['preshared_key', ['at', 'field', 'hmac', 'ref']],
     ]);
 
     ws.write('desired/secrets/rotated.psk', `${plant('rotated psk 2', wgKey())}\n`);

@@ -1,8 +1,8 @@
 /**
  * W3.6 end to end with the built CLI and a real server: access review anyone can run.
  * - validate, test, explain and drift with every password (and preshared key) unset: warnings, the
- *   preshared key "not checked", never "matches"; plan and apply stop, naming the variable, for a
- *   change that would send a secret;
+ *   preshared key "not checked", never "matches"; plan shows a secret it cannot read as read at
+ *   apply (not pinned), and apply stops, naming the variable, for a change that would send it;
  * - a plan whose access test fails still writes its whole document, failures first, in every
  *   format, writes no saved plan and exits 1; passing plans say how many tests passed;
  * - a user with no devices has no tunnel; EMAIL/* tests the user's rules;
@@ -88,19 +88,23 @@ describe('every password and preshared key unset', () => {
     expect(policy.stdout).toMatch(/erin@example\.com\/\*: DROP\n {2}decided by drop 10\.0\.0\.0\/8 \(global\)/);
   });
 
-  it('plan and apply stop, naming the variable, for a change that would send it; nothing is written', async () => {
+  it('plan shows a variable it cannot read as read at apply (W4.7); apply stops, naming it, and writes nothing', async () => {
     const file = ws.write('create/netform.yaml', RULES);
     const before = await serverState(server);
-    for (const command of [['plan'], ['apply', '--yes']]) {
-      const r = await netform(server, [...command, '-f', file], { ...SECRETS, GRACE_PASSWORD: undefined });
-      expect(r.code, describeResult(r)).toBe(1);
-      expect(r.stderr).toContain(
-        'user grace@example.com is created with its password, and environment variable GRACE_PASSWORD is not set',
-      );
-    }
+    const plan = await netform(server, ['plan', '-f', file], { ...SECRETS, GRACE_PASSWORD: undefined });
+    expect(plan.code, describeResult(plan)).toBe(2);
+    expect(plan.stdout).toContain('password from environment variable GRACE_PASSWORD, read at apply: not pinned');
+    const r = await netform(server, ['apply', '--yes', '-f', file], { ...SECRETS, GRACE_PASSWORD: undefined });
+    expect(r.code, describeResult(r)).toBe(1);
+    expect(r.stderr).toMatch(
+      /netform\.yaml:\d+:\d+: user grace@example\.com is created with its password, and environment variable GRACE_PASSWORD is not set/,
+    );
     const psk = await netform(server, ['plan', '-f', file], { ...SECRETS, GRACE_LAPTOP_PSK: '' });
-    expect(psk.code).toBe(1);
-    expect(psk.stderr).toContain(
+    expect(psk.code, describeResult(psk)).toBe(2);
+    expect(psk.stdout).toContain('preshared_key from environment variable GRACE_LAPTOP_PSK, read at apply: not pinned');
+    const pskApply = await netform(server, ['apply', '--yes', '-f', file], { ...SECRETS, GRACE_LAPTOP_PSK: '' });
+    expect(pskApply.code).toBe(1);
+    expect(pskApply.stderr).toContain(
       'device grace@example.com/laptop is created with its preshared key, and environment variable GRACE_LAPTOP_PSK is empty',
     );
     expect(await serverState(server)).toEqual(before);

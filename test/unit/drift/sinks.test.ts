@@ -150,9 +150,9 @@ describe('webhook sink', () => {
         await sink.deliver(r);
       expect(hook.received.map((r) => r.body.changes.length)).toEqual([1, 2, 2, 0]);
       expect(hook.received.map((r) => (r.body as unknown as { text: string }).text)).toEqual([
-        'netform drift on http://s: 1 difference from the desired state: device a/laptop: mtu is 1 on the server, the files say 1380',
-        'netform drift on http://s: 2 differences from the desired state: device a/laptop: mtu is 1 on the server, the files say 1380; device b/phone: mtu is 1 on the server, the files say 1280',
-        'netform drift on http://s: 2 differences from the desired state: device a/laptop: mtu is 1 on the server, the files say 1400; device b/phone: mtu is 1 on the server, the files say 1280',
+        'netform drift on http://s: 1 difference from the desired state: `device a/laptop`: `mtu` is `1` on the server, the files say `1380`',
+        'netform drift on http://s: 2 differences from the desired state: `device a/laptop`: `mtu` is `1` on the server, the files say `1380`; `device b/phone`: `mtu` is `1` on the server, the files say `1280`',
+        'netform drift on http://s: 2 differences from the desired state: `device a/laptop`: `mtu` is `1` on the server, the files say `1400`; `device b/phone`: `mtu` is `1` on the server, the files say `1280`',
         'netform drift on http://s: back to clean: the server matches the desired state',
       ]);
     } finally {

@@ -213,7 +213,7 @@ describe('readSavedPlanSecrets', () => {
     expect(changed.changed).toEqual([
       'device alice@example.com/laptop: its preshared_key (env:PSK) changed since the plan was made',
     ]);
-    expect(changed.unreadable).toEqual(['user new@example.com: environment variable PW is not set']);
+    expect(changed.unreadable).toEqual(['user new@example.com: its password: environment variable PW is not set']);
     expect(changed.values.size).toBe(0);
   });
 });

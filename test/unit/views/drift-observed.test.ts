@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { observedOf } from '../../../src/model/observed.js';
 import { driftText } from '../../../src/views/drift.js';
 import { observationLines } from '../../../src/views/drift-render.js';
-import { inertText, webhookText } from '../../../src/views/escape.js';
+import { inertText, webhookName } from '../../../src/views/escape.js';
 
 describe('drift observations', () => {
   it('names what was seen for each action', () => {
@@ -48,8 +48,8 @@ describe('drift observations', () => {
     });
     expect(said).toBe(
       `netform drift on http://s: 2 differences from the desired state: ` +
-        `${webhookText('user <!channel>*x*@example.com')} is on the server but in no file (added outside netform, or removed from the files and not yet applied); ` +
-        `device a/b: name is "&lt;@U1&gt;" on the server, the files say "\\\`x\\\`"`,
+        `${webhookName('user <!channel>*x*@example.com')} is on the server but in no file (added outside netform, or removed from the files and not yet applied); ` +
+        '`device a/b`: `name` is `"&lt;@U1&gt;"` on the server, the files say "`x`"',
     );
     expect(said).not.toContain('<!channel>');
   });

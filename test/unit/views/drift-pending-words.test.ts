@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { reportFromPlan } from '../../../src/drift/report.js';
 import { planChanges } from '../../../src/plan/index.js';
 import { driftText } from '../../../src/views/drift.js';
-import { webhookText } from '../../../src/views/escape.js';
+import { webhookName, webhookText } from '../../../src/views/escape.js';
 import { renderDrift } from '../../../src/views/drift-render.js';
 import { desired, liveRule, liveState, liveUser, OPTIONS, user } from '../../helpers/plan-fixtures.js';
 
@@ -51,7 +51,7 @@ describe('drift pending with no change planned', () => {
     const said = driftText(reportFromPlan(withChange, TIMING));
     expect(said).toBe(
       'netform drift on http://127.0.0.1:4000: 2 differences from the desired state: ' +
-        `${webhookText('user new@example.com')} is in the files but not on the server; ` +
+        `${webhookName('user new@example.com')} is in the files but not on the server; ` +
         webhookText('user mallory@example.com (an admin) is on the server but in no file'),
     );
   });

@@ -9,6 +9,8 @@ import {
   markdownCode,
   markdownFence,
   markdownText,
+  webhookLines,
+  webhookName,
   webhookText,
 } from '../../../src/views/escape.js';
 import { githubAnnotation } from '../../../src/views/diagnostics.js';
@@ -82,11 +84,27 @@ describe('markdownText and webhookText', () => {
     expect(markdownText('ordinary text, 10.0.0.0/8: ok')).toBe('ordinary text, 10.0.0.0/8: ok');
   });
 
-  it('webhook text also escapes <, > and & as entities, and is inert', () => {
-    expect(webhookText('<!channel> & [c](https://evil.example)\n\u001b')).toBe(
-      '&lt;\\!channel&gt; &amp; \\[c\\]\\(https://evil.example\\)\\u000a\\u001b',
+  it('webhook text for slack: <, > and & as entities, no backslash escapes, real line breaks, inert', () => {
+    expect(webhookText('<!channel> & [c](https://evil.example) *b* _i_\u001b')).toBe(
+      '&lt;!channel&gt; &amp; [c](https://evil.example) *b* _i_\\u001b',
     );
+    // A value's line break stays inert; a message's own lines are kept, none able to begin a workflow command.
+    expect(webhookText('a\n::error::x')).toBe('a\\u000a::error::x');
+    expect(webhookLines('errors:\n  a_b <&\n::error::x')).toBe('errors:\n  a_b &lt;&amp;\n\\u003a:error::x');
     expect(webhookText('device alice@example.com/laptop')).toBe('device alice@example.com/laptop');
+  });
+
+  it('webhook text for markdown: CommonMark escapes, no entities, real line breaks, inert', () => {
+    expect(webhookLines('<!channel> & [c](x) *b* _i_\n- item\n1. first\u001b', 'markdown')).toBe(
+      '\\<\\!channel\\> \\& \\[c\\]\\(x\\) \\*b\\* \\_i\\_\n\\- item\n1\\. first\\u001b',
+    );
+  });
+
+  it('names in webhook text are code spans: slack without longer delimiters, markdown with them', () => {
+    expect(webhookName('user o_neil*x@example.com')).toBe('`user o_neil*x@example.com`');
+    expect(webhookName('a<&>b')).toBe('`a&lt;&amp;&gt;b`');
+    expect(webhookName('a`b')).toBe('a`b');
+    expect(webhookName('a`b', 'markdown')).toBe('``a`b``');
   });
 });
 
