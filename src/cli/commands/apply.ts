@@ -17,6 +17,7 @@ import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions } from '../flags/connection.js';
 import { parsePositive } from '../flags/numbers.js';
+import { addExpiryApplyOptions, type ExpiryApplyOptions } from '../flags/expiry.js';
 import { addPlanAgeOption, checkSavedPlanAge } from '../flags/plan-age.js';
 import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
@@ -25,9 +26,8 @@ import { inputOf, type CliIo } from '../io.js';
 import { progressOnTerminal, Timings, useColor } from '../output.js';
 import { watchStopRequests } from '../signals.js';
 
-interface ApplyOptions extends PlanningOptions {
+interface ApplyOptions extends PlanningOptions, ExpiryApplyOptions {
   yes?: boolean;
-  reviewed?: string;
   parallelism: number;
   allowNowManaged?: boolean;
   planMaxAge: string;
@@ -56,7 +56,7 @@ export function registerApply(program: Command, cli: CliContext): void {
       '--allow-now-managed',
       'with -f: make changes that exist only because the files leave a field out, which means its default (refused otherwise, exit 3)',
     );
-  addPlanAgeOption(cmd);
+  addPlanAgeOption(addExpiryApplyOptions(cmd));
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
   cmd.action(cli.action((saved: string | undefined, opts: ApplyOptions) => runApply(saved, opts, cli.io)));
@@ -119,7 +119,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
     written: () => reporter?.stop(),
     halted: (reason) => io.err.write(say.haltedLine(reason)),
   };
-  const request = { connect: connectorOf(connection), parallelism: opts.parallelism };
+  const request = { connect: connectorOf(connection), parallelism: opts.parallelism, clock: () => io.clock() };
   try {
     const outcome = saved
       ? await applySaved(
@@ -136,6 +136,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
             reviewed,
             key,
             allowNowManaged: opts.allowNowManaged === true,
+            expiredOnly: opts.expiredOnly === true,
             resolveSecret: (ref) => resolveSecret(ref, io.env),
           },
           events,

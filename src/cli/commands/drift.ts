@@ -14,6 +14,7 @@ import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
 import { addScheduleOptions, checkSchedule, type ScheduleOptions } from '../flags/schedule.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
+import { addNowOption, clockOf, refuseNow } from '../flags/now.js';
 import { inputOf, type CliIo } from '../io.js';
 import { fullPlanAt, Timings, useColor } from '../output.js';
 import { EXIT_WITH_PARENT, followsParent, watchStopRequests } from '../signals.js';
@@ -26,6 +27,7 @@ interface DriftOptions extends ConnectionOptions, ScheduleOptions {
   exitWithParent?: boolean;
   format: PlanFormat;
   color?: boolean;
+  now?: string;
 }
 
 export function registerDrift(program: Command, cli: CliContext): void {
@@ -41,7 +43,7 @@ export function registerDrift(program: Command, cli: CliContext): void {
         .default('text'),
     )
     .option('--no-color', 'no colour in text output');
-  addScheduleOptions(cmd).option('--exit-with-parent', EXIT_WITH_PARENT);
+  addNowOption(addScheduleOptions(cmd)).option('--exit-with-parent', EXIT_WITH_PARENT);
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (opts: DriftOptions) =>
@@ -56,7 +58,8 @@ async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   }
   const timings = new Timings(io);
   const connect = connectorOf(resolveConnection(opts, io));
-  const { plan, status } = await checkDrift({ file: opts.file, connect, input: inputOf(io) }, timings);
+  const input = inputOf(io, clockOf(io, opts));
+  const { plan, status } = await checkDrift({ file: opts.file, connect, input }, timings);
   timings.report();
   const color = opts.format === 'text' && useColor(opts, io);
   const output = renderDrift(plan, opts.format, { color, fullPlanAt: fullPlanAt(io.env) });
@@ -67,6 +70,7 @@ async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
 
 async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   const every = opts.every!;
+  refuseNow(opts, 'drift --every');
   if (opts.file === '-')
     throw new CliError(
       '-f - (stdin) can be read once only: a schedule reads the files again at every run; give a path',

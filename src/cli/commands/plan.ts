@@ -15,6 +15,7 @@ import { addConnectionOptions } from '../flags/connection.js';
 import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
+import { addNowOption, clockOf, refuseNow } from '../flags/now.js';
 import { inputOf, type CliIo } from '../io.js';
 import { fullPlanAt, refuseOverwritingInput, Timings, useColor, writeSavedPlan } from '../output.js';
 
@@ -61,7 +62,7 @@ export function registerPlan(program: Command, cli: CliContext): void {
       '--base-file <path>',
       "like --base, with the base's desired state at this path (a synthesized cdk.tf.json)",
     );
-  addPlanningOptions(cmd);
+  addPlanningOptions(addNowOption(cmd));
   addConnectionOptions(cmd);
   cmd.action(cli.action((opts: PlanCommandOptions) => runPlan(opts, cli.io)));
 }
@@ -72,9 +73,11 @@ interface PlanCommandOptions extends PlanningOptions {
   format: PlanFormat;
   base?: string;
   baseFile?: string;
+  now?: string;
 }
 
 async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
+  if (opts.out) refuseNow(opts, 'plan -o (a saved plan is applied at its own clock)');
   if (opts.out) refuseOverwritingInput(opts.out, opts.file);
   if (opts.base !== undefined && opts.baseFile !== undefined)
     throw new CliError('give --base REF or --base-file PATH, not both');
@@ -85,7 +88,7 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   const request = {
     ...planShaping(opts),
     file: opts.file,
-    input: inputOf(io),
+    input: inputOf(io, clockOf(io, opts)),
     base,
     connect: connectorOf(connection),
     runTests: true,
