@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { netformAt } from '../../helpers/clocked.js';
+import { closedPlanValidators } from '../../helpers/plan-schema-closed.js';
 import { startInProcessServer } from '../../helpers/in-process-server.js';
 import type { TestServer } from '../../helpers/server-api.js';
 import { describeResult, serverState, wgKey, workspace, type Workspace } from '../../helpers/workspace.js';
@@ -113,6 +114,13 @@ ${names.map((n) => `  - { email: ${n}@corp.test, expires: 2027-02-01, devices: [
     const saved = ws.path('eve.json');
     const plan = await netformAt(server, '2027-02-28T00:00:00Z', ['plan', '-f', file, '-o', saved]);
     expect(plan.code, describeResult(plan)).toBe(2);
+    // Every member it holds is one the plan schema describes (closed to undescribed ones).
+    const document = JSON.parse(readFileSync(saved, 'utf8'));
+    expect(document.changes.find((c: { id: string }) => c.id === 'device:eve@corp.test/laptop').expires).toBe(
+      '2027-03-01T09:00:00Z',
+    );
+    const { saved: closed } = closedPlanValidators();
+    expect(closed(document), JSON.stringify(closed.errors)).toBe(true);
     const stale = await netformAt(server, '2027-03-01T09:00:00Z', ['apply', saved]);
     expect(stale.code, describeResult(stale)).toBe(4);
     expect(stale.stderr).toContain(

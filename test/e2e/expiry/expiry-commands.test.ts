@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { netformAt } from '../../helpers/clocked.js';
+import { closedPlanValidators } from '../../helpers/plan-schema-closed.js';
 import { startInProcessServer } from '../../helpers/in-process-server.js';
 import type { TestServer } from '../../helpers/server-api.js';
 import { describeResult, netform, serverState, wgKey, workspace, type Workspace } from '../../helpers/workspace.js';
@@ -142,7 +143,10 @@ describe('expires and role_expires in every command', () => {
     const untested = ws.write('untested.yaml', DOC.slice(0, DOC.indexOf('tests:')));
     const plan = await netform(server, ['plan', '-f', untested, '--now', '2027-01-01', '--format', 'json']);
     expect(plan.code, describeResult(plan)).toBe(2);
-    const changes = JSON.parse(plan.stdout).changes as { id: string; action: string; expired?: string }[];
+    const document = JSON.parse(plan.stdout);
+    const { plan: closed } = closedPlanValidators();
+    expect(closed(document), JSON.stringify(closed.errors)).toBe(true);
+    const changes = document.changes as { id: string; action: string; expired?: string }[];
     expect(changes.find((c) => c.id === 'user:bob@corp.test')).toMatchObject({
       action: 'delete',
       expired: '2026-12-28',
