@@ -34,6 +34,11 @@ export interface FirezoneRuleSpec {
   portType?: 'tcp' | 'udp';
   /** `"443"`, `"8000-8100"` or `"8000 - 8100"`. */
   portRange?: string;
+  /**
+   * From this instant (`2026-12-31`, 00:00 UTC, or a date-time with an offset) the rule is treated
+   * as if listed under `absent` (deleted whether prune is on or off), as `expires:` in YAML.
+   */
+  expires?: string;
   /** The Terraform resource name; default: derived from the owner and the rule's fields. */
   resourceName?: string;
 }
@@ -73,6 +78,12 @@ export interface FirezoneDeviceSpec {
   ignoreChanges?: FirezoneDeviceIgnorable[];
   /** The device's old name: a rename (one PATCH of the name), as `renamed_from` in YAML. */
   renamedFrom?: string;
+  /**
+   * From this instant (`2026-12-31`, 00:00 UTC, or a date-time with an offset) the device is treated
+   * as if listed under `absent` (deleted whether prune is on or off), as `expires:` in YAML.
+   */
+  expires?: string;
+
   /** The Terraform resource name; default: `<user resource name>_<device name>`. */
   resourceName?: string;
 }
@@ -90,6 +101,13 @@ export interface FirezoneUserSpec {
   rules?: FirezoneRuleSpec[];
   /** The user's old email: a rename (one PATCH of the email), as `renamed_from` in YAML. */
   renamedFrom?: string;
+  /**
+   * From this instant (`2026-12-31`, 00:00 UTC, or a date-time with an offset) the user, with its devices and rules, is treated
+   * as if listed under `absent` (deleted whether prune is on or off), as `expires:` in YAML.
+   */
+  expires?: string;
+  /** Beside `role: 'admin'`: from this instant the user is held to `unprivileged`, as `role_expires:` in YAML. */
+  roleExpires?: string;
   /** The Terraform resource name; default: derived from the email (`alice@example.com` -> `alice_example_com`). */
   resourceName?: string;
 }
@@ -245,7 +263,7 @@ export class FirezoneStack extends TerraformStack {
           : this.#secret(spec.password, `the password of ${spec.email}`, `${name}.password`),
     });
     // netform's own keys of a resource go in its "//" entry, which Terraform ignores.
-    if (spec.renamedFrom !== undefined) user.addOverride('//.netform', { renamed_from: spec.renamedFrom });
+    netformKeys(user, { renamed_from: spec.renamedFrom, expires: spec.expires, role_expires: spec.roleExpires });
     const resources: FirezoneUserResources = { user, devices: [], rules: [] };
     const deviceNames = new Set<string>();
     for (const device of spec.devices ?? []) {
@@ -291,7 +309,7 @@ export class FirezoneStack extends TerraformStack {
       useDefaultMtu: spec.useDefaultMtu,
       useDefaultPersistentKeepalive: spec.useDefaultPersistentKeepalive,
     });
-    if (spec.renamedFrom !== undefined) device.addOverride('//.netform', { renamed_from: spec.renamedFrom });
+    netformKeys(device, { renamed_from: spec.renamedFrom, expires: spec.expires });
     return device;
   }
 
@@ -301,13 +319,15 @@ export class FirezoneStack extends TerraformStack {
       spec.resourceName ?? ruleResourceName(ownerName, spec),
       `rule ${spec.action} ${spec.destination}`,
     );
-    return new Rule(this, name, {
+    const rule = new Rule(this, name, {
       userId: owner?.id,
       action: spec.action,
       destination: spec.destination,
       portType: spec.portType,
       portRange: spec.portRange,
     });
+    netformKeys(rule, { expires: spec.expires });
+    return rule;
   }
 
   /** Reserves a resource name; two declarations deriving the same name must be told apart by hand. */
@@ -378,4 +398,16 @@ function configurationDocument(configuration: NetformConfigurationSpec): Record<
 function testsDocument(tests: NetformTestSpec[]): Record<string, unknown>[] {
   // The YAML format's shape: { name, from, to, expect }.
   return tests.map(({ name, from, to, expect }) => ({ name, from, to, expect }));
+}
+
+/**
+ * netform's own keys of a resource (a rename, an expiry), those given, in its "//" entry under
+ * `netform`, which Terraform ignores and netform's translator reads as written.
+ */
+function netformKeys(
+  resource: { addOverride(path: string, value: unknown): void },
+  keys: Record<string, string | undefined>,
+): void {
+  const given = Object.fromEntries(Object.entries(keys).filter(([, value]) => value !== undefined));
+  if (Object.keys(given).length > 0) resource.addOverride('//.netform', given);
 }

@@ -2,6 +2,7 @@
  * What `netform apply` asks and says around an apply: the confirmation on a terminal, where a
  * saved plan's secrets are read, and each outcome in words with its exit code.
  */
+import { otherPendingText } from '../views/expiry.js';
 import { createInterface } from 'node:readline/promises';
 import type { SecretRef } from '../model/secret.js';
 import { resolveSecret, SecretResolutionError, workingContainment, type ReviewedOutcome } from '../ops/apply.js';
@@ -49,6 +50,11 @@ export function outcomeCode(
   logged?: ReadonlySet<string>,
 ): ExitCode {
   const code = writtenCode(outcome, io, color, logged);
+  // --expired-only: the expiries were written; what else is pending was not (exit 2).
+  if (outcome.otherPending?.length) {
+    io.err.write(otherPendingText(outcome.otherPending));
+    return code === ExitCode.ok ? ExitCode.changes : code;
+  }
   if (!outcome.withheld) return code;
   const missing = outcome.missingApprovals;
   if (missing) io.err.write(missingApprovalsText(missing.owners, missing.pullRequest, missing.given));
@@ -59,7 +65,7 @@ export function outcomeCode(
 function writtenCode(outcome: ReviewedOutcome, io: CliIo, color: boolean, logged?: ReadonlySet<string>): ExitCode {
   if (outcome.status === 'no-changes') return ExitCode.ok;
   if (outcome.status === 'refused')
-    return (io.err.write(say.refusedText(outcome.overLimit, outcome.nowManaged)), ExitCode.refused);
+    return (io.err.write(say.refusedText(outcome.overLimit, outcome.nowManaged, outcome.plan)), ExitCode.refused);
   if (outcome.status === 'stale') return (io.err.write(say.staleText(outcome.stale, outcome.cause)), ExitCode.stale);
   if (outcome.status === 'cancelled') return (io.err.write(say.CANCELLED), ExitCode.error);
   const { summary, stoppedBy } = outcome;

@@ -69,9 +69,15 @@ export interface CliIo {
   exit(code: number): void;
 }
 
-/** Where the desired state's `{ env: NAME }` secrets and `-f -` are read from: this run's env and stdin. */
-export function inputOf(io: Pick<CliIo, 'env' | 'in'>): { env: Env; stdin: Readable } {
-  return { env: io.env, stdin: io.in };
+/**
+ * Where the desired state's `{ env: NAME }` secrets and `-f -` are read from: this run's env and
+ * stdin; and the clock its expiries are judged at (this run's, unless a read-only command's `--now`).
+ */
+export function inputOf(
+  io: Pick<CliIo, 'env' | 'in' | 'clock'>,
+  clock: () => Date = () => io.clock(),
+): { env: Env; stdin: Readable; clock: () => Date } {
+  return { env: io.env, stdin: io.in, clock };
 }
 
 /** An io in memory, with what was written and a hand to ask a long-running command to stop. */

@@ -19,6 +19,7 @@ import type {
 } from '../model/state.js';
 import { MANAGED_CONFIGURATION_FIELDS, type ManagedConfiguration } from '../model/configuration.js';
 import { WRITABLE_DEVICE_FIELDS } from '../model/device-fields.js';
+import { parseInstant } from '../model/instant.js';
 import { defaultSettings, IGNORABLE_DEVICE_FIELDS, IGNORABLE_USER_FIELDS } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
 import type { OwnerEntry } from '../model/owners.js';
@@ -67,6 +68,11 @@ export interface DocumentDeclarations {
 }
 
 type Mapping = Record<string, unknown>;
+
+/** `{ key: value }` when the value is set, else nothing: for optional members of a literal. */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
 
 const LIMIT_MESSAGE = 'must be a count of objects (such as 5) or a percentage of the live objects (such as "10%")';
 
@@ -484,6 +490,7 @@ class DocumentReader {
       destination: value.destination as string,
       port_type: portType,
       port_range: portRange,
+      ...optional('expires', this.instant(place, 'expires')),
       source: this.source(place),
     };
   }
@@ -506,7 +513,22 @@ class DocumentReader {
     const ignored = this.names(this.child(place, 'ignore_changes'), IGNORABLE_DEVICE_FIELDS);
     if (ignored && ignored.length > 0) device.ignore_changes = ignored;
     this.renamedFrom(place, device);
+    const expires = this.instant(place, 'expires');
+    if (expires !== undefined) device.expires = expires;
     return device;
+  }
+
+  /**
+   * `expires:` or `role_expires:`: kept as written (the effective state judges it at the run's
+   * instant, src/desired/expiry.ts); one that is not a date or a date-time with an offset is an error.
+   */
+  private instant(place: Place<Mapping>, key: 'expires' | 'role_expires'): string | undefined {
+    const value = place.value[key];
+    if (value === undefined || !this.usableField(place, key)) return undefined;
+    const parsed = parseInstant(value);
+    if (parsed.ok) return value as string;
+    this.error(this.child(place, key), `${key}: ${parsed.reason}`);
+    return undefined;
   }
 
   /** `renamed_from: OLD` on a user (old email) or a device (old name), with its own position. */
@@ -522,6 +544,17 @@ class DocumentReader {
     const { value } = place;
     const user: DesiredUser = { email: value.email as string, devices: [], rules: [], source: this.source(place) };
     if (value.role !== undefined && this.usableField(place, 'role')) user.role = value.role as Role;
+    const expires = this.instant(place, 'expires');
+    if (expires !== undefined) user.expires = expires;
+    const roleExpires = this.instant(place, 'role_expires');
+    if (roleExpires !== undefined) {
+      if (user.role === 'admin') user.role_expires = roleExpires;
+      else
+        this.error(
+          this.child(place, 'role_expires'),
+          'role_expires: only beside role: admin (it says when the role ends)',
+        );
+    }
     const password = value.password === undefined ? undefined : this.secret(this.child(place, 'password'), 'password');
     if (password) user.password = password;
     const ignored = this.names(this.child(place, 'ignore_changes'), IGNORABLE_USER_FIELDS);

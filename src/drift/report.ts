@@ -15,7 +15,7 @@ export const DRIFT_REPORT_FORMAT_VERSION = 1;
 export type DriftStatus = 'clean' | 'drift' | 'failed';
 
 /** A change of the plan, without what only apply needs (bodies, secrets, fingerprints). */
-export type DriftChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'label' | 'fields' | 'note'> & {
+export type DriftChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'label' | 'fields' | 'note' | 'expired'> & {
   /** What was seen: on the server only, in the files only, or in both and different (src/model/observed.ts). */
   observed: Observed;
 };
@@ -88,6 +88,7 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
       label: change.label,
       fields: change.fields.map(redactField),
       ...(change.note ? { note: change.note } : {}),
+      ...(change.expired !== undefined ? { expired: change.expired } : {}),
       observed: observedOf(change.action),
     })),
     warnings: [...plan.warnings],

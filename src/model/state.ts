@@ -48,6 +48,8 @@ export interface DesiredDevice {
   renamed_from?: string;
   fields: DesiredDeviceFields;
   preshared_key?: Secret;
+  /** `expires:` as written: from that instant the device is treated as if listed under `absent:`. */
+  expires?: string;
   source?: SourceLocation;
 }
 
@@ -57,6 +59,8 @@ export interface DesiredRule {
   port_type: PortType | null;
   /** As written; compare through normalizePortRange. */
   port_range: string | null;
+  /** `expires:` as written: from that instant the rule is deleted whether `prune` is on or off. */
+  expires?: string;
   source?: SourceLocation;
 }
 
@@ -74,6 +78,15 @@ export interface DesiredUser {
   password?: Secret;
   devices: DesiredDevice[];
   rules: DesiredRule[];
+  /** `expires:` as written: from that instant the user (devices and rules too) is treated as if listed under `absent:`. */
+  expires?: string;
+  /** `role_expires:` as written (beside `role: admin`): from that instant the role is `unprivileged`. */
+  role_expires?: string;
+  /**
+   * Set on the effective state (src/desired/expiry.ts) when `role_expires` has passed: the role is
+   * held to `unprivileged` whatever `ignore_changes` says; the value is the instant as written.
+   */
+  role_expired?: string;
   source?: SourceLocation;
 }
 
@@ -123,6 +136,27 @@ export type UndeclaredPolicy = 'access' | 'all' | 'none';
 export interface AbsentDevice {
   user: string;
   name: string;
+  /** Listed by an expiry (src/desired/expiry.ts), not by the files: the instant as written. */
+  expired?: string;
+  source?: SourceLocation;
+}
+
+/** What an expiry applies to: a user, a device, a rule, or a user's admin role (`role_expires`). */
+export type ExpiryKind = 'user' | 'device' | 'rule' | 'role';
+
+/**
+ * One `expires:` or `role_expires:` of the files, judged at an instant. `key` is the plan's key of
+ * the object (`alice@example.com`, `alice@example.com/laptop`, a rule's key), `expires` the value as
+ * written, `instant` its ISO form.
+ */
+export interface Expiry {
+  kind: ExpiryKind;
+  key: string;
+  /** How people read the object: `device alice@example.com/laptop`, `role admin of alice@example.com`. */
+  label: string;
+  expires: string;
+  instant: string;
+  expired: boolean;
   source?: SourceLocation;
 }
 
@@ -161,7 +195,15 @@ export interface DesiredState {
   users: DesiredUser[];
   /** Rules bound to no user. */
   rules: DesiredRule[];
-  absent: { users: { email: string; source?: SourceLocation }[]; devices: AbsentDevice[] };
+  absent: { users: { email: string; expired?: string; source?: SourceLocation }[]; devices: AbsentDevice[] };
+  /**
+   * Set on the effective state (src/desired/expiry.ts): every expiry of the files, judged at the
+   * run's instant. Expired users and devices are moved under `absent` (with `expired`), expired
+   * rules are in `expiredRules`, an expired role is `role_expired`.
+   */
+  expiries?: Expiry[];
+  /** Rules whose `expires:` has passed (removed from the files' rules): deleted whatever `prune` says. */
+  expiredRules?: { user: string | null; rule: DesiredRule }[];
   /** Access tests, checked before plan and apply; left out by front ends that have none. */
   tests?: DesiredTest[];
   /** `acknowledged:`: live differences accepted until a date (src/plan/lifecycle.ts); left out when none. */

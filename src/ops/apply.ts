@@ -19,7 +19,9 @@ import {
 } from '../apply/index.js';
 import { judgeSavedPlanTests } from '../access/saved-tests.js';
 import type { SecretRef } from '../model/secret.js';
+import type { DesiredState } from '../model/state.js';
 import { nowManagedChanges } from '../plan/defaults.js';
+import { expiredOnly, expiredSincePlanLine, grantsExpiredAt } from '../plan/expiries.js';
 import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
 import { readSavedPlan, SavedPlanError } from '../plan/planfile.js';
 import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from '../plan/reviewed.js';
@@ -72,6 +74,11 @@ export interface PlannedApplyRequest extends ApplyRequest, PlanShaping {
   ownersBase?: { ref: string };
   /** With `reviewed`: the approvals (`--approvals FILE`); without them, every change that needs a reviewer is withheld. */
   approvals?: Approval[];
+  /**
+   * Write only the deletions and demotions expiries cause (src/plan/expiries.ts); every other
+   * change is left pending and named in the outcome (`otherPending`).
+   */
+  expiredOnly?: boolean;
 }
 
 export interface SavedApplyRequest extends ApplyRequest, LimitOverrides {
@@ -84,6 +91,8 @@ export interface SavedApplyRequest extends ApplyRequest, LimitOverrides {
    * the values read are the ones sent.
    */
   readSecret: (ref: SecretRef) => { value: string } | { problem: string };
+  /** Apply's clock: a change granting something whose `expires:` has passed by then makes the plan stale. */
+  clock?: () => Date;
 }
 
 export interface ApplyEvents extends OpEvents, Pick<ApplyOptions, 'onStart' | 'onSettled' | 'onProgress'> {
@@ -105,7 +114,7 @@ export interface ApplyEvents extends OpEvents, Pick<ApplyOptions, 'onStart' | 'o
 }
 
 /** What made a saved plan stale: the server, a secret it sends (read again, its HMAC differs), or both. */
-export type StaleCause = 'server' | 'secret' | 'both';
+export type StaleCause = 'server' | 'secret' | 'both' | 'expired';
 
 export type ApplyOutcome =
   | { status: 'no-changes'; plan: Plan }
@@ -128,9 +137,13 @@ export type ApplyOutcome =
       abandoned: boolean;
     };
 
-/** An outcome, and with a reviewed plan how many changes were withheld (not written, whatever the outcome). */
+/**
+ * An outcome, and with a reviewed plan how many changes were withheld (not written, whatever the
+ * outcome); with `expiredOnly`, the labels of the changes left pending.
+ */
 export type ReviewedOutcome = ApplyOutcome & {
   withheld?: number;
+  otherPending?: string[];
   /** The reviewers whose approval is missing (changes withheld for them), when any, and the pull request approvals count for. */
   missingApprovals?: { owners: string[]; pullRequest?: { head: string; author: string }; given: boolean };
 };
@@ -158,6 +171,7 @@ export async function applyPlanned(
   const session = await request.connect.open({ signal });
   const run = { resolveSecret: request.resolveSecret, request, session, events, signal };
   return withSession(session, async () => {
+    if (request.expiredOnly) return applyExpiredOnly(desired, run);
     if (!request.reviewed) {
       // The tests run on the state after apply (src/access/after-apply.ts): a failure writes nothing.
       const plan = await makePlan(desired, { ...request, runTests: true }, session, events);
@@ -179,7 +193,7 @@ export async function applyPlanned(
     const fresh = request.key ? withSecretHmacs(planned, request.key) : planned;
     let result: ReviewedIntersection & { missing?: string[] };
     try {
-      result = intersectReviewed(fresh, request.reviewed);
+      result = intersectReviewed(fresh, request.reviewed, request.input?.clock?.() ?? new Date());
     } catch (error) {
       if (error instanceof ReviewedPlanError) throw new OpError('saved-plan', error.message);
       throw error;
@@ -236,6 +250,35 @@ function unpinnedOf(reviewed: Plan, plan: Plan): number {
     .reduce((n, c) => n + (c.secrets ?? []).filter((s) => s.pinned === false).length, 0);
 }
 
+/**
+ * `apply --expired-only`: of the plan made now, only what expiries delete or demote is written
+ * (limits and confirmation as for any apply); the rest stays pending and is named. Access tests are
+ * not a reason to keep access that has expired: they run on what is written, and are reported.
+ */
+async function applyExpiredOnly(desired: DesiredState, run: ApplyRun): Promise<ReviewedOutcome> {
+  const { session, events, request } = run;
+  const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
+  const whole = await makePlan(desired, request as PlannedApplyRequest, session, events, reading);
+  const narrowed = expiredOnly(whole);
+  const live = await reading;
+  const plan = judgeWithLifecycle(
+    narrowed.plan,
+    live,
+    lifecycleOf(desired, live, (request as PlannedApplyRequest).instant ?? new Date()),
+    {
+      tests: true,
+    },
+  );
+  events.planned?.(plan);
+  const outcome = await writeUnlessRefused(
+    plan,
+    plan.limits.filter((l) => l.exceeded),
+    run,
+    events.confirm,
+  );
+  return { ...outcome, otherPending: narrowed.others };
+}
+
 /** Apply refuses (nothing written) when an access test fails on the state after apply (every form of apply). */
 function refuseFailingTests(plan: Plan): void {
   const failed = plan.tests?.failures ?? [];
@@ -268,9 +311,18 @@ export async function applySaved(
     const live = await readLiveState(session, { configuration: plan.changes.some((c) => c.kind === 'configuration') });
     // A secret that changed since the plan makes its change stale, as a changed object does.
     const changedOnServer = findStaleChanges(plan, live);
-    const stale = [...changedOnServer, ...secrets.changed];
+    // What it grants that has expired since the plan was made (at apply's own clock) makes it stale too.
+    const expired = grantsExpiredAt(plan, request.clock?.() ?? new Date()).map(expiredSincePlanLine);
+    const stale = [...changedOnServer, ...secrets.changed, ...expired];
     if (stale.length > 0) {
-      const cause = secrets.changed.length === 0 ? 'server' : changedOnServer.length === 0 ? 'secret' : 'both';
+      const cause =
+        changedOnServer.length + secrets.changed.length === 0
+          ? 'expired'
+          : secrets.changed.length === 0
+            ? 'server'
+            : changedOnServer.length === 0
+              ? 'secret'
+              : 'both';
       return { status: 'stale', plan, stale, cause };
     }
     // The plan's tests, judged again on the server as it is now, after apply: a failure writes nothing.

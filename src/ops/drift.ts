@@ -10,7 +10,7 @@ import { collectGarbage } from '../drift/memory.js';
 import { redactSecrets } from '../drift/report.js';
 import { jsonLinesSink, reportFileSink, webhookSink, type WebhookOptions } from '../drift/sinks.js';
 import type { Plan } from '../plan/types.js';
-import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
+import { inEffect, loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import type { OpEvents } from './events.js';
 import { planAgainstServer, type PlanRequest } from './plan.js';
 import type { Connector } from './session.js';
@@ -110,7 +110,8 @@ export async function startDriftSchedule(
     run: async (context: DriftRunContext) => {
       context.sources = [request.file];
       context.server = server;
-      const load = (path: string) => reuse.load(path, { env: request.input?.env });
+      // The files may be reused; their expiries are judged again at each run's own clock.
+      const load = inEffect((path: string) => reuse.load(path, { env: request.input?.env }), request.input?.clock);
       const { plan } = await checkDrift({ file: request.file, connect: request.connect, load }, events, runs.signal);
       events.checked?.(plan);
       return plan;

@@ -18,7 +18,8 @@ import { liveKeyIds, normalizeTarget, targetPlan, TargetError } from '../plan/ta
 import type { PlanBase } from '../plan/types.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
 import { planAccessDelta } from './access-delta.js';
-import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
+import { effectiveAt } from '../desired/expiry.js';
+import { inEffect, loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
 import { withOwners, type PullRequest } from './owners.js';
@@ -134,7 +135,10 @@ export async function loadBase(request: Pick<PlanRequest, 'base' | 'file' | 'inp
   const { base } = request;
   if (base === undefined) return undefined;
   if ('file' in base) {
-    const result = await loadDesiredState(base.file, { env: request.input?.env });
+    const result = await inEffect(
+      (path) => loadDesiredState(path, { env: request.input?.env }),
+      request.input?.clock,
+    )(base.file);
     if (!result.ok && result.diagnostics.some((d) => d.message === 'no such file or folder'))
       throw new OpError('request', `--base-file ${base.file}: no such file or folder`);
     return { ref: base.file, where: base.file, result };
@@ -143,6 +147,11 @@ export async function loadBase(request: Pick<PlanRequest, 'base' | 'file' | 'inp
     const { repoPath, ref, commit, ...loaded } = await loadDesiredStateAtRef(request.file, base.ref, {
       env: request.input?.env,
     });
+    // The base's files as in effect now, as the request's are: an expiry is neither side's change.
+    if ('result' in loaded && loaded.result.ok) {
+      const at = request.input?.clock?.() ?? new Date();
+      loaded.result = { ...loaded.result, state: effectiveAt(loaded.result.state, at) };
+    }
     return { ref, commit, where: repoPath, ...loaded };
   } catch (error) {
     if (error instanceof GitRefError) throw new OpError('request', error.message);

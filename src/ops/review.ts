@@ -5,6 +5,7 @@
  */
 import { writeFileAtomically } from '../model/files.js';
 import { buildReview, telemetrySupport, type ReviewReport } from '../review/index.js';
+import { DEFAULT_EXPIRING_DAYS, reviewExpiries } from '../review/expiries.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import type { OpEvents } from './events.js';
@@ -22,6 +23,8 @@ export interface ReviewRequest {
   afterApply?: boolean;
   /** Where the file's secrets are read from. */
   input?: DesiredInput;
+  /** With `file`: grants expiring within this many days are listed. Default 14. */
+  expiringDays?: number;
 }
 
 /** The review of the server `connect` opens. Bad files stop it before the server is read. */
@@ -46,15 +49,18 @@ export async function reviewServer(
       request.afterApply && desired ? await afterApplyOnSession(session, desired, events, reuse) : undefined;
     // The bundled server records handshakes and sign-ins; a remote one says so in its OpenAPI document.
     const ownServer = request.connect.embedded ? true : await session.client.isNetformServer();
-    return buildReview({
+    const now = request.now ?? new Date();
+    const report = buildReview({
       live,
       ...(desired ? { desired } : {}),
       telemetry: telemetrySupport(live, ownServer),
-      now: request.now ?? new Date(),
+      now,
       staleDays: request.staleDays,
       server: session.url,
       ...(after ? { testsAfterApply: after.repositoryModel() } : {}),
     });
+    if (desired) report.expiries = reviewExpiries(desired, live, now, request.expiringDays ?? DEFAULT_EXPIRING_DAYS);
+    return report;
   } finally {
     await session.close();
   }
@@ -70,3 +76,4 @@ export async function writeReviewFile(path: string, text: string): Promise<void>
 }
 
 export { DEFAULT_STALE_DAYS } from '../review/report.js';
+export { DEFAULT_EXPIRING_DAYS } from '../review/expiries.js';

@@ -7,6 +7,7 @@ import { accessModelOfDesired } from '../access/model.js';
 import { shadowedRuleWarnings } from '../access/shadow.js';
 import { noSourceWarnings, portRuleWarnings, runAccessTests, type TestResult } from '../access/tests.js';
 import { repositoryRootOf } from '../desired/containment.js';
+import { pastExpiryWarnings } from '../desired/expiry.js';
 import { countDeclarations, type Diagnostic } from '../desired/index.js';
 import { loaderFor, type DesiredInput } from './desired.js';
 
@@ -26,7 +27,9 @@ export async function validateDesired(request: { file: string; input?: DesiredIn
   const result = await loaderFor(request.input)(request.file);
   const warnings = [
     ...(result.warnings ?? []),
-    ...(result.ok ? [...portRuleWarnings(result.state), ...shadowedRuleWarnings(result.state)] : []),
+    ...(result.ok
+      ? [...portRuleWarnings(result.state), ...shadowedRuleWarnings(result.state), ...pastExpiryWarnings(result.state)]
+      : []),
   ];
   if (!result.ok) return { ok: false, errors: result.diagnostics, warnings, tests: [] };
   // The access tests run offline (W3.6): a failing one is an error at its line.

@@ -26,6 +26,8 @@ export const DEFAULT_ROLE: Role = 'unprivileged';
 
 /** Whether the user's role is compared: not when `ignore_changes` (its own or the settings') names it. */
 export function roleIgnored(user: DesiredUser, settings: DesiredSettings): boolean {
+  // An expired admin role is held to `unprivileged` whatever ignore_changes says.
+  if (user.role_expired !== undefined) return false;
   return (user.ignore_changes?.includes('role') ?? false) || (settings.ignore_changes?.users.includes('role') ?? false);
 }
 

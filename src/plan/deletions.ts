@@ -88,10 +88,10 @@ export function planUserDelete(ctx: PlanContext, user: ApiUser, note?: string): 
 }
 
 export function planAbsent(ctx: PlanContext): void {
-  for (const { email } of ctx.desired.absent.users) {
+  for (const { email, expired } of ctx.desired.absent.users) {
     const key = userKey(email);
     const live = ctx.uniqueLive('user', key, ctx.index.usersByKey.get(key));
-    if (live) planUserDelete(ctx, live, 'listed under absent');
+    if (live) planUserDelete(ctx, live, expired ? `expired ${expired}` : 'listed under absent');
   }
   for (const absent of ctx.desired.absent.devices) {
     const key = deviceKey(absent.user, absent.name);
@@ -102,7 +102,7 @@ export function planAbsent(ctx: PlanContext): void {
     const live = ctx.uniqueLive('device', key, ctx.index.devicesByKey.get(key));
     if (live && !ctx.deletedUserIds.has(live.user_id)) {
       ctx.claimedDevices.add(live);
-      planDeviceDelete(ctx, live, 'listed under absent');
+      planDeviceDelete(ctx, live, absent.expired ? `expired ${absent.expired}` : 'listed under absent');
     }
   }
 }

@@ -14,6 +14,7 @@ import { checkTunnelCapacity } from './capacity.js';
 import { resolveUniqueValues } from './conflicts.js';
 import { PHASE, PlanContext, PlanError, type PlanOptions } from './context.js';
 import { planAbsent, planPrune } from './deletions.js';
+import { markExpiries, planExpiredRules } from './expiries.js';
 import { planDocument } from './document.js';
 import { checkTokenUser, guardUserRemovals } from './guards.js';
 import { matchDeclaredUsers, planDevices, planUsers } from './matching.js';
@@ -53,6 +54,7 @@ const STAGES: readonly Stage[] = [
   planDevices,
   planRules,
   planAbsent,
+  planExpiredRules,
   planPrune,
   checkTokenUser,
   guardUserRemovals, // before conflicts: only deletions that survive the guards may free a value
@@ -60,6 +62,7 @@ const STAGES: readonly Stage[] = [
   makeRoomForNewDevices,
   checkTunnelCapacity, // after conflicts and guards: only the deletions that stay free addresses
   planConfigurationStage,
+  markExpiries, // after the guards: only the deletions and demotions that stay
   effectiveValuesStage,
   hintUserRenames, // last: its hint joins the problems when there are any
 ];

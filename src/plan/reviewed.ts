@@ -12,6 +12,7 @@
 import type { SecretRef } from '../model/secret.js';
 import { canonicalJson } from './canonical.js';
 import { compareChanges, refOf } from './compare.js';
+import { grantsExpiredAt } from './expiries.js';
 import { sameHmac } from './seal.js';
 import { narrowPlan } from './target.js';
 import type { Change, Plan } from './types.js';
@@ -27,6 +28,8 @@ export const WITHHELD_REASONS = {
   dependsOnWithheld: 'depends on a withheld change',
   /** Its reviewers (`settings.owners` of the base) have not all approved the pull request's head commit (approvals.ts). */
   needsApproval: 'approval needed',
+  /** The reviewed change grants something whose `expires:` has passed since (judged at apply's clock). */
+  expiredSinceReview: 'expired since review',
 } as const;
 
 export type WithheldReason = (typeof WITHHELD_REASONS)[keyof typeof WITHHELD_REASONS];
@@ -92,7 +95,11 @@ function differences(fresh: Change, reviewed: Change): string {
   return 'its request is not the reviewed one';
 }
 
-export function intersectReviewed(fresh: Plan, reviewed: Plan): ReviewedIntersection {
+/**
+ * `at`: apply's clock. A reviewed change that grants something expired by then is withheld as
+ * "expired since review" (the fresh plan, made at the same instant, no longer grants it).
+ */
+export function intersectReviewed(fresh: Plan, reviewed: Plan, at: Date = new Date()): ReviewedIntersection {
   if (reviewed.server !== fresh.server) {
     throw new ReviewedPlanError(
       `the reviewed plan was made against ${reviewed.server}, not ${fresh.server}; nothing was changed`,
@@ -107,7 +114,13 @@ export function intersectReviewed(fresh: Plan, reviewed: Plan): ReviewedIntersec
       continue;
     }
     const comparison = compareChanges(change, seen);
-    if (comparison === 'different')
+    if (change.expired !== undefined && comparison !== 'same')
+      withheld.set(change.id, {
+        change,
+        reason: WITHHELD_REASONS.expiredSinceReview,
+        detail: `expired ${change.expired}`,
+      });
+    else if (comparison === 'different')
       withheld.set(change.id, { change, reason: WITHHELD_REASONS.changed, detail: differences(change, seen) });
     else if (comparison === 'premise')
       withheld.set(change.id, {
@@ -149,9 +162,19 @@ export function intersectReviewed(fresh: Plan, reviewed: Plan): ReviewedIntersec
       const held = item.fate === 'delete' ? withheld.get(`${item.kind}:${item.key}`) : undefined;
       return held ? { ...item, fate: 'keep', reason: `its deletion is withheld: ${held.reason}` } : item;
     });
+  // What the reviewed plan grants that has expired since: withheld (the fresh plan no longer makes it).
+  const expiredSince = grantsExpiredAt(reviewed, at).filter((c) => !freshIds.has(c.id));
+  const expiredIds = new Set(expiredSince.map((c) => c.id));
   return {
     plan: kept,
-    withheld: fresh.changes.filter((c) => withheld.has(c.id)).map((c) => withheld.get(c.id)!),
-    notNeeded: reviewed.changes.filter((c) => !freshIds.has(c.id)),
+    withheld: [
+      ...fresh.changes.filter((c) => withheld.has(c.id)).map((c) => withheld.get(c.id)!),
+      ...expiredSince.map((change) => ({
+        change,
+        reason: WITHHELD_REASONS.expiredSinceReview,
+        detail: `expired ${change.expires}`,
+      })),
+    ],
+    notNeeded: reviewed.changes.filter((c) => !freshIds.has(c.id) && !expiredIds.has(c.id)),
   };
 }

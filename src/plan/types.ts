@@ -141,6 +141,16 @@ export interface Change {
    * identically (drift, or merged and not yet applied): applied on merge all the same.
    */
   origin?: ChangeOrigin;
+  /**
+   * Format version 3: the `expires:` (or `role_expires:`) of the files, as written, that causes
+   * this deletion or demotion (src/plan/expiries.ts). `apply --expired-only` applies only these.
+   */
+  expired?: string;
+  /**
+   * Format version 3: the earliest `expires:` (or `role_expires:`), as written, of what this change
+   * grants (its user's included). A saved or reviewed plan applied after it is refused for it.
+   */
+  expires?: string;
   /** Format version 3: the reviewers (handles) who must approve this change, from the owners the desired state declares. */
   required_owners?: string[];
 }

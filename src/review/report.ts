@@ -7,6 +7,7 @@
  * rule decides for everyone (address blocks × protocols × port ranges, src/review/decisions.ts),
  * and whether any packet is left to the default accept of 0.7.36.
  */
+import type { ReviewExpiries } from './expiries.js';
 import type { AccessBlock } from '../access/changes.js';
 import {
   accessModelOfLive,
@@ -163,6 +164,8 @@ export interface ReviewReport {
     /** Each test's result as data: its line of text is the view's (views/access.ts testLine). */
     results: { name: string; at?: string; pass: boolean; result: TestResult }[];
   };
+  /** With `-f`: expired grants still on the server, and grants expiring soon (src/review/expiries.ts). */
+  expiries?: ReviewExpiries;
 }
 
 const familyName = (family: IpFamily) => (family === 4 ? 'ipv4' : 'ipv6');

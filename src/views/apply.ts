@@ -5,7 +5,8 @@
 import pc from 'picocolors';
 import type { ApplySummary, ChangeStatus } from '../apply/executor.js';
 import type { PlanAgeCheck, StaleCause } from '../ops/apply.js';
-import type { LimitCheck } from '../plan/types.js';
+import type { LimitCheck, Plan } from '../plan/types.js';
+import { blockedExpiriesLine } from './expiry.js';
 import { limitLine, type RenderOptions } from './plan.js';
 import { seconds } from './progress.js';
 import { inertText } from './escape.js';
@@ -44,9 +45,15 @@ export function applySummaryLine(summary: ApplySummary): string {
  * Why nothing was written: the plan is over a safety limit, or has `nowManaged` changes that exist
  * only because the files leave a field out (refused like a limit unless --allow-now-managed).
  */
-export function refusedText(overLimit: readonly LimitCheck[], nowManaged = 0): string {
+export function refusedText(
+  overLimit: readonly LimitCheck[],
+  nowManaged = 0,
+  plan?: Pick<Plan, 'changes' | 'limits'>,
+): string {
+  const blocked = plan ? blockedExpiriesLine(plan) : undefined;
   const lines = [
     ...overLimit.map((l) => inertText(limitLine(l))),
+    ...(blocked ? [blocked] : []),
     ...(nowManaged > 0 ? [nowManagedLine(nowManaged)] : []),
   ];
   return `Refused: the plan is over a safety limit. Nothing was changed.\n${lines.map((line) => `  - ${line}`).join('\n')}\n`;
@@ -67,6 +74,7 @@ const STALE_CAUSE: Record<StaleCause, string> = {
   server: 'the server changed',
   secret: 'a secret it sends changed',
   both: 'the server and a secret it sends changed',
+  expired: 'what it grants expired',
 };
 
 /** Why nothing was written: what the saved plan touches changed since it was made. */

@@ -19,6 +19,8 @@ export interface SeenChange {
   action: Change['action'];
   label: string;
   fields: readonly FieldChange[];
+  /** The expiry (as written) that causes this deletion or demotion. */
+  expired?: string;
 }
 
 type Escape = (value: string) => string;
@@ -40,6 +42,11 @@ function value(v: unknown): string {
 export function observationLines(change: SeenChange, esc: Escape): string[] {
   const label = esc(change.label);
   const observed = observedOf(change.action);
+  if (change.expired !== undefined) {
+    const when = esc(change.expired);
+    if (change.action === 'delete') return [`${label} expired ${when} but still on the server`];
+    return [`${label}: role admin expired ${when} but still on the server`];
+  }
   if (observed === 'live_only') return [`${label} ${LIVE_ONLY}`];
   if (observed === 'declared_only') return [`${label} is in the files but not on the server`];
   if (change.fields.length === 0) return [`${label} differs from the files`];

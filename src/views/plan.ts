@@ -20,6 +20,7 @@ import {
 } from './plan-review.js';
 import { approvalsMarkdown, approvalsText } from './approvals.js';
 import { effectiveLines } from './effective.js';
+import { blockedExpiriesLine } from './expiry.js';
 import { noChangesLine } from './outcome.js';
 import { isSecretField, SYMBOL } from './symbols.js';
 
@@ -309,6 +310,8 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string, driftAccess =
     out.push('');
   }
   for (const limit of exceededLimits(plan)) out.push(c.red(c.bold(`Over a safety limit: ${limitLine(limit)}`)));
+  const blocked = blockedExpiriesLine(plan);
+  if (blocked) out.push(c.red(`  ${blocked}`));
   // The plan's summary stays the last line (scripts read it); the undeclared line goes just above.
   const undeclaredSummary = undeclaredLine(plan);
   if (undeclaredSummary) out.push(undeclaredSummary);
@@ -351,6 +354,8 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     '',
   );
   for (const limit of exceededLimits(plan)) out.push(`> [!CAUTION]`, `> Over a safety limit: ${limitLine(limit)}`, '');
+  const blocked = blockedExpiriesLine(plan);
+  if (blocked) out.push(`> [!CAUTION]`, `> ${markdownText(blocked)}`, '');
   const head = out.join('\n');
   // Room kept for the closing fence, the "not shown" line and the warnings' heading.
   const reserve = 1_000 + (options.fullPlanAt?.length ?? 0);

@@ -5,6 +5,7 @@
  * against formula injection (OWASP: a cell starting with = + - @, a tab or a carriage return gets
  * a leading apostrophe).
  */
+import type { ReviewExpiry } from '../review/expiries.js';
 import type { AccessBlock } from '../access/changes.js';
 import type { Finding, FindingKind, ReachEntry, ReviewReport, ReviewRule } from '../review/index.js';
 import { againstText, testLine } from './access.js';
@@ -105,6 +106,7 @@ function reviewMarkdown(report: ReviewReport): string {
       out.push('');
     }
   }
+  out.push(...expiriesMarkdown(report));
   if (report.tests) {
     const t = report.tests;
     const against = t.evaluated === 'after-apply' ? againstText('after-apply') : againstText('live');
@@ -165,6 +167,28 @@ function reviewMarkdown(report: ReviewReport): string {
   );
   out.push('');
   return `${out.join('\n')}`;
+}
+
+/** `device alice@example.com/laptop: expired 2026-12-31 (3 days ago) but still on the server`. */
+function expiryWords(e: ReviewExpiry): string {
+  if (e.expired) {
+    const ago = -e.days;
+    return `${e.label}: expired ${e.expires} (${ago === 0 ? 'today' : `${ago} day${ago === 1 ? '' : 's'} ago`}) but still on the server`;
+  }
+  return `${e.label}: expires ${e.expires} (${e.days === 0 ? 'within a day' : `in ${e.days} day${e.days === 1 ? '' : 's'}`})`;
+}
+
+/** The review's expiries section (with -f): expired grants still on the server, then those expiring soon. */
+function expiriesMarkdown(report: ReviewReport): string[] {
+  const x = report.expiries;
+  if (!x) return [];
+  const out = [`### Expired but still on the server (${x.expired.length})`, ''];
+  if (x.expired.length === 0) out.push('None.', '');
+  else out.push(...x.expired.map((e) => `- ${e.at ? `${code(e.at)}: ` : ''}${markdownText(expiryWords(e))}`), '');
+  out.push(`### Expiring within ${x.expiring_days} days (${x.expiring.length})`, '');
+  if (x.expiring.length === 0) out.push('None.', '');
+  else out.push(...x.expiring.map((e) => `- ${e.at ? `${code(e.at)}: ` : ''}${markdownText(expiryWords(e))}`), '');
+  return out;
 }
 
 function findingLine(f: Finding): string {
@@ -259,6 +283,12 @@ function reviewCsv(report: ReviewReport): string {
         date: f.date,
       });
     }
+  }
+  for (const [section, list] of [
+    ['expired', report.expiries?.expired ?? []],
+    ['expiring', report.expiries?.expiring ?? []],
+  ] as const) {
+    for (const e of list) rows.push({ section, evidence: expiryWords(e), rule_at: e.at ?? '', date: e.expires });
   }
   for (const t of report.tests?.results ?? []) {
     rows.push({

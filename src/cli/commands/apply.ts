@@ -14,10 +14,12 @@ import { renderWithheld } from '../../views/reviewed.js';
 import type { ProgressReporter } from '../../views/progress.js';
 import { confirm, exitCodeOf, outcomeCode, readSecret } from '../apply-outcome.js';
 import type { CliContext } from '../command.js';
-import { CliError, ExitCode } from '../exit.js';
+import type { ExitCode } from '../exit.js';
+import { checkApplySources } from '../flags/apply-sources.js';
 import { addApprovalOptions, approvalsRequest, type ApprovalOptions } from '../flags/approvals.js';
 import { addConnectionOptions } from '../flags/connection.js';
 import { parsePositive } from '../flags/numbers.js';
+import { addExpiryApplyOptions, type ExpiryApplyOptions } from '../flags/expiry.js';
 import { addPlanAgeOption, checkSavedPlanAge } from '../flags/plan-age.js';
 import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
@@ -26,9 +28,8 @@ import { inputOf, type CliIo } from '../io.js';
 import { progressOnTerminal, Timings, useColor } from '../output.js';
 import { watchStopRequests } from '../signals.js';
 
-interface ApplyOptions extends PlanningOptions, ApprovalOptions {
+interface ApplyOptions extends PlanningOptions, ApprovalOptions, ExpiryApplyOptions {
   yes?: boolean;
-  reviewed?: string;
   parallelism: number;
   allowNowManaged?: boolean;
   planMaxAge: string;
@@ -57,22 +58,14 @@ export function registerApply(program: Command, cli: CliContext): void {
       '--allow-now-managed',
       'with -f: make changes that exist only because the files leave a field out, which means its default (refused otherwise, exit 3)',
     );
-  addApprovalOptions(addPlanAgeOption(cmd));
+  addApprovalOptions(addPlanAgeOption(addExpiryApplyOptions(cmd)));
   addPlanningOptions(cmd);
   addConnectionOptions(cmd);
   cmd.action(cli.action((saved: string | undefined, opts: ApplyOptions) => runApply(saved, opts, cli.io)));
 }
 
 async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, io: CliIo): Promise<ExitCode> {
-  if (savedPlanPath && opts.file) throw new CliError('give either a saved plan or -f PATH, not both');
-  if (!savedPlanPath && !opts.file)
-    throw new CliError(
-      'nothing to apply: pass -f PATH (desired state) or the path of a saved plan from `netform plan -o`',
-    );
-  if (savedPlanPath && (opts.replace || opts.rotatePasswords))
-    throw new CliError(
-      '--replace and --rotate-passwords shape a plan: pass them to `netform plan`; a saved plan is applied exactly as it was made',
-    );
+  checkApplySources(savedPlanPath, opts);
   const approvals = approvalsRequest(opts);
   // Saved plans are sealed under NETFORM_PLAN_KEY or the token: checked before anything is opened.
   const connection = resolveConnection(opts, io);
@@ -118,7 +111,9 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
     halted: (reason) => io.err.write(say.haltedLine(reason)),
     unpinned: (count) => io.err.write(say.unpinnedLine(count)),
   };
-  const request = { connect: connectorOf(connection), parallelism: opts.parallelism, instant: io.clock() };
+  // Apply judges expiries and acknowledgements at its own clock, read once.
+  const instant = io.clock();
+  const request = { connect: connectorOf(connection), parallelism: opts.parallelism, instant, clock: () => instant };
   try {
     const outcome = saved
       ? await applySaved(
@@ -136,6 +131,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
             key,
             allowNowManaged: opts.allowNowManaged === true,
             ...approvals,
+            expiredOnly: opts.expiredOnly === true,
             resolveSecret: (ref) => resolveSecret(ref, io.env),
           },
           events,

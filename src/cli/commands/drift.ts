@@ -60,7 +60,8 @@ async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   const timings = new Timings(io);
   const connect = connectorOf(resolveConnection(opts, io));
   const instant = judgedAt(io, opts);
-  const { plan, status } = await checkDrift({ file: opts.file, connect, input: inputOf(io), instant }, timings);
+  const input = inputOf(io, () => instant);
+  const { plan, status } = await checkDrift({ file: opts.file, connect, input, instant }, timings);
   timings.report();
   const color = opts.format === 'text' && useColor(opts, io);
   const output = renderDrift(plan, opts.format, { color, fullPlanAt: fullPlanAt(io.env) });

@@ -79,6 +79,7 @@ interface PlanCommandOptions extends PlanningOptions, PullRequestOptions {
 }
 
 async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
+  const instant = judgedAt(io, opts, opts.out ? '-o' : undefined);
   if (opts.out) refuseOverwritingInput(opts.out, opts.file);
   if (opts.base !== undefined && opts.baseFile !== undefined)
     throw new CliError('give --base REF or --base-file PATH, not both');
@@ -89,12 +90,12 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   const request = {
     ...planShaping(opts),
     file: opts.file,
-    input: inputOf(io),
+    input: inputOf(io, () => instant),
     base,
     connect: connectorOf(connection),
     runTests: true,
     accessDelta: opts.format === 'json' || opts.out !== undefined,
-    instant: judgedAt(io, opts, opts.out ? '-o' : undefined),
+    instant,
     routeOwners: true,
     pullRequest: pullRequestOf(opts, io),
     // A plan needs no production secret: a variable unset here is read at apply, not pinned.

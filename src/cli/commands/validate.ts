@@ -11,10 +11,11 @@ import { sarifOutput, validationFindings } from '../../views/sarif.js';
 import type { CliContext } from '../command.js';
 import { inputOf } from '../io.js';
 import { ExitCode } from '../exit.js';
+import { addNowOption, clockOf } from '../flags/now.js';
 
 export function registerValidate(program: Command, cli: CliContext): void {
   const { io } = cli;
-  program
+  const cmd = program
     .command('validate')
     .description(
       "Check the desired state offline: file format, the server's field rules, duplicates, overlapping rules, scope, secrets, and the access tests.",
@@ -25,22 +26,22 @@ export function registerValidate(program: Command, cli: CliContext): void {
     )
     .addOption(
       new Option('--format <format>', 'output format').choices(['text', 'github', 'json', 'sarif']).default('text'),
-    )
-    .action(
-      cli.action(async (options: { file: string; format: ValidationFormat }) => {
-        const result = await validateDesired({ file: options.file, input: inputOf(io) });
-        if (options.format === 'sarif') {
-          const cwd = io.cwd;
-          io.out.write(sarifOutput(validationFindings(result), { root: sarifRoot(cwd), cwd }));
-        } else {
-          const input = displayPath(options.file);
-          const names = { input, valid: options.file === '-' ? 'stdin' : input };
-          // A failing access test is an error at its test (W3.6).
-          const errors = [...result.errors, ...failedTestDiagnostics(result.tests)];
-          for (const { stream, text } of validationOutput({ ...result, errors }, options.format, names))
-            io[stream === 'stdout' ? 'out' : 'err'].write(text);
-        }
-        return result.ok ? ExitCode.ok : ExitCode.error;
-      }),
     );
+  addNowOption(cmd).action(
+    cli.action(async (options: { file: string; format: ValidationFormat; now?: string }) => {
+      const result = await validateDesired({ file: options.file, input: inputOf(io, clockOf(io, options)) });
+      if (options.format === 'sarif') {
+        const cwd = io.cwd;
+        io.out.write(sarifOutput(validationFindings(result), { root: sarifRoot(cwd), cwd }));
+      } else {
+        const input = displayPath(options.file);
+        const names = { input, valid: options.file === '-' ? 'stdin' : input };
+        // A failing access test is an error at its test (W3.6).
+        const errors = [...result.errors, ...failedTestDiagnostics(result.tests)];
+        for (const { stream, text } of validationOutput({ ...result, errors }, options.format, names))
+          io[stream === 'stdout' ? 'out' : 'err'].write(text);
+      }
+      return result.ok ? ExitCode.ok : ExitCode.error;
+    }),
+  );
 }

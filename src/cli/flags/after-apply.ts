@@ -8,15 +8,20 @@ import type { EvaluatedState } from '../../access/after-apply.js';
 import { CliError } from '../exit.js';
 import { inputOf, type CliIo } from '../io.js';
 import type { ConnectionOptions } from './connection.js';
+import { addNowOption, clockOf } from './now.js';
 import { connectorOf, resolveConnection } from './session.js';
 
 export interface StateOptions extends ConnectionOptions {
   file?: string;
   live?: boolean;
   afterApply?: boolean;
+  /** The hidden `--now TIME`: the instant the files' expiries are judged at. */
+  now?: string;
 }
 
 export function addAfterApplyOption(cmd: Command): Command {
+  // Every access command only reads: each takes the hidden --now.
+  addNowOption(cmd);
   return cmd.option(
     '--after-apply',
     'evaluate the server as apply would leave it: the files planned against the server (-f and --url or --embedded), nothing written',
@@ -34,7 +39,7 @@ export function accessSourceOf(opts: StateOptions, io: CliIo): AccessSource & { 
   const source: AccessSource = {
     file: opts.file,
     live: opts.live || opts.afterApply ? connectorOf(resolveConnection(opts, io)) : undefined,
-    input: inputOf(io),
+    input: inputOf(io, clockOf(io, opts)),
     ...(opts.afterApply ? { afterApply: true } : {}),
   };
   return { ...source, state: evaluatedState(source) };

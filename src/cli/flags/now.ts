@@ -20,3 +20,16 @@ export function instantOf(io: Pick<CliIo, 'clock'>, options: { now?: string }): 
   if (!parsed.ok) throw new CliError(`--now: ${parsed.reason} (got ${inertText(options.now)})`);
   return parsed.instant;
 }
+
+/** The clock a read-only command judges expiries at: `--now` when given, else the run's. */
+export function clockOf(io: Pick<CliIo, 'clock'>, options: { now?: string }): () => Date {
+  if (options.now === undefined) return () => io.clock();
+  const at = instantOf(io, options);
+  return () => at;
+}
+
+/** `--now` where a command writes (or schedules): refused, since writing judges at its own clock. */
+export function refuseNow(options: { now?: string }, what: string): void {
+  if (options.now !== undefined)
+    throw new CliError(`--now is only for commands that read: ${what} judges expiries at its own clock`);
+}

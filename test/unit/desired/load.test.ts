@@ -70,7 +70,7 @@ describe('schema', () => {
       `${F}/unknown-keys.yaml:2:1: user: unknown key; did you mean \`users\`?`,
       `${F}/unknown-keys.yaml:6:5: users[0].rol: unknown key; did you mean \`role\`?`,
       `${F}/unknown-keys.yaml:10:9: users[0].devices[0].mut: unknown key; did you mean \`mtu\`?`,
-      `${F}/unknown-keys.yaml:11:9: users[0].devices[0].colour: unknown key; expected one of: name, renamed_from, description, public_key, preshared_key, allowed_ips, dns, endpoint, mtu, persistent_keepalive, ipv4, ipv6, use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, use_default_persistent_keepalive, ignore_changes`,
+      `${F}/unknown-keys.yaml:11:9: users[0].devices[0].colour: unknown key; expected one of: name, renamed_from, expires, description, public_key, preshared_key, allowed_ips, dns, endpoint, mtu, persistent_keepalive, ipv4, ipv6, use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, use_default_persistent_keepalive, ignore_changes`,
       `${F}/unknown-keys.yaml:13:13: settings.manage.user: unknown key; did you mean \`users\`?`,
     ]);
   });
