@@ -11,6 +11,9 @@ import type { DesiredState, LiveState } from '../model/state.js';
 import {
   checkResources,
   compileMigration,
+  FILTER_ROUTING_CLIENTS,
+  PROVIDER_COMMIT,
+  UPSTREAM_COMMIT,
   secondsFor,
   terraformDocument,
   terraformText,
@@ -51,6 +54,12 @@ export interface MigrateResult {
   counts: MigrateCounts;
   /** Seconds to create every object, and to refresh them on each later plan, under the API's rate limit. */
   seconds: { apply: number; refresh: number };
+  /** What the 1.x side was read from (src/migrate/facts.ts). */
+  facts: {
+    upstreamCommit: string;
+    providerCommit: string;
+    clients: readonly { platform: string; version: string; date: string }[];
+  };
 }
 
 /** Devices with what the files or the server know of them: allowed_ips (declared), last handshake (live). */
@@ -168,5 +177,6 @@ export async function migrateToFirezone1x(request: MigrateRequest, events: OpEve
     terraform: terraformText(migration, siteName),
     counts,
     seconds: { apply: secondsFor(counts.total), refresh: secondsFor(counts.total) },
+    facts: { upstreamCommit: UPSTREAM_COMMIT, providerCommit: PROVIDER_COMMIT, clients: FILTER_ROUTING_CLIENTS },
   };
 }
