@@ -14,7 +14,7 @@ import { describeRule } from '../model/rule.js';
 import type { IpFamily } from '../model/net.js';
 import { differenceOf, standardCauses, type Difference } from './diff.js';
 import { reach1x, type Resource1x, type Segment } from './evaluate-1x.js';
-import { reach07, type Reach07 } from './reach-07.js';
+import { baselineReach, globalRulesOf, userReach, type Reach07 } from './reach-07.js';
 import { DEFAULT_SCOPE, DEFAULT_TUNNEL_BLOCKS, labelSpace, type SpaceSegment } from './space.js';
 import { disjointPieces, overlappingPieces, targetKey, targetOf, type Piece, type TargetSegment } from './target.js';
 import { nameObjects } from './names.js';
@@ -66,13 +66,17 @@ export function compileMigration(input: MigrateInput): Migration {
   const space: Record<IpFamily, SpaceSegment[]> = { 4: labelSpace(spaceInput, 4), 6: labelSpace(spaceInput, 6) };
 
   // The reach of users with the global rules only, and of each user with own rules, per family.
-  const baseline: Record<IpFamily, Reach07> = { 4: reach07(rules, null, 4), 6: reach07(rules, null, 6) };
+  const global = { 4: globalRulesOf(rules, 4), 6: globalRulesOf(rules, 6) };
+  const baseline: Record<IpFamily, Reach07> = {
+    4: baselineReach(rules, global[4], 4),
+    6: baselineReach(rules, global[6], 6),
+  };
   const sideOf = (user: AccessUser): Side => {
     const reach = {} as Record<IpFamily, Reach07>;
     const target = {} as Record<IpFamily, TargetSegment[]>;
     for (const f of FAMILIES) {
-      const own = (rules.byOwner.get(user.key) ?? []).some((r) => r.family === f);
-      reach[f] = own ? reach07(rules, user.key, f) : baseline[f];
+      const own = (rules.byOwner.get(user.key) ?? []).filter((r) => r.family === f);
+      reach[f] = own.length > 0 ? userReach(rules, own, global[f], baseline[f], f) : baseline[f];
       target[f] = targetOf(reach[f].segments, space[f], f, options.prefer);
     }
     return { reach, target, key: FAMILIES.map((f) => targetKey(target[f])).join('#') };
