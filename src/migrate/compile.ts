@@ -15,7 +15,7 @@ import type { IpFamily } from '../model/net.js';
 import { differenceOf, standardCauses, type Difference } from './diff.js';
 import { reach1x, type Resource1x, type Segment } from './evaluate-1x.js';
 import { baselineReach, globalRulesOf, userReach, type Reach07 } from './reach-07.js';
-import { DEFAULT_SCOPE, DEFAULT_TUNNEL_BLOCKS, labelSpace, type SpaceSegment } from './space.js';
+import { DEFAULT_SCOPE, DEFAULT_TUNNEL_BLOCKS, labelAt, labelSpace, type SpaceSegment } from './space.js';
 import { disjointPieces, overlappingPieces, targetKey, targetOf, type Piece, type TargetSegment } from './target.js';
 import { nameObjects } from './names.js';
 import type {
@@ -41,7 +41,11 @@ export interface MigrateInput {
 }
 
 interface Side {
-  reach: Record<IpFamily, Reach07>;
+  /** The user's 0.7 reach: kept only while it is used (10,000 users' copies do not fit in memory). */
+  reach?: Record<IpFamily, Reach07>;
+  /** Per family, whether the user's reach is the baseline's (no own rules of that family). */
+  own: Record<IpFamily, boolean>;
+  drops: CompiledRule[];
   target: Record<IpFamily, TargetSegment[]>;
   key: string;
 }
@@ -71,15 +75,25 @@ export function compileMigration(input: MigrateInput): Migration {
     4: baselineReach(rules, global[4], 4),
     6: baselineReach(rules, global[6], 6),
   };
-  const sideOf = (user: AccessUser): Side => {
+  const reachOf = (user: AccessUser): Record<IpFamily, Reach07> => {
     const reach = {} as Record<IpFamily, Reach07>;
-    const target = {} as Record<IpFamily, TargetSegment[]>;
     for (const f of FAMILIES) {
       const own = (rules.byOwner.get(user.key) ?? []).filter((r) => r.family === f);
       reach[f] = own.length > 0 ? userReach(rules, own, global[f], baseline[f], f) : baseline[f];
-      target[f] = targetOf(reach[f].segments, space[f], f, options.prefer);
     }
-    return { reach, target, key: FAMILIES.map((f) => targetKey(target[f])).join('#') };
+    return reach;
+  };
+  const sideOf = (user: AccessUser): Side => {
+    const reach = reachOf(user);
+    const target = {} as Record<IpFamily, TargetSegment[]>;
+    for (const f of FAMILIES) target[f] = targetOf(reach[f].segments, space[f], f, options.prefer);
+    return {
+      own: { 4: reach[4] !== baseline[4], 6: reach[6] !== baseline[6] },
+      // Only drops in the migrated space are written as resources around them.
+      drops: FAMILIES.flatMap((f) => reach[f].drops.filter((d) => labelAt(space[f], d.start) === 'ok' || labelAt(space[f], d.end) === 'ok')),
+      target,
+      key: FAMILIES.map((f) => targetKey(target[f])).join('#'),
+    };
   };
   const baseTarget = {
     4: targetOf(baseline[4].segments, space[4], 4, options.prefer),
@@ -156,20 +170,24 @@ export function compileMigration(input: MigrateInput): Migration {
     const side = sides.get(user.key)!;
     const group = groupOf.get(user.key) ?? (side.key === baseKey ? everyone : undefined);
     const reach = reachOfGroup(groupOf.get(user.key));
-    const cacheKey = `${FAMILIES.map((f) => (side.reach[f] === baseline[f] ? '' : user.key)).join('|')}@${group?.address ?? ''}`;
+    const own = side.own[4] || side.own[6];
+    const cacheKey = `${own ? user.key : ''}@${group?.address ?? ''}`;
     let diff = diffCache.get(cacheKey);
     if (!diff) {
+      const mine = own ? reachOf(user) : baseline;
       const main: Difference = { lost: [], gained: [] };
       const old: DiffEntry[] = [];
       for (const f of FAMILIES) {
-        const d = differenceOf(side.reach[f].segments, reach.filter[f], space[f], f, causes);
+        const d = differenceOf(mine[f].segments, reach.filter[f], space[f], f, causes);
         main.lost.push(...d.lost);
         main.gained.push(...d.gained);
         old.push(...differenceOf(reach.filter[f], reach.prefix[f], space[f], f, routingCauses).lost);
       }
-      diffCache.set(cacheKey, (diff = { main, old }));
+      diff = { main, old };
+      // Users with own rules have a difference of their own: not kept once written.
+      if (!own) diffCache.set(cacheKey, diff);
     }
-    for (const f of FAMILIES) notes.push(...dropNotes(side.reach[f].drops, group, named.resources));
+    notes.push(...dropNotes(side.drops, group, named.resources));
     results.push({
       email: user.email,
       verdict: diff.main.gained.length > 0 ? 'wider' : diff.main.lost.length > 0 ? 'narrower' : 'equal',

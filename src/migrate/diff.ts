@@ -153,14 +153,55 @@ function entriesOf(buckets: Map<Key, Bucket>, family: IpFamily): DiffEntry[] {
   return out.sort((x, y) => (x.code + x.protocol + (x.ports ?? '')).localeCompare(y.code + y.protocol + (y.ports ?? '')));
 }
 
+/** At most this many CIDR blocks are listed per difference; `addresses_total` counts them all. */
+export const MAX_LISTED_BLOCKS = 20;
+
 function entryOf(bucket: Bucket, family: IpFamily, protocol: DiffEntry['protocol']): DiffEntry {
-  const addresses = bucket.ranges.flatMap(([a0, a1]) => rangeToCidrs(family, a0, a1));
+  const addresses: string[] = [];
+  let total = 0;
+  for (const [a0, a1] of bucket.ranges) {
+    if (addresses.length >= MAX_LISTED_BLOCKS) {
+      total += countCidrs(family, a0, a1);
+      continue;
+    }
+    const cidrs = rangeToCidrs(family, a0, a1);
+    total += cidrs.length;
+    addresses.push(...cidrs.slice(0, MAX_LISTED_BLOCKS - addresses.length));
+  }
   const first = formatAddress(family, bucket.ranges[0]![0]);
   const entry: DiffEntry = { code: bucket.code, family, protocol, addresses, example: exampleOf(first, protocol, bucket.ports) };
   if (bucket.ports && protocol !== 'all') entry.ports = portsText(bucket.ports);
-  const except = exceptForm(family, addresses);
-  if (except) entry.except = except;
+  if (total > addresses.length) {
+    entry.addresses_total = total;
+    const last = bucket.ranges[bucket.ranges.length - 1]![1];
+    entry.within = enclosing(family, bucket.ranges[0]![0], last);
+  } else {
+    const except = exceptForm(family, addresses);
+    if (except) entry.except = except;
+  }
   return entry;
+}
+
+/** How many CIDR blocks [a0, a1] takes, without writing them. */
+function countCidrs(family: IpFamily, a0: bigint, a1: bigint): number {
+  const bits = family === 4 ? 32n : 128n;
+  let n = 0;
+  let start = a0;
+  while (start <= a1) {
+    let size = 0n;
+    while (size < bits && start % (1n << (size + 1n)) === 0n && start + (1n << (size + 1n)) - 1n <= a1) size++;
+    start += 1n << size;
+    n++;
+  }
+  return n;
+}
+
+/** The smallest CIDR block holding a0..a1. */
+function enclosing(family: IpFamily, a0: bigint, a1: bigint): string {
+  const bits = family === 4 ? 32n : 128n;
+  let size = 0n;
+  while (size < bits && a0 >> size !== a1 >> size) size++;
+  return `${formatAddress(family, (a0 >> size) << size)}/${bits - size}`;
 }
 
 function exampleOf(address: string, protocol: DiffEntry['protocol'], ports: Ranges | undefined): string {

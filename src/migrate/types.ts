@@ -101,7 +101,11 @@ export interface DiffEntry {
   family: IpFamily;
   protocol: 'all' | 'tcp' | 'udp' | 'icmp' | 'other';
   ports?: string;
+  /** The blocks, at most 20 of them (MAX_LISTED_BLOCKS); `addresses_total` counts them all when there are more. */
   addresses: string[];
+  addresses_total?: number;
+  /** When the list is cut: the smallest block holding every address of the difference. */
+  within?: string;
   except?: { block: string; holes: string[] };
   /** One packet of the difference: `10.1.0.1 tcp/8080`, `10.9.0.0 gre`, `10.1.0.1 icmp`. */
   example: string;

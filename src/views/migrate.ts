@@ -93,7 +93,11 @@ export function reportJson(result: MigrateResult): string {
 }
 
 function blocksText(e: DiffEntry): string {
-  const where = e.except ? `${e.except.block} except ${e.except.holes.join(', ')}` : e.addresses.join(', ');
+  const where = e.except
+    ? `${e.except.block} except ${e.except.holes.join(', ')}`
+    : e.addresses_total !== undefined
+      ? `${e.addresses.join(', ')} and ${e.addresses_total - e.addresses.length} more blocks within ${e.within ?? ''}`
+      : e.addresses.join(', ');
   const what = e.protocol === 'all' ? 'every protocol' : e.ports ? `${e.protocol} ${e.ports}` : e.protocol === 'other' ? 'other protocols' : e.protocol;
   return `${markdownCode(where)} × ${what}`;
 }

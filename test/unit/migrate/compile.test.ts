@@ -95,6 +95,11 @@ function entryHas(e: DiffEntry, p: Packet): boolean {
   return rangesContain(ports, p.port!);
 }
 
+function withinHas(e: DiffEntry, p: Packet): boolean {
+  const r = cidrRange(e.within!)!;
+  return r.family === p.destination.family && r.start <= p.destination.value && p.destination.value <= r.end && (e.protocol === 'all' || e.protocol === p.protocol);
+}
+
 function resourcesOf(m: Migration, email: string): Resource1x[] {
   const user = m.users.find((u) => u.email === email)!;
   const groups = new Set([user.group, 'everyone'].filter((g): g is string => g !== undefined));
@@ -116,9 +121,14 @@ function judge(m0: AccessModel, options: MigrateOptions): Migration {
       const vNew = enabled && decide1x(resources, q, 'filter').verdict === 'permit';
       const vOld = enabled && decide1x(resources, q, 'prefix').verdict === 'permit';
       const what = `${user.email} ${formatAddress(q.family, q.address)} ${p.protocol}/${p.port ?? ''}`;
-      expect(result.lost.some((e) => entryHas(e, p)), `lost ${what}`).toBe(v07 && !vNew);
-      expect(result.gained.some((e) => entryHas(e, p)), `gained ${what}`).toBe(!v07 && vNew);
-      expect(result.oldClients.some((e) => entryHas(e, p)), `old clients ${what}`).toBe(vNew && !vOld);
+      const check = (entries: DiffEntry[], expected: boolean, label: string) => {
+        // A difference listing only its first blocks says nothing exact about the others.
+        if (!expected && entries.some((e) => e.addresses_total !== undefined && withinHas(e, p))) return;
+        expect(entries.some((e) => entryHas(e, p)) || entries.some((e) => e.addresses_total !== undefined && withinHas(e, p) && expected), `${label} ${what}`).toBe(expected);
+      };
+      check(result.lost, v07 && !vNew, 'lost');
+      check(result.gained, !v07 && vNew, 'gained');
+      check(result.oldClients, vNew && !vOld, 'old clients');
     }
     for (const e of result.lost) expect(e.code).not.toBe('NOT_EXPRESSED');
   }
