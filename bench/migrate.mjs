@@ -16,10 +16,20 @@ import { argValue, model, desiredYaml, runCli, timingsOf } from './scale-data.mj
 const m = model();
 const users = new Map();
 for (const u of m.users)
-  users.set(u.email, { key: u.email, email: u.email, devices: u.devices.map((d) => ({ name: d.name, ipv4: d.ipv4, ipv6: d.ipv6 })) });
+  users.set(u.email, {
+    key: u.email,
+    email: u.email,
+    devices: u.devices.map((d) => ({ name: d.name, ipv4: d.ipv4, ipv6: d.ipv6 })),
+  });
 const accessModel = {
   users,
-  rules: m.rules.map((r) => ({ owner: r.user ? r.user.email : null, action: r.action, destination: r.destination, port_type: r.port_type, port_range: r.port_range })),
+  rules: m.rules.map((r) => ({
+    owner: r.user ? r.user.email : null,
+    action: r.action,
+    destination: r.destination,
+    port_type: r.port_type,
+    port_range: r.port_range,
+  })),
   settings: { portRules: true, serverAddresses: ['10.3.2.1', 'fd00::3:2:1'] },
 };
 const started = performance.now();
@@ -40,7 +50,9 @@ if (argValue('--skip-cli', null) === null && !process.argv.includes('--skip-cli'
     console.log(`cli -f: ${Math.round(run.wallMs)} ms wall, phases ${JSON.stringify(timingsOf(run.stderr))}`);
     console.log(run.stdout.trim());
     const report = JSON.parse(readFileSync(join(dir, 'out', 'report.json'), 'utf8'));
-    console.log(`report.json ${Math.round(readFileSync(join(dir, 'out', 'report.json')).length / 1024)} KiB; expected ${JSON.stringify(report.expected_seconds)} s`);
+    console.log(
+      `report.json ${Math.round(readFileSync(join(dir, 'out', 'report.json')).length / 1024)} KiB; expected ${JSON.stringify(report.expected_seconds)} s`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -104,9 +104,7 @@ export function minusAccess(a: Access, b: Access): Access {
  * A Resource's filter list: `all` (no filters: every packet) or some filters. `tcp`/`udp` null:
  * no filter of that protocol; `[[0, 65535]]`: a filter without ports (every port, 0 included).
  */
-export type Filter1x =
-  | { kind: 'all' }
-  | { kind: 'some'; tcp: Ranges | null; udp: Ranges | null; icmp: boolean };
+export type Filter1x = { kind: 'all' } | { kind: 'some'; tcp: Ranges | null; udp: Ranges | null; icmp: boolean };
 
 export const PERMIT_ALL: Filter1x = { kind: 'all' };
 

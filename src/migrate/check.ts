@@ -32,7 +32,8 @@ function reservedOverlap(text: string): string | undefined {
 
 function addressProblems(type: unknown, address: unknown): string[] {
   if (typeof address !== 'string' || address === '') return ['address: required for cidr and ip'];
-  if (/\]:\d+$/.test(address) || (address.includes(':') && !/:.*:/.test(address))) return ['address: cannot contain a port number'];
+  if (/\]:\d+$/.test(address) || (address.includes(':') && !/:.*:/.test(address)))
+    return ['address: cannot contain a port number'];
   if (type === 'ip') {
     if (!parseIpAddress(address) || address.includes('/')) return ['address: is not a valid IP address'];
   } else {
@@ -79,7 +80,8 @@ export function checkResources(bodies: Record<string, ResourceBody>): { address:
     const problems: string[] = [];
     if (typeof body.name !== 'string' || body.name.trim().length < 1 || [...body.name].length > 255)
       problems.push('name: must be 1 to 255 characters');
-    else if (names.has(body.name)) problems.push(`name: resource with this name already exists (${names.get(body.name)})`);
+    else if (names.has(body.name))
+      problems.push(`name: resource with this name already exists (${names.get(body.name)})`);
     else names.set(body.name, address);
     if (body.type !== 'cidr' && body.type !== 'ip') problems.push('type: netform emits cidr or ip only');
     else problems.push(...addressProblems(body.type, body.address));

@@ -65,7 +65,8 @@ export function compileMigration(input: MigrateInput): Migration {
   for (const rule of model.rules) if (!scope.includes(rule.destination)) scope.push(rule.destination);
   const tunnel: string[] = [...DEFAULT_TUNNEL_BLOCKS];
   for (const user of model.users.values())
-    for (const d of user.devices) for (const a of [d.ipv4, d.ipv6]) if (typeof a === 'string' && a !== '') tunnel.push(a);
+    for (const d of user.devices)
+      for (const a of [d.ipv4, d.ipv6]) if (typeof a === 'string' && a !== '') tunnel.push(a);
   const spaceInput = { scope, tunnel, server: model.settings.serverAddresses };
   const space: Record<IpFamily, SpaceSegment[]> = { 4: labelSpace(spaceInput, 4), 6: labelSpace(spaceInput, 6) };
 
@@ -90,7 +91,9 @@ export function compileMigration(input: MigrateInput): Migration {
     return {
       own: { 4: reach[4] !== baseline[4], 6: reach[6] !== baseline[6] },
       // Only drops in the migrated space are written as resources around them.
-      drops: FAMILIES.flatMap((f) => reach[f].drops.filter((d) => labelAt(space[f], d.start) === 'ok' || labelAt(space[f], d.end) === 'ok')),
+      drops: FAMILIES.flatMap((f) =>
+        reach[f].drops.filter((d) => labelAt(space[f], d.start) === 'ok' || labelAt(space[f], d.end) === 'ok'),
+      ),
       target,
       key: FAMILIES.map((f) => targetKey(target[f])).join('#'),
     };
@@ -116,7 +119,14 @@ export function compileMigration(input: MigrateInput): Migration {
   if (options.everyoneGroup !== undefined && baseKey !== FAMILIES.map(() => '').join('#')) {
     const draft = drafts.get(baseKey);
     if (draft) draft.everyone = options.everyoneGroup;
-    else drafts.set(baseKey, { key: baseKey, target: baseTarget, members: [], everyone: options.everyoneGroup, pieces: [] });
+    else
+      drafts.set(baseKey, {
+        key: baseKey,
+        target: baseTarget,
+        members: [],
+        everyone: options.everyoneGroup,
+        pieces: [],
+      });
   }
   for (const draft of drafts.values())
     draft.pieces = FAMILIES.flatMap((f) =>
@@ -134,7 +144,15 @@ export function compileMigration(input: MigrateInput): Migration {
     for (const g of [group, everyone])
       if (g)
         for (const r of named.resources)
-          if (r.groups.includes(g.address)) out.set(r.address, { id: r.address, family: r.family, start: r.start, end: r.end, prefix: r.prefix, filter: r.filter });
+          if (r.groups.includes(g.address))
+            out.set(r.address, {
+              id: r.address,
+              family: r.family,
+              start: r.start,
+              end: r.end,
+              prefix: r.prefix,
+              filter: r.filter,
+            });
     return [...out.values()];
   };
   const reachCache = new Map<string, Record<'filter' | 'prefix', Record<IpFamily, Segment[]>>>();
@@ -143,13 +161,21 @@ export function compileMigration(input: MigrateInput): Migration {
     let cached = reachCache.get(key);
     if (!cached) {
       const resources = resourcesOf(group);
-      const per = (routing: 'filter' | 'prefix') => ({ 4: reach1x(resources, 4, routing), 6: reach1x(resources, 6, routing) });
+      const per = (routing: 'filter' | 'prefix') => ({
+        4: reach1x(resources, 4, routing),
+        6: reach1x(resources, 6, routing),
+      });
       reachCache.set(key, (cached = { filter: per('filter'), prefix: per('prefix') }));
     }
     return cached;
   };
 
-  const gainedCode = options.prefer === 'wider' ? 'PREFER_WIDER' : options.everyoneGroup !== undefined ? 'EVERYONE_GROUP' : 'NOT_EXPRESSED';
+  const gainedCode =
+    options.prefer === 'wider'
+      ? 'PREFER_WIDER'
+      : options.everyoneGroup !== undefined
+        ? 'EVERYONE_GROUP'
+        : 'NOT_EXPRESSED';
   const causes = standardCauses('NOT_EXPRESSED', gainedCode);
   const routingCauses = standardCauses('ROUTING', 'ROUTING');
   const diffCache = new Map<string, { main: Difference; old: DiffEntry[] }>();
@@ -160,7 +186,8 @@ export function compileMigration(input: MigrateInput): Migration {
     const notes: Note[] = [];
     if (actorCollision) notes.push({ code: 'NAME_COLLISION', subject: actorCollision });
     for (const grant of expiring)
-      if (grant.owner === user.key || grant.owner === null) notes.push({ code: 'GRANT_EXPIRES', subject: `${grant.rule} (expires ${grant.expires})` });
+      if (grant.owner === user.key || grant.owner === null)
+        notes.push({ code: 'GRANT_EXPIRES', subject: `${grant.rule} (expires ${grant.expires})` });
     const devices = devicesOf(user, input.devices?.get(user.key));
     if (user.noTunnel) {
       notes.push({ code: 'DISABLED_USER' });
@@ -201,8 +228,10 @@ export function compileMigration(input: MigrateInput): Migration {
   }
 
   const account: Note[] = [];
-  if (options.everyoneGroup === undefined && baseKey !== FAMILIES.map(() => '').join('#')) account.push({ code: 'FUTURE_USERS' });
-  if (results.some((u) => u.lost.some((e) => e.code === 'FULL_TUNNEL'))) account.push({ code: 'PAID_TIER', subject: 'Internet Resource' });
+  if (options.everyoneGroup === undefined && baseKey !== FAMILIES.map(() => '').join('#'))
+    account.push({ code: 'FUTURE_USERS' });
+  if (results.some((u) => u.lost.some((e) => e.code === 'FULL_TUNNEL')))
+    account.push({ code: 'PAID_TIER', subject: 'Internet Resource' });
   for (const name of named.resourceCollisions) account.push({ code: 'NAME_COLLISION', subject: name });
   return {
     options,
@@ -218,7 +247,11 @@ export function compileMigration(input: MigrateInput): Migration {
 }
 
 /** Each drop rule deciding some of the user's packets, with how many of its Group's Resources lie in the drop's block's neighbourhood. */
-function dropNotes(drops: readonly CompiledRule[], group: Group1x | undefined, resources: Migration['resources']): Note[] {
+function dropNotes(
+  drops: readonly CompiledRule[],
+  group: Group1x | undefined,
+  resources: Migration['resources'],
+): Note[] {
   return drops.map((drop) => {
     // The neighbourhood: the /8 (IPv4) or /32 (IPv6) holding the drop's block, or the block itself if larger.
     const bits = drop.family === 4 ? 32n : 128n;
@@ -228,7 +261,9 @@ function dropNotes(drops: readonly CompiledRule[], group: Group1x | undefined, r
     const lo = (drop.start >> shift) << shift;
     const hi = lo + (1n << shift) - 1n;
     const pieces = group
-      ? resources.filter((r) => r.family === drop.family && r.groups.includes(group.address) && r.start <= hi && r.end >= lo).length
+      ? resources.filter(
+          (r) => r.family === drop.family && r.groups.includes(group.address) && r.start <= hi && r.end >= lo,
+        ).length
       : 0;
     return { code: 'DROP_COMPLEMENT' as const, subject: describeRule(drop.rule), pieces };
   });

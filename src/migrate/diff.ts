@@ -37,7 +37,14 @@ interface Bucket {
   ranges: [bigint, bigint][];
 }
 
-function add(buckets: Map<Key, Bucket>, code: MigrateCode, protocol: Bucket['protocol'], ports: Ranges | undefined, a0: bigint, a1: bigint): void {
+function add(
+  buckets: Map<Key, Bucket>,
+  code: MigrateCode,
+  protocol: Bucket['protocol'],
+  ports: Ranges | undefined,
+  a0: bigint,
+  a1: bigint,
+): void {
   const key = `${code}|${protocol}|${ports ? portsText(ports) : ''}`;
   let bucket = buckets.get(key);
   if (!bucket) buckets.set(key, (bucket = { code, protocol, ...(ports ? { ports } : {}), ranges: [] }));
@@ -150,7 +157,9 @@ function entriesOf(buckets: Map<Key, Bucket>, family: IpFamily): DiffEntry[] {
     out.push(entryOf({ code: tcp.code, protocol: 'tcp', ranges: tcp.ranges }, family, 'all'));
   }
   for (const b of list) if (!used.has(b)) out.push(entryOf(b, family, b.protocol));
-  return out.sort((x, y) => (x.code + x.protocol + (x.ports ?? '')).localeCompare(y.code + y.protocol + (y.ports ?? '')));
+  return out.sort((x, y) =>
+    (x.code + x.protocol + (x.ports ?? '')).localeCompare(y.code + y.protocol + (y.ports ?? '')),
+  );
 }
 
 /** At most this many CIDR blocks are listed per difference; `addresses_total` counts them all. */
@@ -169,7 +178,13 @@ function entryOf(bucket: Bucket, family: IpFamily, protocol: DiffEntry['protocol
     addresses.push(...cidrs.slice(0, MAX_LISTED_BLOCKS - addresses.length));
   }
   const first = formatAddress(family, bucket.ranges[0]![0]);
-  const entry: DiffEntry = { code: bucket.code, family, protocol, addresses, example: exampleOf(first, protocol, bucket.ports) };
+  const entry: DiffEntry = {
+    code: bucket.code,
+    family,
+    protocol,
+    addresses,
+    example: exampleOf(first, protocol, bucket.ports),
+  };
   if (bucket.ports && protocol !== 'all') entry.ports = portsText(bucket.ports);
   if (total > addresses.length) {
     entry.addresses_total = total;

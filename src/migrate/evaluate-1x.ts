@@ -103,7 +103,9 @@ export interface Segment {
  * Resource permits it; with `prefix` routing only the longest covering prefix decides.
  */
 export function reach1x(resources: readonly Resource1x[], family: IpFamily, routing: Routing): Segment[] {
-  const mine = resources.filter((r) => r.family === family).sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
+  const mine = resources
+    .filter((r) => r.family === family)
+    .sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
   const points = new Set<bigint>();
   for (const r of mine) {
     points.add(r.start);
@@ -140,7 +142,12 @@ export function reach1x(resources: readonly Resource1x[], family: IpFamily, rout
 export function pushSegment(out: Segment[], segment: Segment): void {
   if (isEmpty(segment.access)) return;
   const last = out[out.length - 1];
-  if (last && last.family === segment.family && last.a1 + 1n === segment.a0 && equalAccess(last.access, segment.access)) {
+  if (
+    last &&
+    last.family === segment.family &&
+    last.a1 + 1n === segment.a0 &&
+    equalAccess(last.access, segment.access)
+  ) {
     last.a1 = segment.a1;
     return;
   }

@@ -135,7 +135,8 @@ export function nameObjects(users: readonly AccessUser[], drafts: readonly Draft
   }
   const policies: Policy1x[] = [];
   for (const r of resources)
-    for (const g of r.groups) policies.push({ address: `p_${r.address.slice(2)}__${g}`, group: g, resource: r.address });
+    for (const g of r.groups)
+      policies.push({ address: `p_${r.address.slice(2)}__${g}`, group: g, resource: r.address });
   policies.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
   memberships.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
   return { actors, groupsByKey, memberships, resources, policies, collisions, resourceCollisions };

@@ -32,20 +32,23 @@ export function filterBlocks(filter: Filter1x): { protocol: string; ports?: stri
   return blocks;
 }
 
-
 /** The Terraform JSON document (an object; see terraformText for its bytes). */
 export function terraformDocument(migration: Migration, siteName: string): Record<string, unknown> {
   const resource: Record<string, Record<string, unknown>> = {};
   resource.firezone_site = { [SITE_ADDRESS]: { name: siteName } };
   const actors: Record<string, unknown> = {};
-  for (const a of migration.actors) actors[a.address] = { name: a.email, type: 'account_user', email: a.email, enabled: a.enabled };
+  for (const a of migration.actors)
+    actors[a.address] = { name: a.email, type: 'account_user', email: a.email, enabled: a.enabled };
   if (migration.actors.length > 0) resource.firezone_actor = actors;
   const groups: Record<string, unknown> = {};
   for (const g of migration.groups) if (g.everyone === undefined) groups[g.address] = { name: g.name };
   if (Object.keys(groups).length > 0) resource.firezone_group = groups;
   const memberships: Record<string, unknown> = {};
   for (const m of migration.memberships)
-    memberships[m.address] = { group_id: `\${firezone_group.${m.group}.id}`, actor_id: `\${firezone_actor.${m.actor}.id}` };
+    memberships[m.address] = {
+      group_id: `\${firezone_group.${m.group}.id}`,
+      actor_id: `\${firezone_actor.${m.actor}.id}`,
+    };
   if (migration.memberships.length > 0) resource.firezone_group_membership = memberships;
   const resources: Record<string, unknown> = {};
   for (const r of migration.resources) {

@@ -9,6 +9,7 @@ import type { EvaluatedState } from '../access/after-apply.js';
 import { userKey } from '../model/keys.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import {
+  CHANGELOG_COMMIT,
   checkResources,
   compileMigration,
   FILTER_ROUTING_CLIENTS,
@@ -58,6 +59,8 @@ export interface MigrateResult {
   facts: {
     upstreamCommit: string;
     providerCommit: string;
+    /** The client changelogs' commit (firezone#12684's first versions). */
+    changelogCommit: string;
     clients: readonly { platform: string; version: string; date: string }[];
   };
 }
@@ -132,7 +135,11 @@ async function sourceOf(
     const model = await modelFor(request.live, desired, events, { repository: false });
     return { model, ...(desired ? { desired, devices: devicesOfDesired(desired) } : {}) };
   }
-  if (!desired) throw new OpError('request', 'give -f DIR (the desired state), --url (the live server), or both (the state after apply)');
+  if (!desired)
+    throw new OpError(
+      'request',
+      'give -f DIR (the desired state), --url (the live server), or both (the state after apply)',
+    );
   return { model: accessModelOfDesired(desired), desired, devices: devicesOfDesired(desired) };
 }
 
@@ -160,7 +167,9 @@ export async function migrateToFirezone1x(request: MigrateRequest, events: OpEve
   });
   events.phase?.('evaluate', elapsedSince(started));
   const siteName = request.siteName ?? 'netform';
-  const document = terraformDocument(migration, siteName) as { resource: { firezone_resource?: Record<string, ResourceBody> } };
+  const document = terraformDocument(migration, siteName) as {
+    resource: { firezone_resource?: Record<string, ResourceBody> };
+  };
   const problems = checkResources(document.resource.firezone_resource ?? {});
   if (problems.length > 0)
     throw new OpError(
@@ -177,6 +186,11 @@ export async function migrateToFirezone1x(request: MigrateRequest, events: OpEve
     terraform: terraformText(migration, siteName),
     counts,
     seconds: { apply: secondsFor(counts.total), refresh: secondsFor(counts.total) },
-    facts: { upstreamCommit: UPSTREAM_COMMIT, providerCommit: PROVIDER_COMMIT, clients: FILTER_ROUTING_CLIENTS },
+    facts: {
+      upstreamCommit: UPSTREAM_COMMIT,
+      providerCommit: PROVIDER_COMMIT,
+      changelogCommit: CHANGELOG_COMMIT,
+      clients: FILTER_ROUTING_CLIENTS,
+    },
   };
 }

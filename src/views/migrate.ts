@@ -9,6 +9,7 @@ import { jsonDocument, markdownCode, markdownText } from './escape.js';
 export interface ReportFacts {
   upstreamCommit: string;
   providerCommit: string;
+  changelogCommit: string;
   /** Per platform, the first client with firezone#12684. */
   clients: readonly { platform: string; version: string; date: string }[];
 }
@@ -39,7 +40,8 @@ export const CAUSES: Record<MigrateCode, string> = {
   NAME_COLLISION: 'two objects would have the same Terraform address or name; one was made unique',
   RE_ENROL:
     'devices do not carry over: the user signs in with a 1.x client; key, tunnel address, DNS, MTU and endpoint are not kept',
-  ALLOWED_IPS: "this device's allowed_ips routing does not carry over: 1.x clients route exactly the authorised Resources",
+  ALLOWED_IPS:
+    "this device's allowed_ips routing does not carry over: 1.x clients route exactly the authorised Resources",
   FUTURE_USERS:
     'global rules reach every future 0.7 user; 1.x native groups cover only their members (give --everyone-group ID to grant them to Everyone)',
   PAID_TIER: 'a paid 1.x feature is needed for part of the reach',
@@ -66,7 +68,11 @@ export function reportJson(result: MigrateResult): string {
   return jsonDocument({
     version: 1,
     header: honestyLine(facts),
-    upstream: { commit: facts.upstreamCommit, provider_commit: facts.providerCommit },
+    upstream: {
+      commit: facts.upstreamCommit,
+      provider_commit: facts.providerCommit,
+      changelog_commit: facts.changelogCommit,
+    },
     state: result.state,
     options: {
       prefer: m.options.prefer,
@@ -98,7 +104,14 @@ function blocksText(e: DiffEntry): string {
     : e.addresses_total !== undefined
       ? `${e.addresses.join(', ')} and ${e.addresses_total - e.addresses.length} more blocks within ${e.within ?? ''}`
       : e.addresses.join(', ');
-  const what = e.protocol === 'all' ? 'every protocol' : e.ports ? `${e.protocol} ${e.ports}` : e.protocol === 'other' ? 'other protocols' : e.protocol;
+  const what =
+    e.protocol === 'all'
+      ? 'every protocol'
+      : e.ports
+        ? `${e.protocol} ${e.ports}`
+        : e.protocol === 'other'
+          ? 'other protocols'
+          : e.protocol;
   return `${markdownCode(where)} × ${what}`;
 }
 
@@ -107,7 +120,9 @@ function sentence(text: string): string {
 }
 
 function diffLines(title: string, entries: readonly DiffEntry[]): string[] {
-  return entries.map((e) => `- ${title} (${e.code}): ${blocksText(e)}, e.g. ${markdownCode(e.example)}. ${sentence(CAUSES[e.code])}`);
+  return entries.map(
+    (e) => `- ${title} (${e.code}): ${blocksText(e)}, e.g. ${markdownCode(e.example)}. ${sentence(CAUSES[e.code])}`,
+  );
 }
 
 function signature(u: UserResult): string {
@@ -122,7 +137,11 @@ export function reportMarkdown(result: MigrateResult): string {
   const out: string[] = [];
   out.push('# Leaving Firezone 0.7: netform migrate firezone-1x', '');
   out.push(`**${honestyLine(facts)}.**`, '');
-  const source = { files: 'the files (-f)', live: 'the live server (--url)', 'after-apply': 'the state after apply (-f and --url)' }[result.state];
+  const source = {
+    files: 'the files (-f)',
+    live: 'the live server (--url)',
+    'after-apply': 'the state after apply (-f and --url)',
+  }[result.state];
   out.push(`Compiled from ${source}. Nothing was written to any server.`);
   out.push(
     m.options.assumeFilterRouting
@@ -137,7 +156,10 @@ export function reportMarkdown(result: MigrateResult): string {
   out.push(`Migrated scope: ${m.scope.map(markdownCode).join(', ')}.`, '');
   out.push('## Objects', '');
   out.push('| sites | actors | groups | memberships | resources | policies | total |', '|---|---|---|---|---|---|---|');
-  out.push(`| ${c.sites} | ${c.actors} | ${c.groups} | ${c.memberships} | ${c.resources} | ${c.policies} | ${c.total} |`, '');
+  out.push(
+    `| ${c.sites} | ${c.actors} | ${c.groups} | ${c.memberships} | ${c.resources} | ${c.policies} | ${c.total} |`,
+    '',
+  );
   out.push(
     `Expected duration: creating them takes about ${seconds(result.seconds.apply)}, and every later \`terraform plan\` refreshes them in about ${seconds(result.seconds.refresh)}: the API allows a burst of 20 requests, then one a second (a token bucket of 200 refilled at 10 a second, 10 per request, reads included). Run Terraform with \`-parallelism=1\`.`,
     '',
@@ -153,8 +175,16 @@ export function reportMarkdown(result: MigrateResult): string {
   out.push('## Users', '');
   out.push('| user | verdict | group | lost | gained | old clients |', '|---|---|---|---|---|---|');
   for (const u of m.users)
-    out.push(`| ${markdownText(u.email)} | ${u.verdict} | ${u.group ? markdownCode(u.group) : '-'} | ${u.lost.length} | ${u.gained.length} | ${u.oldClients.length} |`);
-  out.push('', '## Differences', '', 'Each difference is address blocks × protocol × ports, with one packet of it.', '');
+    out.push(
+      `| ${markdownText(u.email)} | ${u.verdict} | ${u.group ? markdownCode(u.group) : '-'} | ${u.lost.length} | ${u.gained.length} | ${u.oldClients.length} |`,
+    );
+  out.push(
+    '',
+    '## Differences',
+    '',
+    'Each difference is address blocks × protocol × ports, with one packet of it.',
+    '',
+  );
   const bySignature = new Map<string, UserResult[]>();
   for (const u of m.users) {
     if (u.lost.length + u.gained.length + u.oldClients.length === 0) continue;
@@ -165,14 +195,22 @@ export function reportMarkdown(result: MigrateResult): string {
   for (const users of bySignature.values()) {
     const u = users[0]!;
     out.push(`### ${users.map((x) => markdownText(x.email)).join(', ')} (${u.verdict})`, '');
-    out.push(...diffLines('lost', u.lost), ...diffLines('gained', u.gained), ...diffLines('old clients lose', u.oldClients), '');
+    out.push(
+      ...diffLines('lost', u.lost),
+      ...diffLines('gained', u.gained),
+      ...diffLines('old clients lose', u.oldClients),
+      '',
+    );
   }
   out.push('## What 1.x cannot express', '');
-  for (const n of m.account) out.push(`- account (${n.code})${n.subject ? ` ${markdownCode(n.subject)}` : ''}: ${CAUSES[n.code]}.`);
+  for (const n of m.account)
+    out.push(`- account (${n.code})${n.subject ? ` ${markdownCode(n.subject)}` : ''}: ${CAUSES[n.code]}.`);
   for (const u of m.users)
     for (const n of u.notes) {
       const pieces = n.pieces !== undefined ? ` (${n.pieces} resource${n.pieces === 1 ? '' : 's'} around it)` : '';
-      out.push(`- ${markdownText(u.email)} (${n.code})${n.subject ? ` ${markdownCode(n.subject)}` : ''}${pieces}: ${CAUSES[n.code]}.`);
+      out.push(
+        `- ${markdownText(u.email)} (${n.code})${n.subject ? ` ${markdownCode(n.subject)}` : ''}${pieces}: ${CAUSES[n.code]}.`,
+      );
     }
   out.push('', '## Devices to re-enrol', '', 'Active devices first (latest handshake, when the server was read).', '');
   const devices = m.users.flatMap((u) => u.devices.map((d) => ({ u, d })));
@@ -183,8 +221,12 @@ export function reportMarkdown(result: MigrateResult): string {
   });
   for (const { u, d } of devices) {
     const seen = d.lastHandshake ? `, last handshake ${markdownCode(d.lastHandshake)}` : '';
-    const extra = d.notes.filter((n) => n.code !== 'RE_ENROL').map((n) => `; ${n.code}${n.subject ? ` ${markdownCode(n.subject)}` : ''}`);
-    out.push(`- [ ] ${markdownText(u.email)} / ${markdownText(d.name)}${seen}: sign in with a 1.x client${extra.join('')}`);
+    const extra = d.notes
+      .filter((n) => n.code !== 'RE_ENROL')
+      .map((n) => `; ${n.code}${n.subject ? ` ${markdownCode(n.subject)}` : ''}`);
+    out.push(
+      `- [ ] ${markdownText(u.email)} / ${markdownText(d.name)}${seen}: sign in with a 1.x client${extra.join('')}`,
+    );
   }
   return `${out.join('\n')}\n`;
 }

@@ -30,7 +30,8 @@ function typeOk(type: Attribute['type'], value: unknown): boolean {
   if (type === 'string') return typeof value === 'string';
   if (type === 'bool') return typeof value === 'boolean';
   if (type === 'number') return typeof value === 'number';
-  if (Array.isArray(type) && type[0] === 'list') return Array.isArray(value) && value.every((v) => typeOk(type[1] as Attribute['type'], v));
+  if (Array.isArray(type) && type[0] === 'list')
+    return Array.isArray(value) && value.every((v) => typeOk(type[1] as Attribute['type'], v));
   return false;
 }
 
@@ -43,7 +44,8 @@ function checkBlock(block: Block, body: Record<string, unknown>, where: string, 
       else if (!typeOk(attribute.type, value)) out.push(`${where}.${key}: not a ${JSON.stringify(attribute.type)}`);
     } else if (nested) {
       if (!Array.isArray(value)) out.push(`${where}.${key}: a block list must be a list`);
-      else value.forEach((v, i) => checkBlock(nested.block, v as Record<string, unknown>, `${where}.${key}[${i}]`, out));
+      else
+        value.forEach((v, i) => checkBlock(nested.block, v as Record<string, unknown>, `${where}.${key}[${i}]`, out));
     } else out.push(`${where}.${key}: unknown attribute`);
   }
   for (const [key, attribute] of Object.entries(block.attributes ?? {}))

@@ -30,9 +30,13 @@ const TARGETS = ['firezone-1x'];
 
 function scopeOf(text: string | undefined): string[] | undefined {
   if (text === undefined) return undefined;
-  const blocks = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const blocks = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const block of blocks)
-    if (!parseCidrOrAddress(block)) throw new CliError(`--within: ${JSON.stringify(block)} is not an address or ADDRESS/PREFIX`);
+    if (!parseCidrOrAddress(block))
+      throw new CliError(`--within: ${JSON.stringify(block)} is not an address or ADDRESS/PREFIX`);
   return blocks;
 }
 
@@ -42,24 +46,42 @@ export function registerMigrate(program: Command, cli: CliContext): void {
     .command('migrate <target>')
     .description(
       'compile the 0.7 state into Firezone 1.x objects (TARGET firezone-1x): main.tf.json for the official Terraform provider, ' +
-        'and report.md/report.json comparing each user\'s reach; -f DIR (the files), --url (the live server), or both (the state after apply); writes to no server',
+        "and report.md/report.json comparing each user's reach; -f DIR (the files), --url (the live server), or both (the state after apply); writes to no server",
     )
     .option('-f, --file <path>', 'desired state: a YAML file or a folder of YAML files')
-    .option('-o, --output <dir>', 'folder for main.tf.json, report.md and report.json (created if missing)', 'firezone-1x')
-    .option('--everyone-group <id>', "grant the global rules' reach to the account's Everyone group (its id), which covers future users")
+    .option(
+      '-o, --output <dir>',
+      'folder for main.tf.json, report.md and report.json (created if missing)',
+      'firezone-1x',
+    )
+    .option(
+      '--everyone-group <id>',
+      "grant the global rules' reach to the account's Everyone group (its id), which covers future users",
+    )
     .addOption(
-      new Option('--prefer <side>', 'where 1.x cannot express a reach exactly: the largest inside it, or the smallest around it')
+      new Option(
+        '--prefer <side>',
+        'where 1.x cannot express a reach exactly: the largest inside it, or the smallest around it',
+      )
         .choices(['narrower', 'wider'])
         .default('narrower'),
     )
-    .option('--assume-filter-routing', 'allow overlapping resources (fewer objects): right only for clients with firezone#12684')
-    .option('--within <cidrs>', 'the migrated scope, comma-separated (default: the private IPv4 ranges); rule destinations are always in it');
+    .option(
+      '--assume-filter-routing',
+      'allow overlapping resources (fewer objects): right only for clients with firezone#12684',
+    )
+    .option(
+      '--within <cidrs>',
+      'the migrated scope, comma-separated (default: the private IPv4 ranges); rule destinations are always in it',
+    );
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (target: string, opts: MigrateOptions) => {
-      if (!TARGETS.includes(target)) throw new CliError(`TARGET ${JSON.stringify(target)}: netform migrates to ${TARGETS.join(', ')}`);
+      if (!TARGETS.includes(target))
+        throw new CliError(`TARGET ${JSON.stringify(target)}: netform migrates to ${TARGETS.join(', ')}`);
       const server = opts.url !== undefined || opts.embedded !== undefined;
-      if (!opts.file && !server) throw new CliError('give -f DIR (the files), --url (the live server), or both (the state after apply)');
+      if (!opts.file && !server)
+        throw new CliError('give -f DIR (the files), --url (the live server), or both (the state after apply)');
       if (opts.everyoneGroup !== undefined && !/^\S+$/.test(opts.everyoneGroup))
         throw new CliError('--everyone-group: give the id of the Everyone group (no spaces)');
       const scope = scopeOf(opts.within);

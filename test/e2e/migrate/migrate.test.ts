@@ -60,12 +60,16 @@ describe('netform migrate firezone-1x -f', () => {
     cpSync(BASIC, changed, { recursive: true });
     const file = join(changed, 'netform.yaml');
     const text = readFileSync(file, 'utf8');
-    const edited = text.replace('destination: 10.10.0.0/16, port_type: tcp, port_range: "22"', 'destination: 10.10.0.0/16, port_type: tcp, port_range: "2222"');
+    const edited = text.replace(
+      'destination: 10.10.0.0/16, port_type: tcp, port_range: "22"',
+      'destination: 10.10.0.0/16, port_type: tcp, port_range: "2222"',
+    );
     expect(edited).not.toBe(text);
     writeFileSync(file, edited);
     const before = JSON.parse((await migrate(['-f', BASIC], join(work, 'c'))).tf) as Doc;
     const after = JSON.parse((await migrate(['-f', changed], join(work, 'd'))).tf) as Doc;
-    const addresses = (d: Doc) => Object.entries(d.resource).flatMap(([type, bodies]) => Object.keys(bodies).map((n) => `${type}.${n}`));
+    const addresses = (d: Doc) =>
+      Object.entries(d.resource).flatMap(([type, bodies]) => Object.keys(bodies).map((n) => `${type}.${n}`));
     expect(addresses(after)).toEqual(addresses(before));
     const differing = addresses(before).filter((a) => {
       const [type, name] = a.split('.') as [string, string];

@@ -8,7 +8,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CompiledRules, evaluateDevice, type Packet } from '../../../src/access/evaluate.js';
-import { defaultAccessSettings, type AccessModel, type AccessRule, type AccessUser } from '../../../src/access/model.js';
+import {
+  defaultAccessSettings,
+  type AccessModel,
+  type AccessRule,
+  type AccessUser,
+} from '../../../src/access/model.js';
 import { cidrRange, formatAddress, parseIpAddress } from '../../../src/model/net.js';
 import { rangesContain, filterKey } from '../../../src/migrate/access.js';
 import { compileMigration } from '../../../src/migrate/compile.js';
@@ -34,18 +39,41 @@ function model(users: Record<string, AccessRule[]>, global: AccessRule[], disabl
   return { users: map, rules, settings: defaultAccessSettings() };
 }
 
-function rule(owner: string | null, action: 'accept' | 'drop', destination: string, proto?: 'tcp' | 'udp', ports?: string): AccessRule {
+function rule(
+  owner: string | null,
+  action: 'accept' | 'drop',
+  destination: string,
+  proto?: 'tcp' | 'udp',
+  ports?: string,
+): AccessRule {
   return { owner, action, destination, port_type: proto ?? null, port_range: ports ?? null };
 }
 
 function randomModel(seed: number): AccessModel {
   const r = seeded(seed);
-  const blocks = ['10.1.0.0/16', '10.1.2.0/24', '10.1.2.7', '10.2.0.0/15', '192.168.1.0/24', '8.8.8.8', '10.3.2.9', '172.16.0.0/12', 'fd01::/64', '100.64.1.1'];
+  const blocks = [
+    '10.1.0.0/16',
+    '10.1.2.0/24',
+    '10.1.2.7',
+    '10.2.0.0/15',
+    '192.168.1.0/24',
+    '8.8.8.8',
+    '10.3.2.9',
+    '172.16.0.0/12',
+    'fd01::/64',
+    '100.64.1.1',
+  ];
   const ports = ['22', '80', '443', '8000-8999', '1-1024', '53', '65534', '1-65535'];
   const one = (owner: string | null) =>
     r.chance(0.5)
       ? rule(owner, r.pick(['accept', 'drop'] as const), r.pick(blocks))
-      : rule(owner, r.pick(['accept', 'drop'] as const), r.pick(blocks), r.pick(['tcp', 'udp'] as const), r.pick(ports));
+      : rule(
+          owner,
+          r.pick(['accept', 'drop'] as const),
+          r.pick(blocks),
+          r.pick(['tcp', 'udp'] as const),
+          r.pick(ports),
+        );
   const users: Record<string, AccessRule[]> = {};
   const n = r.int(2, 6);
   for (let i = 0; i < n; i++) {
@@ -97,7 +125,12 @@ function entryHas(e: DiffEntry, p: Packet): boolean {
 
 function withinHas(e: DiffEntry, p: Packet): boolean {
   const r = cidrRange(e.within!)!;
-  return r.family === p.destination.family && r.start <= p.destination.value && p.destination.value <= r.end && (e.protocol === 'all' || e.protocol === p.protocol);
+  return (
+    r.family === p.destination.family &&
+    r.start <= p.destination.value &&
+    p.destination.value <= r.end &&
+    (e.protocol === 'all' || e.protocol === p.protocol)
+  );
 }
 
 function resourcesOf(m: Migration, email: string): Resource1x[] {
@@ -116,7 +149,12 @@ function judge(m0: AccessModel, options: MigrateOptions): Migration {
     const resources = resourcesOf(migration, user.email);
     for (const p of probes(m0)) {
       const v07 = evaluateDevice(rules, user, undefined, p).verdict === 'accept';
-      const q: Packet1x = { family: p.destination.family, address: p.destination.value, protocol: p.protocol, ...(p.port !== undefined ? { port: p.port } : {}) };
+      const q: Packet1x = {
+        family: p.destination.family,
+        address: p.destination.value,
+        protocol: p.protocol,
+        ...(p.port !== undefined ? { port: p.port } : {}),
+      };
       const enabled = !user.noTunnel;
       const vNew = enabled && decide1x(resources, q, 'filter').verdict === 'permit';
       const vOld = enabled && decide1x(resources, q, 'prefix').verdict === 'permit';
@@ -124,7 +162,11 @@ function judge(m0: AccessModel, options: MigrateOptions): Migration {
       const check = (entries: DiffEntry[], expected: boolean, label: string) => {
         // A difference listing only its first blocks says nothing exact about the others.
         if (!expected && entries.some((e) => e.addresses_total !== undefined && withinHas(e, p))) return;
-        expect(entries.some((e) => entryHas(e, p)) || entries.some((e) => e.addresses_total !== undefined && withinHas(e, p) && expected), `${label} ${what}`).toBe(expected);
+        expect(
+          entries.some((e) => entryHas(e, p)) ||
+            entries.some((e) => e.addresses_total !== undefined && withinHas(e, p) && expected),
+          `${label} ${what}`,
+        ).toBe(expected);
       };
       check(result.lost, v07 && !vNew, 'lost');
       check(result.gained, !v07 && vNew, 'gained');
@@ -140,7 +182,14 @@ function judge(m0: AccessModel, options: MigrateOptions): Migration {
 
 function overlapsWithDifferentFilters(resources: Resource1x[]): boolean {
   return resources.some((a, i) =>
-    resources.some((b, j) => j > i && a.family === b.family && a.start <= b.end && b.start <= a.end && filterKey(a.filter) !== filterKey(b.filter)),
+    resources.some(
+      (b, j) =>
+        j > i &&
+        a.family === b.family &&
+        a.start <= b.end &&
+        b.start <= a.end &&
+        filterKey(a.filter) !== filterKey(b.filter),
+    ),
   );
 }
 
@@ -183,7 +232,16 @@ describe('shapes of the output', () => {
   });
 
   it("#12684's example as a 0.7 state: disjoint by default, overlapping with --assume-filter-routing, fewer objects", () => {
-    const m0 = model({ 'a@x.com': [rule('a@x.com', 'accept', '1.1.0.0/16', 'tcp', '1-65535'), rule('a@x.com', 'accept', '1.1.0.0/24', 'tcp', '22'), rule('a@x.com', 'drop', '1.1.0.0/16')] }, []);
+    const m0 = model(
+      {
+        'a@x.com': [
+          rule('a@x.com', 'accept', '1.1.0.0/16', 'tcp', '1-65535'),
+          rule('a@x.com', 'accept', '1.1.0.0/24', 'tcp', '22'),
+          rule('a@x.com', 'drop', '1.1.0.0/16'),
+        ],
+      },
+      [],
+    );
     const disjoint = judge(m0, NARROWER);
     const overlapping = judge(m0, { ...NARROWER, assumeFilterRouting: true });
     const in11 = (m: Migration) => m.resources.filter((r) => r.address_text.startsWith('1.1.'));
@@ -203,7 +261,10 @@ describe('shapes of the output', () => {
       [],
     );
     const in101 = (m: Migration) => m.resources.filter((r) => r.address_text.startsWith('10.1.')).map((r) => r.name);
-    expect(in101(judge(m0, { ...NARROWER, assumeFilterRouting: true }))).toEqual(['10.1.0.0/16 tcp:1-65535', '10.1.0.0/24 tcp:1-65535 udp:53']);
+    expect(in101(judge(m0, { ...NARROWER, assumeFilterRouting: true }))).toEqual([
+      '10.1.0.0/16 tcp:1-65535',
+      '10.1.0.0/24 tcp:1-65535 udp:53',
+    ]);
     expect(in101(judge(m0, NARROWER))).toHaveLength(9);
   });
 
@@ -221,7 +282,9 @@ describe('shapes of the output', () => {
     );
     const overlapping = judge(m0, { ...NARROWER, assumeFilterRouting: true });
     const old = overlapping.users[0]!.oldClients;
-    expect(old.map((e) => [e.code, e.addresses, e.protocol, e.ports])).toEqual([['ROUTING', ['10.1.1.0/24'], 'tcp', '22']]);
+    expect(old.map((e) => [e.code, e.addresses, e.protocol, e.ports])).toEqual([
+      ['ROUTING', ['10.1.1.0/24'], 'tcp', '22'],
+    ]);
     expect(judge(m0, NARROWER).users[0]!.oldClients).toEqual([]);
   });
 
@@ -229,19 +292,26 @@ describe('shapes of the output', () => {
     const m0 = model({ 'a@x.com': [rule('a@x.com', 'drop', '10.1.0.0/16', 'tcp', '22')] }, []);
     const wider = judge(m0, { ...NARROWER, prefer: 'wider' });
     expect(wider.users[0]!.verdict).toBe('wider');
-    expect(wider.users[0]!.gained.map((e) => [e.code, e.addresses, e.protocol, e.ports])).toEqual([['PREFER_WIDER', ['10.1.0.0/16'], 'tcp', '22']]);
+    expect(wider.users[0]!.gained.map((e) => [e.code, e.addresses, e.protocol, e.ports])).toEqual([
+      ['PREFER_WIDER', ['10.1.0.0/16'], 'tcp', '22'],
+    ]);
     expect(judge(m0, NARROWER).users[0]!.verdict).toBe('narrower');
   });
 
   it('a disabled user is a disabled actor without a group, equal, with DISABLED_USER', () => {
     const m = judge(model({ 'a@x.com': [], 'b@x.com': [] }, [], ['b@x.com']), NARROWER);
     expect(m.actors.find((a) => a.email === 'b@x.com')).toMatchObject({ enabled: false });
-    expect(m.users.find((u) => u.email === 'b@x.com')).toMatchObject({ verdict: 'equal', notes: [{ code: 'DISABLED_USER' }] });
+    expect(m.users.find((u) => u.email === 'b@x.com')).toMatchObject({
+      verdict: 'equal',
+      notes: [{ code: 'DISABLED_USER' }],
+    });
     expect(m.memberships.map((x) => x.actor)).toEqual(['u_a_x_com']);
   });
 
   it('--everyone-group grants the global reach to Everyone: no native group for it, FUTURE_USERS gone', () => {
-    const m0 = model({ 'a@x.com': [], 'b@x.com': [rule('b@x.com', 'accept', '10.50.0.0/16')] }, [rule(null, 'drop', '10.9.0.0/16')]);
+    const m0 = model({ 'a@x.com': [], 'b@x.com': [rule('b@x.com', 'accept', '10.50.0.0/16')] }, [
+      rule(null, 'drop', '10.9.0.0/16'),
+    ]);
     expect(judge(m0, NARROWER).account.map((n) => n.code)).toContain('FUTURE_USERS');
     const m = judge(m0, { ...NARROWER, everyoneGroup: 'e1' });
     expect(m.account.map((n) => n.code)).not.toContain('FUTURE_USERS');

@@ -19,7 +19,12 @@ function packet(address: string, protocol: Packet1x['protocol'], port?: number):
   return { family: range.family, address: range.start, protocol, ...(port === undefined ? {} : { port }) };
 }
 
-const tcp = (...ports: number[]): Filter1x => ({ kind: 'some', tcp: ports.map((p) => [p, p] as const), udp: null, icmp: false });
+const tcp = (...ports: number[]): Filter1x => ({
+  kind: 'some',
+  tcp: ports.map((p) => [p, p] as const),
+  udp: null,
+  icmp: false,
+});
 const icmpOnly: Filter1x = { kind: 'some', tcp: null, udp: null, icmp: true };
 const noIcmp: Filter1x = { kind: 'some', tcp: null, udp: null, icmp: false };
 
@@ -71,10 +76,19 @@ describe('routing_table.rs vectors', () => {
 });
 
 describe("firezone#12684's example", () => {
-  const t = [resource('a', '1.1.0.0/16', { kind: 'some', tcp: [[0, 65535]], udp: null, icmp: false }), resource('b', '1.1.0.0/24', tcp(22))];
+  const t = [
+    resource('a', '1.1.0.0/16', { kind: 'some', tcp: [[0, 65535]], udp: null, icmp: false }),
+    resource('b', '1.1.0.0/24', tcp(22)),
+  ];
   it('blocks port 80 inside the /24 on clients without #12684 and permits it on clients with it', () => {
-    expect(decide1x(t, packet('1.1.0.1', 'tcp', 80), 'prefix')).toMatchObject({ verdict: 'deny', resource: { id: 'b' } });
-    expect(decide1x(t, packet('1.1.0.1', 'tcp', 80), 'filter')).toMatchObject({ verdict: 'permit', resource: { id: 'a' } });
+    expect(decide1x(t, packet('1.1.0.1', 'tcp', 80), 'prefix')).toMatchObject({
+      verdict: 'deny',
+      resource: { id: 'b' },
+    });
+    expect(decide1x(t, packet('1.1.0.1', 'tcp', 80), 'filter')).toMatchObject({
+      verdict: 'permit',
+      resource: { id: 'a' },
+    });
     expect(decide1x(t, packet('1.1.0.1', 'tcp', 22), 'prefix').verdict).toBe('permit');
   });
   it("permits 1.1.1.1:80 (the PR's own example address, outside the /24) on both", () => {
