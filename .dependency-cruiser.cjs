@@ -3,7 +3,7 @@
  * `npm run lint` with dependency-cruiser. Type-only imports are not dependencies at run time:
  * views and the command line may name any domain type.
  */
-const DOMAIN = '^src/(access|apply|client|desired|drift|model|nft|plan|review|sarif)/';
+const DOMAIN = '^src/(access|apply|client|desired|drift|migrate|model|nft|plan|review|sarif)/';
 const TYPE_ONLY = ['type-only'];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -59,7 +59,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/views/' },
       to: {
-        path: ['^src/(ops|apply|client|desired|drift|nft|plan|access|review|sarif)/', '^server/'],
+        path: ['^src/(ops|apply|client|desired|drift|migrate|nft|plan|access|review|sarif)/', '^server/'],
         dependencyTypesNot: TYPE_ONLY,
       },
     },

@@ -100,4 +100,9 @@ export const commands: Registry = {
     args: '',
     summary: 'print the nftables ruleset a Firezone 0.7.36 server installs for the state',
   },
+  migrate: {
+    load: async () => (await import('./commands/migrate.js')).registerMigrate,
+    args: '<target>',
+    summary: 'compile the 0.7 state into Firezone 1.x objects, with a per-user report of what changes',
+  },
 };

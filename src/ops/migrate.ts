@@ -1,0 +1,196 @@
+/**
+ * `netform migrate firezone-1x` as an operation: the 0.7 state (the files; the live server now;
+ * or the files planned against the server, the state after apply) compiled into Firezone 1.x
+ * objects with the per-user comparison (src/migrate). Reads only: nothing is written to any
+ * server. Returns the Terraform JSON text and the migration; the command writes the files.
+ */
+import { accessModelOfDesired, accessModelOfLive, accessSettingsOf, type AccessModel } from '../access/index.js';
+import type { EvaluatedState } from '../access/after-apply.js';
+import { userKey } from '../model/keys.js';
+import type { DesiredState, LiveState } from '../model/state.js';
+import {
+  CHANGELOG_COMMIT,
+  checkResources,
+  compileMigration,
+  FILTER_ROUTING_CLIENTS,
+  PROVIDER_COMMIT,
+  UPSTREAM_COMMIT,
+  secondsFor,
+  terraformDocument,
+  terraformText,
+  type DeviceFacts,
+  type ExpiringGrant,
+  type MigrateOptions,
+  type Migration,
+  type ResourceBody,
+} from '../migrate/index.js';
+import { describeRule } from '../model/rule.js';
+import { evaluatedState, modelFor, type AccessSource } from './access.js';
+import { loadDesired, loaderFor } from './desired.js';
+import { OpError } from './errors.js';
+import { elapsedSince, type OpEvents } from './events.js';
+import { readLiveState } from './session.js';
+
+export interface MigrateRequest extends AccessSource {
+  options: MigrateOptions;
+  /** The 1.x Site's name (default `netform`). */
+  siteName?: string;
+}
+
+export interface MigrateCounts {
+  sites: number;
+  actors: number;
+  groups: number;
+  memberships: number;
+  resources: number;
+  policies: number;
+  total: number;
+}
+
+export interface MigrateResult {
+  state: EvaluatedState;
+  migration: Migration;
+  /** `main.tf.json`'s bytes. */
+  terraform: string;
+  counts: MigrateCounts;
+  /** Seconds to create every object, and to refresh them on each later plan, under the API's rate limit. */
+  seconds: { apply: number; refresh: number };
+  /** What the 1.x side was read from (src/migrate/facts.ts). */
+  facts: {
+    upstreamCommit: string;
+    providerCommit: string;
+    /** The client changelogs' commit (firezone#12684's first versions). */
+    changelogCommit: string;
+    clients: readonly { platform: string; version: string; date: string }[];
+  };
+}
+
+/** Devices with what the files or the server know of them: allowed_ips (declared), last handshake (live). */
+function devicesOfDesired(desired: DesiredState): Map<string, DeviceFacts[]> {
+  const out = new Map<string, DeviceFacts[]>();
+  for (const user of desired.users)
+    out.set(
+      userKey(user.email),
+      user.devices.map((d) => {
+        const allowed = (d.fields as { allowed_ips?: string[] | null }).allowed_ips;
+        return { name: d.name, ...(allowed ? { allowedIps: [...allowed] } : {}) };
+      }),
+    );
+  return out;
+}
+
+function devicesOfLive(live: LiveState): Map<string, DeviceFacts[]> {
+  const emailOf = new Map(live.users.map((u) => [u.id, userKey(u.email)]));
+  const out = new Map<string, DeviceFacts[]>();
+  for (const d of live.devices) {
+    const key = emailOf.get(d.user_id);
+    if (key === undefined) continue;
+    const list = out.get(key) ?? [];
+    const facts: DeviceFacts = { name: d.name, lastHandshake: d.latest_handshake };
+    if (!d.use_default_allowed_ips && d.allowed_ips) facts.allowedIps = [...d.allowed_ips];
+    list.push(facts);
+    out.set(key, list);
+  }
+  return out;
+}
+
+/**
+ * Grants that end: rules with `expires:` (declared by the desired state once it has that key).
+ * Read structurally so that this works before and after the key exists.
+ */
+function expiringOf(desired: DesiredState | undefined): ExpiringGrant[] {
+  if (!desired) return [];
+  const out: ExpiringGrant[] = [];
+  const visit = (owner: string | null, rules: readonly object[]) => {
+    for (const rule of rules) {
+      const expires = (rule as { expires?: unknown }).expires;
+      if (typeof expires !== 'string' || expires === '') continue;
+      const r = rule as Parameters<typeof describeRule>[0];
+      out.push({ owner, rule: describeRule({ ...r, owner }), expires });
+    }
+  };
+  for (const user of desired.users) visit(userKey(user.email), user.rules);
+  visit(null, desired.rules);
+  return out;
+}
+
+async function sourceOf(
+  request: MigrateRequest,
+  events: OpEvents,
+): Promise<{ model: AccessModel; desired?: DesiredState; devices?: Map<string, DeviceFacts[]> }> {
+  const desired = request.file ? await loadDesired(request.file, events, loaderFor(request.input)) : undefined;
+  if (request.live && !request.afterApply) {
+    const session = await request.live.open();
+    try {
+      const started = performance.now();
+      const live = await readLiveState(session);
+      events.phase?.('fetch', elapsedSince(started));
+      const model = accessModelOfLive(live, desired ? accessSettingsOf(desired) : undefined);
+      return { model, devices: devicesOfLive(live) };
+    } finally {
+      await session.close();
+    }
+  }
+  if (request.live) {
+    const model = await modelFor(request.live, desired, events, { repository: false });
+    return { model, ...(desired ? { desired, devices: devicesOfDesired(desired) } : {}) };
+  }
+  if (!desired)
+    throw new OpError(
+      'request',
+      'give -f DIR (the desired state), --url (the live server), or both (the state after apply)',
+    );
+  return { model: accessModelOfDesired(desired), desired, devices: devicesOfDesired(desired) };
+}
+
+export function countsOf(migration: Migration): MigrateCounts {
+  const counts = {
+    sites: 1,
+    actors: migration.actors.length,
+    groups: migration.groups.filter((g) => g.everyone === undefined).length,
+    memberships: migration.memberships.length,
+    resources: migration.resources.length,
+    policies: migration.policies.length,
+  };
+  return { ...counts, total: Object.values(counts).reduce((a, b) => a + b, 0) };
+}
+
+/** Compiles the state into 1.x objects; refuses (a bug, never expected) when the portal would refuse an emitted Resource. */
+export async function migrateToFirezone1x(request: MigrateRequest, events: OpEvents = {}): Promise<MigrateResult> {
+  const source = await sourceOf(request, events);
+  const started = performance.now();
+  const migration = compileMigration({
+    model: source.model,
+    options: request.options,
+    ...(source.devices ? { devices: source.devices } : {}),
+    expiring: expiringOf(source.desired),
+  });
+  events.phase?.('evaluate', elapsedSince(started));
+  const siteName = request.siteName ?? 'netform';
+  const document = terraformDocument(migration, siteName) as {
+    resource: { firezone_resource?: Record<string, ResourceBody> };
+  };
+  const problems = checkResources(document.resource.firezone_resource ?? {});
+  if (problems.length > 0)
+    throw new OpError(
+      'request',
+      `the 1.x portal would refuse ${problems.length} emitted resource(s): ${problems
+        .slice(0, 3)
+        .map((p) => `${p.address}: ${p.problem}`)
+        .join('; ')}`,
+    );
+  const counts = countsOf(migration);
+  return {
+    state: evaluatedState(request),
+    migration,
+    terraform: terraformText(migration, siteName),
+    counts,
+    seconds: { apply: secondsFor(counts.total), refresh: secondsFor(counts.total) },
+    facts: {
+      upstreamCommit: UPSTREAM_COMMIT,
+      providerCommit: PROVIDER_COMMIT,
+      changelogCommit: CHANGELOG_COMMIT,
+      clients: FILTER_ROUTING_CLIENTS,
+    },
+  };
+}

@@ -1,0 +1,245 @@
+/**
+ * The words of `netform migrate firezone-1x`: `report.md`, `report.json` and the lines on the
+ * terminal. Each code's cause is one sentence here; report.json carries the code and the sentence.
+ */
+import type { MigrateCode, DiffEntry, Note, UserResult } from '../migrate/types.js';
+import type { MigrateResult } from '../ops/migrate.js';
+import { jsonDocument, markdownCode, markdownText } from './escape.js';
+
+export interface ReportFacts {
+  upstreamCommit: string;
+  providerCommit: string;
+  changelogCommit: string;
+  /** Per platform, the first client with firezone#12684. */
+  clients: readonly { platform: string; version: string; date: string }[];
+}
+
+/** The header sentence of report.md and of the README's "Leaving 0.7". */
+export function honestyLine(facts: ReportFacts): string {
+  return `1.x behaviour computed from upstream source at ${facts.upstreamCommit} and provider ${facts.providerCommit}; not verified against a running 1.x portal or client`;
+}
+
+export const CAUSES: Record<MigrateCode, string> = {
+  FULL_TUNNEL:
+    'outside the migrated scope (the private IPv4 ranges, every rule destination and --within): in 1.x only the Internet Resource reaches it, which has no filters or carve-outs, is a paid feature and cannot be made through the API',
+  RESERVED:
+    'a 1.x Resource may neither contain nor lie in 0.0.0.0/32, ::/128, loopback, 100.64.0.0/10 or fd00:2021:1111::/48 (resource.ex)',
+  SERVER_LOCAL: "the 0.7 server's own address, which 0.7.36 never filters; it has no 1.x counterpart",
+  DEVICE_TO_DEVICE: '0.7 tunnel addresses of devices: 1.x clients do not reach each other',
+  PORT_ZERO: 'port 0: a 1.x filter names ports 1-65535, and port 0 only comes with every port of its protocol',
+  PROTOCOL_LOST:
+    'protocols other than TCP, UDP and ICMP (GRE, ESP, …): a 1.x filter refuses them, and this block needs a filter',
+  PREFER_WIDER: '--prefer wider: the smallest 1.x filter around the 0.7 reach lets more through',
+  EVERYONE_GROUP: "--everyone-group: the global rules' reach is granted to every user, over their own drops",
+  ROUTING:
+    'clients without firezone#12684 route to the most specific Resource only, whose filter refuses what an overlapping one allows',
+  NOT_EXPRESSED: 'not expressed by the emitted objects (a netform defect: please report it)',
+  DROP_COMPLEMENT: '1.x has no drop rule: the reach around this drop is written as Resources that leave it out',
+  DISABLED_USER: 'disabled in 0.7: emitted as a disabled actor with no group',
+  GRANT_EXPIRES: 'this grant ends in 0.7 (expires:); 1.x policies have no end, so it becomes permanent',
+  NAME_COLLISION: 'two objects would have the same Terraform address or name; one was made unique',
+  RE_ENROL:
+    'devices do not carry over: the user signs in with a 1.x client; key, tunnel address, DNS, MTU and endpoint are not kept',
+  ALLOWED_IPS:
+    "this device's allowed_ips routing does not carry over: 1.x clients route exactly the authorised Resources",
+  FUTURE_USERS:
+    'global rules reach every future 0.7 user; 1.x native groups cover only their members (give --everyone-group ID to grant them to Everyone)',
+  PAID_TIER: 'a paid 1.x feature is needed for part of the reach',
+};
+
+function seconds(s: number): string {
+  if (s < 60) return `${s} s`;
+  const minutes = Math.round(s / 60);
+  return minutes < 120 ? `${minutes} min` : `${(s / 3600).toFixed(1)} h`;
+}
+
+function entryJson(e: DiffEntry) {
+  return { ...e, cause: CAUSES[e.code] };
+}
+
+function noteJson(n: Note) {
+  return { ...n, cause: CAUSES[n.code] };
+}
+
+/** report.json: the same facts as report.md, for machines; stable for the same input. */
+export function reportJson(result: MigrateResult): string {
+  const { facts } = result;
+  const m = result.migration;
+  return jsonDocument({
+    version: 1,
+    header: honestyLine(facts),
+    upstream: {
+      commit: facts.upstreamCommit,
+      provider_commit: facts.providerCommit,
+      changelog_commit: facts.changelogCommit,
+    },
+    state: result.state,
+    options: {
+      prefer: m.options.prefer,
+      assume_filter_routing: m.options.assumeFilterRouting,
+      everyone_group: m.options.everyoneGroup ?? null,
+      scope: m.scope,
+    },
+    clients: m.options.assumeFilterRouting ? facts.clients : null,
+    objects: result.counts,
+    expected_seconds: result.seconds,
+    parallelism: 1,
+    account: m.account.map(noteJson),
+    users: m.users.map((u) => ({
+      email: u.email,
+      verdict: u.verdict,
+      group: u.group ?? null,
+      lost: u.lost.map(entryJson),
+      gained: u.gained.map(entryJson),
+      old_clients: u.oldClients.map(entryJson),
+      notes: u.notes.map(noteJson),
+      devices: u.devices.map((d) => ({ ...d, notes: d.notes.map(noteJson) })),
+    })),
+  });
+}
+
+function blocksText(e: DiffEntry): string {
+  const where = e.except
+    ? `${e.except.block} except ${e.except.holes.join(', ')}`
+    : e.addresses_total !== undefined
+      ? `${e.addresses.join(', ')} and ${e.addresses_total - e.addresses.length} more blocks within ${e.within ?? ''}`
+      : e.addresses.join(', ');
+  const what =
+    e.protocol === 'all'
+      ? 'every protocol'
+      : e.ports
+        ? `${e.protocol} ${e.ports}`
+        : e.protocol === 'other'
+          ? 'other protocols'
+          : e.protocol;
+  return `${markdownCode(where)} × ${what}`;
+}
+
+function sentence(text: string): string {
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+}
+
+function diffLines(title: string, entries: readonly DiffEntry[]): string[] {
+  return entries.map(
+    (e) => `- ${title} (${e.code}): ${blocksText(e)}, e.g. ${markdownCode(e.example)}. ${sentence(CAUSES[e.code])}`,
+  );
+}
+
+function signature(u: UserResult): string {
+  return JSON.stringify([u.verdict, u.lost, u.gained, u.oldClients]);
+}
+
+/** report.md: for people deciding the cut-over. */
+export function reportMarkdown(result: MigrateResult): string {
+  const { facts } = result;
+  const m = result.migration;
+  const c = result.counts;
+  const out: string[] = [];
+  out.push('# Leaving Firezone 0.7: netform migrate firezone-1x', '');
+  out.push(`**${honestyLine(facts)}.**`, '');
+  const source = {
+    files: 'the files (-f)',
+    live: 'the live server (--url)',
+    'after-apply': 'the state after apply (-f and --url)',
+  }[result.state];
+  out.push(`Compiled from ${source}. Nothing was written to any server.`);
+  out.push(
+    m.options.assumeFilterRouting
+      ? `Resources may overlap (--assume-filter-routing): this report holds for clients with firezone#12684 only: ${facts.clients.map((x) => `${x.platform} ${x.version}`).join(', ')}; older clients lose what "Old clients" lists.`
+      : 'Resources never overlap with different filters for any one user: this report holds for every 1.x client.',
+  );
+  out.push(
+    m.options.prefer === 'wider'
+      ? 'Where 1.x cannot express a reach exactly, the smallest reach around it was chosen (--prefer wider): users marked wider gain access.'
+      : 'Where 1.x cannot express a reach exactly, the largest reach inside it was chosen: no user gains access.',
+  );
+  out.push(`Migrated scope: ${m.scope.map(markdownCode).join(', ')}.`, '');
+  out.push('## Objects', '');
+  out.push('| sites | actors | groups | memberships | resources | policies | total |', '|---|---|---|---|---|---|---|');
+  out.push(
+    `| ${c.sites} | ${c.actors} | ${c.groups} | ${c.memberships} | ${c.resources} | ${c.policies} | ${c.total} |`,
+    '',
+  );
+  out.push(
+    `Expected duration: creating them takes about ${seconds(result.seconds.apply)}, and every later \`terraform plan\` refreshes them in about ${seconds(result.seconds.refresh)}: the API allows a burst of 20 requests, then one a second (a token bucket of 200 refilled at 10 a second, 10 per request, reads included). Run Terraform with \`-parallelism=1\`.`,
+    '',
+  );
+  out.push('## Order of operations', '');
+  out.push(
+    '1. Site and Gateway first: `terraform apply -parallelism=1 -target=firezone_site.site`, then deploy a Gateway in the Site that reaches the migrated networks, and wait until it is online.',
+    '2. Actors, groups, memberships and resources: apply them with `-target=` (or the whole file with the `firezone_policy` entries left out); nobody gains access yet.',
+    '3. Policies last, one group at a time (a policy `p_…__g_x` belongs to group `g_x`): apply them, have the members sign in with a 1.x client, compare `netform reach EMAIL` with this report, then disable their 0.7 devices.',
+    '4. When every group is cut over, run `terraform plan -parallelism=1` (no changes expected) and switch 0.7 off.',
+    '',
+  );
+  out.push('## Users', '');
+  out.push('| user | verdict | group | lost | gained | old clients |', '|---|---|---|---|---|---|');
+  for (const u of m.users)
+    out.push(
+      `| ${markdownText(u.email)} | ${u.verdict} | ${u.group ? markdownCode(u.group) : '-'} | ${u.lost.length} | ${u.gained.length} | ${u.oldClients.length} |`,
+    );
+  out.push(
+    '',
+    '## Differences',
+    '',
+    'Each difference is address blocks × protocol × ports, with one packet of it.',
+    '',
+  );
+  const bySignature = new Map<string, UserResult[]>();
+  for (const u of m.users) {
+    if (u.lost.length + u.gained.length + u.oldClients.length === 0) continue;
+    const list = bySignature.get(signature(u)) ?? [];
+    list.push(u);
+    bySignature.set(signature(u), list);
+  }
+  for (const users of bySignature.values()) {
+    const u = users[0]!;
+    out.push(`### ${users.map((x) => markdownText(x.email)).join(', ')} (${u.verdict})`, '');
+    out.push(
+      ...diffLines('lost', u.lost),
+      ...diffLines('gained', u.gained),
+      ...diffLines('old clients lose', u.oldClients),
+      '',
+    );
+  }
+  out.push('## What 1.x cannot express', '');
+  for (const n of m.account)
+    out.push(`- account (${n.code})${n.subject ? ` ${markdownCode(n.subject)}` : ''}: ${CAUSES[n.code]}.`);
+  for (const u of m.users)
+    for (const n of u.notes) {
+      const pieces = n.pieces !== undefined ? ` (${n.pieces} resource${n.pieces === 1 ? '' : 's'} around it)` : '';
+      out.push(
+        `- ${markdownText(u.email)} (${n.code})${n.subject ? ` ${markdownCode(n.subject)}` : ''}${pieces}: ${CAUSES[n.code]}.`,
+      );
+    }
+  out.push('', '## Devices to re-enrol', '', 'Active devices first (latest handshake, when the server was read).', '');
+  const devices = m.users.flatMap((u) => u.devices.map((d) => ({ u, d })));
+  devices.sort((a, b) => {
+    const ha = a.d.lastHandshake ?? '';
+    const hb = b.d.lastHandshake ?? '';
+    return ha !== hb ? (ha < hb ? 1 : -1) : 0;
+  });
+  for (const { u, d } of devices) {
+    const seen = d.lastHandshake ? `, last handshake ${markdownCode(d.lastHandshake)}` : '';
+    const extra = d.notes
+      .filter((n) => n.code !== 'RE_ENROL')
+      .map((n) => `; ${n.code}${n.subject ? ` ${markdownCode(n.subject)}` : ''}`);
+    out.push(
+      `- [ ] ${markdownText(u.email)} / ${markdownText(d.name)}${seen}: sign in with a 1.x client${extra.join('')}`,
+    );
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** What the terminal shows: the files written, the counts, the verdicts and the expected time. */
+export function migrateSummary(result: MigrateResult, dir: string): string {
+  const c = result.counts;
+  const verdicts = { equal: 0, narrower: 0, wider: 0 };
+  for (const u of result.migration.users) verdicts[u.verdict]++;
+  return (
+    `wrote main.tf.json, report.md and report.json to ${dir}\n` +
+    `objects: ${c.total} (${c.actors} actors, ${c.groups} groups, ${c.memberships} memberships, ${c.resources} resources, ${c.policies} policies, ${c.sites} site)\n` +
+    `users: ${verdicts.equal} equal, ${verdicts.narrower} narrower, ${verdicts.wider} wider\n` +
+    `expected: about ${seconds(result.seconds.apply)} to create at the API's rate limit (terraform apply -parallelism=1)\n`
+  );
+}
