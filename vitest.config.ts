@@ -73,6 +73,8 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: Number(process.env.NETFORM_TEST_WORKERS) || Math.max(3, availableParallelism() + 1),
     reporters: ['default'],
+    // NETFORM_TEST_CPU_LOG=FILE: one line per test file with its CPU seconds, child processes included.
+    setupFiles: process.env.NETFORM_TEST_CPU_LOG ? ['test/helpers/cpu-log.ts'] : [],
     projects: [
       {
         extends: true,

@@ -11,6 +11,7 @@ import { exportDesiredState } from '../../../src/desired/export/index.js';
 import type { ApiUser, LiveState } from '../../../src/model/index.js';
 import { liveDevice, liveRule, liveUser } from '../../helpers/plan-fixtures.js';
 import { seeded } from '../../helpers/seeded.js';
+import { rounds } from '../../helpers/rounds.js';
 
 type Plain = Record<string, unknown>;
 
@@ -250,7 +251,7 @@ describe('renderExportDocument writes the bytes of the yaml package', () => {
 
   it('for random strings of indicator, quote, space, break and control characters', () => {
     const g = seeded(13);
-    for (let i = 0; i < 3000; i++) {
+    for (let i = 0; i < rounds(3000); i++) {
       let value = '';
       const length = g.int(0, 8);
       for (let c = 0; c < length; c++) value += g.pick(ALPHABET);

@@ -13,6 +13,9 @@ import { csvCell, formatReview } from '../../../src/views/review.js';
 import { parseCsv } from '../../helpers/csv.js';
 import { int, pick, prng } from '../../helpers/access-random.js';
 import { referenceVerdict, type RefRule } from '../../helpers/access-reference.js';
+import { rounds } from '../../helpers/rounds.js';
+
+const ROUNDS = rounds(300);
 
 const NOW = new Date('2026-11-26T12:00:00.000Z');
 const daysAgo = (n: number) => new Date(NOW.getTime() - n * 86_400_000).toISOString().replace('Z', '000Z');
@@ -125,7 +128,7 @@ function reportVerdict(
 }
 
 describe('review: what each user reaches', () => {
-  it('agrees with the reference evaluator on 300 random rule sets, packet by packet', () => {
+  it(`agrees with the reference evaluator on ${ROUNDS} random rule sets, packet by packet`, () => {
     const random = prng(36);
     const prefixes4 = [
       '10.0.0.0/8',
@@ -138,7 +141,7 @@ describe('review: what each user reaches', () => {
     ];
     const prefixes6 = ['fd00::/8', 'fd00:1::/32', 'fd00:1::5', '::/0'];
     const ports = ['22', '20 - 30', '1 - 1024', '443', '8000 - 9000', '1 - 65534'];
-    for (let round = 0; round < 300; round++) {
+    for (let round = 0; round < ROUNDS; round++) {
       const users = [user('u1', 'alice@example.com'), user('u2', 'bob@example.com')];
       const rules: ApiRule[] = [];
       for (let i = int(random, 0, 8); i > 0; i--) {
