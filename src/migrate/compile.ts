@@ -62,7 +62,11 @@ export function compileMigration(input: MigrateInput): Migration {
   const { model, options } = input;
   const rules = new CompiledRules(model);
   const scope = [...(options.scope ?? DEFAULT_SCOPE)];
-  for (const rule of model.rules) if (!scope.includes(rule.destination)) scope.push(rule.destination);
+  // The rules' destinations in one order whatever the order of the rules (files and server list them differently).
+  const destinations = [...new Set(model.rules.map((rule) => rule.destination))].sort((a, b) =>
+    a.localeCompare(b, 'en', { numeric: true }),
+  );
+  for (const destination of destinations) if (!scope.includes(destination)) scope.push(destination);
   const tunnel: string[] = [...DEFAULT_TUNNEL_BLOCKS];
   for (const user of model.users.values())
     for (const d of user.devices)

@@ -79,7 +79,10 @@ export function registerMigrate(program: Command, cli: CliContext): void {
     cli.action(async (target: string, opts: MigrateOptions) => {
       if (!TARGETS.includes(target))
         throw new CliError(`TARGET ${JSON.stringify(target)}: netform migrates to ${TARGETS.join(', ')}`);
-      const server = opts.url !== undefined || opts.embedded !== undefined;
+      // With -f, only a --url typed here adds the server (the state after apply): a NETFORM_URL in
+      // the environment of a CI job does not turn a migration of the files into another one.
+      const typedUrl = opts.file ? opts.urlGivenOnCommandLine === true : opts.url !== undefined;
+      const server = typedUrl || opts.embedded !== undefined;
       if (!opts.file && !server)
         throw new CliError('give -f DIR (the files), --url (the live server), or both (the state after apply)');
       if (opts.everyoneGroup !== undefined && !/^\S+$/.test(opts.everyoneGroup))
