@@ -275,7 +275,9 @@ describe('action.yml', () => {
     expect(install['working-directory']).toBe('${{ github.action_path }}');
   });
 
-  describe('run as the Action would run it', () => {
+  // Each case runs the Action's script, which starts several CLI processes in turn: bounded by the
+  // script's own 120 s, not the 30 s default meant for in-process tests.
+  describe('run as the Action would run it', { timeout: 120_000 }, () => {
     let server: TestServer;
     let ws: Workspace;
     beforeAll(async () => {
