@@ -1,0 +1,154 @@
+/**
+ * `netform adopt` meets `acknowledged:` and `expires:` against a real server, through the
+ * in-process CLI with the run's clock set (adopt writes files, never the server, and takes no
+ * `--now`): adopting an acknowledged difference writes the live value and removes its
+ * `acknowledged:` entry in the same edit, every other byte kept, and `plan` is clean afterwards;
+ * a difference that exists because a grant expired (a device past its `expires`, an admin past its
+ * `role_expires`, still on the server) is listed as expired and left, and `expires` is never written.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { netformAt } from '../../helpers/clocked.js';
+import type { TestServer } from '../../helpers/server.js';
+import { describeResult, serverState, useServerAndWorkspace, wgKey, type Workspace } from '../../helpers/workspace.js';
+
+const BOB_KEY = wgKey();
+const CAROL_LAPTOP = wgKey();
+const CAROL_PHONE = wgKey();
+const CAROL_TABLET = wgKey();
+
+const NOW = '2026-12-01T00:00:00Z';
+
+const SETTINGS = `# Team settings: reviewed by the network team.
+version: 2
+settings:
+  prune: false   # keep what we do not declare
+  manage: { users: ["*@corp.test"], rules: ["10.0.0.0/8"] }
+rules:
+  # Nothing inside the managed block unless a user's own rule says so.
+  - { action: drop, destination: 10.0.0.0/8 }
+`;
+
+const BOB = `version: 2
+# Bob's laptop; the endpoint is the office gateway.
+users:
+  - email: bob@corp.test
+    devices:
+      - name: laptop
+        public_key: "${BOB_KEY}"
+        endpoint: "198.51.100.1:51820"   # office
+        mtu: 1420
+`;
+
+const CAROL = `version: 2
+users:
+  # Carol covers the on-call rota until the end of June.
+  - email: carol@corp.test
+    role: admin
+    role_expires: "2027-06-30"
+    devices:
+      - { name: laptop, public_key: "${CAROL_LAPTOP}" }
+      - name: phone            # the on-call phone
+        public_key: "${CAROL_PHONE}"
+        mtu: 1420
+        expires: "2027-06-30"
+      - { name: tablet, public_key: "${CAROL_TABLET}", expires: 2027-05-31 }
+`;
+
+describe('netform adopt with acknowledgements and expiries', () => {
+  let server: TestServer;
+  let ws: Workspace;
+  let dir: string;
+  const at = (instant: string, args: string[]) => netformAt(server, instant, args);
+  const read = (name: string) => readFileSync(join(dir, name), 'utf8');
+  const patchDevice = async (email: string, name: string, device: Record<string, unknown>) => {
+    const state = await serverState(server);
+    const user = state.users.find((u) => u.email === email);
+    const id = state.devices.find((d) => d.user_id === user.id && d.name === name).id as string;
+    await server.api('PATCH', `/v0/devices/${id}`, { device });
+  };
+  useServerAndWorkspace(
+    (started) => ({ server, ws } = started),
+    async (s) => {
+      ws.write('repo/settings.yaml', SETTINGS);
+      ws.write('repo/bob.yaml', BOB);
+      ws.write('repo/carol.yaml', CAROL);
+      dir = ws.path('repo');
+      const r = await netformAt(s, NOW, ['apply', '-f', dir, '--yes']);
+      expect(r.code, describeResult(r)).toBe(0);
+    },
+  );
+
+  it('adopting an acknowledged difference writes the live value and removes the entry in the same edit', async () => {
+    await patchDevice('bob@corp.test', 'laptop', { endpoint: '203.0.113.9:51820', mtu: 1280 });
+    const ack = await at(NOW, [
+      'acknowledge',
+      'device:bob@corp.test/laptop',
+      'endpoint',
+      '-f',
+      dir,
+      '--until',
+      '2099-12-31',
+      '--reason',
+      'moved during incident 4711',
+    ]);
+    expect(ack.code, describeResult(ack)).toBe(0);
+    expect(read('bob.yaml')).toContain('acknowledged:\n  - key: "device:bob@corp.test/laptop"\n');
+    // The acknowledged endpoint is kept out of the plan; the mtu is ordinary drift.
+    const before = await at(NOW, ['plan', '-f', dir, '--format', 'json']);
+    const planned = JSON.parse(before.stdout) as { changes: { id: string; fields: { field: string }[] }[] };
+    expect(planned.changes.map((c) => [c.id, c.fields.map((f) => f.field)])).toEqual([
+      ['device:bob@corp.test/laptop', ['mtu']],
+    ]);
+
+    const others = { settings: read('settings.yaml'), carol: read('carol.yaml') };
+    const adopt = await at(NOW, ['adopt', '-f', dir, 'device:bob@corp.test/laptop']);
+    expect(adopt.code, describeResult(adopt)).toBe(0);
+    // The endpoint and the mtu written, the entry gone: every other byte as before `acknowledge`.
+    expect(read('bob.yaml')).toBe(
+      BOB.replace('endpoint: "198.51.100.1:51820"   #', 'endpoint: "203.0.113.9:51820"   #').replace(
+        'mtu: 1420',
+        'mtu: 1280',
+      ),
+    );
+    expect(read('settings.yaml')).toBe(others.settings);
+    expect(read('carol.yaml')).toBe(others.carol);
+    expect(adopt.stdout).toContain('-acknowledged:\n-  - key: "device:bob@corp.test/laptop"\n');
+    expect(adopt.stderr).toMatch(
+      / {2}~ device bob@corp\.test\/laptop: (endpoint, mtu|mtu, endpoint) \(.*bob\.yaml\)\n/,
+    );
+    expect(adopt.stderr).toMatch(
+      / {2}- device bob@corp\.test\/laptop: its acknowledged: entry removed \(.*bob\.yaml\), the difference is declared now\n/,
+    );
+
+    const plan = await at(NOW, ['plan', '-f', dir]);
+    expect(plan.code, describeResult(plan)).toBe(0);
+    expect(plan.stdout + plan.stderr).not.toContain('acknowledged');
+  });
+
+  it('a hand-written acknowledgement of the whole object goes too, even one past its until', async () => {
+    await patchDevice('bob@corp.test', 'laptop', { endpoint: '192.0.2.7:51820' });
+    const clean = read('bob.yaml');
+    const entry = `acknowledged:
+  # Expired last year: ordinary drift again.
+  - key: device:bob@corp.test/laptop
+    field: endpoint
+    value: "192.0.2.7:51820"
+    reason: the lab router
+    until: "2026-06-30"
+`;
+    ws.write('repo/bob.yaml', clean + entry);
+    const drift = await at(NOW, ['plan', '-f', dir]);
+    expect(drift.code, describeResult(drift)).toBe(2);
+    expect(drift.stdout + drift.stderr).toContain('acknowledgement expired 2026-06-30');
+
+    const adopt = await at(NOW, ['adopt', '-f', dir, 'device:bob@corp.test/laptop']);
+    expect(adopt.code, describeResult(adopt)).toBe(0);
+    expect(read('bob.yaml')).toBe(
+      clean.replace('endpoint: "203.0.113.9:51820"   #', 'endpoint: "192.0.2.7:51820"   #'),
+    );
+    const plan = await at(NOW, ['plan', '-f', dir]);
+    expect(plan.code, describeResult(plan)).toBe(0);
+  });
+});
