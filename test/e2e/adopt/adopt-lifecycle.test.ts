@@ -6,7 +6,7 @@
  * a difference that exists because a grant expired (a device past its `expires`, an admin past its
  * `role_expires`, still on the server) is listed as expired and left, and `expires` is never written.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { netformAt } from '../../helpers/clocked.js';
@@ -19,6 +19,8 @@ const CAROL_PHONE = wgKey();
 const CAROL_TABLET = wgKey();
 
 const NOW = '2026-12-01T00:00:00Z';
+/** After carol's tablet, phone and admin role expire, before the acknowledgements' 2099. */
+const LATER = '2027-07-15T00:00:00Z';
 
 const SETTINGS = `# Team settings: reviewed by the network team.
 version: 2
@@ -62,6 +64,12 @@ describe('netform adopt with acknowledgements and expiries', () => {
   let dir: string;
   const at = (instant: string, args: string[]) => netformAt(server, instant, args);
   const read = (name: string) => readFileSync(join(dir, name), 'utf8');
+  const files = () =>
+    Object.fromEntries(
+      readdirSync(dir)
+        .sort()
+        .map((n) => [n, read(n)]),
+    );
   const patchDevice = async (email: string, name: string, device: Record<string, unknown>) => {
     const state = await serverState(server);
     const user = state.users.find((u) => u.email === email);
@@ -150,5 +158,50 @@ describe('netform adopt with acknowledgements and expiries', () => {
     );
     const plan = await at(NOW, ['plan', '-f', dir]);
     expect(plan.code, describeResult(plan)).toBe(0);
+  });
+
+  it('an expired grant still on the server is listed and left; expires is never written', async () => {
+    // Before the expiry, a hand change of the phone is adopted like any other.
+    await patchDevice('carol@corp.test', 'phone', { mtu: 1300 });
+    const early = await at(NOW, ['adopt', '-f', dir, 'device:carol@corp.test/phone', '--dry-run']);
+    expect(early.code, describeResult(early)).toBe(0);
+    expect(early.stdout, describeResult(early)).toContain('-        mtu: 1420\n+        mtu: 1300\n');
+
+    const before = files();
+    const named = await at(LATER, ['adopt', '-f', dir, 'device:carol@corp.test/tablet', 'user:carol@corp.test']);
+    expect(named.code, describeResult(named)).toBe(0);
+    // The phone (a hand change and an expiry) goes with its user; the tablet differs only by its expiry.
+    expect(named.stderr).toContain(
+      '  device carol@corp.test/phone: expired 2027-06-30: renew it by editing `expires`\n',
+    );
+    expect(named.stderr).toContain(
+      '  device carol@corp.test/tablet: expired 2027-05-31: renew it by editing `expires`\n',
+    );
+    expect(named.stderr).toContain('  user carol@corp.test: expired 2027-06-30: renew it by editing `expires`\n');
+    expect(named.stderr).toContain('adopt: no file changed\n');
+    expect(files()).toEqual(before);
+
+    // --all-drift lists them too, and writes nothing for them.
+    const all = await at(LATER, ['adopt', '-f', dir, '--all-drift']);
+    expect(all.code, describeResult(all)).toBe(0);
+    expect(all.stderr).toContain('  device carol@corp.test/phone: expired 2027-06-30');
+    expect(all.stderr).toContain('  device carol@corp.test/tablet: expired 2027-05-31');
+    expect(all.stderr).toContain('  user carol@corp.test: expired 2027-06-30');
+    expect(files()).toEqual(before);
+    // The expiry is still pending: the plan at that instant deletes the phone and demotes carol.
+    const plan = await at(LATER, ['plan', '-f', dir, '--format', 'json']);
+    expect(plan.code, describeResult(plan)).toBe(2);
+    const ids = (JSON.parse(plan.stdout) as { changes: { id: string }[] }).changes.map((c) => c.id).sort();
+    expect(ids).toEqual(['device:carol@corp.test/phone', 'device:carol@corp.test/tablet', 'user:carol@corp.test']);
+
+    // Once apply has carried the expiries out, nothing differs in effect: adopt lists nothing for them.
+    const applied = await at(LATER, ['apply', '-f', dir, '--yes']);
+    expect(applied.code, describeResult(applied)).toBe(0);
+    const after = await at(LATER, ['adopt', '-f', dir, '--all-drift']);
+    expect(after.code, describeResult(after)).toBe(0);
+    expect(after.stderr).not.toContain('carol@corp.test');
+    expect(files()).toEqual(before);
+    const clean = await at(LATER, ['plan', '-f', dir]);
+    expect(clean.code, describeResult(clean)).toBe(0);
   });
 });
