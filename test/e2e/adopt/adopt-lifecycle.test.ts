@@ -168,6 +168,10 @@ describe('netform adopt with acknowledgements and expiries', () => {
     expect(early.stdout, describeResult(early)).toContain('-        mtu: 1420\n+        mtu: 1300\n');
 
     const before = files();
+    // Adopt writes files: it judges at its own clock and takes no --now.
+    const now = await at(NOW, ['adopt', '-f', dir, '--all-drift', '--now', LATER]);
+    expect(now.code).toBe(1);
+    expect(now.stderr).toContain("unknown option '--now'");
     const named = await at(LATER, ['adopt', '-f', dir, 'device:carol@corp.test/tablet', 'user:carol@corp.test']);
     expect(named.code, describeResult(named)).toBe(0);
     // The phone (a hand change and an expiry) goes with its user; the tablet differs only by its expiry.
