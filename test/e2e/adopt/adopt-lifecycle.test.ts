@@ -30,6 +30,7 @@ settings:
 rules:
   # Nothing inside the managed block unless a user's own rule says so.
   - { action: drop, destination: 10.0.0.0/8 }
+  - { action: accept, destination: 10.2.0.0/16, expires: "2027-06-30" }   # the migration window
 `;
 
 const BOB = `version: 2
@@ -191,12 +192,18 @@ describe('netform adopt with acknowledgements and expiries', () => {
     expect(all.stderr).toContain('  device carol@corp.test/phone: expired 2027-06-30');
     expect(all.stderr).toContain('  device carol@corp.test/tablet: expired 2027-05-31');
     expect(all.stderr).toContain('  user carol@corp.test: expired 2027-06-30');
+    expect(all.stderr).toContain('  rule *|accept|10.2.0.0/16|any: expired 2027-06-30');
     expect(files()).toEqual(before);
     // The expiry is still pending: the plan at that instant deletes the phone and demotes carol.
     const plan = await at(LATER, ['plan', '-f', dir, '--format', 'json']);
     expect(plan.code, describeResult(plan)).toBe(2);
     const ids = (JSON.parse(plan.stdout) as { changes: { id: string }[] }).changes.map((c) => c.id).sort();
-    expect(ids).toEqual(['device:carol@corp.test/phone', 'device:carol@corp.test/tablet', 'user:carol@corp.test']);
+    expect(ids).toEqual([
+      'device:carol@corp.test/phone',
+      'device:carol@corp.test/tablet',
+      'rule:*|accept|10.2.0.0/16|any',
+      'user:carol@corp.test',
+    ]);
 
     // Once apply has carried the expiries out, nothing differs in effect: adopt lists nothing for them.
     const applied = await at(LATER, ['apply', '-f', dir, '--yes']);
@@ -204,6 +211,7 @@ describe('netform adopt with acknowledgements and expiries', () => {
     const after = await at(LATER, ['adopt', '-f', dir, '--all-drift']);
     expect(after.code, describeResult(after)).toBe(0);
     expect(after.stderr).not.toContain('carol@corp.test');
+    expect(after.stderr).not.toContain('10.2.0.0/16');
     expect(files()).toEqual(before);
     const clean = await at(LATER, ['plan', '-f', dir]);
     expect(clean.code, describeResult(clean)).toBe(0);
