@@ -79,6 +79,11 @@ function selectionOf(request: Pick<AdoptRequest, 'keys' | 'allDrift'>): AdoptSel
   }
 }
 
+/**
+ * The files planned against the server as they are written: without `acknowledged:` applied (an
+ * acknowledged difference is a difference to adopt; its entry goes in the same edit) and without
+ * the expiries applied (the engine lists a grant expired at the run's instant and leaves it).
+ */
 function planOf(desired: DesiredState, live: LiveState, session: Session): Plan {
   try {
     return planChanges(desired, live, {

@@ -59,7 +59,7 @@ async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   refuseScheduleFlags(opts);
   const timings = new Timings(io);
   const connect = connectorOf(resolveConnection(opts, io));
-  const instant = judgedAt(io, opts);
+  const instant = judgedAt(io, opts, opts.adoptBranch === undefined ? undefined : '--adopt-branch');
   const input = inputOf(io, () => instant);
   const { plan, status } = await checkDrift({ file: opts.file, connect, input, instant }, timings);
   timings.report();

@@ -29,7 +29,7 @@ import type { Change, Plan } from '../../plan/types.js';
 import { userFileName, GLOBAL_RULES_FILE_NAME } from '../export/files.js';
 import { deviceToYaml, ruleToYaml, userToYaml, type Mapping, type Plain } from '../export/mapping.js';
 import { acknowledgementsOf, matchesAcknowledgement } from './acknowledged.js';
-import { expiredGrant } from './expiry.js';
+import { expiredGrant, expiredStillLive, roleExpired } from './expiry.js';
 import type { AdoptFiles } from './files.js';
 import { isMap, isSeq, newDocumentText, type YAMLMap } from './text-edit.js';
 import type { AdoptNote, AdoptSelection, Placement } from './types.js';
@@ -220,6 +220,7 @@ export class AdoptEngine {
   }
 
   #adopt(plan: Plan): void {
+    this.#expiredGrants();
     for (const change of plan.changes) {
       if (!this.selected(change.id) || this.#protected(change.id)) continue;
       if (change.kind === 'configuration') this.#updateConfiguration(change);
@@ -228,7 +229,7 @@ export class AdoptEngine {
         else if (change.kind === 'device') this.#updateDevice(change);
       } else if (change.action === 'create') {
         const source = sourceOf(change, this.#declared);
-        if (!this.options.removeDeleted && source && !this.#coveredByOwner(change, plan))
+        if (!this.options.removeDeleted && source && !this.#coveredByOwner(change, plan) && !this.#gone(source))
           this.#note({ kind: 'deleted', id: change.id, file: source.file });
       }
     }
@@ -252,6 +253,31 @@ export class AdoptEngine {
     return owner !== null && plan.changes.some((c) => c.id === `user:${owner}` && c.action === 'create');
   }
 
+  /**
+   * The grants expired at the run's instant that the server still holds: the state in effect
+   * deletes or demotes them, the files still declare them; listed, never written. An expired
+   * user stands for its devices and rules, unless they are named.
+   */
+  #expiredGrants(): void {
+    const { selection } = this.options;
+    for (const grant of expiredStillLive(this.#desired, this.#index, this.options.now)) {
+      const ids = [grant.id];
+      if (grant.user && !selection.all) {
+        const owner = ownerOf(grant.id);
+        ids.push(...[...selection.ids].filter((id) => id !== grant.id && ownerOf(id) === owner));
+      }
+      for (const id of ids) {
+        if (this.selected(id) && !this.#protected(id)) this.#note({ kind: 'expired', id, since: grant.since });
+      }
+    }
+  }
+
+  /** A declaration the server lacks because its grant expired (and was deleted): nothing differs in effect. */
+  #gone(source: SourceLocation): boolean {
+    const at = this.#mapAt(source);
+    return at !== null && expiredGrant(at.map, [], this.options.now) !== null;
+  }
+
   #expired(id: string, map: YAMLMap, fields: string[]): boolean {
     const since = expiredGrant(map, fields, this.options.now);
     if (since === null) return false;
@@ -263,11 +289,16 @@ export class AdoptEngine {
     const live = change.liveId ? this.#index.usersById.get(change.liveId) : undefined;
     const at = this.#mapAt(this.#declared.users.get(change.key)?.source);
     if (!live || !at) return;
-    const fields = change.fields.map((f) => f.field);
+    // A role already demoted at its role_expires: the expiry was carried out, nothing differs in effect.
+    const changed = change.fields.filter(
+      (f) => !(f.field === 'role' && live.role !== 'admin' && roleExpired(at.map, this.options.now)),
+    );
+    if (changed.length === 0) return;
+    const fields = changed.map((f) => f.field);
     if (this.#expired(change.id, at.map, fields)) return;
     const editor = this.files.editor(at.file);
     const written: string[] = [];
-    for (const field of change.fields) {
+    for (const field of changed) {
       if (field.sensitive) this.#note({ kind: 'secret', id: change.id, field: field.field });
       else if (field.field === 'role') {
         if (this.#anchored(change.id, at.map, ['role'])) continue;

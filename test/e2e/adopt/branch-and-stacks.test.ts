@@ -91,6 +91,11 @@ users:
     const every = await run(['drift', '-f', desired, '--adopt-branch', 'x', '--every', '* * * * *']);
     expect(every.code).toBe(1);
     expect(every.stderr).toContain('--adopt-branch is for a single check');
+    // The branch is written: the adoption judges expiries at the run's own clock, never at --now.
+    const now = await run(['drift', '-f', desired, '--adopt-branch', 'y', '--now', '2099-01-01']);
+    expect(now.code).toBe(1);
+    expect(now.stderr).toContain('--now cannot be given with --adopt-branch');
+    expect(() => git(repo, 'rev-parse', '--verify', '-q', 'y')).toThrow();
   });
 
   it('a symlinked file inside the repository is written at its target; --into places a new user', async () => {
