@@ -8,6 +8,7 @@ import { stateAfterApply } from '../access/after-apply.js';
 import { computeAccessDelta, reachingInto, type AccessDelta, type DeviceDelta } from '../access/delta.js';
 import { parseGateTarget, type GateTarget } from '../access/gate.js';
 import { accessModelOfDesired, accessModelOfLive, accessSettingsOf, type AccessModel } from '../access/model.js';
+import { effectiveAt } from '../desired/expiry.js';
 import { GitRefError, loadDesiredStateAtRef } from '../desired/git-ref.js';
 import { emailGlobMatcher, emailGlobProblem } from '../model/email-glob.js';
 import { formatDiagnostic, type Diagnostic } from '../model/diagnostic.js';
@@ -93,8 +94,11 @@ async function baseDelta(file: string, ref: string, desired: DesiredState, input
     const lines = base.result.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n');
     throw new OpError('desired-state', `the desired state at ${base.ref} has errors:\n${lines}`);
   } else {
-    before = accessModelOfDesired(base.result.state);
-    admins = adminsOfDesired(base.result.state);
+    // The base as in effect now, as the head is: a grant expired at the base and renewed by the
+    // pull request is new access, not access the base still gives.
+    const inEffectAtBase = effectiveAt(base.result.state, input?.clock?.() ?? new Date());
+    before = accessModelOfDesired(inEffectAtBase);
+    admins = adminsOfDesired(inEffectAtBase);
   }
   return computeAccessDelta({
     before,

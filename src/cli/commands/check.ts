@@ -21,6 +21,7 @@ import type { CliContext } from '../command.js';
 import { CliError, ExitCode, expectedFailure } from '../exit.js';
 import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
 import { addConnectionOptions } from '../flags/connection.js';
+import { addNowOption, clockOf } from '../flags/now.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf, type CliIo } from '../io.js';
 
@@ -82,13 +83,14 @@ export function registerCheck(program: Command, cli: CliContext): void {
         'compare the server as it is now (--url or --embedded) with the server after apply of the files',
       ),
   );
+  addNowOption(noNew);
   noNew.action(
     cli.action((opts: CheckOptions) =>
       gate('no-new-access', opts, io, async (warning) => {
         if (opts.base !== undefined && opts.live) throw new CliError('give --base REF or --live, not both');
         const live = opts.live ? connectorOf(resolveConnection(opts, io)) : undefined;
         const delta = await noNewAccessDelta(
-          { file: opts.file, base: opts.base, live, input: inputOf(io) },
+          { file: opts.file, base: opts.base, live, input: inputOf(io, clockOf(io, opts)) },
           { warning },
         );
         const subject = `${delta.compared.before} → ${delta.compared.after}`;

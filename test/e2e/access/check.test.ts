@@ -143,6 +143,34 @@ describe('check no-new-access --base', () => {
     expect(r.stdout).not.toContain('alice@check.test (laptop) →');
   });
 
+  it('fails when the pull request renews a grant that expired at the base: the base is judged as in effect too', async () => {
+    const at = (expires: string) => `version: 1
+users:
+  - email: alice@check.test
+    devices:
+      - { name: laptop, public_key: "${ALICE}" }
+    rules:
+      - { action: accept, destination: 10.20.0.0/16, port_type: tcp, port_range: "5432", expires: "${expires}" }
+rules:
+  - { action: drop, destination: 10.0.0.0/8 }
+`;
+    const repo = ws.path('renews');
+    ws.write('renews/desired/netform.yaml', at('2026-12-01'));
+    git(ws.dir, 'init', '-q', '-b', 'main', repo);
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'base');
+    git(repo, 'checkout', '-q', '-b', 'pr');
+    ws.write('renews/desired/netform.yaml', at('2027-06-30'));
+    git(repo, 'commit', '-q', '-am', 'pr');
+    const renewed = await check(repo, '--now', '2027-01-01');
+    expect(renewed.code, describeResult(renewed)).toBe(1);
+    expect(renewed.stdout).toContain('FAIL: 1 new grant');
+    expect(renewed.stdout).toContain('alice@check.test (laptop) → tcp 5432 to 10.20.0.0/16');
+    // Before the base's expiry both sides grant it: nothing new.
+    const before = await check(repo, '--now', '2026-11-01');
+    expect(before.code, describeResult(before)).toBe(0);
+  });
+
   it('cannot evaluate an unknown ref or bad files: result error, exit 6', async () => {
     const repo = repository('errors', desired());
     const json = await netform(
