@@ -13,7 +13,7 @@ import { PLAN_FORMATS, type PlanFormat } from '../../views/plan.js';
 import { addAdoptBranchOption, proposeAdoption } from '../adopt-branch.js';
 import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
-import { addNowOption, judgedAt } from '../flags/judged-at.js';
+import { addNowOption, judgedAt } from '../flags/now.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
 import { addScheduleOptions, checkSchedule, refuseScheduleFlags, type ScheduleOptions } from '../flags/schedule.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';

@@ -13,7 +13,7 @@ import { CliError, ExitCode } from '../exit.js';
 import type { CliContext } from '../command.js';
 import { addPullRequestOptions, pullRequestOf, type PullRequestOptions } from '../flags/approvals.js';
 import { addConnectionOptions } from '../flags/connection.js';
-import { addNowOption, judgedAt } from '../flags/judged-at.js';
+import { addNowOption, judgedAt } from '../flags/now.js';
 import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';

@@ -33,3 +33,10 @@ export function refuseNow(options: { now?: string }, what: string): void {
   if (options.now !== undefined)
     throw new CliError(`--now is only for commands that read: ${what} judges expiries at its own clock`);
 }
+
+/** The run's instant: `--now` when given (refused beside `writes`, a flag that writes or repeats), else the clock. */
+export function judgedAt(io: Pick<CliIo, 'clock'>, opts: { now?: string }, writes?: string): Date {
+  if (opts.now !== undefined && writes !== undefined)
+    throw new CliError(`--now cannot be given with ${writes}: a run that writes or repeats judges at its own clock`);
+  return instantOf(io, opts);
+}
