@@ -1,7 +1,7 @@
 /**
  * Access tests and explanations as operations: against the declared rules of a desired state, or
  * against the rules and devices of a live server. Plan and apply run the tests on the state after
- * apply (src/access/plan.ts) and carry their failures (Plan.tests): a failing test stops the plan.
+ * apply (src/access/plan.ts) and carry their failures (Plan.tests): a failing test blocks apply.
  */
 import {
   accessModelOfDesired,

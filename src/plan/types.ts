@@ -241,7 +241,7 @@ export interface NotCheckedField {
   reason: string;
 }
 
-/** How the desired state's access tests (`tests:`) fared against its rules, if it has any; a failure stops the plan. */
+/** How the desired state's access tests (`tests:`) fared against its rules, if it has any; a failure blocks apply. */
 export interface PlanTests {
   /**
    * The state the tests were evaluated on (docs/rule-semantics.md §9): `after-apply` (plan, apply:
