@@ -29,7 +29,7 @@ export function isApiTokenShape(text: string): boolean {
   return API_TOKEN_SHAPE.test(text);
 }
 
-/** Runs on every request: the one-shot hash, about a quarter of createHash's cost (bench/RESULTS.md, W3.9). */
+/** Runs on every request: the one-shot hash, a quarter of createHash's cost (bench/RESULTS.md, "GET of one object"). */
 export function hashApiToken(token: string): string {
   return hash('sha256', token, 'hex');
 }

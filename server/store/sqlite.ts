@@ -510,7 +510,7 @@ class SqliteQueries implements StoreWriter {
    * both are empty, before the next socket's data or timer. So a tick queued from a promise job
    * runs once the promise jobs of the turn are done (a tick queued at once would run before
    * them: before the handler of the request whose authentication read the version). A GET's token, settings and row lookups run in the turn its request was read in,
-   * so they share one read instead of three (bench/RESULTS.md, W3.9). Every request of a turn
+   * so they share one read instead of three (bench/RESULTS.md, "GET of one object"). Every request of a turn
    * had reached this process before the turn began, so a commit another process acknowledged
    * before a request was sent is seen by it; this process's own commits forget it too
    * (forgetDataVersion, after each COMMIT).

@@ -18,7 +18,7 @@ import type { AccessDevice, AccessModel, AccessUser } from './model.js';
 /**
  * `anyDevice`: the user's rules as any device of theirs would see them (`EMAIL/*`, or a star then `/*` for every user), whether
  * or not they have one; without it each of their devices is evaluated, and a user with none has no
- * tunnel (W3.6: one verdict everywhere).
+ * tunnel (the same verdict in test, explain, plan and validate).
  */
 export type FromSpec =
   | { kind: 'everyone'; anyDevice?: true }
@@ -127,7 +127,7 @@ export interface SourceDecisions {
   withoutDevice: string[];
 }
 
-/** Why a user without devices gets no packet through (W3.6): shown as `no tunnel (no device)`. */
+/** Why a user without devices gets no packet through: shown as `no tunnel (no device)`. */
 export const NO_DEVICE = 'no device';
 
 /** A `from: "*"` whose every user has no device names no source: nothing is tested. */
@@ -142,7 +142,7 @@ export interface NoSource {
 
 /**
  * Evaluates `to` from every source `from` names: each device of each user (a user without devices
- * has no tunnel: W3.6), or with `anyDevice` each user once, by their rules, as any device of theirs
+ * has no tunnel), or with `anyDevice` each user once, by their rules, as any device of theirs
  * would see them. `*` names the devices of every user: a user without one is not a source there
  * (listed in `withoutDevice`), and no device at all is a failure (NO_SOURCE). Devices not known to
  * have no address in the family are assumed to have one. An address or a block is every protocol

@@ -45,7 +45,7 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
     const from = parseFrom(test.from);
     if (!from.ok) diagnostics.push(at(test.source, 'from', fallback, from.message));
     else if (from.value.kind !== 'everyone') {
-      // EMAIL/* needs the user only: a policy test needs no device (W3.6).
+      // EMAIL/* needs the user only: a policy test needs no device.
       const user = users.get(from.value.user);
       if (!user) diagnostics.push(at(test.source, 'from', fallback, `no user ${from.value.user} is declared`));
       else if (
@@ -199,7 +199,7 @@ function partsSummary(parts: readonly ReachPiece[]): string {
   return words.join('; ');
 }
 
-/** One failing test as a plan shows it (W3.6): where, expected, got, and the deciding rule or reason. */
+/** One failing test as a plan shows it: where, expected, got, and the deciding rule or reason. */
 export function testFailureSummary(result: TestResult): PlanTestFailure {
   const { test } = result;
   const shown = result.shown;

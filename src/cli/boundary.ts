@@ -6,7 +6,7 @@
  * - Anything else is a bug: `error: <message> (internal error at <file>:<line>; NETFORM_DEBUG=1
  *   shows the stack)`, exit 1. With NETFORM_DEBUG the stack follows.
  * - Nothing is ever printed through util.inspect, which shows an error's own properties: got's
- *   errors carry the request's options, the API token among them (security review F1). The bin
+ *   errors carry the request's options, the API token among them. The bin
  *   holds to that for what nothing caught as well (process.ts, installErrorBoundary).
  * - Every secret the run was given (the API token: io.secrets, and NETFORM_TOKEN) is cut out of
  *   what the boundary prints.

@@ -99,7 +99,7 @@ let installed = false;
  * one), unhandled rejections. Prints it as the boundary does (with the run's secrets cut out) and
  * exits 1 at once: after an uncaught exception the process's state is unknown. Nothing is ever
  * printed through util.inspect, which shows an error's own properties: got's errors carry the
- * request's options, the API token among them (security review F1).
+ * request's options, the API token among them.
  */
 export function installErrorBoundary(io: CliIo): void {
   if (installed) return;

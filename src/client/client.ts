@@ -375,8 +375,8 @@ export class ApiClient {
     const started = Date.now();
     let exchange: Exchange;
     // got keeps listening to the signal it is given after the exchange is over, and an abort then
-    // destroys the finished request with an 'error' event nobody listens to (security review F1:
-    // Node printed got's options, the token included). So got gets a signal of this exchange's
+    // destroys the finished request with an 'error' event nobody listens to, and
+    // Node then printed got's options, the token included. So got gets a signal of this exchange's
     // own, which follows the cancel signal only until the exchange ends.
     const link = linkedAbort(this.#options.cancel);
     try {

@@ -1,8 +1,9 @@
 /**
  * A list answer, `{"data":[...]}`, read as it arrives: each item is parsed and handed to `read` on
  * its own, so a list of 100,000 objects never exists as one text, one buffer, or one tree of raw
- * objects waiting to be converted. For the 60,000 objects of issue 13's fleet that is about 70 MB
- * less at the peak of a plan, for the same time as one JSON.parse of the whole text.
+ * objects waiting to be converted. For the 60,000 objects of the benchmark fleet that is about 70 MB
+ * less at the peak of a plan, for the same time as one JSON.parse of the whole text (bench/RESULTS.md,
+ * "Plan memory: list answers read as they arrive").
  *
  * Items are found without a tokenizer. From the start of an item, each `}` is a candidate end,
  * tried with JSON.parse until one parses. That is always the item's true end: a JSON object is

@@ -28,7 +28,7 @@ import { readLifecycle } from './acknowledged.js';
 import type { DesiredAcknowledgement, DesiredForget } from '../model/lifecycle.js';
 import { lazySecret, probeSecret, SecretResolutionError, type Environment, type SecretField } from './secrets.js';
 
-/** Which commands read a secret of each field, for the warning when it cannot be read (W3.6). */
+/** Which commands read a secret of each field, for the warning when it cannot be read. */
 const NEEDED_BY: Record<SecretField, string> = {
   password: 'read only when it is sent: when plan or apply creates the user, or with --rotate-passwords',
   preshared_key: 'read by plan, apply and drift of this device, which compare it with the server',
@@ -63,7 +63,7 @@ export interface DocumentDeclarations {
   acknowledged?: DesiredAcknowledgement[];
   forget?: DesiredForget[];
   diagnostics: Diagnostic[];
-  /** Problems that do not stop the use of the files (secrets that cannot be read now: W3.6). */
+  /** Problems that do not stop the use of the files (secrets that cannot be read now, read where used). */
   warnings: Diagnostic[];
 }
 
@@ -323,7 +323,7 @@ class DocumentReader {
   }
 
   /**
-   * A secret reference, not read (W3.6: read where it is sent or compared, model/secret.ts). One that
+   * A secret reference, not read (it is read where it is sent or compared, model/secret.ts). One that
    * cannot be read now (a variable unset or empty, a file missing or empty) is a warning saying
    * which commands need it; a file that breaks a rule (outside the repository, not a regular file,
    * too large) is an error here and is never read.

@@ -43,7 +43,7 @@ export function readOneDocument(document: ParsedDocument, env: Environment): Doc
 /**
  * Reads parsed documents into one checked DesiredState. `diagnostics` are what the front end found
  * already (syntax, unreadable files, Terraform-level problems); `files` are the files read, in order.
- * A secret that cannot be read now is a warning (secrets are read where they are used: W3.6).
+ * A secret that cannot be read now is a warning (secrets are read where they are used, not at load).
  * `documents` is consumed: each entry is cleared once read, so that a large file's parse tree can
  * be freed before the checks of the whole state.
  */

@@ -12,7 +12,7 @@ import type { LoadOptions, LoadResult } from './types.js';
 
 /**
  * A digest of the state's secrets as they are now: a preshared key's value (drift compares it),
- * a password's readability only (drift never sends one, so never reads it: W3.6). Null when a
+ * a password's readability only (drift never sends one, so never reads it). Null when a
  * file now breaks a rule: the state is then read afresh, and the rule reported.
  */
 function secretsDigest(state: DesiredState, env: Environment): string | null {

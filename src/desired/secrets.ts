@@ -108,7 +108,7 @@ export function resolveSecret(ref: SecretRef, env: Environment = process.env, op
 export type SecretField = 'password' | 'preshared_key';
 
 /**
- * Whether a reference could be read now, without reading it (W3.6): null when it can, the reason
+ * Whether a reference could be read now, without reading it (secrets are read where used): null when it can, the reason
  * when it cannot (a variable unset or empty, a file missing or empty). A file that breaks a rule
  * (outside its containment, not a regular file, too large) throws SecretResolutionError with `rule`
  * set: that is an error everywhere, and the file is never read.

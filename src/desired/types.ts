@@ -6,7 +6,7 @@ import type { Diagnostic } from '../model/diagnostic.js';
 
 export type { Diagnostic };
 
-/** `warnings`: problems that do not make the files unusable (secrets that cannot be read now: W3.6). */
+/** `warnings`: problems that do not make the files unusable (secrets that cannot be read now, read where used). */
 export type LoadResult =
   | { ok: true; state: DesiredState; warnings?: Diagnostic[] }
   | { ok: false; diagnostics: Diagnostic[]; warnings?: Diagnostic[] };
@@ -17,7 +17,7 @@ export interface LoadOptions {
   /** Where `-f -` is read from. Default process.stdin. */
   stdin?: Readable;
   /**
-   * @deprecated No effect (W3.6): no command needs every secret at load. A secret is read where it
+   * @deprecated No effect: no command needs every secret at load. A secret is read where it
    * is used (a password when sent, a preshared key where sent or compared); one that cannot be read
    * now is a warning of the load (`warnings`), one that breaks a file rule an error.
    */

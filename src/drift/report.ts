@@ -52,7 +52,7 @@ export interface DriftReport {
   /** Live objects inside the managed scope that no file declares (empty when none, or on failure). */
   undeclared: DriftUndeclared[];
   /**
-   * Fields not compared because their secret cannot be read here (W3.6), as
+   * Fields not compared because their secret cannot be read here (never reported as matching), as
    * `not checked: preshared key of alice@example.com/laptop (…)`; empty when all were compared.
    */
   not_checked: string[];

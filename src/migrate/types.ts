@@ -130,7 +130,7 @@ export interface UserResult {
   verdict: 'equal' | 'narrower' | 'wider';
   /** Group address (none: no reach to grant, or disabled). */
   group?: string;
-  /** Packets 0.7.36 accepts that 1.x refuses (with #12684's routing). */
+  /** Packets 0.7.36 accepts that 1.x refuses (with firezone#12684's routing). */
   lost: DiffEntry[];
   /** Packets 1.x lets through that 0.7.36 drops. */
   gained: DiffEntry[];

@@ -38,7 +38,7 @@ export class SecretUnavailableError extends Error {
 }
 
 /**
- * A secret of the desired state. Declared secrets are read lazily (W3.6): a password only when it
+ * A secret of the desired state. Declared secrets are read lazily, where they are used: a password only when it
  * is sent (a create, `--rotate-passwords`), a preshared key where it is sent or compared (plan,
  * apply, drift), so that `validate`, `test`, `explain`, and `drift` without a preshared key to
  * compare, run with no secret at hand. The first read is kept: one process sends and seals the

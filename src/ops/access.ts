@@ -1,7 +1,7 @@
 /**
  * Access tests and explanations as operations: against the declared rules of a desired state, or
  * against the rules and devices of a live server. Plan and apply run the tests on the state after
- * apply (src/access/plan.ts) and carry their failures (Plan.tests, W3.6).
+ * apply (src/access/plan.ts) and carry their failures (Plan.tests): a failing test blocks apply.
  */
 import {
   accessModelOfDesired,
@@ -102,11 +102,11 @@ export async function afterApplyOnSession(
 }
 
 export interface AccessEvents {
-  /** Something to look at that does not stop the evaluation: a secret that cannot be read now (W3.6). */
+  /** Something to look at that does not stop the evaluation: a secret that cannot be read now (rules need none). */
   warning?(diagnostic: Diagnostic): void;
 }
 
-/** The desired state; rules need no secret, so one that cannot be read is only a warning here (W3.6). */
+/** The desired state; rules need no secret, so one that cannot be read is only a warning here. */
 function loadForAccess(file: string, events: AccessEvents, input?: DesiredInput): Promise<DesiredState> {
   const load = loaderFor(input);
   return loadDesired(file, {}, async (path) => {

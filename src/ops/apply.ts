@@ -242,7 +242,7 @@ function reviewersNeeded(fresh: Plan, reviewed: Plan): Map<string, string[]> {
   return needed;
 }
 
-/** How many secrets of the changes `plan` writes the reviewed plan did not pin (read now, W4.7). */
+/** How many secrets of the changes `plan` writes the reviewed plan did not pin: read now, where it is applied. */
 function unpinnedOf(reviewed: Plan, plan: Plan): number {
   const written = new Set(plan.changes.map((c) => c.id));
   return reviewed.changes

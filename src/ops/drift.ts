@@ -29,7 +29,7 @@ export async function checkDrift(
   events: OpEvents = {},
   signal?: AbortSignal,
 ): Promise<DriftCheck> {
-  // Drift never sends a secret: it reads no password, and reports a key it cannot compare (W3.6).
+  // Drift never sends a secret: it reads no password, and lists a key it cannot compare as not checked.
   const { plan, differs } = await planAgainstServer({ ...request, unreadableSecrets: 'report' }, events, signal);
   return { plan, status: differs ? 'drift' : 'clean' };
 }

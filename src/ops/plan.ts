@@ -36,7 +36,7 @@ export interface PlanShaping {
   /** Keys in the plan's notation: the plan keeps these changes and what they need. */
   target?: string[];
   /**
-   * A secret that cannot be read here (W3.6): `refuse` (plan, apply: a change that would send it
+   * A secret that cannot be read here (secrets are read where used): `refuse` (plan, apply: a change that would send it
    * stops the plan; default), or `report` (drift, which never sends: it reads no password, and a
    * preshared key it cannot read is listed in Plan.not_checked), or `unpin` (plan: a variable it
    * cannot read is read at apply instead, and the saved plan records it as not pinned; a file it
@@ -190,7 +190,7 @@ async function compareToBase(
     live = await withConfiguration(reading, session);
   let basePlan: Plan;
   try {
-    // The base's plan is compared, never applied: a secret it cannot read stops nothing (W3.6).
+    // The base's plan is compared, never applied: a secret it cannot read stops nothing, and no password is read.
     // The base's own forget: and acknowledged: entries shape its plan as they shape this one's.
     const baseLife = lifecycleOf(base.result.state, live, shaping.instant ?? new Date());
     const whole = planChanges(baseLife.desired, baseLife.live, {

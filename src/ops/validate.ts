@@ -1,6 +1,6 @@
 /**
  * Validation as an operation: every offline check of the desired state, the access tests included
- * (W3.6), no server and no secret needed.
+ * (they run on the declared rules): no server and no secret needed.
  */
 import { resolve } from 'node:path';
 import { accessModelOfDesired } from '../access/model.js';
@@ -23,7 +23,7 @@ export interface Validation {
 }
 
 export async function validateDesired(request: { file: string; input?: DesiredInput }): Promise<Validation> {
-  // Secrets are not read; one that cannot be read here is a warning (forks get no secrets: W3.6).
+  // Secrets are not read; one that cannot be read here is a warning (a fork's pull request has no secrets).
   const result = await loaderFor(request.input)(request.file);
   const warnings = [
     ...(result.warnings ?? []),
@@ -32,7 +32,7 @@ export async function validateDesired(request: { file: string; input?: DesiredIn
       : []),
   ];
   if (!result.ok) return { ok: false, errors: result.diagnostics, warnings, tests: [] };
-  // The access tests run offline (W3.6): a failing one is an error at its line.
+  // The access tests run offline, on the declared rules: a failing one is an error at its line.
   const declared = result.state.tests ?? [];
   const tests = declared.length > 0 ? runAccessTests(accessModelOfDesired(result.state), declared) : [];
   return {

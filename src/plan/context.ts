@@ -24,7 +24,7 @@ export interface PlanOptions {
   allowDeletes?: number;
   allowUpdates?: number;
   /**
-   * A change that would send a secret that cannot be read (W3.6): `refuse` (default; plan and
+   * A change that would send a secret that cannot be read (secrets are read where used): `refuse` (default; plan and
    * apply) makes it a problem naming the reference; `report` (drift, which never sends) plans the
    * change all the same and reads no password; `unpin` (plan) plans a change whose variable
    * (`env`, `tfvar`) cannot be read here with that secret not pinned (read at apply), and refuses
@@ -57,7 +57,7 @@ export class PlanContext {
   readonly changes = new Map<string, Change>();
   readonly problems: string[] = [];
   readonly warnings: string[] = [];
-  /** Fields left uncompared: their secret cannot be read (W3.6). */
+  /** Fields left uncompared: their secret cannot be read; never reported as matching. */
   readonly notChecked: NotCheckedField[] = [];
   readonly #reportedDuplicates = new Set<string>();
   /** Declared users by key, the live user each was matched to, and its old email when renamed. */

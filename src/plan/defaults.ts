@@ -1,5 +1,5 @@
 /**
- * Fields a file leaves out are managed at their default (W3.5): a user's `role` is `unprivileged`;
+ * Fields a file leaves out are managed at their default: a user's `role` is `unprivileged`;
  * a device's `use_default_<x>` (allowed_ips, dns, endpoint, mtu, persistent_keepalive) is true
  * when neither `<x>` nor its flag is written, so its value follows the server. `description`,
  * `ipv4`, `ipv6`, `preshared_key` and `password` left out stay unmanaged. Opting out is explicit:

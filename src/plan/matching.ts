@@ -297,7 +297,7 @@ function defaultedFields(fields: DesiredDeviceFields): string[] {
 }
 
 /**
- * Whether a secret a change sends can be sent (W3.6): read now, and checked as the server checks it.
+ * Whether a secret a change sends can be sent: read now, and checked as the server checks it.
  * When it cannot be, a problem names where it is declared, the object, why it is sent and the
  * reference's problem (the plan stops, exit 1); `unreadableSecrets: report` (drift, which never
  * sends) reads nothing; `unpin` (plan) sends a variable it cannot read all the same, read at apply
@@ -318,7 +318,7 @@ function sendable(ctx: PlanContext, why: string, secret: Secret): boolean {
 
 /**
  * Whether the declared preshared key differs from the live one. A key that cannot be read here is
- * not compared (W3.6): the plan lists it as not checked, never as matching.
+ * not compared: the plan lists it as not checked, never as matching.
  */
 function presharedKeyChanged(ctx: PlanContext, key: string, device: DesiredDevice, live: ApiDevice): boolean {
   if (device.preshared_key === undefined) return false;

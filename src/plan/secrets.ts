@@ -10,7 +10,7 @@ const values = new WeakMap<PlanSecret, Secret>();
 
 /**
  * A secret field of a change: its reference (and where it is declared), with the value it was
- * planned with kept aside. A secret read and found unreadable (a plan that unpins, W4.7) is not
+ * planned with kept aside. A secret read and found unreadable (a plan that unpins: a variable unset here) is not
  * pinned: it is read where the plan is applied.
  */
 export function planSecret(field: PlanSecret['field'], secret: Secret): PlanSecret {

@@ -228,7 +228,7 @@ export interface UndeclaredItem {
 }
 
 /**
- * A field the plan did not compare with the server (W3.6): its secret cannot be read where the
+ * A field the plan did not compare with the server: its secret cannot be read where the
  * plan was made (a variable unset or empty, a file missing). Never reported as matching.
  */
 export interface NotCheckedField {
@@ -241,7 +241,7 @@ export interface NotCheckedField {
   reason: string;
 }
 
-/** How the desired state's access tests (`tests:`) fared against its rules, when it has any (W3.6). */
+/** How the desired state's access tests (`tests:`) fared against its rules, if it has any; a failure blocks apply. */
 export interface PlanTests {
   /**
    * The state the tests were evaluated on (docs/rule-semantics.md §9): `after-apply` (plan, apply:
@@ -354,7 +354,7 @@ export interface Plan {
   base?: PlanBase;
   /** `plan --base`: changes of the base's plan that this one does not make (this pull request undoes them). */
   resolved_by_pr?: ResolvedChange[];
-  /** Fields not compared with the server because their secret cannot be read here (W3.6). */
+  /** Fields not compared with the server because their secret cannot be read here. */
   not_checked?: NotCheckedField[];
   /** The access tests of the desired state, run with the plan on the state after apply; absent without tests. */
   tests?: PlanTests;

@@ -4,7 +4,7 @@
  * and then over port breakpoints (never by sampling). Pure.
  *
  * The scopes are independent: a user's own rules are all evaluated before the global ones
- * (spec §2.1), so where a user's own rule decides depends on the user's rules alone, and the
+ * (docs/rule-semantics.md §2.2), so where a user's own rule decides depends on the user's rules alone, and the
  * global rules decide, for that user, every packet none of the user's rules matches.
  */
 import { accessBlocksOf, rangeToCidrs, type AccessBlock, type PacketCell } from '../access/changes.js';

@@ -140,7 +140,7 @@ export function testLine(result: TestResult): string {
 }
 
 /**
- * The failing tests as `validate` errors (W3.6), but those with no source to test from: each at
+ * The failing tests as `validate` errors (a failing test fails it), but those with no source to test from: each at
  * its test's `name:` line, with the expectation, the outcome and the deciding rule.
  */
 export function failedTestDiagnostics(results: readonly TestResult[]): Diagnostic[] {
@@ -252,7 +252,7 @@ function partsText(parts: readonly ReachPiece[]): string {
 
 /** The few lines of `netform explain` for one source. */
 function explainLines(who: string, decision: Decision): string[] {
-  // W3.6: a source without a tunnel says why on its line: `NO TUNNEL (no device)`.
+  // A source without a tunnel says why on its line (`NO TUNNEL (no device)`), not a bare verdict.
   if (decision.verdict === 'no tunnel') return [`${who}: NO TUNNEL (${decision.reason})`];
   const lines = [`${who}: ${decision.verdict.toUpperCase()}`];
   if (decision.decidedBy) lines.push(`  decided by ${describeMatch(decision.decidedBy)}`);

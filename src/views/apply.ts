@@ -114,7 +114,7 @@ export function exitingNowLine(signal: string): string {
 }
 
 /** The server went away: no new writes. */
-/** Before the writes: secrets the plan did not pin where it was made, read now (W4.7). */
+/** Before the writes: secrets the plan did not pin where it was made (a variable unset there), read now. */
 export function unpinnedLine(count: number): string {
   return `${count} secret${count === 1 ? ' was' : 's were'} not pinned at review: read now, and sent as read\n`;
 }

@@ -32,7 +32,7 @@ export interface Output {
 
 /**
  * What `netform validate` prints: JSON or annotations on stdout; in text, the problems on stderr
- * (a failing access test among them: views/access.ts failedTestDiagnostics, W3.6). Then, but for JSON, how many errors there
+ * (a failing access test among them: views/access.ts failedTestDiagnostics). Then, but for JSON, how many errors there
  * are in `names.input` (stderr), or what the valid files declare (stdout, naming `names.valid`).
  * SARIF is written by views/sarif.ts.
  */

@@ -12,7 +12,7 @@ export interface DriftOutcome {
   server: string | null;
   error?: string;
   changes: readonly SeenChange[];
-  /** `not checked: preshared key of …` lines (W3.6): fields whose secret cannot be read here. */
+  /** `not checked: preshared key of …` lines: fields whose secret cannot be read here. */
   not_checked?: readonly string[];
   /** What the plan amounts to (src/plan/outcome.ts); absent on failure. */
   outcome?: PlanOutcome;
@@ -34,7 +34,7 @@ export function driftText(
   if (report.status === 'failed')
     return `netform drift on ${where}: the check failed: ${webhookLines(report.error ?? 'unknown error', format)}`;
   if (report.status === 'clean' && report.not_checked?.length) {
-    // W3.6: never "matches" when something was not compared.
+    // Never "matches" when a field was not compared: a clean drift says what it could not check.
     return `netform drift on ${where}: no differences in what was compared; ${report.not_checked.map(text).join('; ')}`;
   }
   if (report.status === 'clean') {

@@ -1,5 +1,5 @@
 /**
- * What a plan says besides its changes, for review (W3.6): the fields it did not compare because
+ * What a plan says besides its changes, for review: the fields it did not compare because
  * their secret cannot be read here ("not checked", never "matches"), and how the desired state's
  * access tests fared (failures first, each with its place, expectation, outcome and deciding rule).
  * Pure; every string from files or servers goes through the escaping helpers.

@@ -64,11 +64,11 @@ export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOption
 /** `1 to create, 2 to update, 0 to replace, 3 to delete (+4 with their user)`. */
 export function summaryLine(plan: Plan): string {
   const s = plan.summary;
-  // "Matches" only when the plan's outcome says so (src/plan/outcome.ts), and never when a field was not compared (W3.6).
+  // "Matches" only when the plan's outcome says so (src/plan/outcome.ts), and never when a field was not compared.
   if (plan.changes.length === 0) {
     const outcome = noChangesLine(plan.outcome);
     const uncompared = notCheckedSummary(plan);
-    // Only unchecked fields keep it from matching: say that in W3.6's words; else the outcome's.
+    // Only unchecked fields keep it from matching: say what was not checked; else the outcome's words.
     const onlyUnchecked = !plan.outcome || (plan.outcome.pending.length === 0 && plan.outcome.kept.length === 0);
     return inertText(uncompared && onlyUnchecked ? uncompared : outcome);
   }
@@ -129,7 +129,7 @@ function unpinnedSource(ref: SecretRef): string {
 
 function fieldLine(change: Change | ResolvedChange, field: FieldChange): string {
   if (isSecretField(field)) {
-    // Not read where the plan was made: read where it is applied (W4.7).
+    // Not read where the plan was made: read where it is applied, and shown as not pinned.
     const unpinned =
       'secrets' in change ? change.secrets?.find((s) => s.field === field.field && s.pinned === false) : undefined;
     if (unpinned) return `${field.field} from ${unpinnedSource(unpinned.ref)}, read at apply: not pinned`;
@@ -259,7 +259,7 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string, driftAccess =
       (plan.sources.length ? c.dim(` (from ${inertText(plan.sources.join(', '))})`) : ''),
   );
   out.push('');
-  // W3.6: failing access tests open the plan.
+  // Failing access tests open the plan: they are what stops it from being applied.
   for (const line of failuresText(plan.tests)) out.push(line === '' ? '' : c.red(line));
   const changeText = (change: Change | ResolvedChange) => {
     const { head, details } = changeLines(change);

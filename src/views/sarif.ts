@@ -1,5 +1,5 @@
 /**
- * SARIF 2.1.0 (OASIS) logs of `validate --format sarif` and `test --format sarif` (W3.6), for code
+ * SARIF 2.1.0 (OASIS) logs of `validate --format sarif` and `test --format sarif`, for code
  * scanning: each problem a result at the YAML file and line it is about, the file's URI relative to
  * the repository root (the git work tree, or the working directory outside git). A synthesized
  * CDKTF stack (`cdk.tf.json`) is usually not committed: its results carry no location, and their

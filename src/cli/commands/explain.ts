@@ -34,7 +34,7 @@ export function registerExplain(program: Command, cli: CliContext): void {
       if (!opts.file && !opts.live)
         throw new CliError('give -f PATH (the desired state), or --live with --url/--embedded');
       const { state, ...source } = accessSourceOf(opts, io);
-      // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
+      // Secrets are not needed to evaluate rules; one that cannot be read is a warning.
       const warning = (d: Diagnostic) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
       const decisions = await explainPacket({ ...source, from: from.value, to: to.value }, { warning });
       const shown = opts.format === 'json' ? explainJson : explainText;

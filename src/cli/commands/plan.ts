@@ -2,7 +2,7 @@
  * `netform plan -f PATH [-o plan.json] [--format text|json|markdown]`: what apply would do.
  * Exit codes: 0 nothing to do, 2 changes or pending (the server does not match), 3 over a safety
  * limit (the plan is printed in full first), 1 error (also when an access test fails: the whole
- * plan is still written, its failures first, but no saved plan: W3.6).
+ * plan is still written, its failures first, but no saved plan: it cannot be applied).
  */
 import { Option, type Command } from 'commander';
 import { elapsedSince } from '../../ops/events.js';
@@ -108,7 +108,7 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
   const toStdout = opts.out === '-';
   const shownOn = toStdout ? 'err' : 'out';
-  // W3.6: a plan whose access test fails is shown whole, failures first, but cannot be applied.
+  // A plan whose access test fails is shown whole, failures first, but cannot be applied.
   const testsFail = (plan.tests?.failed ?? 0) > 0;
   // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/planfile.ts);
   // not when a test fails: that plan cannot be applied.

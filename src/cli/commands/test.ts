@@ -38,7 +38,7 @@ export function registerTest(program: Command, cli: CliContext): void {
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (opts: TestOptions) => {
-      // W3.6: secrets are not needed to evaluate rules; one that cannot be read is a warning.
+      // Secrets are not needed to evaluate rules; one that cannot be read is a warning.
       const warnings: Diagnostic[] = [];
       const { state, ...source } = accessSourceOf(opts, io);
       const results = await runTests({ ...source, file: opts.file }, { warning: (d) => warnings.push(d) });

@@ -1,6 +1,6 @@
 /**
  * `netform validate -f PATH`: every offline check of the desired state, the access tests included
- * (W3.6), no server and no secret needed.
+ * (they run on the declared rules): no server and no secret needed.
  */
 import { Option, type Command } from 'commander';
 import { displayPath } from '../../ops/desired.js';
@@ -36,7 +36,7 @@ export function registerValidate(program: Command, cli: CliContext): void {
       } else {
         const input = displayPath(options.file);
         const names = { input, valid: options.file === '-' ? 'stdin' : input };
-        // A failing access test is an error at its test (W3.6).
+        // A failing access test is an error at its test: validation fails.
         const errors = [...result.errors, ...failedTestDiagnostics(result.tests)];
         for (const { stream, text } of validationOutput({ ...result, errors }, options.format, names))
           io[stream === 'stdout' ? 'out' : 'err'].write(text);

@@ -37,7 +37,7 @@ export interface RuleEntry extends Declared {
 
 export function checkUser(entry: UserEntry, into: Diagnostic[]): void {
   const { user } = entry;
-  // The password is not read here: only where it is sent (W3.6; desired/secrets.ts lazySecret checks it then).
+  // The password is not read here: only where it is sent (desired/secrets.ts lazySecret checks it then).
   const result = checkUserInput(
     { email: user.email, ...(user.role !== undefined ? { role: user.role } : {}) },
     'create',
@@ -68,7 +68,7 @@ export function checkDevice(entry: DeviceEntry, into: Diagnostic[]): void {
   const name = checkDeviceName(device.name);
   if (typeof name !== 'string') into.push(report(entry, 'name', explain('name', name.message, device.name)));
   // The owner's id is unknown offline; any non-blank value satisfies the create shape. The preshared
-  // key is not read here: where it is sent or compared (W3.6; lazySecret checks its shape then).
+  // key is not read here: where it is sent or compared (lazySecret checks its shape then).
   const result = checkDeviceInput({ ...device.fields, user_id: 'declared-owner' }, 'create');
   if (result.ok) return;
   const { errors } = result;

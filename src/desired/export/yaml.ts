@@ -4,7 +4,7 @@
  * users), written directly for the shapes export produces.
  *
  * `netform export` of a large server writes megabytes of flat mappings of scalars; building a
- * `yaml` Document of them cost more than reading the server (issue 13). Here each value is written
+ * `yaml` Document of them cost more than reading the server (bench/RESULTS.md, "Export"). Here each value is written
  * straight to text with the `yaml` package's own rules for when a string may stay plain and how it
  * is quoted (stringify/stringifyString.js of yaml 2, the YAML 1.2 core schema's tags). Whatever
  * falls outside those rules — multi-line strings (block scalars), control characters, lone
