@@ -136,8 +136,8 @@ export interface StoreReader {
   /** Every record of an applied saved plan (for `server copy`). */
   listAppliedPlans(): Promise<AppliedPlanRow[]>;
 
-  /** How many users, devices and rules there are (for metrics); optional: without it they are listed and counted. */
-  countObjects?(): Promise<{ users: number; devices: number; rules: number }>;
+  /** How many users, devices and rules there are (for metrics), counted by the database. */
+  countObjects(): Promise<{ users: number; devices: number; rules: number }>;
   getAllocationHint(family: IpFamily): Promise<AllocationHint | null>;
   /** The lowest listed free address in [from, to], or null. */
   lowestFreeAddress(family: IpFamily, from: bigint, to: bigint): Promise<bigint | null>;
