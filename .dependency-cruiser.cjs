@@ -3,7 +3,10 @@
  * `npm run lint` with dependency-cruiser. Type-only imports are not dependencies at run time:
  * views and the command line may name any domain type.
  */
-const DOMAIN = '^src/(access|apply|client|desired|drift|migrate|model|nft|plan|review|sarif)/';
+/** The domain folders, which ops runs: everything of `src/` but the entries, ops, views and cli. */
+const DOMAIN_FOLDERS = ['access', 'apply', 'client', 'desired', 'drift', 'migrate', 'model', 'nft', 'plan', 'review'];
+const DOMAIN = `^src/(${DOMAIN_FOLDERS.join('|')})/`;
+const DOMAIN_BUT_MODEL = `^src/(${DOMAIN_FOLDERS.filter((folder) => folder !== 'model').join('|')})/`;
 const TYPE_ONLY = ['type-only'];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -37,7 +40,7 @@ module.exports = {
         'A command turns flags into an ops request and its result into views: at run time it imports ops, views, model and itself; the server only to serve or administer it.',
       severity: 'error',
       from: { path: '^src/cli/' },
-      to: { path: DOMAIN, pathNot: '^src/model/', dependencyTypesNot: TYPE_ONLY },
+      to: { path: DOMAIN_BUT_MODEL, dependencyTypesNot: TYPE_ONLY },
     },
     {
       name: 'server-only-for-serve-and-server',
@@ -59,7 +62,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/views/' },
       to: {
-        path: ['^src/(ops|apply|client|desired|drift|migrate|nft|plan|access|review|sarif)/', '^server/'],
+        path: ['^src/ops/', DOMAIN_BUT_MODEL, '^server/'],
         dependencyTypesNot: TYPE_ONLY,
       },
     },
@@ -78,6 +81,22 @@ module.exports = {
       to: { path: ['^src/', '^server/'], pathNot: '^src/model/' },
     },
     {
+      name: 'cdktf-entry-stands-alone',
+      comment:
+        'The netform/cdktf entry (src/cdktf) builds stacks from its generated constructs and the cdktf and constructs packages: of our other folders it may import only views (its words) and model.',
+      severity: 'error',
+      from: { path: '^src/cdktf/' },
+      to: { path: ['^src/', '^server/'], pathNot: '^src/(cdktf|views|model)/' },
+    },
+    {
+      name: 'only-the-cdktf-entry-loads-cdktf',
+      comment:
+        'Nothing else imports src/cdktf or the cdktf and constructs packages, not even for a type: reading a cdk.tf.json (src/desired/cdktf) needs neither package.',
+      severity: 'error',
+      from: { pathNot: '^src/cdktf/' },
+      to: { path: ['^src/cdktf/', '(^|/)node_modules/(cdktf|constructs)/'] },
+    },
+    {
       name: 'server-shares-only-the-model',
       comment: 'The bundled server is a separate program that shares the model\'s rules only.',
       severity: 'error',
@@ -87,7 +106,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    includeOnly: ['^src/', '^server/'],
+    includeOnly: ['^src/', '^server/', '(^|/)node_modules/(cdktf|constructs)/'],
     exclude: { path: '^src/cdktf/generated/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },

@@ -3,8 +3,11 @@
  * services do). Methods are async-shaped so that a PostgreSQL implementation can follow the same
  * interface; the SQLite one answers synchronously underneath.
  *
- * Reads on the Store itself see committed data only, and nothing is cached: with several server
- * processes on one PostgreSQL database, a committed write is seen by the next read on any of them.
+ * Reads on the Store itself see committed data only, and nothing is kept past a commit: with
+ * several server processes on one PostgreSQL database, a committed write is seen by the next read
+ * on any of them. (PostgreSQL keeps nothing between reads. SQLite's reader connection keeps the
+ * settings, tokens found by hash, and devices and rules read by id, each only while PRAGMA
+ * data_version shows no commit since, by this process or another: server/store/sqlite.ts.)
  * Every write goes through `transaction`, which runs one writer at a time: a check made inside it
  * (uniqueness, overlap, the last admin, a free address) still holds when its write lands.
  */
@@ -133,8 +136,8 @@ export interface StoreReader {
   /** Every record of an applied saved plan (for `server copy`). */
   listAppliedPlans(): Promise<AppliedPlanRow[]>;
 
-  /** How many users, devices and rules there are (for metrics); optional: without it they are listed and counted. */
-  countObjects?(): Promise<{ users: number; devices: number; rules: number }>;
+  /** How many users, devices and rules there are (for metrics), counted by the database. */
+  countObjects(): Promise<{ users: number; devices: number; rules: number }>;
   getAllocationHint(family: IpFamily): Promise<AllocationHint | null>;
   /** The lowest listed free address in [from, to], or null. */
   lowestFreeAddress(family: IpFamily, from: bigint, to: bigint): Promise<bigint | null>;

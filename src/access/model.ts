@@ -165,7 +165,7 @@ function pinned(field: 'ipv4' | 'ipv6', value: string | null | undefined): Parti
 /** The evaluator's settings from a desired state's `settings.port_rules` and `settings.server_addresses`. */
 export function accessSettingsOf(desired: DesiredState): AccessSettings {
   const settings = defaultAccessSettings();
-  const declared = desired.settings as { port_rules?: boolean; server_addresses?: string[] };
+  const declared = desired.settings;
   if (declared.port_rules === false) settings.portRules = false;
   if (declared.server_addresses !== undefined) settings.serverAddresses = [...declared.server_addresses];
   return settings;

@@ -1,9 +1,16 @@
 /**
  * The device-field table: each field of a /v0 device once, with what it is to the server, to a
  * declaration and to an upstream 0.7.26+ update, and the `use_default_<x>` rule (docs/api-v0.md
- * section 5). Every list of device fields derives from here: the server's body checks, its
- * merged-device check and its stores' columns; the desired-state reader and its shorthand; the
- * planner's comparison; the executor's answer checks; export.
+ * section 5). The lists of device fields derive from here: the server's body checks, its
+ * merged-device check, its response schema and its stores' columns; the desired-state reader and
+ * its shorthand; the planner's comparison; the executor's answer checks; export.
+ *
+ * Three hot paths spell the fields out one by one instead, for speed, and must follow the table
+ * by hand: the server's device answer (`deviceView`, server/services/views.ts, with the
+ * `use_default_<x>` rule written per field), the SQLite reader's positional rows (`toDevice`,
+ * server/store/sqlite.ts, in `DEVICE_COLUMNS` order) and the client's reading of an answer
+ * (`readDevice`, src/client/resources.ts, which also restates the flags' create default). The
+ * compiler checks their keys against `ApiDevice` and `DeviceRow`, not their order or the rule.
  */
 import { addError, type FieldErrors } from './errors.js';
 import { has, isBlank, type Mode, type RawInput } from './fields.js';

@@ -40,9 +40,9 @@ export type DesiredInput = Pick<LoadOptions, 'env' | 'stdin'> & {
  * Loads as loadDesiredState does, with the input's environment and stdin, and gives the state in
  * effect at the input's clock (src/desired/expiry.ts): every operation plans and evaluates that.
  */
-export function loaderFor(input: DesiredInput = {}, options: LoadOptions = {}): (path: string) => Promise<LoadResult> {
+export function loaderFor(input: DesiredInput = {}): (path: string) => Promise<LoadResult> {
   const { clock, ...rest } = input;
-  return inEffect((path) => loadDesiredState(path, { ...options, ...rest }), clock);
+  return inEffect((path) => loadDesiredState(path, rest), clock);
 }
 
 /** A loader's states as in effect at the clock's instant (expired objects absent, expired roles demoted). */

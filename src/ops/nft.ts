@@ -24,9 +24,10 @@ export interface NftRequest {
 
 /** The ruleset's text. */
 export async function nftRuleset(request: NftRequest, events: OpEvents = {}, signal?: AbortSignal): Promise<string> {
-  // Secrets play no part in a ruleset: one that cannot be read here is no error.
+  // Secrets play no part in a ruleset: one that cannot be read now is only a warning of the load
+  // (as for every command), which this ignores; a reference breaking a file rule is an error.
   const desired: DesiredState | undefined = request.file
-    ? await loadDesired(request.file, events, loaderFor(request.input, { secrets: 'check' }))
+    ? await loadDesired(request.file, events, loaderFor(request.input))
     : undefined;
   if (!request.connect)
     return renderRuleset(

@@ -3,10 +3,11 @@
  * sections 2 and 4). No state file: live objects are matched to declared ones by natural key.
  * Linear in the number of objects: every lookup goes through maps built once.
  *
- * The plan is made in stages, each in its own module and each doing one thing to a shared
- * PlanContext (context.ts): matching (users, devices), renames, rules, deletions (absent, prune),
- * guards, conflicts (unique values: free before take, or a plan error), ordering, configuration,
- * then what no file declares (undeclared) and the plan document. A new kind of change adds a stage here.
+ * The plan is made in stages, each doing one thing to a shared PlanContext (context.ts), in the
+ * order of STAGES below: matching (users, devices), renames, rules, deletions (absent, expired
+ * rules, prune), guards, conflicts (unique values: free before take, or a plan error), ordering,
+ * tunnel capacity, configuration, expiries, effective values, rename hints; then what no file
+ * declares (undeclared) and the plan document. A new kind of change adds a stage to STAGES.
  */
 import type { DesiredState, LiveState } from '../model/state.js';
 import { planConfiguration } from './configuration.js';

@@ -113,12 +113,12 @@ export function exitingNowLine(signal: string): string {
   return `${signal} again: exiting now. Writes in flight may or may not have happened; netform plan shows where the server is.\n`;
 }
 
-/** The server went away: no new writes. */
 /** Before the writes: secrets the plan did not pin where it was made (a variable unset there), read now. */
 export function unpinnedLine(count: number): string {
   return `${count} secret${count === 1 ? ' was' : 's were'} not pinned at review: read now, and sent as read\n`;
 }
 
+/** The server went away: no new writes. */
 export function haltedLine(reason: string): string {
   return `${reason}: starting no new writes\n`;
 }
