@@ -38,15 +38,6 @@ const SECRETS = {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'netform-pack-'));
-  // Run from the folder the tarball is installed into: the stack's local backend path is the cwd's.
-  mkdirSync(join(dir, 'app'));
-  const synth = run(
-    process.execPath,
-    [join(ROOT, 'examples', 'cdktf', 'main.mjs'), join(dir, 'cdktf.out')],
-    join(dir, 'app'),
-  );
-  expect(synth.code, synth.all).toBe(0);
-  stackText = readFileSync(join(dir, STACK, 'cdk.tf.json'), 'utf8');
   server = await startServerProcess();
 });
 afterAll(async () => {
@@ -94,6 +85,7 @@ describe('npm pack', () => {
     expect(tarball).toMatch(/^netform-\d+\.\d+\.\d+\.tgz$/);
 
     const app = join(dir, 'app');
+    mkdirSync(app);
     writeFileSync(join(app, 'package.json'), '{ "name": "gitops-repo", "private": true }\n');
     const installed = run(
       'npm',
@@ -143,7 +135,11 @@ console.log(schema.title, plan.format_version, saved(plan) ? 'valid' : JSON.stri
     expect(loaders).toContain('src/cdktf/peers.js');
     expect(loaders.filter((file) => !file.startsWith('src/cdktf/'))).toEqual([]);
 
-    // A synthesized stack is read without them.
+    // A synthesized stack is read without them: examples/cdktf, synthesized with the checkout's cdktf
+    // from the app's folder (the stack's local backend path is the cwd's).
+    const synth = run(process.execPath, [join(ROOT, 'examples', 'cdktf', 'main.mjs'), join(dir, 'cdktf.out')], app);
+    expect(synth.code, synth.all).toBe(0);
+    stackText = readFileSync(join(dir, STACK, 'cdk.tf.json'), 'utf8');
     mkdirSync(join(app, STACK), { recursive: true });
     writeFileSync(join(app, STACK, 'cdk.tf.json'), stackText);
     const stackPlanned = run('npx', ['--no-install', 'netform', 'plan', '-f', STACK], app, planEnv());
@@ -169,6 +165,7 @@ try {
     const imported = run(process.execPath, ['use-cdktf.mjs'], app);
     expect(imported.code, imported.all).toBe(0);
     expect(imported.stdout).toBe(`function\n${cdktfPeersMissing(['cdktf', 'constructs'])}\n`);
+    expect(imported.stdout.split('\n')).toHaveLength(3); // one line each, then the end
     expect(imported.stdout).toContain('npm install cdktf@0.21 constructs@10');
     installedApp = app;
   });
