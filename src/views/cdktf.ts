@@ -8,9 +8,12 @@ export const CDKTF_INSTALL = 'npm install cdktf@0.21 constructs@10';
  * them, and that reading a synthesized stack needs neither.
  */
 export function cdktfPeersMissing(missing: readonly string[]): string {
-  const which = missing.length === 1 ? 'which is' : 'which are';
+  const what =
+    missing.length === 1
+      ? 'an optional peer dependency of netform that is not installed'
+      : 'optional peer dependencies of netform that are not installed';
   return (
-    `netform/cdktf needs ${missing.join(' and ')} (optional peer dependencies of netform), ${which} not installed: ` +
-    `${CDKTF_INSTALL} (netform validate, plan and apply read a synthesized cdk.tf.json without them)`
+    `netform/cdktf needs ${missing.join(' and ')}, ${what}: ${CDKTF_INSTALL} ` +
+    '(netform validate, plan and apply read a synthesized cdk.tf.json without them)'
   );
 }
