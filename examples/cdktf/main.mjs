@@ -11,6 +11,9 @@
  * Secrets are sensitive Terraform variables, never values in this file or in the stack:
  * netform (like Terraform) reads them from TF_VAR_alice_password, TF_VAR_bob_password,
  * TF_VAR_alice_laptop_psk and TF_VAR_carol_laptop_psk.
+ *
+ * Needs cdktf and constructs, optional peer dependencies of netform (devDependencies of this
+ * checkout): in a project of your own, `npm install cdktf@0.21 constructs@10` beside netform.
  */
 import { App } from 'cdktf';
 import { dirname, join } from 'node:path';

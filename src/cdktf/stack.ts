@@ -9,8 +9,8 @@
  * - resource names derive from natural keys (email, device name, rule fields), not from list
  *   positions, so reordering a list renames nothing.
  */
-import { TerraformStack, TerraformVariable } from 'cdktf';
 import type { Construct } from 'constructs';
+import { TerraformStack, TerraformVariable } from './peers.js';
 import { Device } from './generated/providers/firezone/device/index.js';
 import { FirezoneProvider } from './generated/providers/firezone/provider/index.js';
 import { Rule } from './generated/providers/firezone/rule/index.js';

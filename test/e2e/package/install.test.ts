@@ -4,18 +4,37 @@
  * checks with the plan schema imported from the installed package (`netform/schemas/plan.schema.json`). Install scripts are skipped
  * (`--ignore-scripts`): the tarball holds the built dist/, and these commands do not need the
  * bundled server's native SQLite module. Slow (an install from the registry or npm's cache).
+ *
+ * cdktf and constructs are optional peer dependencies: the install leaves them out, `plan` reads a
+ * synthesized cdk.tf.json without them, and `netform/cdktf` throws one line saying what to install;
+ * then, with them installed beside netform, the CDKTF example synthesizes and plans as before.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cdktfPeersMissing } from '../../../src/views/cdktf.js';
 import { startServerProcess, type TestServer } from '../../helpers/server.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 let dir: string;
 let server: TestServer;
+/** The folder the tarball is installed into, once the first test has installed it. */
+let installedApp: string | undefined;
+/** examples/cdktf synthesized with the checkout's own cdktf. */
+let stackText: string;
+/** The plan of that stack from the installed package without cdktf. */
+let stackPlan: string;
+
+const STACK = join('cdktf.out', 'stacks', 'example-corp');
+const SECRETS = {
+  TF_VAR_alice_password: 'example-alice.password',
+  TF_VAR_bob_password: 'example-bob.password',
+  TF_VAR_alice_laptop_psk: 'example-alice-laptop.psk',
+  TF_VAR_carol_laptop_psk: 'example-carol-laptop.psk',
+};
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'netform-pack-'));
@@ -25,6 +44,22 @@ afterAll(async () => {
   await server.stop();
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** The server and the example's secrets (TF_VAR_*), for a plan of the example stack. */
+function planEnv(): Record<string, string> {
+  const env: Record<string, string> = { NETFORM_URL: server.url, NETFORM_TOKEN: server.token };
+  for (const [name, file] of Object.entries(SECRETS))
+    env[name] = readFileSync(join(ROOT, 'examples', 'basic', 'secrets', file), 'utf8').trim();
+  return env;
+}
+
+/** The installed package's compiled files, relative to its dist/, that load cdktf or constructs. */
+function loadingCdktf(dist: string): string[] {
+  const loads = /(?:\bfrom\s*|\bimport\(\s*|\brequire\(\s*)['"](?:cdktf|constructs)['"]/;
+  return readdirSync(dist, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.js') && loads.test(readFileSync(join(dist, file), 'utf8')))
+    .map((file) => file.split(sep).join('/'));
+}
 
 function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}) {
   const result = spawnSync(command, args, {
@@ -93,5 +128,72 @@ console.log(schema.title, plan.format_version, saved(plan) ? 'valid' : JSON.stri
     const checked = run(process.execPath, ['check-plan.mjs'], app);
     expect(checked.code, checked.all).toBe(0);
     expect(checked.stdout).toBe('netform plan 3 valid\n');
+
+    // cdktf and constructs are optional peer dependencies: left out, and loaded by netform/cdktf alone.
+    for (const peer of ['cdktf', 'constructs']) expect(existsSync(join(app, 'node_modules', peer)), peer).toBe(false);
+    const loaders = loadingCdktf(join(app, 'node_modules', 'netform', 'dist'));
+    expect(loaders).toContain('src/cdktf/peers.js');
+    expect(loaders.filter((file) => !file.startsWith('src/cdktf/'))).toEqual([]);
+
+    // A synthesized stack is read without them: examples/cdktf, synthesized with the checkout's cdktf
+    // from the app's folder (the stack's local backend path is the cwd's).
+    const synth = run(process.execPath, [join(ROOT, 'examples', 'cdktf', 'main.mjs'), join(dir, 'cdktf.out')], app);
+    expect(synth.code, synth.all).toBe(0);
+    stackText = readFileSync(join(dir, STACK, 'cdk.tf.json'), 'utf8');
+    mkdirSync(join(app, STACK), { recursive: true });
+    writeFileSync(join(app, STACK, 'cdk.tf.json'), stackText);
+    const stackPlanned = run('npx', ['--no-install', 'netform', 'plan', '-f', STACK], app, planEnv());
+    expect(stackPlanned.code, stackPlanned.all).toBe(2);
+    for (const name of ['alice', 'bob', 'carol', 'dave', 'erin'])
+      expect(stackPlanned.stdout).toContain(`+ user ${name}@example.com`);
+    stackPlan = stackPlanned.stdout;
+    rmSync(join(app, 'cdktf.out'), { recursive: true });
+
+    // The library loads; netform/cdktf throws one line saying what to install.
+    writeFileSync(
+      join(app, 'use-cdktf.mjs'),
+      `const netform = await import('netform');
+console.log(typeof netform.planAgainstServer);
+try {
+  await import('netform/cdktf');
+  console.log('netform/cdktf loaded');
+} catch (error) {
+  console.log(error instanceof Error ? error.message : error);
+}
+`,
+    );
+    const imported = run(process.execPath, ['use-cdktf.mjs'], app);
+    expect(imported.code, imported.all).toBe(0);
+    expect(imported.stdout).toBe(`function\n${cdktfPeersMissing(['cdktf', 'constructs'])}\n`);
+    expect(imported.stdout.split('\n')).toHaveLength(3); // one line each, then the end
+    expect(imported.stdout).toContain('npm install cdktf@0.21 constructs@10');
+    installedApp = app;
   });
+
+  it(
+    'with cdktf and constructs installed beside it, the CDKTF example synthesizes and plans as before',
+    { timeout: 600_000 },
+    () => {
+      expect(installedApp, 'the test before installs the tarball').toBeDefined();
+      const app = installedApp!;
+      // The versions of our own lockfile, which npm's cache holds.
+      const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
+      const peers = ['cdktf', 'constructs'].map((name) => `${name}@${lock.packages[`node_modules/${name}`].version}`);
+      const added = run(
+        'npm',
+        ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...peers],
+        app,
+      );
+      expect(added.code, added.all).toBe(0);
+
+      cpSync(join(ROOT, 'examples', 'cdktf', 'main.mjs'), join(app, 'main.mjs'));
+      const synth = run(process.execPath, ['main.mjs', 'cdktf.out'], app);
+      expect(synth.code, synth.all).toBe(0);
+      expect(readFileSync(join(app, STACK, 'cdk.tf.json'), 'utf8')).toBe(stackText);
+
+      const planned = run('npx', ['--no-install', 'netform', 'plan', '-f', STACK], app, planEnv());
+      expect(planned.code, planned.all).toBe(2);
+      expect(planned.stdout).toBe(stackPlan);
+    },
+  );
 });
