@@ -488,12 +488,15 @@ class SqliteQueries implements StoreWriter {
       const kept = this.#tokens.get(tokenHash);
       if (kept && kept.version === version) return kept.found;
     }
-    const row = this.#get(TOKEN_WITH_OWNER_SQL, tokenHash);
+    // Column values in the statement's order: no column name is built per call (a write
+    // transaction reads its token this way on every write, see services/context.ts).
+    const row = this.#getRaw(TOKEN_WITH_OWNER_SQL, tokenHash);
     if (!row) return null;
     const token: SqlRow = {};
     const owner: SqlRow = {};
-    for (const column of TOKEN_COLUMN_NAMES) token[column] = row[`t_${column}`];
-    for (const column of USER_COLUMN_NAMES) owner[column] = row[`u_${column}`];
+    const tokenColumns = TOKEN_COLUMN_NAMES.length;
+    for (let i = 0; i < tokenColumns; i++) token[TOKEN_COLUMN_NAMES[i]!] = row[i];
+    for (let i = 0; i < USER_COLUMN_NAMES.length; i++) owner[USER_COLUMN_NAMES[i]!] = row[tokenColumns + i];
     const found = { token: token as unknown as TokenRow, owner: owner as unknown as UserRow };
     if (this.cacheSettings) {
       // Bounded: tokens in use are few; a flood of distinct ones only starts the table afresh.
