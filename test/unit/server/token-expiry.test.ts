@@ -22,7 +22,7 @@ const NO_RESOURCE = { errors: { auth: 'no_resource_found' } };
 let dir: string;
 let url: string;
 let now = 0n;
-const tokens: Record<string, string> = {};
+const tokens = { admin: '', disabled: '', loose: '' };
 let close: () => Promise<void>;
 
 const digest = (token: string) => createHash('sha256').update(token).digest('hex');
