@@ -18,14 +18,14 @@ export interface ServerMetrics {
 }
 
 /** The request counter's name, help text and labels (also those of prom-client's Counter it replaces). */
-export const REQUESTS_METRIC = {
+const REQUESTS_METRIC = {
   name: 'netform_http_requests_total',
   help: 'HTTP requests answered, by route pattern, method and status code',
   labelNames: ['route', 'method', 'status'] as const,
 };
 
 /** The latency histogram's name, help text, labels and buckets (also those of prom-client's Histogram it replaces). */
-export const DURATION_METRIC = {
+const DURATION_METRIC = {
   name: 'netform_http_request_duration_seconds',
   help: 'Time from receiving a request to sending its answer, by route pattern and method',
   labelNames: ['route', 'method'] as const,
