@@ -3,16 +3,34 @@
  * process (tests, benches) never mix their figures: requests by route, method and status,
  * latency histograms, objects per kind (counted by the store when scraped, so replicas agree),
  * store errors, and Node's process metrics. Labels hold route patterns, never ids or tokens.
+ * The request counter and histogram, touched by every answer, are the server's own
+ * (request-metrics.ts), written out by the same registry.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { RequestCounter, RequestHistogram } from './request-metrics.js';
 import type { StoreReader } from './store/index.js';
 
 export interface ServerMetrics {
   registry: Registry;
-  requests: Counter<'route' | 'method' | 'status'>;
-  duration: Histogram<'route' | 'method'>;
+  requests: RequestCounter<'route' | 'method' | 'status'>;
+  duration: RequestHistogram<'route' | 'method'>;
   storeErrors: Counter<'operation'>;
 }
+
+/** The request counter's name, help text and labels (also those of prom-client's Counter it replaces). */
+const REQUESTS_METRIC = {
+  name: 'netform_http_requests_total',
+  help: 'HTTP requests answered, by route pattern, method and status code',
+  labelNames: ['route', 'method', 'status'] as const,
+};
+
+/** The latency histogram's name, help text, labels and buckets (also those of prom-client's Histogram it replaces). */
+const DURATION_METRIC = {
+  name: 'netform_http_request_duration_seconds',
+  help: 'Time from receiving a request to sending its answer, by route pattern and method',
+  labelNames: ['route', 'method'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+};
 
 /** The route label of a request that matched no route (so unknown paths cannot grow the label set). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -20,19 +38,8 @@ export const UNMATCHED_ROUTE = 'unmatched';
 export function createMetrics(store: StoreReader): ServerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'netform_' });
-  const requests = new Counter({
-    name: 'netform_http_requests_total',
-    help: 'HTTP requests answered, by route pattern, method and status code',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'netform_http_request_duration_seconds',
-    help: 'Time from receiving a request to sending its answer, by route pattern and method',
-    labelNames: ['route', 'method'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
+  const requests = new RequestCounter({ ...REQUESTS_METRIC, registers: [registry] });
+  const duration = new RequestHistogram({ ...DURATION_METRIC, registers: [registry] });
   const storeErrors = new Counter({
     name: 'netform_store_errors_total',
     help: 'Store operations that failed (database errors, not refusals), by operation',

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UNMATCHED_ROUTE, type ServerMetrics } from './metrics.js';
+import type { CounterSeries, HistogramSeries } from './request-metrics.js';
 import type { StoreReader } from './store/index.js';
 
 declare module 'fastify' {
@@ -117,9 +118,9 @@ export function metricsRoute(app: FastifyInstance, metrics: ServerMetrics): void
 
 /** Counts and times every answer of `app` by route pattern (never the URL: ids stay out of labels). */
 export function recordRequests(app: FastifyInstance, metrics: ServerMetrics): void {
-  // Each label set's series once: prom-client otherwise hashes the labels on every answer. Looked
-  // up by route, then method, then status code: no key text is built per answer.
-  type Series = { timer: { observe(value: number): void }; counters: Map<number, { inc(): void }> };
+  // Each label set's series once, looked up by route, then method, then status code: no key text
+  // is built per answer, and the series only add to numbers (see request-metrics.ts).
+  type Series = { timer: HistogramSeries; counters: Map<number, CounterSeries> };
   const byRoute = new Map<string, Map<string, Series>>();
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
@@ -129,10 +130,10 @@ export function recordRequests(app: FastifyInstance, metrics: ServerMetrics): vo
     if (!byMethod) byRoute.set(route, (byMethod = new Map()));
     let series = byMethod.get(method);
     if (!series)
-      byMethod.set(method, (series = { timer: metrics.duration.labels({ route, method }), counters: new Map() }));
+      byMethod.set(method, (series = { timer: metrics.duration.series({ route, method }), counters: new Map() }));
     let counter = series.counters.get(statusCode);
     if (!counter) {
-      counter = metrics.requests.labels({ route, method, status: String(statusCode) });
+      counter = metrics.requests.series({ route, method, status: String(statusCode) });
       series.counters.set(statusCode, counter);
     }
     counter.inc();

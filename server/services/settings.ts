@@ -147,8 +147,27 @@ export async function ensureSettings(store: Store): Promise<void> {
   });
 }
 
+/** Settings made from what a store keeps (frozen, until anything commits: see getSettings), by it. */
+const madeSettings = new WeakMap<object, ServerSettings>();
+
 export async function readSettings(store: StoreReader): Promise<ServerSettings> {
   const stored = await store.getSettings();
+  if (!Object.isFrozen(stored)) return makeSettings(stored);
+  let settings = madeSettings.get(stored);
+  if (!settings) madeSettings.set(stored, (settings = frozen(makeSettings(stored))));
+  return settings;
+}
+
+/** Shared between requests, so frozen through and through. */
+function frozen<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) frozen(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function makeSettings(stored: Record<string, unknown>): ServerSettings {
   const defaults = { ...initialDefaults() } as Record<string, unknown>;
   for (const key of DEFAULT_KEYS) if (key in stored) defaults[key] = stored[key];
   const serverPublicKey = stored[SERVER_PUBLIC_KEY];

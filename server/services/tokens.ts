@@ -4,10 +4,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Messages, checkEmail } from '../../src/model/index.js';
-import { formatTimestamp, nowTimestamp, type Clock } from '../clock.js';
+import { formatTimestamp, nowTimestamp, parseTimestamp, type Clock } from '../clock.js';
 import { digestsEqual, generateApiToken, hashApiToken, isApiTokenShape } from '../crypto.js';
 import { AdminError } from '../errors.js';
-import type { Store, StoreReader, TokenListing, UserRow } from '../store/index.js';
+import type { Store, StoreReader, TokenListing, TokenWithOwner, UserRow } from '../store/index.js';
 
 export const TOKEN_DAYS = { min: 1, max: 90, default: 30 } as const;
 export const MAX_LIVE_TOKENS_PER_USER = 25;
@@ -41,13 +41,58 @@ export async function authenticate(
  */
 export async function authenticateHash(store: StoreReader, clock: Clock, hash: string): Promise<Authentication> {
   const found = await store.findTokenByHash(hash);
-  // The lookup is by digest, which tells an attacker nothing; the final comparison is constant-time.
-  if (!found || !digestsEqual(found.token.token_hash, hash)) return { ok: false, body: NO_RESOURCE };
-  const now = nowTimestamp(clock);
-  if (found.token.revoked_at !== null || found.token.expires_at <= now) return { ok: false, body: NO_RESOURCE };
-  if (found.owner.role !== 'admin' || found.owner.disabled_at !== null) return { ok: false, body: UNAUTHORIZED };
-  return { ok: true, actor: found.owner, tokenId: found.token.id, tokenHash: hash };
+  if (!found) return { ok: false, body: NO_RESOURCE };
+  // A token and owner the store keeps (frozen, until anything commits: see findTokenByHash) are
+  // judged once; only the expiry is compared again on each request, with the clock's micros.
+  if (Object.isFrozen(found)) {
+    let verdict = verdicts.get(found);
+    if (!verdict || verdict.hash !== hash) verdicts.set(found, (verdict = judge(found, hash, true)));
+    if (verdict.expires === null) return verdict.live;
+    const expired =
+      typeof verdict.expires === 'bigint'
+        ? clock.nowMicros() >= verdict.expires
+        : verdict.expires <= nowTimestamp(clock);
+    return expired ? REFUSED : verdict.live;
+  }
+  // Read afresh (a write transaction's own read): judged once, as it is used once.
+  const verdict = judge(found, hash, false);
+  if (verdict.expires === null) return verdict.live;
+  return verdict.expires <= nowTimestamp(clock) ? REFUSED : verdict.live;
 }
+
+/** An unknown, revoked or expired token. */
+const REFUSED: Authentication = Object.freeze({ ok: false, body: NO_RESOURCE });
+
+/**
+ * What a token and its owner, as read, decide: `live` is the answer while the token has not
+ * expired; `expires` its expiry (micros when the stored text is the contract's own format, which
+ * then compares as the text does), or null when `live` stands whatever the time (a refusal).
+ */
+interface Verdict {
+  hash: string;
+  live: Authentication;
+  expires: bigint | string | null;
+}
+
+/** The verdicts on the tokens the store keeps, forgotten with them (see authenticateHash). */
+const verdicts = new WeakMap<TokenWithOwner, Verdict>();
+
+function judge(found: TokenWithOwner, hash: string, kept: boolean): Verdict {
+  // The lookup is by digest, which tells an attacker nothing; the final comparison is constant-time.
+  if (!digestsEqual(found.token.token_hash, hash) || found.token.revoked_at !== null)
+    return { hash, live: REFUSED, expires: null };
+  const live: Authentication =
+    found.owner.role !== 'admin' || found.owner.disabled_at !== null
+      ? { ok: false, body: UNAUTHORIZED }
+      : { ok: true, actor: found.owner, tokenId: found.token.id, tokenHash: hash };
+  const text = found.token.expires_at;
+  if (!kept) return { hash, live, expires: text };
+  const micros = CONTRACT_TIMESTAMP.test(text) ? parseTimestamp(text) : null;
+  const exact = micros !== null && formatTimestamp(micros) === text;
+  return { hash, live: Object.freeze(live), expires: exact ? micros : text };
+}
+
+const CONTRACT_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 export interface IssuedToken {
   token: string;

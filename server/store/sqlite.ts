@@ -197,6 +197,8 @@ function enclosingStarts(family: IpFamily, start: bigint, prefix: number): strin
 }
 
 const MAX_KEPT_TOKENS = 1000;
+/** The tables whose rows a write transaction keeps once read (tokens, their owners, settings). */
+const KEPT_TABLES = /\b(users|api_tokens|settings)\b/i;
 const MAX_KEPT_ROWS = 1000;
 
 class SqliteQueries implements StoreWriter {
@@ -209,6 +211,16 @@ class SqliteQueries implements StoreWriter {
   readonly #tokens = new Map<string, { version: unknown; found: TokenWithOwner }>();
   /** Devices and rules read by id on the reader, with the data_version they were read at (see #keptRow). */
   #rows: { version: unknown; byKey: Map<string, unknown> } = { version: undefined, byKey: new Map() };
+  /**
+   * On the writer, during one write transaction (a batch: see SqliteStore.transaction): tokens
+   * with their owners and the settings as read in it, by key, until a statement of the
+   * transaction writes to their tables (see #run). Another process cannot commit while the
+   * transaction holds the write lock, so what it read stays true until it writes there itself.
+   * `null` outside a transaction.
+   */
+  #inTransaction: Map<string, unknown> | null = null;
+  /** Whether a statement writes to a table whose rows #inTransaction keeps, by its SQL. */
+  readonly #writesKept = new Map<string, boolean>();
   /** PRAGMA data_version as read in this turn of the event loop (see #dataVersion); `undefined`: not read yet. */
   #turnVersion: unknown = undefined;
   readonly #endTurn = (): void => {
@@ -264,7 +276,30 @@ class SqliteQueries implements StoreWriter {
   }
 
   #run(sql: string, ...params: unknown[]): Database.RunResult {
+    if (this.#inTransaction !== null && this.#inTransaction.size > 0) {
+      let writesKept = this.#writesKept.get(sql);
+      if (writesKept === undefined) this.#writesKept.set(sql, (writesKept = KEPT_TABLES.test(sql)));
+      if (writesKept) this.#inTransaction.clear();
+    }
     return this.#statement(sql).run(...params);
+  }
+
+  /**
+   * A write transaction begins (true: also after a savepoint rolled back, which may undo what
+   * was kept) or ends (false) on this connection: see #inTransaction. For SqliteStore only.
+   */
+  keepInTransaction(keep: boolean): void {
+    this.#inTransaction = keep ? new Map() : null;
+  }
+
+  /** What `read` returns, kept under `key` for the rest of the write transaction (see #inTransaction). */
+  #keptInTransaction<T>(key: string, read: () => T): T {
+    const kept = this.#inTransaction;
+    if (kept === null) return read();
+    if (kept.has(key)) return kept.get(key) as T;
+    const value = read();
+    kept.set(key, value);
+    return value;
   }
 
   #insert(table: string, columns: SqlRow): void {
@@ -488,19 +523,26 @@ class SqliteQueries implements StoreWriter {
       const kept = this.#tokens.get(tokenHash);
       if (kept && kept.version === version) return kept.found;
     }
-    const row = this.#get(TOKEN_WITH_OWNER_SQL, tokenHash);
-    if (!row) return null;
-    const token: SqlRow = {};
-    const owner: SqlRow = {};
-    for (const column of TOKEN_COLUMN_NAMES) token[column] = row[`t_${column}`];
-    for (const column of USER_COLUMN_NAMES) owner[column] = row[`u_${column}`];
-    const found = { token: token as unknown as TokenRow, owner: owner as unknown as UserRow };
-    if (this.cacheSettings) {
+    // Column values in the statement's order: no column name is built per call (a write
+    // transaction reads its token this way on every write, see services/context.ts).
+    const found = this.#keptInTransaction(`t${tokenHash}`, () => this.#readToken(tokenHash));
+    if (this.cacheSettings && found) {
       // Bounded: tokens in use are few; a flood of distinct ones only starts the table afresh.
       if (this.#tokens.size >= MAX_KEPT_TOKENS) this.#tokens.clear();
       this.#tokens.set(tokenHash, { version, found: deepFreeze(found) });
     }
     return found;
+  }
+
+  #readToken(tokenHash: string): TokenWithOwner | null {
+    const row = this.#getRaw(TOKEN_WITH_OWNER_SQL, tokenHash);
+    if (!row) return null;
+    const token: SqlRow = {};
+    const owner: SqlRow = {};
+    const tokenColumns = TOKEN_COLUMN_NAMES.length;
+    for (let i = 0; i < tokenColumns; i++) token[TOKEN_COLUMN_NAMES[i]!] = row[i];
+    for (let i = 0; i < USER_COLUMN_NAMES.length; i++) owner[USER_COLUMN_NAMES[i]!] = row[tokenColumns + i];
+    return { token: token as unknown as TokenRow, owner: owner as unknown as UserRow };
   }
 
   /**
@@ -596,11 +638,17 @@ class SqliteQueries implements StoreWriter {
   async getSettings(): Promise<Record<string, unknown>> {
     const version = this.cacheSettings ? this.#dataVersion() : undefined;
     if (this.#settings && this.cacheSettings && this.#settings.version === version) return this.#settings.values;
+    const settings = this.#keptInTransaction('settings', () => this.#readSettings());
+    if (this.cacheSettings) this.#settings = { version, values: settings };
+    return settings;
+  }
+
+  /** Frozen, being shared (between requests on the reader, within a transaction on the writer). */
+  #readSettings(): Record<string, unknown> {
     const settings: Record<string, unknown> = {};
     for (const row of this.#all('SELECT key, value FROM settings'))
       settings[row.key as string] = deepFreeze(JSON.parse(row.value as string));
-    if (this.cacheSettings) this.#settings = { version, values: Object.freeze(settings) as Record<string, unknown> };
-    return settings;
+    return Object.freeze(settings);
   }
 
   async findAppliedPlan(seal: string): Promise<AppliedPlanRow | null> {
@@ -783,6 +831,15 @@ export class SqliteStore extends SqliteQueries implements Store {
       for (const member of batch) member.reject(error);
       return;
     }
+    this.#writer.keepInTransaction(true);
+    try {
+      await this.#runMembers(db, batch);
+    } finally {
+      this.#writer.keepInTransaction(false);
+    }
+  }
+
+  async #runMembers(db: Database.Database, batch: PendingTransaction[]): Promise<void> {
     const outcomes: { member: PendingTransaction; ok: boolean; value: unknown }[] = [];
     for (let i = 0; i < batch.length; i++) {
       const member = batch[i]!;
@@ -792,6 +849,8 @@ export class SqliteStore extends SqliteQueries implements Store {
         db.exec('RELEASE member');
         outcomes.push({ member, ok: true, value });
       } catch (error) {
+        // What the member read after its own writes may be undone now.
+        this.#writer.keepInTransaction(true);
         if (db.inTransaction) {
           db.exec('ROLLBACK TO member');
           db.exec('RELEASE member');

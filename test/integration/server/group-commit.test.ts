@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteStore, type UserRow } from '../../../server/store/index.js';
+import { SqliteStore, type StoreWriter, type UserRow } from '../../../server/store/index.js';
 import { startInProcessServer } from '../../helpers/in-process-server.js';
 import type { TestServer } from '../../helpers/server-api.js';
 
@@ -122,6 +122,61 @@ describe('group commit (store)', () => {
       }),
     );
     expect(visibleAtAnswer.every((r) => r.n === 1)).toBe(true);
+  });
+
+  it('a batch keeps the token, owner and settings it read until a member writes their tables; a member rolled back takes what it read back', async () => {
+    const { store, statements } = openStore();
+    const admin = { ...user('admin@example.com'), role: 'admin' as const };
+    const hash = 'ab'.repeat(32);
+    const token = {
+      id: randomUUID(),
+      user_id: admin.id,
+      token_hash: hash,
+      inserted_at: NOW,
+      expires_at: NOW,
+      revoked_at: null,
+    };
+    await store.transaction(async (tx) => {
+      await tx.insertUser(admin);
+      await tx.insertToken(token);
+      await tx.setSetting('mtu', 1280);
+    });
+    statements.length = 0;
+    const role = async (tx: StoreWriter) => (await tx.findTokenByHash(hash))?.owner.role;
+    const results = await Promise.allSettled([
+      store.transaction(role),
+      store.transaction(role),
+      store.transaction(async (tx) => (await tx.getSettings()).mtu),
+      store.transaction(async (tx) => (await tx.getSettings()).mtu),
+      // Demotes the owner and reads it so, then fails: rolled back, and so is what it read.
+      store.transaction(async (tx) => {
+        await tx.updateUser(admin.id, { role: 'unprivileged' });
+        if ((await role(tx)) !== 'unprivileged') throw new Error('its own write unseen');
+        throw new Error('refused after a write');
+      }),
+      store.transaction(role),
+      store.transaction(async (tx) => {
+        await tx.revokeToken(token.id, NOW);
+        await tx.setSetting('mtu', 1420);
+      }),
+      store.transaction(async (tx) => (await tx.findTokenByHash(hash))?.token.revoked_at),
+      store.transaction(async (tx) => (await tx.getSettings()).mtu),
+    ]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([
+      'admin',
+      'admin',
+      1280,
+      1280,
+      'refused after a write',
+      'admin',
+      undefined,
+      NOW,
+      1420,
+    ]);
+    expect(statements.filter((s) => s === 'COMMIT')).toHaveLength(1);
+    // Read by the first member, after the demotion, after its rollback, after the revocation.
+    expect(statements.filter((s) => s.startsWith('SELECT t.id AS t_id'))).toHaveLength(4);
+    expect(statements.filter((s) => s === 'SELECT key, value FROM settings')).toHaveLength(2);
   });
 
   it('close() answers the transactions already asked for', async () => {
