@@ -1,0 +1,422 @@
+/**
+ * The Linux kernel as the oracle of `netform migrate firezone-1x`, independent of both of its
+ * evaluators. For seeded random 0.7 states (cases.ts's generator, declared in files), the lab
+ * (lab.ts) runs twice: one router loads the ruleset 0.7.36 builds for the state (as
+ * kernel-oracle.test.ts does, there checked against fz_wall's own commands), the other a literal
+ * nftables rendering of the 1.x objects `migrate` wrote to main.tf.json, read back from the JSON
+ * (firezone-1x.ts: default drop, one accept per resource and protocol, no filters = every
+ * protocol). The same packets go through both: the corners of every rule's and every resource's
+ * block (first and last address, and just outside), ports 0, 1, 65534, 65535 and each rule's and
+ * filter's port bounds (and one past them), TCP, UDP, ICMP and GRE (IP protocol 47), the
+ * generator's own random packets, and the counter-example packet of every difference report.json
+ * lists. Each pair of verdicts is checked against report.json's claim for the packet's user:
+ *
+ * - the kernels disagree only where the user's report lists a difference holding the packet (0.7
+ *   accepts and 1.x refuses: `lost`; the reverse: `gained`), so `equal` means the kernels agree
+ *   everywhere and `narrower` means 1.x accepts nothing 0.7.36 refuses;
+ * - every difference's example packet really differs, in its direction, in the kernel.
+ *
+ * Both modes: the default (resources never overlap with different filters) and
+ * `--assume-filter-routing` (they may; the rendering's union of accepts is what clients with
+ * firezone#12684 do, "first resource whose filter permits", see firezone-1x.ts).
+ *
+ * Needs root, nftables, iproute2 and python3 (the raw sockets of GRE and port 0). Under CI=true a
+ * missing one is an error; elsewhere the suite is skipped with one line. NETFORM_KERNEL_MIGRATE_SETS=N
+ * runs N random states instead of 12 (a disagreement prints its state, enough to replay it).
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatAddress, parseCidrOrAddress, parseIpAddress, type IpFamily } from '../../src/model/net.js';
+import type { DesiredState } from '../../src/model/state.js';
+import { nftStateOfDesired, renderRuleset } from '../../src/nft/ruleset.js';
+import { runCli } from '../helpers/cli.js';
+import { seeded } from '../helpers/seeded.js';
+import { desiredOf, randomCase, usableDestination, type Case } from './cases.js';
+import { render1x, resourcesByUser, type Client, type Resource1x } from './firezone-1x.js';
+import { Lab, labUnavailable, SERVER_ADDRESSES, sideOf, type Proto } from './lab.js';
+
+/** A packet of the oracle: TCP, UDP, ICMP or GRE. */
+interface Probe {
+  src: string;
+  dst: string;
+  proto: Proto | 'gre';
+  port?: number;
+}
+
+function unavailableHere(): string | null {
+  const lab = labUnavailable();
+  if (lab) return lab;
+  const python = spawnSync('python3', ['-c', 'import socket'], { encoding: 'utf8' });
+  return python.status === 0 ? null : 'no python3 (it sends the GRE and port-0 packets through raw sockets)';
+}
+const unavailable = unavailableHere();
+if (unavailable && process.env.CI === 'true')
+  throw new Error(
+    `the kernel suite cannot run: ${unavailable}; CI must run it (.ci/run installs nftables and iproute2)`,
+  );
+if (unavailable) console.warn(`kernel suite (migrate firezone-1x) skipped: ${unavailable}`);
+
+const SETS = Number(process.env.NETFORM_KERNEL_MIGRATE_SETS ?? 12);
+const SEED = 20261129;
+/** Corner packets per state, sampled from all of them (the examples and the generator's packets come on top). */
+const CORNER_PACKETS = 220;
+
+interface ReportEntry {
+  code: string;
+  family: IpFamily;
+  protocol: 'all' | 'tcp' | 'udp' | 'icmp' | 'other';
+  ports?: string;
+  addresses: string[];
+  addresses_total?: number;
+  within?: string;
+  example: string;
+}
+interface ReportUser {
+  email: string;
+  verdict: 'equal' | 'narrower' | 'wider';
+  lost: ReportEntry[];
+  gained: ReportEntry[];
+}
+
+/** A packet of one user's device, and why it is sent. */
+interface Packet extends Probe {
+  email: string;
+  /** The difference whose example it is: 0.7.36 must accept it and 1.x refuse it (`lost`), or the reverse. */
+  example?: { kind: 'lost' | 'gained'; entry: ReportEntry };
+}
+
+/** The state as files `migrate -f` reads (JSON is YAML): every device address pinned. */
+function filesOf(desired: DesiredState): string {
+  return JSON.stringify({
+    version: 1,
+    settings: { port_rules: desired.settings.port_rules, server_addresses: desired.settings.server_addresses },
+    users: desired.users.map((u) => ({
+      email: u.email,
+      role: 'unprivileged',
+      devices: u.devices.map((d) => ({
+        name: d.name,
+        public_key: createHash('sha256').update(`${u.email} ${d.name}`).digest('base64'),
+        ...d.fields,
+      })),
+      rules: u.rules.map(ruleOf),
+    })),
+    rules: desired.rules.map(ruleOf),
+  });
+}
+function ruleOf(r: DesiredState['rules'][number]) {
+  return {
+    action: r.action,
+    destination: r.destination,
+    ...(r.port_type ? { port_type: r.port_type, port_range: r.port_range } : {}),
+  };
+}
+
+/** The generator's state, declared in files; a live state with port rules off is taken with them on. */
+function stateOf(seed: number): Case {
+  const c = randomCase(seed);
+  return c.mode === 'live' && !c.portRules ? { ...c, portRules: true } : c;
+}
+
+function portBounds(text: string): [number, number] {
+  const [lo, hi = lo] = text.split('-').map((s) => Number(s.trim()));
+  return [lo!, hi!];
+}
+
+function inPorts(text: string, port: number): boolean {
+  return text.split(',').some((part) => {
+    const [lo, hi] = portBounds(part);
+    return lo <= port && port <= hi;
+  });
+}
+
+function inBlock(block: string, address: string): boolean {
+  const b = parseCidrOrAddress(block)!;
+  const a = parseIpAddress(address)!;
+  return b.family === a.family && b.start <= a.value && a.value <= b.end;
+}
+
+/** Whether a report entry holds the packet: its family, protocol, ports and blocks (or, when the list is cut, its enclosing block). */
+function holds(entry: ReportEntry, p: Probe): boolean {
+  if (entry.family !== (p.dst.includes(':') ? 6 : 4)) return false;
+  const proto = p.proto === 'gre' ? 'other' : p.proto;
+  if (entry.protocol !== 'all' && entry.protocol !== proto) return false;
+  if ((proto === 'tcp' || proto === 'udp') && entry.protocol !== 'all' && !inPorts(entry.ports ?? '0-65535', p.port!))
+    return false;
+  if (entry.addresses_total !== undefined) return inBlock(entry.within!, p.dst);
+  return entry.addresses.some((block) => inBlock(block, p.dst));
+}
+
+/** `10.1.0.1 tcp/8080`, `10.9.0.0 gre`, `10.1.0.1 icmp`. */
+function exampleProbe(example: string): { dst: string; proto: Proto; port?: number } {
+  const [dst, what] = example.split(' ') as [string, string];
+  const [proto, port] = what.split('/') as [Proto, string | undefined];
+  if (!['tcp', 'udp', 'icmp', 'gre'].includes(proto)) throw new Error(`unexpected example ${example}`);
+  return { dst, proto, ...(port !== undefined ? { port: Number(port) } : {}) };
+}
+
+/** The devices of each user as 1.x clients: one per 0.7 device, from its addresses. */
+function clientsOf(c: Case): Client[] {
+  return c.live.devices.map((d) => ({
+    email: c.live.users.find((u) => u.id === d.user_id)!.email,
+    addresses: [d.ipv4, d.ipv6].filter((a): a is string => typeof a === 'string'),
+  }));
+}
+
+function corners(block: string): string[] {
+  const b = parseCidrOrAddress(block)!;
+  const max = b.family === 4 ? 2n ** 32n - 1n : 2n ** 128n - 1n;
+  const values = [b.start, b.end, b.start - 1n, b.end + 1n].filter((v) => v >= 0n && v <= max);
+  return [...new Set(values)].map((v) => formatAddress(b.family, v));
+}
+
+/** The corner packets of a state: every (source, destination) pair of interest with its protocols and ports, sampled. */
+function cornerPackets(c: Case, resources: Resource1x[], seed: number): Packet[] {
+  const r = seeded(seed);
+  const ports: Record<'tcp' | 'udp', Set<number>> = {
+    tcp: new Set([0, 1, 65534, 65535]),
+    udp: new Set([0, 1, 65534, 65535]),
+  };
+  const bound = (proto: 'tcp' | 'udp', lo: number, hi: number) => {
+    for (const p of [lo - 1, lo, hi, hi + 1]) if (p >= 0 && p <= 65535) ports[proto].add(p);
+  };
+  const blocks = new Set<string>();
+  for (const rule of c.live.rules) {
+    blocks.add(rule.destination);
+    if (rule.port_type && rule.port_range) bound(rule.port_type, ...portBounds(rule.port_range));
+  }
+  for (const res of resources) {
+    blocks.add(res.address);
+    for (const f of res.filters ?? [])
+      if (f.protocol !== 'icmp') for (const [lo, hi] of f.ports ?? []) bound(f.protocol, lo, hi);
+  }
+  const destinations = new Set([...blocks].flatMap(corners));
+  for (const s of SERVER_ADDRESSES) destinations.add(s);
+  const all: Packet[] = [];
+  const users = new Map(c.live.users.map((u) => [u.id, u.email]));
+  for (const device of c.live.devices)
+    for (const src of [device.ipv4, device.ipv6]) {
+      if (!src) continue;
+      const side = sideOf(src)!;
+      const email = users.get(device.user_id)!;
+      for (const dst of destinations) {
+        if (dst.includes(':') !== src.includes(':') || !usableDestination(dst, side)) continue;
+        all.push({ email, src, dst, proto: 'icmp' }, { email, src, dst, proto: 'gre' });
+        for (const proto of ['tcp', 'udp'] as const)
+          for (const port of ports[proto]) all.push({ email, src, dst, proto, port });
+      }
+    }
+  // A sample, by the state's seed, of every pair's packets.
+  const out: Packet[] = [];
+  const pool = [...all];
+  while (out.length < CORNER_PACKETS && pool.length > 0) out.push(pool.splice(r.int(0, pool.length - 1), 1)[0]!);
+  return out;
+}
+
+/** Each difference's example packet, from a device of its user with that family whose side can send it. */
+function examplePackets(c: Case, report: ReportUser[]): { packets: Packet[]; unsendable: number } {
+  const packets: Packet[] = [];
+  let unsendable = 0;
+  for (const user of report) {
+    const id = c.live.users.find((u) => u.email === user.email)!.id;
+    const sources = c.live.devices.filter((d) => d.user_id === id).flatMap((d) => [d.ipv4, d.ipv6]);
+    for (const kind of ['lost', 'gained'] as const)
+      for (const entry of user[kind]) {
+        const probe = exampleProbe(entry.example);
+        const src = sources.find(
+          (s): s is string =>
+            !!s && s.includes(':') === probe.dst.includes(':') && usableDestination(probe.dst, sideOf(s)!),
+        );
+        if (!src) {
+          unsendable++;
+          continue;
+        }
+        packets.push({ email: user.email, src, ...probe, example: { kind, entry } });
+      }
+  }
+  return { packets, unsendable };
+}
+
+/** A packet's identity: two packets with the same one are the same packet (one ICMP or GRE packet per source and destination). */
+function keyOf(p: Probe): string {
+  return `${p.src}|${p.dst}|${p.proto}|${p.port ?? ''}`;
+}
+
+/** The packets without repeats, sent at once; whether each arrived. */
+async function verdicts(lab: Lab, packets: readonly Probe[]): Promise<Map<string, boolean>> {
+  const arrived = await lab.probe(
+    packets.map(({ src, dst, proto, port }) =>
+      proto === 'gre' ? { src, dst, proto } : { src, dst, proto, ...(port !== undefined ? { port } : {}) },
+    ),
+  );
+  return new Map(packets.map((p, i) => [keyOf(p), arrived[i]!]));
+}
+
+function describePacket(p: Probe): string {
+  const where = p.port === undefined ? p.dst : `${p.dst.includes(':') ? `[${p.dst}]` : p.dst}:${p.port}`;
+  return `${p.src} -> ${where}/${p.proto}`;
+}
+
+type Mode = 'disjoint' | 'filter-routing';
+
+interface Tally {
+  states: number;
+  packets: number;
+  bothAccept: number;
+  bothDrop: number;
+  lost: number;
+  gained: number;
+  examples: number;
+  unsendable: number;
+  resources: number;
+  verdicts: Record<string, number>;
+}
+
+let work: string;
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'netform-migrate-oracle-'));
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+async function migrate(files: string, out: string, extra: string[]): Promise<{ tf: string; report: ReportUser[] }> {
+  const result = await runCli(['migrate', 'firezone-1x', '-f', files, '-o', out, ...extra], { cwd: work });
+  if (result.code !== 0) throw new Error(`migrate failed (${result.code}): ${result.stderr}`);
+  const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as { users: ReportUser[] };
+  return { tf: readFileSync(join(out, 'main.tf.json'), 'utf8'), report: report.users };
+}
+
+describe.skipIf(unavailable !== null)("the kernel agrees with migrate firezone-1x's report", () => {
+  let lab07: Lab;
+  let lab1x: Lab;
+  beforeAll(async () => {
+    [lab07, lab1x] = await Promise.all([Lab.create(), Lab.create()]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([lab07?.close(), lab1x?.close()]);
+  });
+
+  it(`on ${SETS} seeded random states, in both modes`, async () => {
+    const started = Date.now();
+    const problems: string[] = [];
+    const tally: Record<Mode, Tally> = { disjoint: blankTally(), 'filter-routing': blankTally() };
+    for (let i = 0; i < SETS; i++) {
+      const c = stateOf(SEED + i);
+      const desired = desiredOf(c);
+      const files = join(work, `state-${i}`);
+      mkdirSync(files, { recursive: true });
+      writeFileSync(join(files, 'netform.yaml'), filesOf(desired));
+      const modes: { name: Mode; tf: string; report: ReportUser[] }[] = [
+        { name: 'disjoint', ...(await migrate(files, join(work, `out-${i}-d`), [])) },
+        { name: 'filter-routing', ...(await migrate(files, join(work, `out-${i}-f`), ['--assume-filter-routing'])) },
+      ];
+      const rendered = modes.map((mode) => {
+        const byUser = resourcesByUser(mode.tf);
+        const resources = [...new Map([...byUser.values()].flat().map((r) => [r.name, r])).values()];
+        return {
+          ...mode,
+          resources,
+          ruleset: render1x(byUser, clientsOf(c)),
+          examples: examplePackets(c, mode.report),
+        };
+      });
+      // One list for both modes: the corners of every rule and of both modes' resources, the generator's packets, the examples.
+      const unique = new Map<string, Packet>();
+      const allResources = rendered.flatMap((m) => m.resources);
+      for (const p of [
+        ...cornerPackets(c, allResources, SEED + i),
+        ...c.probes.map((p) => ({ ...p, email: emailOfSource(c, p.src) })),
+        ...rendered.flatMap((m) => m.examples.packets),
+      ])
+        if (!unique.has(keyOf(p))) unique.set(keyOf(p), { ...p, example: undefined });
+      const packets = [...unique.values()];
+      await lab07.load(renderRuleset(nftStateOfDesired(desired)));
+      await lab1x.load(rendered[0]!.ruleset);
+      const [v07, first] = await Promise.all([verdicts(lab07, packets), verdicts(lab1x, packets)]);
+      await lab1x.load(rendered[1]!.ruleset);
+      const v1x = [first, await verdicts(lab1x, packets)];
+      rendered.forEach((mode, m) => {
+        const t = tally[mode.name];
+        t.states++;
+        t.resources += mode.resources.length;
+        t.unsendable += mode.examples.unsendable;
+        for (const u of mode.report) t.verdicts[u.verdict] = (t.verdicts[u.verdict] ?? 0) + 1;
+        const before = problems.length;
+        const verdictText = (p: Probe) => {
+          const [a, b] = [v07.get(keyOf(p))!, v1x[m]!.get(keyOf(p))!];
+          return {
+            a,
+            b,
+            what: `${c.name} ${mode.name}: ${describePacket(p)}: 0.7 ${a ? 'accepts' : 'drops'}, 1.x ${b ? 'accepts' : 'drops'}`,
+          };
+        };
+        for (const p of packets) {
+          const user = mode.report.find((u) => u.email === p.email)!;
+          const { a, b, what } = verdictText(p);
+          t.packets++;
+          if (a && b) t.bothAccept++;
+          else if (!a && !b) t.bothDrop++;
+          else if (a) t.lost++;
+          else t.gained++;
+          if (a === b) continue;
+          const kind = a ? 'lost' : 'gained';
+          if (!user[kind].some((e) => holds(e, p)))
+            problems.push(`${what}, and the ${kind} differences of ${p.email} (${user.verdict}) do not hold it`);
+        }
+        for (const p of mode.examples.packets) {
+          t.examples++;
+          const { a, b, what } = verdictText(p);
+          const want = p.example!.kind === 'lost' ? [true, false] : [false, true];
+          if (a !== want[0] || b !== want[1])
+            problems.push(
+              `${what}, but it is the example of ${p.email}'s ${p.example!.kind} difference ${JSON.stringify(p.example!.entry)}`,
+            );
+        }
+        for (const u of mode.report) {
+          const expected = u.gained.length > 0 ? 'wider' : u.lost.length > 0 ? 'narrower' : 'equal';
+          if (u.verdict !== expected)
+            problems.push(
+              `${c.name} ${mode.name}: ${u.email} is ${u.verdict} with ${u.lost.length} lost, ${u.gained.length} gained`,
+            );
+        }
+        if (problems.length > before)
+          console.error(
+            `kernels and report disagree in ${c.name} (${mode.name}):\n${filesOf(desired)}\n${mode.ruleset}\n${problems.slice(before, before + 20).join('\n')}`,
+          );
+      });
+    }
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    for (const [name, t] of Object.entries(tally))
+      console.log(
+        `migrate oracle (${name}): ${t.states} states, ${t.resources} resources, ${t.packets} packets through both kernels ` +
+          `(${t.bothAccept} accepted by both, ${t.bothDrop} dropped by both, ${t.lost} only by 0.7.36, ${t.gained} only by 1.x), ` +
+          `${t.examples} report examples sent (${t.unsendable} not sendable in the lab), users ${JSON.stringify(t.verdicts)}`,
+      );
+    console.log(`migrate oracle: ${seconds} s, ${problems.length} disagreements`);
+    expect(problems).toEqual([]);
+    expect(tally.disjoint.lost + tally.disjoint.gained).toBeGreaterThan(0);
+    expect(tally.disjoint.bothAccept).toBeGreaterThan(0);
+  }, 600_000);
+});
+
+function blankTally(): Tally {
+  return {
+    states: 0,
+    packets: 0,
+    bothAccept: 0,
+    bothDrop: 0,
+    lost: 0,
+    gained: 0,
+    examples: 0,
+    unsendable: 0,
+    resources: 0,
+    verdicts: {},
+  };
+}
+
+function emailOfSource(c: Case, src: string): string {
+  const device = c.live.devices.find((d) => d.ipv4 === src || d.ipv6 === src)!;
+  return c.live.users.find((u) => u.id === device.user_id)!.email;
+}
