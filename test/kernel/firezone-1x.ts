@@ -13,9 +13,11 @@
  *
  * Routing (§4): clients with firezone#12684 take, among the authorised Resources covering an
  * address, the first whose filter permits the packet; a packet passes when any of them permits
- * it, which for a list of accepts is just their union. So the same rendering models the new
- * clients whether the Resources overlap (`--assume-filter-routing`) or not (the default, where
- * every client agrees). Older clients are not modelled here.
+ * it, which for a list of accepts is just their union (`routing: 'filter'`). So the same
+ * rendering models the new clients whether the Resources overlap (`--assume-filter-routing`) or
+ * not. Older clients take the most specific prefix and apply only its filter (`routing:
+ * 'prefix'`): each Resource's accepts, most specific first, each followed by a drop of the rest of
+ * its block. Two Resources of one block with different filters are not modelled (see `prefixTies`).
  *
  * Nothing here reads src/migrate: only the JSON text.
  */
@@ -122,12 +124,41 @@ export function acceptsOf(resource: Resource1x): string[] {
  * device's user chain, then are dropped; other traffic (the lab's ICMP triggers towards devices,
  * IPv6 neighbour discovery that keeps the lab's links working) is left alone.
  */
-export function render1x(byUser: Map<string, Resource1x[]>, clients: readonly Client[], wg = 'wg-firezone'): string {
+function prefixOf(address: string): number {
+  const [, length] = address.split('/');
+  return length === undefined ? (address.includes(':') ? 128 : 32) : Number(length);
+}
+
+/** Resources of one list on the same block with different filters: the old clients' choice among them is not modelled. */
+export function prefixTies(list: readonly Resource1x[]): number {
+  let ties = 0;
+  for (let i = 0; i < list.length; i++)
+    for (let j = i + 1; j < list.length; j++)
+      if (
+        list[i]!.address === list[j]!.address &&
+        JSON.stringify(list[i]!.filters) !== JSON.stringify(list[j]!.filters)
+      )
+        ties++;
+  return ties;
+}
+
+export function render1x(
+  byUser: Map<string, Resource1x[]>,
+  clients: readonly Client[],
+  routing: 'filter' | 'prefix' = 'filter',
+  wg = 'wg-firezone',
+): string {
   const chains: string[] = [];
   const jumps: string[] = [];
   const emails = [...new Set(clients.map((c) => c.email))];
   emails.forEach((email, i) => {
-    const accepts = (byUser.get(email) ?? []).flatMap(acceptsOf);
+    const list = byUser.get(email) ?? [];
+    const accepts =
+      routing === 'filter'
+        ? list.flatMap(acceptsOf)
+        : [...list]
+            .sort((a, b) => prefixOf(b.address) - prefixOf(a.address))
+            .flatMap((r) => [...acceptsOf(r), `${family(r.address)} daddr ${r.address} drop`]);
     chains.push(`\tchain user${i} {`, ...accepts.map((a) => `\t\t${a}`), '\t}');
     for (const client of clients.filter((c) => c.email === email))
       for (const address of client.addresses) jumps.push(`\t\t${family(address)} saddr ${address} jump user${i}`);
