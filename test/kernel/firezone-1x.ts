@@ -106,7 +106,7 @@ function family(address: string): 'ip' | 'ip6' {
 }
 
 /** The accepts of one Resource: one per protocol of its filters, or one for every protocol. */
-export function acceptsOf(resource: Resource1x): string[] {
+function acceptsOf(resource: Resource1x): string[] {
   const f = family(resource.address);
   const to = `${f} daddr ${resource.address}`;
   if (resource.filters === null) return [`${to} accept`];

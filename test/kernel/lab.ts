@@ -50,7 +50,7 @@ export interface Probe {
 }
 
 /** A GRE packet (IP protocol 47), sent through a raw socket. */
-export interface GreProbe {
+interface GreProbe {
   src: string;
   dst: string;
   proto: 'gre';

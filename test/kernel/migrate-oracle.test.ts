@@ -1,28 +1,34 @@
 /**
  * The Linux kernel as the oracle of `netform migrate firezone-1x`, independent of both of its
- * evaluators. For seeded random 0.7 states (cases.ts's generator, declared in files), the lab
- * (lab.ts) runs twice: one router loads the ruleset 0.7.36 builds for the state (as
- * kernel-oracle.test.ts does, there checked against fz_wall's own commands), the other a literal
- * nftables rendering of the 1.x objects `migrate` wrote to main.tf.json, read back from the JSON
- * (firezone-1x.ts: default drop, one accept per resource and protocol, no filters = every
- * protocol). The same packets go through both: the corners of every rule's and every resource's
- * block (first and last address, and just outside), ports 0, 1, 65534, 65535 and each rule's and
- * filter's port bounds (and one past them), TCP, UDP, ICMP and GRE (IP protocol 47), the
+ * evaluators. For seeded random 0.7 states (cases.ts's generator, declared in files) and one
+ * hand-made state, the lab (lab.ts) runs twice: one router loads the ruleset 0.7.36 builds for
+ * the state (as kernel-oracle.test.ts does, there checked against fz_wall's own commands), the
+ * other a literal nftables rendering of the 1.x objects `migrate` wrote to main.tf.json, read back
+ * from the JSON (firezone-1x.ts: default drop, one accept per resource and protocol, no filters =
+ * every protocol). The same packets go through both: the corners of every rule's and every
+ * resource's block (first and last address, and just outside), ports 0, 1, 65534, 65535 and each
+ * block's port bounds (and one past them), TCP, UDP, ICMP and GRE (IP protocol 47), the
  * generator's own random packets, and the counter-example packet of every difference report.json
  * lists. Each pair of verdicts is checked against report.json's claim for the packet's user:
  *
  * - the kernels disagree only where the user's report lists a difference holding the packet (0.7
  *   accepts and 1.x refuses: `lost`; the reverse: `gained`), so `equal` means the kernels agree
  *   everywhere and `narrower` means 1.x accepts nothing 0.7.36 refuses;
- * - every difference's example packet really differs, in its direction, in the kernel.
+ * - every difference's example packet really differs, in its direction, in the kernel (an example
+ *   the lab cannot send, such as 0.0.0.0, is replaced by another address of its blocks);
+ * - each user's verdict follows from its lists.
  *
- * Both modes: the default (resources never overlap with different filters) and
- * `--assume-filter-routing` (they may; the rendering's union of accepts is what clients with
- * firezone#12684 do, "first resource whose filter permits", see firezone-1x.ts).
+ * Three runs of `migrate` per state: the default (asserted disjoint: no user's resources overlap
+ * with different filters), `--assume-filter-routing` (they may; the rendering's union of accepts
+ * is what clients with firezone#12684 do, "first resource whose filter permits", see
+ * firezone-1x.ts), and `--prefer wider --everyone-group ID` (packets only 1.x accepts). Where a
+ * user's resources do overlap with different filters, the packets also go through a rendering of
+ * the old clients' routing (most specific prefix), checked against `old_clients`.
  *
  * Needs root, nftables, iproute2 and python3 (the raw sockets of GRE and port 0). Under CI=true a
- * missing one is an error; elsewhere the suite is skipped with one line. NETFORM_KERNEL_MIGRATE_SETS=N
- * runs N states instead of 8 (the first is hand-made, the rest random) (a disagreement prints its state, enough to replay it).
+ * missing one is an error; elsewhere the suite is skipped with one line.
+ * NETFORM_KERNEL_MIGRATE_SETS=N runs N states instead of 8 (the first is the hand-made one); a
+ * disagreement prints its state's files and 1.x ruleset, enough to replay it.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
