@@ -27,7 +27,7 @@
  *
  * Needs root, nftables, iproute2 and python3 (the raw sockets of GRE and port 0). Under CI=true a
  * missing one is an error; elsewhere the suite is skipped with one line.
- * NETFORM_KERNEL_MIGRATE_SETS=N runs N states instead of 8 (the first is the hand-made one); a
+ * NETFORM_KERNEL_MIGRATE_SETS=N runs N states instead of 6 (the first is the hand-made one); a
  * disagreement prints its state's files and 1.x ruleset, enough to replay it.
  */
 import { spawnSync } from 'node:child_process';
@@ -66,7 +66,7 @@ if (unavailable && process.env.CI === 'true')
   );
 if (unavailable) console.warn(`kernel suite (migrate firezone-1x) skipped: ${unavailable}`);
 
-const SETS = Number(process.env.NETFORM_KERNEL_MIGRATE_SETS ?? 8);
+const SETS = Number(process.env.NETFORM_KERNEL_MIGRATE_SETS ?? 6);
 const SEED = 20261129;
 /** Corner packets per state, sampled from all of them (the examples and the generator's packets come on top). */
 const CORNER_PACKETS = 240;
