@@ -3,13 +3,15 @@
  * `ip netns exec NAME node agent.mjs`), reads one JSON command a line on stdin and answers one
  * JSON line on stdout. It sends the probe packets from its namespace and runs nft there.
  *
- *   {"id":1,"cmd":"send","probes":[{"kind":"tcp"|"udp","src":"10.3.2.2","dst":"1.2.3.4","port":443,"sport":20001}]}
+ *   {"id":1,"cmd":"send","probes":[{"kind":"tcp"|"udp"|"gre","src":"10.3.2.2","dst":"1.2.3.4","port":443,"sport":20001}]}
  *   {"id":2,"cmd":"trigger","triggers":[{"src":"1.2.3.4","dst":"10.3.2.2","sport":10001}]}
  *   {"id":3,"cmd":"nft","args":["-f","-"],"stdin":"..."}
  *   {"id":4,"cmd":"nfti","line":"list table inet probe"}
  *   {"id":5,"cmd":"reset"}
  *
- * `send` answers once every packet is handed to the kernel. `trigger` sends a UDP datagram from
+ * `send` answers once every packet is handed to the kernel. GRE packets (IP protocol 47: a bare
+ * GRE header) and TCP SYNs or UDP datagrams to port 0 (which the socket API refuses to send) go
+ * out through raw sockets of a python3 process of the agent's, headers written by hand. `trigger` sends a UDP datagram from
  * `src` (any address: ip_nonlocal_bind) to port 9 of the device address `dst`, whose namespace
  * answers with an ICMP port unreachable from `dst` to `src`: the ICMP probe. `nft` runs nft once;
  * `nfti` gives a line to a long-running `nft -j -i` (no process start per command) and answers its
@@ -62,10 +64,57 @@ function sendTcp(src, sport, dst, port) {
   open.push(socket);
 }
 
+/**
+ * A long-running python3 (started on first use) that sends one JSON line of probes at a time, each
+ * through a raw socket of its IP protocol with the transport header written here (checksums left
+ * 0: nothing on the way verifies them), and answers each line with one line.
+ */
+const RAW_SENDER = `
+import json, socket, struct, sys
+for line in sys.stdin:
+    for p in json.loads(line):
+        six = ':' in p['src']
+        number = {'gre': 47, 'tcp': 6, 'udp': 17}[p['kind']]
+        if p['kind'] == 'gre':
+            header = struct.pack('!HH', 0, 0x0800)
+        elif p['kind'] == 'tcp':
+            header = struct.pack('!HHIIBBHHH', p['sport'], p['port'], 1, 0, 5 << 4, 0x02, 64240, 0, 0)
+        else:
+            header = struct.pack('!HHHH', p['sport'], p['port'], 8, 0)
+        s = socket.socket(socket.AF_INET6 if six else socket.AF_INET, socket.SOCK_RAW, number)
+        s.bind((p['src'], 0))
+        s.sendto(header, (p['dst'], 0))
+        s.close()
+    print('sent', flush=True)
+`;
+
+let rawSender;
+function sendRaw(probes) {
+  if (!rawSender) {
+    const child = spawn('python3', ['-c', RAW_SENDER], { stdio: ['pipe', 'pipe', 'pipe'] });
+    rawSender = { child, stderr: '', waiting: [] };
+    child.stderr.setEncoding('utf8').on('data', (c) => (rawSender.stderr += c));
+    child.stdin.on('error', () => {});
+    createInterface({ input: child.stdout }).on('line', () => rawSender.waiting.shift()?.resolve());
+    child.on('close', (code) => {
+      for (const w of rawSender.waiting)
+        w.reject(new Error(`python3 raw sender exited (${code}): ${rawSender.stderr}`));
+      rawSender.waiting = [];
+    });
+  }
+  return new Promise((resolve, reject) => {
+    rawSender.waiting.push({ resolve, reject });
+    rawSender.child.stdin.write(`${JSON.stringify(probes)}\n`);
+  });
+}
+
 async function send(probes) {
   reset();
   const udp = [];
+  const raw = probes.filter((p) => p.kind === 'gre' || p.port === 0);
+  if (raw.length > 0) udp.push(sendRaw(raw));
   for (const p of probes) {
+    if (p.kind === 'gre' || p.port === 0) continue;
     if (p.kind === 'tcp') sendTcp(p.src, p.sport, p.dst, p.port);
     else udp.push(sendUdp(p.src, p.sport, p.dst, p.port));
   }
@@ -148,6 +197,7 @@ lines.on('line', async (line) => {
 lines.on('close', () => {
   reset();
   interactive?.child.stdin.end();
+  rawSender?.child.stdin.end();
   process.exit(0);
 });
 process.stdout.write(`${JSON.stringify({ ready: true, netns: own })}\n`);

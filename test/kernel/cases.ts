@@ -361,7 +361,7 @@ function inBlocks(address: string, blocks: ReturnType<typeof parseCidrOrAddress>
 }
 
 /** Whether a probe from `side` may go to `address`: a server address, the other side's device addresses, or anything routable. */
-function usableDestination(address: string, side: Side): boolean {
+export function usableDestination(address: string, side: Side): boolean {
   if (
     SERVER_ADDRESSES.some(
       (s) => parseIpAddress(s)!.value === parseIpAddress(address)!.value && s.includes(':') === address.includes(':'),

@@ -19,6 +19,9 @@
  * as it enters (prerouting) and as it reaches the forward hook, so the lab knows when every
  * packet has been through the router before it reads the destinations: no time-outs decide.
  *
+ * GRE probes (IP protocol 47) and TCP or UDP probes to port 0 go out through raw sockets (the
+ * agent hands them to python3); a GRE probe is keyed by source and destination, as ICMP ones.
+ *
  * ICMP probes: a device cannot be made to send an echo request without raw sockets, so the lab
  * sends a UDP datagram from the destination address to port 9 of the device (from the destination
  * namespace, which owns every address, or from the router for its own addresses); the device
@@ -42,8 +45,16 @@ export interface Probe {
   src: string;
   dst: string;
   proto: Proto;
-  /** Destination port, for tcp and udp. */
+  /** Destination port, for tcp and udp (0 too: sent through a raw socket). */
   port?: number;
+}
+
+/** A GRE packet (IP protocol 47), sent through a raw socket. */
+interface GreProbe {
+  src: string;
+  dst: string;
+  proto: 'gre';
+  port?: undefined;
 }
 
 /** The router's own addresses: the server-local destinations (rule-semantics.md §5.4). */
@@ -207,10 +218,12 @@ function countingSets(prefix: string): string[] {
     `\tset ${prefix}_l4_6 { type ipv6_addr . ipv6_addr . inet_proto . inet_service; flags dynamic; size 65535; }`,
     `\tset ${prefix}_icmp_4 { type ipv4_addr . ipv4_addr; flags dynamic; size 65535; }`,
     `\tset ${prefix}_icmp_6 { type ipv6_addr . ipv6_addr; flags dynamic; size 65535; }`,
+    `\tset ${prefix}_gre_4 { type ipv4_addr . ipv4_addr; flags dynamic; size 65535; }`,
+    `\tset ${prefix}_gre_6 { type ipv6_addr . ipv6_addr; flags dynamic; size 65535; }`,
   ];
 }
 
-/** Probes carry a source port of 20000 or more (the marker); ICMP probes are port unreachables. */
+/** Probes carry a source port of 20000 or more (the marker); ICMP probes are port unreachables; GRE is always a probe. */
 function countingRules(prefix: string, verdict = ''): string[] {
   const then = verdict ? ` ${verdict}` : '';
   return [
@@ -218,6 +231,8 @@ function countingRules(prefix: string, verdict = ''): string[] {
     `\t\tmeta nfproto ipv6 meta l4proto { tcp, udp } th sport >= 20000 add @${prefix}_l4_6 { ip6 saddr . ip6 daddr . meta l4proto . th sport }${then}`,
     `\t\ticmp type destination-unreachable add @${prefix}_icmp_4 { ip saddr . ip daddr }${then}`,
     `\t\ticmpv6 type destination-unreachable add @${prefix}_icmp_6 { ip6 saddr . ip6 daddr }${then}`,
+    `\t\tmeta nfproto ipv4 meta l4proto gre add @${prefix}_gre_4 { ip saddr . ip daddr }${then}`,
+    `\t\tmeta nfproto ipv6 meta l4proto gre add @${prefix}_gre_6 { ip6 saddr . ip6 daddr }${then}`,
   ];
 }
 
@@ -227,12 +242,14 @@ function chain(name: string, hook: string, priority: number, rules: string[]): s
 
 /** What each namespace counts. Probes that reach a device or the router are dropped there unanswered. */
 function probeTable(role: Role): string {
-  const dropProbes = '\t\tmeta l4proto { tcp, udp } th sport >= 20000 drop';
+  const dropProbes = '\t\tmeta l4proto { tcp, udp } th sport >= 20000 drop\n\t\tmeta l4proto gre drop';
   const lines =
     role === 'r'
       ? [
-          ...['in', 'pre', 'fwd', 'loc'].flatMap(countingSets),
+          ...['in', 'pre', 'fwd', 'inp', 'loc'].flatMap(countingSets),
           ...chain('entering', 'prerouting', -300, countingRules('in')),
+          // `inp` sees every probe for the router itself, before a ruleset's input chain may drop it.
+          ...chain('reaching_input', 'input', -300, countingRules('inp')),
           // Firezone's forward chain has priority 0: `pre` sees every forwarded probe, `fwd` the accepted ones.
           ...chain('before_firezone', 'forward', -10, countingRules('pre')),
           ...chain('after_firezone', 'forward', 10, countingRules('fwd')),
@@ -249,8 +266,8 @@ function probeTable(role: Role): string {
 }
 
 function setNames(role: Role): string[] {
-  const prefixes = role === 'r' ? ['in', 'pre', 'fwd', 'loc'] : ['at'];
-  return prefixes.flatMap((p) => [`${p}_l4_4`, `${p}_l4_6`, `${p}_icmp_4`, `${p}_icmp_6`]);
+  const prefixes = role === 'r' ? ['in', 'pre', 'fwd', 'inp', 'loc'] : ['at'];
+  return prefixes.flatMap((p) => [`${p}_l4_4`, `${p}_l4_6`, `${p}_icmp_4`, `${p}_icmp_6`, `${p}_gre_4`, `${p}_gre_6`]);
 }
 
 /** The probe keys in each set of a `nft -j list table inet probe`. */
@@ -265,7 +282,7 @@ function readSets(json: string): Map<string, Set<string>> {
       if (!parts) throw new Error(`unexpected element in set ${set.name}: ${JSON.stringify(element)}`);
       keys.add(
         parts.length === 2
-          ? `${key(String(parts[0]))}|${key(String(parts[1]))}|icmp`
+          ? `${key(String(parts[0]))}|${key(String(parts[1]))}|${set.name.includes('_gre_') ? 'gre' : 'icmp'}`
           : `${key(String(parts[0]))}|${key(String(parts[1]))}|${parts[2]}|${parts[3]}`,
       );
     }
@@ -463,7 +480,7 @@ export class Lab {
    * Sends the probes and says for each whether it arrived at its destination: the router for its
    * own addresses, the device side holding a device address, the destination namespace otherwise.
    */
-  async probe(probes: readonly Probe[]): Promise<boolean[]> {
+  async probe(probes: readonly (Probe | GreProbe)[]): Promise<boolean[]> {
     const entries = probes.map((probe) => {
       const source = sideOf(probe.src);
       if (!source) throw new Error(`probe source ${probe.src} is not a device address of the lab`);
@@ -472,6 +489,8 @@ export class Lab {
         throw new Error(`probe ${JSON.stringify(probe)} mixes families`);
       const landing: Role = SERVER_ADDRESSES.some((s) => key(s) === key(probe.dst)) ? 'r' : (sideOf(probe.dst) ?? 't');
       if (landing === source) throw new Error(`probe ${JSON.stringify(probe)} stays on side ${source}`);
+      if (probe.proto === 'gre')
+        return { probe, source, landing, sport: 0, key: `${key(probe.src)}|${key(probe.dst)}|gre` };
       if (probe.proto !== 'icmp') {
         if (this.#sport > 65_000) this.#sport = 20_000;
         const sport = this.#sport++;
@@ -479,9 +498,9 @@ export class Lab {
       }
       return { probe, source, landing, sport: 0, key: `${key(probe.src)}|${key(probe.dst)}|icmp` };
     });
-    const icmpKeys = entries.filter((e) => e.probe.proto === 'icmp').map((e) => e.key);
-    if (new Set(icmpKeys).size !== icmpKeys.length)
-      throw new Error('two ICMP probes with the same source and destination');
+    const pairKeys = entries.filter((e) => e.probe.proto === 'icmp' || e.probe.proto === 'gre').map((e) => e.key);
+    if (new Set(pairKeys).size !== pairKeys.length)
+      throw new Error('two ICMP (or two GRE) probes with the same source and destination');
 
     await Promise.all(
       ROLES.map((role) =>
@@ -527,7 +546,7 @@ export class Lab {
     let sets = await router();
     const through = (s: Map<string, Set<string>>) => {
       const entered = union(s, 'in');
-      const reached = new Set([...union(s, 'pre'), ...union(s, 'loc')]);
+      const reached = new Set([...union(s, 'pre'), ...union(s, 'inp'), ...union(s, 'loc')]);
       return entries.filter((e) => !entered.has(e.key) || !reached.has(e.key));
     };
     while (through(sets).length > 0) {
