@@ -196,6 +196,3 @@ function withoutUser(live: LiveState, id: string): LiveState {
 export function serverRefused(error: unknown): unknown {
   return error instanceof ApiError ? new OpError('server', `cannot read the server's state: ${error.message}`) : error;
 }
-
-/** One line for people per retry of a call (`retrying GET /v0/users in 2 s (1/4): …`), a refused connection's once. */
-export { retryAnnouncer } from '../client/index.js';

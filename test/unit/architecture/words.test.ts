@@ -21,6 +21,8 @@ const FOLDERS = ['src/client', 'src/model', 'src/plan', 'src/ops'];
 const PROTOCOL: Record<string, string[]> = {
   // The OIDC scope the server's configuration defaults to: sent to identity providers as it is.
   'src/model/configuration.ts': ['openid email profile'],
+  // A placeholder the list reader puts in place of the items it has read; never shown.
+  'src/client/list-body.ts': ['\u0000 items read before'],
   // HMAC domain-separation labels of the saved-plan seal: changing one breaks every saved plan.
   'src/plan/seal.ts': ['netform saved-plan seal v1', 'netform saved-plan secret v1', 'netform saved-plan key id v1'],
 };
@@ -36,11 +38,6 @@ const PROTOCOL_FILES = new Set(['src/model/messages.ts']);
  * drop the file) when words move to src/views; the test fails until the count is true again.
  */
 const KNOWN_DEBT: Record<string, number> = {
-  'src/client/client.ts': 8,
-  'src/client/errors.ts': 12,
-  'src/client/index.ts': 2,
-  'src/client/list-body.ts': 1,
-  'src/client/resources.ts': 2,
   'src/model/email-glob.ts': 2,
   'src/model/files.ts': 10,
   'src/model/instant.ts': 4,
