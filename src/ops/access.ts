@@ -56,13 +56,13 @@ export async function modelFor(
 ): Promise<AccessModel> {
   if (afterApply) {
     if (!live || !desired)
-      throw new OpError('request', '--after-apply needs the desired state (-f) and a server (--url or --embedded)');
+      throw new OpError('request', { code: 'after_apply_needs_files_and_server' });
     const after = await stateAfterApplyOf(live, desired, events);
     return afterApply.repository ? after.repositoryModel() : after.model;
   }
   if (!live) {
     if (!desired)
-      throw new OpError('request', 'nothing to evaluate against: give the desired state (file) or a live server');
+      throw new OpError('request', { code: 'nothing_to_evaluate' });
     return accessModelOfDesired(desired);
   }
   const session = await live.open();

@@ -15,10 +15,7 @@ export async function loadDesired(
   const started = performance.now();
   const loaded = await load(file);
   if (!loaded.ok) {
-    throw new OpError(
-      'desired-state',
-      `the desired state has errors:\n${loaded.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`,
-    );
+    throw new OpError('desired-state', { code: 'desired_state_errors', problems: loaded.diagnostics.map(formatDiagnostic) });
   }
   events.phase?.('load', elapsedSince(started));
   return loaded.state;

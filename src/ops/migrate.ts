@@ -136,10 +136,7 @@ async function sourceOf(
     return { model, ...(desired ? { desired, devices: devicesOfDesired(desired) } : {}) };
   }
   if (!desired)
-    throw new OpError(
-      'request',
-      'give -f DIR (the desired state), --url (the live server), or both (the state after apply)',
-    );
+    throw new OpError('request', { code: 'migrate_needs_source' });
   return { model: accessModelOfDesired(desired), desired, devices: devicesOfDesired(desired) };
 }
 
@@ -172,13 +169,11 @@ export async function migrateToFirezone1x(request: MigrateRequest, events: OpEve
   };
   const problems = checkResources(document.resource.firezone_resource ?? {});
   if (problems.length > 0)
-    throw new OpError(
-      'request',
-      `the 1.x portal would refuse ${problems.length} emitted resource(s): ${problems
-        .slice(0, 3)
-        .map((p) => `${p.address}: ${p.problem}`)
-        .join('; ')}`,
-    );
+    throw new OpError('request', {
+      code: 'migrate_portal_refuses',
+      count: problems.length,
+      problems: problems.slice(0, 3).map((p) => `${p.address}: ${p.problem}`),
+    });
   const counts = countsOf(migration);
   return {
     state: evaluatedState(request),

@@ -140,7 +140,7 @@ export async function loadBase(request: Pick<PlanRequest, 'base' | 'file' | 'inp
       request.input?.clock,
     )(base.file);
     if (!result.ok && result.diagnostics.some((d) => d.message === 'no such file or folder'))
-      throw new OpError('request', `--base-file ${base.file}: no such file or folder`);
+      throw new OpError('request', { code: 'base_file_missing', file: base.file });
     return { ref: base.file, where: base.file, result };
   }
   try {

@@ -35,10 +35,7 @@ export async function reviewServer(
 ): Promise<ReviewReport> {
   const desired = request.file ? await loadDesired(request.file, events, loaderFor(request.input)) : undefined;
   if (request.afterApply && !desired)
-    throw new OpError(
-      'request',
-      '--after-apply needs the desired state (-f): its files are planned against the server',
-    );
+    throw new OpError('request', { code: 'review_after_apply_needs_files' });
   signal?.throwIfAborted();
   const session = await request.connect.open();
   try {
