@@ -137,6 +137,3 @@ export async function explainPacket(
   if (!evaluated.ok) throw new OpError('request', evaluated.message);
   return evaluated.value;
 }
-
-/** The `from` and `to` notation of `tests:` and `netform explain`. */
-export { parseFrom, parseTo } from '../access/notation.js';

@@ -32,7 +32,8 @@ import { secretValueProblem } from '../desired/secrets.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
-import { judgeWithLifecycle, lifecycleOf, loadBase, makePlan, type PlanShaping } from './plan.js';
+import { lifecycleOf } from '../plan/lifecycle.js';
+import { judgeWithLifecycle, loadBase, makePlan, type PlanShaping } from './plan.js';
 import { withOwners } from './owners.js';
 import { approvedHandles, withholdUnapproved, type Approval } from '../plan/approvals.js';
 import { readLiveState, type Connector, type Session } from './session.js';
@@ -504,8 +505,3 @@ function interruptedSummary(
   });
   return applySummary(results);
 }
-
-/** The key saved plans are sealed and checked with, and how the secrets a plan sends are read. */
-export { PlanKey, PlanKeyError } from '../plan/seal.js';
-export { checkPlanAge, DEFAULT_PLAN_MAX_AGE, parsePlanMaxAge, type PlanAgeCheck } from '../plan/age.js';
-export { resolveSecret, SecretResolutionError, workingContainment } from '../desired/index.js';

@@ -52,6 +52,3 @@ export function inEffect(
     return result.ok ? { ...result, state: effectiveAt(result.state, clock()) } : result;
   };
 }
-
-/** A `-f` path as messages show it (`stdin` for `-`). */
-export { displayPath } from '../desired/index.js';

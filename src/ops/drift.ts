@@ -145,6 +145,3 @@ export async function startDriftSchedule(
     stopped,
   };
 }
-
-/** A schedule's checks, made before anything is read (the command line's --every and --timezone). */
-export { cronExpressionProblem, timeZoneProblem } from '../drift/cron.js';

@@ -97,6 +97,3 @@ export async function writeExportFiles(dir: string, files: ExportedFile[], force
 function codeOf(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? 'error';
 }
-
-/** `3 users, 5 devices, 2 rules`: what an export holds. */
-export { describeCounts } from '../desired/export/files.js';

@@ -347,8 +347,3 @@ export function judgeWithLifecycle(
 ): Plan {
   return judgeAfterApply(plan, live, life.desired, { ...options, policy: life.policy, left: life.left });
 }
-
-export { lifecycleOf } from '../plan/lifecycle.js';
-
-/** The saved plan of a plan, sealed with a key, as JSON text. */
-export { savedPlanJson } from '../plan/planfile.js';

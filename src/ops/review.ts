@@ -71,6 +71,3 @@ export async function writeReviewFile(path: string, text: string): Promise<void>
     throw new OpError('export', `-o: cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
 }
-
-export { DEFAULT_STALE_DAYS } from '../review/report.js';
-export { DEFAULT_EXPIRING_DAYS } from '../review/expiries.js';

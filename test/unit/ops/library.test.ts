@@ -69,7 +69,7 @@ describe('planAgainstServer', () => {
 
   it('raises OpErrors of a kind: files with errors, an unknown target', async () => {
     const bad = await desired('  - email: not-an-email\n');
-    const invalid = await planAgainstServer({ file: bad, connect }).catch((e: unknown) => e as OpError);
+    const invalid = (await planAgainstServer({ file: bad, connect }).catch((e: unknown) => e)) as OpError;
     expect(invalid).toMatchObject({ name: 'OpError', kind: 'desired-state' });
     expect(opErrorText(invalid)).toContain('the desired state has errors');
     const file = await desired(ALICE);
@@ -140,9 +140,9 @@ describe('showLive and validateDesired', () => {
     const yaml = await showLive({ connect, keys: ['user:alice@example.com'], schemaRef: 'schema.json' });
     expect(yaml).toContain('alice@example.com');
     expect(yaml).not.toContain(TEST_ADMIN_EMAIL);
-    const missing = await showLive({ connect, keys: ['user:nobody@example.com'], schemaRef: 'x' }).catch(
-      (e: unknown) => e as OpError,
-    );
+    const missing = (await showLive({ connect, keys: ['user:nobody@example.com'], schemaRef: 'x' }).catch(
+      (e: unknown) => e,
+    )) as OpError;
     expect(missing).toMatchObject({ kind: 'request' });
     // With the nearest live key as a hint.
     expect(opErrorText(missing)).toBe(`the server has no user:nobody@example.com (did you mean user:${TEST_ADMIN_EMAIL}?)`);
