@@ -154,7 +154,8 @@ export function readSavedPlanFile(path: string, key: PlanKey): Plan {
   try {
     return readSavedPlan(path, key);
   } catch (error) {
-    if (error instanceof SavedPlanError) throw new OpError('saved-plan', error.message);
+    if (error instanceof SavedPlanError)
+      throw new OpError('saved-plan', { code: 'saved_plan_refused', refusal: error.refusal });
     throw error;
   }
 }

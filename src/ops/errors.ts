@@ -4,6 +4,7 @@
  * code: the command line maps every kind to its exit code in one place (src/cli/exit.ts).
  */
 import type { TestResult } from '../access/tests.js';
+import type { SavedPlanRefusal } from '../plan/planfile.js';
 import type { PlanTestFailure } from '../plan/types.js';
 
 export type OpErrorKind =
@@ -56,7 +57,8 @@ export type OpWords =
   | { code: 'saved_plan_elsewhere'; planned: string; server: string }
   | { code: 'reviewed_plan_elsewhere'; reviewed: string; server: string }
   | { code: 'saved_plan_applied'; server: string; at: string | null }
-  | { code: 'saved_plan_secrets_unreadable'; problems: string[] };
+  | { code: 'saved_plan_secrets_unreadable'; problems: string[] }
+  | { code: 'saved_plan_refused'; refusal: SavedPlanRefusal };
 
 export class OpError extends Error {
   override readonly name = 'OpError';

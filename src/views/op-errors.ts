@@ -3,6 +3,7 @@
  * as the command line prints them after `error: `.
  */
 import type { OpError, OpWords } from '../ops/errors.js';
+import { savedPlanRefusalText } from './saved-plan.js';
 
 /** An OpError's message for people: its words, or another layer's message it passes on. */
 export function opErrorText(error: Pick<OpError, 'words' | 'message'>): string {
@@ -87,6 +88,8 @@ export function opWordsText(words: OpWords): string {
       return `the reviewed plan was made against ${words.reviewed}, not ${words.server}; nothing was changed`;
     case 'saved_plan_applied':
       return `this saved plan was already applied to ${words.server} ${words.at !== null ? `on ${words.at}` : 'before'}, and a saved plan is applied once; plan again (netform plan -o), then apply the new plan. Nothing was changed`;
+    case 'saved_plan_refused':
+      return savedPlanRefusalText(words.refusal);
     case 'saved_plan_secrets_unreadable':
       return `the saved plan's secrets cannot be read here; nothing was changed:\n${words.problems.map((p) => `  - ${p}`).join('\n')}`;
   }
