@@ -55,14 +55,12 @@ export async function modelFor(
   afterApply?: { repository: boolean },
 ): Promise<AccessModel> {
   if (afterApply) {
-    if (!live || !desired)
-      throw new OpError('request', { code: 'after_apply_needs_files_and_server' });
+    if (!live || !desired) throw new OpError('request', { code: 'after_apply_needs_files_and_server' });
     const after = await stateAfterApplyOf(live, desired, events);
     return afterApply.repository ? after.repositoryModel() : after.model;
   }
   if (!live) {
-    if (!desired)
-      throw new OpError('request', { code: 'nothing_to_evaluate' });
+    if (!desired) throw new OpError('request', { code: 'nothing_to_evaluate' });
     return accessModelOfDesired(desired);
   }
   const session = await live.open();

@@ -55,7 +55,11 @@ export async function acknowledgeLive(request: AcknowledgeRequest): Promise<Ackn
   const until = parseInstant(request.until);
   if (!until.ok) throw new OpError('request', `--until: ${until.reason}`);
   if (until.instant.getTime() <= request.now.getTime())
-    throw new OpError('request', { code: 'until_not_in_future', until: request.until, now: formatInstant(request.now) });
+    throw new OpError('request', {
+      code: 'until_not_in_future',
+      until: request.until,
+      now: formatInstant(request.now),
+    });
   if (request.reason.trim() === '') throw new OpError('request', { code: 'reason_missing' });
   if (request.file === '-' || /\.json$/i.test(request.file))
     throw new OpError('request', { code: 'acknowledge_writes_yaml', file: request.file });

@@ -62,11 +62,9 @@ export interface AdoptResult {
 
 /** The selection of the request, its keys checked before anything is read. */
 function selectionOf(request: Pick<AdoptRequest, 'keys' | 'allDrift'>): AdoptSelection {
-  if (request.allDrift && request.keys.length > 0)
-    throw new OpError('request', { code: 'adopt_objects_or_all_drift' });
+  if (request.allDrift && request.keys.length > 0) throw new OpError('request', { code: 'adopt_objects_or_all_drift' });
   if (request.allDrift) return { all: true };
-  if (request.keys.length === 0)
-    throw new OpError('request', { code: 'adopt_names_nothing' });
+  if (request.keys.length === 0) throw new OpError('request', { code: 'adopt_names_nothing' });
   try {
     const ids = request.keys.map(normalizeTarget);
     return { all: false, ids: new Set(ids) };
@@ -141,8 +139,7 @@ function writeTarget(file: AdoptFile, within: Containment): { writtenTo: string;
 }
 
 export async function adoptFromServer(request: AdoptRequest): Promise<AdoptResult> {
-  if (request.file === '-')
-    throw new OpError('request', { code: 'adopt_edits_files' });
+  if (request.file === '-') throw new OpError('request', { code: 'adopt_edits_files' });
   const selection = selectionOf(request);
   const found = await readFiles(request.file, request.into);
   if ('cdktf' in found) return adoptCdktf(request, selection);

@@ -198,7 +198,11 @@ export async function applyPlanned(
       result = intersectReviewed(fresh, request.reviewed, request.input?.clock?.() ?? new Date());
     } catch (error) {
       if (error instanceof ReviewedPlanError)
-        throw new OpError('saved-plan', { code: 'reviewed_plan_elsewhere', reviewed: error.reviewedServer, server: error.server });
+        throw new OpError('saved-plan', {
+          code: 'reviewed_plan_elsewhere',
+          reviewed: error.reviewedServer,
+          server: error.server,
+        });
       throw error;
     }
     // A change needs the reviewers the plan made now names and those the reviewed plan recorded.

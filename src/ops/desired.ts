@@ -15,7 +15,10 @@ export async function loadDesired(
   const started = performance.now();
   const loaded = await load(file);
   if (!loaded.ok) {
-    throw new OpError('desired-state', { code: 'desired_state_errors', problems: loaded.diagnostics.map(formatDiagnostic) });
+    throw new OpError('desired-state', {
+      code: 'desired_state_errors',
+      problems: loaded.diagnostics.map(formatDiagnostic),
+    });
   }
   events.phase?.('load', elapsedSince(started));
   return loaded.state;

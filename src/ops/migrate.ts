@@ -135,8 +135,7 @@ async function sourceOf(
     const model = await modelFor(request.live, desired, events, { repository: false });
     return { model, ...(desired ? { desired, devices: devicesOfDesired(desired) } : {}) };
   }
-  if (!desired)
-    throw new OpError('request', { code: 'migrate_needs_source' });
+  if (!desired) throw new OpError('request', { code: 'migrate_needs_source' });
   return { model: accessModelOfDesired(desired), desired, devices: devicesOfDesired(desired) };
 }
 

@@ -34,8 +34,7 @@ export async function reviewServer(
   signal?: AbortSignal,
 ): Promise<ReviewReport> {
   const desired = request.file ? await loadDesired(request.file, events, loaderFor(request.input)) : undefined;
-  if (request.afterApply && !desired)
-    throw new OpError('request', { code: 'review_after_apply_needs_files' });
+  if (request.afterApply && !desired) throw new OpError('request', { code: 'review_after_apply_needs_files' });
   signal?.throwIfAborted();
   const session = await request.connect.open();
   try {

@@ -193,5 +193,7 @@ function withoutUser(live: LiveState, id: string): LiveState {
 
 /** A refusal by the server (an ApiError) as an expected failure; anything else as it is. */
 export function serverRefused(error: unknown): unknown {
-  return error instanceof ApiError ? new OpError('server', { code: 'server_unreadable', problem: error.message }) : error;
+  return error instanceof ApiError
+    ? new OpError('server', { code: 'server_unreadable', problem: error.message })
+    : error;
 }

@@ -34,8 +34,7 @@ export async function showLive(request: ShowRequest): Promise<string> {
     if (error instanceof TargetError) throw new OpError('request', error.message.replace('--target ', ''));
     throw error;
   }
-  if (wanted.includes('configuration'))
-    throw new OpError('request', { code: 'show_configuration' });
+  if (wanted.includes('configuration')) throw new OpError('request', { code: 'show_configuration' });
   const session = await request.connect.open();
   let live: LiveState;
   try {

@@ -81,7 +81,11 @@ export function withholdUnapproved(
     const lacking = (needed.get(change.id) ?? []).filter((owner) => !approved.has(handleKey(owner)));
     if (lacking.length === 0) continue;
     for (const owner of lacking) missing.add(owner);
-    withheld.set(change.id, { change, reason: WITHHELD_REASONS.needsApproval, detail: { code: 'approval_from', owners: lacking } });
+    withheld.set(change.id, {
+      change,
+      reason: WITHHELD_REASONS.needsApproval,
+      detail: { code: 'approval_from', owners: lacking },
+    });
   }
   for (let grew = true; grew;) {
     grew = false;

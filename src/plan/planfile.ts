@@ -79,8 +79,7 @@ export function parseSavedPlan(text: string, path: string, key: PlanKey): Plan {
     throw new SavedPlanError({ path, code: 'not_plan_format', format: PLAN_FORMAT });
   checkVersion(path, (doc as Plan).format_version);
   const proto = findProtoMember(doc);
-  if (proto !== null)
-    throw new SavedPlanError({ path, code: 'proto_member', at: proto });
+  if (proto !== null) throw new SavedPlanError({ path, code: 'proto_member', at: proto });
   checkSealOf(path, doc as Record<string, unknown>, key);
   const problem = planSchemaProblem(doc, true);
   if (problem)

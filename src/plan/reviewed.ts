@@ -119,8 +119,7 @@ function differences(fresh: Change, reviewed: Change): WithheldDetail {
   const secret = secretDifference(fresh, reviewed);
   if (secret) return secret;
   const cascade = (c: Change) => (c.cascade ?? []).map((i) => `${i.kind}:${i.key}`).sort();
-  if (JSON.stringify(cascade(fresh)) !== JSON.stringify(cascade(reviewed)))
-    return { code: 'cascade' };
+  if (JSON.stringify(cascade(fresh)) !== JSON.stringify(cascade(reviewed))) return { code: 'cascade' };
   return { code: 'request' };
 }
 

@@ -18,9 +18,7 @@ export function savedPlanRefusalText(refusal: SavedPlanRefusal): string {
   const { path } = refusal;
   switch (refusal.code) {
     case 'unreadable':
-      return refusal.rule
-        ? `${path}: ${refusal.problem}`
-        : `${path}: cannot read the saved plan (${refusal.problem})`;
+      return refusal.rule ? `${path}: ${refusal.problem}` : `${path}: cannot read the saved plan (${refusal.problem})`;
     case 'not_json':
       return `${path}: not a saved plan (not JSON). To apply desired-state files, pass them with -f: netform apply -f ${path}`;
     case 'not_plan_format':
@@ -36,7 +34,9 @@ export function savedPlanRefusalText(refusal: SavedPlanRefusal): string {
     case 'unsupported_version':
       return `${path}: plan format version ${refusal.version !== null ? String(refusal.version) : '(not a whole number)'} is not supported by this netform (it reads versions ${refusal.read.join(' and ')}); make the plan again`;
     case 'not_canonical': {
-      const why = refusal.nested ? `it is nested deeper than ${refusal.depth} levels` : 'it holds a value JSON cannot hold';
+      const why = refusal.nested
+        ? `it is nested deeper than ${refusal.depth} levels`
+        : 'it holds a value JSON cannot hold';
       return `${path}: not a saved plan netform wrote (${why}). Nothing was changed; ${AGAIN}`;
     }
     case 'unsealed':

@@ -55,4 +55,3 @@ export function withheldText({ reason, detail }: Pick<WithheldChange, 'reason' |
 export function withheldDeletionText(reason: WithheldReason): string {
   return `its deletion is withheld: ${withheldReasonText(reason)}`;
 }
-

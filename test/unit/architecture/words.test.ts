@@ -119,7 +119,11 @@ export function wordsIn(file: string, source: string): Finding[] {
 function sourceFiles(folder: string): string[] {
   return readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts') && !f.includes('generated'))
-    .map((f) => relative(ROOT, join(ROOT, folder, f)).split('\\').join('/'))
+    .map((f) =>
+      relative(ROOT, join(ROOT, folder, f))
+        .split('\\')
+        .join('/'),
+    )
     .sort();
 }
 
@@ -142,7 +146,9 @@ describe('words for people live in src/views', () => {
     for (const [file, words] of byFile) {
       const debt = KNOWN_DEBT[file];
       if (debt === undefined)
-        problems.push(...words.map((w) => `${w.file}:${w.line}: words for people belong in src/views: ${JSON.stringify(w.text)}`));
+        problems.push(
+          ...words.map((w) => `${w.file}:${w.line}: words for people belong in src/views: ${JSON.stringify(w.text)}`),
+        );
       else if (words.length !== debt)
         problems.push(`${file}: ${words.length} literals of words, KNOWN_DEBT says ${debt}: set it to ${words.length}`);
     }

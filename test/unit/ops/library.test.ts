@@ -145,7 +145,9 @@ describe('showLive and validateDesired', () => {
     )) as OpError;
     expect(missing).toMatchObject({ kind: 'request' });
     // With the nearest live key as a hint.
-    expect(opErrorText(missing)).toBe(`the server has no user:nobody@example.com (did you mean user:${TEST_ADMIN_EMAIL}?)`);
+    expect(opErrorText(missing)).toBe(
+      `the server has no user:nobody@example.com (did you mean user:${TEST_ADMIN_EMAIL}?)`,
+    );
   });
 
   it('validate: errors and counts as data', async () => {

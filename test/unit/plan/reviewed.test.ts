@@ -1,7 +1,12 @@
 /** intersectReviewed: of a fresh plan, only what the reviewed plan shows, identically; the rest withheld with its reason. */
 import { describe, expect, it } from 'vitest';
 import { planChanges, type Plan } from '../../../src/plan/index.js';
-import { intersectReviewed, ReviewedPlanError, WITHHELD_REASONS, type WithheldChange } from '../../../src/plan/reviewed.js';
+import {
+  intersectReviewed,
+  ReviewedPlanError,
+  WITHHELD_REASONS,
+  type WithheldChange,
+} from '../../../src/plan/reviewed.js';
 import { withheldDetailText } from '../../../src/views/withheld.js';
 import { savedPlanJson } from '../../../src/plan/planfile.js';
 import { PlanKey, withSecretHmacs } from '../../../src/plan/seal.js';
@@ -78,11 +83,7 @@ describe('intersectReviewed', () => {
       `update device:alice@example.com/laptop: ${WITHHELD_REASONS.changed}`,
       `create device:kim@example.com/phone: ${WITHHELD_REASONS.dependsOnWithheld}`,
     ]);
-    expect(result.withheld.map(detailOf)).toEqual([
-      'differs in role',
-      'differs in mtu',
-      'needs user kim@example.com',
-    ]);
+    expect(result.withheld.map(detailOf)).toEqual(['differs in role', 'differs in mtu', 'needs user kim@example.com']);
     expect(result.plan.changes).toEqual([]);
   });
 
