@@ -18,6 +18,14 @@ export { planChanges, PlanError, type PlanOptions } from './plan/index.js';
 export type { Change, ChangeAction, FieldChange, LimitCheck, Plan, PlanSummary, ResourceKind } from './plan/types.js';
 export { renderPlan, type PlanFormat } from './views/plan.js';
 export { formatDiagnostic } from './views/diagnostics.js';
+/**
+ * Errors in words, as the command line prints them: an OpError's code and values, an ApiError's
+ * facts (pass `describeError: apiErrorText` to ApiClient for its messages to name netform's flags),
+ * a SavedPlanError's refusal.
+ */
+export { failureText, opErrorText } from './views/op-errors.js';
+export { apiErrorText, retryLine } from './views/api-error.js';
+export { savedPlanRefusalText } from './views/saved-plan.js';
 export {
   applyPlan,
   findStaleChanges,

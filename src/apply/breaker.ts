@@ -4,7 +4,7 @@
  * write that gets any answer resets the count. Pure: it only watches the outcomes it is shown.
  */
 import { ApiError } from '../client/index.js';
-import { problemPhrase } from '../client/errors.js';
+import type { NetworkProblem } from '../client/errors.js';
 import type { ChangeResult } from './executor.js';
 
 export class ServerGoneBreaker {
@@ -19,7 +19,7 @@ export class ServerGoneBreaker {
     if (result.status === 'failed' && error instanceof ApiError && error.serverUnreachable) {
       this.#consecutive++;
       if (this.#consecutive >= this.threshold) {
-        this.#reason = `the server stopped answering (${this.#consecutive} writes in a row: ${problemPhrase(error.problem!, error.reason)} at ${error.server ?? 'the server'})`;
+        this.#reason = `the server stopped answering (${this.#consecutive} writes in a row: ${unanswered(error.problem!, error.reason)} at ${error.server ?? 'the server'})`;
       }
       return;
     }
@@ -30,4 +30,12 @@ export class ServerGoneBreaker {
   get tripped(): string | null {
     return this.#reason;
   }
+}
+
+/** How the breaker's reason names a write that got no answer. */
+function unanswered(problem: NetworkProblem, reason: string): string {
+  if (problem === 'refused') return 'connection refused';
+  if (problem === 'host_not_found') return 'host not found';
+  if (problem === 'timeout') return 'no answer in time';
+  return `connection dropped (${reason})`;
 }

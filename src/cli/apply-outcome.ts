@@ -5,7 +5,8 @@
 import { otherPendingText } from '../views/expiry.js';
 import { createInterface } from 'node:readline/promises';
 import type { SecretRef } from '../model/secret.js';
-import { resolveSecret, SecretResolutionError, workingContainment, type ReviewedOutcome } from '../ops/apply.js';
+import { resolveSecret, SecretResolutionError, workingContainment } from '../desired/secrets.js';
+import type { ReviewedOutcome } from '../ops/apply.js';
 import type { Plan } from '../plan/types.js';
 import * as say from '../views/apply.js';
 import { missingApprovalsText } from '../views/approvals.js';

@@ -4,6 +4,7 @@
  */
 import { OpError, type OpErrorKind } from '../ops/errors.js';
 import { testLine, testLocation } from '../views/access.js';
+import { opErrorText } from '../views/op-errors.js';
 import { failureLine } from '../views/plan-review.js';
 
 export const ExitCode = {
@@ -54,7 +55,7 @@ export function expectedFailure(error: unknown): { message: string; code: ExitCo
     const tests = (error.failedTests ?? [])
       .map((r) => `\n  ${'test' in r ? `${testLocation(r)}${testLine(r)}` : failureLine(r)}`)
       .join('');
-    return { message: `${error.message}${tests}`, code: OP_EXIT_CODES[error.kind] };
+    return { message: `${opErrorText(error)}${tests}`, code: OP_EXIT_CODES[error.kind] };
   }
   return null;
 }

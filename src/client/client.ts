@@ -10,7 +10,14 @@ import got, { RequestError, type Got, type Method } from 'got';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
-import { ApiError, fromServer, parseErrorBody, type NetworkProblem } from './errors.js';
+import {
+  ApiError,
+  fromServer,
+  parseErrorBody,
+  type AnswerProblem,
+  type DescribeApiError,
+  type NetworkProblem,
+} from './errors.js';
 import { ListBody, type ListBodyEnd } from './list-body.js';
 import type { ApiConfiguration } from '../model/configuration.js';
 import {
@@ -46,7 +53,9 @@ export interface ApiClientOptions {
   ca?: string | Buffer;
   /** Do not verify the server's certificate (`--insecure`). */
   insecure?: boolean;
-  /** Told before each retry's wait (one line for people: retryLine). */
+  /** Words each ApiError's message (the command line's view); default plainDescription. */
+  describeError?: DescribeApiError;
+  /** Told before each retry's wait (one line for people: src/views/api-error.ts retryLine). */
   onRetry?: (event: RetryEvent) => void;
   /** Told after each HTTP exchange: method, path, status (null: no answer), duration. Never a body or header. */
   onRequest?: (event: RequestEvent) => void;
@@ -159,12 +168,12 @@ export class ApiClient {
     } catch (error) {
       // Every /v0 server has this collection: a 404 means the URL points somewhere else.
       if (error instanceof ApiError && error.status === 404)
-        throw this.#notV0('GET', path, 404, 'it has no /v0/' + name);
+        throw this.#notV0('GET', path, 404, { code: 'no_collection', collection: name });
       throw error;
     }
     const data = answer.data;
     if (answer.read) return data as Resource<N>[];
-    if (!Array.isArray(data)) throw this.#notV0('GET', path, 200, `a list of ${name} was expected`);
+    if (!Array.isArray(data)) throw this.#notV0('GET', path, 200, { code: 'not_a_list', collection: name });
     // In place: each answer object is dropped as soon as it is read.
     for (let i = 0; i < data.length; i++) data[i] = readItem(data[i]);
     return data as Resource<N>[];
@@ -411,32 +420,33 @@ export class ApiClient {
       const end = exchange.listed;
       if ('items' in end) return { data: end.items, read: true };
       if ('data' in end) return { data: end.data };
-      if ('invalid' in end) return this.#notV0(method, path, status, 'the answer is not valid JSON');
+      if ('invalid' in end) return this.#notV0(method, path, status, { code: 'invalid_json' });
       text = end.whole;
     }
     const isJson = looksLikeJson(text);
     if (status >= 200 && status < 300) {
       if (status === 204 || text === '') return { data: null };
-      if (!isJson) return this.#notV0(method, path, status, describeNonJson(contentType, text));
+      if (!isJson) return this.#notV0(method, path, status, nonJson(contentType, text));
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch {
-        return this.#notV0(method, path, status, 'the answer is not valid JSON');
+        return this.#notV0(method, path, status, { code: 'invalid_json' });
       }
       if (typeof parsed !== 'object' || parsed === null || !('data' in parsed))
-        return this.#notV0(method, path, status, 'the answer has no `data`');
+        return this.#notV0(method, path, status, { code: 'no_data' });
       return { data: (parsed as { data: unknown }).data };
     }
     if (status >= 300 && status < 400) {
-      return this.#notV0(method, path, status, 'it redirects elsewhere; give the URL it redirects to');
+      return this.#notV0(method, path, status, { code: 'redirect' });
     }
     // A server (or a proxy) may echo the request back: the token goes no further than this.
     const { errors, reason } = fromServer(parseErrorBody(text), this.#token);
-    const shownReason = reason || (isJson || text === '' ? '' : describeNonJson(contentType, text));
-    return new ApiError(method, path, status, errors, shownReason, {
+    const answer = reason || isJson || text === '' ? undefined : nonJson(contentType, text);
+    return this.#error(method, path, status, errors, reason, {
       server: this.baseUrl,
       retryAfterMs: parseRetryAfter(retryAfter, Date.now()),
+      ...(answer ? { answer } : {}),
     });
   }
 
@@ -483,28 +493,32 @@ export class ApiClient {
         : error instanceof Error
           ? error.message
           : String(error);
-    return new ApiError(method, path, null, {}, code, {
+    return this.#error(method, path, null, {}, code, {
       server: this.baseUrl,
       problem: classifyNetworkError(code),
       timeoutMs,
     });
   }
 
-  #notV0(method: string, path: string, status: number, why: string): ApiError {
-    return new ApiError(method, path, status, {}, why, { server: this.baseUrl, problem: 'not_v0' });
+  #notV0(method: string, path: string, status: number, answer: AnswerProblem): ApiError {
+    return this.#error(method, path, status, {}, '', { server: this.baseUrl, problem: 'not_v0', answer });
   }
 
   #read<T>(method: string, path: string, read: () => T): T {
     try {
       return read();
     } catch (error) {
-      if (error instanceof MalformedResponseError) throw this.#malformed(method, path, error.message);
+      if (error instanceof MalformedResponseError) throw this.#malformed(method, path, error.answer);
       throw error;
     }
   }
 
-  #malformed(method: string, path: string, why: string): ApiError {
-    return new ApiError(method, path, 200, {}, `unexpected answer: ${why}`, { server: this.baseUrl });
+  #malformed(method: string, path: string, answer: AnswerProblem): ApiError {
+    return this.#error(method, path, 200, {}, '', { server: this.baseUrl, answer });
+  }
+
+  #error(...[method, path, status, errors, reason, details]: ConstructorParameters<typeof ApiError>): ApiError {
+    return new ApiError(method, path, status, errors, reason, details, this.#options.describeError);
   }
 }
 
@@ -549,7 +563,7 @@ function looksLikeJson(text: string): boolean {
   return first === '{' || first === '[';
 }
 
-function describeNonJson(contentType: string, text: string): string {
-  if (/html/i.test(contentType) || /^\s*</.test(text)) return 'the answer is an HTML page, not JSON';
-  return `the answer is ${contentType ? contentType.split(';')[0] : 'not JSON'}`;
+function nonJson(contentType: string, text: string): AnswerProblem {
+  if (/html/i.test(contentType) || /^\s*</.test(text)) return { code: 'html' };
+  return { code: 'content_type', type: contentType ? contentType.split(';')[0]! : null };
 }

@@ -11,21 +11,61 @@ import type { FieldErrors } from '../model/errors.js';
  */
 export type NetworkProblem = 'refused' | 'host_not_found' | 'tls' | 'timeout' | 'reset' | 'not_v0' | 'other';
 
+/**
+ * What was wrong with an answer that came, as a code and its values (src/views/api-error.ts words
+ * it): not a /v0 API (`no_collection` … `content_type`), an object the client cannot read
+ * (`missing_field`, `not_an_object`), or a server without `/v0/configuration`.
+ */
+export type AnswerProblem =
+  | { code: 'no_collection'; collection: string }
+  | { code: 'not_a_list'; collection: string }
+  | { code: 'invalid_json' }
+  | { code: 'no_data' }
+  | { code: 'redirect' }
+  | { code: 'html' }
+  | { code: 'content_type'; type: string | null }
+  | { code: 'missing_field'; object: string; field: string }
+  | { code: 'not_an_object'; object: string }
+  | { code: 'no_configuration' };
+
 export interface ApiErrorDetails {
   /** The server's base URL (no credentials), named in messages about the network. */
   server?: string;
   problem?: NetworkProblem;
+  /** What was wrong with the answer, when one came. */
+  answer?: AnswerProblem;
   /** Per-request timeout in ms, for the timeout message. */
   timeoutMs?: number;
   /** The server's Retry-After, in ms. */
   retryAfterMs?: number | null;
 }
 
+/** Everything an ApiError's message is made of: what a view words. */
+export interface ApiErrorFacts {
+  method: string;
+  path: string;
+  status: number | null;
+  errors: FieldErrors;
+  reason: string;
+  server: string | undefined;
+  problem: NetworkProblem | undefined;
+  answer: AnswerProblem | undefined;
+  timeoutMs: number | undefined;
+}
+
+/**
+ * Words an ApiError's facts as its message. The command line passes its view (src/views/api-error.ts,
+ * which names its flags); a program using the client gets `plainDescription`.
+ */
+export type DescribeApiError = (facts: ApiErrorFacts) => string;
+
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   readonly server: string | undefined;
   readonly problem: NetworkProblem | undefined;
+  readonly answer: AnswerProblem | undefined;
   readonly retryAfterMs: number | null;
+  readonly timeoutMs: number | undefined;
 
   constructor(
     readonly method: string,
@@ -37,11 +77,22 @@ export class ApiError extends Error {
     /** A short reason: the server's `error` text, an auth reason, or the network error code. */
     readonly reason: string,
     details: ApiErrorDetails = {},
+    /** How the message is worded (the client's `describeError`). */
+    readonly describe: DescribeApiError = plainDescription,
   ) {
-    super(describe(method, path, status, errors, reason, details));
+    super();
     this.server = details.server;
     this.problem = details.problem;
+    this.answer = details.answer;
     this.retryAfterMs = details.retryAfterMs ?? null;
+    this.timeoutMs = details.timeoutMs;
+    this.message = describe(this.facts);
+  }
+
+  /** What the message is made of. */
+  get facts(): ApiErrorFacts {
+    const { method, path, status, errors, reason, server, problem, answer, timeoutMs } = this;
+    return { method, path, status, errors, reason, server, problem, answer, timeoutMs };
   }
 
   get isNotFound(): boolean {
@@ -63,80 +114,23 @@ export class ApiError extends Error {
   }
 }
 
-/** A short phrase for a network problem, as retry lines show it (`connection refused`). */
-export function problemPhrase(problem: NetworkProblem, reason: string): string {
-  switch (problem) {
-    case 'refused':
-      return 'connection refused';
-    case 'host_not_found':
-      return 'host not found';
-    case 'tls':
-      return `TLS failure (${reason})`;
-    case 'timeout':
-      return 'no answer in time';
-    case 'reset':
-      return `connection dropped (${reason})`;
-    case 'not_v0':
-      return 'not a /v0 API';
-    default:
-      return reason;
-  }
-}
-
-function seconds(ms: number): string {
-  const s = ms / 1000;
-  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
-}
-
-function describe(
-  method: string,
-  path: string,
-  status: number | null,
-  errors: FieldErrors,
-  reason: string,
-  details: ApiErrorDetails,
-): string {
-  const where = `${method} ${path}`;
-  const server = details.server ?? 'the server';
-  switch (details.problem) {
-    case 'refused':
-      return `${where}: connection refused by ${server}: nothing is listening there. Is the server running, and is --url (NETFORM_URL) right?`;
-    case 'host_not_found':
-      return `${where}: host not found: ${hostOf(server)} does not resolve (${reason}). Check the host name in --url (NETFORM_URL)`;
-    case 'tls':
-      if (PLAIN_HTTP.test(reason))
-        return `${where}: the server speaks plain HTTP: use http:// in --url (NETFORM_URL) (${reason}: the answer to the TLS handshake was not TLS)`;
-      return `${where}: TLS failure talking to ${server} (${reason}). If the server uses a private or self-signed certificate, pass --ca-file CA.pem; --insecure skips verification`;
-    case 'timeout':
-      return `${where}: no answer from ${server} within ${details.timeoutMs !== undefined ? seconds(details.timeoutMs) : 'the timeout'}. The server or a proxy in front of it is not answering; --timeout SECONDS waits longer`;
-    case 'reset':
-      return `${where}: ${server} dropped the connection (${reason})`;
-    case 'not_v0':
-      return `${where}: ${server} answered${status !== null ? ` ${status}` : ''}, but this does not look like a /v0 API (${reason}). --url must be the server's base URL, such as https://vpn.example.com`;
-    case 'other':
-      return `${where}: no answer from ${server} (${reason})`;
-    default:
-      break;
-  }
-  if (status === null) return `${where}: no answer from ${server} (${reason})`;
-  const fields = Object.entries(errors).flatMap(([field, messages]) =>
+/**
+ * An ApiError's message for programs, from its codes and values: `GET /v0/users: refused
+ * (ECONNREFUSED) at https://vpn.example.com`, `POST /v0/devices: 422 name has already been taken`.
+ */
+export function plainDescription(facts: ApiErrorFacts): string {
+  const fields = Object.entries(facts.errors).flatMap(([field, messages]) =>
     messages.map((m) => (field === 'base' || m.startsWith(`${field} `) ? m : `${field} ${m}`)),
   );
-  if (status === 401)
-    return `${where}: 401 the token is unknown, revoked or expired (or its owner is no longer an admin) (${fields.join('; ') || reason}); check --token / NETFORM_TOKEN`;
-  const detail = fields.length > 0 ? fields.join('; ') : reason;
-  return `${where}: ${status}${detail ? ` ${detail}` : ''}`;
-}
-
-/** OpenSSL's words for a TLS handshake answered by a plain-HTTP server. */
-const PLAIN_HTTP = /^EPROTO$|wrong version number|packet length too long|http request/i;
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return url;
-  }
+  const what = [
+    facts.status,
+    facts.problem,
+    facts.answer?.code,
+    fields.length > 0 ? fields.join('; ') : undefined,
+    facts.reason ? `(${facts.reason})` : undefined,
+    facts.server && facts.status === null ? `at ${facts.server}` : undefined,
+  ].filter((p) => p !== undefined && p !== null);
+  return `${facts.method} ${facts.path}: ${what.join(' ')}`;
 }
 
 /**

@@ -5,8 +5,7 @@ import type { ApiClient } from './client.js';
 import { ApiError } from './errors.js';
 
 export { ApiClient, type ApiClientOptions } from './client.js';
-export { ApiError } from './errors.js';
-export { retryAnnouncer, retryLine } from './retry.js';
+export { ApiError, plainDescription, type ApiErrorFacts, type DescribeApiError } from './errors.js';
 export type { ResourceName } from './resources.js';
 
 export interface FetchOptions {
@@ -39,10 +38,6 @@ export async function fetchConfiguration(
   } catch (error) {
     if (!(error instanceof ApiError && error.isNotFound)) throw error;
     if (mode === 'optional') return undefined;
-    throw new ApiError(error.method, error.path, 404, {}, CONFIGURATION_MISSING);
+    throw new ApiError(error.method, error.path, 404, {}, '', { answer: { code: 'no_configuration' } }, error.describe);
   }
 }
-
-export const CONFIGURATION_MISSING =
-  'this server has no /v0/configuration, so the `configuration:` of the desired state cannot be planned ' +
-  'against it; remove `configuration:` to manage users, devices and rules only';

@@ -6,6 +6,7 @@
  */
 import type { ApiConfiguration } from '../model/configuration.js';
 import type { ApiDevice, ApiRule, ApiUser, PortType, Role, RuleAction } from '../model/types.js';
+import type { AnswerProblem } from './errors.js';
 
 export type ResourceName = 'users' | 'devices' | 'rules';
 export type Resource<N extends ResourceName> = N extends 'users' ? ApiUser : N extends 'devices' ? ApiDevice : ApiRule;
@@ -17,8 +18,12 @@ export const WRAPPER: Record<ResourceName, 'user' | 'device' | 'rule'> = {
   rules: 'rule',
 };
 
+/** An answer object the client cannot read: its code and values (AnswerProblem) say why. */
 export class MalformedResponseError extends Error {
   override readonly name = 'MalformedResponseError';
+  constructor(readonly answer: AnswerProblem) {
+    super(answer.code);
+  }
 }
 
 type Raw = Record<string, unknown>;
@@ -31,7 +36,7 @@ function text(raw: Raw, key: string): string | null {
 
 function requiredText(raw: Raw, key: string, what: string): string {
   const v = text(raw, key);
-  if (v === null) throw new MalformedResponseError(`the server sent a ${what} without \`${key}\``);
+  if (v === null) throw new MalformedResponseError({ code: 'missing_field', object: what, field: key });
   return v;
 }
 
@@ -63,7 +68,7 @@ function list(raw: Raw, key: string): string[] | null {
 
 function asObject(value: unknown, what: string): Raw {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new MalformedResponseError(`the server sent a ${what} that is not an object`);
+    throw new MalformedResponseError({ code: 'not_an_object', object: what });
   return value as Raw;
 }
 

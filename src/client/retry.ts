@@ -1,8 +1,8 @@
 /**
  * The client's retry policy as pure functions: which failures are worth another attempt, how long
- * to wait before it, and the one line a person sees about it. No clock, no I/O.
+ * to wait before it (src/views/api-error.ts words each retry). No clock, no I/O.
  */
-import { problemPhrase, type ApiError } from './errors.js';
+import type { ApiError } from './errors.js';
 
 export const RETRY_STATUS_CODES = new Set([408, 429, 500, 502, 503, 504, 521, 522, 524]);
 
@@ -56,37 +56,4 @@ export interface RetryEvent {
   retry: number;
   retries: number;
   error: ApiError;
-}
-
-/** `retrying GET /v0/users in 2 s (1/4): connection refused` */
-export function retryLine(event: RetryEvent): string {
-  const s = event.delayMs / 1000;
-  const wait =
-    event.delayMs < 1000
-      ? `${event.delayMs} ms`
-      : s >= 10 || Number.isInteger(s)
-        ? `${Math.round(s)} s`
-        : `${s.toFixed(1)} s`;
-  return `retrying ${event.method} ${event.path} in ${wait} (${event.retry}/${event.retries}): ${whyShort(event.error)}`;
-}
-
-/**
- * What `onRetry` hands each retry to: every retry's line, but a refused connection's once per
- * client (nothing listening is one fact, however many calls and retries meet it); the error that
- * ends the calls follows.
- */
-export function retryAnnouncer(write: (line: string) => void): (event: RetryEvent) => void {
-  let refusedSaid = false;
-  return (event) => {
-    if (event.error.problem === 'refused') {
-      if (refusedSaid) return;
-      refusedSaid = true;
-    }
-    write(retryLine(event));
-  };
-}
-
-function whyShort(error: ApiError): string {
-  if (error.problem) return problemPhrase(error.problem, error.reason);
-  return `${error.status}${error.reason ? ` ${error.reason}` : ''}`;
 }

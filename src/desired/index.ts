@@ -24,7 +24,7 @@ import { parseYamlInto } from './yaml.js';
 
 export { checkDesiredState } from './check/state.js';
 export { displayPath } from './files.js';
-export { resolveSecret, SecretResolutionError, workingContainment } from './secrets.js';
+export { resolveSecret } from './secrets.js';
 export type { Diagnostic, LoadOptions, LoadResult } from './types.js';
 
 /** `-f -`: one YAML document stream read from standard input, shown under this name. */

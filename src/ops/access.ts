@@ -55,14 +55,12 @@ export async function modelFor(
   afterApply?: { repository: boolean },
 ): Promise<AccessModel> {
   if (afterApply) {
-    if (!live || !desired)
-      throw new OpError('request', '--after-apply needs the desired state (-f) and a server (--url or --embedded)');
+    if (!live || !desired) throw new OpError('request', { code: 'after_apply_needs_files_and_server' });
     const after = await stateAfterApplyOf(live, desired, events);
     return afterApply.repository ? after.repositoryModel() : after.model;
   }
   if (!live) {
-    if (!desired)
-      throw new OpError('request', 'nothing to evaluate against: give the desired state (file) or a live server');
+    if (!desired) throw new OpError('request', { code: 'nothing_to_evaluate' });
     return accessModelOfDesired(desired);
   }
   const session = await live.open();
@@ -137,6 +135,3 @@ export async function explainPacket(
   if (!evaluated.ok) throw new OpError('request', evaluated.message);
   return evaluated.value;
 }
-
-/** The `from` and `to` notation of `tests:` and `netform explain`. */
-export { parseFrom, parseTo } from '../access/notation.js';

@@ -51,17 +51,18 @@ export async function acknowledgeLive(request: AcknowledgeRequest): Promise<Ackn
   const key = objectKey(request.key);
   if ('problem' in key) throw new OpError('request', `${request.key}: ${key.problem}`);
   if (!acknowledgeableField(key.key, field))
-    throw new OpError(
-      'request',
-      `${key.key}: field ${JSON.stringify(field)} cannot be acknowledged (a user's role, a device's writable fields, or * for the whole object)`,
-    );
+    throw new OpError('request', { code: 'field_not_acknowledgeable', key: key.key, field });
   const until = parseInstant(request.until);
   if (!until.ok) throw new OpError('request', `--until: ${until.reason}`);
   if (until.instant.getTime() <= request.now.getTime())
-    throw new OpError('request', `--until ${request.until} is not in the future (now ${formatInstant(request.now)})`);
-  if (request.reason.trim() === '') throw new OpError('request', '--reason must say why the difference is kept');
+    throw new OpError('request', {
+      code: 'until_not_in_future',
+      until: request.until,
+      now: formatInstant(request.now),
+    });
+  if (request.reason.trim() === '') throw new OpError('request', { code: 'reason_missing' });
   if (request.file === '-' || /\.json$/i.test(request.file))
-    throw new OpError('request', `-f ${request.file}: acknowledge writes YAML files: give a file or folder of them`);
+    throw new OpError('request', { code: 'acknowledge_writes_yaml', file: request.file });
 
   const desired = await loadDesired(request.file, {}, loaderFor(request.input));
   const session = await request.connect.open();
@@ -74,12 +75,9 @@ export async function acknowledgeLive(request: AcknowledgeRequest): Promise<Ackn
     await session.close();
   }
   const object = liveObjects(live).get(key.key);
-  if (!object) throw new OpError('request', `${key.key}: no such object on the server (netform show lists them)`);
+  if (!object) throw new OpError('request', { code: 'no_such_object', key: key.key });
   if (!showsDifference(plan, key.key, field))
-    throw new OpError(
-      'request',
-      `${key.key}${field === '*' ? '' : ` ${field}`}: nothing differs from the files now: nothing to acknowledge`,
-    );
+    throw new OpError('request', { code: 'nothing_differs', key: key.key, field });
 
   const entry: AcknowledgementEntry = {
     key: key.key,
@@ -126,5 +124,5 @@ function fileFor(desired: DesiredState, key: string, given: string): string {
   if (file) return file;
   const path = resolve(given);
   if (statSync(path).isFile()) return path;
-  throw new OpError('desired-state', `-f ${given}: no desired-state file to write the entry into`);
+  throw new OpError('desired-state', { code: 'no_file_for_entry', file: given });
 }

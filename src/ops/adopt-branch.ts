@@ -22,11 +22,7 @@ export async function adoptOnBranch(
   request: AdoptBranchRequest,
 ): Promise<{ result: AdoptResult; commit: AdoptionCommit | null }> {
   const result = await adoptFromServer({ ...request, keys: [], allDrift: true, dryRun: true, removeDeleted: false });
-  if (result.cdktf !== undefined)
-    throw new OpError(
-      'request',
-      '--adopt-branch commits YAML files; for a CDKTF stack, netform adopt prints the constructs to add',
-    );
+  if (result.cdktf !== undefined) throw new OpError('request', { code: 'adopt_branch_writes_yaml' });
   if (result.files.length === 0) return { result, commit: null };
   const folder = statSync(request.file).isDirectory() ? request.file : dirname(request.file);
   try {

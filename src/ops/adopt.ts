@@ -62,14 +62,9 @@ export interface AdoptResult {
 
 /** The selection of the request, its keys checked before anything is read. */
 function selectionOf(request: Pick<AdoptRequest, 'keys' | 'allDrift'>): AdoptSelection {
-  if (request.allDrift && request.keys.length > 0)
-    throw new OpError('request', 'give the objects to adopt, or --all-drift for every difference, not both');
+  if (request.allDrift && request.keys.length > 0) throw new OpError('request', { code: 'adopt_objects_or_all_drift' });
   if (request.allDrift) return { all: true };
-  if (request.keys.length === 0)
-    throw new OpError(
-      'request',
-      'name the objects to adopt (user:EMAIL, device:EMAIL/NAME, rule:KEY, as `netform show` takes them), or give --all-drift',
-    );
+  if (request.keys.length === 0) throw new OpError('request', { code: 'adopt_names_nothing' });
   try {
     const ids = request.keys.map(normalizeTarget);
     return { all: false, ids: new Set(ids) };
@@ -101,12 +96,9 @@ function planOf(desired: DesiredState, live: LiveState, session: Session): Plan 
 async function stateOf(files: AdoptFiles, input: DesiredInput | undefined, first: boolean): Promise<DesiredState> {
   const loaded = await loadDesiredTexts(files.list, input?.env ?? process.env);
   if (loaded.ok) return loaded.state;
-  const problems = loaded.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n');
+  const problems = loaded.diagnostics.map(formatDiagnostic);
   // Adopt's own edits never make a file invalid; if they did, nothing is written and this says so.
-  const what = first
-    ? 'the desired state has errors'
-    : "adopt's edits would leave the desired state with errors (nothing is written)";
-  throw new OpError('desired-state', `${what}:\n${problems}`);
+  throw new OpError('desired-state', { code: first ? 'desired_state_errors' : 'adopt_edits_invalid', problems });
 }
 
 /** The files of the desired state at `path`, read within their containment. */
@@ -142,13 +134,12 @@ function writeTarget(file: AdoptFile, within: Containment): { writtenTo: string;
     link = false; // a new file
   }
   const escape = escapeFrom(file.path, within);
-  if (escape) throw new OpError('export', `${file.display} ${escape}: adopt does not write it (nothing is written)`);
+  if (escape) throw new OpError('export', { code: 'adopt_does_not_write', file: file.display, escape });
   return { writtenTo: link ? realLocation(file.path) : file.path, link };
 }
 
 export async function adoptFromServer(request: AdoptRequest): Promise<AdoptResult> {
-  if (request.file === '-')
-    throw new OpError('request', 'adopt edits files: give the desired-state file or folder, not -');
+  if (request.file === '-') throw new OpError('request', { code: 'adopt_edits_files' });
   const selection = selectionOf(request);
   const found = await readFiles(request.file, request.into);
   if ('cdktf' in found) return adoptCdktf(request, selection);

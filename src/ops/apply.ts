@@ -32,7 +32,8 @@ import { secretValueProblem } from '../desired/secrets.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
-import { judgeWithLifecycle, lifecycleOf, loadBase, makePlan, type PlanShaping } from './plan.js';
+import { lifecycleOf } from '../plan/lifecycle.js';
+import { judgeWithLifecycle, loadBase, makePlan, type PlanShaping } from './plan.js';
 import { withOwners } from './owners.js';
 import { approvedHandles, withholdUnapproved, type Approval } from '../plan/approvals.js';
 import { readLiveState, type Connector, type Session } from './session.js';
@@ -153,7 +154,8 @@ export function readSavedPlanFile(path: string, key: PlanKey): Plan {
   try {
     return readSavedPlan(path, key);
   } catch (error) {
-    if (error instanceof SavedPlanError) throw new OpError('saved-plan', error.message);
+    if (error instanceof SavedPlanError)
+      throw new OpError('saved-plan', { code: 'saved_plan_refused', refusal: error.refusal });
     throw error;
   }
 }
@@ -195,7 +197,12 @@ export async function applyPlanned(
     try {
       result = intersectReviewed(fresh, request.reviewed, request.input?.clock?.() ?? new Date());
     } catch (error) {
-      if (error instanceof ReviewedPlanError) throw new OpError('saved-plan', error.message);
+      if (error instanceof ReviewedPlanError)
+        throw new OpError('saved-plan', {
+          code: 'reviewed_plan_elsewhere',
+          reviewed: error.reviewedServer,
+          server: error.server,
+        });
       throw error;
     }
     // A change needs the reviewers the plan made now names and those the reviewed plan recorded.
@@ -283,11 +290,7 @@ async function applyExpiredOnly(desired: DesiredState, run: ApplyRun): Promise<R
 function refuseFailingTests(plan: Plan): void {
   const failed = plan.tests?.failures ?? [];
   if (failed.length === 0) return;
-  throw new OpError(
-    'desired-state',
-    `${failed.length} access test${failed.length === 1 ? '' : 's'} failed on the server as it would be after apply; nothing was written:`,
-    failed,
-  );
+  throw new OpError('desired-state', { code: 'tests_fail_after_apply', count: failed.length }, failed);
 }
 
 /** Applies a saved plan, if it was made against this server and nothing it touches changed since. */
@@ -300,10 +303,7 @@ export async function applySaved(
   const session = await request.connect.open({ signal });
   return withSession(session, async () => {
     if (plan.server !== session.url) {
-      throw new OpError(
-        'saved-plan',
-        `the saved plan was made against ${plan.server}, not ${session.url}; plan again against this server`,
-      );
+      throw new OpError('saved-plan', { code: 'saved_plan_elsewhere', planned: plan.server, server: session.url });
     }
     events.planned?.(plan);
     if (plan.changes.length === 0) return { status: 'no-changes', plan };
@@ -353,11 +353,8 @@ async function claimSavedPlan(session: Session, plan: Plan): Promise<void> {
   if (typeof plan.seal !== 'string') return;
   const claim = await session.client.claimAppliedPlan(plan.seal, randomUUID());
   if (claim.status !== 'already') return;
-  const when = claim.appliedAt ? `on ${claim.appliedAt.replace(/\.\d+(?=Z$)/, '')}` : 'before';
-  throw new OpError(
-    'saved-plan',
-    `this saved plan was already applied to ${session.url} ${when}, and a saved plan is applied once; plan again (netform plan -o), then apply the new plan. Nothing was changed`,
-  );
+  const at = claim.appliedAt ? claim.appliedAt.replace(/\.\d+(?=Z$)/, '') : null;
+  throw new OpError('saved-plan', { code: 'saved_plan_applied', server: session.url, at });
 }
 
 /**
@@ -384,10 +381,7 @@ function readSecretsAgain(request: SavedApplyRequest): ReturnType<typeof readSav
   const secrets = readSavedPlanSecrets(request.plan, request.key, request.readSecret, secretValueProblem);
   const problems = new Set(secrets.unreadable);
   if (problems.size > 0)
-    throw new OpError(
-      'saved-plan',
-      `the saved plan's secrets cannot be read here; nothing was changed:\n${[...problems].map((p) => `  - ${p}`).join('\n')}`,
-    );
+    throw new OpError('saved-plan', { code: 'saved_plan_secrets_unreadable', problems: [...problems] });
   return secrets;
 }
 
@@ -516,8 +510,3 @@ function interruptedSummary(
   });
   return applySummary(results);
 }
-
-/** The key saved plans are sealed and checked with, and how the secrets a plan sends are read. */
-export { PlanKey, PlanKeyError } from '../plan/seal.js';
-export { checkPlanAge, DEFAULT_PLAN_MAX_AGE, parsePlanMaxAge, type PlanAgeCheck } from '../plan/age.js';
-export { resolveSecret, SecretResolutionError, workingContainment } from '../desired/index.js';

@@ -55,10 +55,7 @@ const EMPTY_MODEL = (settings: AccessModel['settings']): AccessModel => ({ users
 /** The access delta the request asks about: the files at `base` to the files now, or the server now to after apply. */
 export async function noNewAccessDelta(request: NoNewAccessRequest, events: CheckEvents = {}): Promise<AccessDelta> {
   if ((request.base === undefined) === (request.live === undefined))
-    throw new OpError(
-      'request',
-      'give --base REF (the files at a git ref) or --live (the server as it is now), one of them',
-    );
+    throw new OpError('request', { code: 'check_base_or_live' });
   const desired = await loadForCheck(request.file, events, request.input);
   if (request.base !== undefined) return baseDelta(request.file, request.base, desired, request.input);
   const session = await request.live!.open();
@@ -91,8 +88,8 @@ async function baseDelta(file: string, ref: string, desired: DesiredState, input
   let admins = new Set<string>();
   if ('missing' in base) before = EMPTY_MODEL(accessSettingsOf(desired));
   else if (!base.result.ok) {
-    const lines = base.result.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n');
-    throw new OpError('desired-state', `the desired state at ${base.ref} has errors:\n${lines}`);
+    const problems = base.result.diagnostics.map(formatDiagnostic);
+    throw new OpError('desired-state', { code: 'desired_state_errors', problems, at: base.ref });
   } else {
     // The base as in effect now, as the head is: a grant expired at the base and renewed by the
     // pull request is new access, not access the base still gives.

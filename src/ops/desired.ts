@@ -15,10 +15,10 @@ export async function loadDesired(
   const started = performance.now();
   const loaded = await load(file);
   if (!loaded.ok) {
-    throw new OpError(
-      'desired-state',
-      `the desired state has errors:\n${loaded.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`,
-    );
+    throw new OpError('desired-state', {
+      code: 'desired_state_errors',
+      problems: loaded.diagnostics.map(formatDiagnostic),
+    });
   }
   events.phase?.('load', elapsedSince(started));
   return loaded.state;
@@ -55,6 +55,3 @@ export function inEffect(
     return result.ok ? { ...result, state: effectiveAt(result.state, clock()) } : result;
   };
 }
-
-/** A `-f` path as messages show it (`stdin` for `-`). */
-export { displayPath } from '../desired/index.js';

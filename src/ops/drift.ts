@@ -52,6 +52,8 @@ export interface DriftScheduleRequest {
   webhook?: Pick<WebhookOptions, 'url' | 'always' | 'userAgent' | 'text'>;
   /** Values cut out of every message: the token, the webhook URL. */
   secrets: string[];
+  /** A failed run's error in words for the log (the command line's view); default its message. */
+  describe?: (error: unknown) => string;
 }
 
 export interface DriftScheduleEvents extends OpEvents {
@@ -105,7 +107,8 @@ export async function startDriftSchedule(
     now: () => Date.now(),
     sinks,
     log,
-    describeError: (error) => redactSecrets(error instanceof Error ? error.message : String(error), secrets),
+    describeError: (error) =>
+      redactSecrets(request.describe?.(error) ?? (error instanceof Error ? error.message : String(error)), secrets),
     // Connecting again at each run picks up a renewed --token-file without a restart.
     run: async (context: DriftRunContext) => {
       context.sources = [request.file];
@@ -142,6 +145,3 @@ export async function startDriftSchedule(
     stopped,
   };
 }
-
-/** A schedule's checks, made before anything is read (the command line's --every and --timezone). */
-export { cronExpressionProblem, timeZoneProblem } from '../drift/cron.js';

@@ -74,17 +74,11 @@ export async function writeExportFiles(dir: string, files: ExportedFile[], force
   try {
     await mkdir(dir, { recursive: true });
   } catch (error) {
-    throw new OpError('export', `-o: cannot create the folder ${dir} (${codeOf(error)})`);
+    throw new OpError('export', { code: 'export_folder_not_created', dir, error: codeOf(error) });
   }
   if (!force) {
     const existing = files.map((f) => f.name).filter((name) => existsSync(join(dir, name)));
-    if (existing.length > 0) {
-      const shown = existing.slice(0, 5).join(', ') + (existing.length > 5 ? ` and ${existing.length - 5} more` : '');
-      throw new OpError(
-        'export',
-        `-o: ${shown} already exist(s) in ${dir}; nothing was written. Pass --force to overwrite, or choose an empty folder`,
-      );
-    }
+    if (existing.length > 0) throw new OpError('export', { code: 'export_files_exist', names: existing, dir });
   }
   for (const file of files) {
     const path = join(dir, file.name);
@@ -103,6 +97,3 @@ export async function writeExportFiles(dir: string, files: ExportedFile[], force
 function codeOf(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? 'error';
 }
-
-/** `3 users, 5 devices, 2 rules`: what an export holds. */
-export { describeCounts } from '../desired/export/files.js';

@@ -135,11 +135,7 @@ async function sourceOf(
     const model = await modelFor(request.live, desired, events, { repository: false });
     return { model, ...(desired ? { desired, devices: devicesOfDesired(desired) } : {}) };
   }
-  if (!desired)
-    throw new OpError(
-      'request',
-      'give -f DIR (the desired state), --url (the live server), or both (the state after apply)',
-    );
+  if (!desired) throw new OpError('request', { code: 'migrate_needs_source' });
   return { model: accessModelOfDesired(desired), desired, devices: devicesOfDesired(desired) };
 }
 
@@ -172,13 +168,11 @@ export async function migrateToFirezone1x(request: MigrateRequest, events: OpEve
   };
   const problems = checkResources(document.resource.firezone_resource ?? {});
   if (problems.length > 0)
-    throw new OpError(
-      'request',
-      `the 1.x portal would refuse ${problems.length} emitted resource(s): ${problems
-        .slice(0, 3)
-        .map((p) => `${p.address}: ${p.problem}`)
-        .join('; ')}`,
-    );
+    throw new OpError('request', {
+      code: 'migrate_portal_refuses',
+      count: problems.length,
+      problems: problems.slice(0, 3).map((p) => `${p.address}: ${p.problem}`),
+    });
   const counts = countsOf(migration);
   return {
     state: evaluatedState(request),

@@ -52,6 +52,3 @@ export async function nftRuleset(request: NftRequest, events: OpEvents = {}, sig
     await session.close();
   }
 }
-
-/** The interface filter rules match by default, and what makes a name unusable for one. */
-export { DEFAULT_WG_INTERFACE, interfaceNameProblem } from '../nft/ruleset.js';

@@ -140,7 +140,7 @@ export async function loadBase(request: Pick<PlanRequest, 'base' | 'file' | 'inp
       request.input?.clock,
     )(base.file);
     if (!result.ok && result.diagnostics.some((d) => d.message === 'no such file or folder'))
-      throw new OpError('request', `--base-file ${base.file}: no such file or folder`);
+      throw new OpError('request', { code: 'base_file_missing', file: base.file });
     return { ref: base.file, where: base.file, result };
   }
   try {
@@ -347,8 +347,3 @@ export function judgeWithLifecycle(
 ): Plan {
   return judgeAfterApply(plan, live, life.desired, { ...options, policy: life.policy, left: life.left });
 }
-
-export { lifecycleOf } from '../plan/lifecycle.js';
-
-/** The saved plan of a plan, sealed with a key, as JSON text. */
-export { savedPlanJson } from '../plan/planfile.js';

@@ -54,6 +54,3 @@ export async function reachOfUser(
   events.phase?.('evaluate', elapsedSince(started));
   return result.value;
 }
-
-/** The TO notation of `netform who-can-reach` and the USER notation of `netform reach`. */
-export { parseReachSource, parseReachTarget } from '../access/reach.js';

@@ -34,11 +34,7 @@ export async function reviewServer(
   signal?: AbortSignal,
 ): Promise<ReviewReport> {
   const desired = request.file ? await loadDesired(request.file, events, loaderFor(request.input)) : undefined;
-  if (request.afterApply && !desired)
-    throw new OpError(
-      'request',
-      '--after-apply needs the desired state (-f): its files are planned against the server',
-    );
+  if (request.afterApply && !desired) throw new OpError('request', { code: 'review_after_apply_needs_files' });
   signal?.throwIfAborted();
   const session = await request.connect.open();
   try {
@@ -74,6 +70,3 @@ export async function writeReviewFile(path: string, text: string): Promise<void>
     throw new OpError('export', `-o: cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
 }
-
-export { DEFAULT_STALE_DAYS } from '../review/report.js';
-export { DEFAULT_EXPIRING_DAYS } from '../review/expiries.js';

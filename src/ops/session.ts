@@ -101,12 +101,11 @@ function readEmbeddedToken(tokenPath: string): string {
   } catch (error) {
     if (!(error instanceof FileReadError)) throw error;
     if (!error.rule && error.message === 'no such file') return '';
-    throw new OpError(
-      'request',
-      error.rule
-        ? `the embedded token: ${tokenPath} ${error.message}`
-        : `the embedded token: cannot read ${tokenPath} (${error.message})`,
-    );
+    throw new OpError('request', {
+      code: error.rule ? 'embedded_token_refused' : 'embedded_token_unreadable',
+      path: tokenPath,
+      problem: error.message,
+    });
   }
 }
 
@@ -194,8 +193,7 @@ function withoutUser(live: LiveState, id: string): LiveState {
 
 /** A refusal by the server (an ApiError) as an expected failure; anything else as it is. */
 export function serverRefused(error: unknown): unknown {
-  return error instanceof ApiError ? new OpError('server', `cannot read the server's state: ${error.message}`) : error;
+  return error instanceof ApiError
+    ? new OpError('server', { code: 'server_unreadable', problem: error.message })
+    : error;
 }
-
-/** One line for people per retry of a call (`retrying GET /v0/users in 2 s (1/4): …`), a refused connection's once. */
-export { retryAnnouncer } from '../client/index.js';

@@ -34,8 +34,7 @@ export async function showLive(request: ShowRequest): Promise<string> {
     if (error instanceof TargetError) throw new OpError('request', error.message.replace('--target ', ''));
     throw error;
   }
-  if (wanted.includes('configuration'))
-    throw new OpError('request', 'show prints users, devices and rules; netform export writes the configuration');
+  if (wanted.includes('configuration')) throw new OpError('request', { code: 'show_configuration' });
   const session = await request.connect.open();
   let live: LiveState;
   try {
@@ -94,11 +93,8 @@ function select(live: LiveState, ids: string[]): { selected: LiveState; named: N
   if (missing.length > 0) {
     // The nearest live key of each, as a hint (src/plan/target.ts).
     const known = liveKeyIds(index);
-    const hints = missing.map((id) => {
-      const near = nearestKey(id, known);
-      return near ? `${id} (did you mean ${near}?)` : id;
-    });
-    throw new OpError('request', `the server has no ${hints.join(', ')}`);
+    const keys = missing.map((key) => ({ key, near: nearestKey(key, known) ?? null }));
+    throw new OpError('request', { code: 'server_has_no', keys });
   }
   const selected = {
     users: live.users.filter((u) => users.has(u.id)),

@@ -81,7 +81,11 @@ export function withholdUnapproved(
     const lacking = (needed.get(change.id) ?? []).filter((owner) => !approved.has(handleKey(owner)));
     if (lacking.length === 0) continue;
     for (const owner of lacking) missing.add(owner);
-    withheld.set(change.id, { change, reason: WITHHELD_REASONS.needsApproval, detail: `from ${lacking.join(', ')}` });
+    withheld.set(change.id, {
+      change,
+      reason: WITHHELD_REASONS.needsApproval,
+      detail: { code: 'approval_from', owners: lacking },
+    });
   }
   for (let grew = true; grew;) {
     grew = false;
@@ -92,7 +96,7 @@ export function withholdUnapproved(
       withheld.set(change.id, {
         change,
         reason: WITHHELD_REASONS.dependsOnWithheld,
-        detail: `needs ${blocking.join(', ')}`,
+        detail: { code: 'needs', changes: blocking },
       });
       grew = true;
     }

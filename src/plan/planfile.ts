@@ -9,11 +9,32 @@ import { DESIRED_STATE_MAX_BYTES, FileReadError, readBoundedFileSync, sizeLimit 
 import { inertWorkflowCommands } from '../model/inert.js';
 import { CANONICAL_MAX_DEPTH, CanonicalJsonError, findProtoMember } from './canonical.js';
 import { planSchemaProblem } from './plan-schema.js';
-import { checkSeal, PLAN_KEY_ENV, sealedDocument, type PlanKey, type PlanKeySource } from './seal.js';
+import { checkSeal, sealedDocument, type PlanKey, type PlanKeySource } from './seal.js';
 import { PLAN_FORMAT, PLAN_FORMAT_VERSION, PLAN_FORMAT_VERSIONS_READ, type Plan } from './types.js';
+
+/**
+ * Why a saved plan is refused, as a code and the values its sentence needs (src/views/saved-plan.ts
+ * words it). `path` names the file; nothing the file holds is kept.
+ */
+export type SavedPlanRefusal = { path: string } & (
+  | { code: 'unreadable'; problem: string; rule: boolean }
+  | { code: 'not_json' }
+  | { code: 'not_plan_format'; format: string }
+  | { code: 'proto_member'; at: string }
+  | { code: 'schema'; version: unknown; at: string; problem: string }
+  | { code: 'earlier_version' | 'newer_version'; version: number; read: readonly number[] }
+  | { code: 'unsupported_version'; version: number | null; read: readonly number[] }
+  | { code: 'not_canonical'; nested: boolean; depth: number }
+  | { code: 'unsealed' }
+  | { code: 'modified' }
+  | { code: 'other_key'; sealedWith: PlanKeySource | null; keySource: PlanKeySource }
+);
 
 export class SavedPlanError extends Error {
   override readonly name = 'SavedPlanError';
+  constructor(readonly refusal: SavedPlanRefusal) {
+    super(`${refusal.path}: ${refusal.code}`);
+  }
 }
 
 /**
@@ -27,8 +48,7 @@ export function savedPlanJson(plan: Plan, key: PlanKey): string {
 
 /** A saved plan is read whole: at most as large as the desired state it can be made from. */
 const SAVED_PLAN_LIMIT = sizeLimit(DESIRED_STATE_MAX_BYTES, 'a saved plan');
-const AGAIN = 'make it again with netform plan -f PATH -o PLANFILE';
-const READ = PLAN_FORMAT_VERSIONS_READ.join(' and ');
+const READ = [...PLAN_FORMAT_VERSIONS_READ];
 
 /**
  * The saved plan at `path`, checked, in this order: JSON, format, a version this netform reads,
@@ -42,9 +62,7 @@ export function readSavedPlan(path: string, key: PlanKey): Plan {
     text = readBoundedFileSync(path, SAVED_PLAN_LIMIT).toString('utf8');
   } catch (error) {
     if (!(error instanceof FileReadError)) throw error;
-    throw new SavedPlanError(
-      error.rule ? `${path}: ${error.message}` : `${path}: cannot read the saved plan (${error.message})`,
-    );
+    throw new SavedPlanError({ path, code: 'unreadable', problem: error.message, rule: error.rule });
   }
   return parseSavedPlan(text, path, key);
 }
@@ -55,24 +73,23 @@ export function parseSavedPlan(text: string, path: string, key: PlanKey): Plan {
   try {
     doc = JSON.parse(text);
   } catch {
-    throw new SavedPlanError(
-      `${path}: not a saved plan (not JSON). To apply desired-state files, pass them with -f: netform apply -f ${path}`,
-    );
+    throw new SavedPlanError({ path, code: 'not_json' });
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || (doc as Plan).format !== PLAN_FORMAT)
-    throw new SavedPlanError(`${path}: not a saved plan (its "format" is not "${PLAN_FORMAT}")`);
+    throw new SavedPlanError({ path, code: 'not_plan_format', format: PLAN_FORMAT });
   checkVersion(path, (doc as Plan).format_version);
   const proto = findProtoMember(doc);
-  if (proto !== null)
-    throw new SavedPlanError(
-      `${path}: the saved plan has a member named __proto__ (in ${proto}), which netform never writes; it was edited by hand. Nothing was changed; ${AGAIN}`,
-    );
+  if (proto !== null) throw new SavedPlanError({ path, code: 'proto_member', at: proto });
   checkSealOf(path, doc as Record<string, unknown>, key);
   const problem = planSchemaProblem(doc, true);
   if (problem)
-    throw new SavedPlanError(
-      `${path}: the saved plan does not have the shape of plan format version ${(doc as Plan).format_version} (${problem.at || 'the document'}: ${problem.message}). Nothing was changed; ${AGAIN}`,
-    );
+    throw new SavedPlanError({
+      path,
+      code: 'schema',
+      version: (doc as Plan).format_version,
+      at: problem.at,
+      problem: problem.message,
+    });
   return doc as Plan;
 }
 
@@ -80,23 +97,13 @@ function checkVersion(path: string, version: unknown): void {
   if ((PLAN_FORMAT_VERSIONS_READ as readonly unknown[]).includes(version)) return;
   const whole = typeof version === 'number' && Number.isSafeInteger(version);
   if (whole && version >= 1 && version < PLAN_FORMAT_VERSIONS_READ[0])
-    throw new SavedPlanError(
-      `${path}: the saved plan was made by an earlier netform (plan format version ${version}; this netform reads versions ${READ}, which are sealed): plan again, then apply the new plan. Nothing was changed`,
-    );
+    throw new SavedPlanError({ path, code: 'earlier_version', version, read: READ });
   if (whole && version > PLAN_FORMAT_VERSION)
-    throw new SavedPlanError(
-      `${path}: the saved plan was made by a newer netform (plan format version ${version}; this netform reads versions ${READ}): upgrade netform to apply it, or make the plan with this netform. Nothing was changed`,
-    );
-  throw new SavedPlanError(
-    `${path}: plan format version ${whole ? String(version) : '(not a whole number)'} is not supported by this netform (it reads versions ${READ}); make the plan again`,
-  );
+    throw new SavedPlanError({ path, code: 'newer_version', version, read: READ });
+  throw new SavedPlanError({ path, code: 'unsupported_version', version: whole ? version : null, read: READ });
 }
 
-const SOURCES: Record<PlanKeySource, string> = {
-  NETFORM_PLAN_KEY: PLAN_KEY_ENV,
-  token: 'the API token',
-  'embedded-token': "the embedded server's token",
-};
+const KEY_SOURCES: ReadonlySet<string> = new Set<PlanKeySource>(['NETFORM_PLAN_KEY', 'token', 'embedded-token']);
 
 function checkSealOf(path: string, doc: Record<string, unknown>, key: PlanKey): void {
   let check: ReturnType<typeof checkSeal>;
@@ -104,29 +111,12 @@ function checkSealOf(path: string, doc: Record<string, unknown>, key: PlanKey): 
     check = checkSeal(doc, key);
   } catch (error) {
     if (!(error instanceof CanonicalJsonError)) throw error;
-    const why = error.message.startsWith('nested')
-      ? `it is nested deeper than ${CANONICAL_MAX_DEPTH} levels`
-      : 'it holds a value JSON cannot hold';
-    throw new SavedPlanError(`${path}: not a saved plan netform wrote (${why}). Nothing was changed; ${AGAIN}`);
+    const nested = error.message.startsWith('nested');
+    throw new SavedPlanError({ path, code: 'not_canonical', nested, depth: CANONICAL_MAX_DEPTH });
   }
   if (check === 'sealed') return;
-  if (check === 'unsealed')
-    throw new SavedPlanError(
-      `${path}: the saved plan has no seal, so it cannot be told apart from a plan edited by hand (a drift report's JSON is not a saved plan). Nothing was changed; ${AGAIN}`,
-    );
-  if (check === 'modified')
-    throw new SavedPlanError(
-      `${path}: the saved plan was modified after netform plan wrote it (its seal does not match). Nothing was changed; ${AGAIN}`,
-    );
+  if (check === 'unsealed' || check === 'modified') throw new SavedPlanError({ path, code: check });
   const recorded = (doc.seal_key as { source?: unknown }).source;
-  const sealedWith = typeof recorded === 'string' && recorded in SOURCES ? (recorded as PlanKeySource) : null;
-  const why =
-    sealedWith === null
-      ? 'another key'
-      : sealedWith === key.source
-        ? `another ${SOURCES[sealedWith].replace(/^the /, '')}`
-        : `${SOURCES[sealedWith]}, and this run has ${key.source === 'NETFORM_PLAN_KEY' ? `${PLAN_KEY_ENV} set` : `${SOURCES[key.source]} (${PLAN_KEY_ENV} is not set)`}`;
-  throw new SavedPlanError(
-    `${path}: the saved plan was sealed under another key (it was made with ${why}). Plan and apply must share the API token or ${PLAN_KEY_ENV}: give both the same token, or the same ${PLAN_KEY_ENV} (for example, CI plan and apply jobs with different tokens). Nothing was changed`,
-  );
+  const sealedWith = typeof recorded === 'string' && KEY_SOURCES.has(recorded) ? (recorded as PlanKeySource) : null;
+  throw new SavedPlanError({ path, code: 'other_key', sealedWith, keySource: key.source });
 }

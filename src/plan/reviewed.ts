@@ -17,28 +17,46 @@ import { sameHmac } from './seal.js';
 import { narrowPlan } from './target.js';
 import type { Change, Plan } from './types.js';
 
+/** Why a change is withheld, as a code (src/views/reviewed.ts words it). */
 export const WITHHELD_REASONS = {
   /** No change to this object in the reviewed plan. */
-  notReviewed: 'not in the reviewed plan',
+  notReviewed: 'not_reviewed',
   /** The reviewed plan changes this object, but differently (other fields, values or action). */
-  changed: 'changed since review',
+  changed: 'changed',
   /** The same change, but the live object it acts on changed since review. */
-  noLongerHolds: 'the reviewed change no longer holds',
+  noLongerHolds: 'no_longer_holds',
   /** Kept on its own, but it needs a change that is withheld (the user a device belongs to). */
-  dependsOnWithheld: 'depends on a withheld change',
+  dependsOnWithheld: 'depends_on_withheld',
   /** Its reviewers (`settings.owners` of the base) have not all approved the pull request's head commit (approvals.ts). */
-  needsApproval: 'approval needed',
+  needsApproval: 'needs_approval',
   /** The reviewed change grants something whose `expires:` has passed since (judged at apply's clock). */
-  expiredSinceReview: 'expired since review',
+  expiredSinceReview: 'expired_since_review',
 } as const;
 
 export type WithheldReason = (typeof WITHHELD_REASONS)[keyof typeof WITHHELD_REASONS];
 
+/**
+ * More about a reason, as a code and its values: what differs from the reviewed change (`action`
+ * … `request`), what changed on the server, when it expired, or what it waits for.
+ */
+export type WithheldDetail =
+  | { code: 'action'; reviewed: string; now: string }
+  | { code: 'fields'; fields: string[] }
+  | { code: 'secret_source'; field: string; source: string; reviewedSource: string | null }
+  | { code: 'secret_not_compared'; source: string }
+  | { code: 'secret_value'; source: string }
+  | { code: 'cascade' }
+  | { code: 'request' }
+  | { code: 'live_changed'; label: string }
+  | { code: 'cascade_live_changed' }
+  | { code: 'expired'; expires: string }
+  | { code: 'needs'; changes: string[] }
+  | { code: 'approval_from'; owners: string[] };
+
 export interface WithheldChange {
   change: Change;
   reason: WithheldReason;
-  /** More about the reason, in words: what differs, or which withheld change it needs. */
-  detail?: string;
+  detail?: WithheldDetail;
 }
 
 export interface ReviewedIntersection {
@@ -50,8 +68,15 @@ export interface ReviewedIntersection {
   notNeeded: Change[];
 }
 
+/** The reviewed plan was made against another server than this apply's: nothing can be kept. */
 export class ReviewedPlanError extends Error {
   override readonly name = 'ReviewedPlanError';
+  constructor(
+    readonly reviewedServer: string,
+    readonly server: string,
+  ) {
+    super(`${reviewedServer} != ${server}`);
+  }
 }
 
 /** How a secret reference is named in words: its variable, its file, or its Terraform variable (never its value). */
@@ -62,37 +87,40 @@ function refName(ref: SecretRef): string {
 }
 
 /**
- * What differs in the secrets of two changes, in words, or null when they are the same: another
+ * What differs in the secrets of two changes, or null when they are the same: another
  * reference, or the same reference with another value (the fresh plan's HMAC, taken under this
  * run's key, is not the reviewed plan's), or a value that was not compared (no HMAC taken).
  */
-function secretDifference(fresh: Change, reviewed: Change): string | null {
+function secretDifference(fresh: Change, reviewed: Change): WithheldDetail | null {
   const before = new Map((reviewed.secrets ?? []).map((s) => [s.field, s]));
   for (const secret of fresh.secrets ?? []) {
     const seen = before.get(secret.field);
     if (!seen || canonicalJson(refOf(seen.ref)) !== canonicalJson(refOf(secret.ref)))
-      return `its ${secret.field} is read from ${refName(secret.ref)}, ${seen ? `not ${refName(seen.ref)} as reviewed` : 'and the reviewed plan sends none'}`;
-    if (secret.hmac === undefined)
-      return `the value of ${refName(secret.ref)} could not be compared with the reviewed one`;
-    if (!sameHmac(seen.hmac, secret.hmac)) return `the value of ${refName(secret.ref)} is not the reviewed one`;
+      return {
+        code: 'secret_source',
+        field: secret.field,
+        source: refName(secret.ref),
+        reviewedSource: seen ? refName(seen.ref) : null,
+      };
+    if (secret.hmac === undefined) return { code: 'secret_not_compared', source: refName(secret.ref) };
+    if (!sameHmac(seen.hmac, secret.hmac)) return { code: 'secret_value', source: refName(secret.ref) };
   }
   return null;
 }
 
-/** What differs between a fresh change and the reviewed one with the same id, in words. */
-function differences(fresh: Change, reviewed: Change): string {
-  if (fresh.action !== reviewed.action) return `reviewed: ${reviewed.action}; now: ${fresh.action}`;
+/** What differs between a fresh change and the reviewed one with the same id. */
+function differences(fresh: Change, reviewed: Change): WithheldDetail {
+  if (fresh.action !== reviewed.action) return { code: 'action', reviewed: reviewed.action, now: fresh.action };
   const shown = (c: Change) => new Map(c.fields.map((f) => [f.field, JSON.stringify([f.before, f.after])]));
   const a = shown(fresh);
   const b = shown(reviewed);
   const fields = [...new Set([...a.keys(), ...b.keys()])].filter((f) => a.get(f) !== b.get(f));
-  if (fields.length > 0) return `differs in ${fields.join(', ')}`;
+  if (fields.length > 0) return { code: 'fields', fields };
   const secret = secretDifference(fresh, reviewed);
   if (secret) return secret;
   const cascade = (c: Change) => (c.cascade ?? []).map((i) => `${i.kind}:${i.key}`).sort();
-  if (JSON.stringify(cascade(fresh)) !== JSON.stringify(cascade(reviewed)))
-    return 'what goes with it is not what was reviewed';
-  return 'its request is not the reviewed one';
+  if (JSON.stringify(cascade(fresh)) !== JSON.stringify(cascade(reviewed))) return { code: 'cascade' };
+  return { code: 'request' };
 }
 
 /**
@@ -101,9 +129,7 @@ function differences(fresh: Change, reviewed: Change): string {
  */
 export function intersectReviewed(fresh: Plan, reviewed: Plan, at: Date = new Date()): ReviewedIntersection {
   if (reviewed.server !== fresh.server) {
-    throw new ReviewedPlanError(
-      `the reviewed plan was made against ${reviewed.server}, not ${fresh.server}; nothing was changed`,
-    );
+    throw new ReviewedPlanError(reviewed.server, fresh.server);
   }
   const reviewedById = new Map(reviewed.changes.map((c) => [c.id, c]));
   const withheld = new Map<string, WithheldChange>();
@@ -118,7 +144,7 @@ export function intersectReviewed(fresh: Plan, reviewed: Plan, at: Date = new Da
       withheld.set(change.id, {
         change,
         reason: WITHHELD_REASONS.expiredSinceReview,
-        detail: `expired ${change.expired}`,
+        detail: { code: 'expired', expires: change.expired },
       });
     else if (comparison === 'different')
       withheld.set(change.id, { change, reason: WITHHELD_REASONS.changed, detail: differences(change, seen) });
@@ -128,8 +154,8 @@ export function intersectReviewed(fresh: Plan, reviewed: Plan, at: Date = new Da
         reason: WITHHELD_REASONS.noLongerHolds,
         detail:
           change.fingerprint !== seen.fingerprint
-            ? `${change.label} changed on the server since review`
-            : 'what goes with it changed on the server since review',
+            ? { code: 'live_changed', label: change.label }
+            : { code: 'cascade_live_changed' },
       });
   }
   // A kept change that needs a withheld one (its user's create, a rule that makes room) is withheld too.
@@ -146,7 +172,7 @@ export function intersectReviewed(fresh: Plan, reviewed: Plan, at: Date = new Da
       withheld.set(change.id, {
         change,
         reason: WITHHELD_REASONS.dependsOnWithheld,
-        detail: `needs ${blocking.map(labelOf).join(', ')}`,
+        detail: { code: 'needs', changes: blocking.map(labelOf) },
       });
       grew = true;
     }
@@ -160,7 +186,7 @@ export function intersectReviewed(fresh: Plan, reviewed: Plan, at: Date = new Da
   if (fresh.undeclared)
     kept.undeclared = fresh.undeclared.map((item) => {
       const held = item.fate === 'delete' ? withheld.get(`${item.kind}:${item.key}`) : undefined;
-      return held ? { ...item, fate: 'keep', reason: `its deletion is withheld: ${held.reason}` } : item;
+      return held ? { ...item, fate: 'keep', withheld: held.reason } : item;
     });
   // What the reviewed plan grants that has expired since: withheld (the fresh plan no longer makes it).
   const expiredSince = grantsExpiredAt(reviewed, at).filter((c) => !freshIds.has(c.id));
@@ -172,7 +198,7 @@ export function intersectReviewed(fresh: Plan, reviewed: Plan, at: Date = new Da
       ...expiredSince.map((change) => ({
         change,
         reason: WITHHELD_REASONS.expiredSinceReview,
-        detail: `expired ${change.expires}`,
+        detail: { code: 'expired' as const, expires: change.expires! },
       })),
     ],
     notNeeded: reviewed.changes.filter((c) => !freshIds.has(c.id) && !expiredIds.has(c.id)),

@@ -8,6 +8,7 @@ import type { AccessChanges } from '../access/changes.js';
 import type { AccessDelta } from '../access/delta.js';
 import type { DecidingItem } from '../access/deciding.js';
 import type { SecretRef, SentSecretField } from '../model/secret.js';
+import type { WithheldReason } from './reviewed.js';
 
 export const PLAN_FORMAT = 'netform.plan';
 /**
@@ -225,6 +226,11 @@ export interface UndeclaredItem {
   fate: 'delete' | 'keep';
   /** Why, in words: `prune is off`, `protected (settings.protect)`, ... */
   reason: string;
+  /**
+   * `apply --reviewed` only: the plan would delete it, but the deletion is withheld, for this
+   * reason (src/plan/reviewed.ts); it stays. Never in a saved plan.
+   */
+  withheld?: WithheldReason;
 }
 
 /**

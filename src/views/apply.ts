@@ -4,7 +4,8 @@
  */
 import pc from 'picocolors';
 import type { ApplySummary, ChangeStatus } from '../apply/executor.js';
-import type { PlanAgeCheck, StaleCause } from '../ops/apply.js';
+import type { StaleCause } from '../ops/apply.js';
+import type { PlanAgeCheck } from '../plan/age.js';
 import type { LimitCheck, Plan } from '../plan/types.js';
 import { blockedExpiriesLine } from './expiry.js';
 import { limitLine, type RenderOptions } from './plan.js';

@@ -23,6 +23,7 @@ import { effectiveLines } from './effective.js';
 import { blockedExpiriesLine } from './expiry.js';
 import { noChangesLine } from './outcome.js';
 import { isSecretField, SYMBOL } from './symbols.js';
+import { withheldDeletionText } from './withheld.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';
 export const PLAN_FORMATS: readonly PlanFormat[] = ['text', 'json', 'markdown'];
@@ -97,7 +98,7 @@ export function undeclaredLine(plan: Plan): string | null {
 
 function undeclaredEntry(item: UndeclaredItem): string {
   return inertText(
-    `${item.fate === 'delete' ? '-' : '='} ${item.label}  (${item.fate === 'delete' ? 'deleted' : 'kept'}: ${item.reason})`,
+    `${item.fate === 'delete' ? '-' : '='} ${item.label}  (${item.fate === 'delete' ? 'deleted' : 'kept'}: ${item.withheld ? withheldDeletionText(item.withheld) : item.reason})`,
   );
 }
 

@@ -6,6 +6,7 @@ import pc from 'picocolors';
 import type { ReviewedIntersection, WithheldReason } from '../plan/reviewed.js';
 import { changeLines, type RenderOptions } from './plan.js';
 import { inertText } from './escape.js';
+import { withheldText } from './withheld.js';
 
 export function withheldCount(count: number): string {
   return count === 1 ? '1 change' : `${count} changes`;
@@ -17,7 +18,7 @@ export function renderWithheld(result: ReviewedIntersection, options: RenderOpti
   const out: string[] = [];
   if (result.withheld.length > 0) {
     const n = result.withheld.length;
-    const needsApproval: WithheldReason = 'approval needed';
+    const needsApproval: WithheldReason = 'needs_approval';
     const approvals = result.withheld.some((w) => w.reason === needsApproval);
     const also = approvals ? `, or that ${n === 1 ? 'needs' : 'need'} an approval (settings.owners)` : '';
     out.push(
@@ -27,9 +28,9 @@ export function renderWithheld(result: ReviewedIntersection, options: RenderOpti
         ),
       ),
     );
-    for (const { change, reason, detail } of result.withheld) {
-      const { head, details } = changeLines(change);
-      out.push(c.yellow(`  ${head}`), `      withheld: ${inertText(`${reason}${detail ? ` (${detail})` : ''}`)}`);
+    for (const withheld of result.withheld) {
+      const { head, details } = changeLines(withheld.change);
+      out.push(c.yellow(`  ${head}`), `      withheld: ${inertText(withheldText(withheld))}`);
       for (const d of details) out.push(`      ${d}`);
     }
     out.push('');

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { acknowledgeLive } from '../../ops/acknowledge.js';
-import { displayPath } from '../../ops/desired.js';
+import { displayPath } from '../../desired/files.js';
 import { acknowledgedLine } from '../../views/acknowledge.js';
 import type { CliContext } from '../command.js';
 import { ExitCode } from '../exit.js';

@@ -7,7 +7,8 @@
  * writes; the second exits at once.
  */
 import type { Command } from 'commander';
-import { applyPlanned, applySaved, readSavedPlanFile, resolveSecret, type ApplyEvents } from '../../ops/apply.js';
+import { resolveSecret } from '../../desired/secrets.js';
+import { applyPlanned, applySaved, readSavedPlanFile, type ApplyEvents } from '../../ops/apply.js';
 import * as say from '../../views/apply.js';
 import { renderPlan } from '../../views/plan.js';
 import { renderWithheld } from '../../views/reviewed.js';

@@ -6,8 +6,8 @@ import { Option, type Command } from 'commander';
 import { checkDrift, startDriftSchedule } from '../../ops/drift.js';
 import { NETFORM_VERSION } from '../../version.js';
 import { driftText } from '../../views/drift.js';
-import type { WebhookFormat } from '../../views/escape.js';
-import { inertText } from '../../views/escape.js';
+import { failureText } from '../../views/op-errors.js';
+import { inertText, type WebhookFormat } from '../../views/escape.js';
 import { renderDrift } from '../../views/drift-render.js';
 import { PLAN_FORMATS, type PlanFormat } from '../../views/plan.js';
 import { addAdoptBranchOption, proposeAdoption } from '../adopt-branch.js';
@@ -107,6 +107,7 @@ async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<ExitCode>
           }
         : {}),
       secrets: [opts.token, io.env.NETFORM_TOKEN, opts.webhook].filter((s): s is string => !!s),
+      describe: failureText,
     },
     { log, phase: timings.phase, checked: () => timings.report() },
     stop.signal,

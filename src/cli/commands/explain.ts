@@ -1,6 +1,7 @@
 /** `netform explain FROM TO`: how one packet is decided, against the declared rules or (`--live`) the server's. */
 import { Option, type Command } from 'commander';
-import { explainPacket, parseFrom, parseTo } from '../../ops/access.js';
+import { parseFrom, parseTo } from '../../access/notation.js';
+import { explainPacket } from '../../ops/access.js';
 import type { Diagnostic } from '../../model/diagnostic.js';
 import { explainJson, explainText } from '../../views/access.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';

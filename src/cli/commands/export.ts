@@ -1,7 +1,8 @@
 /** `netform export`: the live server as desired-state YAML, to start managing an existing server. */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { describeCounts, exportServer, shippedSchemaReference, writeExportFiles } from '../../ops/export.js';
+import { describeCounts } from '../../desired/export/files.js';
+import { exportServer, shippedSchemaReference, writeExportFiles } from '../../ops/export.js';
 import { leftOutText } from '../../views/export.js';
 import type { CliContext } from '../command.js';
 import type { CliIo } from '../io.js';

@@ -4,7 +4,8 @@
  * rules), in `nft list ruleset` syntax.
  */
 import type { Command } from 'commander';
-import { DEFAULT_WG_INTERFACE, interfaceNameProblem, nftRuleset } from '../../ops/nft.js';
+import { DEFAULT_WG_INTERFACE, interfaceNameProblem } from '../../nft/ruleset.js';
+import { nftRuleset } from '../../ops/nft.js';
 import type { CliContext } from '../command.js';
 import { inputOf } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';

@@ -6,7 +6,8 @@
  */
 import { Option, type Command } from 'commander';
 import { elapsedSince } from '../../ops/events.js';
-import { planAgainstServer, savedPlanJson, type PlanResult } from '../../ops/plan.js';
+import { planAgainstServer, type PlanResult } from '../../ops/plan.js';
+import { savedPlanJson } from '../../plan/planfile.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
 import { CliError, ExitCode } from '../exit.js';

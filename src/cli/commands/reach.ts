@@ -3,7 +3,8 @@
  * declared rules (-f) or with --live against the server's rules and devices (src/ops/reach.ts).
  */
 import { Option, type Command } from 'commander';
-import { parseReachSource, parseReachTarget, reachOfUser, whoCanReachTarget } from '../../ops/reach.js';
+import { parseReachSource, parseReachTarget } from '../../access/reach.js';
+import { reachOfUser, whoCanReachTarget } from '../../ops/reach.js';
 import { elapsedSince } from '../../ops/events.js';
 import { reachOutput, whoCanReachOutput } from '../../views/reach.js';
 import type { CliContext } from '../command.js';

@@ -5,7 +5,9 @@
  * tests run against the live server. The report is the whole access map: it is written to stdout or -o.
  */
 import { Option, type Command } from 'commander';
-import { DEFAULT_EXPIRING_DAYS, DEFAULT_STALE_DAYS, reviewServer, writeReviewFile } from '../../ops/review.js';
+import { reviewServer, writeReviewFile } from '../../ops/review.js';
+import { DEFAULT_EXPIRING_DAYS } from '../../review/expiries.js';
+import { DEFAULT_STALE_DAYS } from '../../review/report.js';
 import { inertText } from '../../views/escape.js';
 import { formatReview, REVIEW_FORMATS, type ReviewFormat } from '../../views/review.js';
 import type { CliContext } from '../command.js';

@@ -3,7 +3,7 @@
  * (they run on the declared rules): no server and no secret needed.
  */
 import { Option, type Command } from 'commander';
-import { displayPath } from '../../ops/desired.js';
+import { displayPath } from '../../desired/files.js';
 import { sarifRoot, validateDesired } from '../../ops/validate.js';
 import { failedTestDiagnostics } from '../../views/access.js';
 import { validationOutput, type ValidationFormat } from '../../views/diagnostics.js';

@@ -3,8 +3,9 @@
  * `--embedded`), and how the client times out and retries; session.ts resolves them.
  */
 import { Option, type Command } from 'commander';
+import { apiErrorText, retryAnnouncer } from '../../views/api-error.js';
 import { inertText } from '../../views/escape.js';
-import { DEFAULT_EMBEDDED_DB, retryAnnouncer, type ClientTuning } from '../../ops/session.js';
+import { DEFAULT_EMBEDDED_DB, type ClientTuning } from '../../ops/session.js';
 import type { CliIo } from '../io.js';
 import { parseRetries, wholeNumberFromEnv } from './numbers.js';
 
@@ -67,6 +68,7 @@ export function clientTuning(opts: ConnectionOptions, timeoutMs: number, io: Cli
     timeoutMs,
     retries,
     ...(retryBaseMs !== undefined ? { retryBaseMs } : {}),
+    describeError: apiErrorText,
     onRetry: retryAnnouncer((line) => io.err.write(`${inertText(line)}\n`)), // quotes the server: inert
     ...(verbose
       ? {

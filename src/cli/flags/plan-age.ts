@@ -1,6 +1,6 @@
 /** `apply --plan-max-age`: how old a saved plan may be (by its sealed creation date) when it is applied. */
 import type { Command } from 'commander';
-import { checkPlanAge, DEFAULT_PLAN_MAX_AGE, parsePlanMaxAge } from '../../ops/apply.js';
+import { checkPlanAge, DEFAULT_PLAN_MAX_AGE, parsePlanMaxAge } from '../../plan/age.js';
 import type { Plan } from '../../plan/types.js';
 import { planTooOldMessage, reviewedPlanOldWarning } from '../../views/apply.js';
 import { inertText } from '../../views/escape.js';

@@ -4,7 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { embeddedTokenPath } from '../../ops/session.js';
-import { PlanKey, PlanKeyError } from '../../ops/apply.js';
+import { PlanKey, PlanKeyError } from '../../plan/seal.js';
 import { CliError } from '../exit.js';
 import type { CliIo } from '../io.js';
 import { readFlagFile, TOKEN_FILE_LIMIT } from './files.js';

@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { dirname, resolve } from 'node:path';
-import { cronExpressionProblem, timeZoneProblem } from '../../ops/drift.js';
+import { cronExpressionProblem, timeZoneProblem } from '../../drift/cron.js';
 import { WEBHOOK_FORMATS } from '../../views/escape.js';
 import { CliError } from '../exit.js';
 

@@ -12,7 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient, ApiError, fetchLiveState, retryLine } from '../../../src/client/index.js';
+import { ApiClient, ApiError, fetchLiveState } from '../../../src/client/index.js';
+import { apiErrorText, retryLine } from '../../../src/views/api-error.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -60,8 +61,9 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
 }
 
 const TOKEN = 'nf_test_token_that_must_never_be_printed';
+/** The client as the command line makes it: its errors worded by the view. */
 const client = (url: string, extra: Partial<ConstructorParameters<typeof ApiClient>[0]> = {}) =>
-  new ApiClient({ url, token: TOKEN, retryBaseMs: 5, retries: 3, ...extra });
+  new ApiClient({ url, token: TOKEN, retryBaseMs: 5, retries: 3, describeError: apiErrorText, ...extra });
 
 const rule = (over: Record<string, unknown> = {}) => ({
   id: '6c4d3f2e-1111-4aaa-8bbb-000000000001',

@@ -14,6 +14,18 @@ import { planChanges, type Plan } from '../../../src/plan/index.js';
 import { PLAN_SCHEMA, planSchemaProblem } from '../../../src/plan/plan-schema.js';
 import { parseSavedPlan, readSavedPlan, SavedPlanError, savedPlanJson } from '../../../src/plan/planfile.js';
 import { PlanKey, sealedDocument } from '../../../src/plan/seal.js';
+import { savedPlanRefusalText } from '../../../src/views/saved-plan.js';
+
+/** Why parseSavedPlan refuses a text, as apply prints it. */
+function parsed(text: string, path: string, key: PlanKey): string {
+  try {
+    parseSavedPlan(text, path, key);
+  } catch (error) {
+    expect(error).toBeInstanceOf(SavedPlanError);
+    return savedPlanRefusalText((error as SavedPlanError).refusal);
+  }
+  throw new Error('the saved plan was accepted');
+}
 import { desired, device, liveState, liveUser, OPTIONS, secret, user } from '../../helpers/plan-fixtures.js';
 
 const SHARED = 'a-plan-key-of-at-least-32-characters-0001';
@@ -106,7 +118,7 @@ describe('readSavedPlan', () => {
       readSavedPlan(path, key);
     } catch (error) {
       expect(error).toBeInstanceOf(SavedPlanError);
-      return (error as Error).message;
+      return savedPlanRefusalText((error as SavedPlanError).refusal);
     }
     throw new Error('the saved plan was accepted');
   };
@@ -196,10 +208,8 @@ describe('reading a saved plan: the version, then the seal, then the schema', ()
     doc.format_version = 4;
     const { seal: _s, ...rest } = doc;
     const text = JSON.stringify({ ...rest, seal: key.sealOf(canonicalJson(rest)) });
-    expect(() => parseSavedPlan(text, 'next.json', key)).toThrow(
-      new SavedPlanError(
-        'next.json: the saved plan was made by a newer netform (plan format version 4; this netform reads versions 2 and 3): upgrade netform to apply it, or make the plan with this netform. Nothing was changed',
-      ),
+    expect(parsed(text, 'next.json', key)).toBe(
+      'next.json: the saved plan was made by a newer netform (plan format version 4; this netform reads versions 2 and 3): upgrade netform to apply it, or make the plan with this netform. Nothing was changed',
     );
   });
 
@@ -209,13 +219,13 @@ describe('reading a saved plan: the version, then the seal, then the schema', ()
     doc.changes[0].action = 'obliterate';
     delete doc.summary;
     expect(planSchemaProblem(doc, true)).not.toBeNull();
-    expect(() => parseSavedPlan(JSON.stringify(doc), 'tampered.json', key)).toThrow(
+    expect(parsed(JSON.stringify(doc), 'tampered.json', key)).toContain(
       'tampered.json: the saved plan was modified after netform plan wrote it (its seal does not match)',
     );
     // Sealed again by the key's holder: the seal holds, and the schema refuses it, naming where.
     const { seal: _s, ...rest } = doc;
     const resealed = JSON.stringify({ ...rest, seal: key.sealOf(canonicalJson(rest)) });
-    expect(() => parseSavedPlan(resealed, 'resealed.json', key)).toThrow(
+    expect(parsed(resealed, 'resealed.json', key)).toMatch(
       /^resealed\.json: the saved plan does not have the shape of plan format version 3 \((the document|changes\[0\]\.action): /,
     );
   });

@@ -1,7 +1,13 @@
 /** intersectReviewed: of a fresh plan, only what the reviewed plan shows, identically; the rest withheld with its reason. */
 import { describe, expect, it } from 'vitest';
 import { planChanges, type Plan } from '../../../src/plan/index.js';
-import { intersectReviewed, ReviewedPlanError, WITHHELD_REASONS } from '../../../src/plan/reviewed.js';
+import {
+  intersectReviewed,
+  ReviewedPlanError,
+  WITHHELD_REASONS,
+  type WithheldChange,
+} from '../../../src/plan/reviewed.js';
+import { withheldDetailText } from '../../../src/views/withheld.js';
 import { savedPlanJson } from '../../../src/plan/planfile.js';
 import { PlanKey, withSecretHmacs } from '../../../src/plan/seal.js';
 import type { LiveState } from '../../../src/model/state.js';
@@ -39,6 +45,8 @@ function files(over: { kimRole?: 'admin'; mtu?: number } = {}) {
 
 const plan = (state: ReturnType<typeof files>, live: LiveState): Plan => planChanges(state, live, OPTIONS);
 const ids = (changes: { id: string }[]) => changes.map((c) => c.id);
+/** A withheld change's detail as apply prints it. */
+const detailOf = (w: WithheldChange) => (w.detail ? withheldDetailText(w.detail) : undefined);
 const reasons = (r: ReturnType<typeof intersectReviewed>) =>
   r.withheld.map((w) => `${w.change.action} ${w.change.id}: ${w.reason}`);
 
@@ -75,11 +83,7 @@ describe('intersectReviewed', () => {
       `update device:alice@example.com/laptop: ${WITHHELD_REASONS.changed}`,
       `create device:kim@example.com/phone: ${WITHHELD_REASONS.dependsOnWithheld}`,
     ]);
-    expect(result.withheld.map((w) => w.detail)).toEqual([
-      'differs in role',
-      'differs in mtu',
-      'needs user kim@example.com',
-    ]);
+    expect(result.withheld.map(detailOf)).toEqual(['differs in role', 'differs in mtu', 'needs user kim@example.com']);
     expect(result.plan.changes).toEqual([]);
   });
 
@@ -102,7 +106,7 @@ describe('intersectReviewed', () => {
     const described = { ...laptop, description: 'now the CEO uses it' };
     const result = intersectReviewed(plan(dropLaptop, { ...before, devices: [described] }), reviewedDelete);
     expect(reasons(result)).toEqual([`delete device:alice@example.com/laptop: ${WITHHELD_REASONS.noLongerHolds}`]);
-    expect(result.withheld[0]!.detail).toBe('device alice@example.com/laptop changed on the server since review');
+    expect(detailOf(result.withheld[0]!)).toBe('device alice@example.com/laptop changed on the server since review');
   });
 
   it('withholds a user deletion when more now goes with it than was reviewed', () => {
@@ -113,7 +117,7 @@ describe('intersectReviewed', () => {
     const more = { ...live, devices: [...live.devices, liveDevice(bob, 'phone', { public_key: KEY_B })] };
     const result = intersectReviewed(plan(noBob, more), reviewedDelete);
     expect(reasons(result)).toEqual([`delete user:bob@example.com: ${WITHHELD_REASONS.changed}`]);
-    expect(result.withheld[0]!.detail).toBe('what goes with it is not what was reviewed');
+    expect(detailOf(result.withheld[0]!)).toBe('what goes with it is not what was reviewed');
   });
 
   it('keeps a change whose body differs only in server-assigned ids (its user was made by hand since)', () => {
@@ -181,7 +185,7 @@ describe('intersectReviewed', () => {
       const fresh = withSecretHmacs(plan(withPassword(secret('kim-password-2', 'KIM_PASSWORD')), before), key);
       const result = intersectReviewed(fresh, reviewedPlan);
       expect(reasons(result)).toEqual([`create user:kim@example.com: ${WITHHELD_REASONS.changed}`]);
-      expect(result.withheld[0]!.detail).toBe('the value of KIM_PASSWORD is not the reviewed one');
+      expect(detailOf(result.withheld[0]!)).toBe('the value of KIM_PASSWORD is not the reviewed one');
       expect(JSON.stringify(result)).not.toContain('kim-password');
     });
 
@@ -193,7 +197,7 @@ describe('intersectReviewed', () => {
           plan(withPassword(secret('kim-password-1', 'KIM_PASSWORD')), before),
           PlanKey.from({}, () => 'nf_another-token'),
         ),
-      ].map((fresh) => intersectReviewed(fresh, reviewedPlan).withheld.map((w) => w.detail));
+      ].map((fresh) => intersectReviewed(fresh, reviewedPlan).withheld.map(detailOf));
       expect(details).toEqual([
         ['its password is read from KIM_PW, not KIM_PASSWORD as reviewed'],
         ['the value of KIM_PASSWORD could not be compared with the reviewed one'],
