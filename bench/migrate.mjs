@@ -4,7 +4,9 @@
  * (10,000 users, 20,000 devices, 30,000 rules): the compiler alone on the access model, and the
  * whole command on the desired state (-f, one YAML file). Prints the object counts and times.
  *
- *   npm run build && node bench/migrate.mjs [--skip-cli]
+ *   npm run build && node bench/migrate.mjs [--users N] [--skip-cli]
+ *
+ * `--users N` scales the fleet's shape down or up: N users, 2N devices, 3N rules.
  */
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +15,8 @@ import { performance } from 'node:perf_hooks';
 import { compileMigration } from '../dist/src/migrate/index.js';
 import { argValue, model, desiredYaml, runCli, timingsOf } from './scale-data.mjs';
 
-const m = model();
+const userCount = Number(argValue('--users', '10000'));
+const m = model({ users: userCount, devices: 2 * userCount, rules: 3 * userCount });
 const users = new Map();
 for (const u of m.users)
   users.set(u.email, {
