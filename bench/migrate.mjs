@@ -12,7 +12,8 @@ import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { compileMigration } from '../dist/src/migrate/index.js';
+import { createHash } from 'node:crypto';
+import { compileMigration, terraformText } from '../dist/src/migrate/index.js';
 import { argValue, model, desiredYaml, runCli, timingsOf } from './scale-data.mjs';
 
 const userCount = Number(argValue('--users', '10000'));
@@ -43,11 +44,18 @@ for (const u of migration.users) verdicts[u.verdict]++;
 console.log(
   `library: ${Math.round(ms)} ms; ${migration.actors.length} actors, ${migration.groups.length} groups, ${migration.memberships.length} memberships, ${migration.resources.length} resources, ${migration.policies.length} policies; users ${JSON.stringify(verdicts)}`,
 );
+// The output's fingerprint: the same for the same fleet whatever the build (compare before and after a change).
+const digest = createHash('sha256')
+  .update(terraformText(migration, 'netform'))
+  .update(JSON.stringify(migration.users))
+  .digest('hex')
+  .slice(0, 16);
+console.log(`digest of main.tf.json and the per-user results: ${digest}`);
 if (argValue('--skip-cli', null) === null && !process.argv.includes('--skip-cli')) {
   const dir = mkdtempSync(join(tmpdir(), 'netform-bench-migrate-'));
   try {
     const file = join(dir, 'fleet.yaml');
-    writeFileSync(file, desiredYaml(m));
+    writeFileSync(file, desiredYaml(m).text);
     const run = await runCli(['migrate', 'firezone-1x', '-f', file, '-o', join(dir, 'out')], {});
     if (run.code !== 0) throw new Error(run.stderr);
     console.log(`cli -f: ${Math.round(run.wallMs)} ms wall, phases ${JSON.stringify(timingsOf(run.stderr))}`);

@@ -21,7 +21,8 @@ import {
 } from '../../../src/access/model.js';
 import type { IpFamily } from '../../../src/model/net.js';
 import { compileMigration } from '../../../src/migrate/compile.js';
-import { differenceOf, standardCauses } from '../../../src/migrate/diff.js';
+import { countCidrs, differenceOf, firstCidrs, standardCauses } from '../../../src/migrate/diff.js';
+import { rangeToCidrs } from '../../../src/access/changes.js';
 import { reach1x, type Resource1x } from '../../../src/migrate/evaluate-1x.js';
 import { baselineReach, globalRulesOf, userReach } from '../../../src/migrate/reach-07.js';
 import { DEFAULT_SCOPE, DEFAULT_TUNNEL_BLOCKS, labelSpace } from '../../../src/migrate/space.js';
@@ -206,4 +207,29 @@ describe('compileMigration on seeded fleets', () => {
       if (process.env.NETFORM_WRITE_DIGESTS === '1' && seed === SEEDS[SEEDS.length - 1])
         writeFileSync(DIGESTS, `${JSON.stringify(written, null, 2)}\n`);
     });
+});
+
+describe('CIDR blocks of a range, counted and listed without writing them all', () => {
+  it('firstCidrs and countCidrs agree with rangeToCidrs on seeded IPv4 and IPv6 ranges', () => {
+    const r = seeded(7);
+    const big = (bits: number) => {
+      let v = 0n;
+      for (let i = 0; i < bits; i += 16) v = (v << 16n) | BigInt(r.int(0, 0xffff));
+      return v & ((1n << BigInt(bits)) - 1n);
+    };
+    for (let k = 0; k < 400; k++) {
+      const family: IpFamily = r.chance(0.5) ? 4 : 6;
+      const bits = family === 4 ? 32 : 128;
+      const a = big(bits);
+      const b = r.chance(0.5) ? a + big(r.int(0, 24)) : big(bits);
+      const [a0, a1] = a <= b ? [a, b] : [b, a];
+      if (a1 >= 1n << BigInt(bits)) continue;
+      const all = rangeToCidrs(family, a0, a1);
+      expect(countCidrs(family, a0, a1)).toBe(all.length);
+      expect(firstCidrs(family, a0, a1, 20)).toEqual(all.slice(0, 20));
+      expect(firstCidrs(family, a0, a1, 1_000)).toEqual(all);
+    }
+    expect(firstCidrs(4, 0n, (1n << 32n) - 1n, 5)).toEqual(['0.0.0.0/0']);
+    expect(countCidrs(6, 0n, (1n << 128n) - 1n)).toBe(1);
+  });
 });
