@@ -15,10 +15,12 @@ import {
   PlainRanges,
   type Bucket,
   type Buckets,
+  sortEntries,
   type Difference,
   type Key,
   type RangesView,
 } from './diff.js';
+import type { DiffEntry, MigrateCode } from './types.js';
 
 type Range = [bigint, bigint];
 
@@ -210,8 +212,24 @@ function patchedItems(shared: readonly Range[], local: readonly Range[], blocks:
 }
 
 /** The difference of users with the global rules only, in one family, ready to be patched per user. */
+/** One side (lost or gained) of the shared difference: its buckets, and its entries per cause. */
+interface SharedSide {
+  buckets: Map<Key, SharedBucket>;
+  byCode: Map<MigrateCode, { keys: Key[]; entries: DiffEntry[] }>;
+}
+
+/** Whether a sorted list of ranges meets or touches (is adjacent to) one of the blocks. */
+function touches(ranges: readonly Range[], blocks: readonly Range[]): boolean {
+  for (const [b0, b1] of blocks) {
+    const r = ranges[firstEndingFrom(ranges, b0 - 1n)];
+    if (r && r[0] <= b1 + 1n) return true;
+  }
+  return false;
+}
+
 export class SharedDifference {
-  readonly #shared: { lost: Map<Key, SharedBucket>; gained: Map<Key, SharedBucket> };
+  readonly #lost: SharedSide;
+  readonly #gained: SharedSide;
   readonly #symmetric = new Map<SharedBucket | undefined, Map<SharedBucket | undefined, Range[]>>();
   /** The entries of a user without own rules in this family. */
   readonly plain: Difference;
@@ -220,18 +238,28 @@ export class SharedDifference {
     buckets: Buckets,
     readonly family: IpFamily,
   ) {
-    const shared = (map: Map<Key, Bucket>) => {
-      const out = new Map<Key, SharedBucket>();
+    const sideOf = (map: Map<Key, Bucket>): SharedSide => {
+      const out: SharedSide = { buckets: new Map(), byCode: new Map() };
       for (const [key, bucket] of map) {
         const cum = [0];
         for (const [a0, a1] of bucket.ranges) cum.push(cum[cum.length - 1]! + countCidrs(family, a0, a1));
-        out.set(key, { bucket, cum, cidrs: new Map() });
+        out.buckets.set(key, { bucket, cum, cidrs: new Map() });
+        const code = out.byCode.get(bucket.code);
+        if (code) code.keys.push(key);
+        else out.byCode.set(bucket.code, { keys: [key], entries: [] });
       }
+      // Entries never join buckets of two causes: each cause's entries are written on their own.
+      for (const code of out.byCode.values())
+        code.entries = entriesOf(
+          code.keys.map((k) => new PlainRanges(map.get(k)!, family)),
+          family,
+        );
       return out;
     };
-    this.#shared = { lost: shared(buckets.lost), gained: shared(buckets.gained) };
-    const views = (map: Map<Key, Bucket>) => [...map.values()].map((b) => new PlainRanges(b, family));
-    this.plain = { lost: entriesOf(views(buckets.lost), family), gained: entriesOf(views(buckets.gained), family) };
+    this.#lost = sideOf(buckets.lost);
+    this.#gained = sideOf(buckets.gained);
+    const all = (side: SharedSide) => sortEntries([...side.byCode.values()].flatMap((c) => c.entries));
+    this.plain = { lost: all(this.#lost), gained: all(this.#gained) };
   }
 
   /** The addresses in exactly one of two shared buckets (computed once per pair). */
@@ -243,20 +271,39 @@ export class SharedDifference {
     return out;
   }
 
-  /** A user's difference: this one outside `blocks` (sorted, disjoint), `local` (computed inside them only) inside. */
+  /**
+   * A user's difference: this one outside `blocks` (sorted, disjoint), `local` (computed inside
+   * them only) inside. The entries of a cause none of whose ranges meet or touch a block, and
+   * that has nothing inside them, are the shared ones.
+   */
   patched(local: Buckets, blocks: readonly Range[]): Difference {
     if (blocks.length === 0) return this.plain;
-    const side = (sharedMap: Map<Key, SharedBucket>, localMap: Map<Key, Bucket>) => {
-      const views: RangesView[] = [];
-      for (const key of new Set([...sharedMap.keys(), ...localMap.keys()])) {
-        const shared = sharedMap.get(key);
-        const own = localMap.get(key);
-        const bucket = (shared?.bucket ?? own)!;
-        const view = new PatchedRanges(bucket, this.family, shared, own?.ranges ?? [], blocks, this);
-        if (!view.isEmpty()) views.push(view);
+    const side = (shared: SharedSide, localMap: Map<Key, Bucket>) => {
+      const changed = new Map<MigrateCode, Set<Key>>();
+      const mark = (code: MigrateCode, key: Key) => {
+        const keys = changed.get(code);
+        if (keys) keys.add(key);
+        else changed.set(code, new Set([key]));
+      };
+      for (const [key, b] of localMap) mark(b.code, key);
+      for (const [key, b] of shared.buckets)
+        if (changed.has(b.bucket.code) || touches(b.bucket.ranges, blocks)) mark(b.bucket.code, key);
+      const out: DiffEntry[] = [];
+      for (const [code, c] of shared.byCode) if (!changed.has(code)) out.push(...c.entries);
+      for (const [code, keys] of changed) {
+        for (const key of shared.byCode.get(code)?.keys ?? []) keys.add(key);
+        const views: RangesView[] = [];
+        for (const key of keys) {
+          const own = localMap.get(key);
+          const sharedBucket = shared.buckets.get(key);
+          const bucket = (sharedBucket?.bucket ?? own)!;
+          const view = new PatchedRanges(bucket, this.family, sharedBucket, own?.ranges ?? [], blocks, this);
+          if (!view.isEmpty()) views.push(view);
+        }
+        out.push(...entriesOf(views, this.family));
       }
-      return entriesOf(views, this.family);
+      return sortEntries(out);
     };
-    return { lost: side(this.#shared.lost, local.lost), gained: side(this.#shared.gained, local.gained) };
+    return { lost: side(this.#lost, local.lost), gained: side(this.#gained, local.gained) };
   }
 }

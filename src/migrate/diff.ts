@@ -225,7 +225,12 @@ export function entriesOf(list: readonly RangesView[], family: IpFamily): DiffEn
     out.push(entryOf(tcp, family, 'all'));
   }
   for (const v of list) if (!used.has(v)) out.push(entryOf(v, family, v.bucket.protocol));
-  return out.sort((x, y) =>
+  return sortEntries(out);
+}
+
+/** Entries in their written order: by cause, protocol and ports (each entry has its own). */
+export function sortEntries(entries: DiffEntry[]): DiffEntry[] {
+  return entries.sort((x, y) =>
     (x.code + x.protocol + (x.ports ?? '')).localeCompare(y.code + y.protocol + (y.ports ?? '')),
   );
 }

@@ -188,9 +188,10 @@ export function reportMarkdown(result: MigrateResult): string {
   const bySignature = new Map<string, UserResult[]>();
   for (const u of m.users) {
     if (u.lost.length + u.gained.length + u.oldClients.length === 0) continue;
-    const list = bySignature.get(signature(u)) ?? [];
-    list.push(u);
-    bySignature.set(signature(u), list);
+    const key = signature(u);
+    const list = bySignature.get(key);
+    if (list) list.push(u);
+    else bySignature.set(key, [u]);
   }
   for (const users of bySignature.values()) {
     const u = users[0]!;
