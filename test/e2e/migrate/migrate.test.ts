@@ -94,6 +94,11 @@ describe('netform migrate firezone-1x -f', () => {
       [['migrate', 'firezone-1x', '-f', BASIC, '--within', '10.0.0.0/33', '-o', out], /--within: "10\.0\.0\.0\/33"/],
       [['migrate', 'firezone-1x', '-f', BASIC, '--prefer', 'wide', '-o', out], /--prefer/],
       [['migrate', 'firezone-1x', '-f', join(work, 'missing'), '-o', out], /missing/],
+      // The 1.x API's group ids are UUIDs (openapi.json, docs/firezone-1x.md §7).
+      [
+        ['migrate', 'firezone-1x', '-f', BASIC, '--everyone-group', 'everyone', '-o', out],
+        /--everyone-group: "everyone" is not a group id \(a UUID/,
+      ],
     ];
     for (const [args, message] of cases) {
       const result = await runCli(args, { cwd: work, env: { NETFORM_URL: undefined as unknown as string } });
