@@ -139,5 +139,10 @@ describe('netform migrate firezone-1x --url', () => {
     expect(JSON.parse(after.json).state).toBe('after-apply');
     expect(comparable(live.json)).toEqual(comparable(files.json));
     expect(comparable(after.json)).toEqual(comparable(files.json));
+    // Only the server knows when a device was last active: the checklist says how it is ordered.
+    expect(live.md).toContain('Active devices first (latest handshake, as the server reported it when read)');
+    expect(files.md).toContain('No handshake is known: the files hold none, so devices are listed by user and name');
+    expect(after.md).toContain('with -f and --url the devices are read from the files, which hold none');
+    expect(files.md).not.toContain('Active devices first');
   });
 });
