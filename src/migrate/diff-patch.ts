@@ -160,7 +160,8 @@ function patchedItems(shared: readonly Range[], local: readonly Range[], blocks:
   }
   const own: Range[] = [];
   for (const i of touched) {
-    let [a0, a1] = shared[i]!;
+    const a1 = shared[i]![1];
+    let a0 = shared[i]![0];
     for (let k = firstEndingFrom(blocks, a0); k < blocks.length && blocks[k]![0] <= a1 && a0 <= a1; k++) {
       const [b0, b1] = blocks[k]!;
       if (b0 > a0) own.push([a0, b0 - 1n]);
