@@ -12,11 +12,15 @@ import { CompiledRules } from '../access/evaluate.js';
 import type { AccessModel, AccessUser, CompiledRule } from '../access/model.js';
 import { describeRule } from '../model/rule.js';
 import type { IpFamily } from '../model/net.js';
-import { differenceOf, standardCauses, type Difference } from './diff.js';
-import { reach1x, type Resource1x, type Segment } from './evaluate-1x.js';
-import { baselineReach, globalRulesOf, userReach, type Reach07 } from './reach-07.js';
-import { DEFAULT_SCOPE, DEFAULT_TUNNEL_BLOCKS, labelAt, labelSpace, type SpaceSegment } from './space.js';
-import { disjointPieces, overlappingPieces, targetKey, targetOf, type Piece, type TargetSegment } from './target.js';
+import { serverAddressesOf } from '../access/destination.js';
+import { accessOfFilter } from './access.js';
+import { bucketsOf, differenceOf, standardCauses, type Difference } from './diff.js';
+import { SharedDifference } from './diff-patch.js';
+import { pushSegment, reach1x, type Resource1x, type Segment } from './evaluate-1x.js';
+import { patchKey, sizeOf, targetInside, wholeTarget } from './patch.js';
+import { baselineReach, blocksOfRules, globalRulesOf, reachInside, RuleIndex, type Reach07 } from './reach-07.js';
+import { DEFAULT_SCOPE, DEFAULT_TUNNEL_BLOCKS, labelAt, labelSpaces, type SpaceSegment } from './space.js';
+import { disjointPieces, overlappingPieces, targetOf, type Piece, type TargetSegment } from './target.js';
 import { nameObjects } from './names.js';
 import type {
   DeviceFacts,
@@ -26,6 +30,7 @@ import type {
   MigrateOptions,
   Migration,
   Note,
+  ResourceOut,
   UserResult,
 } from './types.js';
 
@@ -41,13 +46,17 @@ export interface MigrateInput {
 }
 
 interface Side {
-  /** The user's 0.7 reach: kept only while it is used (10,000 users' copies do not fit in memory). */
-  reach?: Record<IpFamily, Reach07>;
-  /** Per family, whether the user's reach is the baseline's (no own rules of that family). */
-  own: Record<IpFamily, boolean>;
-  drops: CompiledRule[];
+  /** Per family, the blocks of the user's own rules (none: its reach is the baseline's). */
+  blocks: Record<IpFamily, [bigint, bigint][]>;
+  /** Per family, its 0.7 reach inside the blocks. */
+  reach: Record<IpFamily, Segment[]>;
+  /** Per family, its target inside the blocks. */
   target: Record<IpFamily, TargetSegment[]>;
+  drops: CompiledRule[];
+  /** Where its target differs from the baseline's: the same for users with the same target. */
   key: string;
+  /** Its target is empty: no Group. */
+  empty: boolean;
 }
 
 interface GroupDraft {
@@ -58,55 +67,108 @@ interface GroupDraft {
   pieces: Piece[];
 }
 
+/** Per family, what users with the global rules only reach and are given, computed once. */
+interface Baseline {
+  reach: Reach07;
+  dropSet: ReadonlySet<CompiledRule>;
+  /** Its drop rules in the migrated space (written as Resources around them). */
+  drops: CompiledRule[];
+  target: TargetSegment[];
+  targetSize: bigint;
+  index: RuleIndex;
+  server: Set<bigint>;
+}
+
+/**
+ * Users with own rules differ from users with the global rules only inside the blocks of their
+ * own rules, so everything per user (reach, target, difference) is computed inside those blocks
+ * and the rest is the baseline's, computed once: the cost grows with the users' own rules, not
+ * with users × global rules.
+ */
 export function compileMigration(input: MigrateInput): Migration {
   const { model, options } = input;
   const rules = new CompiledRules(model);
   const scope = [...(options.scope ?? DEFAULT_SCOPE)];
   // The rules' destinations in one order whatever the order of the rules (files and server list them differently).
-  const destinations = [...new Set(model.rules.map((rule) => rule.destination))].sort((a, b) =>
-    a.localeCompare(b, 'en', { numeric: true }),
-  );
-  for (const destination of destinations) if (!scope.includes(destination)) scope.push(destination);
+  // One collator (as localeCompare(b, 'en', { numeric: true }) orders, without making one per comparison).
+  const collator = new Intl.Collator('en', { numeric: true });
+  const destinations = [...new Set(model.rules.map((rule) => rule.destination))].sort(collator.compare);
+  const inScope = new Set(scope);
+  for (const destination of destinations)
+    if (!inScope.has(destination)) {
+      inScope.add(destination);
+      scope.push(destination);
+    }
   const tunnel: string[] = [...DEFAULT_TUNNEL_BLOCKS];
   for (const user of model.users.values())
     for (const d of user.devices)
       for (const a of [d.ipv4, d.ipv6]) if (typeof a === 'string' && a !== '') tunnel.push(a);
   const spaceInput = { scope, tunnel, server: model.settings.serverAddresses };
-  const space: Record<IpFamily, SpaceSegment[]> = { 4: labelSpace(spaceInput, 4), 6: labelSpace(spaceInput, 6) };
+  const space: Record<IpFamily, SpaceSegment[]> = labelSpaces(spaceInput);
+  const inMigratedSpace = (f: IpFamily) => (d: CompiledRule) =>
+    labelAt(space[f], d.start) === 'ok' || labelAt(space[f], d.end) === 'ok';
 
-  // The reach of users with the global rules only, and of each user with own rules, per family.
-  const global = { 4: globalRulesOf(rules, 4), 6: globalRulesOf(rules, 6) };
-  const baseline: Record<IpFamily, Reach07> = {
-    4: baselineReach(rules, global[4], 4),
-    6: baselineReach(rules, global[6], 6),
-  };
-  const reachOf = (user: AccessUser): Record<IpFamily, Reach07> => {
-    const reach = {} as Record<IpFamily, Reach07>;
-    for (const f of FAMILIES) {
-      const own = (rules.byOwner.get(user.key) ?? []).filter((r) => r.family === f);
-      reach[f] = own.length > 0 ? userReach(rules, own, global[f], baseline[f], f) : baseline[f];
-    }
-    return reach;
-  };
-  const sideOf = (user: AccessUser): Side => {
-    const reach = reachOf(user);
-    const target = {} as Record<IpFamily, TargetSegment[]>;
-    for (const f of FAMILIES) target[f] = targetOf(reach[f].segments, space[f], f, options.prefer);
+  const baselineOf = (f: IpFamily): Baseline => {
+    const global = globalRulesOf(rules, f);
+    const reach = baselineReach(rules, global, f);
+    const target = targetOf(reach.segments, space[f], f, options.prefer);
     return {
-      own: { 4: reach[4] !== baseline[4], 6: reach[6] !== baseline[6] },
-      // Only drops in the migrated space are written as resources around them.
-      drops: FAMILIES.flatMap((f) =>
-        reach[f].drops.filter((d) => labelAt(space[f], d.start) === 'ok' || labelAt(space[f], d.end) === 'ok'),
-      ),
+      reach,
+      dropSet: new Set(reach.drops),
+      drops: reach.drops.filter(inMigratedSpace(f)),
       target,
-      key: FAMILIES.map((f) => targetKey(target[f])).join('#'),
+      targetSize: sizeOf(target),
+      index: new RuleIndex(global),
+      server: serverAddressesOf(rules, f),
     };
   };
-  const baseTarget = {
-    4: targetOf(baseline[4].segments, space[4], 4, options.prefer),
-    6: targetOf(baseline[6].segments, space[6], 6, options.prefer),
+  const baseline: Record<IpFamily, Baseline> = { 4: baselineOf(4), 6: baselineOf(6) };
+  const baseKey = FAMILIES.map(() => '').join('#');
+
+  const sideOf = (user: AccessUser): Side => {
+    const side: Side = {
+      blocks: { 4: [], 6: [] },
+      reach: { 4: [], 6: [] },
+      target: { 4: [], 6: [] },
+      drops: [],
+      key: '',
+      empty: true,
+    };
+    const keys: string[] = [];
+    for (const f of FAMILIES) {
+      const base = baseline[f];
+      // The drops of the baseline first, then those of the user's own blocks: the order of the whole reach's.
+      side.drops.push(...base.drops);
+      const own = (rules.byOwner.get(user.key) ?? []).filter((r) => r.family === f);
+      const blocks = blocksOfRules(own);
+      if (blocks.length === 0) {
+        keys.push('');
+        if (base.targetSize > 0n) side.empty = false;
+        continue;
+      }
+      const inside = reachInside(own, base.index, f, blocks, base.server);
+      const target = targetOf(inside.segments, space[f], f, options.prefer);
+      const sharedInside = targetInside(base.target, blocks);
+      side.blocks[f] = blocks;
+      side.reach[f] = inside.segments;
+      side.target[f] = target;
+      keys.push(patchKey(sharedInside, target));
+      if (target.length > 0 || base.targetSize > sizeOf(sharedInside)) side.empty = false;
+      side.drops.push(...inside.drops.filter((d) => !base.dropSet.has(d)).filter(inMigratedSpace(f)));
+    }
+    side.key = keys.join('#');
+    return side;
   };
-  const baseKey = FAMILIES.map((f) => targetKey(baseTarget[f])).join('#');
+  const wholeTargetOf = (side: Side): Record<IpFamily, TargetSegment[]> => {
+    const out = {} as Record<IpFamily, TargetSegment[]>;
+    for (const f of FAMILIES)
+      out[f] =
+        side.blocks[f].length === 0
+          ? baseline[f].target
+          : wholeTarget(baseline[f].target, side.target[f], side.blocks[f]);
+    return out;
+  };
+  const baseEmpty = FAMILIES.every((f) => baseline[f].targetSize === 0n);
 
   const users = [...model.users.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const sides = new Map<string, Side>();
@@ -115,18 +177,18 @@ export function compileMigration(input: MigrateInput): Migration {
     if (user.noTunnel) continue;
     const side = sideOf(user);
     sides.set(user.key, side);
-    if (side.key === FAMILIES.map(() => '').join('#')) continue;
+    if (side.empty) continue;
     let draft = drafts.get(side.key);
-    if (!draft) drafts.set(side.key, (draft = { key: side.key, target: side.target, members: [], pieces: [] }));
+    if (!draft) drafts.set(side.key, (draft = { key: side.key, target: wholeTargetOf(side), members: [], pieces: [] }));
     draft.members.push(user.key);
   }
-  if (options.everyoneGroup !== undefined && baseKey !== FAMILIES.map(() => '').join('#')) {
+  if (options.everyoneGroup !== undefined && !baseEmpty) {
     const draft = drafts.get(baseKey);
     if (draft) draft.everyone = options.everyoneGroup;
     else
       drafts.set(baseKey, {
         key: baseKey,
-        target: baseTarget,
+        target: { 4: baseline[4].target, 6: baseline[6].target },
         members: [],
         everyone: options.everyoneGroup,
         pieces: [],
@@ -141,14 +203,22 @@ export function compileMigration(input: MigrateInput): Migration {
   const groupOf = new Map<string, Group1x>();
   for (const [key, group] of named.groupsByKey) for (const m of drafts.get(key)!.members) groupOf.set(m, group);
   const everyone = [...named.groupsByKey.values()].find((g) => g.everyone !== undefined);
+  const resourcesByGroup = new Map<string, ResourceOut[]>();
+  for (const r of named.resources)
+    for (const g of r.groups) {
+      const list = resourcesByGroup.get(g);
+      if (list) list.push(r);
+      else resourcesByGroup.set(g, [r]);
+    }
 
-  // 1.x reach per group (and the Everyone group's Resources for every enabled user), both routings.
+  // 1.x reach per group (and the Everyone group's Resources for every enabled user), both routings:
+  // what clients without firezone#12684 refuse depends on the group only.
   const resourcesOf = (group: Group1x | undefined): Resource1x[] => {
     const out = new Map<string, Resource1x>();
     for (const g of [group, everyone])
       if (g)
-        for (const r of named.resources)
-          if (r.groups.includes(g.address))
+        for (const r of resourcesByGroup.get(g.address) ?? [])
+          if (!out.has(r.address))
             out.set(r.address, {
               id: r.address,
               family: r.family,
@@ -159,21 +229,24 @@ export function compileMigration(input: MigrateInput): Migration {
             });
     return [...out.values()];
   };
-  const reachCache = new Map<string, Record<'filter' | 'prefix', Record<IpFamily, Segment[]>>>();
-  const reachOfGroup = (group: Group1x | undefined) => {
+  const routingCauses = standardCauses('ROUTING', 'ROUTING');
+  const oldCache = new Map<string, DiffEntry[]>();
+  const oldClientsOf = (group: Group1x | undefined): DiffEntry[] => {
     const key = group?.address ?? '';
-    let cached = reachCache.get(key);
-    if (!cached) {
+    let old = oldCache.get(key);
+    if (!old) {
       const resources = resourcesOf(group);
-      const per = (routing: 'filter' | 'prefix') => ({
-        4: reach1x(resources, 4, routing),
-        6: reach1x(resources, 6, routing),
-      });
-      reachCache.set(key, (cached = { filter: per('filter'), prefix: per('prefix') }));
+      old = FAMILIES.flatMap(
+        (f) =>
+          differenceOf(reach1x(resources, f, 'filter'), reach1x(resources, f, 'prefix'), space[f], f, routingCauses)
+            .lost,
+      );
+      oldCache.set(key, old);
     }
-    return cached;
+    return old;
   };
 
+  // The difference of users with the global rules only, once; each user's is it patched inside its blocks.
   const gainedCode =
     options.prefer === 'wider'
       ? 'PREFER_WIDER'
@@ -181,17 +254,51 @@ export function compileMigration(input: MigrateInput): Migration {
         ? 'EVERYONE_GROUP'
         : 'NOT_EXPRESSED';
   const causes = standardCauses('NOT_EXPRESSED', gainedCode);
-  const routingCauses = standardCauses('ROUTING', 'ROUTING');
-  const diffCache = new Map<string, { main: Difference; old: DiffEntry[] }>();
+  const shared = {} as Record<IpFamily, SharedDifference>;
+  for (const f of FAMILIES)
+    shared[f] = new SharedDifference(
+      bucketsOf(baseline[f].reach.segments, segmentsOfTarget(baseline[f].target, f), space[f], causes),
+      f,
+    );
+  const differenceOfSide = (side: Side): Difference => {
+    const out: Difference = { lost: [], gained: [] };
+    for (const f of FAMILIES) {
+      const blocks = side.blocks[f];
+      let d: Difference;
+      if (blocks.length === 0) d = shared[f].plain;
+      else {
+        // 1.x gives the user its target, and the Everyone group's Resources (the baseline's target) with --everyone-group.
+        const after = everyone
+          ? reach1x(
+              [...side.target[f], ...targetInside(baseline[f].target, blocks)].map((t) => ({
+                id: '',
+                family: f,
+                start: t.a0,
+                end: t.a1,
+                prefix: 0,
+                filter: t.filter,
+              })),
+              f,
+              'filter',
+            )
+          : segmentsOfTarget(side.target[f], f);
+        d = shared[f].patched(bucketsOf(side.reach[f], after, space[f], causes), blocks);
+      }
+      out.lost.push(...d.lost);
+      out.gained.push(...d.gained);
+    }
+    return out;
+  };
+
+  const notesOfDrop = dropNotes(resourcesByGroup);
   const results: UserResult[] = [];
-  const expiring = input.expiring ?? [];
+  const expiring = expiringByUser(input.expiring ?? []);
   for (const user of users) {
     const actorCollision = named.collisions.get(user.key);
     const notes: Note[] = [];
     if (actorCollision) notes.push({ code: 'NAME_COLLISION', subject: actorCollision });
-    for (const grant of expiring)
-      if (grant.owner === user.key || grant.owner === null)
-        notes.push({ code: 'GRANT_EXPIRES', subject: `${grant.rule} (expires ${grant.expires})` });
+    for (const grant of expiring(user.key))
+      notes.push({ code: 'GRANT_EXPIRES', subject: `${grant.rule} (expires ${grant.expires})` });
     const devices = devicesOf(user, input.devices?.get(user.key));
     if (user.noTunnel) {
       notes.push({ code: 'DISABLED_USER' });
@@ -200,40 +307,22 @@ export function compileMigration(input: MigrateInput): Migration {
     }
     const side = sides.get(user.key)!;
     const group = groupOf.get(user.key) ?? (side.key === baseKey ? everyone : undefined);
-    const reach = reachOfGroup(groupOf.get(user.key));
-    const own = side.own[4] || side.own[6];
-    const cacheKey = `${own ? user.key : ''}@${group?.address ?? ''}`;
-    let diff = diffCache.get(cacheKey);
-    if (!diff) {
-      const mine = own ? reachOf(user) : baseline;
-      const main: Difference = { lost: [], gained: [] };
-      const old: DiffEntry[] = [];
-      for (const f of FAMILIES) {
-        const d = differenceOf(mine[f].segments, reach.filter[f], space[f], f, causes);
-        main.lost.push(...d.lost);
-        main.gained.push(...d.gained);
-        old.push(...differenceOf(reach.filter[f], reach.prefix[f], space[f], f, routingCauses).lost);
-      }
-      diff = { main, old };
-      // Users with own rules have a difference of their own: not kept once written.
-      if (!own) diffCache.set(cacheKey, diff);
-    }
-    notes.push(...dropNotes(side.drops, group, named.resources));
+    const main = differenceOfSide(side);
+    for (const drop of side.drops) notes.push(notesOfDrop(drop, group));
     results.push({
       email: user.email,
-      verdict: diff.main.gained.length > 0 ? 'wider' : diff.main.lost.length > 0 ? 'narrower' : 'equal',
+      verdict: main.gained.length > 0 ? 'wider' : main.lost.length > 0 ? 'narrower' : 'equal',
       ...(group ? { group: group.address } : {}),
-      lost: diff.main.lost,
-      gained: diff.main.gained,
-      oldClients: diff.old,
+      lost: main.lost,
+      gained: main.gained,
+      oldClients: oldClientsOf(groupOf.get(user.key)),
       notes,
       devices,
     });
   }
 
   const account: Note[] = [];
-  if (options.everyoneGroup === undefined && baseKey !== FAMILIES.map(() => '').join('#'))
-    account.push({ code: 'FUTURE_USERS' });
+  if (options.everyoneGroup === undefined && !baseEmpty) account.push({ code: 'FUTURE_USERS' });
   if (results.some((u) => u.lost.some((e) => e.code === 'FULL_TUNNEL')))
     account.push({ code: 'PAID_TIER', subject: 'Internet Resource' });
   for (const name of named.resourceCollisions) account.push({ code: 'NAME_COLLISION', subject: name });
@@ -250,13 +339,46 @@ export function compileMigration(input: MigrateInput): Migration {
   };
 }
 
-/** Each drop rule deciding some of the user's packets, with how many of its Group's Resources lie in the drop's block's neighbourhood. */
+/** A target as the 1.x reach it gives (each block's filter list, every Resource disjoint or exact). */
+function segmentsOfTarget(target: readonly TargetSegment[], family: IpFamily): Segment[] {
+  const out: Segment[] = [];
+  for (const t of target) pushSegment(out, { family, a0: t.a0, a1: t.a1, access: accessOfFilter(t.filter) });
+  return out;
+}
+
+/** The grants with `expires:` a user has (its own and the global ones), in the order given. */
+function expiringByUser(grants: readonly ExpiringGrant[]): (user: string) => ExpiringGrant[] {
+  const global: number[] = [];
+  const own = new Map<string, number[]>();
+  grants.forEach((g, i) => {
+    if (g.owner === null) global.push(i);
+    else {
+      const list = own.get(g.owner);
+      if (list) list.push(i);
+      else own.set(g.owner, [i]);
+    }
+  });
+  return (user) => {
+    const mine = own.get(user);
+    if (!mine) return global.map((i) => grants[i]!);
+    return [...mine, ...global].sort((a, b) => a - b).map((i) => grants[i]!);
+  };
+}
+
+/**
+ * The note of a drop rule deciding some of a user's packets, with how many of its Group's Resources
+ * lie in the drop's block's neighbourhood; the same for every member of a Group, made once.
+ */
 function dropNotes(
-  drops: readonly CompiledRule[],
-  group: Group1x | undefined,
-  resources: Migration['resources'],
-): Note[] {
-  return drops.map((drop) => {
+  resourcesByGroup: ReadonlyMap<string, readonly ResourceOut[]>,
+): (drop: CompiledRule, group: Group1x | undefined) => Note {
+  const made = new Map<CompiledRule, Map<string, Note>>();
+  return (drop, group) => {
+    let row = made.get(drop);
+    if (!row) made.set(drop, (row = new Map()));
+    const key = group?.address ?? '';
+    let note = row.get(key);
+    if (note) return note;
     // The neighbourhood: the /8 (IPv4) or /32 (IPv6) holding the drop's block, or the block itself if larger.
     const bits = drop.family === 4 ? 32n : 128n;
     const keep = drop.family === 4 ? 8n : 32n;
@@ -265,12 +387,14 @@ function dropNotes(
     const lo = (drop.start >> shift) << shift;
     const hi = lo + (1n << shift) - 1n;
     const pieces = group
-      ? resources.filter(
-          (r) => r.family === drop.family && r.groups.includes(group.address) && r.start <= hi && r.end >= lo,
+      ? (resourcesByGroup.get(group.address) ?? []).filter(
+          (r) => r.family === drop.family && r.start <= hi && r.end >= lo,
         ).length
       : 0;
-    return { code: 'DROP_COMPLEMENT' as const, subject: describeRule(drop.rule), pieces };
-  });
+    note = { code: 'DROP_COMPLEMENT' as const, subject: describeRule(drop.rule), pieces };
+    row.set(key, note);
+    return note;
+  };
 }
 
 function devicesOf(user: AccessUser, facts: DeviceFacts[] | undefined): UserResult['devices'] {

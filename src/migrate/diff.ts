@@ -3,7 +3,7 @@
  * protocol × ports, each with the code of its cause and one packet of it. Interval arithmetic
  * over the segments of both sides and the labelled space, never sampling. Pure.
  */
-import { exceptForm, rangeToCidrs } from '../access/changes.js';
+import { exceptForm } from '../access/changes.js';
 import { formatAddress, type IpFamily } from '../model/net.js';
 import { minusAccess, MAX_PORT, minusRanges, NO_ACCESS, portsText, type Access, type Ranges } from './access.js';
 import type { Segment } from './evaluate-1x.js';
@@ -29,11 +29,12 @@ export function standardCauses(otherwise: MigrateCode, gained: MigrateCode): Cau
   };
 }
 
-type Key = string;
-interface Bucket {
+export type Key = string;
+export interface Bucket {
   code: MigrateCode;
   protocol: 'tcp' | 'udp' | 'icmp' | 'other';
   ports?: Ranges;
+  /** Sorted, disjoint and never adjacent (adjacent pieces are joined as they are added in address order). */
   ranges: [bigint, bigint][];
 }
 
@@ -89,14 +90,23 @@ export interface Difference {
   gained: DiffEntry[];
 }
 
-/** What `before` reaches and `after` does not (lost), and the reverse (gained), in one family. */
-export function differenceOf(
+/** A difference before it is written: per cause, protocol and ports, the address ranges. */
+export interface Buckets {
+  lost: Map<Key, Bucket>;
+  gained: Map<Key, Bucket>;
+}
+
+/**
+ * The buckets of what `before` reaches and `after` does not (lost), and the reverse (gained).
+ * A point's bucket depends only on what both sides give that point and the space's label there,
+ * so the buckets of two reaches that agree outside some blocks agree outside them too.
+ */
+export function bucketsOf(
   before: readonly Segment[],
   after: readonly Segment[],
   space: readonly SpaceSegment[],
-  family: IpFamily,
   causes: Causes,
-): Difference {
+): Buckets {
   const points = new Set<bigint>();
   for (const list of [before, after])
     for (const s of list) {
@@ -127,37 +137,100 @@ export function differenceOf(
       y = z + 1n;
     }
   }
-  return { lost: entriesOf(lost, family), gained: entriesOf(gained, family) };
+  return { lost, gained };
+}
+
+/** What `before` reaches and `after` does not (lost), and the reverse (gained), in one family. */
+export function differenceOf(
+  before: readonly Segment[],
+  after: readonly Segment[],
+  space: readonly SpaceSegment[],
+  family: IpFamily,
+  causes: Causes,
+): Difference {
+  const { lost, gained } = bucketsOf(before, after, space, causes);
+  const views = (buckets: Map<Key, Bucket>) => [...buckets.values()].map((b) => new PlainRanges(b, family));
+  return { lost: entriesOf(views(lost), family), gained: entriesOf(views(gained), family) };
 }
 
 const FULL = `0-${MAX_PORT}`;
 
-function entriesOf(buckets: Map<Key, Bucket>, family: IpFamily): DiffEntry[] {
-  const list = [...buckets.values()];
-  const rangesKey = (b: Bucket) => b.ranges.map(([x, y]) => `${x}-${y}`).join(',');
+/**
+ * A bucket's address ranges as the entry writer reads them: the first and last address, how many
+ * CIDR blocks they take, the first few of those blocks, and whether another bucket's ranges are
+ * the same. Plain (a list) here; src/migrate/diff-patch.ts has a list patched inside some blocks.
+ */
+export interface RangesView {
+  readonly bucket: Pick<Bucket, 'code' | 'protocol' | 'ports'>;
+  first(): bigint;
+  last(): bigint;
+  total(): number;
+  /** The first `n` CIDR blocks, in address order. */
+  cidrs(n: number): string[];
+  sameRanges(other: RangesView): boolean;
+}
+
+export class PlainRanges implements RangesView {
+  constructor(
+    readonly bucket: Bucket,
+    readonly family: IpFamily,
+  ) {}
+  first(): bigint {
+    return this.bucket.ranges[0]![0];
+  }
+  last(): bigint {
+    return this.bucket.ranges[this.bucket.ranges.length - 1]![1];
+  }
+  total(): number {
+    let n = 0;
+    for (const [a0, a1] of this.bucket.ranges) n += countCidrs(this.family, a0, a1);
+    return n;
+  }
+  cidrs(n: number): string[] {
+    const out: string[] = [];
+    for (const [a0, a1] of this.bucket.ranges) {
+      if (out.length >= n) break;
+      out.push(...firstCidrs(this.family, a0, a1, n - out.length));
+    }
+    return out;
+  }
+  sameRanges(other: RangesView): boolean {
+    if (!(other instanceof PlainRanges)) return false;
+    const a = this.bucket.ranges;
+    const b = other.bucket.ranges;
+    return a.length === b.length && a.every(([x, y], i) => b[i]![0] === x && b[i]![1] === y);
+  }
+}
+
+/** The entries of a difference, sorted; every protocol and port over the same blocks for one cause reads as one entry. */
+export function entriesOf(list: readonly RangesView[], family: IpFamily): DiffEntry[] {
   const out: DiffEntry[] = [];
-  const used = new Set<Bucket>();
-  // Every protocol and port over the same blocks for one cause reads as one entry.
+  const used = new Set<RangesView>();
+  const fullPorts = (v: RangesView) => v.bucket.ports !== undefined && portsText(v.bucket.ports) === FULL;
   for (const tcp of list) {
-    if (tcp.protocol !== 'tcp' || !tcp.ports || portsText(tcp.ports) !== FULL) continue;
-    const key = rangesKey(tcp);
+    if (tcp.bucket.protocol !== 'tcp' || !fullPorts(tcp)) continue;
     const same = (protocol: Bucket['protocol'], full: boolean) =>
       list.find(
-        (b) =>
-          b.code === tcp.code &&
-          b.protocol === protocol &&
-          (!full || (b.ports && portsText(b.ports) === FULL)) &&
-          rangesKey(b) === key,
+        (v) =>
+          v.bucket.code === tcp.bucket.code &&
+          v.bucket.protocol === protocol &&
+          (!full || fullPorts(v)) &&
+          tcp.sameRanges(v),
       );
     const udp = same('udp', true);
-    const icmp = same('icmp', false);
-    const other = same('other', false);
+    const icmp = udp && same('icmp', false);
+    const other = icmp && same('other', false);
     if (!udp || !icmp || !other) continue;
-    for (const b of [tcp, udp, icmp, other]) used.add(b);
-    out.push(entryOf({ code: tcp.code, protocol: 'tcp', ranges: tcp.ranges }, family, 'all'));
+    for (const v of [tcp, udp, icmp, other]) used.add(v);
+    out.push(entryOf(tcp, family, 'all'));
   }
-  for (const b of list) if (!used.has(b)) out.push(entryOf(b, family, b.protocol));
-  return out.sort((x, y) =>
+  for (const v of list) if (!used.has(v)) out.push(entryOf(v, family, v.bucket.protocol));
+  return sortEntries(out);
+}
+
+/** Entries in their written order: by cause, protocol and ports (each entry has its own). */
+export function sortEntries(entries: DiffEntry[]): DiffEntry[] {
+  return entries.sort((x, y) =>
     (x.code + x.protocol + (x.ports ?? '')).localeCompare(y.code + y.protocol + (y.ports ?? '')),
   );
 }
@@ -165,31 +238,22 @@ function entriesOf(buckets: Map<Key, Bucket>, family: IpFamily): DiffEntry[] {
 /** At most this many CIDR blocks are listed per difference; `addresses_total` counts them all. */
 export const MAX_LISTED_BLOCKS = 20;
 
-function entryOf(bucket: Bucket, family: IpFamily, protocol: DiffEntry['protocol']): DiffEntry {
-  const addresses: string[] = [];
-  let total = 0;
-  for (const [a0, a1] of bucket.ranges) {
-    if (addresses.length >= MAX_LISTED_BLOCKS) {
-      total += countCidrs(family, a0, a1);
-      continue;
-    }
-    const cidrs = rangeToCidrs(family, a0, a1);
-    total += cidrs.length;
-    addresses.push(...cidrs.slice(0, MAX_LISTED_BLOCKS - addresses.length));
-  }
-  const first = formatAddress(family, bucket.ranges[0]![0]);
+function entryOf(view: RangesView, family: IpFamily, protocol: DiffEntry['protocol']): DiffEntry {
+  const { bucket } = view;
+  const ports = protocol === 'all' ? undefined : bucket.ports;
+  const addresses = view.cidrs(MAX_LISTED_BLOCKS);
   const entry: DiffEntry = {
     code: bucket.code,
     family,
     protocol,
     addresses,
-    example: exampleOf(first, protocol, bucket.ports),
+    example: exampleOf(formatAddress(family, view.first()), protocol, ports),
   };
-  if (bucket.ports && protocol !== 'all') entry.ports = portsText(bucket.ports);
+  if (ports) entry.ports = portsText(ports);
+  const total = addresses.length < MAX_LISTED_BLOCKS ? addresses.length : view.total();
   if (total > addresses.length) {
     entry.addresses_total = total;
-    const last = bucket.ranges[bucket.ranges.length - 1]![1];
-    entry.within = enclosing(family, bucket.ranges[0]![0], last);
+    entry.within = enclosing(family, view.first(), view.last());
   } else {
     const except = exceptForm(family, addresses);
     if (except) entry.except = except;
@@ -197,15 +261,41 @@ function entryOf(bucket: Bucket, family: IpFamily, protocol: DiffEntry['protocol
   return entry;
 }
 
+/** How many bits `x` (≥ 0) takes. */
+function bitLength(x: bigint): bigint {
+  return x === 0n ? 0n : BigInt(x.toString(2).length);
+}
+
+/**
+ * The size (log2) of the largest CIDR block that starts at `start` and ends at or before `a1`: as
+ * large as the alignment of `start` allows, and no larger than what is left of the range.
+ */
+function blockBits(bits: bigint, start: bigint, a1: bigint): bigint {
+  const aligned = start === 0n ? bits : bitLength(start & -start) - 1n;
+  const fits = bitLength(a1 - start + 1n) - 1n;
+  return aligned < fits ? aligned : fits;
+}
+
+/** The first `n` CIDR blocks of [a0, a1] (rangeToCidrs's first `n`, without writing the others). */
+export function firstCidrs(family: IpFamily, a0: bigint, a1: bigint, n: number): string[] {
+  const bits = family === 4 ? 32n : 128n;
+  const out: string[] = [];
+  let start = a0;
+  while (start <= a1 && out.length < n) {
+    const size = blockBits(bits, start, a1);
+    out.push(`${formatAddress(family, start)}/${bits - size}`);
+    start += 1n << size;
+  }
+  return out;
+}
+
 /** How many CIDR blocks [a0, a1] takes, without writing them. */
-function countCidrs(family: IpFamily, a0: bigint, a1: bigint): number {
+export function countCidrs(family: IpFamily, a0: bigint, a1: bigint): number {
   const bits = family === 4 ? 32n : 128n;
   let n = 0;
   let start = a0;
   while (start <= a1) {
-    let size = 0n;
-    while (size < bits && start % (1n << (size + 1n)) === 0n && start + (1n << (size + 1n)) - 1n <= a1) size++;
-    start += 1n << size;
+    start += 1n << blockBits(bits, start, a1);
     n++;
   }
   return n;
@@ -214,8 +304,7 @@ function countCidrs(family: IpFamily, a0: bigint, a1: bigint): number {
 /** The smallest CIDR block holding a0..a1. */
 function enclosing(family: IpFamily, a0: bigint, a1: bigint): string {
   const bits = family === 4 ? 32n : 128n;
-  let size = 0n;
-  while (size < bits && a0 >> size !== a1 >> size) size++;
+  const size = bitLength(a0 ^ a1);
   return `${formatAddress(family, (a0 >> size) << size)}/${bits - size}`;
 }
 

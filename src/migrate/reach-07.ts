@@ -76,9 +76,93 @@ export function baselineReach(rules: CompiledRules, global: readonly CompiledRul
   return { segments, drops: [...drops] };
 }
 
+/** The blocks of a user's own rules: sorted, joined where they overlap or touch. */
+export function blocksOfRules(own: readonly CompiledRule[]): [bigint, bigint][] {
+  const blocks: [bigint, bigint][] = [];
+  for (const r of [...own].sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0))) {
+    const last = blocks[blocks.length - 1];
+    if (last && r.start <= last[1] + 1n) {
+      if (r.end > last[1]) last[1] = r.end;
+    } else blocks.push([r.start, r.end]);
+  }
+  return blocks;
+}
+
+/**
+ * The global rules of one family indexed by their blocks: those meeting an address range, in
+ * evaluation order, without a scan of them all (a tree of the largest end over the rules sorted
+ * by start). Deciding a region with only these rules decides it as with all of them: the others
+ * do not meet it, and the order of the rest is kept.
+ */
+export class RuleIndex {
+  readonly #byStart: { rule: CompiledRule; index: number }[];
+  readonly #maxEnd: bigint[];
+  readonly #size: number;
+  constructor(readonly rules: readonly CompiledRule[]) {
+    this.#byStart = rules
+      .map((rule, index) => ({ rule, index }))
+      .sort((x, y) => (x.rule.start < y.rule.start ? -1 : x.rule.start > y.rule.start ? 1 : x.index - y.index));
+    let size = 1;
+    while (size < this.#byStart.length) size *= 2;
+    this.#size = size;
+    this.#maxEnd = new Array<bigint>(2 * size).fill(-1n);
+    this.#byStart.forEach((r, i) => (this.#maxEnd[size + i] = r.rule.end));
+    for (let i = size - 1; i >= 1; i--) {
+      const l = this.#maxEnd[2 * i]!;
+      const r = this.#maxEnd[2 * i + 1]!;
+      this.#maxEnd[i] = l > r ? l : r;
+    }
+  }
+
+  /** The rules meeting a0..a1, in evaluation order. */
+  meeting(a0: bigint, a1: bigint): CompiledRule[] {
+    // Rules starting at or before a1 are a prefix of the sorted list; among them, those ending at or after a0.
+    let lo = 0;
+    let hi = this.#byStart.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.#byStart[mid]!.rule.start <= a1) lo = mid + 1;
+      else hi = mid;
+    }
+    const limit = lo;
+    const found: { rule: CompiledRule; index: number }[] = [];
+    const visit = (node: number, from: number, to: number) => {
+      if (from >= limit || this.#maxEnd[node]! < a0) return;
+      if (to - from === 1) {
+        found.push(this.#byStart[from]!);
+        return;
+      }
+      const mid = (from + to) >> 1;
+      visit(2 * node, from, mid);
+      visit(2 * node + 1, mid, to);
+    };
+    if (limit > 0) visit(1, 0, this.#size);
+    return found.sort((x, y) => x.index - y.index).map((r) => r.rule);
+  }
+}
+
+/**
+ * A user's reach inside the blocks of its own rules only (sorted, disjoint): the partition of its
+ * own and the global rules meeting each block; outside them its reach is the baseline's. Returns
+ * the segments inside the blocks and the drop rules deciding some of them, in the order found.
+ */
+export function reachInside(
+  own: readonly CompiledRule[],
+  global: RuleIndex,
+  family: IpFamily,
+  blocks: readonly [bigint, bigint][],
+  server: ReadonlySet<bigint>,
+): Reach07 {
+  const drops = new Set<CompiledRule>();
+  const segments: Segment[] = [];
+  for (const [b0, b1] of blocks) reachOver(own, global.meeting(b0, b1), family, b0, b1, server, drops, segments);
+  return { segments, drops: [...drops] };
+}
+
 /**
  * The reach of a user with own rules: the baseline outside the blocks of its own rules, and
  * inside them the partition of its own and the global rules (only there can they differ).
+ * The whole family, for checks; the compiler works inside the blocks only (reachInside).
  */
 export function userReach(
   rules: CompiledRules,
@@ -87,13 +171,7 @@ export function userReach(
   baseline: Reach07,
   family: IpFamily,
 ): Reach07 {
-  const blocks: [bigint, bigint][] = [];
-  for (const r of [...own].sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0))) {
-    const last = blocks[blocks.length - 1];
-    if (last && r.start <= last[1] + 1n) {
-      if (r.end > last[1]) last[1] = r.end;
-    } else blocks.push([r.start, r.end]);
-  }
+  const blocks = blocksOfRules(own);
   const server = serverAddressesOf(rules, family);
   const drops = new Set<CompiledRule>(baseline.drops);
   const segments: Segment[] = [];

@@ -44,12 +44,11 @@ export interface SpaceInput {
 
 type Interval = [bigint, bigint];
 
-function merged(texts: readonly string[], family: IpFamily): Interval[] {
+type Parsed = readonly ({ family: IpFamily; start: bigint; end: bigint } | null)[];
+
+function merged(ranges: Parsed, family: IpFamily): Interval[] {
   const list: Interval[] = [];
-  for (const text of texts) {
-    const range = cidrRange(text);
-    if (range && range.family === family) list.push([range.start, range.end]);
-  }
+  for (const range of ranges) if (range && range.family === family) list.push([range.start, range.end]);
   list.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
   const out: Interval[] = [];
   for (const [a, b] of list) {
@@ -74,11 +73,22 @@ function inside(list: Interval[], x: bigint): boolean {
 
 /** The whole family, labelled; the first label in SERVER_LOCAL, RESERVED, DEVICE_TO_DEVICE, ok order wins, FULL_TUNNEL elsewhere. */
 export function labelSpace(input: SpaceInput, family: IpFamily): SpaceSegment[] {
+  return labelSpaces(input)[family];
+}
+
+/** Both families, each block read once (a fleet's tunnel addresses are tens of thousands). */
+export function labelSpaces(input: SpaceInput): Record<IpFamily, SpaceSegment[]> {
+  const parse = (texts: readonly string[]): Parsed => texts.map((text) => cidrRange(text));
+  const parsed = [parse(input.server), parse(RESERVED_BLOCKS), parse(input.tunnel), parse(input.scope)] as const;
+  return { 4: labelled(parsed, 4), 6: labelled(parsed, 6) };
+}
+
+function labelled(parsed: readonly [Parsed, Parsed, Parsed, Parsed], family: IpFamily): SpaceSegment[] {
   const levels: [SpaceLabel, Interval[]][] = [
-    ['SERVER_LOCAL', merged(input.server, family)],
-    ['RESERVED', merged(RESERVED_BLOCKS, family)],
-    ['DEVICE_TO_DEVICE', merged(input.tunnel, family)],
-    ['ok', merged(input.scope, family)],
+    ['SERVER_LOCAL', merged(parsed[0], family)],
+    ['RESERVED', merged(parsed[1], family)],
+    ['DEVICE_TO_DEVICE', merged(parsed[2], family)],
+    ['ok', merged(parsed[3], family)],
   ];
   const points = new Set<bigint>([0n, FAMILY_END[family] + 1n]);
   for (const [, list] of levels)

@@ -55,10 +55,6 @@ export function targetOf(
   return out;
 }
 
-export function targetKey(target: readonly TargetSegment[]): string {
-  return target.map((t) => `${t.family}:${t.a0}-${t.a1}:${t.key}`).join(';');
-}
-
 /** A Resource to emit, before it has an address: its block and filter list. */
 export interface Piece {
   family: IpFamily;

@@ -129,6 +129,15 @@ function signature(u: UserResult): string {
   return JSON.stringify([u.verdict, u.lost, u.gained, u.oldClients]);
 }
 
+/** How the re-enrolment checklist is ordered: only the live server knows when a device was last active. */
+const DEVICE_ORDER: Record<MigrateResult['state'], string> = {
+  live: 'Active devices first (latest handshake, as the server reported it when read); devices that never connected last.',
+  files:
+    'No handshake is known: the files hold none, so devices are listed by user and name, not by activity. Run with --url (alone) to list the active devices first.',
+  'after-apply':
+    'No handshake is known: with -f and --url the devices are read from the files, which hold none, so devices are listed by user and name, not by activity. Run with --url (alone) to list the active devices first.',
+};
+
 /** report.md: for people deciding the cut-over. */
 export function reportMarkdown(result: MigrateResult): string {
   const { facts } = result;
@@ -188,9 +197,10 @@ export function reportMarkdown(result: MigrateResult): string {
   const bySignature = new Map<string, UserResult[]>();
   for (const u of m.users) {
     if (u.lost.length + u.gained.length + u.oldClients.length === 0) continue;
-    const list = bySignature.get(signature(u)) ?? [];
-    list.push(u);
-    bySignature.set(signature(u), list);
+    const key = signature(u);
+    const list = bySignature.get(key);
+    if (list) list.push(u);
+    else bySignature.set(key, [u]);
   }
   for (const users of bySignature.values()) {
     const u = users[0]!;
@@ -212,7 +222,7 @@ export function reportMarkdown(result: MigrateResult): string {
         `- ${markdownText(u.email)} (${n.code})${n.subject ? ` ${markdownCode(n.subject)}` : ''}${pieces}: ${CAUSES[n.code]}.`,
       );
     }
-  out.push('', '## Devices to re-enrol', '', 'Active devices first (latest handshake, when the server was read).', '');
+  out.push('', '## Devices to re-enrol', '', DEVICE_ORDER[result.state], '');
   const devices = m.users.flatMap((u) => u.devices.map((d) => ({ u, d })));
   devices.sort((a, b) => {
     const ha = a.d.lastHandshake ?? '';

@@ -40,6 +40,8 @@ function scopeOf(text: string | undefined): string[] | undefined {
   return blocks;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export function registerMigrate(program: Command, cli: CliContext): void {
   const { io } = cli;
   const cmd = program
@@ -85,8 +87,11 @@ export function registerMigrate(program: Command, cli: CliContext): void {
       const server = typedUrl || opts.embedded !== undefined;
       if (!opts.file && !server)
         throw new CliError('give -f DIR (the files), --url (the live server), or both (the state after apply)');
-      if (opts.everyoneGroup !== undefined && !/^\S+$/.test(opts.everyoneGroup))
-        throw new CliError('--everyone-group: give the id of the Everyone group (no spaces)');
+      // The 1.x API's group ids are UUIDs (openapi.json: group_id, format uuid; docs/firezone-1x.md §7).
+      if (opts.everyoneGroup !== undefined && !UUID.test(opts.everyoneGroup))
+        throw new CliError(
+          `--everyone-group: ${JSON.stringify(opts.everyoneGroup)} is not a group id (a UUID, as the 1.x portal shows it)`,
+        );
       const scope = scopeOf(opts.within);
       const timings = new Timings(io);
       const result = await migrateToFirezone1x(

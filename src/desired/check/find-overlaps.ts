@@ -111,23 +111,33 @@ export function findOverlaps<T extends OverlapItem>(
               : a.order - b.order;
     });
     const withPorts = list[0]!.parsed.ports !== null;
-    const cover = withPorts ? new PortCover() : null;
+    // Made when a rule first meets a block on the stack (1 MB each: a fleet has tens of thousands
+    // of groups, most never nested), from the stack as it is then.
+    let cover: PortCover | null = null;
     const stack: T[] = [];
+    const covered = (low: number, high: number): boolean => {
+      if (!withPorts) return true;
+      if (!cover) {
+        cover = new PortCover();
+        for (const held of stack) cover.change(held.parsed.ports!.low, held.parsed.ports!.high, 1);
+      }
+      return cover.covered(low, high);
+    };
     for (const item of list) {
       const { start } = item.parsed.destination;
       while (stack.length > 0 && stack[stack.length - 1]!.parsed.destination.end < start) {
         const gone = stack.pop()!;
-        if (cover) cover.change(gone.parsed.ports!.low, gone.parsed.ports!.high, -1);
+        if (cover) (cover as PortCover).change(gone.parsed.ports!.low, gone.parsed.ports!.high, -1);
       }
       if (stack.length > 0) {
         const ports = item.parsed.ports;
         if (found.length >= limit) {
           // Past the limit the rules are counted, not named: no scan for a partner.
-          if (!cover || cover.covered(ports!.low, ports!.high)) {
+          if (covered(ports?.low ?? 0, ports?.high ?? 0)) {
             more++;
             firstUnnamed ??= item;
           }
-        } else if (!cover || cover.covered(ports!.low, ports!.high)) {
+        } else if (covered(ports?.low ?? 0, ports?.high ?? 0)) {
           // One rule of the stack it overlaps, to name: the nearest (the scan ends at the first).
           for (let i = stack.length - 1; i >= 0; i--)
             if (rulesOverlap(stack[i]!.parsed, item.parsed)) {
@@ -137,7 +147,7 @@ export function findOverlaps<T extends OverlapItem>(
         }
       }
       stack.push(item);
-      if (cover) cover.change(item.parsed.ports!.low, item.parsed.ports!.high, 1);
+      if (cover) (cover as PortCover).change(item.parsed.ports!.low, item.parsed.ports!.high, 1);
     }
   }
   return { found, more, firstUnnamed };

@@ -94,6 +94,11 @@ describe('netform migrate firezone-1x -f', () => {
       [['migrate', 'firezone-1x', '-f', BASIC, '--within', '10.0.0.0/33', '-o', out], /--within: "10\.0\.0\.0\/33"/],
       [['migrate', 'firezone-1x', '-f', BASIC, '--prefer', 'wide', '-o', out], /--prefer/],
       [['migrate', 'firezone-1x', '-f', join(work, 'missing'), '-o', out], /missing/],
+      // The 1.x API's group ids are UUIDs (openapi.json, docs/firezone-1x.md §7).
+      [
+        ['migrate', 'firezone-1x', '-f', BASIC, '--everyone-group', 'everyone', '-o', out],
+        /--everyone-group: "everyone" is not a group id \(a UUID/,
+      ],
     ];
     for (const [args, message] of cases) {
       const result = await runCli(args, { cwd: work, env: { NETFORM_URL: undefined as unknown as string } });
@@ -134,5 +139,10 @@ describe('netform migrate firezone-1x --url', () => {
     expect(JSON.parse(after.json).state).toBe('after-apply');
     expect(comparable(live.json)).toEqual(comparable(files.json));
     expect(comparable(after.json)).toEqual(comparable(files.json));
+    // Only the server knows when a device was last active: the checklist says how it is ordered.
+    expect(live.md).toContain('Active devices first (latest handshake, as the server reported it when read)');
+    expect(files.md).toContain('No handshake is known: the files hold none, so devices are listed by user and name');
+    expect(after.md).toContain('with -f and --url the devices are read from the files, which hold none');
+    expect(files.md).not.toContain('Active devices first');
   });
 });

@@ -298,6 +298,17 @@ describe('shapes of the output', () => {
     expect(judge(m0, NARROWER).users[0]!.verdict).toBe('narrower');
   });
 
+  it("--everyone-group: what a user's own drop took away comes back through Everyone, labelled EVERYONE_GROUP (not PREFER_WIDER)", () => {
+    const m0 = model({ 'a@x.com': [], 'b@x.com': [rule('b@x.com', 'drop', '10.1.0.0/16')] }, []);
+    expect(judge(m0, NARROWER).users.find((u) => u.email === 'b@x.com')!.gained).toEqual([]);
+    const m = judge(m0, { ...NARROWER, everyoneGroup: 'e1' });
+    const b = m.users.find((u) => u.email === 'b@x.com')!;
+    expect(b.verdict).toBe('wider');
+    expect(b.gained.map((e) => [e.code, e.addresses, e.protocol])).toEqual([
+      ['EVERYONE_GROUP', ['10.1.0.0/16'], 'all'],
+    ]);
+  });
+
   it('a disabled user is a disabled actor without a group, equal, with DISABLED_USER', () => {
     const m = judge(model({ 'a@x.com': [], 'b@x.com': [] }, [], ['b@x.com']), NARROWER);
     expect(m.actors.find((a) => a.email === 'b@x.com')).toMatchObject({ enabled: false });
