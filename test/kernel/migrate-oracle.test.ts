@@ -350,7 +350,7 @@ function describePacket(p: Probe): string {
 }
 
 /** The id given to --everyone-group. */
-const EVERYONE = 'everyone-group-id';
+const EVERYONE = '00000000-0000-4000-8000-00000000e1e1'; // the 1.x API's group ids are UUIDs
 const MODES = [
   { name: 'disjoint', args: [] },
   { name: 'filter-routing', args: ['--assume-filter-routing'] },
