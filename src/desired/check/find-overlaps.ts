@@ -49,6 +49,14 @@ class PortCover {
     this.#max[node] = Math.max(this.#max[2 * node]!, this.#max[2 * node + 1]!) + this.#add[node]!;
   }
 
+  /** Takes the ranges still held away: one by one when they are few, else by clearing the whole tree. */
+  empty(held: readonly { low: number; high: number }[]): void {
+    if (held.length > 64) {
+      this.#max.fill(0);
+      this.#add.fill(0);
+    } else for (const { low, high } of held) this.change(low, high, -1);
+  }
+
   /** Whether some port in [low, high] is covered. */
   covered(low: number, high: number, node = 1, from = 0, to = PORTS - 1): boolean {
     return this.#most(low, high, node, from, to) > 0;
@@ -86,6 +94,7 @@ export function findOverlaps<T extends OverlapItem>(
   const reported = new Set<T>();
   let more = 0;
   let firstUnnamed: T | null = null;
+  let shared: PortCover | undefined;
   const record = (a: T, b: T): void => {
     const [earlier, later] = a.order < b.order ? [a, b] : [b, a];
     if (reported.has(later) || same(earlier, later)) return;
@@ -111,7 +120,9 @@ export function findOverlaps<T extends OverlapItem>(
               : a.order - b.order;
     });
     const withPorts = list[0]!.parsed.ports !== null;
-    const cover = withPorts ? new PortCover() : null;
+    // One tree for every group with ports (a megabyte each: a fleet has thousands of groups),
+    // made on first use and left empty again at the end of each group.
+    const cover = withPorts ? (shared ??= new PortCover()) : null;
     const stack: T[] = [];
     for (const item of list) {
       const { start } = item.parsed.destination;
@@ -139,6 +150,7 @@ export function findOverlaps<T extends OverlapItem>(
       stack.push(item);
       if (cover) cover.change(item.parsed.ports!.low, item.parsed.ports!.high, 1);
     }
+    if (cover) cover.empty(stack.map((item) => item.parsed.ports!));
   }
   return { found, more, firstUnnamed };
 }
