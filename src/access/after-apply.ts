@@ -83,8 +83,54 @@ export interface AfterApplyInput {
   desired: DesiredState;
 }
 
-/** The state the server is in once `changes` are applied to `live`. */
+/**
+ * The states already built for a live state: a plan judges the state after apply, and its access
+ * delta, a reviewed apply's intersection and the `now` side of every comparison ask for the same
+ * inputs again. Inputs are the same when they are the same objects (the desired state, and each
+ * change and undeclared item, in order); the states are read, never changed, by every caller. A
+ * few per live state, held no longer than it is.
+ */
+const built = new WeakMap<LiveState, { input: AfterApplyInput; state: StateAfterApply }[]>();
+const KEPT_PER_LIVE_STATE = 4;
+
+function sameItems<T>(a: readonly T[] | undefined, b: readonly T[] | undefined): boolean {
+  if (a === b) return true;
+  const x = a ?? [];
+  const y = b ?? [];
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+/** The state the server is in once `changes` are applied to `live` (built once for the same inputs). */
 export function stateAfterApply(input: AfterApplyInput): StateAfterApply {
+  let states = built.get(input.live);
+  if (!states) built.set(input.live, (states = []));
+  for (const entry of states) {
+    const seen = entry.input;
+    if (
+      seen.desired === input.desired &&
+      sameItems(seen.changes, input.changes) &&
+      sameItems(seen.undeclared, input.undeclared)
+    )
+      return entry.state;
+  }
+  const state = buildStateAfterApply(input);
+  // The inputs are copied: a caller's array may grow after this call.
+  states.unshift({
+    input: {
+      live: input.live,
+      desired: input.desired,
+      changes: [...input.changes],
+      undeclared: input.undeclared && [...input.undeclared],
+    },
+    state,
+  });
+  if (states.length > KEPT_PER_LIVE_STATE) states.pop();
+  return state;
+}
+
+function buildStateAfterApply(input: AfterApplyInput): StateAfterApply {
   const { live, desired } = input;
   const settings = accessSettingsOf(desired);
   const scope = buildScope(desired.settings);
