@@ -30,6 +30,8 @@ export interface OverlapFound<T> {
 }
 
 const PORTS = 65536;
+/** Groups of at most this many rules are checked without the port tree. */
+const SMALL_GROUP = 16;
 
 /** How many port ranges of the stack cover each port: add a range, take it away, ask a range. */
 class PortCover {
@@ -106,6 +108,7 @@ export function findOverlaps<T extends OverlapItem>(
     }
   };
   for (const list of groups.values()) {
+    if (list.length === 1) continue; // nothing to overlap
     list.sort((a, b) => {
       const x = a.parsed.destination;
       const y = b.parsed.destination;
@@ -120,10 +123,15 @@ export function findOverlaps<T extends OverlapItem>(
               : a.order - b.order;
     });
     const withPorts = list[0]!.parsed.ports !== null;
-    // One tree for every group with ports (a megabyte each: a fleet has thousands of groups),
-    // made on first use and left empty again at the end of each group.
-    const cover = withPorts ? (shared ??= new PortCover()) : null;
+    // One tree for every large group with ports (a megabyte: a fleet has thousands of groups),
+    // made on first use and left empty again at the end of each group. A small group's stack is
+    // asked directly: the tree only says whether a scan of the stack can find a partner.
+    const cover = withPorts && list.length > SMALL_GROUP ? (shared ??= new PortCover()) : null;
     const stack: T[] = [];
+    const partnerIn = (item: T): boolean =>
+      cover
+        ? cover.covered(item.parsed.ports!.low, item.parsed.ports!.high)
+        : !withPorts || stack.some((other) => rulesOverlap(other.parsed, item.parsed));
     for (const item of list) {
       const { start } = item.parsed.destination;
       while (stack.length > 0 && stack[stack.length - 1]!.parsed.destination.end < start) {
@@ -131,14 +139,13 @@ export function findOverlaps<T extends OverlapItem>(
         if (cover) cover.change(gone.parsed.ports!.low, gone.parsed.ports!.high, -1);
       }
       if (stack.length > 0) {
-        const ports = item.parsed.ports;
         if (found.length >= limit) {
           // Past the limit the rules are counted, not named: no scan for a partner.
-          if (!cover || cover.covered(ports!.low, ports!.high)) {
+          if (partnerIn(item)) {
             more++;
             firstUnnamed ??= item;
           }
-        } else if (!cover || cover.covered(ports!.low, ports!.high)) {
+        } else if (!cover || partnerIn(item)) {
           // One rule of the stack it overlaps, to name: the nearest (the scan ends at the first).
           for (let i = stack.length - 1; i >= 0; i--)
             if (rulesOverlap(stack[i]!.parsed, item.parsed)) {
