@@ -13,6 +13,7 @@ import { deviceKeyOfOwnerKey, ruleKeyOfOwnerKey, userKey } from '../model/keys.j
 import type { PortType, RuleAction } from '../model/types.js';
 import type { DesiredDevice, DesiredRule, DesiredState, LiveState } from '../model/state.js';
 import type { Change, UndeclaredItem } from '../plan/types.js';
+import { indexLiveState } from '../plan/live-index.js';
 import { buildScope, type Scope } from '../plan/scope.js';
 import {
   accessSettingsOf,
@@ -136,6 +137,8 @@ function buildStateAfterApply(input: AfterApplyInput): StateAfterApply {
   const scope = buildScope(desired.settings);
   const removed = removedIds(input.changes);
   const declared = declaredIndex(desired);
+  // Each live rule's key as the planner built it (the same text: owner key, action, destination, ports).
+  const liveRuleKeys = indexLiveState(live).ruleKeyOf;
 
   const users = new Map<string, AccessUser>();
   const emailOfId = new Map<string, string>();
@@ -194,7 +197,9 @@ function buildStateAfterApply(input: AfterApplyInput): StateAfterApply {
       port_range: rule.port_range,
       id: rule.id,
     };
-    const source = declared.rules.get(ruleKeyOfOwnerKey(owner, rule));
+    const key =
+      rule.user_id === null || emailOfId.has(rule.user_id) ? liveRuleKeys.get(rule)! : ruleKeyOfOwnerKey(owner, rule);
+    const source = declared.rules.get(key);
     const left = leftOf(rule, owner, scope, keptById);
     if (left) access.left = left;
     else if (source?.source) access.source = source.source;
@@ -242,7 +247,16 @@ interface DeclaredIndex {
   rules: Map<string, DesiredRule>;
 }
 
+/** Each desired state's index, built once (a plan builds two states after apply or more on one desired state). */
+const declaredIndexes = new WeakMap<DesiredState, DeclaredIndex>();
+
 function declaredIndex(desired: DesiredState): DeclaredIndex {
+  let index = declaredIndexes.get(desired);
+  if (!index) declaredIndexes.set(desired, (index = buildDeclaredIndex(desired)));
+  return index;
+}
+
+function buildDeclaredIndex(desired: DesiredState): DeclaredIndex {
   const index: DeclaredIndex = { users: new Map(), devices: new Map(), rules: new Map() };
   for (const user of desired.users) {
     const key = userKey(user.email);
