@@ -2,7 +2,7 @@
 /**
  * Plan on two layouts against two floors, baseline and candidate in one run (W3.9).
  *
- *   npm run build && node bench/plan-layouts.mjs [--runs N] [--baseline DIST] [--teams N]
+ *   npm run build && node bench/plan-layouts.mjs [--runs N] [--baseline DIST] [--teams N] [--light]
  *
  * The fleet of bench/scale-data.mjs (10,000 users, 20,000 devices, 30,000 rules, 1% changed) is
  * served by a real server in this process and written twice: as ONE 5 MB file and as TEAMS files
@@ -14,6 +14,8 @@
  *   - for every build (dist/ and the --baseline dist, build order alternating by round): `plan -f`
  *     on both layouts (whole process, the built CLI), and `drift -f` once on the one file;
  *     their wall time and peak RSS (the CLI's NETFORM_TIMINGS line).
+ * `--light`: the same counts with minimal objects (bench/scale-data.mjs, model's `light`): short
+ * names, no preshared keys, rules without ports; the lists are lighter, netform's own work the same.
  * Every plan's stdout is digested: both builds must print the same plan for a layout (exit 1 if not).
  * The load average is printed at the start and at the end: the machine is shared.
  * Targets: plan ≤ 2× the network floor on both layouts (goal 1.5×), RSS ≤ 300 MB, drift once ≤ 2×.
@@ -35,6 +37,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RUNS = Number(argValue('--runs', '3'));
 const TEAMS = Number(argValue('--teams', '100'));
 const BASELINE = argValue('--baseline', undefined);
+const LIGHT = process.argv.includes('--light');
+/** A loaded shared machine can keep the server's first list answer past the CLI's 30 s default. */
+const TIMEOUT = ['--timeout', argValue('--timeout', '300')];
 
 const NETWORK_FLOOR = `
 const headers = { authorization: 'Bearer ' + process.env.NETFORM_TOKEN };
@@ -122,7 +127,7 @@ try {
   let t = performance.now();
   const dbPath = join(dir, 'fleet.db');
   const token = await prepareDatabase(dbPath);
-  const m = model();
+  const m = model({ light: LIGHT });
   await seed(dbPath, m);
   const desired = desiredYaml(m);
   const oneFile = join(dir, 'netform.yaml');
@@ -159,12 +164,12 @@ try {
         ['one', oneFile],
         ['teams', teamDir],
       ]) {
-        const plan = check(await run([b.cli, 'plan', '-f', path], env), [2], `${b.name} plan ${layout}`);
+        const plan = check(await run([b.cli, 'plan', '-f', path, ...TIMEOUT], env), [2], `${b.name} plan ${layout}`);
         both(`${b.name}|plan-${layout}`, plan);
         push(`${b.name}|plan-${layout}-rss`, timingsOf(plan.stderr).rss_peak_mb);
         note(layout, plan.digest);
       }
-      const drift = check(await run([b.cli, 'drift', '-f', oneFile], env), [0, 2], `${b.name} drift`);
+      const drift = check(await run([b.cli, 'drift', '-f', oneFile, ...TIMEOUT], env), [0, 2], `${b.name} drift`);
       both(`${b.name}|drift`, drift);
       push(`${b.name}|drift-rss`, timingsOf(drift.stderr).rss_peak_mb);
       note('drift', drift.digest);
@@ -183,7 +188,7 @@ try {
   const ratio = (a, b) => `${(a / b).toFixed(2)}×`;
   const la = (l) => l.map((x) => x.toFixed(2)).join(', ');
   const lines = [
-    `Fleet: ${(m.users.length + m.devices.length + m.rules.length).toLocaleString('en')} objects, one file ` +
+    `Fleet${LIGHT ? ' (light lists)' : ''}: ${(m.users.length + m.devices.length + m.rules.length).toLocaleString('en')} objects, one file ` +
       `${(desired.text.length / 1e6).toFixed(1)} MB or ${TEAMS} team files; changes ${JSON.stringify(desired.changes)}; ` +
       `setup ${setupSeconds.toFixed(0)} s; ${RUNS} rounds, medians. Load average at start ${la(loadStart)}, at end ${la(loadEnd)}.`,
     '',

@@ -46,18 +46,35 @@ export const rulePorts = (i) => {
 /** Device names: one in fifty with spaces and an apostrophe, as people name them. */
 export const deviceName = (i) => (i % 50 === 7 ? `device-${i} of O'Neil` : `device-${i}`);
 
-/** The objects to seed, kept to write the desired state from: every user unprivileged, devices on defaults. */
-export function model({ users: userCount = USERS, devices: deviceCount = DEVICES, rules: ruleCount = RULES } = {}) {
+/**
+ * The objects to seed, kept to write the desired state from: every user unprivileged, devices on
+ * defaults. `light`: the same counts with minimal objects (short emails and names, no preshared
+ * key, rules without ports), so that the server's lists are light and netform's own work per
+ * object is a larger share of a plan.
+ */
+export function model({
+  users: userCount = USERS,
+  devices: deviceCount = DEVICES,
+  rules: ruleCount = RULES,
+  light = false,
+} = {}) {
   const users = [];
   for (let i = 0; i < userCount; i++)
-    users.push({ id: randomUUID(), email: `user-${i}@bench.test`, role: 'unprivileged', devices: [], rules: [] });
+    users.push({
+      id: randomUUID(),
+      email: light ? `u${i}@b.t` : `user-${i}@bench.test`,
+      role: 'unprivileged',
+      devices: [],
+      rules: [],
+    });
   const devices = [];
   for (let i = 0; i < deviceCount; i++) {
     const device = {
       id: randomUUID(),
       user: users[i % userCount],
-      name: deviceName(i),
+      name: light ? `d${i}` : deviceName(i),
       public_key: key(),
+      preshared_key: light ? null : undefined,
       ipv4: deviceIpv4(i),
       ipv6: deviceIpv6(i),
     };
@@ -71,7 +88,7 @@ export function model({ users: userCount = USERS, devices: deviceCount = DEVICES
       id: randomUUID(),
       action: i % 2 === 0 ? 'accept' : 'drop',
       destination: ruleHost(i),
-      ...rulePorts(i),
+      ...(light ? { port_type: null, port_range: null } : rulePorts(i)),
       user: i % 3 === 0 ? null : users[i % userCount],
     };
     if (rule.user) rule.user.rules.push(rule);
@@ -96,13 +113,13 @@ export const userRow = ({ id, email, role }, now) => ({
   updated_at: now,
 });
 
-export const deviceRow = ({ id, user_id, name, public_key, ipv4, ipv6 }, now) => ({
+export const deviceRow = ({ id, user_id, name, public_key, preshared_key, ipv4, ipv6 }, now) => ({
   id,
   user_id,
   name,
   description: null,
   public_key,
-  preshared_key: key(),
+  preshared_key: preshared_key === null ? null : key(),
   ipv4,
   ipv6,
   allowed_ips: null,

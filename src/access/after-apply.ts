@@ -13,6 +13,7 @@ import { deviceKeyOfOwnerKey, ruleKeyOfOwnerKey, userKey } from '../model/keys.j
 import type { PortType, RuleAction } from '../model/types.js';
 import type { DesiredDevice, DesiredRule, DesiredState, LiveState } from '../model/state.js';
 import type { Change, UndeclaredItem } from '../plan/types.js';
+import { indexLiveState } from '../plan/live-index.js';
 import { buildScope, type Scope } from '../plan/scope.js';
 import {
   accessSettingsOf,
@@ -83,13 +84,61 @@ export interface AfterApplyInput {
   desired: DesiredState;
 }
 
-/** The state the server is in once `changes` are applied to `live`. */
+/**
+ * The states already built for a live state: a plan judges the state after apply, and its access
+ * delta, a reviewed apply's intersection and the `now` side of every comparison ask for the same
+ * inputs again. Inputs are the same when they are the same objects (the desired state, and each
+ * change and undeclared item, in order); the states are read, never changed, by every caller. A
+ * few per live state, held no longer than it is.
+ */
+const built = new WeakMap<LiveState, { input: AfterApplyInput; state: StateAfterApply }[]>();
+const KEPT_PER_LIVE_STATE = 4;
+
+function sameItems<T>(a: readonly T[] | undefined, b: readonly T[] | undefined): boolean {
+  if (a === b) return true;
+  const x = a ?? [];
+  const y = b ?? [];
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+/** The state the server is in once `changes` are applied to `live` (built once for the same inputs). */
 export function stateAfterApply(input: AfterApplyInput): StateAfterApply {
+  let states = built.get(input.live);
+  if (!states) built.set(input.live, (states = []));
+  for (const entry of states) {
+    const seen = entry.input;
+    if (
+      seen.desired === input.desired &&
+      sameItems(seen.changes, input.changes) &&
+      sameItems(seen.undeclared, input.undeclared)
+    )
+      return entry.state;
+  }
+  const state = buildStateAfterApply(input);
+  // The inputs are copied: a caller's array may grow after this call.
+  states.unshift({
+    input: {
+      live: input.live,
+      desired: input.desired,
+      changes: [...input.changes],
+      undeclared: input.undeclared && [...input.undeclared],
+    },
+    state,
+  });
+  if (states.length > KEPT_PER_LIVE_STATE) states.pop();
+  return state;
+}
+
+function buildStateAfterApply(input: AfterApplyInput): StateAfterApply {
   const { live, desired } = input;
   const settings = accessSettingsOf(desired);
   const scope = buildScope(desired.settings);
   const removed = removedIds(input.changes);
   const declared = declaredIndex(desired);
+  // Each live rule's key as the planner built it (the same text: owner key, action, destination, ports).
+  const liveRuleKeys = indexLiveState(live).ruleKeyOf;
 
   const users = new Map<string, AccessUser>();
   const emailOfId = new Map<string, string>();
@@ -148,7 +197,9 @@ export function stateAfterApply(input: AfterApplyInput): StateAfterApply {
       port_range: rule.port_range,
       id: rule.id,
     };
-    const source = declared.rules.get(ruleKeyOfOwnerKey(owner, rule));
+    const key =
+      rule.user_id === null || emailOfId.has(rule.user_id) ? liveRuleKeys.get(rule)! : ruleKeyOfOwnerKey(owner, rule);
+    const source = declared.rules.get(key);
     const left = leftOf(rule, owner, scope, keptById);
     if (left) access.left = left;
     else if (source?.source) access.source = source.source;
@@ -196,7 +247,16 @@ interface DeclaredIndex {
   rules: Map<string, DesiredRule>;
 }
 
+/** Each desired state's index, built once (a plan builds two states after apply or more on one desired state). */
+const declaredIndexes = new WeakMap<DesiredState, DeclaredIndex>();
+
 function declaredIndex(desired: DesiredState): DeclaredIndex {
+  let index = declaredIndexes.get(desired);
+  if (!index) declaredIndexes.set(desired, (index = buildDeclaredIndex(desired)));
+  return index;
+}
+
+function buildDeclaredIndex(desired: DesiredState): DeclaredIndex {
   const index: DeclaredIndex = { users: new Map(), devices: new Map(), rules: new Map() };
   for (const user of desired.users) {
     const key = userKey(user.email);

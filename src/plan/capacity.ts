@@ -62,15 +62,25 @@ function demandOf(ctx: PlanContext): Demand {
   return demand;
 }
 
-/** The live devices' addresses of one family that stay after this apply. */
-function keptAddresses(ctx: PlanContext, demand: Demand, field: 'ipv4' | 'ipv6'): bigint[] {
+/** The live devices' addresses of one family that stay after this apply (`live`: every live device's, parsed already). */
+function keptAddresses(
+  ctx: PlanContext,
+  demand: Demand,
+  field: 'ipv4' | 'ipv6',
+  live: (bigint | undefined)[] = liveAddresses(ctx, field),
+): bigint[] {
   const kept: bigint[] = [];
-  for (const device of ctx.live.devices) {
-    if (demand.freed.has(device)) continue;
-    const address = parseIpAddress(device[field]);
-    if (address) kept.push(address.value);
+  const devices = ctx.live.devices;
+  for (let i = 0; i < devices.length; i++) {
+    const address = live[i];
+    if (address !== undefined && !demand.freed.has(devices[i]!)) kept.push(address);
   }
   return kept;
+}
+
+/** Every live device's address of one family, in the order of the live list (undefined where it has none). */
+function liveAddresses(ctx: PlanContext, field: 'ipv4' | 'ipv6'): (bigint | undefined)[] {
+  return ctx.live.devices.map((d) => parseIpAddress(d[field])?.value);
 }
 
 export function checkTunnelCapacity(ctx: PlanContext): void {
@@ -133,8 +143,9 @@ function warnWithoutNetwork(
   serverAddresses: readonly string[],
   wanted: number,
 ): void {
-  const kept = keptAddresses(ctx, demand, field);
-  const live = ctx.live.devices.map((d) => parseIpAddress(d[field])?.value).filter((a): a is bigint => a !== undefined);
+  const parsed = liveAddresses(ctx, field);
+  const kept = keptAddresses(ctx, demand, field, parsed);
+  const live = parsed.filter((a): a is bigint => a !== undefined);
   if (live.length === 0) return;
   // At least the server's default network: a /24 for IPv4, a /120 for IPv6.
   const block = blockHolding(family, live, 8);

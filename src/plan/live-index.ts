@@ -51,7 +51,25 @@ function indexByKey<V extends ApiUser | ApiDevice | ApiRule>(
   else duplicates.set(`${kind}:${key}`, [first, value]);
 }
 
+/**
+ * The index of each live state's lists, built once: the planner, `--target`, the state after apply
+ * and the saved-plan check read the same lists (the same arrays, whatever object holds them: a
+ * state with its configuration added is a copy). A live state's lists are never changed once read.
+ */
+const indexes = new WeakMap<
+  LiveState['rules'],
+  { users: LiveState['users']; devices: LiveState['devices']; index: LiveIndex }
+>();
+
 export function indexLiveState(live: LiveState): LiveIndex {
+  const known = indexes.get(live.rules);
+  if (known && known.users === live.users && known.devices === live.devices) return known.index;
+  const index = buildLiveIndex(live);
+  indexes.set(live.rules, { users: live.users, devices: live.devices, index });
+  return index;
+}
+
+function buildLiveIndex(live: LiveState): LiveIndex {
   const duplicates: LiveIndex['duplicates'] = new Map();
   const usersByKey = new Map<string, ApiUser>();
   const usersById = new Map<string, ApiUser>();

@@ -30,6 +30,8 @@ export interface OverlapFound<T> {
 }
 
 const PORTS = 65536;
+/** Groups of at most this many rules are checked without the port tree. */
+const SMALL_GROUP = 16;
 
 /** How many port ranges of the stack cover each port: add a range, take it away, ask a range. */
 class PortCover {
@@ -47,6 +49,14 @@ class PortCover {
     this.change(low, high, by, 2 * node, from, mid);
     this.change(low, high, by, 2 * node + 1, mid + 1, to);
     this.#max[node] = Math.max(this.#max[2 * node]!, this.#max[2 * node + 1]!) + this.#add[node]!;
+  }
+
+  /** Takes the ranges still held away: one by one when they are few, else by clearing the whole tree. */
+  empty(held: readonly { low: number; high: number }[]): void {
+    if (held.length > 64) {
+      this.#max.fill(0);
+      this.#add.fill(0);
+    } else for (const { low, high } of held) this.change(low, high, -1);
   }
 
   /** Whether some port in [low, high] is covered. */
@@ -86,6 +96,7 @@ export function findOverlaps<T extends OverlapItem>(
   const reported = new Set<T>();
   let more = 0;
   let firstUnnamed: T | null = null;
+  let shared: PortCover | undefined;
   const record = (a: T, b: T): void => {
     const [earlier, later] = a.order < b.order ? [a, b] : [b, a];
     if (reported.has(later) || same(earlier, later)) return;
@@ -97,6 +108,7 @@ export function findOverlaps<T extends OverlapItem>(
     }
   };
   for (const list of groups.values()) {
+    if (list.length === 1) continue; // nothing to overlap
     list.sort((a, b) => {
       const x = a.parsed.destination;
       const y = b.parsed.destination;
@@ -111,33 +123,29 @@ export function findOverlaps<T extends OverlapItem>(
               : a.order - b.order;
     });
     const withPorts = list[0]!.parsed.ports !== null;
-    // Made when a rule first meets a block on the stack (1 MB each: a fleet has tens of thousands
-    // of groups, most never nested), from the stack as it is then.
-    let cover: PortCover | null = null;
+    // One tree for every large group with ports (a megabyte: a fleet has thousands of groups),
+    // made on first use and left empty again at the end of each group. A small group's stack is
+    // asked directly: the tree only says whether a scan of the stack can find a partner.
+    const cover = withPorts && list.length > SMALL_GROUP ? (shared ??= new PortCover()) : null;
     const stack: T[] = [];
-    const covered = (low: number, high: number): boolean => {
-      if (!withPorts) return true;
-      if (!cover) {
-        cover = new PortCover();
-        for (const held of stack) cover.change(held.parsed.ports!.low, held.parsed.ports!.high, 1);
-      }
-      return cover.covered(low, high);
-    };
+    const partnerIn = (item: T): boolean =>
+      cover
+        ? cover.covered(item.parsed.ports!.low, item.parsed.ports!.high)
+        : !withPorts || stack.some((other) => rulesOverlap(other.parsed, item.parsed));
     for (const item of list) {
       const { start } = item.parsed.destination;
       while (stack.length > 0 && stack[stack.length - 1]!.parsed.destination.end < start) {
         const gone = stack.pop()!;
-        if (cover) (cover as PortCover).change(gone.parsed.ports!.low, gone.parsed.ports!.high, -1);
+        if (cover) cover.change(gone.parsed.ports!.low, gone.parsed.ports!.high, -1);
       }
       if (stack.length > 0) {
-        const ports = item.parsed.ports;
         if (found.length >= limit) {
           // Past the limit the rules are counted, not named: no scan for a partner.
-          if (covered(ports?.low ?? 0, ports?.high ?? 0)) {
+          if (partnerIn(item)) {
             more++;
             firstUnnamed ??= item;
           }
-        } else if (covered(ports?.low ?? 0, ports?.high ?? 0)) {
+        } else if (!cover || partnerIn(item)) {
           // One rule of the stack it overlaps, to name: the nearest (the scan ends at the first).
           for (let i = stack.length - 1; i >= 0; i--)
             if (rulesOverlap(stack[i]!.parsed, item.parsed)) {
@@ -147,8 +155,9 @@ export function findOverlaps<T extends OverlapItem>(
         }
       }
       stack.push(item);
-      if (cover) (cover as PortCover).change(item.parsed.ports!.low, item.parsed.ports!.high, 1);
+      if (cover) cover.change(item.parsed.ports!.low, item.parsed.ports!.high, 1);
     }
+    if (cover) cover.empty(stack.map((item) => item.parsed.ports!));
   }
   return { found, more, firstUnnamed };
 }

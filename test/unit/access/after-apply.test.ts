@@ -111,6 +111,30 @@ describe('stateAfterApply', () => {
   });
 });
 
+it('is built once for the same inputs (a plan, its access delta, a reviewed apply), again for other ones', () => {
+  const { files, live, plan } = scenario(true);
+  const after = stateAfterApply({ changes: plan.changes, undeclared: plan.undeclared, live, desired: files });
+  // The same changes in a new array (a plan spread, `[...first, ...then]`) are the same inputs.
+  expect(stateAfterApply({ changes: [...plan.changes], undeclared: plan.undeclared, live, desired: files })).toBe(
+    after,
+  );
+  const now = stateAfterApply({ changes: [], live, desired: files });
+  expect(now).not.toBe(after);
+  expect(stateAfterApply({ changes: [], undeclared: [], live, desired: files })).toBe(now);
+  // Fewer changes (an intersection), another desired state or another live state: built anew.
+  const fewer = stateAfterApply({ changes: plan.changes.slice(1), undeclared: plan.undeclared, live, desired: files });
+  expect(fewer).not.toBe(after);
+  expect(stateAfterApply({ changes: plan.changes, live, desired: { ...files } })).not.toBe(after);
+  const again = stateAfterApply({
+    changes: plan.changes,
+    undeclared: plan.undeclared,
+    live: { ...live },
+    desired: files,
+  });
+  expect(again).not.toBe(after);
+  expect(again.model.rules).toEqual(after.model.rules);
+});
+
 describe('decidingLeftRules', () => {
   it('lists the broad global rule (counts) and the outside user (listed), not a global rule that meets no managed block', () => {
     const { files, live, plan } = scenario(true);

@@ -44,6 +44,26 @@ describe('overlapping rules', () => {
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
+  it("20,000 users' port rules, each user its own group: one overlap found, at once (no tree per group)", () => {
+    const items = Array.from({ length: 40_000 }, (_, i) => {
+      const owner = `user-${i >> 1}@corp.test`;
+      const ports = i === 39_999 ? '440-450' : i % 2 === 0 ? '443' : '22';
+      const parsed = parseRule({
+        action: 'accept',
+        destination: '10.0.0.0/8',
+        port_type: 'tcp',
+        port_range: ports,
+        owner,
+      });
+      return { parsed: parsed!, order: i };
+    });
+    const started = performance.now();
+    const { found, more } = findOverlaps(items, () => false);
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(found.map(({ later, earlier }) => [earlier.order, later.order])).toEqual([[39_998, 39_999]]);
+    expect(more).toBe(0);
+  });
+
   it('random rules: an overlap is found exactly when some pair overlaps, and every one named is real', () => {
     const next = random(4242);
     const pick = <T>(list: T[]): T => list[Math.floor(next() * list.length)]!;
