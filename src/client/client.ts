@@ -6,7 +6,7 @@
  * natural key, and if it is there, the earlier attempt did create it. So re-running converges
  * without duplicates.
  */
-import got, { RequestError, type Got, type Method } from 'got';
+import type { Got, Method, RequestError } from 'got';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
@@ -111,9 +111,24 @@ export interface CreateResult<N extends ResourceName> {
   foundAfterRetry: boolean;
 }
 
+/**
+ * got and its dependencies (some forty modules), imported by the first request: a command that
+ * stops before it talks to a server (bad files, bad flags, `--help`) never loads them.
+ */
+let gotModule: Promise<typeof import('got')> | undefined;
+/** got's RequestError, once got is loaded (an error of a request can only come after). */
+let requestErrorClass: typeof RequestError | undefined;
+
+function loadGot(): Promise<typeof import('got')> {
+  return (gotModule ??= import('got').then((module) => {
+    requestErrorClass = module.RequestError;
+    return module;
+  }));
+}
+
 export class ApiClient {
   readonly baseUrl: string;
-  readonly #http: Got;
+  #http: Got | undefined;
   readonly #token: string;
   readonly #timeoutMs: number;
   readonly #totalTimeoutMs: number;
@@ -136,7 +151,14 @@ export class ApiClient {
       maxDelayMs: options.retryMaxDelayMs ?? 10_000,
       maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
     };
-    this.#http = got.extend({
+  }
+
+  /** This client's got instance, made on its first request. */
+  async #got(): Promise<Got> {
+    if (this.#http) return this.#http;
+    const { default: got } = await loadGot();
+    const options = this.#options;
+    return (this.#http ??= got.extend({
       responseType: 'text',
       throwHttpErrors: false,
       followRedirect: false,
@@ -145,7 +167,7 @@ export class ApiClient {
         ...(options.ca !== undefined ? { certificateAuthority: options.ca } : {}),
         ...(options.insecure ? { rejectUnauthorized: false } : {}),
       },
-    });
+    }));
   }
 
   async list<N extends ResourceName>(name: N): Promise<Resource<N>[]> {
@@ -240,7 +262,7 @@ export class ApiClient {
    */
   async isNetformServer(): Promise<boolean> {
     try {
-      const response = await this.#http(`${this.baseUrl}/v0/openapi.json`, {
+      const response = await (await this.#got())(`${this.baseUrl}/v0/openapi.json`, {
         method: 'GET',
         headers: { accept: 'application/json' },
         timeout: { request: this.#timeoutMs },
@@ -389,7 +411,7 @@ export class ApiClient {
       };
       exchange = list
         ? await this.#streamed(this.baseUrl + path, options, list)
-        : await this.#http(this.baseUrl + path, options).then((response) => ({
+        : await (await this.#got())(this.baseUrl + path, options).then((response) => ({
             status: response.statusCode,
             text: response.body,
             contentType: String(response.headers['content-type'] ?? ''),
@@ -446,7 +468,7 @@ export class ApiClient {
    * exchange: the stream is destroyed when the loop is left.
    */
   async #streamed(url: string, options: RequestOptions, list: ListBody<unknown>): Promise<Exchange> {
-    const stream = this.#http.stream(url, options);
+    const stream = (await this.#got()).stream(url, options);
     // The loop below hears the stream's errors while it reads; this listener hears those that come
     // after it is left (an abandoned or ended stream destroyed later), which would otherwise be
     // unhandled 'error' events: fatal, and printed with got's options (the token among them).
@@ -476,7 +498,7 @@ export class ApiClient {
   /** Turns got's error into an ApiError without keeping got's error (its options hold the token). */
   #networkError(method: string, path: string, error: unknown, timeoutMs: number): ApiError {
     const code =
-      error instanceof RequestError
+      requestErrorClass && error instanceof requestErrorClass
         ? error.code && error.code !== 'ERR_GOT_REQUEST_ERROR'
           ? error.code
           : error.message
