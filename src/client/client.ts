@@ -262,7 +262,8 @@ export class ApiClient {
    */
   async isNetformServer(): Promise<boolean> {
     try {
-      const response = await (await this.#got())(`${this.baseUrl}/v0/openapi.json`, {
+      const http = await this.#got();
+      const response = await http(`${this.baseUrl}/v0/openapi.json`, {
         method: 'GET',
         headers: { accept: 'application/json' },
         timeout: { request: this.#timeoutMs },
@@ -409,9 +410,10 @@ export class ApiClient {
         ...(link ? { signal: link.signal } : {}),
         ...(json !== undefined ? { json: json as Record<string, unknown> } : {}),
       };
+      const http = await this.#got();
       exchange = list
-        ? await this.#streamed(this.baseUrl + path, options, list)
-        : await (await this.#got())(this.baseUrl + path, options).then((response) => ({
+        ? await this.#streamed(http, this.baseUrl + path, options, list)
+        : await http(this.baseUrl + path, options).then((response) => ({
             status: response.statusCode,
             text: response.body,
             contentType: String(response.headers['content-type'] ?? ''),
@@ -467,8 +469,8 @@ export class ApiClient {
    * answer's body is kept as text. What `list` throws (an item that cannot be read) ends the
    * exchange: the stream is destroyed when the loop is left.
    */
-  async #streamed(url: string, options: RequestOptions, list: ListBody<unknown>): Promise<Exchange> {
-    const stream = (await this.#got()).stream(url, options);
+  async #streamed(http: Got, url: string, options: RequestOptions, list: ListBody<unknown>): Promise<Exchange> {
+    const stream = http.stream(url, options);
     // The loop below hears the stream's errors while it reads; this listener hears those that come
     // after it is left (an abandoned or ended stream destroyed later), which would otherwise be
     // unhandled 'error' events: fatal, and printed with got's options (the token among them).

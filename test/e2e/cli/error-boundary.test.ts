@@ -122,10 +122,12 @@ describe('a bad desired state never prints the token (security review F1, newcom
           ['drift', '-f', folder, '--format', 'markdown'],
         ];
         const results = await inBatches(RUNS * 2, 4, (i) =>
-          (i < PROCESS_RUNS ? runCliProcess : runCli)(commands[i % commands.length]!, { env: env() }).then((result) => ({
-            args: commands[i % commands.length]!,
-            result,
-          })),
+          (i < PROCESS_RUNS ? runCliProcess : runCli)(commands[i % commands.length]!, { env: env() }).then(
+            (result) => ({
+              args: commands[i % commands.length]!,
+              result,
+            }),
+          ),
         );
         for (const { args, result } of results) {
           expect(result.code, `${args.join(' ')}\n${result.stderr}`).toBe(1);
