@@ -71,6 +71,11 @@ export default defineConfig({
     // files mostly wait (on a server, on a child process). Files that wait overlap; NETFORM_TEST_WORKERS
     // overrides the count (say, 1 to measure one file alone).
     pool: 'forks',
+    // Workers are reused from file to file (no fresh process and no fresh import of the server, the
+    // CLI and their dependencies per file): about a third of the suite's CPU otherwise. Test files
+    // keep no state in the process (no vi.mock, no environment writes; the in-process CLI restores
+    // the folder it changes to); `--isolate` gives each file a fresh worker again.
+    isolate: false,
     maxWorkers: Number(process.env.NETFORM_TEST_WORKERS) || Math.max(3, availableParallelism() + 1),
     reporters: ['default'],
     // NETFORM_TEST_CPU_LOG=FILE: one line per test file with its CPU seconds, child processes included.

@@ -6,7 +6,7 @@
  * natural key, and if it is there, the earlier attempt did create it. So re-running converges
  * without duplicates.
  */
-import got, { RequestError, type Got, type Method } from 'got';
+import type { Got, Method, RequestError } from 'got';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
@@ -120,9 +120,24 @@ export interface CreateResult<N extends ResourceName> {
   foundAfterRetry: boolean;
 }
 
+/**
+ * got and its dependencies (some forty modules), imported by the first request: a command that
+ * stops before it talks to a server (bad files, bad flags, `--help`) never loads them.
+ */
+let gotModule: Promise<typeof import('got')> | undefined;
+/** got's RequestError, once got is loaded (an error of a request can only come after). */
+let requestErrorClass: typeof RequestError | undefined;
+
+function loadGot(): Promise<typeof import('got')> {
+  return (gotModule ??= import('got').then((module) => {
+    requestErrorClass = module.RequestError;
+    return module;
+  }));
+}
+
 export class ApiClient {
   readonly baseUrl: string;
-  readonly #http: Got;
+  #http: Got | undefined;
   readonly #token: string;
   readonly #timeoutMs: number;
   readonly #totalTimeoutMs: number;
@@ -145,7 +160,14 @@ export class ApiClient {
       maxDelayMs: options.retryMaxDelayMs ?? 10_000,
       maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
     };
-    this.#http = got.extend({
+  }
+
+  /** This client's got instance, made on its first request. */
+  async #got(): Promise<Got> {
+    if (this.#http) return this.#http;
+    const { default: got } = await loadGot();
+    const options = this.#options;
+    return (this.#http ??= got.extend({
       responseType: 'text',
       throwHttpErrors: false,
       followRedirect: false,
@@ -154,7 +176,7 @@ export class ApiClient {
         ...(options.ca !== undefined ? { certificateAuthority: options.ca } : {}),
         ...(options.insecure ? { rejectUnauthorized: false } : {}),
       },
-    });
+    }));
   }
 
   async list<N extends ResourceName>(name: N): Promise<Resource<N>[]> {
@@ -249,7 +271,8 @@ export class ApiClient {
    */
   async isNetformServer(): Promise<boolean> {
     try {
-      const response = await this.#http(`${this.baseUrl}/v0/openapi.json`, {
+      const http = await this.#got();
+      const response = await http(`${this.baseUrl}/v0/openapi.json`, {
         method: 'GET',
         headers: { accept: 'application/json' },
         timeout: { request: this.#timeoutMs },
@@ -396,9 +419,10 @@ export class ApiClient {
         ...(link ? { signal: link.signal } : {}),
         ...(json !== undefined ? { json: json as Record<string, unknown> } : {}),
       };
+      const http = await this.#got();
       exchange = list
-        ? await this.#streamed(this.baseUrl + path, options, list)
-        : await this.#http(this.baseUrl + path, options).then((response) => ({
+        ? await this.#streamed(http, this.baseUrl + path, options, list)
+        : await http(this.baseUrl + path, options).then((response) => ({
             status: response.statusCode,
             text: response.body,
             contentType: String(response.headers['content-type'] ?? ''),
@@ -455,8 +479,8 @@ export class ApiClient {
    * answer's body is kept as text. What `list` throws (an item that cannot be read) ends the
    * exchange: the stream is destroyed when the loop is left.
    */
-  async #streamed(url: string, options: RequestOptions, list: ListBody<unknown>): Promise<Exchange> {
-    const stream = this.#http.stream(url, options);
+  async #streamed(http: Got, url: string, options: RequestOptions, list: ListBody<unknown>): Promise<Exchange> {
+    const stream = http.stream(url, options);
     // The loop below hears the stream's errors while it reads; this listener hears those that come
     // after it is left (an abandoned or ended stream destroyed later), which would otherwise be
     // unhandled 'error' events: fatal, and printed with got's options (the token among them).
@@ -486,7 +510,7 @@ export class ApiClient {
   /** Turns got's error into an ApiError without keeping got's error (its options hold the token). */
   #networkError(method: string, path: string, error: unknown, timeoutMs: number): ApiError {
     const code =
-      error instanceof RequestError
+      requestErrorClass && error instanceof requestErrorClass
         ? error.code && error.code !== 'ERR_GOT_REQUEST_ERROR'
           ? error.code
           : error.message

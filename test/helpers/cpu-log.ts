@@ -3,10 +3,10 @@
  * appends one JSON line to FILE: its path, the project, its wall time and the CPU seconds its
  * worker process spent, its child processes included (the CLI and server processes it started
  * and waited for, read from /proc/self/stat: utime, stime, cutime, cstime). On a shared machine
- * the CPU figure is the one to compare between runs; wall times depend on the load. Each file
- * runs in a worker of its own (vitest's isolation), so the worker's start and imports count too;
- * should a worker run several files, the lines carry its pid and running totals (`cpuTotal`), and
- * `cpu` is the difference from its previous line.
+ * the CPU figure is the one to compare between runs; wall times depend on the load. A worker runs
+ * file after file (vitest.config.ts: isolate false), so the lines carry its pid and running totals
+ * (`cpuTotal`), and `cpu` is the difference from its previous line: a worker's start and the
+ * imports it makes once count towards its first file (with `--isolate`, every file's).
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { relative } from 'node:path';

@@ -38,6 +38,12 @@ export interface RunningInProcess {
 }
 
 let queue: Promise<unknown> = Promise.resolve();
+/**
+ * While a run in a folder of its own is under way (the process changed to it), the folder the
+ * process was in before: a run started meanwhile, even one for that same folder, waits its turn,
+ * since the folder changes back when the first run ends.
+ */
+let away: string | undefined;
 
 /** The run's environment: this process's, NO_COLOR=1, then `env`; undefined values removed. */
 export function inProcessEnv(env: Record<string, string | undefined> = {}): Env {
@@ -48,7 +54,7 @@ export function inProcessEnv(env: Record<string, string | undefined> = {}): Env 
 
 /** Starts `netform ARGS` in-process; `stop()` asks a long-running command (serve, drift --every) to stop. */
 export function startInProcess(args: string[], options: InProcessOptions = {}): RunningInProcess {
-  const cwd = options.cwd ?? process.cwd();
+  const cwd = options.cwd ?? away ?? process.cwd();
   const stdin = options.stdin ?? options.input;
   const io = memoryIo({
     env: inProcessEnv(options.env),
@@ -61,15 +67,17 @@ export function startInProcess(args: string[], options: InProcessOptions = {}): 
     return { code, stdout: io.stdout(), stderr: io.stderr() };
   };
   let done: Promise<InProcessResult>;
-  if (cwd === process.cwd()) done = once();
+  if (away === undefined && cwd === process.cwd()) done = once();
   else {
     done = queue.then(async () => {
       const before = process.cwd();
       process.chdir(cwd);
+      away = before;
       try {
         return await once();
       } finally {
         process.chdir(before);
+        away = undefined;
       }
     });
     queue = done.catch(() => undefined);

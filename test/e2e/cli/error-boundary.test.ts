@@ -12,7 +12,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtCli, runCliProcess, type CliResult } from '../../helpers/cli.js';
+import { builtCli, runCli, runCliProcess, type CliResult } from '../../helpers/cli.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { startDrift } from '../../helpers/drift.js';
 
@@ -20,6 +20,13 @@ let server: TestServer;
 let dir: string;
 
 const RUNS = 10;
+/**
+ * Of each kind's runs, the first of each command is a process of the built CLI: the bin's own
+ * boundary, where an error nobody handled used to crash the process with got's options printed.
+ * The others run in this process through run(argv, io): the same race with the arriving lists,
+ * and an error nobody handled there fails this file (vitest reports it) as it would crash a process.
+ */
+const PROCESS_RUNS = 4;
 
 /** Each kind of bad desired state the reviews tried; each must end in `error: the desired state has errors:`. */
 const BAD_FILES: Record<string, string> = {
@@ -102,7 +109,7 @@ async function inBatches<T>(count: number, size: number, run: (i: number) => Pro
 describe('a bad desired state never prints the token (security review F1, newcomer review 2.1)', () => {
   for (const [kind, text] of Object.entries(BAD_FILES)) {
     it(
-      `plan and drift with ${kind}: exit 1, the file's errors only, ${RUNS} runs each`,
+      `plan and drift with ${kind}: exit 1, the file's errors only, ${RUNS} runs each (${PROCESS_RUNS} of all as processes)`,
       { timeout: 180_000 },
       async () => {
         const folder = join(dir, kind.replace(/ /g, '-'));
@@ -115,10 +122,12 @@ describe('a bad desired state never prints the token (security review F1, newcom
           ['drift', '-f', folder, '--format', 'markdown'],
         ];
         const results = await inBatches(RUNS * 2, 4, (i) =>
-          runCliProcess(commands[i % commands.length]!, { env: env() }).then((result) => ({
-            args: commands[i % commands.length]!,
-            result,
-          })),
+          (i < PROCESS_RUNS ? runCliProcess : runCli)(commands[i % commands.length]!, { env: env() }).then(
+            (result) => ({
+              args: commands[i % commands.length]!,
+              result,
+            }),
+          ),
         );
         for (const { args, result } of results) {
           expect(result.code, `${args.join(' ')}\n${result.stderr}`).toBe(1);

@@ -44,7 +44,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCliProcess, startCli, type RunningCli } from '../../helpers/cli.js';
+import { runCli, startCli, type RunningCli } from '../../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import { expectNoLinkOutsideCode, HOSTILE_MARKDOWN } from '../../helpers/inert.js';
 
@@ -979,7 +979,8 @@ async function runCell(command: Command, failure: Failure, id: string): Promise<
       const copy = join(shared.dir, 'saved', id);
       mkdirSync(join(shared.dir, 'saved'), { recursive: true });
       cpSync(shared.folders.good, copy, { recursive: true });
-      const made = await runCliProcess(['plan', '-f', copy, '-o', ctx.planFile], {
+      // Made in this process (the cell's process is the apply).
+      const made = await runCli(['plan', '-f', copy, '-o', ctx.planFile], {
         env: cellEnv({ name: 'prep' } as Failure, proxy!.url, server.token),
         cwd: shared.dir,
       });
