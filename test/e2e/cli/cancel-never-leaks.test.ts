@@ -127,7 +127,8 @@ describe('cancelling a list read never emits an unhandled error (security review
     try {
       const result = await runChild({ URL: broken.url, TOKEN: server.token, WHEN: 'abandoned' });
       expectQuiet(result, server.token);
-      expect(result.stdout).toMatch(/^failed: .*unexpected answer/);
+      // The library's message gives the reason as its code (the command line words it).
+      expect(result.stdout).toMatch(/^failed: GET \/v0\/users: 200 missing_field/);
     } finally {
       broken.server.closeAllConnections();
       broken.server.close();
