@@ -11,7 +11,8 @@
  *     the file each round): ≤ 2× a `plan`;
  *   - `migrate firezone-1x -f FILE -o DIR`: ≤ 10 s;
  *   - with `--before PATH` (the `main.js` of an older build), `plan`, `drift -f` and `validate`
- *     by that bin and by this one in turns: within 5% of each other.
+ *     by that bin and by this one in turns: within 5% of each other. `drift -f` reads the
+ *     server's export, which writes `version: 2`: a bin from before version 2 cannot read it.
  * Each command runs in turn with the others, RUNS rounds, medians reported, so that the load of the
  * shared machine falls on all alike.
  *
