@@ -247,13 +247,7 @@ export function compileMigration(input: MigrateInput): Migration {
   };
 
   // The difference of users with the global rules only, once; each user's is it patched inside its blocks.
-  const gainedCode =
-    options.prefer === 'wider'
-      ? 'PREFER_WIDER'
-      : options.everyoneGroup !== undefined
-        ? 'EVERYONE_GROUP'
-        : 'NOT_EXPRESSED';
-  const causes = standardCauses('NOT_EXPRESSED', gainedCode);
+  const causes = standardCauses('NOT_EXPRESSED', gainedCodeOf(options));
   const shared = {} as Record<IpFamily, SharedDifference>;
   for (const f of FAMILIES)
     shared[f] = new SharedDifference(
@@ -410,4 +404,10 @@ function devicesOf(user: AccessUser, facts: DeviceFacts[] | undefined): UserResu
     if (d.allowedIps && d.allowedIps.length > 0) notes.push({ code: 'ALLOWED_IPS', subject: d.allowedIps.join(', ') });
     return { name: d.name, ...(d.lastHandshake !== undefined ? { lastHandshake: d.lastHandshake } : {}), notes };
   });
+}
+
+/** The code of what a user gains under these options: the chosen wider reach, Everyone's grant, or neither. */
+export function gainedCodeOf(options: MigrateOptions): 'PREFER_WIDER' | 'EVERYONE_GROUP' | 'NOT_EXPRESSED' {
+  if (options.prefer === 'wider') return 'PREFER_WIDER';
+  return options.everyoneGroup !== undefined ? 'EVERYONE_GROUP' : 'NOT_EXPRESSED';
 }

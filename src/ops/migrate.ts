@@ -173,9 +173,14 @@ export async function migrateToFirezone1x(request: MigrateRequest, events: OpEve
       count: problems.length,
       problems: problems.slice(0, 3).map((p) => `${p.address}: ${p.problem}`),
     });
+  return migrateResult(evaluatedState(request), migration, siteName);
+}
+
+/** What a migration comes to for the views: its Terraform text, its counts and durations, the recorded facts. */
+export function migrateResult(state: MigrateResult['state'], migration: Migration, siteName: string): MigrateResult {
   const counts = countsOf(migration);
   return {
-    state: evaluatedState(request),
+    state,
     migration,
     terraform: terraformText(migration, siteName),
     counts,

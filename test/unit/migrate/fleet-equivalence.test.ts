@@ -20,22 +20,14 @@ import {
   type AccessUser,
 } from '../../../src/access/model.js';
 import type { IpFamily } from '../../../src/model/net.js';
-import { compileMigration } from '../../../src/migrate/compile.js';
+import { compileMigration, gainedCodeOf } from '../../../src/migrate/compile.js';
 import { countCidrs, differenceOf, firstCidrs, standardCauses } from '../../../src/migrate/diff.js';
 import { rangeToCidrs } from '../../../src/access/changes.js';
 import { reach1x, type Resource1x } from '../../../src/migrate/evaluate-1x.js';
 import { baselineReach, globalRulesOf, userReach } from '../../../src/migrate/reach-07.js';
 import { DEFAULT_TUNNEL_BLOCKS, labelSpace } from '../../../src/migrate/space.js';
-import { terraformText } from '../../../src/migrate/terraform.js';
 import type { MigrateOptions, Migration } from '../../../src/migrate/types.js';
-import { countsOf, type MigrateResult } from '../../../src/ops/migrate.js';
-import {
-  CHANGELOG_COMMIT,
-  FILTER_ROUTING_CLIENTS,
-  PROVIDER_COMMIT,
-  UPSTREAM_COMMIT,
-  secondsFor,
-} from '../../../src/migrate/facts.js';
+import { migrateResult, type MigrateResult } from '../../../src/ops/migrate.js';
 import { reportJson } from '../../../src/views/migrate.js';
 import { seeded } from '../../helpers/seeded.js';
 
@@ -118,20 +110,7 @@ const SEEDS = Array.from({ length: 8 }, (_, i) => i + 1);
 
 /** The result report.json is written from; its `state` text is the one the digests were recorded with. */
 function resultOf(migration: Migration): MigrateResult {
-  const counts = countsOf(migration);
-  return {
-    state: 'desired' as unknown as MigrateResult['state'],
-    migration,
-    terraform: terraformText(migration, 'netform'),
-    counts,
-    seconds: { apply: secondsFor(counts.total), refresh: secondsFor(counts.total) },
-    facts: {
-      upstreamCommit: UPSTREAM_COMMIT,
-      providerCommit: PROVIDER_COMMIT,
-      changelogCommit: CHANGELOG_COMMIT,
-      clients: FILTER_ROUTING_CLIENTS,
-    },
-  };
+  return migrateResult('desired' as unknown as MigrateResult['state'], migration, 'netform');
 }
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -152,13 +131,7 @@ function bruteForce(model: AccessModel, migration: Migration): void {
       for (const a of [d.ipv4, d.ipv6]) if (typeof a === 'string' && a !== '') tunnel.push(a);
   const spaceInput = { scope, tunnel, server: model.settings.serverAddresses };
   const { options } = migration;
-  const gainedCode =
-    options.prefer === 'wider'
-      ? 'PREFER_WIDER'
-      : options.everyoneGroup !== undefined
-        ? 'EVERYONE_GROUP'
-        : 'NOT_EXPRESSED';
-  const causes = standardCauses('NOT_EXPRESSED', gainedCode);
+  const causes = standardCauses('NOT_EXPRESSED', gainedCodeOf(options));
   for (const f of [4, 6] as IpFamily[]) {
     const space = labelSpace(spaceInput, f);
     const global = globalRulesOf(rules, f);
