@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { compileMigration, terraformText } from '../dist/src/migrate/index.js';
+import { compileMigration, documentText, terraformDocument } from '../dist/src/migrate/index.js';
 import { argValue, model, desiredYaml, median } from './scale-data.mjs';
 
 const userCount = Number(argValue('--users', '10000'));
@@ -70,7 +70,7 @@ if (!skip('--skip-library')) {
   );
   // The output's fingerprint: the same for the same fleet whatever the build (compare before and after a change).
   const digest = createHash('sha256')
-    .update(terraformText(migration, 'netform'))
+    .update(documentText(terraformDocument(migration, 'netform')))
     .update(JSON.stringify(migration.users))
     .digest('hex')
     .slice(0, 16);

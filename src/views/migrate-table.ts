@@ -19,18 +19,21 @@ export function differenceTable(migration: Migration): DifferenceTable {
   const known = made.get(migration);
   if (known) return known;
   const entries: DiffEntry[] = [];
-  // Most users share the compiler's entry objects; entries equal in value but made apart meet by their text.
+  // Most users share the compiler's entry objects; entries equal in value but made apart meet by
+  // a short key of their fields, then are compared in full (no text of each entry is written).
   const byObject = new Map<DiffEntry, number>();
-  const byText = new Map<string, number>();
+  const byKey = new Map<string, number[]>();
   const indexOf = (entry: DiffEntry): number => {
     let index = byObject.get(entry);
     if (index !== undefined) return index;
-    const text = JSON.stringify(entry);
-    index = byText.get(text);
+    const key = shortKey(entry);
+    const candidates = byKey.get(key);
+    index = candidates?.find((i) => sameEntry(entries[i]!, entry));
     if (index === undefined) {
       index = entries.length;
       entries.push(entry);
-      byText.set(text, index);
+      if (candidates) candidates.push(index);
+      else byKey.set(key, [index]);
     }
     byObject.set(entry, index);
     return index;
@@ -43,4 +46,13 @@ export function differenceTable(migration: Migration): DifferenceTable {
   const table = { entries, users };
   made.set(migration, table);
   return table;
+}
+
+function shortKey(e: DiffEntry): string {
+  return `${e.code} ${e.family} ${e.protocol} ${e.ports ?? ''} ${e.example} ${e.addresses.length} ${e.addresses[e.addresses.length - 1] ?? ''} ${e.addresses_total ?? ''}`;
+}
+
+/** Equal in value: the same members, each the same, in the same order (as JSON would write them). */
+function sameEntry(a: DiffEntry, b: DiffEntry): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
