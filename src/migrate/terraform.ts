@@ -32,7 +32,7 @@ export function filterBlocks(filter: Filter1x): { protocol: string; ports?: stri
   return blocks;
 }
 
-/** The Terraform JSON document (an object; see terraformText for its bytes). */
+/** The Terraform JSON document (an object; documentText writes its bytes). */
 export function terraformDocument(migration: Migration, siteName: string): Record<string, unknown> {
   const resource: Record<string, Record<string, unknown>> = {};
   resource.firezone_site = { [SITE_ADDRESS]: { name: siteName } };
@@ -82,6 +82,7 @@ export function terraformDocument(migration: Migration, siteName: string): Recor
   };
 }
 
-export function terraformText(migration: Migration, siteName: string): string {
-  return `${JSON.stringify(terraformDocument(migration, siteName), null, 2)}\n`;
+/** main.tf.json's bytes, of a migration's document (terraformDocument). */
+export function documentText(document: Record<string, unknown>): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
 }

@@ -17,9 +17,10 @@ import {
   UPSTREAM_COMMIT,
   secondsFor,
   terraformDocument,
-  terraformText,
+  documentText,
   type DeviceFacts,
   type ExpiringGrant,
+  type MigrateInput,
   type MigrateOptions,
   type Migration,
   type ResourceBody,
@@ -114,7 +115,7 @@ function expiringOf(desired: DesiredState | undefined): ExpiringGrant[] {
   return out;
 }
 
-async function sourceOf(
+async function readSource(
   request: MigrateRequest,
   events: OpEvents,
 ): Promise<{ model: AccessModel; desired?: DesiredState; devices?: Map<string, DeviceFacts[]> }> {
@@ -139,6 +140,20 @@ async function sourceOf(
   return { model: accessModelOfDesired(desired), desired, devices: devicesOfDesired(desired) };
 }
 
+/**
+ * What the compiler reads, and nothing more: the desired state (its positions and documents) is
+ * not referenced past this point, so the collector can free it while the compiler runs.
+ */
+async function compileInputOf(request: MigrateRequest, events: OpEvents): Promise<MigrateInput> {
+  const source = await readSource(request, events);
+  return {
+    model: source.model,
+    options: request.options,
+    ...(source.devices ? { devices: source.devices } : {}),
+    expiring: expiringOf(source.desired),
+  };
+}
+
 export function countsOf(migration: Migration): MigrateCounts {
   const counts = {
     sites: 1,
@@ -153,36 +168,36 @@ export function countsOf(migration: Migration): MigrateCounts {
 
 /** Compiles the state into 1.x objects; refuses (a bug, never expected) when the portal would refuse an emitted Resource. */
 export async function migrateToFirezone1x(request: MigrateRequest, events: OpEvents = {}): Promise<MigrateResult> {
-  const source = await sourceOf(request, events);
+  const input = await compileInputOf(request, events);
   const started = performance.now();
-  const migration = compileMigration({
-    model: source.model,
-    options: request.options,
-    ...(source.devices ? { devices: source.devices } : {}),
-    expiring: expiringOf(source.desired),
-  });
+  const migration = compileMigration(input);
   events.phase?.('evaluate', elapsedSince(started));
   const siteName = request.siteName ?? 'netform';
-  const document = terraformDocument(migration, siteName) as {
-    resource: { firezone_resource?: Record<string, ResourceBody> };
-  };
-  const problems = checkResources(document.resource.firezone_resource ?? {});
+  const document = terraformDocument(migration, siteName);
+  const problems = checkResources(
+    (document.resource as { firezone_resource?: Record<string, ResourceBody> }).firezone_resource ?? {},
+  );
   if (problems.length > 0)
     throw new OpError('request', {
       code: 'migrate_portal_refuses',
       count: problems.length,
       problems: problems.slice(0, 3).map((p) => `${p.address}: ${p.problem}`),
     });
-  return migrateResult(evaluatedState(request), migration, siteName);
+  return migrateResult(evaluatedState(request), migration, siteName, document);
 }
 
 /** What a migration comes to for the views: its Terraform text, its counts and durations, the recorded facts. */
-export function migrateResult(state: MigrateResult['state'], migration: Migration, siteName: string): MigrateResult {
+export function migrateResult(
+  state: MigrateResult['state'],
+  migration: Migration,
+  siteName: string,
+  document: Record<string, unknown> = terraformDocument(migration, siteName),
+): MigrateResult {
   const counts = countsOf(migration);
   return {
     state,
     migration,
-    terraform: terraformText(migration, siteName),
+    terraform: documentText(document),
     counts,
     seconds: { apply: secondsFor(counts.total), refresh: secondsFor(counts.total) },
     facts: {

@@ -133,3 +133,19 @@ export function inertLine(line: string): string {
 export function jsonDocument(value: unknown): string {
   return `${inertWorkflowCommands(JSON.stringify(value, null, 2), { lineStarts: false })}\n`;
 }
+
+/**
+ * A JSON document for output, compact and read line by line: one member of the top object a line,
+ * and the arrays named in `rows` with one element a line. The same value as jsonDocument's, with
+ * the same escaping, without the indentation that makes large arrays several times their size.
+ */
+export function jsonRowsDocument(value: Record<string, unknown>, rows: readonly string[]): string {
+  const members = Object.entries(value).map(([key, member]) => {
+    const rowed = rows.includes(key) && Array.isArray(member) && member.length > 0;
+    const text = rowed
+      ? `[\n    ${(member as unknown[]).map((row) => JSON.stringify(row)).join(',\n    ')}\n  ]`
+      : JSON.stringify(member);
+    return `  ${JSON.stringify(key)}: ${text}`;
+  });
+  return `${inertWorkflowCommands(`{\n${members.join(',\n')}\n}`, { lineStarts: false })}\n`;
+}

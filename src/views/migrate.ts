@@ -2,9 +2,10 @@
  * The words of `netform migrate firezone-1x`: `report.md`, `report.json` and the lines on the
  * terminal. Each code's cause is one sentence here; report.json carries the code and the sentence.
  */
-import type { MigrateCode, DiffEntry, Note, UserResult } from '../migrate/types.js';
+import type { MigrateCode, DiffEntry, Note } from '../migrate/types.js';
 import type { MigrateResult } from '../ops/migrate.js';
-import { jsonDocument, markdownCode, markdownText } from './escape.js';
+import { jsonRowsDocument, markdownCode, markdownText } from './escape.js';
+import { differenceTable } from './migrate-table.js';
 
 export interface ReportFacts {
   upstreamCommit: string;
@@ -53,20 +54,18 @@ function seconds(s: number): string {
   return minutes < 120 ? `${minutes} min` : `${(s / 3600).toFixed(1)} h`;
 }
 
-function entryJson(e: DiffEntry) {
-  return { ...e, cause: CAUSES[e.code] };
-}
-
-function noteJson(n: Note) {
-  return { ...n, cause: CAUSES[n.code] };
-}
-
-/** report.json: the same facts as report.md, for machines; stable for the same input. */
+/**
+ * report.json (version 2): the same facts as report.md, for machines; stable for the same input.
+ * Each code's sentence is in `causes` once, each distinct difference in `differences` once, and a
+ * user's `lost`, `gained` and `old_clients` are indices into it; one member a line at the top, one
+ * difference and one user a line below (docs/firezone-1x.md, "report.json").
+ */
 export function reportJson(result: MigrateResult): string {
   const { facts } = result;
   const m = result.migration;
-  return jsonDocument({
-    version: 1,
+  const table = differenceTable(m);
+  const top: Record<string, unknown> = {
+    version: 2,
     header: honestyLine(facts),
     upstream: {
       commit: facts.upstreamCommit,
@@ -84,18 +83,20 @@ export function reportJson(result: MigrateResult): string {
     objects: result.counts,
     expected_seconds: result.seconds,
     parallelism: 1,
-    account: m.account.map(noteJson),
-    users: m.users.map((u) => ({
-      email: u.email,
-      verdict: u.verdict,
-      group: u.group ?? null,
-      lost: u.lost.map(entryJson),
-      gained: u.gained.map(entryJson),
-      old_clients: u.oldClients.map(entryJson),
-      notes: u.notes.map(noteJson),
-      devices: u.devices.map((d) => ({ ...d, notes: d.notes.map(noteJson) })),
-    })),
-  });
+    causes: CAUSES,
+    account: m.account,
+  };
+  const users = m.users.map((u, i) => ({
+    email: u.email,
+    verdict: u.verdict,
+    group: u.group ?? null,
+    lost: table.users[i]!.lost,
+    gained: table.users[i]!.gained,
+    old_clients: table.users[i]!.oldClients,
+    notes: u.notes,
+    devices: u.devices,
+  }));
+  return jsonRowsDocument({ ...top, differences: table.entries, users }, ['differences', 'users']);
 }
 
 function blocksText(e: DiffEntry): string {
@@ -119,14 +120,15 @@ function sentence(text: string): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
 }
 
-function diffLines(title: string, entries: readonly DiffEntry[]): string[] {
-  return entries.map(
-    (e) => `- ${title} (${e.code}): ${blocksText(e)}, e.g. ${markdownCode(e.example)}. ${sentence(CAUSES[e.code])}`,
-  );
+/** A difference's line after its title: the same for every user who has it, written once. */
+function diffTail(e: DiffEntry): string {
+  return `(${e.code}): ${blocksText(e)}, e.g. ${markdownCode(e.example)}. ${sentence(CAUSES[e.code])}`;
 }
 
-function signature(u: UserResult): string {
-  return JSON.stringify([u.verdict, u.lost, u.gained, u.oldClients]);
+/** A note's words after whom it is about: the same for every user who has it (a Group's drop notes), written once. */
+function noteTail(n: Note): string {
+  const pieces = n.pieces !== undefined ? ` (${n.pieces} resource${n.pieces === 1 ? '' : 's'} around it)` : '';
+  return `(${n.code})${n.subject ? ` ${markdownCode(n.subject)}` : ''}${pieces}: ${CAUSES[n.code]}.`;
 }
 
 /** How the re-enrolment checklist is ordered: only the live server knows when a device was last active. */
@@ -181,12 +183,24 @@ export function reportMarkdown(result: MigrateResult): string {
     '4. When every group is cut over, run `terraform plan -parallelism=1` (no changes expected) and switch 0.7 off.',
     '',
   );
+  // Each user's name, each difference's and each shared note's words escaped once, however often they appear.
+  const emails = m.users.map((u) => markdownText(u.email));
+  const table = differenceTable(m);
+  const tails: (string | undefined)[] = [];
+  const tailOf = (index: number) => (tails[index] ??= diffTail(table.entries[index]!));
+  const noteTails = new Map<Note, string>();
+  const noteTailOf = (n: Note) => {
+    let text = noteTails.get(n);
+    if (text === undefined) noteTails.set(n, (text = noteTail(n)));
+    return text;
+  };
   out.push('## Users', '');
   out.push('| user | verdict | group | lost | gained | old clients |', '|---|---|---|---|---|---|');
-  for (const u of m.users)
+  m.users.forEach((u, i) =>
     out.push(
-      `| ${markdownText(u.email)} | ${u.verdict} | ${u.group ? markdownCode(u.group) : '-'} | ${u.lost.length} | ${u.gained.length} | ${u.oldClients.length} |`,
-    );
+      `| ${emails[i]!} | ${u.verdict} | ${u.group ? markdownCode(u.group) : '-'} | ${u.lost.length} | ${u.gained.length} | ${u.oldClients.length} |`,
+    ),
+  );
   out.push(
     '',
     '## Differences',
@@ -194,49 +208,47 @@ export function reportMarkdown(result: MigrateResult): string {
     'Each difference is address blocks × protocol × ports, with one packet of it.',
     '',
   );
-  const bySignature = new Map<string, UserResult[]>();
-  for (const u of m.users) {
-    if (u.lost.length + u.gained.length + u.oldClients.length === 0) continue;
-    const key = signature(u);
+  // Users with the same verdict and the same differences (by value, as the table numbers them) share a section.
+  const bySignature = new Map<string, number[]>();
+  m.users.forEach((u, i) => {
+    const d = table.users[i]!;
+    if (d.lost.length + d.gained.length + d.oldClients.length === 0) return;
+    const key = `${u.verdict}|${d.lost.join(',')}|${d.gained.join(',')}|${d.oldClients.join(',')}`;
     const list = bySignature.get(key);
-    if (list) list.push(u);
-    else bySignature.set(key, [u]);
-  }
-  for (const users of bySignature.values()) {
-    const u = users[0]!;
-    out.push(`### ${users.map((x) => markdownText(x.email)).join(', ')} (${u.verdict})`, '');
-    out.push(
-      ...diffLines('lost', u.lost),
-      ...diffLines('gained', u.gained),
-      ...diffLines('old clients lose', u.oldClients),
-      '',
-    );
+    if (list) list.push(i);
+    else bySignature.set(key, [i]);
+  });
+  for (const members of bySignature.values()) {
+    const first = members[0]!;
+    const d = table.users[first]!;
+    out.push(`### ${members.map((i) => emails[i]!).join(', ')} (${m.users[first]!.verdict})`, '');
+    for (const [title, indices] of [
+      ['lost', d.lost],
+      ['gained', d.gained],
+      ['old clients lose', d.oldClients],
+    ] as const)
+      for (const index of indices) out.push(`- ${title} ${tailOf(index)}`);
+    out.push('');
   }
   out.push('## What 1.x cannot express', '');
   for (const n of m.account)
     out.push(`- account (${n.code})${n.subject ? ` ${markdownCode(n.subject)}` : ''}: ${CAUSES[n.code]}.`);
-  for (const u of m.users)
-    for (const n of u.notes) {
-      const pieces = n.pieces !== undefined ? ` (${n.pieces} resource${n.pieces === 1 ? '' : 's'} around it)` : '';
-      out.push(
-        `- ${markdownText(u.email)} (${n.code})${n.subject ? ` ${markdownCode(n.subject)}` : ''}${pieces}: ${CAUSES[n.code]}.`,
-      );
-    }
+  m.users.forEach((u, i) => {
+    for (const n of u.notes) out.push(`- ${emails[i]!} ${noteTailOf(n)}`);
+  });
   out.push('', '## Devices to re-enrol', '', DEVICE_ORDER[result.state], '');
-  const devices = m.users.flatMap((u) => u.devices.map((d) => ({ u, d })));
+  const devices = m.users.flatMap((u, i) => u.devices.map((d) => ({ email: emails[i]!, d })));
   devices.sort((a, b) => {
     const ha = a.d.lastHandshake ?? '';
     const hb = b.d.lastHandshake ?? '';
     return ha !== hb ? (ha < hb ? 1 : -1) : 0;
   });
-  for (const { u, d } of devices) {
+  for (const { email, d } of devices) {
     const seen = d.lastHandshake ? `, last handshake ${markdownCode(d.lastHandshake)}` : '';
     const extra = d.notes
       .filter((n) => n.code !== 'RE_ENROL')
       .map((n) => `; ${n.code}${n.subject ? ` ${markdownCode(n.subject)}` : ''}`);
-    out.push(
-      `- [ ] ${markdownText(u.email)} / ${markdownText(d.name)}${seen}: sign in with a 1.x client${extra.join('')}`,
-    );
+    out.push(`- [ ] ${email} / ${markdownText(d.name)}${seen}: sign in with a 1.x client${extra.join('')}`);
   }
   return `${out.join('\n')}\n`;
 }

@@ -40,6 +40,7 @@ import { formatAddress, parseCidrOrAddress, parseIpAddress, type IpFamily } from
 import type { DesiredState } from '../../src/model/state.js';
 import { nftStateOfDesired, renderRuleset } from '../../src/nft/ruleset.js';
 import { runCli } from '../helpers/cli.js';
+import { parseReport, resolvedUsers } from '../helpers/migrate-report.js';
 import { seeded } from '../helpers/seeded.js';
 import { apiDevice, apiRule, apiUser, desiredOf, randomCase, usableDestination, type Case } from './cases.js';
 import { prefixTies, render1x, resourcesByUser, type Client, type Resource1x } from './firezone-1x.js';
@@ -393,8 +394,9 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 async function migrate(files: string, out: string, extra: string[]): Promise<{ tf: string; report: ReportUser[] }> {
   const result = await runCli(['migrate', 'firezone-1x', '-f', files, '-o', out, ...extra], { cwd: work });
   if (result.code !== 0) throw new Error(`migrate failed (${result.code}): ${result.stderr}`);
-  const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as { users: ReportUser[] };
-  return { tf: readFileSync(join(out, 'main.tf.json'), 'utf8'), report: report.users };
+  // Each user's differences looked up in report.json's table (version 2).
+  const report = resolvedUsers(parseReport(readFileSync(join(out, 'report.json'), 'utf8'))) as unknown as ReportUser[];
+  return { tf: readFileSync(join(out, 'main.tf.json'), 'utf8'), report };
 }
 
 describe.skipIf(unavailable !== null)("the kernel agrees with migrate firezone-1x's report", () => {

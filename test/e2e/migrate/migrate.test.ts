@@ -3,15 +3,17 @@
  * the examples' company compiled to main.tf.json that passes the provider-schema fixture and the
  * portal's changeset rules, byte-identical on a second run and equal to its golden; a one-port
  * change is a one-resource in-place update; `--url` on a server equals `-f` on its export (and
- * `-f --url`, the state after apply, too); bad input is refused naming the flag, writing nothing.
+ * `-f --url`, the state after apply, too); report.json lists each distinct difference once and
+ * loses nothing against the full listing; bad input is refused naming the flag, writing nothing.
  */
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkResources, type ResourceBody } from '../../../src/migrate/check.js';
 import { runCli } from '../../helpers/cli.js';
+import { parseReport, reportV1Text, resolvedUsers } from '../../helpers/migrate-report.js';
 import { startSeededServer, type SeededServer } from '../../helpers/export-seed.js';
 import { validateTerraformJson } from '../../helpers/provider-schema.js';
 
@@ -84,6 +86,51 @@ describe('netform migrate firezone-1x -f', () => {
       name: '10.10.0.0/16 tcp:1-2221,2223-65535 udp icmp',
       filters: [{ protocol: 'tcp', ports: ['1 - 2221', '2223 - 65535'] }, { protocol: 'udp' }, { protocol: 'icmp' }],
     });
+  });
+
+  it('report.json lists each difference once and each user its indices; nothing is lost against the full listing', async () => {
+    // Forty users: the first thirty with the global rules only (the same differences), ten with a
+    // drop of their own in the reserved 100.64.0.0/10 (a RESERVED difference each, the rest shared).
+    const dir = join(work, 'shared-fleet');
+    mkdirSync(dir);
+    const lines = ['version: 1', 'users:'];
+    for (let i = 0; i < 40; i++) {
+      lines.push(`  - email: user${i}@example.com`, '    role: unprivileged', '    devices:');
+      lines.push(`      - { name: laptop, public_key: "${Buffer.alloc(32, i + 1).toString('base64')}" }`);
+      if (i >= 30) lines.push('    rules:', `      - { action: drop, destination: 100.64.${i}.0/24 }`);
+    }
+    lines.push('rules:', '  - { action: accept, destination: 10.20.0.0/16, port_type: tcp, port_range: "443" }');
+    writeFileSync(join(dir, 'netform.yaml'), `${lines.join('\n')}\n`);
+    const { json, md } = await migrate(['-f', dir], join(work, 'shared-out'));
+    const report = parseReport(json);
+    const texts = report.differences.map((e) => JSON.stringify(e));
+    expect(new Set(texts).size).toBe(texts.length);
+    const users = resolvedUsers(report);
+    expect(users).toHaveLength(40);
+    const used = new Set(report.users.flatMap((u) => [...u.lost, ...u.gained, ...u.old_clients]));
+    expect(used.size).toBe(report.differences.length);
+    // The thirty alike share one list of indices; each of the ten has a RESERVED difference of its own.
+    const alike = report.users.filter((u) => /^user([0-9]|[12][0-9])@/.test(u.email));
+    expect(alike).toHaveLength(30);
+    for (const u of alike) expect(u.lost).toEqual(alike[0]!.lost);
+    expect(alike[0]!.lost.length).toBeGreaterThan(0);
+    const own = report.users.filter((u) => /^user3[0-9]@/.test(u.email));
+    expect(new Set(own.map((u) => JSON.stringify(u.lost))).size).toBe(10);
+    // Every code used has its sentence; one user a line.
+    const codes = [
+      ...report.account,
+      ...report.differences,
+      ...report.users.flatMap((u) => [...u.notes, ...u.devices.flatMap((d) => d.notes)]),
+    ].map((x) => x.code);
+    for (const code of codes) expect(report.causes[code], code).toMatch(/\w/);
+    expect(json.split('\n').filter((l) => l.startsWith('    {"email":'))).toHaveLength(40);
+    // The full listing (version 1's, each difference under each user with its cause) is several times larger.
+    const full = reportV1Text(json);
+    expect(full.length).toBeGreaterThan(3 * json.length);
+    for (const u of users) for (const e of u.lost) expect(full).toContain(JSON.stringify(e.example));
+    // report.md groups the thirty in one section, and writes every difference's packet.
+    expect(md).toContain(`### ${alike.map((u) => u.email).join(', ')} (narrower)`);
+    for (const e of report.differences) expect(md).toContain(`e.g. \`${e.example}\``);
   });
 
   it('refuses bad input naming what is wrong, and writes nothing', async () => {
