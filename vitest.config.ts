@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { postgresBinDir } from './test/helpers/postgres.js';
+import { LongFirstSequencer } from './test/helpers/sequencer.js';
 import { filesRunningTheBuild } from './test/helpers/tiers.js';
 
 /**
@@ -77,6 +78,8 @@ export default defineConfig({
     // the folder it changes to); `--isolate` gives each file a fresh worker again.
     isolate: false,
     maxWorkers: Number(process.env.NETFORM_TEST_WORKERS) || Math.max(3, availableParallelism() + 1),
+    // Files known to take long start first (a fresh clone has no durations cached): test/helpers/sequencer.ts.
+    sequence: { sequencer: LongFirstSequencer },
     reporters: ['default'],
     // NETFORM_TEST_CPU_LOG=FILE: one line per test file with its CPU seconds, child processes included.
     setupFiles: process.env.NETFORM_TEST_CPU_LOG ? ['test/helpers/cpu-log.ts'] : [],

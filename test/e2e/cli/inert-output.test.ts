@@ -3,16 +3,21 @@
  * drift, the webhook, export and show only escaped for where they are written. No raw ESC, BEL
  * or bidi override; no line netform did not mean starting with `::`; in markdown, links and images
  * only inside code spans or fences. JSON still carries every value exactly.
+ *
+ * In-process (run(argv, io)): what is checked is the text netform writes. The same hostile names
+ * reach every command as a process of the built CLI in the safety net (e2e/cli/safety-net.test.ts),
+ * drift --every with a webhook included.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCliProcess } from '../../helpers/cli.js';
+import { runCli } from '../../helpers/cli.js';
+import { startInProcess, type RunningInProcess } from '../../helpers/run-in-process.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import { expectNoLinkOutsideCode, HOSTILE_MARKDOWN } from '../../helpers/inert.js';
-import { startDrift, startWebhookReceiver, type DriftProcess, type WebhookReceiver } from '../../helpers/drift.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/drift.js';
 
 const MARKDOWN = HOSTILE_MARKDOWN;
 /** Device names (and descriptions) a user can give its own devices on a real server. */
@@ -32,7 +37,7 @@ let dir: string;
 let desired: string;
 let env: Record<string, string>;
 let hook: WebhookReceiver;
-let drift: DriftProcess | undefined;
+let drift: RunningInProcess | undefined;
 
 /** Fails on any raw control, bidi override, or line read as a workflow command. */
 function expectInert(text: string, where: string): void {
@@ -105,13 +110,14 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  drift?.kill();
+  drift?.stop();
+  await drift?.done;
   await Promise.all([server.stop(), hook.close(), rm(dir, { recursive: true, force: true })]);
 });
 
 describe('hostile names from the server and file names from a pull request', () => {
   it('plan: text and markdown are inert, json carries the exact values', async () => {
-    const text = await runCliProcess(['plan', '-f', desired], { env });
+    const text = await runCli(['plan', '-f', desired], { env });
     expect(text.code, text.stderr).toBe(2);
     expectInert(text.stdout, 'plan text stdout');
     expectInert(text.stderr, 'plan text stderr');
@@ -120,7 +126,7 @@ describe('hostile names from the server and file names from a pull request', () 
     expect(text.stdout).toContain('bidi\\u202eexe.txt');
     expect(text.stdout).toContain('x`\\u000a::error::file.yaml');
 
-    const md = await runCliProcess(['plan', '-f', desired, '--format', 'markdown'], { env });
+    const md = await runCli(['plan', '-f', desired, '--format', 'markdown'], { env });
     expect(md.code, md.stderr).toBe(2);
     expectMarkdownInert(md.stdout, 'plan markdown');
     expectInert(md.stderr, 'plan markdown stderr');
@@ -128,7 +134,7 @@ describe('hostile names from the server and file names from a pull request', () 
     expect(md.stdout).toContain(`own rules of \`${MARKDOWN_EMAIL}\` apply`);
     expect(md.stdout).toContain('desired/x`\\u000a::error::file.yaml``');
 
-    const json = await runCliProcess(['plan', '-f', desired, '--format', 'json'], { env });
+    const json = await runCli(['plan', '-f', desired, '--format', 'json'], { env });
     expect(json.code, json.stderr).toBe(2);
     const values = strings(JSON.parse(json.stdout));
     for (const name of HOSTILE_NAMES)
@@ -140,17 +146,17 @@ describe('hostile names from the server and file names from a pull request', () 
   });
 
   it('drift once (text, markdown) and drift --every with a webhook: inert; the report keeps the values', async () => {
-    const text = await runCliProcess(['drift', '-f', desired], { env });
+    const text = await runCli(['drift', '-f', desired], { env });
     expect(text.code, text.stderr).toBe(2);
     expectInert(text.stdout + text.stderr, 'drift text');
-    const md = await runCliProcess(['drift', '-f', desired, '--format', 'markdown'], { env });
+    const md = await runCli(['drift', '-f', desired, '--format', 'markdown'], { env });
     expect(md.code, md.stderr).toBe(2);
     expectMarkdownInert(md.stdout, 'drift markdown');
 
-    drift = startDrift(['-f', desired, '--every', '*/1 * * * * *', '--webhook', hook.url], env);
+    drift = startInProcess(['drift', '-f', desired, '--every', '*/1 * * * * *', '--webhook', hook.url], { env });
     await hook.waitForCount(1);
-    drift.child.kill('SIGTERM');
-    await drift.exited;
+    drift.stop('SIGTERM');
+    const ended = await drift.done;
     const delivered = hook.received[0]!;
     const body = JSON.parse(delivered.text) as { text: string };
     expectInert(body.text, 'webhook text');
@@ -160,14 +166,14 @@ describe('hostile names from the server and file names from a pull request', () 
     expect(body.text).not.toMatch(/[<>]/);
     // The JSON report itself still carries the exact label.
     expect(strings(delivered.report).some((v) => v.includes('new-one'))).toBe(true);
-    expectInert(drift.stderr(), 'drift --every stderr');
+    expectInert(ended.stderr, 'drift --every stderr');
   });
 
   it('export and show: the exact values, inert', async () => {
-    const exported = await runCliProcess(['export'], { env });
+    const exported = await runCli(['export'], { env });
     expect(exported.code, exported.stderr).toBe(0);
     expectInert(exported.stdout + exported.stderr, 'export');
-    const show = await runCliProcess(['show'], { env });
+    const show = await runCli(['show'], { env });
     expect(show.code, show.stderr).toBe(0);
     expectInert(show.stdout + show.stderr, 'show');
     // YAML escapes them: reading the export back gives the exact names.
@@ -189,7 +195,7 @@ describe('hostile names from the server and file names from a pull request', () 
         '',
       ].join('\n'),
     );
-    const applied = await runCliProcess(['apply', '-f', pruning, '--yes', '--allow-deletes', '100'], { env });
+    const applied = await runCli(['apply', '-f', pruning, '--yes', '--allow-deletes', '100'], { env });
     expect(applied.code, applied.stderr).toBe(0);
     expectInert(applied.stdout, 'apply stdout');
     expectInert(applied.stderr, 'apply stderr');

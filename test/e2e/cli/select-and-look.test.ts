@@ -1,11 +1,15 @@
-/** `--target`, `netform show` and `netform completion`, with the real CLI against a real server. */
+/**
+ * `--target`, `netform show` and `netform completion`, in-process (run(argv, io)) against a real
+ * server. The same commands as processes of the built CLI: plan, apply -f, show and validate in the
+ * safety net (e2e/cli/safety-net.test.ts), the bin itself in e2e/cli/process-path.test.ts.
+ */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { runCliProcess } from '../../helpers/cli.js';
+import { runCli } from '../../helpers/cli.js';
 import type { TestServer } from '../../helpers/server.js';
 import {
   describeResult,
-  netformProcess,
+  netform,
   serverState,
   wgKey,
   type Workspace,
@@ -32,7 +36,7 @@ rules:
 describe('--target', () => {
   it('limits plan and apply to the targets and what they need; repeatable; a later full run does the rest', async () => {
     const file = ws.write('netform.yaml', YAML);
-    const device = await netformProcess(server, [
+    const device = await netform(server, [
       'plan',
       '-f',
       file,
@@ -52,7 +56,7 @@ describe('--target', () => {
       'limited by --target device:alice@target.test/laptop: 3 other change(s) are left out of this plan; a run without --target makes them',
     );
 
-    const applied = await netformProcess(server, [
+    const applied = await netform(server, [
       'apply',
       '-f',
       file,
@@ -68,13 +72,13 @@ describe('--target', () => {
     expect(state.users.map((u) => u.email).sort()).toEqual(['admin@example.com', 'bob@target.test']);
     expect(state.rules.map((r) => r.destination)).toEqual(['10.99.0.0/16']);
 
-    const rest = await netformProcess(server, ['plan', '-f', file]);
+    const rest = await netform(server, ['plan', '-f', file]);
     expect(rest.stdout).toContain('Plan: 3 to create, 0 to update, 0 to replace, 0 to delete.');
   });
 
   it('refuses a target that is not in the plan key notation, before touching the server', async () => {
     const file = ws.path('netform.yaml');
-    const bad = await netformProcess(server, ['plan', '-f', file, '--target', 'alice@target.test']);
+    const bad = await netform(server, ['plan', '-f', file, '--target', 'alice@target.test']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain(
       'error: --target alice@target.test: expected user:EMAIL, device:EMAIL/NAME, rule:KEY or configuration',
@@ -85,24 +89,24 @@ describe('--target', () => {
 describe('netform show', () => {
   it('prints live objects as desired-state YAML, all or by key; the output validates', async () => {
     const file = ws.path('netform.yaml');
-    expect((await netformProcess(server, ['apply', '-f', file, '--yes'])).code).toBe(0);
-    const all = await netformProcess(server, ['show']);
+    expect((await netform(server, ['apply', '-f', file, '--yes'])).code).toBe(0);
+    const all = await netform(server, ['show']);
     expect(all.code, describeResult(all)).toBe(0);
     expect(all.stdout).toContain('email: alice@target.test');
     expect(all.stdout).toContain('email: bob@target.test');
 
-    const one = await netformProcess(server, ['show', 'device:alice@target.test/laptop', '--document']);
+    const one = await netform(server, ['show', 'device:alice@target.test/laptop', '--document']);
     expect(one.code, describeResult(one)).toBe(0);
     expect(one.stdout).toContain('email: alice@target.test');
     expect(one.stdout).toContain(`public_key: ${LAPTOP}`);
     expect(one.stdout).not.toContain('bob@target.test');
     expect(one.stdout).not.toContain('10.20.0.0/16');
 
-    const validated = await runCliProcess(['validate', '-f', '-'], { input: all.stdout });
+    const validated = await runCli(['validate', '-f', '-'], { input: all.stdout });
     expect(validated.code, describeResult(validated)).toBe(0);
     expect(all.stdout).toMatch(/^# /);
 
-    const missing = await netformProcess(server, ['show', 'user:nobody@target.test']);
+    const missing = await netform(server, ['show', 'user:nobody@target.test']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('error: the server has no user:nobody@target.test');
   });
@@ -111,8 +115,8 @@ describe('netform show', () => {
 describe('netform show KEY', () => {
   it('prints only the fragments of the objects named, no header, indented to paste; pasted, they plan clean', async () => {
     const file = ws.path('netform.yaml');
-    expect((await netformProcess(server, ['apply', '-f', file, '--yes'])).code).toBe(0);
-    const shown = await netformProcess(server, [
+    expect((await netform(server, ['apply', '-f', file, '--yes'])).code).toBe(0);
+    const shown = await netform(server, [
       'show',
       'user:bob@target.test',
       'device:alice@target.test/laptop',
@@ -139,14 +143,14 @@ describe('netform show KEY', () => {
     const [bob, own, global] = [lines[0]!, lines[5]!, lines[6]!];
     const laptop = lines.slice(1, 5);
     const yaml = ['version: 1', 'users:', '  - email: alice@target.test', '    devices:', ...laptop, '    rules:', own];
-    const admin = (await netformProcess(server, ['show', 'user:admin@example.com'])).stdout;
+    const admin = (await netform(server, ['show', 'user:admin@example.com'])).stdout;
     const pasted = ws.write('pasted.yaml', [...yaml, bob, admin, 'rules:', global, ''].join('\n'));
-    const plan = await netformProcess(server, ['plan', '-f', pasted]);
+    const plan = await netform(server, ['plan', '-f', pasted]);
     expect(plan.code, describeResult(plan)).toBe(0);
     expect(plan.stdout).toContain('No changes: the server matches the desired state.');
 
     // Without keys, or with --document: a whole document as export writes it.
-    const document = await netformProcess(server, ['show', 'user:bob@target.test', '--document']);
+    const document = await netform(server, ['show', 'user:bob@target.test', '--document']);
     expect(document.stdout).toMatch(/^# /);
     expect(document.stdout).toContain('version: 2');
   });
@@ -154,7 +158,7 @@ describe('netform show KEY', () => {
 
 describe('netform completion', () => {
   it('bash: completes commands, subcommands and options', async () => {
-    const script = await runCliProcess(['completion', 'bash']);
+    const script = await runCli(['completion', 'bash']);
     expect(script.code).toBe(0);
     const complete = (words: string[]) => {
       const program = `${script.stdout}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _netform; echo "\${COMPREPLY[*]}"`;
@@ -170,7 +174,7 @@ describe('netform completion', () => {
   });
 
   it('bash: completes every command of the registry, the access commands and their options included', async () => {
-    const script = await runCliProcess(['completion', 'bash']);
+    const script = await runCli(['completion', 'bash']);
     const complete = (words: string[]) => {
       const program = `${script.stdout}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _netform; echo "\${COMPREPLY[*]}"`;
       return spawnSync('bash', ['-c', program], { encoding: 'utf8' }).stdout.trim();
@@ -185,7 +189,7 @@ describe('netform completion', () => {
     ['zsh', ['-n']],
     ['fish', ['-n']],
   ] as const)('%s: a script the shell parses', async (shell, args) => {
-    const script = await runCliProcess(['completion', shell]);
+    const script = await runCli(['completion', shell]);
     expect(script.code).toBe(0);
     expect(script.stdout).toContain('netform');
     const available = spawnSync(shell, ['--version']).status === 0;
@@ -195,7 +199,7 @@ describe('netform completion', () => {
   });
 
   it('refuses an unknown shell', async () => {
-    const result = await runCliProcess(['completion', 'tcsh']);
+    const result = await runCli(['completion', 'tcsh']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('completion: unknown shell "tcsh"; choose one of bash, zsh, fish');
   });

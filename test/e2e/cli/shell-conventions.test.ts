@@ -1,12 +1,16 @@
-/** `-f -` and `-o -` as shells expect, and no hint that would overwrite an input file. */
+/**
+ * `-f -` and `-o -` as shells expect, and no hint that would overwrite an input file. Reading a
+ * real stdin pipe is the built CLI as a process; the rest runs in-process (run(argv, io)), its
+ * process paths (apply PLANFILE, export -o, plan -o) in the safety net (e2e/cli/safety-net.test.ts).
+ */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCliProcess } from '../../helpers/cli.js';
+import { runCli, runCliProcess } from '../../helpers/cli.js';
 import { TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import {
   describeResult,
-  netformProcess,
+  netform,
   serverState,
   type Workspace,
   useServerAndWorkspace,
@@ -29,7 +33,7 @@ describe('shell conventions', () => {
     expect(result.stderr).toContain('+ user stdin@shell.test');
     // The saved plan from stdout applies as is.
     const planPath = ws.write('from-stdout.json', result.stdout);
-    const applied = await netformProcess(server, ['apply', planPath]);
+    const applied = await netform(server, ['apply', planPath]);
     expect(applied.code, describeResult(applied)).toBe(0);
     expect((await serverState(server)).users.map((u) => u.email)).toContain('stdin@shell.test');
   });
@@ -44,7 +48,7 @@ describe('shell conventions', () => {
   });
 
   it('export -o - prints to stdout and creates no folder named -', async () => {
-    const result = await runCliProcess(['export', '-o', '-'], { env: env(), cwd: ws.dir });
+    const result = await runCli(['export', '-o', '-'], { env: env(), cwd: ws.dir });
     expect(result.code, describeResult(result)).toBe(0);
     expect(result.stdout).toContain('email: stdin@shell.test');
     expect(existsSync(join(ws.dir, '-'))).toBe(false);
@@ -52,14 +56,14 @@ describe('shell conventions', () => {
 
   it('never suggests, nor does, overwriting an input file', async () => {
     const file = ws.write('desired/netform.yaml', YAML);
-    const wrong = await netformProcess(server, ['apply', file]);
+    const wrong = await netform(server, ['apply', file]);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain(
       `not a saved plan (not JSON). To apply desired-state files, pass them with -f: netform apply -f ${file}`,
     );
     expect(wrong.stderr).not.toMatch(/plan -o \S*netform\.yaml/);
     for (const out of [file, ws.path('desired/plan.yaml')]) {
-      const refused = await netformProcess(server, ['plan', '-f', out === file ? file : ws.path('desired'), '-o', out]);
+      const refused = await netform(server, ['plan', '-f', out === file ? file : ws.path('desired'), '-o', out]);
       expect(refused.code, describeResult(refused)).toBe(1);
       expect(refused.stderr).toContain(`-o ${out} would overwrite the desired state read from`);
     }

@@ -1,7 +1,8 @@
 /**
- * End to end: the synthesized examples/cdktf stack is planned and applied by the built CLI against
- * a real server process, then plans clean, and so does the equivalent YAML of examples/basic.
- * Build first (`npm test` does).
+ * End to end: the synthesized examples/cdktf stack is planned and applied against a real server,
+ * then plans clean, and so does the equivalent YAML of examples/basic. The CLI runs in-process
+ * (run(argv, io)); a synthesized stack planned by the built CLI as a process, installed from the
+ * packed tarball: e2e/package/install.test.ts; apply -f as a process: the safety net.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCliProcess, type CliResult } from '../../helpers/cli.js';
+import { runCli, type CliResult } from '../../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -21,8 +22,8 @@ let dir: string;
 let stackDir: string;
 let secrets: Record<string, string>;
 
-function netformProcess(args: string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
-  return runCliProcess(args, {
+function netform(args: string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(args, {
     cwd: dir,
     env: {
       NETFORM_URL: server.url,
@@ -60,12 +61,12 @@ afterAll(async () => {
 
 describe('a synthesized CDKTF stack against a real server', () => {
   it('plans, applies, and then plans no changes; the YAML of the same company plans no changes either', async () => {
-    const plan = await netformProcess(['plan', '-f', stackDir]);
+    const plan = await netform(['plan', '-f', stackDir]);
     expect(plan.code, show(plan)).toBe(2);
     expect(plan.stdout).toContain('carol@example.com');
     for (const value of Object.values(secrets)) expect(plan.stdout + plan.stderr).not.toContain(value);
 
-    const apply = await netformProcess(['apply', '-f', join(stackDir, 'cdk.tf.json'), '--yes']);
+    const apply = await netform(['apply', '-f', join(stackDir, 'cdk.tf.json'), '--yes']);
     expect(apply.code, show(apply)).toBe(0);
     for (const value of Object.values(secrets)) expect(apply.stdout + apply.stderr).not.toContain(value);
 
@@ -111,7 +112,7 @@ describe('a synthesized CDKTF stack against a real server', () => {
     // Nothing to write. The examples do not declare the server's own admin (the token's), an
     // admin in no file: the plan is pending (exit 2, W3.5), and that admin is all that is left.
     for (const path of [stackDir, join(root, 'examples', 'basic', 'netform.yaml')]) {
-      const again = await netformProcess(['plan', '-f', path, '--format', 'json']);
+      const again = await netform(['plan', '-f', path, '--format', 'json']);
       expect(again.code, show(again)).toBe(2);
       const plan = JSON.parse(again.stdout);
       expect(plan.changes).toEqual([]);
@@ -131,7 +132,7 @@ describe('a synthesized CDKTF stack against a real server', () => {
     stack.resource.firezone_device.bob_example_com_laptop.mtu = 1400;
     await writeFile(join(broken, 'cdk.tf.json'), JSON.stringify(stack, null, 2));
 
-    const apply = await netformProcess(['apply', '-f', broken, '--yes']);
+    const apply = await netform(['apply', '-f', broken, '--yes']);
     expect(apply.code, show(apply)).toBe(1);
     expect(apply.stderr).toMatch(
       /cdk\.tf\.json:\d+:\d+: firezone_device\.bob_example_com_laptop\.user_id: references firezone_user\.zoe, which this stack does not declare/,
