@@ -151,7 +151,10 @@ async function load(url, headers, pid, duration = SECONDS, paths = undefined) {
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const percent = (x) => `${(100 * x).toFixed(0)}%`;
-const loadAverage = () => loadavg().map((x) => x.toFixed(1)).join(' ');
+const loadAverage = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'netform-get-'));
@@ -159,7 +162,8 @@ async function main() {
   if (BASELINE) builds.push({ name: 'baseline', dist: resolve(BASELINE) });
   builds.push(...EXTRA_BUILDS);
   for (const build of builds)
-    if (!existsSync(join(build.dist, 'src/cli/main.js'))) throw new Error(`${build.dist}: no built CLI (npm run build)`);
+    if (!existsSync(join(build.dist, 'src/cli/main.js')))
+      throw new Error(`${build.dist}: no built CLI (npm run build)`);
   const loadBefore = loadAverage();
   const started = [];
   try {
@@ -189,7 +193,8 @@ async function main() {
     // --ids N: N - 1 more devices of the same owner, written through the Store in one transaction.
     const paths = [path];
     if (IDS > 1) {
-      const { withStoreTransaction, deviceRow, deviceIpv4, deviceIpv6, key, storeNow } = await import('./scale-data.mjs');
+      const { withStoreTransaction, deviceRow, deviceIpv4, deviceIpv6, key, storeNow } =
+        await import('./scale-data.mjs');
       const now = storeNow();
       await withStoreTransaction(dbPath, async (tx) => {
         for (let i = 1; i < IDS; i++) {

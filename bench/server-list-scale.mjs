@@ -19,9 +19,21 @@
  * of it; about 5 times as long at a load average of 20).
  * --baseline DIST: the same sizes served by another build as well, in the same rounds.
  * --keep DIR: seeded databases are kept in DIR and used again by the next run with the same DIR.
+ * --prof DIR: each server runs with --cpu-prof into DIR/<build>-<scale>x (a profile on exit).
+ * The CPU column is the time on a CPU of all the server's threads (garbage collection included),
+ * from /proc/PID/task/TID/schedstat.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -45,15 +57,23 @@ const BASELINE = argValue('--baseline', undefined);
 const KEEP = argValue('--keep', undefined);
 const OURS = fileURLToPath(new URL('../dist', import.meta.url));
 const LISTS = ['users', 'devices', 'rules'];
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+const PROF = argValue('--prof', undefined);
 const loadAverage = () =>
   loadavg()
     .map((x) => x.toFixed(1))
     .join(' ');
 
+/** Time on a CPU of all the process's threads (garbage collection's included), in ms, from the scheduler's nanoseconds. */
 function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  }
+  return ns / 1e6;
 }
 
 /** VmRSS and VmHWM of a process, in MB. */
@@ -68,10 +88,20 @@ function resetPeak(pid) {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
-function startServer(dist, db) {
+function startServer(dist, db, name) {
   const child = spawn(
     process.execPath,
-    [join(dist, 'src/cli/main.js'), 'serve', '--port', '0', '--db', db, '--log-level', 'warn'],
+    [
+      ...(PROF ? ['--cpu-prof', '--cpu-prof-dir', join(PROF, name)] : []),
+      join(dist, 'src/cli/main.js'),
+      'serve',
+      '--port',
+      '0',
+      '--db',
+      db,
+      '--log-level',
+      'warn',
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   return new Promise((resolvePromise, reject) => {
@@ -167,7 +197,7 @@ async function main() {
         // Each build serves its own copy: a server may write to its file (allocation hints).
         const db = join(dir, `fleet-${s.scale}-${builds.indexOf(build)}.db`);
         writeFileSync(db, readFileSync(s.db));
-        const server = await startServer(build.dist, db);
+        const server = await startServer(build.dist, db, `${builds.indexOf(build)}-${s.scale}x`);
         servers.push(server);
         targets.push({ build: build.name, ...s, server });
       }

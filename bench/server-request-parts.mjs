@@ -87,7 +87,13 @@ async function partsOf(dist) {
   });
   const deviceSettings = deepFreeze({
     serverPublicKey: 'x'.repeat(44),
-    defaults: { allowed_ips: ['0.0.0.0/0', '::/0'], dns: ['1.1.1.1'], endpoint: 'vpn:51820', mtu: 1280, persistent_keepalive: 25 },
+    defaults: {
+      allowed_ips: ['0.0.0.0/0', '::/0'],
+      dns: ['1.1.1.1'],
+      endpoint: 'vpn:51820',
+      mtu: 1280,
+      persistent_keepalive: 25,
+    },
   });
   const device = deepFreeze({
     id: 'a73eb33f-1711-4e3c-a0c7-e5d102c42e73',
@@ -99,7 +105,9 @@ async function partsOf(dist) {
     ipv4: '10.0.0.1',
     ipv6: 'fd00::2',
     ...Object.fromEntries(['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'].map((k) => [k, null])),
-    ...Object.fromEntries(['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'].map((k) => [`use_default_${k}`, true])),
+    ...Object.fromEntries(
+      ['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'].map((k) => [`use_default_${k}`, true]),
+    ),
     remote_ip: null,
     latest_handshake: null,
     rx_bytes: null,
