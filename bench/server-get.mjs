@@ -112,12 +112,16 @@ function startProcess(args, label, stderrFile) {
         resolvePromise({
           url: match[1],
           pid: child.pid,
+          label,
           stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))),
         });
     });
     child.once('exit', (code) => reject(new Error(`${label} exited (${code}) before listening`)));
   });
 }
+
+/** Requests answered by each server process (warm-up included), by pid: the divisor of --prof's summary. */
+const answered = new Map();
 
 async function load(url, headers, pid, duration = SECONDS, paths = undefined) {
   const before = cpuMicros(pid);
@@ -141,6 +145,7 @@ async function load(url, headers, pid, duration = SECONDS, paths = undefined) {
   });
   const after = cpuMicros(pid);
   const n = result.requests.total;
+  answered.set(pid, (answered.get(pid) ?? 0) + n);
   const bad = result.non2xx + result.errors + result.timeouts;
   if (bad > 0)
     throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
@@ -296,7 +301,79 @@ async function main() {
     }
   } finally {
     await Promise.all(started.map((s) => s.stop()));
+    if (PROF) summariseProfiles(started);
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * --prof: each server's profile as µs of its main thread's busy time per answered request, by
+ * what the samples were in: netform's own code (dist/, by the nearest own function), a package,
+ * a part of Node, the serializer (fast-json-stringify's generated code), the send (`writev`),
+ * garbage collection. Start-up (module loading, building the app) is left out. The profile is
+ * wall time on the thread: on a loaded machine a system call that wakes another process (the
+ * send) also counts the time the server then waits for a CPU, which its CPU time does not.
+ */
+function summariseProfiles(servers) {
+  const files = readdirSync(PROF).filter((f) => f.endsWith('.cpuprofile'));
+  for (const server of servers) {
+    const file = files.find((f) => f.split('.').includes(String(server.pid)));
+    const requests = answered.get(server.pid);
+    if (!file || !requests) continue;
+    const profile = JSON.parse(readFileSync(join(PROF, file), 'utf8'));
+    const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+    const parent = new Map();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const byPart = new Map();
+    const byOwn = new Map();
+    const add = (map, key, us) => map.set(key, (map.get(key) ?? 0) + us);
+    for (let i = 0; i < profile.samples.length; i++) {
+      const us = profile.timeDeltas[i + 1] ?? 0;
+      const stack = [];
+      for (let id = profile.samples[i]; id !== undefined; id = parent.get(id)) stack.push(nodes.get(id).callFrame);
+      const leaf = stack[0];
+      if (leaf.functionName === '(idle)') continue;
+      if (
+        stack.some((f) =>
+          /cjs\/loader|esm\/|avvio|bootstrap|compileSchemas|buildApp|startServer/.test(f.url + f.functionName),
+        )
+      )
+        continue;
+      let part;
+      if (leaf.functionName === '(garbage collector)') part = 'garbage collection';
+      else if (leaf.functionName === '(program)') part = '(program)';
+      else if (leaf.functionName === 'writev' || leaf.functionName === 'writeUtf8String') part = 'send (writev)';
+      else
+        for (const f of stack) {
+          if (f.url.includes('/dist/')) {
+            part = 'netform';
+            add(byOwn, `${f.functionName || '(anonymous)'} ${f.url.replace(/.*\/dist\//, '')}:${f.lineNumber + 1}`, us);
+            break;
+          }
+          if (f.url.includes('fast-json-stringify') || (f.url === '' && /^anonymous/.test(f.functionName))) {
+            part = 'serializer';
+            break;
+          }
+          if (f.url.includes('node_modules/')) {
+            part = f.url.replace(/.*node_modules\/((@[^/]+\/)?[^/]+).*/, '$1');
+            break;
+          }
+          if (f.url.startsWith('node:')) {
+            part = `node ${f.url.replace(/^node:(internal\/)?/, '').split('/')[0]}`;
+            break;
+          }
+        }
+      add(byPart, part ?? 'other', us);
+    }
+    const total = [...byPart.values()].reduce((a, b) => a + b, 0);
+    console.log(
+      `\n${server.label}: ${requests} requests, ${(total / requests).toFixed(1)} µs busy per request (${file})`,
+    );
+    for (const [part, us] of [...byPart].sort((a, b) => b[1] - a[1]).slice(0, 16))
+      console.log(`  ${(us / requests).toFixed(2).padStart(7)} µs  ${part}`);
+    if (byOwn.size) console.log('  netform, by nearest own function:');
+    for (const [name, us] of [...byOwn].sort((a, b) => b[1] - a[1]).slice(0, 12))
+      console.log(`    ${(us / requests).toFixed(2).padStart(7)} µs  ${name}`);
   }
 }
 
