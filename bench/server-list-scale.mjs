@@ -20,8 +20,8 @@
  * --baseline DIST: the same sizes served by another build as well, in the same rounds.
  * --keep DIR: seeded databases are kept in DIR and used again by the next run with the same DIR.
  * --prof DIR: each server runs with --cpu-prof into DIR/<build>-<scale>x (a profile on exit).
- * The CPU column is the time on a CPU of all the server's threads (garbage collection included),
- * from /proc/PID/task/TID/schedstat.
+ * The CPU column is the time on a CPU of all the server's threads (the garbage collector's helper
+ * threads included), from /proc/PID/task/TID/schedstat; the main thread's is given apart.
  */
 import { spawn } from 'node:child_process';
 import {
@@ -63,17 +63,23 @@ const loadAverage = () =>
     .map((x) => x.toFixed(1))
     .join(' ');
 
-/** Time on a CPU of all the process's threads (garbage collection's included), in ms, from the scheduler's nanoseconds. */
+/**
+ * Time on a CPU of all the process's threads (the garbage collector's helper threads included),
+ * and of its main thread alone, in ms, from the scheduler's nanoseconds.
+ */
 function cpuMs(pid) {
   let ns = 0;
+  let main = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      const used = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      ns += used;
+      if (tid === String(pid)) main = used;
     } catch {
       // A thread that ended between the listing and the read.
     }
   }
-  return ns / 1e6;
+  return { all: ns / 1e6, main: main / 1e6 };
 }
 
 /** VmRSS and VmHWM of a process, in MB. */
@@ -142,8 +148,10 @@ async function measure(server, list, token) {
   resetPeak(server.pid);
   const cpuBefore = cpuMs(server.pid);
   const { ms, bytes } = await get(`${server.url}/v0/${list}`, token);
-  const cpu = cpuMs(server.pid) - cpuBefore;
-  return { ms, bytes, cpu, rest: before.rss, peak: memory(server.pid).peak };
+  const cpuAfter = cpuMs(server.pid);
+  const cpu = cpuAfter.all - cpuBefore.all;
+  const main = cpuAfter.main - cpuBefore.main;
+  return { ms, bytes, cpu, main, rest: before.rss, peak: memory(server.pid).peak };
 }
 
 /**
@@ -220,9 +228,9 @@ async function main() {
       `\n${ROUNDS} rounds, Node ${process.version}; load average (1, 5, 15 min) ${loadBefore} before, ${loadAverage()} after\n`,
     );
     console.log(
-      '| build | list | scale (objects) | MB answered | wall ms (median; rounds) | × 1×, paired wall | server CPU ms | × 1×, paired CPU | µs CPU per object | RSS at rest MB | peak RSS MB | peak − rest MB |',
+      '| build | list | scale (objects) | MB answered | wall ms (median; rounds) | × 1×, paired wall | server CPU ms | × 1×, paired CPU | µs CPU per object | main thread CPU ms | × 1×, paired | RSS at rest MB | peak RSS MB | peak − rest MB |',
     );
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const build of builds)
       for (const list of LISTS) {
         const base = results.get(`${build.name}|${SCALES[0]}|${list}`);
@@ -232,10 +240,12 @@ async function main() {
           const cpu = median(rs.map((r) => r.cpu));
           const wallRatio = median(rs.map((r, i) => r.ms / base[i].ms));
           const cpuRatio = median(rs.map((r, i) => r.cpu / base[i].cpu));
+          const main = median(rs.map((r) => r.main));
+          const mainRatio = median(rs.map((r, i) => r.main / base[i].main));
           const rest = median(rs.map((r) => r.rest));
           const peak = median(rs.map((r) => r.peak));
           console.log(
-            `| ${build.name} | ${list} | ${s.scale}× (${s.counts[list].toLocaleString('en')}) | ${(rs[0].bytes / 1e6).toFixed(1)} | ${wall.toFixed(0)} (${rs.map((r) => r.ms.toFixed(0)).join(' / ')}) | ${wallRatio.toFixed(2)} | ${cpu.toFixed(0)} | ${cpuRatio.toFixed(2)} | ${((1000 * cpu) / s.counts[list]).toFixed(2)} | ${rest.toFixed(0)} | ${peak.toFixed(0)} | ${(peak - rest).toFixed(0)} |`,
+            `| ${build.name} | ${list} | ${s.scale}× (${s.counts[list].toLocaleString('en')}) | ${(rs[0].bytes / 1e6).toFixed(1)} | ${wall.toFixed(0)} (${rs.map((r) => r.ms.toFixed(0)).join(' / ')}) | ${wallRatio.toFixed(2)} | ${cpu.toFixed(0)} | ${cpuRatio.toFixed(2)} | ${((1000 * cpu) / s.counts[list]).toFixed(2)} | ${main.toFixed(0)} | ${mainRatio.toFixed(2)} | ${rest.toFixed(0)} | ${peak.toFixed(0)} | ${(peak - rest).toFixed(0)} |`,
           );
         }
       }
