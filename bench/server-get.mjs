@@ -11,17 +11,29 @@
  *
  * For every target, requests per second and the server's CPU time (user and system, from /proc)
  * per answered request, which a shared machine moves less. Targets take turns round by round; the
- * figure of a target is the median of its rounds.
+ * figure of a target is the median of its rounds. The ratios to bare Fastify are paired: each
+ * round's netform figure against the bare figure of the same round (measured just before it), the
+ * median of those; a load that comes and goes then moves both sides of a ratio alike.
  *
  *   npm run build && node bench/server-get.mjs [--seconds 3] [--rounds 5] [--connections 16]
- *       [--baseline /path/to/other/dist] [--prof DIR] [--only quiet|logged]
+ *       [--baseline /path/to/other/dist] [--build NAME=DIST ...] [--prof DIR] [--only quiet|logged]
  *
- * --prof DIR: netform servers run with --cpu-prof into DIR (a profile per server, on exit).
+ * --baseline DIST: also measure that build ("baseline"); --build NAME=DIST (repeatable): more builds.
+ * --prof DIR: every server (bare Fastify too) runs with --cpu-prof into DIR (a profile each, on exit).
+ * --ids N: GET N devices in turn (default 1, the same device every time; above 1,000, more rows than
+ *   a server keeps: each GET reads its row and serializes it).
+ * --rate R: R requests per second for every target (autocannon's overallRate), so that each answers
+ *   the same load; --amount N: N requests per connection per round instead of --seconds.
+ * The CPU column is the time on a CPU of the server's threads from the scheduler
+ * (/proc/PID/task/TID/schedstat, nanoseconds), its user + system split from /proc/PID/stat (ticks).
+ * Takes about (1 + rounds × seconds) × targets seconds: 2 × 16 s = 32 s with --only quiet and no
+ * baseline, 48 s with one.
  */
 import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -35,14 +47,37 @@ function option(name, fallback) {
 const SECONDS = Number(option('seconds', '3'));
 const ROUNDS = Number(option('rounds', '5'));
 const CONNECTIONS = Number(option('connections', '16'));
+/** Requests per connection per round instead of --seconds (--amount N: every target answers the same N × connections). */
+const AMOUNT = option('amount', undefined);
+/** GET this many devices in turn (1: the same device every time; more than the 1,000 rows a server keeps: a row read and serialized each time). */
+const IDS = Number(option('ids', '1'));
 const BASELINE = option('baseline', undefined);
+/** Every `--build NAME=DIST`. */
+const EXTRA_BUILDS = process.argv
+  .flatMap((arg, i) => (arg === '--build' ? [process.argv[i + 1]] : []))
+  .map((spec) => ({ name: spec.slice(0, spec.indexOf('=')), dist: resolve(spec.slice(spec.indexOf('=') + 1)) }));
 const PROF = option('prof', undefined);
 const ONLY = option('only', undefined);
+/** Requests per second, the same for every target (autocannon's overallRate); none: as fast as each answers. */
+const RATE = option('rate', undefined);
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
+/** The process's CPU time so far, user and system, in µs (from /proc). */
 function cpuMicros(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  return {
+    user: (Number(fields[11]) * 1e6) / CLOCK_TICKS,
+    system: (Number(fields[12]) * 1e6) / CLOCK_TICKS,
+    onCpu: onCpuMicros(pid),
+  };
+}
+
+/** Time on a CPU of all the process's threads, in µs, from the scheduler (nanosecond clock; /proc/PID/task/TID/schedstat). */
+function onCpuMicros(pid) {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`))
+    ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+  return ns / 1000;
 }
 
 /** Child: a bare Fastify app answering BYTES_FILE; `logged`: one access line a request to LOG_FILE. */
@@ -59,6 +94,8 @@ async function bareChild(bytesFile, logFile) {
     });
   app.get('/v0/devices/:id', async (_request, reply) => reply.type('application/json; charset=utf-8').send(bytes));
   await app.listen({ host: '127.0.0.1', port: 0 });
+  // Exits (writing its --cpu-prof profile) when the bench stops it.
+  process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
   process.stdout.write(`listening on http://127.0.0.1:${app.server.address().port}\n`);
 }
 
@@ -75,6 +112,7 @@ function startProcess(args, label, stderrFile) {
         resolvePromise({
           url: match[1],
           pid: child.pid,
+          label,
           stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))),
         });
     });
@@ -82,22 +120,56 @@ function startProcess(args, label, stderrFile) {
   });
 }
 
-async function load(url, headers, pid, duration = SECONDS) {
+/** Requests answered by each server process (warm-up included), by pid: the divisor of --prof's summary. */
+const answered = new Map();
+
+async function load(url, headers, pid, duration = SECONDS, paths = undefined) {
   const before = cpuMicros(pid);
-  const result = await autocannon({ url, connections: CONNECTIONS, duration, headers });
-  const cpu = (cpuMicros(pid) - before) / result.requests.total;
+  let next = 0;
+  const result = await autocannon({
+    url,
+    // Each request the next path in turn (--ids).
+    ...(paths
+      ? {
+          requests: [
+            {
+              setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length] }),
+            },
+          ],
+        }
+      : {}),
+    connections: CONNECTIONS,
+    ...(AMOUNT ? { amount: Number(AMOUNT) * CONNECTIONS } : { duration }),
+    headers,
+    ...(RATE ? { overallRate: Number(RATE) } : {}),
+  });
+  const after = cpuMicros(pid);
+  const n = result.requests.total;
+  answered.set(pid, (answered.get(pid) ?? 0) + n);
   const bad = result.non2xx + result.errors + result.timeouts;
   if (bad > 0)
     throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  return { rps: result.requests.average, cpu };
+  const user = (after.user - before.user) / n;
+  const system = (after.system - before.system) / n;
+  return { rps: result.requests.average, cpu: (after.onCpu - before.onCpu) / n, user, system };
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const percent = (x) => `${(100 * x).toFixed(0)}%`;
+const loadAverage = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'netform-get-'));
   const builds = [{ name: 'this branch', dist: OURS }];
-  if (BASELINE && existsSync(join(BASELINE, 'src/cli/main.js'))) builds.push({ name: 'baseline', dist: BASELINE });
+  if (BASELINE) builds.push({ name: 'baseline', dist: resolve(BASELINE) });
+  builds.push(...EXTRA_BUILDS);
+  for (const build of builds)
+    if (!existsSync(join(build.dist, 'src/cli/main.js')))
+      throw new Error(`${build.dist}: no built CLI (npm run build)`);
+  const loadBefore = loadAverage();
   const started = [];
   try {
     const { issueToken, setServerDefault, startServer } = await import(join(OURS, 'server/index.js'));
@@ -123,13 +195,35 @@ async function main() {
     const bytesFile = join(dir, 'device.json');
     writeFileSync(bytesFile, bytes);
     const path = `/v0/devices/${device.id}`;
+    // --ids N: N - 1 more devices of the same owner, written through the Store in one transaction.
+    const paths = [path];
+    if (IDS > 1) {
+      const { withStoreTransaction, deviceRow, deviceIpv4, deviceIpv6, key, storeNow } =
+        await import('./scale-data.mjs');
+      const now = storeNow();
+      await withStoreTransaction(dbPath, async (tx) => {
+        for (let i = 1; i < IDS; i++) {
+          const id = randomUUID();
+          const name = `device-${i}`;
+          const [ipv4, ipv6] = [deviceIpv4(i + 10), deviceIpv6(i + 10)];
+          await tx.insertDevice(deviceRow({ id, user_id: user.id, name, public_key: key(), ipv4, ipv6 }, now));
+          paths.push(`/v0/devices/${id}`);
+        }
+      });
+    }
 
     const targets = [];
     const modes = ONLY ? [ONLY] : ['quiet', 'logged'];
     for (const mode of modes) {
       const logFile = mode === 'logged' ? join(dir, 'bare-access.log') : undefined;
       const bare = await startProcess(
-        [fileURLToPath(import.meta.url), '--bare', bytesFile, ...(logFile ? [logFile] : [])],
+        [
+          ...(PROF ? ['--cpu-prof', '--cpu-prof-dir', PROF] : []),
+          fileURLToPath(import.meta.url),
+          '--bare',
+          bytesFile,
+          ...(logFile ? [logFile] : []),
+        ],
         'bare',
       );
       started.push(bare);
@@ -169,38 +263,117 @@ async function main() {
         });
       }
     }
-    for (const t of targets) await load(t.url, t.headers, t.pid, 1);
+    const many = IDS > 1 ? paths : undefined;
+    for (const t of targets) await load(t.url, t.headers, t.pid, 1, many);
     const results = new Map(targets.map((t) => [t, []]));
     for (let round = 0; round < ROUNDS; round++)
       for (const t of targets) {
-        const r = await load(t.url, t.headers, t.pid);
+        const r = await load(t.url, t.headers, t.pid, SECONDS, many);
         results.get(t).push(r);
-        process.stderr.write(`round ${round + 1}: ${t.name}: ${Math.round(r.rps)} req/s, ${r.cpu.toFixed(1)} µs CPU\n`);
+        process.stderr.write(
+          `round ${round + 1}: ${t.name}: ${Math.round(r.rps)} req/s, ${r.cpu.toFixed(1)} µs CPU (load ${loadAverage()})\n`,
+        );
       }
     for (const t of targets)
       if (t.logFile && !(statSync(t.logFile).size > 0)) throw new Error(`${t.name}: no access lines written`);
-    console.log(`\n${SECONDS} s per round, ${ROUNDS} rounds, ${CONNECTIONS} connections, Node ${process.version}\n`);
     console.log(
-      '| target | req/s (median) | rounds | server CPU µs/request (median) | vs bare (req/s) | vs bare (CPU) |',
+      `\n${AMOUNT ? `${AMOUNT} requests per connection` : `${SECONDS} s`} per round, ${ROUNDS} rounds, ${CONNECTIONS} connections, ${IDS} device${IDS > 1 ? 's in turn' : ''}${RATE ? `, ${RATE} requests per second` : ''}, Node ${process.version}; load average (1, 5, 15 min) ${loadBefore} before, ${loadAverage()} after\n`,
+    );
+    console.log(
+      '| target | req/s (median) | rounds | server CPU µs/request (median; user + system from /proc/PID/stat) | vs bare, paired: req/s | vs bare, paired: CPU (rounds) |',
     );
     console.log('|---|---|---|---|---|---|');
     for (const mode of modes) {
       const ofMode = targets.filter((t) => t.mode === mode);
-      const floor = ofMode.find((t) => t.bare);
-      const fr = median(results.get(floor).map((r) => r.rps));
-      const fc = median(results.get(floor).map((r) => r.cpu));
+      const floor = results.get(ofMode.find((t) => t.bare));
       for (const t of ofMode) {
         const rs = results.get(t);
         const rps = median(rs.map((r) => r.rps));
         const cpu = median(rs.map((r) => r.cpu));
+        const split = `${median(rs.map((r) => r.user)).toFixed(1)} + ${median(rs.map((r) => r.system)).toFixed(1)}`;
+        // Round by round against the bare server's figure of the same round.
+        const rpsRatios = rs.map((r, i) => r.rps / floor[i].rps);
+        const cpuRatios = rs.map((r, i) => floor[i].cpu / r.cpu);
         console.log(
-          `| ${t.name} | ${Math.round(rps)} | ${rs.map((r) => Math.round(r.rps)).join(' / ')} | ${cpu.toFixed(1)} | ${((100 * rps) / fr).toFixed(0)}% | ${((100 * fc) / cpu).toFixed(0)}% |`,
+          `| ${t.name} | ${Math.round(rps)} | ${rs.map((r) => Math.round(r.rps)).join(' / ')} | ${cpu.toFixed(1)} (${split}) | ${percent(median(rpsRatios))} | ${percent(median(cpuRatios))} (${cpuRatios.map((x) => (100 * x).toFixed(0)).join(' ')}) |`,
         );
       }
     }
   } finally {
     await Promise.all(started.map((s) => s.stop()));
+    if (PROF) summariseProfiles(started);
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * --prof: each server's profile as µs of its main thread's busy time per answered request, by
+ * what the samples were in: netform's own code (dist/, by the nearest own function), a package,
+ * a part of Node, the serializer (fast-json-stringify's generated code), the send (`writev`),
+ * garbage collection. Start-up (module loading, building the app) is left out. The profile is
+ * wall time on the thread: on a loaded machine a system call that wakes another process (the
+ * send) also counts the time the server then waits for a CPU, which its CPU time does not.
+ */
+function summariseProfiles(servers) {
+  const files = readdirSync(PROF).filter((f) => f.endsWith('.cpuprofile'));
+  for (const server of servers) {
+    const file = files.find((f) => f.split('.').includes(String(server.pid)));
+    const requests = answered.get(server.pid);
+    if (!file || !requests) continue;
+    const profile = JSON.parse(readFileSync(join(PROF, file), 'utf8'));
+    const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+    const parent = new Map();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const byPart = new Map();
+    const byOwn = new Map();
+    const add = (map, key, us) => map.set(key, (map.get(key) ?? 0) + us);
+    for (let i = 0; i < profile.samples.length; i++) {
+      const us = profile.timeDeltas[i + 1] ?? 0;
+      const stack = [];
+      for (let id = profile.samples[i]; id !== undefined; id = parent.get(id)) stack.push(nodes.get(id).callFrame);
+      const leaf = stack[0];
+      if (leaf.functionName === '(idle)') continue;
+      if (
+        stack.some((f) =>
+          /cjs\/loader|esm\/|avvio|bootstrap|compileSchemas|buildApp|startServer/.test(f.url + f.functionName),
+        )
+      )
+        continue;
+      let part;
+      if (leaf.functionName === '(garbage collector)') part = 'garbage collection';
+      else if (leaf.functionName === '(program)') part = '(program)';
+      else if (leaf.functionName === 'writev' || leaf.functionName === 'writeUtf8String') part = 'send (writev)';
+      else
+        for (const f of stack) {
+          if (f.url.includes('/dist/')) {
+            part = 'netform';
+            add(byOwn, `${f.functionName || '(anonymous)'} ${f.url.replace(/.*\/dist\//, '')}:${f.lineNumber + 1}`, us);
+            break;
+          }
+          if (f.url.includes('fast-json-stringify') || (f.url === '' && /^anonymous/.test(f.functionName))) {
+            part = 'serializer';
+            break;
+          }
+          if (f.url.includes('node_modules/')) {
+            part = f.url.replace(/.*node_modules\/((@[^/]+\/)?[^/]+).*/, '$1');
+            break;
+          }
+          if (f.url.startsWith('node:')) {
+            part = `node ${f.url.replace(/^node:(internal\/)?/, '').split('/')[0]}`;
+            break;
+          }
+        }
+      add(byPart, part ?? 'other', us);
+    }
+    const total = [...byPart.values()].reduce((a, b) => a + b, 0);
+    console.log(
+      `\n${server.label}: ${requests} requests, ${(total / requests).toFixed(1)} µs busy per request (${file})`,
+    );
+    for (const [part, us] of [...byPart].sort((a, b) => b[1] - a[1]).slice(0, 16))
+      console.log(`  ${(us / requests).toFixed(2).padStart(7)} µs  ${part}`);
+    if (byOwn.size) console.log('  netform, by nearest own function:');
+    for (const [name, us] of [...byOwn].sort((a, b) => b[1] - a[1]).slice(0, 12))
+      console.log(`    ${(us / requests).toFixed(2).padStart(7)} µs  ${name}`);
   }
 }
 

@@ -7,7 +7,9 @@
  * - metrics: the onResponse hook of `recordRequests` (count and time one answer);
  * - auth: `authenticate` of a valid header, the token and owner kept by the store (frozen, as the
  *   SQLite reader keeps them between commits; the store's own lookup not included);
- * - settings: `readSettings` on the store's kept settings.
+ * - settings: `readSettings` on the store's kept settings;
+ * - answer: a kept device's answer after the store: its view and the body serialized by the
+ *   route's schema (a build that keeps the bytes with the kept view: two WeakMap lookups).
  *
  *   npm run build && node bench/server-request-parts.mjs [--baseline /path/to/other/dist] [--rounds 7] [--calls 200000]
  */
@@ -74,7 +76,58 @@ async function partsOf(dist) {
   const settings = deepFreeze({ ...initialDefaults(), server_public_key: 'x'.repeat(44) });
   const settingsStore = { getSettings: async () => settings };
 
+  // The answer of a kept device: its view and the route's serialized body (fast-json-stringify
+  // with the route's 200 schema, as Fastify compiles it). A build with routes/answer.js keeps the
+  // bytes with the kept view; an older one builds the view and serializes it on every request.
+  const { default: fastJson } = await import('fast-json-stringify');
+  const { SHARED_SCHEMAS, DEVICE_SCHEMAS } = await import(join(dist, 'server/routes/schemas.js'));
+  const views = await import(join(dist, 'server/services/views.js'));
+  const stringify = fastJson(DEVICE_SCHEMAS.show.response[200], {
+    schema: Object.fromEntries(SHARED_SCHEMAS.map((s) => [s.$id, s])),
+  });
+  const deviceSettings = deepFreeze({
+    serverPublicKey: 'x'.repeat(44),
+    defaults: {
+      allowed_ips: ['0.0.0.0/0', '::/0'],
+      dns: ['1.1.1.1'],
+      endpoint: 'vpn:51820',
+      mtu: 1280,
+      persistent_keepalive: 25,
+    },
+  });
+  const device = deepFreeze({
+    id: 'a73eb33f-1711-4e3c-a0c7-e5d102c42e73',
+    user_id: '07affd0b-ed61-4193-bea3-e4f07cbb9746',
+    name: 'laptop',
+    description: null,
+    public_key: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=',
+    preshared_key: 'H9LSi6lL0G6ed9zh9KVcqIfxne9iNoqUGSfnkqxw2Ho=',
+    ipv4: '10.0.0.1',
+    ipv6: 'fd00::2',
+    ...Object.fromEntries(['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'].map((k) => [k, null])),
+    ...Object.fromEntries(
+      ['allowed_ips', 'dns', 'endpoint', 'mtu', 'persistent_keepalive'].map((k) => [`use_default_${k}`, true]),
+    ),
+    remote_ip: null,
+    latest_handshake: null,
+    rx_bytes: null,
+    tx_bytes: null,
+    inserted_at: '2026-11-29T12:48:29.037245Z',
+    updated_at: '2026-11-29T12:48:29.037245Z',
+  });
+  let answer;
+  try {
+    const { answerOne } = await import(join(dist, 'server/routes/answer.js'));
+    const fakeReply = { serialize: stringify, type: () => fakeReply, send: () => fakeReply };
+    answer = () => answerOne(fakeReply, views.shownDevice(device, deviceSettings));
+  } catch {
+    answer = () => stringify({ data: views.deviceView(device, deviceSettings) });
+  }
+
   return {
+    answer: async () => {
+      for (let i = 0; i < CALLS; i++) answer();
+    },
     metrics: async () => {
       for (let i = 0; i < CALLS; i++) hook(request, reply, done);
     },

@@ -17,13 +17,16 @@
  * Every server is a real `netform serve` process (default options unless --log-level: request logs
  * at info level to stderr, here /dev/null; metrics on) or a bare Fastify process, each alone on its port; the load
  * generator (autocannon) runs in this process. Targets take turns round by round so that load on
- * the shared machine falls on all alike; the figure of a target is the median of its rounds.
+ * the shared machine falls on all alike; the figure of a target is the median of its rounds, and
+ * the paired columns the median of each round's ratio to its floor measured in the same round.
+ * Takes about (1 + rounds × seconds) × targets seconds plus the lists: with --seconds 3 --rounds 3
+ * --no-lists and a baseline, 11 targets, about 2 minutes.
  */
 import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +47,11 @@ const RATES = !process.argv.includes('--no-rates');
 const LIST_SIZE = 60_000;
 /** netform servers' --log-level; their default (info) when not given. */
 const LOG_LEVEL = option('log-level', undefined);
+const loadAverage = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
+const LOAD_BEFORE = loadAverage();
 /** Clock ticks per second of /proc's CPU times. */
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
@@ -378,18 +386,31 @@ async function main() {
     };
     const rows = targets.map(row);
     const floorOf = (group) => rows.find((r) => r.group === group)?.rps;
+    // Paired: each round's figure against its group's floor in the same round (measured just
+    // before it), the median of those ratios; a load that comes and goes moves both sides alike.
+    const paired = (name, group) => {
+      const rs = results.get(targets.find((t) => t.name === name));
+      const floor = results.get(targets.find((t) => t.group === group));
+      const rps = rs.map((r, i) => r.rps / floor[i].rps);
+      const cpu = rs.map((r, i) => floor[i].cpu / r.cpu);
+      const pct = (x) => `${(100 * x).toFixed(0)}%`;
+      return { rps: pct(median(rps)), cpu: `${pct(median(cpu))} (${cpu.map((x) => (100 * x).toFixed(0)).join(' ')})` };
+    };
     const logs = LOG_LEVEL
       ? `netform servers at --log-level ${LOG_LEVEL}`
       : 'netform servers at their default log level';
     console.log(
-      `\n${SECONDS} s per round, ${ROUNDS} rounds, ${CONNECTIONS} connections, ${logs}, Node ${process.version}\n`,
+      `\n${SECONDS} s per round, ${ROUNDS} rounds, ${CONNECTIONS} connections, ${logs}, Node ${process.version}; load average (1, 5, 15 min) ${LOAD_BEFORE} at the start, ${loadAverage()} now\n`,
     );
-    console.log('| target | req/s (median) | rounds | p50 ms | p99 ms | server CPU µs/request | vs its floor |');
-    console.log('|---|---|---|---|---|---|---|');
+    console.log(
+      '| target | req/s (median) | rounds | p50 ms | p99 ms | server CPU µs/request | vs its floor | vs its floor, paired: req/s | paired: floor CPU / CPU (rounds) |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
       const floor = floorOf(r.group);
+      const p = paired(r.name, r.group);
       console.log(
-        `| ${r.name} | ${Math.round(r.rps)} | ${r.rounds.join(' / ')} | ${r.p50} | ${r.p99} | ${r.cpu.toFixed(1)} | ${((100 * r.rps) / floor).toFixed(0)}% |`,
+        `| ${r.name} | ${Math.round(r.rps)} | ${r.rounds.join(' / ')} | ${r.p50} | ${r.p99} | ${r.cpu.toFixed(1)} | ${((100 * r.rps) / floor).toFixed(0)}% | ${p.rps} | ${p.cpu} |`,
       );
     }
 

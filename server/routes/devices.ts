@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { acting, type ServiceContext } from '../services/context.js';
 import { createDevice, deleteDevice, listDevices, showDevice, updateDevice } from '../services/devices.js';
+import { answerOne } from './answer.js';
 import { unwrap } from './body.js';
 import { DEVICE_SCHEMAS, stringifyLists } from './schemas.js';
 
@@ -13,9 +14,9 @@ export function deviceRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const device = await createDevice(acting(ctx, request), unwrap(request.body, 'device'));
     return reply.code(201).header('location', `/v0/devices/${device.id}`).send({ data: device });
   });
-  app.get<WithId>('/v0/devices/:id', { schema: DEVICE_SCHEMAS.show }, async (request) => ({
-    data: await showDevice(ctx, request.params.id),
-  }));
+  app.get<WithId>('/v0/devices/:id', { schema: DEVICE_SCHEMAS.show }, async (request, reply) =>
+    answerOne(reply, await showDevice(ctx, request.params.id)),
+  );
   app.route<WithId>({
     method: ['PATCH', 'PUT'],
     url: '/v0/devices/:id',

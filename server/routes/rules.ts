@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { acting, type ServiceContext } from '../services/context.js';
 import { createRule, deleteRule, listRules, showRule, updateRule } from '../services/rules.js';
+import { answerOne } from './answer.js';
 import { unwrap } from './body.js';
 import { RULE_SCHEMAS, stringifyLists } from './schemas.js';
 
@@ -13,9 +14,9 @@ export function ruleRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const rule = await createRule(acting(ctx, request), unwrap(request.body, 'rule'));
     return reply.code(201).header('location', `/v0/rules/${rule.id}`).send({ data: rule });
   });
-  app.get<WithId>('/v0/rules/:id', { schema: RULE_SCHEMAS.show }, async (request) => ({
-    data: await showRule(ctx, request.params.id),
-  }));
+  app.get<WithId>('/v0/rules/:id', { schema: RULE_SCHEMAS.show }, async (request, reply) =>
+    answerOne(reply, await showRule(ctx, request.params.id)),
+  );
   app.route<WithId>({
     method: ['PATCH', 'PUT'],
     url: '/v0/rules/:id',

@@ -28,7 +28,7 @@ import { allocateAddress, checkRequestedAddress, claimAddress, forgetAddresses }
 import { writeTransaction, type ServiceContext } from './context.js';
 import { generateDeviceName } from './names.js';
 import { readSettings, tunnelNetwork, type ServerSettings } from './settings.js';
-import { deviceView } from './views.js';
+import { deviceView, shownDevice } from './views.js';
 
 function checkedInput(body: RawInput, mode: 'create' | 'update'): { input: DeviceInput; errors: FieldErrors } {
   const checked = checkDeviceInput(body, mode);
@@ -45,7 +45,7 @@ export async function listDevices(ctx: ServiceContext): Promise<ApiDevice[]> {
 export async function showDevice(ctx: ServiceContext, id: string): Promise<ApiDevice> {
   const device = isUuid(id) ? await ctx.store.getDevice(id.toLowerCase()) : null;
   if (!device) throw new NotFoundError();
-  return deviceView(device, await readSettings(ctx.store));
+  return shownDevice(device, await readSettings(ctx.store));
 }
 
 /**

@@ -23,7 +23,7 @@ import { nowTimestamp, timestampAfter } from '../clock.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { RulePatch, RuleRow, StoreReader } from '../store/index.js';
 import { writeTransaction, type ServiceContext } from './context.js';
-import { ruleView } from './views.js';
+import { ruleView, shownRule } from './views.js';
 
 type RuleFields = Pick<RuleRow, 'action' | 'destination' | 'port_type' | 'port_range' | 'user_id'>;
 
@@ -92,7 +92,7 @@ export async function listRules(ctx: ServiceContext): Promise<ApiRule[]> {
 export async function showRule(ctx: ServiceContext, id: string): Promise<ApiRule> {
   const rule = isUuid(id) ? await ctx.store.getRule(id.toLowerCase()) : null;
   if (!rule) throw new NotFoundError();
-  return ruleView(rule);
+  return shownRule(rule);
 }
 
 export async function createRule(ctx: ServiceContext, body: RawInput): Promise<ApiRule> {

@@ -61,6 +61,24 @@ export function deviceView(row: DeviceRow, settings: ServerSettings): ApiDevice 
   };
 }
 
+/**
+ * The view of a device row the store keeps (frozen, shared between requests until anything
+ * commits: see the SQLite store's reader), made once per row and settings and frozen in turn, so
+ * that a route can keep its answer's bytes with it (routes/answer.ts). Any other row (read
+ * afresh, on PostgreSQL or inside a write) gets a view of its own, as deviceView makes it.
+ */
+export function shownDevice(row: DeviceRow, settings: ServerSettings): ApiDevice {
+  if (!Object.isFrozen(row) || !Object.isFrozen(settings)) return deviceView(row, settings);
+  const kept = keptDeviceViews.get(row);
+  if (kept !== undefined && kept.settings === settings) return kept.view;
+  const view = Object.freeze(deviceView(row, settings));
+  keptDeviceViews.set(row, { settings, view });
+  return view;
+}
+
+/** Views of kept device rows, forgotten with the rows (see shownDevice). */
+const keptDeviceViews = new WeakMap<DeviceRow, { settings: ServerSettings; view: ApiDevice }>();
+
 /** A rule as 0.7.36 answers it: a single port as one number (`"443"`), stored as `"443 - 443"`. */
 export function ruleView(row: RuleRow): ApiRule {
   return {
@@ -74,6 +92,16 @@ export function ruleView(row: RuleRow): ApiRule {
     updated_at: row.updated_at,
   };
 }
+
+/** The view of a rule row the store keeps (frozen), made once per row and frozen (see shownDevice). */
+export function shownRule(row: RuleRow): ApiRule {
+  if (!Object.isFrozen(row)) return ruleView(row);
+  let view = keptRuleViews.get(row);
+  if (view === undefined) keptRuleViews.set(row, (view = Object.freeze(ruleView(row))));
+  return view;
+}
+
+const keptRuleViews = new WeakMap<RuleRow, ApiRule>();
 
 /**
  * The configuration as upstream renders it, with one difference: OpenID Connect client secrets
