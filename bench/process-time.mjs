@@ -14,7 +14,11 @@ import { performance } from 'node:perf_hooks';
  * stdout(), stderr() }. `dir` holds the files of its output (overwritten by the next command).
  */
 export function measureProcess(nodeArgs, { env = {}, cwd, dir }) {
-  const files = { out: join(dir, 'last-stdout.txt'), err: join(dir, 'last-stderr.txt'), time: join(dir, 'last-time.txt') };
+  const files = {
+    out: join(dir, 'last-stdout.txt'),
+    err: join(dir, 'last-stderr.txt'),
+    time: join(dir, 'last-time.txt'),
+  };
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(

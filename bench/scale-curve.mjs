@@ -15,8 +15,7 @@
  * whole and parsed). The CLI's phases come from NETFORM_TIMINGS. The networks are large enough
  * for 5× the devices at every scale (10.0.0.0/12, fd00::/104), so that only the size changes.
  */
-import { spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,7 +42,11 @@ const SCALES = argValue('--scales', QUICK ? '0.05,0.1,0.25' : '1,2,5')
 const RUNS = Number(argValue('--runs', QUICK ? '1' : '3'));
 if (SCALES.some((s) => !(s > 0)) || !(RUNS >= 1)) throw new Error('--scales takes numbers above 0, --runs at least 1');
 const SLOW = ['--timeout', '600'];
-const load = () => execFileSync('uptime').toString().trim().replace(/^.*load average/, 'load average');
+const load = () =>
+  execFileSync('uptime')
+    .toString()
+    .trim()
+    .replace(/^.*load average/, 'load average');
 /** Clock ticks per second of /proc/PID/stat (USER_HZ, 100 on Linux). */
 const TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 
@@ -177,7 +180,11 @@ for (const r of results) {
     const cpu = med(rowsOf(r), cpuOf);
     const wall1 = med(rowsOf(first), (x) => x.wallMs);
     const cpu1 = med(rowsOf(first), cpuOf);
-    const rss = rssOf ? `${med(rowsOf(r), rssOf).toFixed(0)} MB` : name === 'GET /v0/users' ? `server ${r.serverRssMb.toFixed(0)} MB` : '';
+    const rss = rssOf
+      ? `${med(rowsOf(r), rssOf).toFixed(0)} MB`
+      : name === 'GET /v0/users'
+        ? `server ${r.serverRssMb.toFixed(0)} MB`
+        : '';
     lines.push(
       `| ${r.scale}× | ${objects(r).toLocaleString('en')} | ${r.mb.toFixed(1)} MB | ${r.seedS.toFixed(0)} s | ${name} | ${wall.toFixed(0)} ms | ${cpu.toFixed(0)} ms${rssOf ? '' : ' (server)'} | ${rss} | ${(cpu / cpu1 / k).toFixed(2)} | ${(wall / wall1 / k).toFixed(2)} |`,
     );

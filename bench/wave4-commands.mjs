@@ -94,7 +94,11 @@ const git = (cwd, ...args) =>
     },
   });
 
-const load = () => execFileSync('uptime').toString().trim().replace(/^.*load average/, 'load average');
+const load = () =>
+  execFileSync('uptime')
+    .toString()
+    .trim()
+    .replace(/^.*load average/, 'load average');
 const startedAt = performance.now();
 const loadBefore = load();
 const dir = mkdtempSync(join(tmpdir(), 'netform-wave4-bench-'));
@@ -161,11 +165,7 @@ try {
       },
       [0],
     ],
-    [
-      'migrate firezone-1x',
-      (i) => [CLI, 'migrate', 'firezone-1x', '-f', file, '-o', join(dir, `migrated-${i}`)],
-      [0],
-    ],
+    ['migrate firezone-1x', (i) => [CLI, 'migrate', 'firezone-1x', '-f', file, '-o', join(dir, `migrated-${i}`)], [0]],
   ];
   for (const [name, cli] of bins)
     commands.push(
@@ -187,7 +187,8 @@ try {
   const lastLine = (k) => (k.startsWith('adopt') ? outputs[k]?.split('\n')[0] : outputs[k]?.split('\n').at(-1)) ?? '';
   if (outputs['review (expiries)'] === '') {
     const review = readFileSync(join(dir, 'review.md'), 'utf8');
-    outputs['review (expiries)'] = `review.md: ${review.length} bytes, ${review.split('\n').length} lines; ${review.split('\n').find((l) => /expir/i.test(l)) ?? ''}`;
+    outputs['review (expiries)'] =
+      `review.md: ${review.length} bytes, ${review.split('\n').length} lines; ${review.split('\n').find((l) => /expir/i.test(l)) ?? ''}`;
   }
   let migrateCounts = '';
   if (rows['migrate firezone-1x']) {
@@ -242,7 +243,10 @@ try {
   lines.push('', 'What each command printed last (first round; adopt: its first line):');
   for (const k of Object.keys(outputs)) if (k !== 'floor') lines.push(`- ${k}: \`${lastLine(k).slice(0, 200)}\``);
   if (migrateCounts) lines.push(`- migrate report.json counts: ${migrateCounts}`);
-  lines.push('', `Load after: ${load()}; the whole script took ${((performance.now() - startedAt) / 1000).toFixed(0)} s.`);
+  lines.push(
+    '',
+    `Load after: ${load()}; the whole script took ${((performance.now() - startedAt) / 1000).toFixed(0)} s.`,
+  );
   console.log(lines.join('\n'));
 } finally {
   await server?.close();
