@@ -102,6 +102,61 @@ async function listGet(server, token, collection) {
 const startedAt = performance.now();
 const loadBefore = load();
 const results = [];
+/** The tables of the scales measured so far (printed after each scale, so that a stopped run still tells). */
+function printTables() {
+  const first = results[0];
+  // The table: per scale and measure, the medians, and per object against the first scale.
+  const med = (rs, pick) => median(rs.map(pick));
+
+  const objects = (r) => r.counts.users + r.counts.devices + r.counts.rules;
+  const lines = [
+    `${results.length < SCALES.length ? `\nScales done so far: ${results.length} of ${SCALES.length}.\n` : ''}Scale curve, ${RUNS} round(s) per scale, medians. Load before: ${loadBefore}.`,
+    '',
+    '| scale | objects | desired file | seed | what | wall | CPU | peak RSS | CPU per object vs first scale | wall per object vs first scale |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  const measures = [
+    ['plan -f', (r) => r.rows.plan, (x) => x.cpuMs, (x) => x.rssMb],
+    ['drift -f', (r) => r.rows.drift, (x) => x.cpuMs, (x) => x.rssMb],
+    ['GET /v0/users', (r) => r.rows.users, (x) => x.serverCpuMs, null],
+    ['GET /v0/devices', (r) => r.rows.devices, (x) => x.serverCpuMs, null],
+    ['GET /v0/rules', (r) => r.rows.rules, (x) => x.serverCpuMs, null],
+  ];
+  for (const r of results) {
+    const k = objects(r) / objects(first);
+    for (const [name, rowsOf, cpuOf, rssOf] of measures) {
+      const wall = med(rowsOf(r), (x) => x.wallMs);
+      const cpu = med(rowsOf(r), cpuOf);
+      const wall1 = med(rowsOf(first), (x) => x.wallMs);
+      const cpu1 = med(rowsOf(first), cpuOf);
+      const rss = rssOf
+        ? `${med(rowsOf(r), rssOf).toFixed(0)} MB`
+        : name === 'GET /v0/users'
+          ? `server ${r.serverRssMb.toFixed(0)} MB`
+          : '';
+      lines.push(
+        `| ${r.scale}× | ${objects(r).toLocaleString('en')} | ${r.mb.toFixed(1)} MB | ${r.seedS.toFixed(0)} s | ${name} | ${wall.toFixed(0)} ms | ${cpu.toFixed(0)} ms${rssOf ? '' : ' (server)'} | ${rss} | ${cpu1 > 0 ? (cpu / cpu1 / k).toFixed(2) : '-'} | ${(wall / wall1 / k).toFixed(2)} |`,
+      );
+    }
+  }
+  lines.push('', 'Phases of plan -f (ms, medians; NETFORM_TIMINGS), per object against the first scale in brackets:');
+  lines.push('', '| scale | load | fetch | diff | access | render | peak RSS (CLI) |', '|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    const k = objects(r) / objects(first);
+    const phase = (p) => {
+      const v = med(r.rows.plan, (x) => x.phases[p] ?? 0);
+      const v1 = med(first.rows.plan, (x) => x.phases[p] ?? 0);
+      return `${v.toFixed(0)} (${v1 ? (v / v1 / k).toFixed(2) : '-'})`;
+    };
+    lines.push(
+      `| ${r.scale}× | ${phase('load')} | ${phase('fetch')} | ${phase('diff')} | ${phase('access')} | ${phase('render')} | ${med(r.rows.plan, (x) => x.phases.rss_peak_mb ?? 0).toFixed(0)} MB |`,
+    );
+  }
+  lines.push('', 'Plans printed:', ...results.map((r) => `- ${r.scale}×: \`${r.summary}\` (load after: ${r.load})`));
+  lines.push('', `The whole script took ${((performance.now() - startedAt) / 1000).toFixed(0)} s.`);
+  console.log(lines.join('\n'));
+}
+
 for (const scale of SCALES) {
   const dir = mkdtempSync(join(tmpdir(), 'netform-scale-curve-'));
   let server;
@@ -150,59 +205,9 @@ for (const scale of SCALES) {
     }
     const serverRssMb = procFigures(server.pid).rssMb;
     results.push({ scale, counts, seedS, mb: desired.text.length / 1e6, rows, summary, serverRssMb, load: load() });
+    printTables();
   } finally {
     await server?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-// The table: per scale and measure, the medians, and per object against the first scale.
-const med = (rs, pick) => median(rs.map(pick));
-const first = results[0];
-const objects = (r) => r.counts.users + r.counts.devices + r.counts.rules;
-const lines = [
-  `Scale curve, ${RUNS} round(s) per scale, medians. Load before: ${loadBefore}.`,
-  '',
-  '| scale | objects | desired file | seed | what | wall | CPU | peak RSS | CPU per object vs first scale | wall per object vs first scale |',
-  '|---|---|---|---|---|---|---|---|---|---|',
-];
-const measures = [
-  ['plan -f', (r) => r.rows.plan, (x) => x.cpuMs, (x) => x.rssMb],
-  ['drift -f', (r) => r.rows.drift, (x) => x.cpuMs, (x) => x.rssMb],
-  ['GET /v0/users', (r) => r.rows.users, (x) => x.serverCpuMs, null],
-  ['GET /v0/devices', (r) => r.rows.devices, (x) => x.serverCpuMs, null],
-  ['GET /v0/rules', (r) => r.rows.rules, (x) => x.serverCpuMs, null],
-];
-for (const r of results) {
-  const k = objects(r) / objects(first);
-  for (const [name, rowsOf, cpuOf, rssOf] of measures) {
-    const wall = med(rowsOf(r), (x) => x.wallMs);
-    const cpu = med(rowsOf(r), cpuOf);
-    const wall1 = med(rowsOf(first), (x) => x.wallMs);
-    const cpu1 = med(rowsOf(first), cpuOf);
-    const rss = rssOf
-      ? `${med(rowsOf(r), rssOf).toFixed(0)} MB`
-      : name === 'GET /v0/users'
-        ? `server ${r.serverRssMb.toFixed(0)} MB`
-        : '';
-    lines.push(
-      `| ${r.scale}× | ${objects(r).toLocaleString('en')} | ${r.mb.toFixed(1)} MB | ${r.seedS.toFixed(0)} s | ${name} | ${wall.toFixed(0)} ms | ${cpu.toFixed(0)} ms${rssOf ? '' : ' (server)'} | ${rss} | ${(cpu / cpu1 / k).toFixed(2)} | ${(wall / wall1 / k).toFixed(2)} |`,
-    );
-  }
-}
-lines.push('', 'Phases of plan -f (ms, medians; NETFORM_TIMINGS), per object against the first scale in brackets:');
-lines.push('', '| scale | load | fetch | diff | access | render | peak RSS (CLI) |', '|---|---|---|---|---|---|---|');
-for (const r of results) {
-  const k = objects(r) / objects(first);
-  const phase = (p) => {
-    const v = med(r.rows.plan, (x) => x.phases[p] ?? 0);
-    const v1 = med(first.rows.plan, (x) => x.phases[p] ?? 0);
-    return `${v.toFixed(0)} (${v1 ? (v / v1 / k).toFixed(2) : '-'})`;
-  };
-  lines.push(
-    `| ${r.scale}× | ${phase('load')} | ${phase('fetch')} | ${phase('diff')} | ${phase('access')} | ${phase('render')} | ${med(r.rows.plan, (x) => x.phases.rss_peak_mb ?? 0).toFixed(0)} MB |`,
-  );
-}
-lines.push('', 'Plans printed:', ...results.map((r) => `- ${r.scale}×: \`${r.summary}\` (load after: ${r.load})`));
-lines.push('', `The whole script took ${((performance.now() - startedAt) / 1000).toFixed(0)} s.`);
-console.log(lines.join('\n'));

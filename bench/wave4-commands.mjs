@@ -174,6 +174,76 @@ try {
       [`validate (${name})`, () => [cli, 'validate', '-f', file], [0]],
     );
   const outputs = {};
+  /** The table of the rounds done so far: printed after every round, so that a stopped run still tells. */
+  const report = (done) => {
+    // What the commands said, so that a reader sees they did the work (first round).
+    const lastLine = (k) => (k.startsWith('adopt') ? outputs[k]?.split('\n')[0] : outputs[k]?.split('\n').at(-1)) ?? '';
+    if (outputs['review (expiries)'] === '') {
+      const review = readFileSync(join(dir, 'review.md'), 'utf8');
+      outputs['review (expiries)'] =
+        `review.md: ${review.length} bytes, ${review.split('\n').length} lines; ${review.split('\n').find((l) => /expir/i.test(l)) ?? ''}`;
+    }
+    let migrateCounts = '';
+    if (rows['migrate firezone-1x']) {
+      const report = JSON.parse(readFileSync(join(dir, 'migrated-0', 'report.json'), 'utf8'));
+      migrateCounts = JSON.stringify(report.objects).slice(0, 400);
+    }
+
+    const wall = (k) => median(rows[k].map((r) => r.wallMs));
+    const cpu = (k) => median(rows[k].map((r) => r.cpuMs));
+    const rss = (k) => median(rows[k].map((r) => r.rssMb));
+    const runsOf = (k) => rows[k].map((r) => r.wallMs.toFixed(0)).join(' / ');
+    const against = {
+      plan: ['floor', null],
+      'check --base': ['plan', 2],
+      'review (expiries)': [null, 10_000],
+      'adopt --all-drift': ['plan', 2],
+      'migrate firezone-1x': [null, 10_000],
+    };
+    const lines = [
+      `Fleet: ${counts.users.toLocaleString('en')} users, ${counts.devices.toLocaleString('en')} devices, ${counts.rules.toLocaleString('en')} rules (scale ${SCALE}); desired ${(desired.text.length / 1e6).toFixed(1)} MB, changes ${JSON.stringify(desired.changes)}. ${done} of ${RUNS} round(s), each command in turn; medians.`,
+      `Load before the rounds: ${loadBefore}`,
+      '',
+      '| command | runs, wall (ms) | median wall | median CPU | peak RSS | against | ratio (wall) | target | |',
+      '|---|---|---|---|---|---|---|---|---|',
+    ];
+    for (const k of Object.keys(rows)) {
+      const [ref, bound] = against[k] ?? [null, null];
+      let ratio = '';
+      let verdict = '';
+      let target = '';
+      if (ref && rows[ref]) ratio = `${(wall(k) / wall(ref)).toFixed(2)}×`;
+      if (ref && bound && rows[ref]) {
+        target = `≤ ${bound}× ${ref}`;
+        verdict = wall(k) <= bound * wall(ref) ? 'met' : '**missed**';
+      } else if (bound) {
+        target = `≤ ${bound / 1000} s`;
+        verdict = wall(k) <= bound ? 'met' : '**missed**';
+      }
+      lines.push(
+        `| ${k} | ${runsOf(k)} | ${wall(k).toFixed(0)} ms | ${cpu(k).toFixed(0)} ms | ${rss(k).toFixed(0)} MB | ${ref ?? ''} | ${ratio} | ${target} | ${verdict} |`,
+      );
+    }
+    if (BEFORE)
+      for (const c of ['plan', 'drift -f', 'validate']) {
+        if (!rows[`${c} (after)`]) continue;
+        const r = wall(`${c} (after)`) / wall(`${c} (before)`);
+        const rc = cpu(`${c} (after)`) / cpu(`${c} (before)`);
+        lines.push(
+          `| ${c}: this bin against --before | | ${(r * 100).toFixed(0)}% wall | ${(rc * 100).toFixed(0)}% CPU | | before | ${r.toFixed(2)}× | ≤ 1.05× | ${r <= 1.05 ? 'met' : '**missed**'} |`,
+        );
+      }
+    lines.push('', 'What each command printed last (first round; adopt: its first line):');
+    for (const k of Object.keys(outputs)) if (k !== 'floor') lines.push(`- ${k}: \`${lastLine(k).slice(0, 200)}\``);
+    if (migrateCounts) lines.push(`- migrate report.json counts: ${migrateCounts}`);
+    lines.push(
+      '',
+      `Load after: ${load()}; the whole script took ${((performance.now() - startedAt) / 1000).toFixed(0)} s.`,
+    );
+    console.log(
+      `${done < RUNS ? `\nAfter round ${done} of ${RUNS} (so far):` : `\nAll ${RUNS} round(s):`}\n${lines.join('\n')}`,
+    );
+  };
   for (let i = 0; i < RUNS; i++) {
     for (const [name, argsOf, codes, cwd] of commands) {
       if (SKIP.has(name.split(' ')[0])) continue;
@@ -182,72 +252,8 @@ try {
       add(name, r);
       process.stderr.write(`round ${i + 1}: ${name} ${r.wallMs.toFixed(0)} ms (exit ${r.code})\n`);
     }
+    report(i + 1);
   }
-  // What the commands said, so that a reader sees they did the work (first round).
-  const lastLine = (k) => (k.startsWith('adopt') ? outputs[k]?.split('\n')[0] : outputs[k]?.split('\n').at(-1)) ?? '';
-  if (outputs['review (expiries)'] === '') {
-    const review = readFileSync(join(dir, 'review.md'), 'utf8');
-    outputs['review (expiries)'] =
-      `review.md: ${review.length} bytes, ${review.split('\n').length} lines; ${review.split('\n').find((l) => /expir/i.test(l)) ?? ''}`;
-  }
-  let migrateCounts = '';
-  if (rows['migrate firezone-1x']) {
-    const report = JSON.parse(readFileSync(join(dir, 'migrated-0', 'report.json'), 'utf8'));
-    migrateCounts = JSON.stringify(report.objects).slice(0, 400);
-  }
-
-  const wall = (k) => median(rows[k].map((r) => r.wallMs));
-  const cpu = (k) => median(rows[k].map((r) => r.cpuMs));
-  const rss = (k) => median(rows[k].map((r) => r.rssMb));
-  const runsOf = (k) => rows[k].map((r) => r.wallMs.toFixed(0)).join(' / ');
-  const against = {
-    plan: ['floor', null],
-    'check --base': ['plan', 2],
-    'review (expiries)': [null, 10_000],
-    'adopt --all-drift': ['plan', 2],
-    'migrate firezone-1x': [null, 10_000],
-  };
-  const lines = [
-    `Fleet: ${counts.users.toLocaleString('en')} users, ${counts.devices.toLocaleString('en')} devices, ${counts.rules.toLocaleString('en')} rules (scale ${SCALE}); desired ${(desired.text.length / 1e6).toFixed(1)} MB, changes ${JSON.stringify(desired.changes)}. ${RUNS} round(s), each command in turn; medians.`,
-    `Load before the rounds: ${loadBefore}`,
-    '',
-    '| command | runs, wall (ms) | median wall | median CPU | peak RSS | against | ratio (wall) | target | |',
-    '|---|---|---|---|---|---|---|---|---|',
-  ];
-  for (const k of Object.keys(rows)) {
-    const [ref, bound] = against[k] ?? [null, null];
-    let ratio = '';
-    let verdict = '';
-    let target = '';
-    if (ref && rows[ref]) ratio = `${(wall(k) / wall(ref)).toFixed(2)}×`;
-    if (ref && bound && rows[ref]) {
-      target = `≤ ${bound}× ${ref}`;
-      verdict = wall(k) <= bound * wall(ref) ? 'met' : '**missed**';
-    } else if (bound) {
-      target = `≤ ${bound / 1000} s`;
-      verdict = wall(k) <= bound ? 'met' : '**missed**';
-    }
-    lines.push(
-      `| ${k} | ${runsOf(k)} | ${wall(k).toFixed(0)} ms | ${cpu(k).toFixed(0)} ms | ${rss(k).toFixed(0)} MB | ${ref ?? ''} | ${ratio} | ${target} | ${verdict} |`,
-    );
-  }
-  if (BEFORE)
-    for (const c of ['plan', 'drift -f', 'validate']) {
-      if (!rows[`${c} (after)`]) continue;
-      const r = wall(`${c} (after)`) / wall(`${c} (before)`);
-      const rc = cpu(`${c} (after)`) / cpu(`${c} (before)`);
-      lines.push(
-        `| ${c}: this bin against --before | | ${(r * 100).toFixed(0)}% wall | ${(rc * 100).toFixed(0)}% CPU | | before | ${r.toFixed(2)}× | ≤ 1.05× | ${r <= 1.05 ? 'met' : '**missed**'} |`,
-      );
-    }
-  lines.push('', 'What each command printed last (first round; adopt: its first line):');
-  for (const k of Object.keys(outputs)) if (k !== 'floor') lines.push(`- ${k}: \`${lastLine(k).slice(0, 200)}\``);
-  if (migrateCounts) lines.push(`- migrate report.json counts: ${migrateCounts}`);
-  lines.push(
-    '',
-    `Load after: ${load()}; the whole script took ${((performance.now() - startedAt) / 1000).toFixed(0)} s.`,
-  );
-  console.log(lines.join('\n'));
 } finally {
   await server?.close();
   rmSync(dir, { recursive: true, force: true });
