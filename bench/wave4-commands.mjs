@@ -24,6 +24,7 @@
  *   npm run build && node bench/wave4-commands.mjs [--runs N] [--before OLD/dist/src/cli/main.js]
  *     [--scale S]                 the fleet times S (0.1: 1,000 users, 2,000 devices, 3,000 rules)
  *     [--quick]                   --scale 0.1 --runs 1: the whole script end to end (2-3 min on a busy machine)
+ *     [--after NEW/dist/src/cli/main.js]  the bin compared with --before (default: this build's)
  *     [--skip migrate,adopt,...]  commands left out, by their first word
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,11 +52,17 @@ const QUICK = process.argv.includes('--quick');
 const RUNS = Number(argValue('--runs', QUICK ? '1' : '3'));
 const SCALE = Number(argValue('--scale', QUICK ? '0.1' : '1'));
 const BEFORE = argValue('--before', '') && resolve(argValue('--before', ''));
+/** The bin compared with --before: this build's, or another build's `main.js`. */
+const AFTER = argValue('--after', '') ? resolve(argValue('--after', '')) : CLI;
 /** A loaded machine answers 10,000-user lists slowly: wait, rather than fail the run. */
 const SLOW = ['--timeout', '600'];
 const SKIP = new Set(argValue('--skip', '').split(',').filter(Boolean));
 if (!(SCALE > 0) || !(RUNS >= 1)) throw new Error('--scale must be above 0 and --runs at least 1');
-if (BEFORE && !existsSync(BEFORE)) throw new Error(`--before ${BEFORE}: no such file (build that checkout first)`);
+for (const [flag, bin] of [
+  ['--before', BEFORE],
+  ['--after', AFTER],
+])
+  if (bin && !existsSync(bin)) throw new Error(`${flag} ${bin}: no such file (build that checkout first)`);
 
 /** The floor (as bench/fleet.mjs): a fresh Node process that fetches the three lists and parses them. */
 const FLOOR_SCRIPT = `
@@ -141,7 +148,7 @@ try {
   const bins = BEFORE
     ? [
         ['before', BEFORE],
-        ['after', CLI],
+        ['after', AFTER],
       ]
     : [];
   // Both bins read both files before anything is timed: a bin that cannot stops the run here.
