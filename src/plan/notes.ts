@@ -4,6 +4,7 @@
  * parts, worded in order and joined with `; `. A note read from a saved plan is the text it was
  * worded to when the plan was written (the saved-plan format keeps words, not codes).
  */
+import type { ResourceKind } from './types.js';
 
 /** What a moved device keeps: `kept` when the new device gets the live device's preshared key. */
 export interface MoveKeeps {
@@ -53,3 +54,22 @@ export function noteParts(note: ChangeNote | undefined): NotePart[] {
 export function withNotePart(note: ChangeNote | undefined, part: NotePart): NotePart[] {
   return [...noteParts(note), part];
 }
+
+/**
+ * Why a live object no file declares is deleted or kept (UndeclaredItem.reason), or why a live rule
+ * is left in place (src/access/after-apply.ts), as a code: src/views/notes.ts words it.
+ */
+export type UndeclaredReason =
+  /** Deleted: prune is on. */
+  | { code: 'prune_on' }
+  /** Kept: prune is off, the user is protected, or a guard (its warning's why, when it gave one) kept it. */
+  | { code: 'kept'; kind: ResourceKind; by: 'prune_off' | 'protected' | 'not_deleted'; guard?: string }
+  /** Kept: a `forget:` entry names it. */
+  | { code: 'forgotten' }
+  /** Kept: an `acknowledged:` entry keeps it until its date, for its reason. */
+  | { code: 'acknowledged'; until: string; reason: string }
+  /** Left in place: the plan deletes it, but `--target` leaves that deletion out. */
+  | { code: 'target' };
+
+/** An undeclared object's reason: a code made now, or a saved plan's words. */
+export type KeptReason = UndeclaredReason | string;

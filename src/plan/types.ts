@@ -8,7 +8,7 @@ import type { AccessChanges } from '../access/changes.js';
 import type { AccessDelta } from '../access/delta.js';
 import type { DecidingItem } from '../access/deciding.js';
 import type { SecretRef, SentSecretField } from '../model/secret.js';
-import type { ChangeNote } from './notes.js';
+import type { ChangeNote, KeptReason } from './notes.js';
 import type { WithheldReason } from './reviewed.js';
 
 export const PLAN_FORMAT = 'netform.plan';
@@ -184,6 +184,7 @@ export type ResolvedChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'la
 export type WordedPlan = Plan & {
   changes: (Change & { note?: string })[];
   resolved_by_pr?: (ResolvedChange & { note?: string })[];
+  undeclared?: (UndeclaredItem & { reason: string })[];
 };
 
 /** What a plan made with `--base REF` (or `--base-file PATH`) was compared with. */
@@ -237,8 +238,8 @@ export interface UndeclaredItem {
   label: string;
   /** `delete`: the plan deletes it (prune on); `keep`: it stays, with the access it grants. */
   fate: 'delete' | 'keep';
-  /** Why, in words: `prune is off`, `protected (settings.protect)`, ... */
-  reason: string;
+  /** Why (src/views/notes.ts words it: `prune is off: …`, `protected (settings.protect): …`); a saved plan's words. */
+  reason: KeptReason;
   /**
    * `apply --reviewed` only: the plan would delete it, but the deletion is withheld, for this
    * reason (src/plan/reviewed.ts); it stays. Never in a saved plan.
@@ -297,7 +298,7 @@ export interface PlanTestFailure {
     rule: string;
     id?: string;
     left: 'kept' | 'outside-rules' | 'outside-users';
-    reason?: string;
+    reason?: KeptReason;
     changeable: boolean;
   };
 }

@@ -4,8 +4,8 @@
  * (docs/netform.md, "Reading a plan"), never more than that. A note read from a saved plan is
  * already words and is shown as it is.
  */
-import type { ChangeNote, MoveKeeps, NotePart } from '../plan/notes.js';
-import type { Plan, WordedPlan } from '../plan/types.js';
+import type { ChangeNote, KeptReason, MoveKeeps, NotePart } from '../plan/notes.js';
+import type { Plan, PlanTestFailure, WordedPlan } from '../plan/types.js';
 
 /** The role a user without `role:` has (src/plan/defaults.ts DEFAULT_ROLE). */
 const DEFAULT_ROLE = 'unprivileged';
@@ -142,6 +142,35 @@ export function moveNote(from: string, newOwner: string, keeps: MoveKeeps): stri
   );
 }
 
+/** What stays with an undeclared object that is kept, by its kind. */
+const KEPT_ACCESS = {
+  user: 'it, its devices and its rules stay',
+  device: 'it stays connected',
+  rule: 'the access it grants remains',
+  configuration: 'the access it grants remains',
+} as const;
+
+/** Why an undeclared object is deleted or kept, or a live rule left in place, in words. */
+export function keptReasonText(reason: KeptReason): string {
+  if (typeof reason === 'string') return reason;
+  switch (reason.code) {
+    case 'prune_on':
+      return 'prune is on';
+    case 'forgotten':
+      return 'forgotten: stays on the server, no longer managed';
+    case 'acknowledged':
+      return `acknowledged until ${reason.until} (${reason.reason})`;
+    case 'target':
+      return 'left out by --target';
+    case 'kept': {
+      const access = KEPT_ACCESS[reason.kind];
+      if (reason.by === 'prune_off') return `prune is off: ${access}`;
+      if (reason.by === 'protected') return `protected (settings.protect): ${access}`;
+      return reason.guard !== undefined ? `not deleted: ${reason.guard}: ${access}` : `not deleted: ${access}`;
+    }
+  }
+}
+
 /** A change with its note in words (none when it has no part). */
 function worded<T extends { note?: ChangeNote }>(change: T): T & { note?: string } {
   if (!Array.isArray(change.note)) return change as T & { note?: string };
@@ -153,14 +182,22 @@ function worded<T extends { note?: ChangeNote }>(change: T): T & { note?: string
 }
 
 /**
- * The plan with every note in words, each where it was: what `--format json` prints and a saved
- * plan holds (the saved-plan format keeps words, so plans saved before and after read the same).
+ * The plan with every note and reason in words, each where it was: what `--format json` prints and
+ * a saved plan holds (the saved-plan format keeps words, so plans saved before and after read the same).
  */
 export function wordedPlan(plan: Plan): WordedPlan {
-  const { resolved_by_pr: resolved } = plan;
+  const { resolved_by_pr: resolved, undeclared, tests } = plan;
   return {
     ...plan,
     changes: plan.changes.map(worded),
     ...(resolved ? { resolved_by_pr: resolved.map(worded) } : {}),
+    ...(undeclared ? { undeclared: undeclared.map((item) => ({ ...item, reason: keptReasonText(item.reason) })) } : {}),
+    ...(tests ? { tests: { ...tests, failures: tests.failures.map(wordedFailure) } } : {}),
   } as WordedPlan;
+}
+
+function wordedFailure(failure: PlanTestFailure): PlanTestFailure {
+  const { because } = failure;
+  if (because?.reason === undefined) return failure;
+  return { ...failure, because: { ...because, reason: keptReasonText(because.reason) } };
 }

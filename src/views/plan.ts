@@ -21,7 +21,7 @@ import {
 import { approvalsMarkdown, approvalsText } from './approvals.js';
 import { effectiveLines } from './effective.js';
 import { blockedExpiriesLine } from './expiry.js';
-import { noteText, wordedPlan } from './notes.js';
+import { keptReasonText, noteText, wordedPlan } from './notes.js';
 import { noChangesLine } from './outcome.js';
 import { isSecretField, SYMBOL } from './symbols.js';
 import { withheldDeletionText } from './withheld.js';
@@ -99,7 +99,7 @@ export function undeclaredLine(plan: Plan): string | null {
 
 function undeclaredEntry(item: UndeclaredItem): string {
   return inertText(
-    `${item.fate === 'delete' ? '-' : '='} ${item.label}  (${item.fate === 'delete' ? 'deleted' : 'kept'}: ${item.withheld ? withheldDeletionText(item.withheld) : item.reason})`,
+    `${item.fate === 'delete' ? '-' : '='} ${item.label}  (${item.fate === 'delete' ? 'deleted' : 'kept'}: ${item.withheld ? withheldDeletionText(item.withheld) : keptReasonText(item.reason)})`,
   );
 }
 
