@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readSavedPlanSecrets } from '../../../src/apply/saved-plan.js';
 import { SENT_SECRET_FIELDS } from '../../../src/model/secret.js';
 import { CANONICAL_MAX_DEPTH, canonicalJson } from '../../../src/plan/canonical.js';
-import { planChanges, type Plan } from '../../../src/plan/index.js';
+import { planChanges } from '../../../src/plan/index.js';
 import type { WordedPlan } from '../../../src/plan/types.js';
 import { PLAN_SCHEMA, planSchemaProblem } from '../../../src/plan/plan-schema.js';
 import { parseSavedPlan, readSavedPlan, SavedPlanError, savedPlanJson } from '../../../src/plan/planfile.js';
