@@ -13,6 +13,7 @@ import { deviceKeyOfOwnerKey, ruleKeyOfOwnerKey, userKey } from '../model/keys.j
 import type { PortType, RuleAction } from '../model/types.js';
 import type { DesiredDevice, DesiredRule, DesiredState, LiveState } from '../model/state.js';
 import type { Change, UndeclaredItem } from '../plan/types.js';
+import type { KeptReason } from '../plan/notes.js';
 import { indexLiveState } from '../plan/live-index.js';
 import { buildScope, type Scope } from '../plan/scope.js';
 import {
@@ -42,8 +43,8 @@ export type LeftKind = 'kept' | 'outside-rules' | 'outside-users';
 
 export interface LeftInPlace {
   kind: LeftKind;
-  /** For `kept`: the plan's reason (UndeclaredItem.reason), `prune is off: the access it grants remains`. */
-  reason?: string;
+  /** For `kept`: the plan's reason (UndeclaredItem.reason), or that `--target` left its deletion out. */
+  reason?: KeptReason;
 }
 
 /** A rule of the state after apply: declared by the files (`left` absent) or left in place. */
@@ -280,7 +281,7 @@ function leftOf(
 ): LeftInPlace | undefined {
   const item = undeclared.get(rule.id) ?? (rule.user_id === null ? undefined : undeclared.get(rule.user_id));
   // An undeclared object the plan deletes that is still here was left out by --target.
-  if (item) return { kind: 'kept', reason: item.fate === 'keep' ? item.reason : 'left out by --target' };
+  if (item) return { kind: 'kept', reason: item.fate === 'keep' ? item.reason : { code: 'target' } };
   if (owner === null) return scope.managesGlobalRule(rule.destination) ? undefined : { kind: 'outside-rules' };
   if (!scope.managesUser(owner)) return { kind: 'outside-users' };
   return undefined;

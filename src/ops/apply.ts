@@ -27,7 +27,7 @@ import { readSavedPlan, SavedPlanError } from '../plan/planfile.js';
 import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from '../plan/reviewed.js';
 import { withSecretHmacs, type PlanKey } from '../plan/seal.js';
 import { planSecretValue } from '../plan/secrets.js';
-import type { LimitCheck, Plan } from '../plan/types.js';
+import type { LimitCheck, Plan, WordedPlan } from '../plan/types.js';
 import { secretValueProblem } from '../desired/secrets.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
@@ -55,7 +55,13 @@ export interface PlannedApplyRequest extends ApplyRequest, PlanShaping {
    * The plan that was reviewed (a saved plan): only the changes it shows identically are written,
    * unasked (the review was the approval); the rest are withheld.
    */
-  reviewed?: Plan;
+  reviewed?: WordedPlan;
+  /**
+   * With `reviewed`: a plan with its notes in words (src/views/notes.ts wordedPlan). The reviewed
+   * plan holds words, so the plan made now is compared with it worded; without this, a change
+   * with a note never compares equal and is withheld.
+   */
+  wordPlan?: (plan: Plan) => WordedPlan;
   /**
    * With `reviewed`: the key it was sealed with (PlanKey.from, as for a saved plan). The secrets of
    * the plan made now get their HMAC under it, so that they compare with the reviewed ones by
@@ -150,7 +156,7 @@ export type ReviewedOutcome = ApplyOutcome & {
 };
 
 /** A saved plan (`netform plan -o`), if this netform can apply it exactly: sealed with `key`, unedited. */
-export function readSavedPlanFile(path: string, key: PlanKey): Plan {
+export function readSavedPlanFile(path: string, key: PlanKey): WordedPlan {
   try {
     return readSavedPlan(path, key);
   } catch (error) {
@@ -192,7 +198,8 @@ export async function applyPlanned(
       desired,
       await reading,
     );
-    const fresh = request.key ? withSecretHmacs(planned, request.key) : planned;
+    const hashed = request.key ? withSecretHmacs(planned, request.key) : planned;
+    const fresh = request.wordPlan ? request.wordPlan(hashed) : hashed;
     let result: ReviewedIntersection & { missing?: string[] };
     try {
       result = intersectReviewed(fresh, request.reviewed, request.input?.clock?.() ?? new Date());

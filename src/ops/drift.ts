@@ -9,7 +9,7 @@ import { DriftLoop, type DriftRunContext, type ReportSink } from '../drift/loop.
 import { collectGarbage } from '../drift/memory.js';
 import { redactSecrets } from '../drift/report.js';
 import { jsonLinesSink, reportFileSink, webhookSink, type WebhookOptions } from '../drift/sinks.js';
-import type { Plan } from '../plan/types.js';
+import type { Plan, WordedPlan } from '../plan/types.js';
 import { inEffect, loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import type { OpEvents } from './events.js';
 import { planAgainstServer, type PlanRequest } from './plan.js';
@@ -54,6 +54,8 @@ export interface DriftScheduleRequest {
   secrets: string[];
   /** A failed run's error in words for the log (the command line's view); default its message. */
   describe?: (error: unknown) => string;
+  /** A plan with its notes in words (src/views/notes.ts wordedPlan), as the reports' JSON shows them. */
+  wordPlan: (plan: Plan) => WordedPlan;
 }
 
 export interface DriftScheduleEvents extends OpEvents {
@@ -117,7 +119,7 @@ export async function startDriftSchedule(
       const load = inEffect((path: string) => reuse.load(path, { env: request.input?.env }), request.input?.clock);
       const { plan } = await checkDrift({ file: request.file, connect: request.connect, load }, events, runs.signal);
       events.checked?.(plan);
-      return plan;
+      return request.wordPlan(plan);
     },
     // What a run leaves behind is freed while the process waits for the next one (see memory.ts).
     afterRun: () => void collectGarbage(),

@@ -13,7 +13,6 @@ import { isWritableDeviceField, type WritableDeviceField } from '../model/device
 import type { ApiDevice } from '../model/types.js';
 import { PHASE, type PlanContext } from './context.js';
 import { sameDeviceValue } from './device-fields.js';
-import { moveNote } from './device-notes.js';
 import { fingerprintOf } from './fingerprint.js';
 import type { Change, FieldChange } from './types.js';
 
@@ -145,6 +144,14 @@ function replaceHolder(ctx: PlanContext, change: Change, holder: ApiDevice, dele
     body,
     fields,
     ...(keepsPsk ? { keepFromLive: ['preshared_key'] } : {}),
-    note: moveNote(from, newOwner, { presharedKey: keepsPsk ? 'kept' : newPsk ? 'new' : 'none', addresses }),
+    note: [
+      {
+        code: 'device_moved',
+        from,
+        owner: newOwner,
+        presharedKey: keepsPsk ? 'kept' : newPsk ? 'new' : 'none',
+        addresses,
+      },
+    ],
   } satisfies Partial<Change>);
 }

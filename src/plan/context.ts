@@ -47,8 +47,6 @@ export class PlanError extends Error {
 
 export const PHASE = { users: 1, makeRoom: 2, members: 3, memberDeletes: 4, userDeletes: 5 } as const;
 
-export const PRUNED = 'declared in no file (prune)';
-
 export type OwnerRef = { userId: unknown; dependsOn: string[] };
 
 export class PlanContext {

@@ -20,6 +20,7 @@ import type {
   IgnorableDeviceField,
 } from '../model/state.js';
 import type { Role } from '../model/types.js';
+import type { NotePart } from './notes.js';
 
 /** What a user's left-out role means. */
 export const DEFAULT_ROLE: Role = 'unprivileged';
@@ -66,15 +67,9 @@ export function comparedDeviceFields(
   return { fields, defaulted, ignored };
 }
 
-/** `now managed: the file leaves role out, which means unprivileged`. */
-export function nowManagedNote(fields: readonly string[]): string {
-  return fields
-    .map((field) =>
-      field === 'role'
-        ? `now managed: the file leaves role out, which means ${DEFAULT_ROLE}`
-        : `now managed: the file leaves ${field} out, which means use_default_${field}: true (the server's default)`,
-    )
-    .join('; ');
+/** The note parts of fields now managed (src/views/notes.ts: `now managed: the file leaves role out, …`). */
+export function nowManagedNote(fields: readonly string[]): NotePart[] {
+  return fields.map((field) => ({ code: 'now_managed', field }));
 }
 
 /** The changes of a plan that are "now managed", and how many. */

@@ -4,12 +4,16 @@
  */
 import { deviceKey, userKey } from '../model/keys.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
-import { PHASE, PRUNED, type PlanContext } from './context.js';
+import { PHASE, type PlanContext } from './context.js';
 import { fingerprintOf } from './fingerprint.js';
 import { ruleLabel } from './live-index.js';
+import type { NotePart } from './notes.js';
 import type { CascadeItem } from './types.js';
 
-export function planRuleDelete(ctx: PlanContext, rule: ApiRule, phase: number, note: string): void {
+/** The note of a deletion of a live object no file declares, with prune on. */
+const PRUNED: NotePart[] = [{ code: 'pruned' }];
+
+export function planRuleDelete(ctx: PlanContext, rule: ApiRule, phase: number, note: NotePart[]): void {
   const key = ctx.index.ruleKeyOf.get(rule)!;
   const id = `rule:${key}`;
   if (ctx.changes.has(id) || ctx.isDuplicated('rule', key)) return;
@@ -27,7 +31,7 @@ export function planRuleDelete(ctx: PlanContext, rule: ApiRule, phase: number, n
   });
 }
 
-export function planDeviceDelete(ctx: PlanContext, device: ApiDevice, note?: string): void {
+export function planDeviceDelete(ctx: PlanContext, device: ApiDevice, note?: NotePart[]): void {
   const key = ctx.index.deviceKeyOf.get(device)!;
   const id = `device:${key}`;
   if (ctx.changes.has(id) || ctx.isDuplicated('device', key)) return;
@@ -45,7 +49,7 @@ export function planDeviceDelete(ctx: PlanContext, device: ApiDevice, note?: str
   });
 }
 
-export function planUserDelete(ctx: PlanContext, user: ApiUser, note?: string): void {
+export function planUserDelete(ctx: PlanContext, user: ApiUser, note?: NotePart[]): void {
   const key = userKey(user.email);
   const id = `user:${key}`;
   if (ctx.changes.has(id) || ctx.isDuplicated('user', key)) return;
@@ -91,7 +95,7 @@ export function planAbsent(ctx: PlanContext): void {
   for (const { email, expired } of ctx.desired.absent.users) {
     const key = userKey(email);
     const live = ctx.uniqueLive('user', key, ctx.index.usersByKey.get(key));
-    if (live) planUserDelete(ctx, live, expired ? `expired ${expired}` : 'listed under absent');
+    if (live) planUserDelete(ctx, live, [expired ? { code: 'expired', expires: expired } : { code: 'absent' }]);
   }
   for (const absent of ctx.desired.absent.devices) {
     const key = deviceKey(absent.user, absent.name);
@@ -102,7 +106,7 @@ export function planAbsent(ctx: PlanContext): void {
     const live = ctx.uniqueLive('device', key, ctx.index.devicesByKey.get(key));
     if (live && !ctx.deletedUserIds.has(live.user_id)) {
       ctx.claimedDevices.add(live);
-      planDeviceDelete(ctx, live, absent.expired ? `expired ${absent.expired}` : 'listed under absent');
+      planDeviceDelete(ctx, live, [absent.expired ? { code: 'expired', expires: absent.expired } : { code: 'absent' }]);
     }
   }
 }

@@ -11,6 +11,7 @@ import { narrowPlan } from './target.js';
 import type { Change, Plan } from './types.js';
 import { PHASE, type PlanContext } from './context.js';
 import { planRuleDelete } from './deletions.js';
+import { withNotePart } from './notes.js';
 
 /** The live rules of expired declarations: deleted (prune on or off), unless their user is deleted already. */
 export function planExpiredRules(ctx: PlanContext): void {
@@ -27,7 +28,7 @@ export function planExpiredRules(ctx: PlanContext): void {
     const live = ctx.uniqueLive('rule', key, ctx.index.rulesByKey.get(key));
     if (!live || ctx.claimedRules.has(live)) continue;
     ctx.claimedRules.add(live);
-    planRuleDelete(ctx, live, PHASE.memberDeletes, `expired ${expiryOf(ctx, 'rule', key) ?? ''}`.trim());
+    planRuleDelete(ctx, live, PHASE.memberDeletes, [{ code: 'expired', expires: expiryOf(ctx, 'rule', key) }]);
   }
 }
 
@@ -56,7 +57,7 @@ export function markExpiries(ctx: PlanContext): void {
     if (item.kind === 'role') {
       if (change.action !== 'update' || change.body?.role !== 'unprivileged') continue;
       change.expired = item.expires;
-      change.note = change.note ? `${change.note}; role expired ${item.expires}` : `role expired ${item.expires}`;
+      change.note = withNotePart(change.note, { code: 'role_expired', expires: item.expires });
     } else if (change.action === 'delete') {
       change.expired = item.expires;
     }

@@ -5,6 +5,7 @@
 import { userKey } from '../model/keys.js';
 import { PHASE, type PlanContext } from './context.js';
 import type { Change } from './types.js';
+import { noteParts, withNotePart } from './notes.js';
 
 /**
  * A `--token-user` that names no live admin is a mistake (a typo, a stale CI variable): the token's
@@ -24,11 +25,6 @@ export function checkTokenUser(ctx: PlanContext): void {
     );
   }
 }
-
-/** The words on an admin's deletion: apply asks the server first whether it owns the token. */
-export const ADMIN_DELETE_NOTE =
-  'apply first demotes it to find out whether it owns the API token (the server refuses to change its own role): ' +
-  'if so the deletion is skipped; a server that cannot tell leaves it to --token-user';
 
 const PROTECTED = 'it is protected (settings.protect)';
 
@@ -50,8 +46,8 @@ export function guardUserRemovals(ctx: PlanContext): void {
       delete change.body!.role;
       if (change.now_managed?.includes('role')) {
         delete change.now_managed;
-        const rest = change.note?.split('; ').filter((part) => !part.startsWith('now managed: '));
-        if (rest?.length) change.note = rest.join('; ');
+        const rest = noteParts(change.note).filter((part) => part.code !== 'now_managed');
+        if (rest.length) change.note = rest;
         else delete change.note;
       }
       change.phase = PHASE.users;
@@ -108,7 +104,7 @@ export function guardUserRemovals(ctx: PlanContext): void {
   }
   for (const change of ctx.changes.values()) {
     if (change.kind === 'user' && change.action === 'delete' && change.liveId && admins.has(change.liveId)) {
-      change.note = change.note ? `${change.note}; ${ADMIN_DELETE_NOTE}` : ADMIN_DELETE_NOTE;
+      change.note = withNotePart(change.note, { code: 'admin_delete' });
     }
   }
 }

@@ -22,6 +22,7 @@ import { describeRule } from '../model/rule.js';
 import type { DesiredDevice, DesiredState, DesiredUser, LiveState } from '../model/state.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import { outcomeOf, planOutcome } from './outcome.js';
+import type { UndeclaredReason } from './notes.js';
 import type { ObjectKind, OutcomeItem, Plan, UndeclaredItem } from './types.js';
 
 /** A live object by its key. */
@@ -143,7 +144,7 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
   if (!desired.forget?.length && !desired.acknowledged?.length) return result;
   const objects = liveObjects(live);
   const removed = new Set<string>();
-  const leave = (object: LiveObject, reason: string, ids: Set<string>): void => {
+  const leave = (object: LiveObject, reason: UndeclaredReason, ids: Set<string>): void => {
     const { id } = object.object;
     removed.add(id);
     ids.add(id);
@@ -171,7 +172,7 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
       result.warnings.push(`forget: ${entry.key} matches nothing on the server${at(entry)}`);
       continue;
     }
-    leave(object, FORGOTTEN, policyIds.forgotten);
+    leave(object, { code: 'forgotten' }, policyIds.forgotten);
     result.warnings.push(`${object.label}: ${FORGOTTEN}`);
   }
 
@@ -220,7 +221,8 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
       );
       continue;
     }
-    if (!declaration) leave(object, `acknowledged ${untilWords(entry)}`, policyIds.acknowledged);
+    if (!declaration)
+      leave(object, { code: 'acknowledged', until: entry.until, reason: entry.reason }, policyIds.acknowledged);
     else if (object.kind === 'user') copyOf(declaration as DesiredUser).role = (object.object as ApiUser).role;
     else if (object.kind === 'device') {
       const device = copyOf(declaration as DesiredDevice);

@@ -12,7 +12,7 @@ import { PHASE, type OwnerRef, type PlanContext } from './context.js';
 import { changedDeviceFields, liveDeviceBody, managedDeviceFields } from './device-fields.js';
 import { comparedDeviceFields, DEFAULT_ROLE, managedRole, nowManagedNote } from './defaults.js';
 import { fingerprintOf } from './fingerprint.js';
-import { renameNote, replaceNote } from './device-notes.js';
+import type { NotePart } from './notes.js';
 import { checkDeviceRenameTarget, renamedDevice } from './renames.js';
 import { planSecret } from './secrets.js';
 import type { FieldChange, PlanSecret } from './types.js';
@@ -112,24 +112,20 @@ function planUser(
     fields,
     body,
     ...(secrets.length ? { secrets } : {}),
-    ...noteOf(
-      ctx,
-      renamedFrom !== undefined ? `renamed from ${renamedFrom} (renamed_from): its devices and rules stay` : undefined,
-      nowManaged,
-    ),
+    ...noteOf(ctx, renamedFrom !== undefined ? [{ code: 'user_renamed', from: renamedFrom }] : undefined, nowManaged),
   });
 }
 
 /** A change's note and `now_managed` members: the now-managed note first (src/plan/defaults.ts). */
 function noteOf(
   ctx: PlanContext,
-  note: string | undefined,
+  note: NotePart[] | undefined,
   nowManaged: string[],
-): { note?: string; now_managed?: string[] } {
+): { note?: NotePart[]; now_managed?: string[] } {
   // Version 2 files mean their defaults as written: nothing there is "now managed".
   if (nowManaged.length === 0 || ctx.desired.version === 2) return note === undefined ? {} : { note };
   const managed = nowManagedNote(nowManaged);
-  return { note: note === undefined ? managed : `${managed}; ${note}`, now_managed: nowManaged };
+  return { note: note === undefined ? managed : [...managed, ...note], now_managed: nowManaged };
 }
 
 function planUserDevices(ctx: PlanContext, user: DesiredUser, liveUser: ApiUser | undefined): void {
@@ -222,7 +218,10 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
       ...(keepFromLive.length ? { keepFromLive } : {}),
       ...noteOf(
         ctx,
-        `${renamed ? `renamed from ${live.name}; ` : ''}${replaceNote(fields.map((f) => f.field))}`,
+        [
+          ...(renamed ? [{ code: 'renamed', from: live.name } as const] : []),
+          { code: 'device_replaced', fields: fields.map((f) => f.field) },
+        ],
         nowManaged,
       ),
     });
@@ -239,12 +238,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     body,
     ...noteOf(
       ctx,
-      renamed
-        ? renameNote(
-            live.name,
-            fields.map((f) => f.field),
-          )
-        : undefined,
+      renamed ? [{ code: 'device_renamed', from: live.name, fields: fields.map((f) => f.field) }] : undefined,
       nowManaged,
     ),
     ...(pskChanged && device.preshared_key ? { secrets: [planSecret('preshared_key', device.preshared_key)] } : {}),

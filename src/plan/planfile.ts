@@ -10,7 +10,7 @@ import { inertWorkflowCommands } from '../model/inert.js';
 import { CANONICAL_MAX_DEPTH, CanonicalJsonError, findProtoMember } from './canonical.js';
 import { planSchemaProblem } from './plan-schema.js';
 import { checkSeal, sealedDocument, type PlanKey, type PlanKeySource } from './seal.js';
-import { PLAN_FORMAT, PLAN_FORMAT_VERSION, PLAN_FORMAT_VERSIONS_READ, type Plan } from './types.js';
+import { PLAN_FORMAT, PLAN_FORMAT_VERSION, PLAN_FORMAT_VERSIONS_READ, type Plan, type WordedPlan } from './types.js';
 
 /**
  * Why a saved plan is refused, as a code and the values its sentence needs (src/views/saved-plan.ts
@@ -39,9 +39,10 @@ export class SavedPlanError extends Error {
 
 /**
  * The saved plan of `plan` as JSON text (what `plan -o` writes and `plan --format json` prints):
- * its secrets as reference and HMAC, sealed with `key` (seal.ts).
+ * its secrets as reference and HMAC, sealed with `key` (seal.ts). Its notes are words (the views'
+ * wordedPlan), so that the format stays the one earlier versions wrote and read.
  */
-export function savedPlanJson(plan: Plan, key: PlanKey): string {
+export function savedPlanJson(plan: WordedPlan, key: PlanKey): string {
   // A value holding a workflow command is written with a JSON escape: the same value, inert in a log.
   return `${inertWorkflowCommands(JSON.stringify(sealedDocument(plan, key), null, 2), { lineStarts: false })}\n`;
 }
@@ -56,7 +57,7 @@ const READ = [...PLAN_FORMAT_VERSIONS_READ];
  * run), then the saved-plan schema. Every refusal is a SavedPlanError whose message says why and
  * what to do; nothing the file holds is printed.
  */
-export function readSavedPlan(path: string, key: PlanKey): Plan {
+export function readSavedPlan(path: string, key: PlanKey): WordedPlan {
   let text: string;
   try {
     text = readBoundedFileSync(path, SAVED_PLAN_LIMIT).toString('utf8');
@@ -68,7 +69,7 @@ export function readSavedPlan(path: string, key: PlanKey): Plan {
 }
 
 /** A saved plan's text, checked as readSavedPlan checks it; `path` names it in messages. */
-export function parseSavedPlan(text: string, path: string, key: PlanKey): Plan {
+export function parseSavedPlan(text: string, path: string, key: PlanKey): WordedPlan {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -90,7 +91,7 @@ export function parseSavedPlan(text: string, path: string, key: PlanKey): Plan {
       at: problem.at,
       problem: problem.message,
     });
-  return doc as Plan;
+  return doc as WordedPlan;
 }
 
 function checkVersion(path: string, version: unknown): void {

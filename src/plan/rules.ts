@@ -13,6 +13,7 @@ import { planRuleDelete } from './deletions.js';
 import { fingerprintOf } from './fingerprint.js';
 import { ruleLabel } from './live-index.js';
 import type { FieldChange } from './types.js';
+import type { NotePart } from './notes.js';
 
 interface RuleCandidate {
   /** Change id once planned. */
@@ -161,12 +162,7 @@ function planUnmatchedRule(ctx: PlanContext, candidate: RuleCandidate, spare: Sp
     if (ctx.prune && ctx.managesLiveRule(other.rule) && !other.used) {
       other.used = true;
       ctx.claimedRules.add(other.rule);
-      planRuleDelete(
-        ctx,
-        other.rule,
-        PHASE.makeRoom,
-        `declared in no file (prune); deleted first to make room for ${label}`,
-      );
+      planRuleDelete(ctx, other.rule, PHASE.makeRoom, [{ code: 'pruned_to_make_room', label }]);
       dependsOn.push(`rule:${otherKey}`);
     } else if (!other.used) {
       // A conflict caught at plan time, never a 422 in the middle of apply.
@@ -210,10 +206,6 @@ function planUnmatchedRule(ctx: PlanContext, candidate: RuleCandidate, spare: Sp
   });
 }
 
-/** Between the delete and the create of a replaced rule, neither filters: said wherever a rule is replaced. */
-export const RULE_REPLACE_NOTE =
-  'deleted, then the new one created, never changed in place; between the two requests the old rule no longer filters';
-
 /**
  * A rule is never updated in place: a real 0.7.x server's firewall applies only inserts and
  * deletes of rules (docs/rule-semantics.md §5.6). The live rule is deleted, then the declared one
@@ -249,7 +241,7 @@ function planRuleReplace(
     fingerprint: fingerprintOf('rule', live),
     fields,
     body,
-    note: `replaces the live rule ${ruleLabel(live, liveOwner)}${overlaps ? ', which it overlaps' : ''}: ${RULE_REPLACE_NOTE}`,
+    note: [{ code: 'rule_replaces', live: ruleLabel(live, liveOwner), overlaps }],
     ...(dependsOn.length ? { dependsOn } : {}),
   });
 }
@@ -286,9 +278,8 @@ function previousVersion(ctx: PlanContext, candidate: RuleCandidate, spare: Spar
 }
 
 /** With prune off, the create says in words that the rule it looks like an edit of stays, with its access. */
-function keptPreviousVersion(ctx: PlanContext, candidate: RuleCandidate, spare: SpareRules): string | undefined {
+function keptPreviousVersion(ctx: PlanContext, candidate: RuleCandidate, spare: SpareRules): NotePart[] | undefined {
   const previous = spareOfOwner(candidate, spare).filter((e) => looksLikePreviousVersion(candidate, e.rule));
   if (previous.length === 0) return undefined;
-  const shown = previous.map((e) => ruleLabel(e.rule, ctx.index.ruleOwnerOf(e.rule))).join(', ');
-  return `prune is off: the live rule ${shown} that no file declares stays, and the access it grants remains`;
+  return [{ code: 'previous_rule_kept', rules: previous.map((e) => ruleLabel(e.rule, ctx.index.ruleOwnerOf(e.rule))) }];
 }

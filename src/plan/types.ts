@@ -8,6 +8,7 @@ import type { AccessChanges } from '../access/changes.js';
 import type { AccessDelta } from '../access/delta.js';
 import type { DecidingItem } from '../access/deciding.js';
 import type { SecretRef, SentSecretField } from '../model/secret.js';
+import type { ChangeNote, KeptReason } from './notes.js';
 import type { WithheldReason } from './reviewed.js';
 
 export const PLAN_FORMAT = 'netform.plan';
@@ -123,8 +124,11 @@ export interface Change {
   cascade?: CascadeItem[];
   /** Ids of changes that must be done before this one. */
   dependsOn?: string[];
-  /** Why this change is planned this way (adoption, replacement, protection). */
-  note?: string;
+  /**
+   * Why this change is planned this way (adoption, replacement, protection): codes made now, which
+   * src/views/notes.ts words; the words themselves in a saved plan (the JSON a plan is written as).
+   */
+  note?: ChangeNote;
   /**
    * Fields this change writes only because the files leave them out, which means their default
    * (src/plan/defaults.ts): `role`, `use_default_<x>`. Listed first; `apply -f` without a reviewed
@@ -172,6 +176,16 @@ export interface EffectiveValue {
 
 /** A change of the base's plan that this pull request's plan no longer makes: what the request undoes. */
 export type ResolvedChange = Pick<Change, 'id' | 'kind' | 'action' | 'key' | 'label' | 'fields' | 'cascade' | 'note'>;
+
+/**
+ * A plan whose notes are words (src/views/notes.ts wordedPlan), as JSON shows it and a saved plan
+ * holds it; a saved plan read back is one.
+ */
+export type WordedPlan = Plan & {
+  changes: (Change & { note?: string })[];
+  resolved_by_pr?: (ResolvedChange & { note?: string })[];
+  undeclared?: (UndeclaredItem & { reason: string })[];
+};
 
 /** What a plan made with `--base REF` (or `--base-file PATH`) was compared with. */
 export interface PlanBase {
@@ -224,8 +238,8 @@ export interface UndeclaredItem {
   label: string;
   /** `delete`: the plan deletes it (prune on); `keep`: it stays, with the access it grants. */
   fate: 'delete' | 'keep';
-  /** Why, in words: `prune is off`, `protected (settings.protect)`, ... */
-  reason: string;
+  /** Why (src/views/notes.ts words it: `prune is off: …`, `protected (settings.protect): …`); a saved plan's words. */
+  reason: KeptReason;
   /**
    * `apply --reviewed` only: the plan would delete it, but the deletion is withheld, for this
    * reason (src/plan/reviewed.ts); it stays. Never in a saved plan.
@@ -284,7 +298,7 @@ export interface PlanTestFailure {
     rule: string;
     id?: string;
     left: 'kept' | 'outside-rules' | 'outside-users';
-    reason?: string;
+    reason?: KeptReason;
     changeable: boolean;
   };
 }

@@ -7,6 +7,7 @@ import { userKey } from '../model/keys.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import type { PlanContext } from './context.js';
 import { ruleLabel } from './live-index.js';
+import type { UndeclaredReason } from './notes.js';
 import type { ResourceKind, UndeclaredItem } from './types.js';
 
 export function findUndeclared(ctx: PlanContext): UndeclaredItem[] {
@@ -21,7 +22,7 @@ export function findUndeclared(ctx: PlanContext): UndeclaredItem[] {
       liveId,
       label,
       fate: deleted ? 'delete' : 'keep',
-      reason: deleted ? 'prune is on' : keptBecause(ctx, kind, key, label),
+      reason: deleted ? { code: 'prune_on' } : keptBecause(ctx, kind, key, label),
     });
   };
   for (const user of ctx.live.users) {
@@ -52,21 +53,15 @@ export function findUndeclared(ctx: PlanContext): UndeclaredItem[] {
   return items;
 }
 
-function keptBecause(ctx: PlanContext, kind: ResourceKind, key: string, label: string): string {
-  const access =
-    kind === 'user'
-      ? 'it, its devices and its rules stay'
-      : kind === 'device'
-        ? 'it stays connected'
-        : 'the access it grants remains';
-  if (!ctx.prune) return `prune is off: ${access}`;
-  if (kind === 'user' && ctx.scope.isProtected(key)) return `protected (settings.protect): ${access}`;
+function keptBecause(ctx: PlanContext, kind: ResourceKind, key: string, label: string): UndeclaredReason {
+  if (!ctx.prune) return { code: 'kept', kind, by: 'prune_off' };
+  if (kind === 'user' && ctx.scope.isProtected(key)) return { code: 'kept', kind, by: 'protected' };
   // A guard's warning says why (`not deleting user X: why`): quoted here, never pointed at unless it exists.
   const name = label.replace(/ \(with .*\)$/, '');
   const warning = ctx.warnings.find((w) => w.startsWith(`not deleting ${name}: `));
   return warning
-    ? `not deleted: ${warning.slice(`not deleting ${name}: `.length)}: ${access}`
-    : `not deleted: ${access}`;
+    ? { code: 'kept', kind, by: 'not_deleted', guard: warning.slice(`not deleting ${name}: `.length) }
+    : { code: 'kept', kind, by: 'not_deleted' };
 }
 
 function userLabel(ctx: PlanContext, user: ApiUser): string {

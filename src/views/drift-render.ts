@@ -8,6 +8,7 @@ import pc from 'picocolors';
 import { observedOf } from '../model/observed.js';
 import type { Change, FieldChange, Plan, UndeclaredItem } from '../plan/types.js';
 import { inertText, markdownCode, markdownText } from './escape.js';
+import { keptReasonText } from './notes.js';
 import { MARKDOWN_MAX_CHARS, renderPlan, type PlanFormat, type RenderOptions } from './plan.js';
 import { isSecretField } from './symbols.js';
 
@@ -59,7 +60,7 @@ export function observationLines(change: SeenChange, esc: Escape): string[] {
 
 /** An undeclared object the plan keeps (one it deletes is a change already): seen on the server only. */
 function keptLine(item: UndeclaredItem, esc: Escape, words: Escape): string {
-  return `${esc(item.label)} ${LIVE_ONLY}; apply keeps it (${words(item.reason)})`;
+  return `${esc(item.label)} ${LIVE_ONLY}; apply keeps it (${words(keptReasonText(item.reason))})`;
 }
 
 /** `esc` escapes values from the server or the files (code spans in markdown); `words`, netform's own reasons. */

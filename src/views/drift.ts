@@ -2,9 +2,14 @@
 import type { PlanOutcome } from '../plan/types.js';
 import { webhookLines, webhookName, webhookText, type WebhookFormat } from './escape.js';
 import { observationLines, type SeenChange } from './drift-render.js';
+import { wordedPlan } from './notes.js';
+import { failureText } from './op-errors.js';
 import { noChangesLine } from './outcome.js';
 
 type DriftStatus = 'clean' | 'drift' | 'failed';
+
+/** What a drift schedule words through the views: a failed run's error, and each run's plan for its report. */
+export const SCHEDULE_WORDS = { describe: failureText, wordPlan: wordedPlan };
 
 /** What the words need of a drift report (src/drift/report.ts DriftReport, which drift hands in). */
 export interface DriftOutcome {

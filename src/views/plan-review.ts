@@ -7,6 +7,7 @@
 import { notCheckedLine } from '../model/secret.js';
 import type { Plan, PlanTestFailure, PlanTests } from '../plan/types.js';
 import { inertText, markdownCode } from './escape.js';
+import { keptReasonText } from './notes.js';
 
 export function notCheckedLines(plan: Plan): string[] {
   return (plan.not_checked ?? []).map((item) => inertText(notCheckedLine(item)));
@@ -54,7 +55,7 @@ function becauseText(failure: PlanTestFailure): string {
   if (!because) return '';
   const head = `; fails because of rule ${because.rule}`;
   if (!because.changeable) return `${head}, which this repository cannot change`;
-  return `${head}, which apply leaves in place${because.reason ? ` (${because.reason})` : ''}`;
+  return `${head}, which apply leaves in place${because.reason ? ` (${keptReasonText(because.reason)})` : ''}`;
 }
 
 /** The text block that opens a plan whose tests fail. */

@@ -21,6 +21,7 @@ import {
 import { approvalsMarkdown, approvalsText } from './approvals.js';
 import { effectiveLines } from './effective.js';
 import { blockedExpiriesLine } from './expiry.js';
+import { keptReasonText, noteText, wordedPlan } from './notes.js';
 import { noChangesLine } from './outcome.js';
 import { isSecretField, SYMBOL } from './symbols.js';
 import { withheldDeletionText } from './withheld.js';
@@ -55,7 +56,7 @@ type Colors = ReturnType<typeof pc.createColors>;
  */
 export function renderPlan(plan: Plan, format: PlanFormat, options: RenderOptions): string {
   if (format === 'json') {
-    const { seal: _seal, seal_key: _sealKey, ...unsealed } = plan;
+    const { seal: _seal, seal_key: _sealKey, ...unsealed } = wordedPlan(plan);
     return jsonDocument(unsealed);
   }
   if (format === 'markdown') return renderMarkdown(plan, options);
@@ -98,7 +99,7 @@ export function undeclaredLine(plan: Plan): string | null {
 
 function undeclaredEntry(item: UndeclaredItem): string {
   return inertText(
-    `${item.fate === 'delete' ? '-' : '='} ${item.label}  (${item.fate === 'delete' ? 'deleted' : 'kept'}: ${item.withheld ? withheldDeletionText(item.withheld) : item.reason})`,
+    `${item.fate === 'delete' ? '-' : '='} ${item.label}  (${item.fate === 'delete' ? 'deleted' : 'kept'}: ${item.withheld ? withheldDeletionText(item.withheld) : keptReasonText(item.reason)})`,
   );
 }
 
@@ -147,7 +148,8 @@ export function changeLines(change: Change | ResolvedChange): { head: string; de
   const details = change.fields.map((f) => inertText(fieldLine(change, f)));
   details.push(...effectiveLines(change));
   for (const item of change.cascade ?? []) details.push(inertText(`- ${item.label} (goes with the user)`));
-  const note = change.note ? `  (${change.note})` : '';
+  const words = noteText(change.note);
+  const note = words ? `  (${words})` : '';
   return { head: inertText(`${SYMBOL[change.action]} ${label}${note}`), details };
 }
 

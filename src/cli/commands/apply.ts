@@ -11,6 +11,7 @@ import { resolveSecret } from '../../desired/secrets.js';
 import { applyPlanned, applySaved, readSavedPlanFile, type ApplyEvents } from '../../ops/apply.js';
 import * as say from '../../views/apply.js';
 import { renderPlan } from '../../views/plan.js';
+import { wordedPlan } from '../../views/notes.js';
 import { renderWithheld } from '../../views/reviewed.js';
 import type { ProgressReporter } from '../../views/progress.js';
 import { confirm, exitCodeOf, outcomeCode, readSecret } from '../apply-outcome.js';
@@ -129,6 +130,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
             file: opts.file!,
             input: inputOf(io),
             reviewed,
+            wordPlan: wordedPlan,
             key,
             allowNowManaged: opts.allowNowManaged === true,
             ...approvals,

@@ -5,8 +5,7 @@
 import { Option, type Command } from 'commander';
 import { checkDrift, startDriftSchedule } from '../../ops/drift.js';
 import { NETFORM_VERSION } from '../../version.js';
-import { driftText } from '../../views/drift.js';
-import { failureText } from '../../views/op-errors.js';
+import { driftText, SCHEDULE_WORDS } from '../../views/drift.js';
 import { inertText, type WebhookFormat } from '../../views/escape.js';
 import { renderDrift } from '../../views/drift-render.js';
 import { PLAN_FORMATS, type PlanFormat } from '../../views/plan.js';
@@ -107,7 +106,7 @@ async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<ExitCode>
           }
         : {}),
       secrets: [opts.token, io.env.NETFORM_TOKEN, opts.webhook].filter((s): s is string => !!s),
-      describe: failureText,
+      ...SCHEDULE_WORDS,
     },
     { log, phase: timings.phase, checked: () => timings.report() },
     stop.signal,

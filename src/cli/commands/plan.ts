@@ -9,6 +9,7 @@ import { elapsedSince } from '../../ops/events.js';
 import { planAgainstServer, type PlanResult } from '../../ops/plan.js';
 import { savedPlanJson } from '../../plan/planfile.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
+import { wordedPlan } from '../../views/notes.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
 import { CliError, ExitCode } from '../exit.js';
 import type { CliContext } from '../command.js';
@@ -116,7 +117,7 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   const seal = !testsFail && (opts.format === 'json' || opts.out) ? planKeyOf(connection, io) : undefined;
   const output =
     opts.format === 'json' && seal
-      ? savedPlanJson(plan, seal)
+      ? savedPlanJson(wordedPlan(plan), seal)
       : renderPlan(plan, opts.format, {
           color: opts.format === 'text' && useColor(opts, io, shownOn),
           fullPlanAt: fullPlanAt(io.env),
@@ -124,7 +125,7 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   timings.phase('render', elapsedSince(started));
   if (testsFail) return refuseToSave(output, plan.tests!.failed, opts.out, timings, io);
   if (!(toStdout && opts.format === 'json')) io[shownOn].write(output);
-  if (opts.out) writeSavedPlan(opts.out, opts.format === 'json' ? output : savedPlanJson(plan, seal!), io);
+  if (opts.out) writeSavedPlan(opts.out, opts.format === 'json' ? output : savedPlanJson(wordedPlan(plan), seal!), io);
   timings.report();
   return planExitCode(result);
 }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { planChanges, type Plan } from '../../../src/plan/index.js';
-import { renameNote, replaceNote, moveNote } from '../../../src/plan/device-notes.js';
+import { moveNote, noteText, renameNote, replaceNote } from '../../../src/views/notes.js';
 import { renderPlan } from '../../../src/views/plan.js';
 import {
   desired,
@@ -54,7 +54,7 @@ describe('a device moved to another user', () => {
       description: 'from IT',
       user_id: judy.id,
     });
-    expect(move!.note).toBe(
+    expect(noteText(move!.note)).toBe(
       'moved from heidi@corp.test/heidi-laptop (the live device that holds its public key): deleted, then created for ' +
         'judy@corp.test with the same public key, preshared key and addresses; its tunnel is down between the two requests',
     );
@@ -71,7 +71,7 @@ describe('a device moved to another user', () => {
     const [move] = plan.changes;
     expect(move!.keepFromLive).toBeUndefined();
     expect(move!.fields.map((f) => f.field)).toEqual(['user', 'name', 'ipv4', 'preshared_key']);
-    expect(move!.note).toContain(
+    expect(noteText(move!.note)).toContain(
       'created for judy@corp.test with the same public key and the preshared key the files give and the addresses the files give',
     );
   });
@@ -86,7 +86,9 @@ describe('a device moved to another user', () => {
       OPTIONS,
     );
     expect(plan.changes.find((c) => c.id === 'user:heidi@corp.test')?.cascade ?? []).toEqual([]);
-    expect(plan.changes.find((c) => c.action === 'replace')?.note).toContain('moved from heidi@corp.test/heidi-laptop');
+    expect(noteText(plan.changes.find((c) => c.action === 'replace')?.note)).toContain(
+      'moved from heidi@corp.test/heidi-laptop',
+    );
     expect(plan.undeclared?.find((u) => u.kind === 'user' && u.key === 'heidi@corp.test')?.label).toBe(
       'user heidi@corp.test',
     );
@@ -105,7 +107,7 @@ describe('a renamed device', () => {
     ).changes[0]!;
 
   it('with its key: one update of its name, keys stay', () => {
-    expect(rename({ public_key: KEY_A }).note).toBe(
+    expect(noteText(rename({ public_key: KEY_A }).note)).toBe(
       'renamed from phone: one update of its name; keys, addresses and preshared key stay',
     );
   });
@@ -114,11 +116,11 @@ describe('a renamed device', () => {
     const change = rename({ public_key: KEY_B });
     expect(change.fields.map((f) => f.field)).toEqual(['name', 'public_key']);
     expect(change.body).toEqual({ name: 'pixel', public_key: KEY_B });
-    expect(change.note).toBe(
+    expect(noteText(change.note)).toBe(
       'renamed from phone: one update of its name and public_key; its public key changes: a tunnel set up with the old ' +
         'public key stops working until its client uses the new one; addresses and preshared key stay',
     );
-    expect(change.note).not.toContain('keys, addresses and preshared key stay');
+    expect(noteText(change.note)).not.toContain('keys, addresses and preshared key stay');
   });
 });
 

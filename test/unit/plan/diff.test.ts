@@ -17,6 +17,7 @@ import {
   secret,
   user,
 } from '../../helpers/plan-fixtures.js';
+import { noteText } from '../../../src/views/notes.js';
 
 const admin = () => liveUser('admin@example.com', { role: 'admin' });
 const byId = (plan: Plan, id: string): Change | undefined => plan.changes.find((c) => c.id === id);
@@ -289,7 +290,7 @@ describe('planChanges: matching and normalising', () => {
       ],
       body: { action: 'accept', destination: '10.1.0.0/16', port_type: 'tcp', port_range: '80-443', user_id: null },
     });
-    expect(plan.changes[0]!.note).toContain('between the two requests the old rule no longer filters');
+    expect(noteText(plan.changes[0]!.note)).toContain('between the two requests the old rule no longer filters');
     expect(plan.summary).toMatchObject({ create: 0, update: 0, replace: 1, delete: 0 });
   });
 
@@ -618,7 +619,7 @@ describe('planChanges: a changed rule is a replacement', () => {
     const { live, files } = setup();
     const plan = planChanges(files(false), live, OPTIONS);
     expect(actions(plan)).toEqual(['create rule:alice@example.com|accept|10.1.0.0/16|tcp:2222 - 2222']);
-    expect(plan.changes[0]!.note).toBe(
+    expect(noteText(plan.changes[0]!.note)).toBe(
       'prune is off: the live rule accept 10.1.0.0/16 tcp 22 (alice@example.com) that no file declares stays, and the access it grants remains',
     );
   });
@@ -741,7 +742,7 @@ describe('planChanges: settings.port_rules false, rules compared as the server s
       OPTIONS,
     );
     expect(actions(replaced)).toEqual(['replace rule:*|accept|10.0.0.0/8|tcp:22 - 22']);
-    expect(replaced.changes[0]!.note).toContain('which it overlaps');
+    expect(noteText(replaced.changes[0]!.note)).toContain('which it overlaps');
     // With port rules on, the two never overlap (one has ports, the other none): a create.
     const on = planChanges(desired({ rules: [ssh] }), liveState({ users: [admin()], rules: [live] }), OPTIONS);
     expect(actions(on)).toEqual(['create rule:*|accept|10.0.0.0/8|tcp:22 - 22']);

@@ -21,6 +21,7 @@ import {
   OPTIONS,
   user,
 } from '../../helpers/plan-fixtures.js';
+import { noteText } from '../../../src/views/notes.js';
 
 const admin = liveUser('admin@example.com', { role: 'admin' });
 const TIMING = { startedAt: 0, finishedAt: 1, skippedTicks: 0 };
@@ -40,7 +41,7 @@ describe('fields left out are managed at their default', () => {
       ['user:carol@example.com', ['role']],
       ['user:dave@example.com', null],
     ]);
-    expect(plan.changes[0]!.note).toBe('now managed: the file leaves role out, which means unprivileged');
+    expect(noteText(plan.changes[0]!.note)).toBe('now managed: the file leaves role out, which means unprivileged');
     expect(plan.changes[0]!.body).toEqual({ role: 'unprivileged' });
     expect(nowManagedChanges(plan.changes)).toHaveLength(1);
     // apply -f refuses it as a safety limit (src/ops/apply.ts), in these words.

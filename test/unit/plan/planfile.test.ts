@@ -10,10 +10,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readSavedPlanSecrets } from '../../../src/apply/saved-plan.js';
 import { SENT_SECRET_FIELDS } from '../../../src/model/secret.js';
 import { CANONICAL_MAX_DEPTH, canonicalJson } from '../../../src/plan/canonical.js';
-import { planChanges, type Plan } from '../../../src/plan/index.js';
+import { planChanges } from '../../../src/plan/index.js';
+import type { WordedPlan } from '../../../src/plan/types.js';
 import { PLAN_SCHEMA, planSchemaProblem } from '../../../src/plan/plan-schema.js';
 import { parseSavedPlan, readSavedPlan, SavedPlanError, savedPlanJson } from '../../../src/plan/planfile.js';
 import { PlanKey, sealedDocument } from '../../../src/plan/seal.js';
+import { wordedPlan } from '../../../src/views/notes.js';
 import { savedPlanRefusalText } from '../../../src/views/saved-plan.js';
 
 /** Why parseSavedPlan refuses a text, as apply prints it. */
@@ -37,17 +39,19 @@ function nested(depth: number): unknown {
   return value;
 }
 
-function plan(): Plan {
+function plan(): WordedPlan {
   const alice = liveUser('alice@example.com');
-  return planChanges(
-    desired({
-      users: [
-        user('alice@example.com', { devices: [device('laptop', {}, { preshared_key: secret(PSK, 'PSK') })] }),
-        user('new@example.com', { password: secret('new-password-1', 'PW') }),
-      ],
-    }),
-    liveState({ users: [liveUser('admin@example.com', { role: 'admin' }), alice] }),
-    OPTIONS,
+  return wordedPlan(
+    planChanges(
+      desired({
+        users: [
+          user('alice@example.com', { devices: [device('laptop', {}, { preshared_key: secret(PSK, 'PSK') })] }),
+          user('new@example.com', { password: secret('new-password-1', 'PW') }),
+        ],
+      }),
+      liveState({ users: [liveUser('admin@example.com', { role: 'admin' }), alice] }),
+      OPTIONS,
+    ),
   );
 }
 

@@ -9,6 +9,7 @@ import {
 } from '../../../src/plan/reviewed.js';
 import { withheldDetailText } from '../../../src/views/withheld.js';
 import { savedPlanJson } from '../../../src/plan/planfile.js';
+import { wordedPlan } from '../../../src/views/notes.js';
 import { PlanKey, withSecretHmacs } from '../../../src/plan/seal.js';
 import type { LiveState } from '../../../src/model/state.js';
 import {
@@ -171,7 +172,7 @@ describe('intersectReviewed', () => {
     const withPassword = (password: ReturnType<typeof secret>) =>
       desired({ users: [user('admin@example.com'), user('kim@example.com', { password })] });
     /** The reviewed plan as apply reads it: sealed (secrets as reference and HMAC), then parsed. */
-    const sealed = (p: Plan) => JSON.parse(savedPlanJson(p, key)) as Plan;
+    const sealed = (p: Plan) => JSON.parse(savedPlanJson(wordedPlan(p), key)) as Plan;
     const reviewedPlan = sealed(plan(withPassword(secret('kim-password-1', 'KIM_PASSWORD')), before));
 
     it('keeps a change whose secret has the reviewed value', () => {

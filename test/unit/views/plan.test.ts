@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../src/plan/canonical.js';
 import { savedPlanJson } from '../../../src/plan/planfile.js';
+import { wordedPlan } from '../../../src/views/notes.js';
 import { PlanKey } from '../../../src/plan/seal.js';
 import { planChanges, type Plan } from '../../../src/plan/index.js';
 import { MARKDOWN_MARKER, renderPlan, summaryLine } from '../../../src/views/plan.js';
@@ -115,9 +116,10 @@ describe('renderPlan', () => {
   it('json: the versioned plan document, sealed with the key given, round-trips, no secrets', () => {
     const plan = samplePlan();
     const key = PlanKey.from({}, () => 'nf_token_for_sealing');
-    const text = savedPlanJson(plan, key);
+    const text = savedPlanJson(wordedPlan(plan), key);
     const { seal, seal_key, changes, ...rest } = JSON.parse(text);
-    const { changes: plannedChanges, ...plannedRest } = JSON.parse(JSON.stringify(plan));
+    // The document is the plan with its notes in words.
+    const { changes: plannedChanges, ...plannedRest } = JSON.parse(JSON.stringify(wordedPlan(plan)));
     expect(rest).toEqual(plannedRest);
     expect(seal_key).toEqual({ source: 'token', id: key.id });
     // Each secret is its reference and an HMAC of its value; everything else is as planned.
@@ -152,7 +154,8 @@ describe('renderPlan', () => {
   it('json without a key: no seal and no secret HMACs (drift), so apply would refuse it', () => {
     const plan = samplePlan();
     const doc = JSON.parse(renderPlan(plan, 'json', { color: false }));
-    expect(doc).toEqual(JSON.parse(JSON.stringify(plan)));
+    expect(doc).toEqual(JSON.parse(JSON.stringify(wordedPlan(plan))));
+    expect(doc.changes.find((c: any) => c.id === 'user:bob@example.com').note).toBe('declared in no file (prune)');
     expect(doc).not.toHaveProperty('seal');
     expect(doc.changes.flatMap((c: any) => c.secrets ?? []).every((s: any) => !('hmac' in s))).toBe(true);
   });
