@@ -4,8 +4,9 @@
  * hook in the child (NODE_OPTIONS=--import) lists every ES module it loads, and at exit every
  * CommonJS one. `--version` and `--help` load no command's module; a command's own help loads
  * that command only; a client command (validate, plan, drift -f, export, apply) never loads the
- * bundled server (fastify, the SQLite or PostgreSQL drivers) or CDKTF; validate loads no HTTP
- * client, and a single `drift -f` neither cron nor adopt's YAML editor.
+ * bundled server (fastify, the SQLite or PostgreSQL drivers) or CDKTF, nor an HTTP library (the
+ * client is on Node's http and https); validate loads no HTTP client at all, and a single
+ * `drift -f` neither cron nor adopt's YAML editor.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -136,6 +137,8 @@ describe('the modules the bin loads at start', () => {
       const paths = await loaded(args, [0, 2]);
       expect(commandModules(paths), args.join(' ')).toEqual([`dist/src/cli/commands/${args[0]}.js`]);
       expectNoServerNorCdktf(paths);
+      // Node's own http and https: no HTTP library's modules.
+      expect(packagesOf(paths).has('got'), args.join(' ')).toBe(false);
     }
   });
 
