@@ -77,6 +77,8 @@ export interface RequestEvent {
 /** Network errors where the request cannot have reached the server: safe to send a create again. */
 const NOT_SENT: ReadonlySet<NetworkProblem | undefined> = new Set(['refused', 'host_not_found', 'tls']);
 const CONFIGURATION_PATH = '/v0/configuration';
+/** What every request says it comes from (a proxy's logs, a firewall's rules). */
+const USER_AGENT = 'netform';
 /** netform's own server only, outside /v0: the seals of the saved plans applied through it. */
 const APPLIED_PLANS_PATH = '/netform/applied-plans';
 
@@ -245,7 +247,7 @@ export class ApiClient {
     try {
       const response = await sendForText(
         this.#request('GET', '/v0/openapi.json', {
-          headers: { accept: 'application/json' },
+          headers: { accept: 'application/json', 'user-agent': USER_AGENT },
           timeoutMs: this.#timeoutMs,
         }),
       );
@@ -383,7 +385,7 @@ export class ApiClient {
     const link = linkedAbort(this.#options.cancel);
     try {
       const options = this.#request(method, path, {
-        headers: { authorization: `Bearer ${this.#token}`, accept: 'application/json' },
+        headers: { authorization: `Bearer ${this.#token}`, accept: 'application/json', 'user-agent': USER_AGENT },
         timeoutMs,
         ...(link ? { signal: link.signal } : {}),
         ...(json !== undefined ? { json } : {}),
