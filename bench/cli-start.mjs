@@ -49,7 +49,13 @@ const COMMANDS = [
   { name: 'drift -f', args: ['drift', '-f', file], codes: [0, 2] },
   { name: 'export', args: ['export'], codes: [0] },
 ];
-const env = { ...process.env, NETFORM_URL: server.url, NETFORM_TOKEN: token, NO_COLOR: '1', NETFORM_BENCH_ERR: errFile };
+const env = {
+  ...process.env,
+  NETFORM_URL: server.url,
+  NETFORM_TOKEN: token,
+  NO_COLOR: '1',
+  NETFORM_BENCH_ERR: errFile,
+};
 delete env.NODE_OPTIONS;
 
 /** One process from start to exit: its CPU (user + system) and wall time, in ms. */
@@ -58,7 +64,14 @@ function measure(main, args, extraNodeArgs = [], extraEnv = {}) {
     const started = performance.now();
     const child = spawn(
       'bash',
-      ['-c', 'TIMEFORMAT="%U %S"; time "$0" "$@" > /dev/null 2> "$NETFORM_BENCH_ERR"', process.execPath, ...extraNodeArgs, main, ...args],
+      [
+        '-c',
+        'TIMEFORMAT="%U %S"; time "$0" "$@" > /dev/null 2> "$NETFORM_BENCH_ERR"',
+        process.execPath,
+        ...extraNodeArgs,
+        main,
+        ...args,
+      ],
       { cwd: dir, env: { ...env, ...extraEnv }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
@@ -92,7 +105,11 @@ process.on('exit', () => appendFileSync(${JSON.stringify(log)}, Object.keys(cach
   );
   rmSync(log, { force: true });
   await measure(main, args, ['--import', preload]);
-  const urls = new Set(readFileSync(log, 'utf8').split('\n').filter((u) => u.startsWith('file:')));
+  const urls = new Set(
+    readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((u) => u.startsWith('file:')),
+  );
   return { all: urls.size, packages: [...urls].filter((u) => u.includes('/node_modules/')).length };
 }
 
@@ -104,7 +121,9 @@ for (let round = 0; round < RUNS; round++) {
     for (const bin of order) {
       const result = await measure(bin.main, command.args);
       if (!command.codes.includes(result.code))
-        throw new Error(`${bin.name}: ${command.name} exited ${result.code}:\n${readFileSync(errFile, 'utf8').slice(-2000)}`);
+        throw new Error(
+          `${bin.name}: ${command.name} exited ${result.code}:\n${readFileSync(errFile, 'utf8').slice(-2000)}`,
+        );
       results.get(command.name).get(bin.name).push(result);
     }
   }
