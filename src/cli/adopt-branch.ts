@@ -3,8 +3,6 @@
  * difference committed on branch NAME of the desired state's repository (never the checkout).
  */
 import type { Command } from 'commander';
-import { adoptOnBranch } from '../ops/adopt-branch.js';
-import { adoptCommitMessage } from '../views/adopt.js';
 import { inertText } from '../views/escape.js';
 import type { Connector } from '../ops/session.js';
 import { inputOf, type CliIo } from './io.js';
@@ -24,6 +22,11 @@ export async function proposeAdoption(
   io: CliIo,
   server: string,
 ): Promise<void> {
+  // Loaded on drift only: a clean check (and every check without the flag) never loads adopt's modules.
+  const [{ adoptOnBranch }, { adoptCommitMessage }] = await Promise.all([
+    import('../ops/adopt-branch.js'),
+    import('../views/adopt.js'),
+  ]);
   const { result, commit } = await adoptOnBranch({
     file,
     branch,

@@ -1,12 +1,11 @@
 /**
- * The typed /v0 client on got. Retries with backoff on network errors, 429 (honouring
+ * The typed /v0 client, on Node's http and https (http.ts). Retries with backoff on network errors, 429 (honouring
  * Retry-After) and 5xx; never on other 4xx. Idempotent calls (GET, PATCH, DELETE) are simply
  * sent again. A create whose outcome is unknown (the connection dropped, or a 5xx after the
  * request went out) is not blindly sent again: the client first looks for the object by its
  * natural key, and if it is there, the earlier attempt did create it. So re-running converges
  * without duplicates.
  */
-import type { Got, Method, RequestError } from 'got';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeDestination, ruleKey, userKey } from '../model/keys.js';
@@ -18,6 +17,7 @@ import {
   type DescribeApiError,
   type NetworkProblem,
 } from './errors.js';
+import { HttpError, sendForText, sendRequest, type HttpRequest } from './http.js';
 import { ListBody, type ListBodyEnd } from './list-body.js';
 import type { ApiConfiguration } from '../model/configuration.js';
 import {
@@ -77,6 +77,8 @@ export interface RequestEvent {
 /** Network errors where the request cannot have reached the server: safe to send a create again. */
 const NOT_SENT: ReadonlySet<NetworkProblem | undefined> = new Set(['refused', 'host_not_found', 'tls']);
 const CONFIGURATION_PATH = '/v0/configuration';
+/** What every request says it comes from (a proxy's logs, a firewall's rules). */
+const USER_AGENT = 'netform';
 /** netform's own server only, outside /v0: the seals of the saved plans applied through it. */
 const APPLIED_PLANS_PATH = '/netform/applied-plans';
 
@@ -93,14 +95,7 @@ interface Answer {
   read?: true;
 }
 
-/** The options of one request (got's). */
-interface RequestOptions {
-  method: Method;
-  headers: Record<string, string>;
-  timeout: { request: number };
-  signal?: AbortSignal;
-  json?: Record<string, unknown>;
-}
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** What one HTTP exchange brought back: the status, some headers, and the body (text, or read as a list). */
 interface Exchange {
@@ -120,24 +115,8 @@ export interface CreateResult<N extends ResourceName> {
   foundAfterRetry: boolean;
 }
 
-/**
- * got and its dependencies (some forty modules), imported by the first request: a command that
- * stops before it talks to a server (bad files, bad flags, `--help`) never loads them.
- */
-let gotModule: Promise<typeof import('got')> | undefined;
-/** got's RequestError, once got is loaded (an error of a request can only come after). */
-let requestErrorClass: typeof RequestError | undefined;
-
-function loadGot(): Promise<typeof import('got')> {
-  return (gotModule ??= import('got').then((module) => {
-    requestErrorClass = module.RequestError;
-    return module;
-  }));
-}
-
 export class ApiClient {
   readonly baseUrl: string;
-  #http: Got | undefined;
   readonly #token: string;
   readonly #timeoutMs: number;
   readonly #totalTimeoutMs: number;
@@ -162,21 +141,16 @@ export class ApiClient {
     };
   }
 
-  /** This client's got instance, made on its first request. */
-  async #got(): Promise<Got> {
-    if (this.#http) return this.#http;
-    const { default: got } = await loadGot();
-    const options = this.#options;
-    return (this.#http ??= got.extend({
-      responseType: 'text',
-      throwHttpErrors: false,
-      followRedirect: false,
-      retry: { limit: 0 },
-      https: {
-        ...(options.ca !== undefined ? { certificateAuthority: options.ca } : {}),
-        ...(options.insecure ? { rejectUnauthorized: false } : {}),
-      },
-    }));
+  /** One request's options: the path's URL, this client's TLS settings. */
+  #request(method: Method, path: string, rest: Omit<HttpRequest, 'method' | 'url'>): HttpRequest {
+    const { ca, insecure } = this.#options;
+    return {
+      method,
+      url: this.baseUrl + path,
+      ...rest,
+      ...(ca !== undefined ? { ca } : {}),
+      ...(insecure ? { insecure } : {}),
+    };
   }
 
   async list<N extends ResourceName>(name: N): Promise<Resource<N>[]> {
@@ -271,14 +245,14 @@ export class ApiClient {
    */
   async isNetformServer(): Promise<boolean> {
     try {
-      const http = await this.#got();
-      const response = await http(`${this.baseUrl}/v0/openapi.json`, {
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        timeout: { request: this.#timeoutMs },
-      });
+      const response = await sendForText(
+        this.#request('GET', '/v0/openapi.json', {
+          headers: { accept: 'application/json', 'user-agent': USER_AGENT },
+          timeoutMs: this.#timeoutMs,
+        }),
+      );
       if (response.statusCode !== 200) return false;
-      const doc = JSON.parse(response.body) as { info?: { title?: unknown } } | null;
+      const doc = JSON.parse(response.text) as { info?: { title?: unknown } } | null;
       return typeof doc?.info?.title === 'string' && doc.info.title.startsWith('netform ');
     } catch {
       return false;
@@ -406,27 +380,23 @@ export class ApiClient {
   ): Promise<Answer | ApiError> {
     const started = Date.now();
     let exchange: Exchange;
-    // got keeps listening to the signal it is given after the exchange is over, and an abort then
-    // destroys the finished request with an 'error' event nobody listens to, and
-    // Node then printed got's options, the token included. So got gets a signal of this exchange's
-    // own, which follows the cancel signal only until the exchange ends.
+    // The exchange gets a signal of its own, which follows the cancel signal only until the
+    // exchange ends: nothing aborts a finished request.
     const link = linkedAbort(this.#options.cancel);
     try {
-      const options: RequestOptions = {
-        method,
-        headers: { authorization: `Bearer ${this.#token}`, accept: 'application/json' },
-        timeout: { request: timeoutMs },
+      const options = this.#request(method, path, {
+        headers: { authorization: `Bearer ${this.#token}`, accept: 'application/json', 'user-agent': USER_AGENT },
+        timeoutMs,
         ...(link ? { signal: link.signal } : {}),
-        ...(json !== undefined ? { json: json as Record<string, unknown> } : {}),
-      };
-      const http = await this.#got();
+        ...(json !== undefined ? { json } : {}),
+      });
       exchange = list
-        ? await this.#streamed(http, this.baseUrl + path, options, list)
-        : await http(this.baseUrl + path, options).then((response) => ({
+        ? await this.#streamed(options, list)
+        : await sendForText(options).then((response) => ({
             status: response.statusCode,
-            text: response.body,
+            text: response.text,
             contentType: String(response.headers['content-type'] ?? ''),
-            retryAfter: response.headers['retry-after'],
+            retryAfter: headerValue(response.headers['retry-after']),
           }));
     } catch (error) {
       // An item of the list the server sent could not be read.
@@ -479,44 +449,29 @@ export class ApiClient {
    * answer's body is kept as text. What `list` throws (an item that cannot be read) ends the
    * exchange: the stream is destroyed when the loop is left.
    */
-  async #streamed(http: Got, url: string, options: RequestOptions, list: ListBody<unknown>): Promise<Exchange> {
-    const stream = http.stream(url, options);
-    // The loop below hears the stream's errors while it reads; this listener hears those that come
-    // after it is left (an abandoned or ended stream destroyed later), which would otherwise be
-    // unhandled 'error' events: fatal, and printed with got's options (the token among them).
-    stream.on('error', ignoreLateError);
-    let head: { status: number; contentType: string; retryAfter: string | undefined } | undefined;
-    stream.once('response', (response: { statusCode: number; headers: Record<string, string | undefined> }) => {
-      head = {
-        status: response.statusCode,
-        contentType: String(response.headers['content-type'] ?? ''),
-        retryAfter: response.headers['retry-after'],
-      };
-    });
+  async #streamed(options: HttpRequest, list: ListBody<unknown>): Promise<Exchange> {
+    const response = await sendRequest(options);
+    const head = {
+      status: response.statusCode,
+      contentType: String(response.headers['content-type'] ?? ''),
+      retryAfter: headerValue(response.headers['retry-after']),
+    };
     const decoder = new StringDecoder('utf8');
     const pieces: string[] = [];
     let success: boolean | undefined;
     const take = (piece: string) => {
-      success ??= head !== undefined && head.status >= 200 && head.status < 300 && head.status !== 204;
+      success ??= head.status >= 200 && head.status < 300 && head.status !== 204;
       if (success) list.push(piece);
       else pieces.push(piece);
     };
-    for await (const chunk of stream as AsyncIterable<Buffer>) take(decoder.write(chunk));
+    for await (const chunk of response.body) take(decoder.write(chunk));
     take(decoder.end());
-    if (!head) throw new Error('no response');
     return success ? { ...head, text: '', listed: list.end() } : { ...head, text: pieces.join('') };
   }
 
-  /** Turns got's error into an ApiError without keeping got's error (its options hold the token). */
+  /** Turns a failed exchange into an ApiError (by its code: Node's, or ETIMEDOUT for the bound). */
   #networkError(method: string, path: string, error: unknown, timeoutMs: number): ApiError {
-    const code =
-      requestErrorClass && error instanceof requestErrorClass
-        ? error.code && error.code !== 'ERR_GOT_REQUEST_ERROR'
-          ? error.code
-          : error.message
-        : error instanceof Error
-          ? error.message
-          : String(error);
+    const code = error instanceof HttpError ? error.code : error instanceof Error ? error.message : String(error);
     return this.#error(method, path, null, {}, code, {
       server: this.baseUrl,
       problem: classifyNetworkError(code),
@@ -546,7 +501,10 @@ export class ApiClient {
   }
 }
 
-function ignoreLateError(): void {}
+/** A header's one value (Node gives a list for a repeated one). */
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
 
 /**
  * An AbortController that aborts when `parent` does, until unlink(): what a request is given

@@ -1,5 +1,5 @@
 /** Where drift reports go: a stream as JSON lines, a file kept atomically, a webhook. */
-import got, { RequestError } from 'got';
+import type { RequestError } from 'got';
 import { writeFileAtomically } from '../model/files.js';
 import { inertWorkflowCommands } from '../model/inert.js';
 import type { ReportSink } from './loop.js';
@@ -75,7 +75,11 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
       const totalTimeoutMs = options.totalTimeoutMs ?? 5_000;
       const deadline = AbortSignal.timeout(totalTimeoutMs);
       let attempts = 1;
+      let requestError: typeof RequestError | undefined;
       try {
+        // got and its dependencies, loaded by the first delivery: a schedule without a webhook never loads them.
+        const { default: got, RequestError } = await import('got');
+        requestError = RequestError;
         const response = await got.post(options.url, {
           json: { ...report, text: options.text(report, lastDelivered) },
           headers: { 'user-agent': options.userAgent ?? 'netform' },
@@ -97,7 +101,7 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
               (error, retryCount) => {
                 attempts = retryCount + 1;
                 options.log?.(
-                  `drift: webhook ${shownUrl}: attempt ${retryCount} failed (${redactSecrets(describeRequestError(error), secrets)}); retrying`,
+                  `drift: webhook ${shownUrl}: attempt ${retryCount} failed (${redactSecrets(describeRequestError(error, RequestError), secrets)}); retrying`,
                 );
               },
             ],
@@ -112,7 +116,9 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
         lastDelivered = report.status;
         lastSignature = signature;
       } catch (error) {
-        const reason = deadline.aborted ? `no answer within ${totalTimeoutMs} ms` : describeRequestError(error);
+        const reason = deadline.aborted
+          ? `no answer within ${totalTimeoutMs} ms`
+          : describeRequestError(error, requestError);
         // eslint-disable-next-line preserve-caught-error -- the cause may carry the URL's credentials; its redacted text is in the message
         throw new Error(`POST failed after ${attempts} attempt(s): ${redactSecrets(reason, secrets)}`);
       }
@@ -120,8 +126,8 @@ export function webhookSink(options: WebhookOptions): ReportSink & { lastDeliver
   };
 }
 
-function describeRequestError(error: unknown): string {
-  if (error instanceof RequestError) {
+function describeRequestError(error: unknown, requestError: typeof RequestError | undefined): string {
+  if (requestError && error instanceof requestError) {
     const status = error.response?.statusCode;
     return status ? `answered ${status}` : `${error.code}: ${error.message}`;
   }

@@ -27,15 +27,13 @@ export {
   type PlannedApplyRequest,
   type SavedApplyRequest,
 } from './apply.js';
+export { checkDrift, type DriftCheck, type DriftRequest } from './drift.js';
 export {
-  checkDrift,
   startDriftSchedule,
-  type DriftCheck,
-  type DriftRequest,
   type DriftSchedule,
   type DriftScheduleEvents,
   type DriftScheduleRequest,
-} from './drift.js';
+} from './drift-schedule.js';
 export { explainPacket, runTests, type AccessSource } from './access.js';
 export { reachOfUser, whoCanReachTarget } from './reach.js';
 export { reviewServer, writeReviewFile, type ReviewRequest } from './review.js';

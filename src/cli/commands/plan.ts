@@ -7,7 +7,6 @@
 import { Option, type Command } from 'commander';
 import { elapsedSince } from '../../ops/events.js';
 import { planAgainstServer, type PlanResult } from '../../ops/plan.js';
-import { savedPlanJson } from '../../plan/planfile.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
 import { wordedPlan } from '../../views/notes.js';
 import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
@@ -115,9 +114,11 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/planfile.ts);
   // not when a test fails: that plan cannot be applied.
   const seal = !testsFail && (opts.format === 'json' || opts.out) ? planKeyOf(connection, io) : undefined;
+  // The saved-plan writer (and the plan schema it checks against) only when a plan is saved.
+  const savedPlanJson = seal ? (await import('../../plan/planfile.js')).savedPlanJson : undefined;
   const output =
-    opts.format === 'json' && seal
-      ? savedPlanJson(wordedPlan(plan), seal)
+    opts.format === 'json' && savedPlanJson
+      ? savedPlanJson(wordedPlan(plan), seal!)
       : renderPlan(plan, opts.format, {
           color: opts.format === 'text' && useColor(opts, io, shownOn),
           fullPlanAt: fullPlanAt(io.env),
@@ -125,7 +126,7 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   timings.phase('render', elapsedSince(started));
   if (testsFail) return refuseToSave(output, plan.tests!.failed, opts.out, timings, io);
   if (!(toStdout && opts.format === 'json')) io[shownOn].write(output);
-  if (opts.out) writeSavedPlan(opts.out, opts.format === 'json' ? output : savedPlanJson(wordedPlan(plan), seal!), io);
+  if (opts.out) writeSavedPlan(opts.out, opts.format === 'json' ? output : savedPlanJson!(wordedPlan(plan), seal!), io);
   timings.report();
   return planExitCode(result);
 }

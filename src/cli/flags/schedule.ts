@@ -3,7 +3,6 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { dirname, resolve } from 'node:path';
-import { cronExpressionProblem, timeZoneProblem } from '../../drift/cron.js';
 import { WEBHOOK_FORMATS } from '../../views/escape.js';
 import { CliError } from '../exit.js';
 
@@ -39,6 +38,8 @@ export function addScheduleOptions(cmd: Command): Command {
 }
 
 export async function checkSchedule(opts: ScheduleOptions & { every: string }): Promise<void> {
+  // node-cron, loaded by a schedule only.
+  const { cronExpressionProblem, timeZoneProblem } = await import('../../drift/cron.js');
   const problem = cronExpressionProblem(opts.every);
   if (problem) throw new CliError(`--every: "${opts.every}" is not a valid cron expression (${problem})`);
   const zoneProblem = opts.timezone === undefined ? null : timeZoneProblem(opts.timezone);

@@ -19,7 +19,13 @@ type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void
 
 interface Scripted {
   url: string;
-  requests: { method: string; url: string; body: string; auth: string | undefined }[];
+  requests: {
+    method: string;
+    url: string;
+    body: string;
+    auth: string | undefined;
+    headers: IncomingMessage['headers'];
+  }[];
   close(): Promise<void>;
 }
 
@@ -35,7 +41,13 @@ async function scripted(handler: Handler, tls?: { key: string; cert: string }): 
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
-      requests.push({ method: req.method ?? '', url: req.url ?? '', body, auth: req.headers.authorization });
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        body,
+        auth: req.headers.authorization,
+        headers: req.headers,
+      });
       handler(req, res, body);
     });
   };
@@ -98,6 +110,20 @@ describe('ApiClient', () => {
       },
     ]);
     expect(s.requests[0]?.auth).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it('says it is netform, sends a body as JSON and asks for no compression', async () => {
+    const s = await scripted((req, res, body) =>
+      json(res, 201, { data: { ...rule(), ...(JSON.parse(body) as { rule: object }).rule } }),
+    );
+    const { resource } = await client(s.url).create('rules', { action: 'accept', destination: '10.0.0.0/8' });
+    expect(resource.destination).toBe('10.0.0.0/8');
+    const [sent] = s.requests;
+    expect(sent?.headers['user-agent']).toBe('netform');
+    expect(sent?.headers['content-type']).toBe('application/json');
+    expect(sent?.headers['content-length']).toBe(String(Buffer.byteLength(sent?.body ?? '')));
+    expect(JSON.parse(sent?.body ?? '')).toEqual({ rule: { action: 'accept', destination: '10.0.0.0/8' } });
+    expect(sent?.headers['accept-encoding']).toBeUndefined();
   });
 
   it('retries 5xx and network drops on GET with backoff, then succeeds', async () => {
