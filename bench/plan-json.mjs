@@ -116,7 +116,11 @@ try {
       for (const name of ONLY) {
         const [args, codes] = commands[name](b.cli);
         const r = await run(args, env, repo);
-        if (!codes.includes(r.code)) throw new Error(`${b.name} ${name} exited ${r.code}:\n${r.stderr.slice(-3000)}`);
+        if (!codes.includes(r.code)) {
+          // Recorded, not thrown: at 10,000 users a JSON plan is longer than a JavaScript string can be.
+          const why = r.stderr.split('\n').find((l) => /Error|error:/.test(l)) ?? `exit ${r.code}`;
+          push(`${b.name}|${name}|failed`, `exit ${r.code}: ${why.trim().slice(0, 120)}`);
+        }
         push(`${b.name}|${name}|cpu`, r.cpuMs);
         push(`${b.name}|${name}|wall`, r.wallMs);
         if (r.access !== undefined) push(`${b.name}|${name}|access`, r.access);
@@ -140,8 +144,9 @@ try {
     for (const name of ONLY) {
       const cpu = rows.get(`${b.name}|${name}|cpu`);
       const access = rows.get(`${b.name}|${name}|access`);
+      const failed = rows.get(`${b.name}|${name}|failed`);
       console.log(
-        `| ${b.name} | ${name} | ${cpu.join(' / ')} | ${median(cpu)} | ${(median(cpu) / base).toFixed(2)}× | ` +
+        `| ${b.name}${failed ? ` (failed: ${failed.join('; ')})` : ''} | ${name} | ${cpu.join(' / ')} | ${median(cpu)} | ${(median(cpu) / base).toFixed(2)}× | ` +
           `${median(rows.get(`${b.name}|${name}|wall`)).toFixed(0)} | ${access ? median(access).toFixed(0) : ''} |`,
       );
     }

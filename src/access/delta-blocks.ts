@@ -18,6 +18,23 @@ export interface RangedBlock {
   textLength: number;
 }
 
+/**
+ * CIDR text of address ranges, each range written once: the devices of a delta list the same
+ * ranges again and again (everything a new device reaches). The lists it returns are shared: read only.
+ */
+export class CidrTexts {
+  readonly #byFamily = { 4: new Map<bigint, Map<bigint, string[]>>(), 6: new Map<bigint, Map<bigint, string[]>>() };
+
+  of(family: IpFamily, a0: bigint, a1: bigint): string[] {
+    const starts = this.#byFamily[family];
+    let ends = starts.get(a0);
+    if (!ends) starts.set(a0, (ends = new Map()));
+    let text = ends.get(a1);
+    if (!text) ends.set(a1, (text = rangeToCidrs(family, a0, a1)));
+    return text;
+  }
+}
+
 interface Run {
   a0: bigint;
   a1: bigint;
@@ -86,7 +103,7 @@ function portText(ranges: [number, number][]): string {
 }
 
 /** Cells as blocks (as accessBlocksOf), each with the ranges it covers. */
-export function rangedBlocksOf(cells: readonly PacketCell[]): RangedBlock[] {
+export function rangedBlocksOf(cells: readonly PacketCell[], texts: CidrTexts): RangedBlock[] {
   const merged = new Map<string, RangedBlock>();
   const add = (block: AccessBlock, range: [bigint, bigint], length: number) => {
     // Blocks with the same protocol and ports are one block of several address ranges.
@@ -104,7 +121,7 @@ export function rangedBlocksOf(cells: readonly PacketCell[]): RangedBlock[] {
     const mine = cells.filter((c) => c.family === family);
     if (mine.length === 0) continue;
     for (const run of runsOf(mine)) {
-      const addresses = rangeToCidrs(family, run.a0, run.a1);
+      const addresses = texts.of(family, run.a0, run.a1);
       const range: [bigint, bigint] = [run.a0, run.a1];
       const length = addresses.reduce((n, a) => n + a.length, 0) + 2 * (addresses.length - 1);
       const [tcp, udp, other] = run.ports as [[number, number][], [number, number][], [number, number][]];
@@ -122,10 +139,14 @@ export function rangedBlocksOf(cells: readonly PacketCell[]): RangedBlock[] {
 }
 
 /** exceptForm (changes.ts) of a ranged block, from its ranges rather than its CIDR text. */
-export function exceptOfRanged({ block, ranges, textLength }: RangedBlock): AccessBlock['except'] | undefined {
+export function exceptOfRanged(
+  { block, ranges, textLength }: RangedBlock,
+  texts: CidrTexts,
+): AccessBlock['except'] | undefined {
   const { family } = block;
   if (block.addresses.length < 3) return undefined;
-  const sorted = [...ranges].sort((x, y) => compareBig(x[0], y[0]));
+  const inOrder = ranges.every((r, i) => i === 0 || ranges[i - 1]![0] <= r[0]);
+  const sorted = inOrder ? ranges : [...ranges].sort((x, y) => compareBig(x[0], y[0]));
   const lo = sorted[0]![0];
   const hi = sorted.reduce((m, r) => (r[1] > m ? r[1] : m), lo);
   let size = 0n;
@@ -135,13 +156,15 @@ export function exceptOfRanged({ block, ranges, textLength }: RangedBlock): Acce
   const holes: string[] = [];
   let next = start;
   for (const [a0, a1] of sorted) {
-    if (a0 > next) holes.push(...rangeToCidrs(family, next, a0 - 1n));
+    if (a0 > next) holes.push(...texts.of(family, next, a0 - 1n));
     if (a1 + 1n > next) next = a1 + 1n;
   }
-  if (next <= end) holes.push(...rangeToCidrs(family, next, end));
+  if (next <= end) holes.push(...texts.of(family, next, end));
   if (holes.length === 0) return undefined;
   const text = `${formatAddress(family, start)}/${BITS[family] - size}`;
-  const shorter = text.length + ' except '.length + holes.join(', ').length < textLength;
+  let holesLength = 2 * (holes.length - 1);
+  for (const hole of holes) holesLength += hole.length;
+  const shorter = text.length + ' except '.length + holesLength < textLength;
   return shorter ? { block: text, holes } : undefined;
 }
 

@@ -4,7 +4,7 @@
  * regions depend on its cells alone, so a group that many devices share is written once. Pure.
  */
 import type { PacketCell } from './changes.js';
-import { addressCount, exceptOfRanged, rangedBlocksOf, type RangedBlock } from './delta-blocks.js';
+import { addressCount, CidrTexts, exceptOfRanged, rangedBlocksOf, type RangedBlock } from './delta-blocks.js';
 import type { DeltaRegion, DeltaRule } from './delta.js';
 import type { CompiledRule } from './model.js';
 import type { Decider } from './partition.js';
@@ -97,12 +97,12 @@ function sizeOfBlock(ranged: RangedBlock): bigint {
 }
 
 /** A group's cells as regions with the rules deciding them on each side (written once per group). */
-export function regionsOfGroup(group: CellGroup): DeltaRegion[] {
+export function regionsOfGroup(group: CellGroup, texts: CidrTexts): DeltaRegion[] {
   if (group.regions) return group.regions;
   const out: DeltaRegion[] = [];
-  for (const ranged of rangedBlocksOf(group.cells)) {
+  for (const ranged of rangedBlocksOf(group.cells, texts)) {
     // The same addresses as one block with holes, where that is shorter to read (as `reach` does).
-    const except = exceptOfRanged(ranged);
+    const except = exceptOfRanged(ranged, texts);
     out.push({
       ...ranged.block,
       ...(except ? { except } : {}),
@@ -119,15 +119,14 @@ export function regionsOfGroup(group: CellGroup): DeltaRegion[] {
  * appear in both families is one, at the place of its first; its blocks are those of each family
  * in turn (blocks never join across families).
  */
-export function regionsOfFamilies(families: readonly (readonly CellGroup[])[]): DeltaRegion[] {
+export function regionsOfFamilies(families: readonly (readonly CellGroup[])[], texts: CidrTexts): DeltaRegion[] {
   const order = new GroupOrder<CellGroup>();
   for (const groups of families) for (const group of groups) order.entry(group).parts.push(group);
-  return order.list.flatMap(({ parts }) =>
-    parts.length === 1 ? regionsOfGroup(parts[0]!) : parts.flatMap(regionsOfGroup),
-  );
+  return order.list.flatMap(({ parts }) => parts.flatMap((g) => regionsOfGroup(g, texts)));
 }
 
 /** Changed cells as regions, grouped by the rules deciding them on each side. */
 export function regionsOfCells(cells: readonly ChangedCell[]): DeltaRegion[] {
-  return groupCells(cells).flatMap(regionsOfGroup);
+  const texts = new CidrTexts();
+  return groupCells(cells).flatMap((g) => regionsOfGroup(g, texts));
 }

@@ -13,6 +13,7 @@
  */
 import type { IpFamily } from '../model/net.js';
 import { mergePortRanges, type AccessBlock, type ClassIndex } from './changes.js';
+import { CidrTexts } from './delta-blocks.js';
 import { FamilyBaseline } from './delta-family.js';
 import {
   cellOf,
@@ -235,6 +236,7 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
     ...commonOf(rules, family),
   });
   const baselines = new Map<CompiledRules, Map<IpFamily, FamilyBaseline>>();
+  const texts = new CidrTexts();
   const wholeFamily = (rules: CompiledRules, user: string, family: IpFamily, gained: boolean): CellGroup[] => {
     let byFamily = baselines.get(rules);
     if (!byFamily) baselines.set(rules, (byFamily = new Map()));
@@ -289,7 +291,7 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
           } else if (change === 'new') gained.push(wholeFamily(rulesAfter, key, family, true));
           else if (change === 'gone') lost.push(wholeFamily(rulesBefore, key, family, false));
         }
-        delta = { gained: regionsOfFamilies(gained), lost: regionsOfFamilies(lost) };
+        delta = { gained: regionsOfFamilies(gained, texts), lost: regionsOfFamilies(lost, texts) };
         cache.set(signature, delta);
       }
       if (delta.gained.length === 0 && delta.lost.length === 0) continue;
