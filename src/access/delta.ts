@@ -12,18 +12,20 @@
  * everything. A kept tunnel never gains or loses the server's own addresses.
  */
 import type { IpFamily } from '../model/net.js';
+import { mergePortRanges, type AccessBlock, type ClassIndex } from './changes.js';
+import { CidrTexts } from './delta-blocks.js';
+import { FamilyBaseline } from './delta-family.js';
 import {
-  accessBlocksOf,
-  exceptForm,
-  mergePortRanges,
-  type AccessBlock,
-  type ClassIndex,
-  type PacketCell,
-} from './changes.js';
-import { everyPacketRegion } from './destination.js';
+  cellOf,
+  groupCells,
+  regionsOfCells,
+  regionsOfFamilies,
+  type CellGroup,
+  type ChangedCell,
+} from './delta-groups.js';
 import { CompiledRules } from './evaluate.js';
 import type { AccessModel, AccessRule, AccessUser, CompiledRule } from './model.js';
-import { decideRegion, FAMILY_END, MAX_PORT, type Decider, type Region } from './partition.js';
+import { decideRegion, MAX_PORT, type Decider, type Region } from './partition.js';
 import { hasAddress } from './reach.js';
 
 /** The version of the delta's shape (schemas/access-delta.schema.json): a new member keeps it, a changed meaning bumps it. */
@@ -93,8 +95,6 @@ export interface DeltaInput {
   compared: { before: string; after: string };
 }
 
-const PORTS_OF_ALL = 2n * 65536n + 1n;
-
 function textKey(rule: AccessRule): string {
   return `${rule.owner ?? '*'}|${rule.action}|${rule.destination}|${rule.port_type ?? ''}|${rule.port_range ?? ''}`;
 }
@@ -137,13 +137,6 @@ function disjoint(regions: readonly Region[], family: IpFamily): Region[] {
     }
   }
   return out;
-}
-
-/** A changed part: the cell and what decides it before and after. */
-interface ChangedCell extends PacketCell {
-  before: Decider | null;
-  after: Decider | null;
-  accept: boolean;
 }
 
 const accepts = (d: Decider | null): boolean => d !== null && (d.kind !== 'rule' || d.rule.rule.action === 'accept');
@@ -193,91 +186,10 @@ function compareSides(regions: readonly Region[], before: Side, after: Side): Ch
   return out;
 }
 
-function cellOf(c: PacketCell): PacketCell {
-  return { family: c.family, cls: c.cls, a0: c.a0, a1: c.a1, p0: c.p0, p1: c.p1 };
-}
-
-/** Everything a side reaches (`accept`) in a whole family, as changed cells from (or to) no tunnel. */
-function wholeFamily(family: IpFamily, side: Side, gained: boolean): ChangedCell[] {
-  const region = everyPacketRegion({ family, a0: 0n, a1: FAMILY_END[family] });
-  const s = within(side, region);
-  return decideRegion(s.own, s.global, region, s.server, true)
-    .filter((c) => accepts(c.decider))
-    .map((c) => ({
-      ...cellOf(c),
-      before: gained ? null : c.decider,
-      after: gained ? c.decider : null,
-      accept: gained,
-    }));
-}
-
 function serverValues(rules: CompiledRules, family: IpFamily): Set<bigint> {
   const out = new Set<bigint>();
   for (const key of rules.serverAddresses)
     if (key.startsWith(`${family}:`)) out.add(BigInt(key.slice(key.indexOf(':') + 1)));
-  return out;
-}
-
-function ruleOf(decider: Decider | null): DeltaRule | null {
-  if (decider === null || decider.kind !== 'rule') return null;
-  const rule = decider.rule.rule;
-  return {
-    user: rule.owner,
-    action: rule.action,
-    destination: rule.destination,
-    port_type: rule.port_type,
-    port_range: rule.port_range,
-    ...(rule.source ? { file: rule.source.file, line: rule.source.line } : {}),
-    ...(rule.id !== undefined && !rule.source ? { id: rule.id } : {}),
-  };
-}
-
-/** Address × port pairs of a block: its addresses times its ports (one for a protocol without ports). */
-function sizeOfBlock(block: AccessBlock): bigint {
-  let addresses = 0n;
-  const bits = block.family === 4 ? 32n : 128n;
-  for (const cidr of block.addresses) addresses += 1n << (bits - BigInt(cidr.slice(cidr.indexOf('/') + 1)));
-  if (block.protocol === 'all') return addresses * PORTS_OF_ALL;
-  if (block.protocol === 'other') return addresses;
-  let ports = 0n;
-  for (const part of (block.ports ?? '').split(', ')) {
-    const [lo, hi] = part.split('-').map(Number);
-    ports += BigInt((hi ?? lo!) - lo! + 1);
-  }
-  return addresses * ports;
-}
-
-/** Changed cells as regions, grouped by the rules deciding them on each side. */
-function regionsOfCells(cells: readonly ChangedCell[]): DeltaRegion[] {
-  const groups = new Map<string, { before: Decider | null; after: Decider | null; cells: ChangedCell[] }>();
-  const ids = new Map<unknown, number>();
-  const idOf = (d: Decider | null) => {
-    // The server's own address is reached as where no rule matches: one region with it.
-    const key = d === null || d.kind !== 'rule' ? null : d.rule;
-    let id = ids.get(key);
-    if (id === undefined) ids.set(key, (id = ids.size));
-    return id;
-  };
-  for (const cell of cells) {
-    const key = `${idOf(cell.before)}|${idOf(cell.after)}`;
-    let group = groups.get(key);
-    if (!group) groups.set(key, (group = { before: cell.before, after: cell.after, cells: [] }));
-    group.cells.push(cell);
-  }
-  const out: DeltaRegion[] = [];
-  for (const { before, after, cells: mine } of groups.values()) {
-    for (const block of accessBlocksOf(mine.map(cellOf))) {
-      // The same addresses as one block with holes, where that is shorter to read (as `reach` does).
-      const except = exceptForm(block.family, block.addresses);
-      out.push({
-        ...block,
-        ...(except ? { except } : {}),
-        before: ruleOf(before),
-        after: ruleOf(after),
-        address_ports: sizeOfBlock(block).toString(),
-      });
-    }
-  }
   return out;
 }
 
@@ -307,11 +219,34 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
     [rulesBefore, rulesAfter].some((rules) =>
       (rules.byOwner.get(key) ?? []).some((r) => globalDirty.some((region) => meets(r, region))),
     );
+  // Each side's global rules and server addresses per family, and its whole families, made once.
+  const sides = new Map<CompiledRules, Map<IpFamily, { global: CompiledRule[]; server: Set<bigint> }>>();
+  const commonOf = (rules: CompiledRules, family: IpFamily) => {
+    let byFamily = sides.get(rules);
+    if (!byFamily) sides.set(rules, (byFamily = new Map()));
+    let common = byFamily.get(family);
+    if (!common) {
+      const global = (rules.byOwner.get(null) ?? []).filter((r) => r.family === family);
+      byFamily.set(family, (common = { global, server: serverValues(rules, family) }));
+    }
+    return common;
+  };
   const sideOf = (rules: CompiledRules, user: string, family: IpFamily): Side => ({
     own: (rules.byOwner.get(user) ?? []).filter((r) => r.family === family),
-    global: (rules.byOwner.get(null) ?? []).filter((r) => r.family === family),
-    server: serverValues(rules, family),
+    ...commonOf(rules, family),
   });
+  const baselines = new Map<CompiledRules, Map<IpFamily, FamilyBaseline>>();
+  const texts = new CidrTexts();
+  const wholeFamily = (rules: CompiledRules, user: string, family: IpFamily, gained: boolean): CellGroup[] => {
+    let byFamily = baselines.get(rules);
+    if (!byFamily) baselines.set(rules, (byFamily = new Map()));
+    let baseline = byFamily.get(family);
+    if (!baseline) {
+      const { global, server } = commonOf(rules, family);
+      byFamily.set(family, (baseline = new FamilyBaseline(family, global, server)));
+    }
+    return baseline.groupsFor(sideOf(rules, user, family).own, gained);
+  };
   const entries: DeviceDelta[] = [];
   const userKeys = new Set([...before.users.keys(), ...after.users.keys()]);
   for (const key of userKeys) {
@@ -343,19 +278,20 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
           : mine;
       let delta = cache.get(signature);
       if (!delta) {
-        const cells: ChangedCell[] = [];
+        // Per family in turn (IPv4 first), the groups it gains and loses; joined as one list each.
+        const gained: CellGroup[][] = [];
+        const lost: CellGroup[][] = [];
         for (const family of [4, 6] as IpFamily[]) {
           const change = tunnel[family];
           if (change === 'kept') {
             const dirty = own.length === 0 ? globalDisjoint[family] : disjoint([...globalDirty, ...own], family);
-            cells.push(...compareSides(dirty, sideOf(rulesBefore, key, family), sideOf(rulesAfter, key, family)));
-          } else if (change === 'new') cells.push(...wholeFamily(family, sideOf(rulesAfter, key, family), true));
-          else if (change === 'gone') cells.push(...wholeFamily(family, sideOf(rulesBefore, key, family), false));
+            const cells = compareSides(dirty, sideOf(rulesBefore, key, family), sideOf(rulesAfter, key, family));
+            gained.push(groupCells(cells.filter((c) => c.accept)));
+            lost.push(groupCells(cells.filter((c) => !c.accept)));
+          } else if (change === 'new') gained.push(wholeFamily(rulesAfter, key, family, true));
+          else if (change === 'gone') lost.push(wholeFamily(rulesBefore, key, family, false));
         }
-        delta = {
-          gained: regionsOfCells(cells.filter((c) => c.accept)),
-          lost: regionsOfCells(cells.filter((c) => !c.accept)),
-        };
+        delta = { gained: regionsOfFamilies(gained, texts), lost: regionsOfFamilies(lost, texts) };
         cache.set(signature, delta);
       }
       if (delta.gained.length === 0 && delta.lost.length === 0) continue;

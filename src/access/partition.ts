@@ -62,6 +62,9 @@ function meets(rule: CompiledRule, region: Region): boolean {
   return rule.family === region.family && rule.end >= region.a0 && rule.start <= region.a1;
 }
 
+/** How many cells decideRegion has decided in this process: tests bound how it grows with a fleet. */
+export const decideWork = { cells: 0 };
+
 /**
  * The cells of `region` and what decides each, for a device whose owner has the rules `own`,
  * with the global rules `global`, each in evaluation order (as CompiledRules lists them; rules of
@@ -153,6 +156,7 @@ export function decideRegion(
       }
     }
   }
+  decideWork.cells += cells.length;
   return cells;
 }
 
