@@ -33,6 +33,7 @@ const NEEDED_BY: Record<SecretField, string> = {
   password: 'read only when it is sent: when plan or apply creates the user, or with --rotate-passwords',
   preshared_key: 'read by plan, apply and drift of this device, which compare it with the server',
 };
+import { flatText } from '../model/flat-text.js';
 import { applyUseDefaultShorthand } from './shorthand.js';
 import type { Diagnostic } from './types.js';
 import {
@@ -103,7 +104,7 @@ class Locator {
   }
 
   location(text: string, offset: number): SourceLocation {
-    const path = this.#label ? this.#label(text) : text;
+    const path = flatText(this.#label ? this.#label(text) : text);
     if (offset === -1) return { file: this.#file, line: 1, column: 1, path };
     const line = lineAt(this.#lines, offset);
     return { file: this.#file, line, column: columnAt(this.#lines, offset, line), path };
@@ -144,7 +145,7 @@ class DeclarationLocation implements SourceLocation {
     this.column = at.column;
     if (at.path !== undefined) this.path = at.path;
     this.#locator = locator;
-    this.#text = text;
+    this.#text = at.path === text ? at.path : flatText(text);
     this.#values = values;
     this.#own = own;
   }

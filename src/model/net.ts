@@ -4,6 +4,7 @@
  * ids, prefix lengths within the family) and the integer ranges that overlap and allocation use.
  */
 import ipaddr from 'ipaddr.js';
+import { flatText } from './flat-text.js';
 
 export type IpFamily = 4 | 6;
 
@@ -157,16 +158,14 @@ function parseCidrText(text: string): ParsedCidr | null {
   const hostMask = (1n << hostBits) - 1n;
   const start = address.value & ~hostMask & ((1n << BigInt(bits)) - 1n);
   const end = start | hostMask;
-  return {
-    family: address.family,
-    address: address.value,
-    prefix,
-    start,
-    end,
-    hadPrefix: slash !== -1,
-    canonical: `${address.text}/${prefix}`,
-    network: `${formatAddress(address.family, start)}/${prefix}`,
-  };
+  // Kept for the run (the parse cache): one string each, one for both when an IPv4 block is
+  // written at its first address (a dotted quad has one spelling).
+  const canonical = flatText(`${address.text}/${prefix}`);
+  const network =
+    address.family === 4 && start === address.value
+      ? canonical
+      : flatText(`${formatAddress(address.family, start)}/${prefix}`);
+  return { family: address.family, address: address.value, prefix, start, end, hadPrefix: slash !== -1, canonical, network };
 }
 
 const DOTTED_CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?$/;
