@@ -96,6 +96,15 @@ class Locator {
   readonly #file: string;
   readonly #lines: Pick<ParsedDocument, 'lineStarts'>;
   readonly #label: ((path: string) => string) | undefined;
+  /**
+   * The offsets of every declaration's values, one after the other (a declaration knows where its
+   * own start): one typed array for the document instead of an array per declaration, which the
+   * garbage collector would mark for as long as the desired state lives.
+   */
+  #offsets = new Int32Array(1024);
+  #used = 0;
+  /** The lists of value names, each kept once: most declarations of a kind name the same values. */
+  readonly #names = new NameLists();
 
   constructor(parsed: ParsedDocument) {
     this.#file = parsed.file;
@@ -109,6 +118,61 @@ class Locator {
     const line = lineAt(this.#lines, offset);
     return { file: this.#file, line, column: columnAt(this.#lines, offset, line), path };
   }
+
+  /**
+   * Keeps `[name, offset, name, offset, ...]` (or, with `own`, a mapping's own offsets, `[key,
+   * keyOffset, valueOffset, ...]`, whose names are its keys): the shared list of names, and where
+   * the offsets start in this document's store.
+   */
+  keep(values: (string | number)[], own: boolean): { names: readonly string[]; at: number } {
+    const step = own ? 3 : 2;
+    const count = values.length / step;
+    const names = this.#names.of(values, step, own);
+    if (this.#used + count > this.#offsets.length) {
+      const grown = new Int32Array(Math.max(this.#offsets.length * 2, this.#used + count));
+      grown.set(this.#offsets.subarray(0, this.#used));
+      this.#offsets = grown;
+    }
+    const at = this.#used;
+    for (let i = 0; i < count; i++) this.#offsets[at + i] = values[i * step + step - 1] as number;
+    this.#used += count;
+    return { names, at };
+  }
+
+  offsetAt(index: number): number {
+    return this.#offsets[index]!;
+  }
+}
+
+/**
+ * Lists of value names, each kept once (a tree by name): every device declaring `name`,
+ * `public_key` and `allowed_ips` shares one list.
+ */
+class NameLists {
+  readonly #root: NameNode = { next: new Map() };
+
+  /** The names of `values` (every `step`-th item; with `own`, the path of each key), as the one list kept for them. */
+  of(values: (string | number)[], step: number, own: boolean): readonly string[] {
+    let node = this.#root;
+    for (let i = 0; i < values.length; i += step) {
+      const name = own ? childPath('', values[i] as string) : (values[i] as string);
+      let next = node.next.get(name);
+      if (next === undefined) node.next.set(name, (next = { next: new Map() }));
+      node = next;
+    }
+    if (node.names === undefined) {
+      const names: string[] = [];
+      for (let i = 0; i < values.length; i += step)
+        names.push(flatText(own ? childPath('', values[i] as string) : (values[i] as string)));
+      node.names = names;
+    }
+    return node.names;
+  }
+}
+
+interface NameNode {
+  next: Map<string, NameNode>;
+  names?: readonly string[];
 }
 
 /** `users[0]` + `mtu` -> `users[0].mtu`; `users[0]` + `["a b"]` -> `users[0]["a b"]`. */
@@ -130,14 +194,13 @@ class DeclarationLocation implements SourceLocation {
   readonly path?: string;
   readonly #locator: Locator;
   readonly #text: string;
-  /**
-   * `[name, offset, name, offset, ...]`: each value's path relative to the declaration, and its
-   * offset; or, when `#own` is set, the mapping's own offsets (`[key, keyOffset, valueOffset, ...]`).
-   */
-  readonly #values: (string | number)[];
-  readonly #own: boolean;
+  /** The path of each value relative to the declaration (shared with declarations naming the same values). */
+  readonly #names: readonly string[];
+  /** Where the values' offsets start in the locator's store, in the order of `#names`. */
+  readonly #at: number;
   #fields: Record<string, SourceLocation> | undefined;
 
+  /** `values`: `[name, offset, ...]`; or with `own`, the mapping's own offsets (`[key, keyOffset, valueOffset, ...]`). */
   constructor(locator: Locator, text: string, offset: number, values: (string | number)[], own = false) {
     const at = locator.location(text, offset);
     this.file = at.file;
@@ -146,24 +209,21 @@ class DeclarationLocation implements SourceLocation {
     if (at.path !== undefined) this.path = at.path;
     this.#locator = locator;
     this.#text = at.path === text ? at.path : flatText(text);
-    this.#values = values;
-    this.#own = own;
+    const kept = locator.keep(values, own);
+    this.#names = kept.names;
+    this.#at = kept.at;
   }
 
   get fields(): Record<string, SourceLocation> {
     if (this.#fields === undefined) {
       const fields: Record<string, SourceLocation> = {};
-      const values = this.#values;
-      // A key of the file is any text, `__proto__` included: that one is set as an own property.
-      const place = (name: string, offset: number) => {
-        const location = this.#locator.location(pathBelow(this.#text, name), offset);
+      const names = this.#names;
+      for (let i = 0; i < names.length; i++) {
+        const name = names[i]!;
+        const location = this.#locator.location(pathBelow(this.#text, name), this.#locator.offsetAt(this.#at + i));
+        // A key of the file is any text, `__proto__` included: that one is set as an own property.
         if (name === '__proto__') setOwn(fields, name, location);
         else fields[name] = location;
-      };
-      if (this.#own) {
-        for (let i = 0; i < values.length; i += 3) place(childPath('', values[i] as string), values[i + 2] as number);
-      } else {
-        for (let i = 0; i < values.length; i += 2) place(values[i] as string, values[i + 1] as number);
       }
       this.#fields = fields;
     }
