@@ -165,7 +165,16 @@ function parseCidrText(text: string): ParsedCidr | null {
     address.family === 4 && start === address.value
       ? canonical
       : flatText(`${formatAddress(address.family, start)}/${prefix}`);
-  return { family: address.family, address: address.value, prefix, start, end, hadPrefix: slash !== -1, canonical, network };
+  return {
+    family: address.family,
+    address: address.value,
+    prefix,
+    start,
+    end,
+    hadPrefix: slash !== -1,
+    canonical,
+    network,
+  };
 }
 
 const DOTTED_CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?$/;
