@@ -82,11 +82,9 @@ export function sendRequest(options: HttpRequest): Promise<HttpResponse> {
       if (response) response.destroy(error);
       request.destroy(error);
     };
-    const timer = setTimeout(
-      () => fail(new HttpError(`no answer within ${options.timeoutMs} ms`, 'ETIMEDOUT')),
-      options.timeoutMs,
-    );
-    const onAbort = () => fail(new HttpError('This operation was aborted.', 'ERR_ABORTED'));
+    // Their messages are their codes: the client words a failure by its code (src/views).
+    const timer = setTimeout(() => fail(new HttpError('ETIMEDOUT', 'ETIMEDOUT')), options.timeoutMs);
+    const onAbort = () => fail(new HttpError('ERR_ABORTED', 'ERR_ABORTED'));
     const done = () => {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
