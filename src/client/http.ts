@@ -36,7 +36,10 @@ interface HttpResponse {
   body: AsyncIterable<Buffer>;
 }
 
-/** A failure of the exchange, with Node's code (or ETIMEDOUT, ERR_ABORTED). */
+/**
+ * A failure of the exchange, with Node's code (or ETIMEDOUT, ERR_ABORTED). The ones made here have
+ * their code as their message (never the URL): the client words a failure by its code (src/views).
+ */
 export class HttpError extends Error {
   constructor(
     message: string,
@@ -54,12 +57,12 @@ export function sendRequest(options: HttpRequest): Promise<HttpResponse> {
     try {
       url = new URL(options.url);
     } catch {
-      reject(new HttpError(`not a URL: ${options.url}`, 'ERR_INVALID_URL'));
+      reject(new HttpError('ERR_INVALID_URL', 'ERR_INVALID_URL'));
       return;
     }
     const secure = url.protocol === 'https:';
     if (!secure && url.protocol !== 'http:') {
-      reject(new HttpError(`unsupported protocol ${url.protocol}`, 'ERR_UNSUPPORTED_PROTOCOL'));
+      reject(new HttpError('ERR_UNSUPPORTED_PROTOCOL', 'ERR_UNSUPPORTED_PROTOCOL'));
       return;
     }
     const body = options.json === undefined ? undefined : Buffer.from(JSON.stringify(options.json));
@@ -82,7 +85,6 @@ export function sendRequest(options: HttpRequest): Promise<HttpResponse> {
       if (response) response.destroy(error);
       request.destroy(error);
     };
-    // Their messages are their codes: the client words a failure by its code (src/views).
     const timer = setTimeout(() => fail(new HttpError('ETIMEDOUT', 'ETIMEDOUT')), options.timeoutMs);
     const onAbort = () => fail(new HttpError('ERR_ABORTED', 'ERR_ABORTED'));
     const done = () => {
