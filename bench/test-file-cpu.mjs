@@ -66,7 +66,12 @@ function runOnce(dir, file) {
   return { cpu: line.cpu, wall: line.tests, load, tests };
 }
 
-const checkouts = base ? [['after', here], ['before', resolve(base)]] : [['this', here]];
+const checkouts = base
+  ? [
+      ['after', here],
+      ['before', resolve(base)],
+    ]
+  : [['this', here]];
 console.log(`test-file-cpu: ${runs} run(s) per file and checkout, project ${project}, alternating`);
 for (const file of files) {
   const seen = Object.fromEntries(checkouts.map(([name]) => [name, []]));
@@ -86,8 +91,6 @@ for (const file of files) {
     const cpu = median(done.map((r) => r.cpu)).toFixed(2);
     const wall = median(done.map((r) => r.wall)).toFixed(1);
     const all = done.map((r) => r.cpu.toFixed(1)).join(' ');
-    console.log(
-      `${file} ${name}: cpu ${cpu} s (runs: ${all}), wall ${wall} s, tests ${done[0].tests}, load ${loads}`,
-    );
+    console.log(`${file} ${name}: cpu ${cpu} s (runs: ${all}), wall ${wall} s, tests ${done[0].tests}, load ${loads}`);
   }
 }
