@@ -1,5 +1,11 @@
-/** Failed authentications are rate limited per client address; valid tokens never are. */
+/**
+ * Failed authentications are rate limited per client address; valid tokens never are. The limit
+ * itself is tested on the server in-process; `serve`'s flags and variables on real processes; the
+ * refused values through run(argv, io) in-process (the bin's path of a refused `serve` stays
+ * covered by process.test.ts, "reads NETFORM_DB, ... refuses a busy port").
+ */
 import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../helpers/cli.js';
 import { startInProcessServer } from '../../helpers/in-process-server.js';
 import { startServerProcess, type TestServer } from '../../helpers/server.js';
 
@@ -95,7 +101,6 @@ describe('failed authentication limit', () => {
   });
 
   it('netform serve --trust-proxy: a hop count (1 is not the address 0.0.0.1) or addresses; bad values refused', async () => {
-    const { runCliProcess } = await import('../../helpers/cli.js');
     let probes = 0;
     /** The client address the server logs for a request forwarded for `forwardedFor`. */
     const clientOf = async (server: TestServer, forwardedFor: string) => {
@@ -132,7 +137,7 @@ describe('failed authentication limit', () => {
       ['0.0.0.0/0', 'error: --trust-proxy: "0.0.0.0/0" would trust every address'],
       ['::/0', 'error: --trust-proxy: "::/0" would trust every address'],
     ]) {
-      const res = await runCliProcess(['serve', '--port', '0', '--db', `${one.dir}/x.db`, '--trust-proxy', value!]);
+      const res = await runCli(['serve', '--port', '0', '--db', `${one.dir}/x.db`, '--trust-proxy', value!]);
       expect(res.code, value).toBe(1);
       expect(res.stderr, value).toContain(message);
       expect(res.stderr.trim().split('\n'), value).toHaveLength(1);
@@ -162,8 +167,7 @@ describe('failed authentication limit', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(60);
     expect((await server.api('GET', '/v0/rules')).status).toBe(200);
 
-    const { runCliProcess } = await import('../../helpers/cli.js');
-    const bad = await runCliProcess([
+    const bad = await runCli([
       'serve',
       '--port',
       '0',
@@ -174,7 +178,7 @@ describe('failed authentication limit', () => {
     ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe('error: --auth-failure-exempt: "10.0.0.0/33" is not an IP address or CIDR block\n');
-    const badEnv = await runCliProcess(['serve', '--port', '0', '--db', `${server.dir}/x.db`], {
+    const badEnv = await runCli(['serve', '--port', '0', '--db', `${server.dir}/x.db`], {
       env: { NETFORM_AUTH_FAILURE_LIMIT: 'many' },
     });
     expect(badEnv.code).toBe(1);

@@ -1,13 +1,15 @@
 /**
  * The database file holds preshared keys and token hashes: it and its -wal/-shm files are made
  * with mode 0600 whatever the umask, and only `serve` and `server token create` create a missing
- * one. Through the real CLI, with the umask opened wide (000) so that a missing mode would show.
+ * one. The modes through the real CLI, with the umask opened wide (000) so that a missing mode
+ * would show; the rest through run(argv, io) in-process, but for one refusal kept on the process's
+ * path (the bin's exit code and stderr).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { builtCli, runCliProcess, type CliResult } from '../../helpers/cli.js';
+import { builtCli, runCli, runCliProcess, type CliResult } from '../../helpers/cli.js';
 import { useDatabaseFiles } from '../../helpers/database-files.js';
 
 const { freshDb, createdDb } = useDatabaseFiles();
@@ -47,7 +49,7 @@ describe('database files', () => {
 
   it('the full path is named when --db is relative', async () => {
     const db = freshDb();
-    const res = await runCliProcess(['server', 'token', 'create', '--email', 'root@example.com', '--db', 'rel.db'], {
+    const res = await runCli(['server', 'token', 'create', '--email', 'root@example.com', '--db', 'rel.db'], {
       cwd: dirname(db),
     });
     expect(res.code).toBe(0);
@@ -56,19 +58,20 @@ describe('database files', () => {
 
   it('a refused token request (bad email or days) creates no database', async () => {
     const db = freshDb();
-    const res = await runCliProcess(['server', 'token', 'create', '--email', 'nope', '--db', db]);
+    const res = await runCli(['server', 'token', 'create', '--email', 'nope', '--db', db]);
     expect(res.code).toBe(1);
     expect(existsSync(db)).toBe(false);
   });
 
   it.each([
-    [['token', 'list']],
-    [['token', 'revoke', '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70']],
-    [['defaults', 'show']],
-    [['defaults', 'set', 'mtu', '1420']],
-  ])('server %j refuses a missing database, naming its path, and creates nothing', async (args) => {
+    // One as a process of the built CLI, the others in-process: the same refusal either way.
+    [['token', 'list'], runCliProcess],
+    [['token', 'revoke', '7d6a0a4e-8f5b-4c1e-9d2a-1b3c4d5e6f70'], runCli],
+    [['defaults', 'show'], runCli],
+    [['defaults', 'set', 'mtu', '1420'], runCli],
+  ])('server %j refuses a missing database, naming its path, and creates nothing', async (args, runner) => {
     const db = freshDb();
-    const res = await runCliProcess(['server', ...args, '--db', db]);
+    const res = await runner(['server', ...args, '--db', db]);
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(res.stderr).toBe(
@@ -79,8 +82,8 @@ describe('database files', () => {
 
   it('the same commands work on an existing database', async () => {
     const db = await createdDb();
-    expect((await runCliProcess(['server', 'token', 'list', '--db', db])).code).toBe(0);
-    expect((await runCliProcess(['server', 'defaults', 'show', '--db', db])).code).toBe(0);
+    expect((await runCli(['server', 'token', 'list', '--db', db])).code).toBe(0);
+    expect((await runCli(['server', 'defaults', 'show', '--db', db])).code).toBe(0);
   });
 
   it('serve creates a missing database; the file, its WAL and shared-memory files are 0600 while it runs', async () => {

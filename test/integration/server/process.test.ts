@@ -1,4 +1,9 @@
-/** The real `netform serve` process: start, restart on the same file, signals, logs, options. */
+/**
+ * The real `netform serve` process: start, restart on the same file, signals, logs, options. What
+ * serve makes of an environment variable that only switches a server option is tested in-process
+ * (test/helpers/serve-in-process.ts); the process's own reading of its environment is the test
+ * "reads NETFORM_DB, NETFORM_HOST and NETFORM_PORT ...".
+ */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -7,11 +12,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { builtCli } from '../../helpers/cli.js';
+import { startServeInProcess, type ServeInProcess } from '../../helpers/serve-in-process.js';
 import { startServerProcess, type TestServer } from '../../helpers/server.js';
+import { testStoreKind } from '../../helpers/store.js';
 
-const started: TestServer[] = [];
+const started: Array<TestServer | ServeInProcess> = [];
 async function start(options?: Parameters<typeof startServerProcess>[0]): Promise<TestServer> {
   const server = await startServerProcess(options);
+  started.push(server);
+  return server;
+}
+async function startInProcess(options?: Parameters<typeof startServeInProcess>[0]): Promise<ServeInProcess> {
+  const server = await startServeInProcess(options);
   started.push(server);
   return server;
 }
@@ -159,7 +171,7 @@ describe('netform serve', () => {
       ['1', true],
       ['0', false],
     ] as const) {
-      const server = await start({ env: { NETFORM_LEGACY_DEVICE_UPDATES: value } });
+      const server = await startInProcess({ env: { NETFORM_LEGACY_DEVICE_UPDATES: value } });
       const u = (await server.api('POST', '/v0/users', { user: { email: 'e@example.com' } })).body.data;
       const d = (await server.api('POST', '/v0/devices', { device: { user_id: u.id, public_key: key() } })).body.data;
       const r = await server.api('PATCH', `/v0/devices/${d.id}`, { device: { use_default_mtu: false, mtu: 1400 } });
@@ -167,7 +179,11 @@ describe('netform serve', () => {
     }
   });
 
-  it('reads NETFORM_DB, NETFORM_HOST and NETFORM_PORT, defaults the file to ./netform.db, refuses a busy port', async () => {
+  it('reads NETFORM_DB, NETFORM_HOST and NETFORM_PORT, defaults the file to ./netform.db, refuses a busy port', async ({
+    skip,
+  }) => {
+    // Its own SQLite files, whatever the run's store: on PostgreSQL it would run the very same test again.
+    skip(testStoreKind() === 'postgres', 'the same test as on SQLite');
     const dir = mkdtempSync(join(tmpdir(), 'netform-env-'));
     const children: ReturnType<typeof spawn>[] = [];
     const serve = (env: Record<string, string>, args: string[] = []) =>

@@ -1,7 +1,10 @@
 /**
  * HTTPS: `netform serve --tls-cert --tls-key` (or NETFORM_TLS_CERT/KEY) with a certificate made
  * here by a throwaway CA (the `openssl` CLI), and netform's own client trusting that CA through
- * `--ca-file`.
+ * `--ca-file`. The server is a real process (TLS is its subject); the client commands and the
+ * refused starts run in-process through run(argv, io): the same code without a process each. The
+ * bin's path of a refused `serve` (exit 1, one line, no stack) stays covered by process.test.ts
+ * ("reads NETFORM_DB, ... refuses a busy port").
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -9,7 +12,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runCliProcess } from '../../helpers/cli.js';
+import { runCli } from '../../helpers/cli.js';
 import { startServerProcess, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 
 let dir: string;
@@ -19,14 +22,16 @@ let key: string;
 let fifo: string;
 let huge: string;
 
-/** A CA, and a certificate it signs for 127.0.0.1 and localhost. */
+/** A CA, and a certificate it signs for 127.0.0.1 and localhost (P-256 keys: RSA's take openssl a second). */
 function makeCertificates(folder: string): void {
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: folder, stdio: 'pipe' });
   openssl(
     'req',
     '-x509',
     '-newkey',
-    'rsa:2048',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
     '-nodes',
     '-keyout',
     'ca.key',
@@ -40,7 +45,9 @@ function makeCertificates(folder: string): void {
   openssl(
     'req',
     '-newkey',
-    'rsa:2048',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
     '-nodes',
     '-keyout',
     'server.key',
@@ -119,12 +126,12 @@ describe('TLS', () => {
       `version: 1\nusers:\n  - email: tls@example.com\n  - { email: ${TEST_ADMIN_EMAIL}, role: admin }\n`,
     );
     const env = { NETFORM_URL: server.url, NETFORM_TOKEN: server.token };
-    const applied = await runCliProcess(['apply', '-f', desired, '--yes', '--ca-file', ca], { env });
+    const applied = await runCli(['apply', '-f', desired, '--yes', '--ca-file', ca], { env });
     expect(applied.code, applied.stderr).toBe(0);
-    const planned = await runCliProcess(['plan', '-f', desired, '--ca-file', ca], { env });
+    const planned = await runCli(['plan', '-f', desired, '--ca-file', ca], { env });
     expect(planned.code, planned.stdout + planned.stderr).toBe(0);
 
-    const untrusted = await runCliProcess(['plan', '-f', desired], { env });
+    const untrusted = await runCli(['plan', '-f', desired], { env });
     expect(untrusted.code).toBe(1);
     // The client names the TLS failure, the URL, its code, and the way out.
     expect(untrusted.stderr).toMatch(
@@ -153,7 +160,7 @@ describe('TLS', () => {
     const server = await startServerProcess({ env: { NETFORM_TLS_CERT: cert, NETFORM_TLS_KEY: key } });
     started.push(server);
     expect(server.url).toMatch(/^https:/);
-    const listed = await runCliProcess(['export', '--ca-file', ca], {
+    const listed = await runCli(['export', '--ca-file', ca], {
       env: { NETFORM_URL: server.url, NETFORM_TOKEN: server.token },
     });
     expect(listed.code, listed.stderr).toBe(0);
@@ -179,9 +186,7 @@ describe('TLS', () => {
       HUGE: huge,
     };
     const db = join(dir, `refused-${Math.random().toString(36).slice(2)}.db`);
-    const res = await runCliProcess(['serve', '--port', '0', '--db', db, ...args.map((a) => files[a] ?? a)], {
-      timeoutMs: 20_000,
-    });
+    const res = await runCli(['serve', '--port', '0', '--db', db, ...args.map((a) => files[a] ?? a)]);
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(res.stderr).toContain(message);
