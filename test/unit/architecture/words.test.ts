@@ -49,7 +49,6 @@ const KNOWN_DEBT: Record<string, number> = {
   'src/ops/access-delta.ts': 3,
   'src/ops/apply.ts': 4,
   'src/ops/check.ts': 4,
-  'src/ops/export.ts': 1,
   'src/ops/owners.ts': 3,
   'src/ops/plan.ts': 4,
   'src/ops/session.ts': 1,
