@@ -47,9 +47,7 @@ export interface ChangeResult {
  * breaker's words), or the write was still in flight when apply stopped waiting for it.
  */
 export type WriteStop =
-  | { code: 'interrupted'; by?: string }
-  | { code: 'server_gone'; reason: string }
-  | { code: 'in_flight_unknown' };
+  { code: 'interrupted'; by?: string } | { code: 'server_gone'; reason: string } | { code: 'in_flight_unknown' };
 
 export interface ApplySummary {
   results: ChangeResult[];

@@ -39,7 +39,9 @@ describe('why apply stopped a write', () => {
     expect(renderApplySummary(summary, { color: false }).split('\n')[0]).toBe(
       'not attempted + user a@example.com: not started: apply was interrupted (SIGTERM)',
     );
-    expect(resultWhy(result('failed', { message: 'email has already been taken' }))).toBe('email has already been taken');
+    expect(resultWhy(result('failed', { message: 'email has already been taken' }))).toBe(
+      'email has already been taken',
+    );
     expect(resultWhy(result('done', {}))).toBeUndefined();
   });
 });

@@ -15,7 +15,9 @@ describe('the sides an access delta compares', () => {
   });
 
   it('keeps the words of a saved plan, and puts words in the JSON delta', () => {
-    expect(comparedText({ before: 'the server now', after: { code: 'after_apply' } })).toBe('the server now → after apply');
+    expect(comparedText({ before: 'the server now', after: { code: 'after_apply' } })).toBe(
+      'the server now → after apply',
+    );
     const delta: AccessDelta = {
       version: 1,
       compared: { before: { code: 'files_at', ref: 'main' }, after: { code: 'files_now' } },
