@@ -124,7 +124,7 @@ export async function noAccessTo(request: NoAccessToRequest, events: CheckEvents
   if (!parsed.ok) throw new OpError('request', `no-access-to ${request.target}: ${parsed.message}`);
   for (const glob of request.except) {
     const problem = emailGlobProblem(glob);
-    if (problem) throw new OpError('request', `--except ${glob}: ${problem}`);
+    if (problem) throw new OpError('request', { code: 'except_glob_unusable', glob, problem });
   }
   const desired = await loadForCheck(request.file, events, request.input);
   let model: AccessModel;
