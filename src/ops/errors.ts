@@ -5,6 +5,7 @@
  */
 import type { TestResult } from '../access/tests.js';
 import type { EmailGlobProblem } from '../model/email-glob.js';
+import type { FileProblem } from '../model/files.js';
 import type { InstantProblem } from '../model/instant.js';
 import type { SavedPlanRefusal } from '../plan/planfile.js';
 import type { PlanTestFailure } from '../plan/types.js';
@@ -47,8 +48,9 @@ export type OpWords =
   | { code: 'desired_state_errors'; problems: string[]; at?: string }
   | { code: 'show_configuration' }
   | { code: 'server_has_no'; keys: { key: string; near: string | null }[] }
-  | { code: 'embedded_token_refused'; path: string; problem: string }
-  | { code: 'embedded_token_unreadable'; path: string; problem: string }
+  | { code: 'embedded_token_refused'; path: string; problem: FileProblem }
+  | { code: 'embedded_token_unreadable'; path: string; problem: FileProblem }
+  | { code: 'approvals_unreadable'; path: string; problem: FileProblem }
   | { code: 'server_unreadable'; problem: string }
   | { code: 'check_base_or_live' }
   | { code: 'except_glob_unusable'; glob: string; problem: EmailGlobProblem }

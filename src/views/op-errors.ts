@@ -4,6 +4,7 @@
  */
 import type { OpError, OpWords } from '../ops/errors.js';
 import { emailGlobProblemText } from './model-email.js';
+import { fileProblemText } from './model-files.js';
 import { instantProblemText } from './model-instant.js';
 import { savedPlanRefusalText } from './saved-plan.js';
 
@@ -64,9 +65,11 @@ export function opWordsText(words: OpWords): string {
     case 'server_has_no':
       return `the server has no ${words.keys.map((k) => (k.near ? `${k.key} (did you mean ${k.near}?)` : k.key)).join(', ')}`;
     case 'embedded_token_refused':
-      return `the embedded token: ${words.path} ${words.problem}`;
+      return `the embedded token: ${words.path} ${fileProblemText(words.problem)}`;
     case 'embedded_token_unreadable':
-      return `the embedded token: cannot read ${words.path} (${words.problem})`;
+      return `the embedded token: cannot read ${words.path} (${fileProblemText(words.problem)})`;
+    case 'approvals_unreadable':
+      return `--approvals ${words.path}: ${fileProblemText(words.problem)}`;
     case 'server_unreadable':
       return `cannot read the server's state: ${words.problem}`;
     case 'check_base_or_live':

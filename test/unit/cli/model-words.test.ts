@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryIo } from '../../../src/cli/io.js';
 import { run } from '../../../src/cli/run.js';
+import { OpError } from '../../../src/ops/errors.js';
+import { readApprovals } from '../../../src/ops/owners.js';
+import { opErrorText } from '../../../src/views/op-errors.js';
 
 let dir: string;
 beforeAll(() => {
@@ -98,5 +101,30 @@ describe('reviewer handles', () => {
       'settings.owners[0].reviewers[0]: "not a handle" is not a reviewer handle: write @org/team, @login or login (letters, digits, -; a team also _ and .)\n',
     );
     expect(r.err).toContain('settings.owners[0].reviewers[1]: "org/team" is a team: write it with its @ (@org/team)\n');
+  });
+});
+
+describe('files that cannot be read', () => {
+  it('--approvals names the path and why: a device, a missing file, one over its bound', () => {
+    const said = (path: string): string => {
+      try {
+        readApprovals(path);
+      } catch (error) {
+        if (error instanceof OpError) return opErrorText(error);
+        throw error;
+      }
+      throw new Error('read, not refused');
+    };
+    expect(said('/dev/zero')).toBe('--approvals /dev/zero: is not a regular file (it is a device)');
+    expect(said(join(dir, 'absent.json'))).toBe(`--approvals ${join(dir, 'absent.json')}: no such file`);
+    const big = file('big.json', ' '.repeat(64 * 1024 + 1));
+    expect(said(big)).toBe(`--approvals ${big}: is larger than 64 KiB, the limit for an approvals file`);
+  });
+
+  it('--token-file names the flag, the path and why', async () => {
+    const path = file('plain.yaml', `${USERS}  - email: a@words.test\n`);
+    const r = await netform('plan', '-f', path, '--url', 'http://127.0.0.1:9', '--token-file', dir);
+    expect(r.code).not.toBe(0);
+    expect(r.err).toContain(`--token-file: ${dir} is not a regular file (it is a folder)`);
   });
 });
