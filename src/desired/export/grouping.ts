@@ -181,7 +181,9 @@ export class Grouping {
 function emailRefusal(email: string): string | null {
   if (checkEmail(email).ok) return null;
   const problem = emailCharacterProblem(email.trim());
-  return problem ? emailCharacterProblemText(problem) : 'it is not local@domain without white space, at most 255 characters';
+  return problem
+    ? emailCharacterProblemText(problem)
+    : 'it is not local@domain without white space, at most 255 characters';
 }
 
 /** Why validate would refuse a live device's name or description, named without repeating it; null when it would not. */
