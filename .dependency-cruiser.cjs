@@ -9,6 +9,11 @@ const DOMAIN = `^src/(${DOMAIN_FOLDERS.join('|')})/`;
 const DOMAIN_BUT_MODEL = `^src/(${DOMAIN_FOLDERS.filter((folder) => folder !== 'model').join('|')})/`;
 const TYPE_ONLY = ['type-only'];
 /**
+ * The words of the model's codes (a file that cannot be read, an instant or a tunnel block that is
+ * refused): views of model values alone, which the domain folders that write diagnostics import.
+ */
+const MODEL_WORDS = '^src/views/model-[a-z-]+\\.ts$';
+/**
  * The domain modules the command line imports at run time, by name: each checks a flag's value or
  * holds its default, or turns what the user gave into data where the command runs. The CLI takes
  * them from where they live; nothing else of the domain (the workflows are ops').
@@ -92,7 +97,15 @@ module.exports = {
       comment: 'The domain folders know nothing of workflows, views or the command line.',
       severity: 'error',
       from: { path: DOMAIN },
-      to: { path: '^src/(ops|views|cli)/' },
+      to: { path: '^src/(ops|views|cli)/', pathNot: MODEL_WORDS },
+    },
+    {
+      name: 'model-words-are-views-of-the-model',
+      comment:
+        'The words of the model\'s codes (src/views/model-*.ts), which the domain may import, import only the model and each other.',
+      severity: 'error',
+      from: { path: MODEL_WORDS },
+      to: { path: ['^src/', '^server/'], pathNot: ['^src/model/', MODEL_WORDS] },
     },
     {
       name: 'model-imports-nothing-of-ours',

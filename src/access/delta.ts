@@ -13,6 +13,7 @@
  */
 import type { IpFamily } from '../model/net.js';
 import { mergePortRanges, type AccessBlock, type ClassIndex } from './changes.js';
+import type { DeltaSides } from './compared.js';
 import { CidrTexts } from './delta-blocks.js';
 import { FamilyBaseline } from './delta-family.js';
 import {
@@ -81,8 +82,8 @@ export interface BlastRadius {
 
 export interface AccessDelta {
   version: typeof ACCESS_DELTA_VERSION;
-  /** Which two states were compared. */
-  compared: { before: string; after: string };
+  /** Which two states were compared (codes; JSON shows them in words: src/views/ops-compared.ts). */
+  compared: DeltaSides;
   entries: DeviceDelta[];
   blast_radius: BlastRadius;
 }
@@ -92,7 +93,7 @@ export interface DeltaInput {
   after: AccessModel;
   /** Admins (emails in normal form) on each side, for the blast radius; empty when unknown. */
   admins?: { before: ReadonlySet<string>; after: ReadonlySet<string> };
-  compared: { before: string; after: string };
+  compared: DeltaSides;
 }
 
 function textKey(rule: AccessRule): string {

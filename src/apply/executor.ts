@@ -37,7 +37,17 @@ export interface ChangeResult {
   status: ChangeStatus;
   /** Why it failed or was not attempted, or a remark on a done change. */
   message?: string;
+  /** Why apply did not start it or does not know its outcome, as a code (instead of `message`; a view words it). */
+  stop?: WriteStop;
 }
+
+/**
+ * Why apply stopped a write, as a code and its values (src/views/ops-apply.ts words it): it was
+ * interrupted (`by`: what stopped it, such as `SIGINT`), the server went away (`reason`: the
+ * breaker's words), or the write was still in flight when apply stopped waiting for it.
+ */
+export type WriteStop =
+  { code: 'interrupted'; by?: string } | { code: 'server_gone'; reason: string } | { code: 'in_flight_unknown' };
 
 export interface ApplySummary {
   results: ChangeResult[];
@@ -67,7 +77,7 @@ export interface ApplyOptions {
    * Asked before each write starts: a reason stops it (recorded as not attempted with that reason);
    * null lets it go. How an interrupt or a server that went away stops new writes.
    */
-  shouldStart?: () => string | null;
+  shouldStart?: () => string | WriteStop | null;
 }
 
 const COLLECTION = { user: 'users', device: 'devices', rule: 'rules' } as const satisfies Record<ObjectKind, string>;
@@ -102,7 +112,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
   const record = (
     change: Change,
     status: ChangeStatus,
-    message?: string,
+    message?: string | WriteStop,
     detail: { ms: number; error?: unknown } = { ms: 0 },
   ) => {
     const result: ChangeResult = {
@@ -110,7 +120,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
       label: change.label,
       action: change.action,
       status,
-      ...(message ? { message } : {}),
+      ...(typeof message === 'object' ? { stop: message } : message ? { message } : {}),
     };
     results.set(change.id, result);
     settledCount++;

@@ -6,6 +6,7 @@ export {
   type ApplyProgress,
   type ApplySummary,
   type ChangeResult,
+  type WriteStop,
 } from './executor.js';
 export { ServerGoneBreaker } from './breaker.js';
 export { findStaleChanges } from './freshness.js';

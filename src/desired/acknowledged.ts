@@ -6,6 +6,7 @@
  */
 import { deviceKeyOfOwnerKey, ruleKeyOfOwnerKey, userKey } from '../model/keys.js';
 import { parseInstant } from '../model/instant.js';
+import { instantProblemText } from '../views/model-instant.js';
 import { isWritableDeviceField } from '../model/device-fields.js';
 import type { DesiredAcknowledgement, DesiredForget } from '../model/lifecycle.js';
 import type { DesiredState, SourceLocation } from '../model/state.js';
@@ -97,7 +98,7 @@ function acknowledgement(entry: Mapping, source: SourceLocation): DesiredAcknowl
   }
   if (reason.trim() === '') return { problem: 'acknowledged: reason must say why the difference is kept' };
   const instant = parseInstant(until);
-  if (!instant.ok) return { problem: `acknowledged: until: ${instant.reason}` };
+  if (!instant.ok) return { problem: `acknowledged: until: ${instantProblemText(instant.problem)}` };
   const read: DesiredAcknowledgement = {
     key: key.key,
     field,

@@ -17,10 +17,12 @@ import {
   readBoundedFileSync,
   checkFileStats,
   type ReadLimit,
+  type WordedLimit,
 } from '../model/files.js';
+import { fileProblemText } from '../views/model-files.js';
 import { displayPath } from './files.js';
 
-export { DESIRED_STATE_MAX_BYTES, SECRET_FILE_MAX_BYTES, type ReadLimit } from '../model/files.js';
+export { DESIRED_STATE_MAX_BYTES, SECRET_FILE_MAX_BYTES, type ReadLimit, type WordedLimit } from '../model/files.js';
 
 /** Where reads must stay. */
 export interface Containment {
@@ -162,7 +164,7 @@ function checkedTarget(path: string, within: Containment | null, limit: ReadLimi
   try {
     stats = statSync(real);
   } catch (error) {
-    throw new ContainedFileError(fileProblem(error), false);
+    throw new ContainedFileError(fileProblemText(fileProblem(error)), false);
   }
   try {
     checkFileStats(stats, limit);
@@ -181,7 +183,7 @@ export function checkContainedFile(path: string, within: Containment | null, lim
 }
 
 function contained(error: unknown): unknown {
-  return error instanceof FileReadError ? new ContainedFileError(error.message, error.rule) : error;
+  return error instanceof FileReadError ? new ContainedFileError(fileProblemText(error.problem), error.rule) : error;
 }
 
 /**
@@ -208,7 +210,7 @@ export async function readContainedFile(path: string, within: Containment | null
 }
 
 /** The bound on what one load reads, in total: what is left of DESIRED_STATE_MAX_BYTES. */
-export function desiredStateLimit(used: number): ReadLimit {
+export function desiredStateLimit(used: number): WordedLimit {
   const mib = DESIRED_STATE_MAX_BYTES / (1024 * 1024);
   return {
     bytes: DESIRED_STATE_MAX_BYTES - used,

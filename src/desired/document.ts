@@ -20,6 +20,7 @@ import type {
 import { MANAGED_CONFIGURATION_FIELDS, type ManagedConfiguration } from '../model/configuration.js';
 import { WRITABLE_DEVICE_FIELDS } from '../model/device-fields.js';
 import { parseInstant } from '../model/instant.js';
+import { instantProblemText } from '../views/model-instant.js';
 import { defaultSettings, IGNORABLE_DEVICE_FIELDS, IGNORABLE_USER_FIELDS } from '../model/state.js';
 import type { PortType, Role, RuleAction } from '../model/types.js';
 import type { OwnerEntry } from '../model/owners.js';
@@ -588,7 +589,7 @@ class DocumentReader {
     if (value === undefined || !this.usableField(place, key)) return undefined;
     const parsed = parseInstant(value);
     if (parsed.ok) return value as string;
-    this.error(this.child(place, key), `${key}: ${parsed.reason}`);
+    this.error(this.child(place, key), `${key}: ${instantProblemText(parsed.problem)}`);
     return undefined;
   }
 

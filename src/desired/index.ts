@@ -14,7 +14,7 @@ import {
   escapeFrom,
   readDesiredStateFile,
   type Containment,
-  type ReadLimit,
+  type WordedLimit,
 } from './containment.js';
 import { CDKTF_STACK_FILE, displayPath } from './files.js';
 import { readDocuments } from './pipeline.js';
@@ -32,7 +32,10 @@ export const STDIN_PATH = '-';
 const STDIN_NAME = 'stdin';
 
 /** At most `limit.bytes` of standard input. */
-async function readStdin(limit: ReadLimit, stdin: NonNullable<LoadOptions['stdin']> = process.stdin): Promise<string> {
+async function readStdin(
+  limit: WordedLimit,
+  stdin: NonNullable<LoadOptions['stdin']> = process.stdin,
+): Promise<string> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of stdin) {
@@ -51,12 +54,15 @@ const YAML_FILE = /\.ya?ml$/i;
 /** What a desired-state path names: its files and the containment they must lie in. */
 export type Target = { files: string[]; within: Containment } | { cdktf: true } | { diagnostic: Diagnostic };
 
+/** The diagnostic's message for a -f path that does not exist (what `plan --base-file` tells apart). */
+export const NO_SUCH_PATH = 'no such file or folder';
+
 async function yamlFilesOf(path: string): Promise<Target> {
   let isFolder: boolean;
   try {
     isFolder = (await stat(path)).isDirectory();
   } catch {
-    return { diagnostic: { file: displayPath(path), message: 'no such file or folder' } };
+    return { diagnostic: { file: displayPath(path), message: NO_SUCH_PATH } };
   }
   if (!isFolder) {
     if (basename(path) === CDKTF_STACK_FILE) return { cdktf: true };

@@ -3,7 +3,7 @@
  * webhook). A plain, versioned object built from the Plan, with no secret value: sensitive fields
  * only ever say that they changed.
  */
-import { SENSITIVE_CHANGED } from '../model/secret.js';
+import { SENSITIVE_CHANGED } from '../views/model-secret.js';
 import { isPending, planOutcome } from '../plan/outcome.js';
 import type { Change, FieldChange, Plan, PlanOutcome, PlanSummary, UndeclaredItem } from '../plan/types.js';
 import { isSecretField, notCheckedLine } from '../model/secret.js';

@@ -25,9 +25,19 @@ import { userKey } from './keys.js';
 /** The longest glob, in characters (code points), that validate accepts (docs/netform.md, "Bounds"). */
 export const EMAIL_GLOB_MAX_LENGTH = 1024;
 
-/** A glob that cannot be compiled: the message says why and is safe to print. */
+/** Why a glob cannot be used, as a code (src/views/model-email.ts words it). */
+export type EmailGlobProblem =
+  /** Longer than EMAIL_GLOB_MAX_LENGTH characters. */
+  | { code: 'too_long'; length: number; max: number }
+  /** A `[low-high]` range whose ends are in the wrong order. */
+  | { code: 'range_reversed'; low: string; high: string };
+
+/** A glob that cannot be compiled: `problem` says why (its message is the code). */
 export class EmailGlobError extends Error {
   override readonly name = 'EmailGlobError';
+  constructor(readonly problem: EmailGlobProblem) {
+    super(problem.code);
+  }
 }
 
 /** One piece of a parsed glob. */
@@ -92,8 +102,7 @@ class GlobParser {
         let high = chars[i + 1]!;
         i += 2;
         if (high === '\\' && i < chars.length) high = chars[i++]!;
-        if (high.codePointAt(0)! < low.codePointAt(0)!)
-          throw new EmailGlobError(`has the range ${low}-${high}, whose ends are in the wrong order`);
+        if (high.codePointAt(0)! < low.codePointAt(0)!) throw new EmailGlobError({ code: 'range_reversed', low, high });
         ranges.push([low.codePointAt(0)!, high.codePointAt(0)!]);
       } else {
         ranges.push([low.codePointAt(0)!, low.codePointAt(0)!]);
@@ -237,15 +246,14 @@ function runner(states: readonly State[], start: number): (text: string) => bool
 }
 
 /** Why `glob` cannot be used, or null. The caller reports a blank glob itself. */
-export function emailGlobProblem(glob: string): string | null {
+export function emailGlobProblem(glob: string): EmailGlobProblem | null {
   const length = Array.from(glob).length;
-  if (length > EMAIL_GLOB_MAX_LENGTH)
-    return `is ${length} characters long, more than the ${EMAIL_GLOB_MAX_LENGTH} a glob may hold`;
+  if (length > EMAIL_GLOB_MAX_LENGTH) return { code: 'too_long', length, max: EMAIL_GLOB_MAX_LENGTH };
   try {
     new GlobParser(userKey(glob)).parse();
     return null;
   } catch (error) {
-    if (error instanceof EmailGlobError) return error.message;
+    if (error instanceof EmailGlobError) return error.problem;
     throw error;
   }
 }

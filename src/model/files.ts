@@ -34,53 +34,82 @@ export const PEM_FILE_MAX_BYTES = 1024 * 1024;
 /** The desired-state files of one load (YAML files, or a cdk.tf.json), in total; also one saved plan. */
 export const DESIRED_STATE_MAX_BYTES = 256 * 1024 * 1024;
 
-export interface ReadLimit {
+/** The kinds of file read with a size bound of their own, by which the message names the bound. */
+export type LimitedFile = 'token_file' | 'pem_file' | 'approvals_file' | 'saved_plan' | 'github_event';
+
+/** A bound whose message its caller words (the desired state's, a secret file's: src/desired). */
+export interface WordedLimit {
   bytes: number;
   /** The message when the file holds more (`size` bytes, or more), such as "is larger than 64 KiB, …". */
   tooLarge: (size: number) => string;
 }
 
-/** "is larger than 64 KiB, the limit for a token file". */
-export function sizeLimit(bytes: number, what: string): ReadLimit {
-  const shown = bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes / 1024} KiB`;
-  return { bytes, tooLarge: () => `is larger than ${shown}, the limit for ${what}` };
+/** A size bound: for a kind of file (sizeLimit), or worded by its caller. */
+export type ReadLimit = { bytes: number; what: LimitedFile } | WordedLimit;
+
+/** The bound on `what`: "is larger than 64 KiB, the limit for a token file" (src/views/model-files.ts). */
+export function sizeLimit(bytes: number, what: LimitedFile): ReadLimit {
+  return { bytes, what };
 }
 
-/** Why a file was not read, as the end of a sentence naming it. `rule`: a type or size rule (not merely absent). */
+/**
+ * Why a file was not read, as a code and its values (src/views/model-files.ts words it as the end
+ * of a sentence naming the file): not a regular file, absent, refused by the system (`errno`, as
+ * Node names it), over its bound, or a read stopped before its end.
+ */
+export type FileProblem =
+  | { code: 'not_regular'; kind: 'folder' | 'fifo' | 'socket' | 'device' | null }
+  | { code: 'missing' }
+  | { code: 'permission_denied' }
+  | { code: 'symlink_loop' }
+  | { code: 'system'; errno: string | null }
+  | { code: 'too_large'; bytes: number; what: LimitedFile }
+  /** Over a bound its caller words (WordedLimit), with those words. */
+  | { code: 'over_bound'; words: string }
+  | { code: 'stopped' };
+
+/** Why a file was not read: `problem`. `rule`: a type or size rule (not merely absent). Its message is the code. */
 export class FileReadError extends Error {
   override readonly name = 'FileReadError';
   constructor(
-    message: string,
+    readonly problem: FileProblem,
     readonly rule: boolean,
   ) {
-    super(message);
+    super(problem.code);
   }
 }
 
-/** What a file that is not a regular file is, for messages; null for a regular file. */
-export function notRegular(stats: Stats): string | null {
+/** What a file that is not a regular file is; null for a regular file. */
+export function notRegular(stats: Stats): FileProblem | null {
   if (stats.isFile()) return null;
-  if (stats.isDirectory()) return 'is not a regular file (it is a folder)';
-  if (stats.isFIFO()) return 'is not a regular file (it is a FIFO)';
-  if (stats.isSocket()) return 'is not a regular file (it is a socket)';
-  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'is not a regular file (it is a device)';
-  return 'is not a regular file';
+  if (stats.isDirectory()) return { code: 'not_regular', kind: 'folder' };
+  if (stats.isFIFO()) return { code: 'not_regular', kind: 'fifo' };
+  if (stats.isSocket()) return { code: 'not_regular', kind: 'socket' };
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return { code: 'not_regular', kind: 'device' };
+  return { code: 'not_regular', kind: null };
 }
 
-/** Why opening or reading failed, in a few words (never the file's content). */
-export function fileProblem(error: unknown): string {
+/** Why opening or reading failed (never the file's content). */
+export function fileProblem(error: unknown): FileProblem {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return 'no such file';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'ELOOP') return 'too many levels of symlinks';
-  return code ?? 'cannot be read';
+  if (code === 'ENOENT' || code === 'ENOTDIR') return { code: 'missing' };
+  if (code === 'EACCES' || code === 'EPERM') return { code: 'permission_denied' };
+  if (code === 'ELOOP') return { code: 'symlink_loop' };
+  return { code: 'system', errno: code ?? null };
+}
+
+/** The problem of a file of `size` bytes (or more) over `limit`. */
+export function tooLarge(limit: ReadLimit, size: number): FileProblem {
+  return 'what' in limit
+    ? { code: 'too_large', bytes: limit.bytes, what: limit.what }
+    : { code: 'over_bound', words: limit.tooLarge(size) };
 }
 
 /** Refuses a file that is not regular or is over the limit, by its metadata. */
 export function checkFileStats(stats: Stats, limit: ReadLimit): void {
   const kind = notRegular(stats);
   if (kind) throw new FileReadError(kind, true);
-  if (stats.size > limit.bytes) throw new FileReadError(limit.tooLarge(stats.size), true);
+  if (stats.size > limit.bytes) throw new FileReadError(tooLarge(limit, stats.size), true);
 }
 
 const CHUNK = 1024 * 1024;
@@ -118,7 +147,7 @@ export function readBoundedFileSync(path: string, limit: ReadLimit, options: Rea
       if (read === 0) break;
       chunks.push(chunk.subarray(0, read));
       total += read;
-      if (total > limit.bytes) throw new FileReadError(limit.tooLarge(total), true);
+      if (total > limit.bytes) throw new FileReadError(tooLarge(limit, total), true);
     }
     return Buffer.concat(chunks, total);
   } catch (error) {
@@ -153,14 +182,14 @@ export async function readBoundedFile(
     const chunks: Buffer[] = [];
     let total = 0;
     for (;;) {
-      if (options.signal?.aborted) throw new FileReadError('was not read to the end (stopped)', false);
+      if (options.signal?.aborted) throw new FileReadError({ code: 'stopped' }, false);
       const size = Math.min(Math.max(stats.size + 1 - total, CHUNK), limit.bytes + 1 - total);
       const chunk = Buffer.allocUnsafe(size);
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
       if (bytesRead === 0) break;
       chunks.push(chunk.subarray(0, bytesRead));
       total += bytesRead;
-      if (total > limit.bytes) throw new FileReadError(limit.tooLarge(total), true);
+      if (total > limit.bytes) throw new FileReadError(tooLarge(limit, total), true);
     }
     return Buffer.concat(chunks, total);
   } catch (error) {

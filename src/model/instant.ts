@@ -5,7 +5,18 @@
  * date-time without an offset is refused (its instant would depend on the machine's zone).
  */
 
-export type InstantParse = { ok: true; instant: Date } | { ok: false; reason: string };
+/** Why a text is not an instant, as a code (src/views/model-instant.ts words it). */
+export type InstantProblem =
+  /** Not a string (YAML read it as a number or a timestamp): it must be quoted. */
+  | { code: 'not_a_string' }
+  /** Neither a date nor a date-time with an offset. */
+  | { code: 'not_an_instant' }
+  /** A date of the right shape that no calendar has (`2026-02-30`). */
+  | { code: 'no_such_day'; text: string }
+  /** A date-time of the right shape that no clock shows (`2026-12-31T24:00:00Z`). */
+  | { code: 'no_such_instant'; text: string };
+
+export type InstantParse = { ok: true; instant: Date } | { ok: false; problem: InstantProblem };
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -16,18 +27,16 @@ function validDay(y: number, m: number, d: number): boolean {
   return d <= days;
 }
 
-const EXPECTED = 'expected a date (2026-12-31) or a date-time with an offset (2026-12-31T18:00:00Z)';
-
 export function parseInstant(text: unknown): InstantParse {
-  if (typeof text !== 'string') return { ok: false, reason: `${EXPECTED}, as a quoted string` };
+  if (typeof text !== 'string') return { ok: false, problem: { code: 'not_a_string' } };
   const date = DATE.exec(text);
   if (date) {
     const [y, m, d] = [Number(date[1]), Number(date[2]), Number(date[3])];
-    if (!validDay(y, m, d)) return { ok: false, reason: `no such day: ${text}` };
+    if (!validDay(y, m, d)) return { ok: false, problem: { code: 'no_such_day', text } };
     return { ok: true, instant: new Date(Date.UTC(y, m - 1, d)) };
   }
   const dt = DATE_TIME.exec(text);
-  if (!dt) return { ok: false, reason: EXPECTED };
+  if (!dt) return { ok: false, problem: { code: 'not_an_instant' } };
   const [y, m, d, h, min, s] = [1, 2, 3, 4, 5, 6].map((i) => Number(dt[i] ?? 0)) as [
     number,
     number,
@@ -36,9 +45,10 @@ export function parseInstant(text: unknown): InstantParse {
     number,
     number,
   ];
-  if (!validDay(y, m, d) || h > 23 || min > 59 || s > 59) return { ok: false, reason: `no such instant: ${text}` };
+  if (!validDay(y, m, d) || h > 23 || min > 59 || s > 59)
+    return { ok: false, problem: { code: 'no_such_instant', text } };
   const ms = Date.parse(text);
-  if (Number.isNaN(ms)) return { ok: false, reason: EXPECTED };
+  if (Number.isNaN(ms)) return { ok: false, problem: { code: 'not_an_instant' } };
   return { ok: true, instant: new Date(ms) };
 }
 

@@ -21,11 +21,16 @@ export interface OwnerEntry {
 /** A GitHub login, or `@login`, or `@org/team`: letters, digits and `-`, a team slug also `_` and `.`. */
 const HANDLE = /^@?[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?$/;
 
+/**
+ * Why a text is not a reviewer handle, as a code (src/views/model-owners.ts words it): not of a
+ * handle's form, or a team written without its `@`.
+ */
+export type HandleProblem = { code: 'not_a_handle' } | { code: 'team_without_at' };
+
 /** Why `text` is not a reviewer handle, or null. */
-export function handleProblem(text: unknown): string | null {
-  if (typeof text !== 'string' || !HANDLE.test(text))
-    return 'is not a reviewer handle: write @org/team, @login or login (letters, digits, -; a team also _ and .)';
-  if (!text.startsWith('@') && text.includes('/')) return 'is a team: write it with its @ (@org/team)';
+export function handleProblem(text: unknown): HandleProblem | null {
+  if (typeof text !== 'string' || !HANDLE.test(text)) return { code: 'not_a_handle' };
+  if (!text.startsWith('@') && text.includes('/')) return { code: 'team_without_at' };
   return null;
 }
 

@@ -8,10 +8,8 @@ import { inspect } from 'node:util';
 /** Where a secret comes from. `file` is resolved relative to `baseDir` (the declaring file's folder). */
 export type SecretRef = { env: string } | { file: string; baseDir?: string } | { tfvar: string };
 
-export const SENSITIVE_CHANGED = '(sensitive value changed)';
+/** What a Secret shows in place of its value (String(), template literals). */
 export const SENSITIVE = '(sensitive)';
-/** A secret sent again that the server cannot show (`--rotate-passwords`): whether it differs is unknown. */
-export const SENSITIVE_RESENT = '(sensitive value sent again; the server cannot show whether it differs)';
 
 export function describeSecretRef(ref: SecretRef): string {
   if ('env' in ref) return `env:${ref.env}`;

@@ -10,20 +10,22 @@ export const TUNNEL_FAMILIES = [
   { field: 'ipv6', family: 6 },
 ] as const satisfies readonly { field: 'ipv4' | 'ipv6'; family: IpFamily }[];
 
+/**
+ * What is wrong with a declared tunnel network, as a code (src/views/model-tunnel.ts words it): it
+ * is not an IPv`family` CIDR block, or its prefix is longer than `longest` and leaves no room for devices.
+ */
+export type TunnelNetworkProblem = { code: 'not_a_block'; family: IpFamily } | { code: 'no_room'; longest: number };
+
 /** A declared tunnel network: an IPv`family` CIDR block leaving room for devices, or what is wrong with it. */
 export function parseTunnelNetwork(
   text: unknown,
   family: IpFamily,
-): { ok: true; block: ParsedCidr } | { ok: false; message: string } {
+): { ok: true; block: ParsedCidr } | { ok: false; problem: TunnelNetworkProblem } {
   const block = parseCidrOrAddress(text);
   const bits = family === 4 ? 32 : 128;
   if (!block || block.family !== family || !block.hadPrefix)
-    return {
-      ok: false,
-      message: `must be an IPv${family} CIDR block such as ${family === 4 ? '10.3.2.0/24' : 'fd00::3:2:0/120'}`,
-    };
-  if (block.prefix > bits - 2)
-    return { ok: false, message: `must leave room for devices (prefix at most /${bits - 2})` };
+    return { ok: false, problem: { code: 'not_a_block', family } };
+  if (block.prefix > bits - 2) return { ok: false, problem: { code: 'no_room', longest: bits - 2 } };
   return { ok: true, block };
 }
 

@@ -31,34 +31,43 @@ export function asciiFoldingCharacter(email: string): string | undefined {
   return undefined;
 }
 
-const at = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-const atEach = (text: string) => Array.from(text, at).join(' ');
+/**
+ * Why an email is refused for a character it holds, as a code and the character
+ * (src/views/model-email.ts words it, naming the character by its code point).
+ */
+export type EmailCharacterProblem =
+  /** A NUL or a lone UTF-16 surrogate. */
+  | { code: 'nul_or_surrogate' }
+  /** A control character or an invisible format character. */
+  | { code: 'hidden'; char: string }
+  /** A character whose lower case holds an ASCII letter (U+212A, the Kelvin sign, is `k`). */
+  | { code: 'ascii_folding'; char: string }
+  /** A precomposed look-alike that Unicode writes as other characters (NFC). */
+  | { code: 'composed'; char: string }
+  /** A compatibility form of plainer characters (NFKC). */
+  | { code: 'compatibility'; char: string }
+  /** An invisible character of the generated table. */
+  | { code: 'invisible'; char: string }
+  /** A letter written as a letter and a combining mark (not in NFC). */
+  | { code: 'not_nfc' };
 
 /**
- * Why an email is refused for a character it holds, for people (`validate` says it); null when
- * none of its characters is refused. Lone surrogates and NUL come first, then hidden characters,
- * then characters that lower-case to ASCII letters, then the look-alikes of the generated table
+ * Why an email is refused for a character it holds (`validate` says it); null when none of its
+ * characters is refused. Lone surrogates and NUL come first, then hidden characters, then
+ * characters that lower-case to ASCII letters, then the look-alikes of the generated table
  * (email-characters.ts), then letters written as a letter and a combining mark (not in NFC).
  */
-export function emailCharacterProblem(email: string): string | null {
-  if (!isText(email)) return 'it holds a NUL or a lone UTF-16 surrogate';
+export function emailCharacterProblem(email: string): EmailCharacterProblem | null {
+  if (!isText(email)) return { code: 'nul_or_surrogate' };
   const hidden = EMAIL_HIDDEN.exec(email);
-  if (hidden) return `it holds the control or invisible character ${at(hidden[0])}`;
+  if (hidden) return { code: 'hidden', char: hidden[0] };
   const folding = asciiFoldingCharacter(email);
-  if (folding !== undefined)
-    return `it holds ${at(folding)}, whose lower case ${JSON.stringify(folding.toLowerCase())} holds an ASCII letter, so it would name the email spelled with that letter: write the ASCII letter instead`;
+  if (folding !== undefined) return { code: 'ascii_folding', char: folding };
   const lookAlike = firstLookAlike(email);
-  if (lookAlike?.kind === 'composed') {
-    const same = lookAlike.char.normalize('NFC');
-    return `it holds ${at(lookAlike.char)}, which Unicode writes as ${atEach(same)} (${JSON.stringify(same)}), so it would name the email spelled with that: write ${atEach(same)} instead`;
-  }
-  if (lookAlike?.kind === 'compatibility') {
-    const plain = lookAlike.char.toLowerCase().normalize('NFKC');
-    return `it holds ${at(lookAlike.char)}, a compatibility form of ${JSON.stringify(plain)}, so it would look like the email spelled with that: write ${JSON.stringify(plain)} instead`;
-  }
-  if (lookAlike) return `it holds the invisible character ${at(lookAlike.char)}`;
-  if (email.normalize('NFC') !== email)
-    return 'it holds a letter written as a letter and a combining mark, which a single letter stands for (it is not in Unicode normal form NFC): write the single letter';
+  if (lookAlike?.kind === 'composed') return { code: 'composed', char: lookAlike.char };
+  if (lookAlike?.kind === 'compatibility') return { code: 'compatibility', char: lookAlike.char };
+  if (lookAlike) return { code: 'invisible', char: lookAlike.char };
+  if (email.normalize('NFC') !== email) return { code: 'not_nfc' };
   return null;
 }
 

@@ -35,7 +35,7 @@ export function planAccessDelta(plan: Plan, live: LiveState, desired: DesiredSta
     after: after.model,
     admins: { before: adminsAfter(live, first), after: adminsAfter(live, [...first, ...then]) },
     compared: plan.base
-      ? { before: `after apply of ${plan.base.ref}'s changes`, after: "after apply of this pull request's changes too" }
-      : { before: 'the server now', after: 'after apply' },
+      ? { before: { code: 'after_apply_of_base', ref: plan.base.ref }, after: { code: 'after_apply_of_pr' } }
+      : { before: { code: 'server_now' }, after: { code: 'after_apply' } },
   });
 }

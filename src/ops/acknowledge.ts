@@ -53,7 +53,7 @@ export async function acknowledgeLive(request: AcknowledgeRequest): Promise<Ackn
   if (!acknowledgeableField(key.key, field))
     throw new OpError('request', { code: 'field_not_acknowledgeable', key: key.key, field });
   const until = parseInstant(request.until);
-  if (!until.ok) throw new OpError('request', `--until: ${until.reason}`);
+  if (!until.ok) throw new OpError('request', { code: 'until_not_an_instant', problem: until.problem });
   if (until.instant.getTime() <= request.now.getTime())
     throw new OpError('request', {
       code: 'until_not_in_future',

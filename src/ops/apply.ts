@@ -16,6 +16,7 @@ import {
   type ApplyOptions,
   type ApplySummary,
   type ChangeResult,
+  type WriteStop,
 } from '../apply/index.js';
 import { judgeSavedPlanTests } from '../access/saved-tests.js';
 import type { SecretRef } from '../model/secret.js';
@@ -343,7 +344,8 @@ export async function applySaved(
     }
     const resolveSecret = (ref: SecretRef): string => {
       const value = secrets.values.get(ref);
-      if (value === undefined) throw new Error('a secret of the saved plan was not read before the writes');
+      // Never: readSavedPlanSecrets read every secret the plan sends before the first write.
+      if (value === undefined) throw new Error('saved_plan_secret_unread');
       return value;
     };
     return writeUnlessRefused(plan, overLimit, { resolveSecret, request, session, events, signal });
@@ -439,14 +441,14 @@ async function writeChanges(
   const settled = new Map<string, ChangeResult>();
   const inFlight = new Set<string>();
   let announcedBreak = false;
-  const stopReason = (): string | null => {
-    if (signal?.aborted) return `not started: apply was interrupted (${describeReason(signal.reason)})`;
+  const stopReason = (): WriteStop | null => {
+    if (signal?.aborted) return { code: 'interrupted', by: describeReason(signal.reason) };
     const reason = breaker.tripped;
     if (reason && !announcedBreak) {
       announcedBreak = true;
       events.halted?.(reason);
     }
-    return reason ? `not started: ${reason}` : null;
+    return reason ? { code: 'server_gone', reason } : null;
   };
   const applying = applyPlan(plan, {
     client: session.client,
@@ -505,15 +507,8 @@ function interruptedSummary(
     const done = settled.get(change.id);
     if (done) return done;
     const { id, label, action } = change;
-    if (inFlight.has(change.id))
-      return {
-        id,
-        label,
-        action,
-        status: 'failed',
-        message: 'still in flight when apply stopped waiting: its outcome is unknown (netform plan shows it)',
-      };
-    return { id, label, action, status: 'not_attempted', message: 'not started: apply was interrupted' };
+    if (inFlight.has(change.id)) return { id, label, action, status: 'failed', stop: { code: 'in_flight_unknown' } };
+    return { id, label, action, status: 'not_attempted', stop: { code: 'interrupted' } };
   });
   return applySummary(results);
 }

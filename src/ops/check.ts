@@ -69,7 +69,7 @@ export async function noNewAccessDelta(request: NoNewAccessRequest, events: Chec
       before: now.model,
       after: after.model,
       admins: { before: adminsOfLive(live), after: adminsAfter(live, plan.changes) },
-      compared: { before: 'the server now', after: 'after apply of the files' },
+      compared: { before: { code: 'server_now' }, after: { code: 'after_apply_of_files' } },
     });
   } finally {
     await session.close();
@@ -101,7 +101,7 @@ async function baseDelta(file: string, ref: string, desired: DesiredState, input
     before,
     after: accessModelOfDesired(desired),
     admins: { before: admins, after: adminsOfDesired(desired) },
-    compared: { before: `the files at ${base.ref}`, after: 'the files now' },
+    compared: { before: { code: 'files_at', ref: base.ref }, after: { code: 'files_now' } },
   });
 }
 
@@ -124,7 +124,7 @@ export async function noAccessTo(request: NoAccessToRequest, events: CheckEvents
   if (!parsed.ok) throw new OpError('request', `no-access-to ${request.target}: ${parsed.message}`);
   for (const glob of request.except) {
     const problem = emailGlobProblem(glob);
-    if (problem) throw new OpError('request', `--except ${glob}: ${problem}`);
+    if (problem) throw new OpError('request', { code: 'except_glob_unusable', glob, problem });
   }
   const desired = await loadForCheck(request.file, events, request.input);
   let model: AccessModel;

@@ -4,6 +4,9 @@
  * code: the command line maps every kind to its exit code in one place (src/cli/exit.ts).
  */
 import type { TestResult } from '../access/tests.js';
+import type { EmailGlobProblem } from '../model/email-glob.js';
+import type { FileProblem } from '../model/files.js';
+import type { InstantProblem } from '../model/instant.js';
 import type { SavedPlanRefusal } from '../plan/planfile.js';
 import type { PlanTestFailure } from '../plan/types.js';
 
@@ -30,6 +33,7 @@ export type OpWords =
   | { code: 'review_after_apply_needs_files' }
   | { code: 'field_not_acknowledgeable'; key: string; field: string }
   | { code: 'until_not_in_future'; until: string; now: string }
+  | { code: 'until_not_an_instant'; problem: InstantProblem }
   | { code: 'reason_missing' }
   | { code: 'acknowledge_writes_yaml'; file: string }
   | { code: 'no_such_object'; key: string }
@@ -44,10 +48,12 @@ export type OpWords =
   | { code: 'desired_state_errors'; problems: string[]; at?: string }
   | { code: 'show_configuration' }
   | { code: 'server_has_no'; keys: { key: string; near: string | null }[] }
-  | { code: 'embedded_token_refused'; path: string; problem: string }
-  | { code: 'embedded_token_unreadable'; path: string; problem: string }
+  | { code: 'embedded_token_refused'; path: string; problem: FileProblem }
+  | { code: 'embedded_token_unreadable'; path: string; problem: FileProblem }
+  | { code: 'approvals_unreadable'; path: string; problem: FileProblem }
   | { code: 'server_unreadable'; problem: string }
   | { code: 'check_base_or_live' }
+  | { code: 'except_glob_unusable'; glob: string; problem: EmailGlobProblem }
   | { code: 'export_folder_not_created'; dir: string; error: string }
   | { code: 'export_files_exist'; names: string[]; dir: string }
   | { code: 'migrate_needs_source' }

@@ -19,7 +19,7 @@ import { serverRefused, type Connector } from './session.js';
  * (dist/src/ops), two from the sources (tests run them in-process).
  */
 const [BUILT_SCHEMA, SOURCE_SCHEMA] = ['../../../schemas/', '../../schemas/'].map((dir) =>
-  fileURLToPath(new URL(`${dir}netform.schema.json`, import.meta.url)),
+  fileURLToPath(new URL(dir + 'netform.schema.json', import.meta.url)),
 ) as [string, string];
 const SHIPPED_SCHEMA = existsSync(BUILT_SCHEMA) || !existsSync(SOURCE_SCHEMA) ? BUILT_SCHEMA : SOURCE_SCHEMA;
 

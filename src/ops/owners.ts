@@ -10,6 +10,7 @@ import type { DesiredState, LiveState } from '../model/state.js';
 import { FileReadError, readBoundedFileSync, SECRET_FILE_MAX_BYTES, sizeLimit } from '../model/files.js';
 import { ApprovalsError, parseApprovals, type Approval } from '../plan/approvals.js';
 import type { Plan } from '../plan/types.js';
+import type { OwnersSource } from '../plan/sources.js';
 import { OpError } from './errors.js';
 
 /** Where the owners come from: a base's desired state as loaded (or why there is none), or none (the files'). */
@@ -24,13 +25,13 @@ export interface PullRequest {
 function ownersFrom(
   base: OwnersBase,
   desired: DesiredState,
-): { owners: readonly OwnerEntry[]; from: string; base: boolean } {
+): { owners: readonly OwnerEntry[]; from: OwnersSource; base: boolean } {
   const own = desired.settings.owners ?? [];
-  if (!base) return { owners: own, from: 'the files', base: false };
+  if (!base) return { owners: own, from: { code: 'files' }, base: false };
   const named = `${base.ref}${base.commit ? ` (${base.commit.slice(0, 12)})` : ''}`;
-  if ('missing' in base) return { owners: own, from: `the files (${named} has no desired state there)`, base: false };
-  if (!base.result.ok) return { owners: own, from: `the files (${named}'s desired state has errors)`, base: false };
-  return { owners: base.result.state.settings.owners ?? [], from: named, base: true };
+  if ('missing' in base) return { owners: own, from: { code: 'files_base_missing', base: named }, base: false };
+  if (!base.result.ok) return { owners: own, from: { code: 'files_base_errors', base: named }, base: false };
+  return { owners: base.result.state.settings.owners ?? [], from: { code: 'base', base: named }, base: true };
 }
 
 /** The plan with the reviewers its changes need; unchanged when neither side declares owners and no pull request is named. */
@@ -67,9 +68,10 @@ export function withOwners(
 export function readApprovals(path: string): Approval[] {
   let text: string;
   try {
-    text = readBoundedFileSync(path, sizeLimit(SECRET_FILE_MAX_BYTES, 'an approvals file')).toString('utf8');
+    text = readBoundedFileSync(path, sizeLimit(SECRET_FILE_MAX_BYTES, 'approvals_file')).toString('utf8');
   } catch (error) {
-    if (error instanceof FileReadError) throw new OpError('request', `--approvals ${path}: ${error.message}`);
+    if (error instanceof FileReadError)
+      throw new OpError('request', { code: 'approvals_unreadable', path, problem: error.problem });
     throw error;
   }
   try {

@@ -6,7 +6,7 @@
 import { accessChangesAfter, judgeAfterApply } from '../access/plan.js';
 import { portRuleWarnings } from '../access/tests.js';
 import { fetchConfiguration } from '../client/index.js';
-import { loadDesiredState, type Diagnostic, type LoadResult } from '../desired/index.js';
+import { loadDesiredState, NO_SUCH_PATH, type Diagnostic, type LoadResult } from '../desired/index.js';
 import { GitRefError, loadDesiredStateAtRef } from '../desired/git-ref.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import { compareWithBase } from '../plan/base.js';
@@ -16,6 +16,7 @@ import { isPending } from '../plan/outcome.js';
 import { lifecycleOf, unusedAcknowledgements, withLifecycle, type Lifecycle } from '../plan/lifecycle.js';
 import { liveKeyIds, normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
 import type { PlanBase } from '../plan/types.js';
+import type { BaseNote } from '../plan/sources.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
 import { planAccessDelta } from './access-delta.js';
 import { effectiveAt } from '../desired/expiry.js';
@@ -139,7 +140,7 @@ export async function loadBase(request: Pick<PlanRequest, 'base' | 'file' | 'inp
       (path) => loadDesiredState(path, { env: request.input?.env }),
       request.input?.clock,
     )(base.file);
-    if (!result.ok && result.diagnostics.some((d) => d.message === 'no such file or folder'))
+    if (!result.ok && result.diagnostics.some((d) => d.message === NO_SUCH_PATH))
       throw new OpError('request', { code: 'base_file_missing', file: base.file });
     return { ref: base.file, where: base.file, result };
   }
@@ -172,18 +173,13 @@ async function compareToBase(
   reading: Promise<LiveState>,
 ): Promise<Plan> {
   const info: PlanBase = { ref: base.ref, ...(base.commit ? { commit: base.commit } : {}) };
-  const alone = (why: string): Plan =>
-    compareWithBase(plan, null, {
-      ...info,
-      note: `${why}: every change counts as introduced by this pull request`,
-      ...(plan.access ? { access_pr: plan.access } : {}),
-    });
-  if ('missing' in base) return alone(`${base.where} ${base.missing} at ${base.ref}`);
+  const alone = (note: BaseNote): Plan =>
+    compareWithBase(plan, null, { ...info, note, ...(plan.access ? { access_pr: plan.access } : {}) });
+  if ('missing' in base)
+    return alone({ code: 'base_missing', where: base.where, missing: base.missing, ref: base.ref });
   if (!base.result.ok) {
     const [first, ...more] = base.result.diagnostics;
-    return alone(
-      `the desired state at ${base.ref} has errors (${formatDiagnostic(first!)}${more.length ? `, and ${more.length} more` : ''})`,
-    );
+    return alone({ code: 'base_has_errors', ref: base.ref, first: formatDiagnostic(first!), more: more.length });
   }
   let live = await reading;
   if (base.result.state.configuration !== undefined && live.configuration === undefined)
@@ -200,7 +196,7 @@ async function compareToBase(
     basePlan = shaping.target?.length ? targetPlan(whole, shaping.target) : whole;
   } catch (error) {
     if (error instanceof PlanError || error instanceof TargetError)
-      return alone(`${base.ref}'s files cannot be planned (${error.message})`);
+      return alone({ code: 'base_not_planned', ref: base.ref, error: error.message });
     throw error;
   }
   const compared = compareWithBase(plan, basePlan, info);

@@ -97,14 +97,14 @@ export function embeddedTokenPath(dbPath: string): string {
 /** The kept token, '' when there is none yet; a file that is not a small regular file is refused. */
 function readEmbeddedToken(tokenPath: string): string {
   try {
-    return readBoundedFileSync(tokenPath, sizeLimit(SECRET_FILE_MAX_BYTES, 'a token file')).toString('utf8').trim();
+    return readBoundedFileSync(tokenPath, sizeLimit(SECRET_FILE_MAX_BYTES, 'token_file')).toString('utf8').trim();
   } catch (error) {
     if (!(error instanceof FileReadError)) throw error;
-    if (!error.rule && error.message === 'no such file') return '';
+    if (error.problem.code === 'missing') return '';
     throw new OpError('request', {
       code: error.rule ? 'embedded_token_refused' : 'embedded_token_unreadable',
       path: tokenPath,
-      problem: error.message,
+      problem: error.problem,
     });
   }
 }

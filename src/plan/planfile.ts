@@ -7,6 +7,7 @@
  */
 import { DESIRED_STATE_MAX_BYTES, FileReadError, readBoundedFileSync, sizeLimit } from '../model/files.js';
 import { inertWorkflowCommands } from '../model/inert.js';
+import { fileProblemText } from '../views/model-files.js';
 import { CANONICAL_MAX_DEPTH, CanonicalJsonError, findProtoMember } from './canonical.js';
 import { planSchemaProblem } from './plan-schema.js';
 import { checkSeal, sealedDocument, type PlanKey, type PlanKeySource } from './seal.js';
@@ -48,7 +49,7 @@ export function savedPlanJson(plan: WordedPlan, key: PlanKey): string {
 }
 
 /** A saved plan is read whole: at most as large as the desired state it can be made from. */
-const SAVED_PLAN_LIMIT = sizeLimit(DESIRED_STATE_MAX_BYTES, 'a saved plan');
+const SAVED_PLAN_LIMIT = sizeLimit(DESIRED_STATE_MAX_BYTES, 'saved_plan');
 const READ = [...PLAN_FORMAT_VERSIONS_READ];
 
 /**
@@ -63,7 +64,7 @@ export function readSavedPlan(path: string, key: PlanKey): WordedPlan {
     text = readBoundedFileSync(path, SAVED_PLAN_LIMIT).toString('utf8');
   } catch (error) {
     if (!(error instanceof FileReadError)) throw error;
-    throw new SavedPlanError({ path, code: 'unreadable', problem: error.message, rule: error.rule });
+    throw new SavedPlanError({ path, code: 'unreadable', problem: fileProblemText(error.problem), rule: error.rule });
   }
   return parseSavedPlan(text, path, key);
 }

@@ -6,6 +6,7 @@
  */
 import type { AccessChanges } from '../access/changes.js';
 import type { AccessDelta } from '../access/delta.js';
+import type { BaseNote, OwnersSource } from './sources.js';
 import type { DecidingItem } from '../access/deciding.js';
 import type { SecretRef, SentSecretField } from '../model/secret.js';
 import type { ChangeNote, KeptReason } from './notes.js';
@@ -194,7 +195,7 @@ export interface PlanBase {
   /** The commit the ref named, when it is a git ref. */
   commit?: string;
   /** Why the comparison could not be made, when it could not: every change then counts as the pull request's. */
-  note?: string;
+  note?: BaseNote | string;
   /** Access changes of this pull request's own changes, made after those already on the base. */
   access_pr?: AccessChanges;
   /** Access changes of the changes already on the base. */
@@ -419,7 +420,7 @@ export interface PlanOwnerRequirement {
 /** Who must approve a plan's changes (src/access/owners.ts), from where, and for which pull request. */
 export interface PlanOwners {
   /** Where `settings.owners` was read: `origin/main (0123abcd…)`, or `the files` without --base. */
-  from: string;
+  from: OwnersSource | string;
   required: PlanOwnerRequirement[];
   /** The pull request reviewed: approvals count only for its head commit, never from its author. */
   pull_request?: { head: string; author: string };

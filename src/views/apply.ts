@@ -8,6 +8,7 @@ import type { StaleCause } from '../ops/apply.js';
 import type { PlanAgeCheck } from '../plan/age.js';
 import type { LimitCheck, Plan } from '../plan/types.js';
 import { blockedExpiriesLine } from './expiry.js';
+import { resultWhy } from './ops-apply.js';
 import { limitLine, type RenderOptions } from './plan.js';
 import { seconds } from './progress.js';
 import { inertText } from './escape.js';
@@ -28,9 +29,8 @@ export function renderApplySummary(
   const out: string[] = [];
   for (const r of summary.results) {
     if (options.logged?.has(r.id)) continue;
-    const line = inertText(
-      `${word[r.status].padEnd(13)} ${SYMBOL[r.action]} ${r.label}${r.message ? `: ${r.message}` : ''}`,
-    );
+    const why = resultWhy(r);
+    const line = inertText(`${word[r.status].padEnd(13)} ${SYMBOL[r.action]} ${r.label}${why ? `: ${why}` : ''}`);
     out.push(paint[r.status](line));
   }
   if (out.length > 0) out.push('');

@@ -5,6 +5,7 @@
  */
 import type { Plan, PlanOwners } from '../plan/types.js';
 import { inertText, markdownCode, markdownText } from './escape.js';
+import { ownersSourceText } from './ops-plan.js';
 
 function neededLine(
   owner: string,
@@ -20,7 +21,7 @@ export function approvalsText(plan: Plan): string[] {
   const owners = plan.owners;
   if (!owners || owners.required.length === 0) return [];
   return [
-    `Approvals (settings.owners of ${inertText(owners.from)}):`,
+    `Approvals (settings.owners of ${inertText(ownersSourceText(owners.from))}):`,
     ...owners.required.map((r) => `  ${neededLine(r.owner, r.because, inertText, inertText)}`),
     '',
   ];
@@ -32,7 +33,7 @@ export function approvalsMarkdown(plan: Plan): string[] {
   if (!owners || owners.required.length === 0) return [];
   return [
     '> [!IMPORTANT]',
-    `> Approvals (\`settings.owners\` of ${markdownCode(owners.from)}):`,
+    `> Approvals (\`settings.owners\` of ${markdownCode(ownersSourceText(owners.from))}):`,
     ...owners.required.map((r) => `> - ${neededLine(r.owner, r.because, markdownCode, markdownText)}`),
     '',
   ];

@@ -6,6 +6,7 @@ import type { AccessDelta, DeltaRegion, DeltaRule, DeviceDelta } from '../access
 import { describeRule } from '../model/rule.js';
 import { githubData, githubProperty, inertLine, inertMessage, inertText, jsonDocument } from './escape.js';
 import { sarifOutput, type SarifFinding, type SarifRuleId } from './sarif.js';
+import { wordedDelta } from './ops-compared.js';
 
 export const CHECK_FORMATS = ['text', 'json', 'github', 'sarif'] as const;
 export type CheckFormat = (typeof CHECK_FORMATS)[number];
@@ -144,7 +145,7 @@ export function checkOutput(report: CheckReport, format: CheckFormat, where: { r
       subject: report.subject,
       ...(report.except ? { except: report.except } : {}),
       grants: report.grants.map((g) => grantJson(g, report.check)),
-      ...(report.delta ? { access_delta: report.delta } : {}),
+      ...(report.delta ? { access_delta: wordedDelta(report.delta) } : {}),
     });
   if (format === 'sarif') {
     const findings: SarifFinding[] = report.grants.map((grant) => ({

@@ -6,6 +6,8 @@
  */
 import type { ChangeNote, KeptReason, MoveKeeps, NotePart } from '../plan/notes.js';
 import type { Plan, PlanTestFailure, WordedPlan } from '../plan/types.js';
+import { wordedDelta } from './ops-compared.js';
+import { baseNoteText, ownersSourceText } from './ops-plan.js';
 
 /** The role a user without `role:` has (src/plan/defaults.ts DEFAULT_ROLE). */
 const DEFAULT_ROLE = 'unprivileged';
@@ -186,9 +188,12 @@ function worded<T extends { note?: ChangeNote }>(change: T): T & { note?: string
  * a saved plan holds (the saved-plan format keeps words, so plans saved before and after read the same).
  */
 export function wordedPlan(plan: Plan): WordedPlan {
-  const { resolved_by_pr: resolved, undeclared, tests } = plan;
+  const { resolved_by_pr: resolved, undeclared, tests, access_delta: delta, base, owners } = plan;
   return {
     ...plan,
+    ...(delta ? { access_delta: wordedDelta(delta) } : {}),
+    ...(base?.note !== undefined ? { base: { ...base, note: baseNoteText(base.note) } } : {}),
+    ...(owners ? { owners: { ...owners, from: ownersSourceText(owners.from) } } : {}),
     changes: plan.changes.map(worded),
     ...(resolved ? { resolved_by_pr: resolved.map(worded) } : {}),
     ...(undeclared ? { undeclared: undeclared.map((item) => ({ ...item, reason: keptReasonText(item.reason) })) } : {}),

@@ -3,6 +3,9 @@
  * as the command line prints them after `error: `.
  */
 import type { OpError, OpWords } from '../ops/errors.js';
+import { emailGlobProblemText } from './model-email.js';
+import { fileProblemText } from './model-files.js';
+import { instantProblemText } from './model-instant.js';
 import { savedPlanRefusalText } from './saved-plan.js';
 
 /** An OpError's message for people: its words, or another layer's message it passes on. */
@@ -31,6 +34,8 @@ export function opWordsText(words: OpWords): string {
       return `${words.key}: field ${JSON.stringify(words.field)} cannot be acknowledged (a user's role, a device's writable fields, or * for the whole object)`;
     case 'until_not_in_future':
       return `--until ${words.until} is not in the future (now ${words.now})`;
+    case 'until_not_an_instant':
+      return `--until: ${instantProblemText(words.problem)}`;
     case 'reason_missing':
       return '--reason must say why the difference is kept';
     case 'acknowledge_writes_yaml':
@@ -60,13 +65,17 @@ export function opWordsText(words: OpWords): string {
     case 'server_has_no':
       return `the server has no ${words.keys.map((k) => (k.near ? `${k.key} (did you mean ${k.near}?)` : k.key)).join(', ')}`;
     case 'embedded_token_refused':
-      return `the embedded token: ${words.path} ${words.problem}`;
+      return `the embedded token: ${words.path} ${fileProblemText(words.problem)}`;
     case 'embedded_token_unreadable':
-      return `the embedded token: cannot read ${words.path} (${words.problem})`;
+      return `the embedded token: cannot read ${words.path} (${fileProblemText(words.problem)})`;
+    case 'approvals_unreadable':
+      return `--approvals ${words.path}: ${fileProblemText(words.problem)}`;
     case 'server_unreadable':
       return `cannot read the server's state: ${words.problem}`;
     case 'check_base_or_live':
       return 'give --base REF (the files at a git ref) or --live (the server as it is now), one of them';
+    case 'except_glob_unusable':
+      return `--except ${words.glob}: ${emailGlobProblemText(words.problem)}`;
     case 'export_folder_not_created':
       return `-o: cannot create the folder ${words.dir} (${words.error})`;
     case 'export_files_exist': {

@@ -5,7 +5,8 @@
  * sensitive fields are printed as a fixed text whatever they carry.
  */
 import pc from 'picocolors';
-import { SENSITIVE, SENSITIVE_CHANGED, SENSITIVE_RESENT, type SecretRef } from '../model/secret.js';
+import { SENSITIVE, type SecretRef } from '../model/secret.js';
+import { SENSITIVE_CHANGED, SENSITIVE_RESENT } from './model-secret.js';
 import type { AccessChanges } from '../access/changes.js';
 import type { Change, FieldChange, LimitCheck, Plan, ResolvedChange, UndeclaredItem } from '../plan/types.js';
 import { accessMarkdown, accessText, DRIFT_ACCESS_TITLE, driftAccessLines, driftAccessText } from './access.js';
@@ -22,6 +23,7 @@ import { approvalsMarkdown, approvalsText } from './approvals.js';
 import { effectiveLines } from './effective.js';
 import { blockedExpiriesLine } from './expiry.js';
 import { keptReasonText, noteText, wordedPlan } from './notes.js';
+import { baseNoteText } from './ops-plan.js';
 import { noChangesLine } from './outcome.js';
 import { isSecretField, SYMBOL } from './symbols.js';
 import { withheldDeletionText } from './withheld.js';
@@ -273,7 +275,7 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string, driftAccess =
   out.push(...approvalsText(plan));
   if (plan.base) {
     out.push(baseLine(plan, inertText));
-    if (plan.base.note) out.push(c.yellow(`  ! ${inertText(plan.base.note)}`));
+    if (plan.base.note) out.push(c.yellow(`  ! ${inertText(baseNoteText(plan.base.note))}`));
     out.push('');
     for (const section of sections) {
       out.push(c.bold(`${inertText(section.title)}:`));
@@ -347,7 +349,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
   out.push(...notCheckedMarkdown(plan));
   if (plan.base) {
     out.push(baseLine(plan, markdownCode), '');
-    if (plan.base.note) out.push('> [!NOTE]', `> ${markdownText(plan.base.note)}`, '');
+    if (plan.base.note) out.push('> [!NOTE]', `> ${markdownText(baseNoteText(plan.base.note))}`, '');
   }
   out.push(...approvalsMarkdown(plan));
   const undeclaredSummary = undeclaredLine(plan);

@@ -7,6 +7,7 @@
 import type { ApplyProgress, ChangeResult } from '../apply/index.js';
 import type { Change } from '../plan/types.js';
 import { inertText } from './escape.js';
+import { resultWhy } from './ops-apply.js';
 import { DONE_VERB } from './symbols.js';
 
 export interface ProgressReporter {
@@ -40,7 +41,8 @@ export function seconds(ms: number): string {
 export function outcomeLine(result: ChangeResult, ms: number): string {
   // The label and the server's message are inert: a line of the log is one line, without escapes.
   const label = inertText(result.label);
-  const why = result.message ? `: ${inertText(result.message)}` : '';
+  const reason = resultWhy(result);
+  const why = reason ? `: ${inertText(reason)}` : '';
   if (result.status === 'done') return `${DONE_VERB[result.action]} ${label} (${seconds(ms)})${why}`;
   if (result.status === 'failed') return `FAILED to ${result.action} ${label} (${seconds(ms)})${why}`;
   return `not attempted: ${result.action} ${label}${why}`;

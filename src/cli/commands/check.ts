@@ -17,6 +17,7 @@ import {
   type CheckReport,
 } from '../../views/check.js';
 import { formatDiagnostic } from '../../views/diagnostics.js';
+import { comparedText } from '../../views/ops-compared.js';
 import type { CliContext } from '../command.js';
 import { CliError, ExitCode, expectedFailure } from '../exit.js';
 import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
@@ -93,7 +94,7 @@ export function registerCheck(program: Command, cli: CliContext): void {
           { file: opts.file, base: opts.base, live, input: inputOf(io, clockOf(io, opts)) },
           { warning },
         );
-        const subject = `${delta.compared.before} → ${delta.compared.after}`;
+        const subject = comparedText(delta.compared);
         return { check: 'no-new-access', subject, grants: grantsOf(delta.entries), delta };
       }),
     ),

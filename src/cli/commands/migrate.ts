@@ -11,6 +11,7 @@ import { parseCidrOrAddress } from '../../model/net.js';
 import { migrateToFirezone1x } from '../../ops/migrate.js';
 import { inputOf } from '../io.js';
 import { migrateSummary, reportJson, reportMarkdown } from '../../views/migrate.js';
+import { fileProblemText } from '../../views/model-files.js';
 import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
@@ -119,7 +120,7 @@ export function registerMigrate(program: Command, cli: CliContext): void {
         mkdirSync(dir, { recursive: true });
         for (const [name, text] of files) writeFileAtomically(join(dir, name), text);
       } catch (error) {
-        throw new CliError(`cannot write to ${opts.output}: ${fileProblem(error)}`);
+        throw new CliError(`cannot write to ${opts.output}: ${fileProblemText(fileProblem(error))}`);
       }
       io.out.write(migrateSummary(result, opts.output));
       timings.report();

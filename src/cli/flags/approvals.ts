@@ -37,7 +37,7 @@ function fromGithubEvent(io: CliIo): Partial<PullRequest> {
   if (!path || !io.env.GITHUB_EVENT_NAME?.startsWith('pull_request')) return {};
   try {
     const event = JSON.parse(
-      readBoundedFileSync(path, sizeLimit(DESIRED_STATE_MAX_BYTES, 'a GitHub event')).toString('utf8'),
+      readBoundedFileSync(path, sizeLimit(DESIRED_STATE_MAX_BYTES, 'github_event')).toString('utf8'),
     );
     const pr = event?.pull_request;
     return { head: pr?.head?.sha, author: pr?.user?.login };

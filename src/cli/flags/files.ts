@@ -11,10 +11,11 @@ import {
   sizeLimit,
   type ReadLimit,
 } from '../../model/files.js';
+import { fileProblemText } from '../../views/model-files.js';
 import { CliError } from '../exit.js';
 
-export const TOKEN_FILE_LIMIT: ReadLimit = sizeLimit(SECRET_FILE_MAX_BYTES, 'a token file');
-export const PEM_FILE_LIMIT: ReadLimit = sizeLimit(PEM_FILE_MAX_BYTES, 'a PEM file');
+export const TOKEN_FILE_LIMIT: ReadLimit = sizeLimit(SECRET_FILE_MAX_BYTES, 'token_file');
+export const PEM_FILE_LIMIT: ReadLimit = sizeLimit(PEM_FILE_MAX_BYTES, 'pem_file');
 
 /**
  * The bytes of the file `flag` names, or a CliError naming the flag and the path (`--tls-cert:
@@ -26,9 +27,8 @@ export function readFlagFile(flag: string, path: string, limit: ReadLimit, absen
     return readBoundedFileSync(path, limit);
   } catch (error) {
     if (!(error instanceof FileReadError)) throw error;
-    if (absent && !error.rule && error.message === 'no such file') return absent();
-    throw new CliError(
-      error.rule ? `${flag}: ${path} ${error.message}` : `${flag}: cannot read ${path} (${error.message})`,
-    );
+    if (absent && error.problem.code === 'missing') return absent();
+    const problem = fileProblemText(error.problem);
+    throw new CliError(error.rule ? `${flag}: ${path} ${problem}` : `${flag}: cannot read ${path} (${problem})`);
   }
 }

@@ -6,6 +6,7 @@
 import { Option, type Command } from 'commander';
 import { parseInstant } from '../../model/instant.js';
 import { inertText } from '../../views/escape.js';
+import { instantProblemText } from '../../views/model-instant.js';
 import { CliError } from '../exit.js';
 import type { CliIo } from '../io.js';
 
@@ -17,7 +18,7 @@ export function addNowOption(cmd: Command): Command {
 export function instantOf(io: Pick<CliIo, 'clock'>, options: { now?: string }): Date {
   if (options.now === undefined) return io.clock();
   const parsed = parseInstant(options.now);
-  if (!parsed.ok) throw new CliError(`--now: ${parsed.reason} (got ${inertText(options.now)})`);
+  if (!parsed.ok) throw new CliError(`--now: ${instantProblemText(parsed.problem)} (got ${inertText(options.now)})`);
   return parsed.instant;
 }
 

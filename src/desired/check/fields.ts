@@ -5,6 +5,7 @@
 import { checkConfigurationInput } from '../../model/configuration.js';
 import { allowedIpKey, checkDeviceInput, checkDeviceName, dnsEntryKey } from '../../model/device.js';
 import { emailGlobProblem } from '../../model/email-glob.js';
+import { emailGlobProblemText } from '../../views/model-email.js';
 import { Messages } from '../../model/messages.js';
 import { parseCidrOrAddress } from '../../model/net.js';
 import { HIGHEST_RULE_PORT, parsePortRange, reachesPortLimit } from '../../model/ports.js';
@@ -153,7 +154,8 @@ export function checkSettings(state: DesiredState, into: Diagnostic[]): void {
       into.push(report(settings, `manage.users[${i}]`, 'must be an email glob such as *@example.com'));
     else {
       const problem = emailGlobProblem(glob);
-      if (problem) into.push(report(settings, `manage.users[${i}]`, `${problem} (an email glob)`));
+      if (problem)
+        into.push(report(settings, `manage.users[${i}]`, `${emailGlobProblemText(problem)} (an email glob)`));
     }
   });
   (state.settings.manage.rules ?? []).forEach((block, i) => {
@@ -165,7 +167,8 @@ export function checkSettings(state: DesiredState, into: Diagnostic[]): void {
     if (!checked.ok) into.push(report(settings, `protect.users[${i}]`, explainEmail(email, checked.message)));
     else {
       const problem = emailGlobProblem(email);
-      if (problem) into.push(report(settings, `protect.users[${i}]`, `${problem} (an email or email glob)`));
+      if (problem)
+        into.push(report(settings, `protect.users[${i}]`, `${emailGlobProblemText(problem)} (an email or email glob)`));
     }
   });
 }

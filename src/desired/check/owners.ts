@@ -1,5 +1,7 @@
 /** `settings.owners`: each block a CIDR block or address, each glob usable, each reviewer a handle. */
 import { emailGlobProblem } from '../../model/email-glob.js';
+import { emailGlobProblemText } from '../../views/model-email.js';
+import { handleProblemText } from '../../views/model-owners.js';
 import { parseCidrOrAddress } from '../../model/net.js';
 import { handleProblem } from '../../model/owners.js';
 import type { DesiredState } from '../../model/state.js';
@@ -24,12 +26,17 @@ export function checkOwners(state: DesiredState, into: Diagnostic[]): void {
         );
     });
     entry.users.forEach((glob, j) => {
-      const problem = glob.trim() === '' ? 'is blank' : emailGlobProblem(glob);
+      const problem = glob.trim() === '' ? 'is blank' : globProblemText(emailGlobProblem(glob));
       if (problem) into.push(report(declared, `users[${j}]`, `the email glob ${problem}`));
     });
     entry.reviewers.forEach((reviewer, j) => {
       const problem = handleProblem(reviewer);
-      if (problem) into.push(report(declared, `reviewers[${j}]`, `${JSON.stringify(reviewer)} ${problem}`));
+      if (problem)
+        into.push(report(declared, `reviewers[${j}]`, `${JSON.stringify(reviewer)} ${handleProblemText(problem)}`));
     });
   });
+}
+
+function globProblemText(problem: ReturnType<typeof emailGlobProblem>): string | null {
+  return problem === null ? null : emailGlobProblemText(problem);
 }

@@ -9,6 +9,7 @@ import { isText } from '../../model/fields.js';
 import { Messages } from '../../model/messages.js';
 import type { SourceLocation } from '../../model/state.js';
 import { emailCharacterProblem } from '../../model/user.js';
+import { emailCharacterProblemText } from '../../views/model-email.js';
 import type { Diagnostic } from '../types.js';
 
 /** `users[0]` + `mtu` -> `users[0].mtu`; `settings` + `manage.rules[1]` -> `settings.manage.rules[1]`. */
@@ -87,7 +88,7 @@ export function explain(field: string, message: string, value?: unknown): string
 /** explain for an email, saying which character is refused when it is a character (the model says only `is invalid`). */
 export function explainEmail(value: unknown, message: string): string {
   const problem = message === Messages.invalid && typeof value === 'string' ? emailCharacterProblem(value) : null;
-  return problem === null ? explain('email', message) : `${message}: ${problem}`;
+  return problem === null ? explain('email', message) : `${message}: ${emailCharacterProblemText(problem)}`;
 }
 
 export function reportFieldErrors(

@@ -2,6 +2,7 @@
 import { parseIpAddress } from '../../model/net.js';
 import type { DesiredState } from '../../model/state.js';
 import { parseTunnelNetwork, TUNNEL_FAMILIES } from '../../model/tunnel.js';
+import { tunnelNetworkProblemText } from '../../views/model-tunnel.js';
 import type { Diagnostic } from '../types.js';
 import { report, type Declared } from './report.js';
 
@@ -14,7 +15,7 @@ export function checkTunnelNetworks(state: DesiredState, into: Diagnostic[]): vo
     if (text === undefined) continue;
     const parsed = parseTunnelNetwork(text, family);
     if (!parsed.ok) {
-      into.push(report(settings, `tunnel_networks.${field}`, parsed.message));
+      into.push(report(settings, `tunnel_networks.${field}`, tunnelNetworkProblemText(parsed.problem)));
       continue;
     }
     (state.settings.server_addresses ?? []).forEach((entry, i) => {

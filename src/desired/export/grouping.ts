@@ -9,6 +9,7 @@ import { dottedCidr, parseCidrOrAddress } from '../../model/net.js';
 import { parsePortRange } from '../../model/ports.js';
 import { ruleText } from '../../model/rule.js';
 import { checkEmail, emailCharacterProblem } from '../../model/user.js';
+import { emailCharacterProblemText } from '../../views/model-email.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../../model/types.js';
 import { ExportError } from './types.js';
 
@@ -179,7 +180,10 @@ export class Grouping {
 /** Why validate would refuse a live user's email, named without repeating it; null when it would not. */
 function emailRefusal(email: string): string | null {
   if (checkEmail(email).ok) return null;
-  return emailCharacterProblem(email.trim()) ?? 'it is not local@domain without white space, at most 255 characters';
+  const problem = emailCharacterProblem(email.trim());
+  return problem
+    ? emailCharacterProblemText(problem)
+    : 'it is not local@domain without white space, at most 255 characters';
 }
 
 /** Why validate would refuse a live device's name or description, named without repeating it; null when it would not. */

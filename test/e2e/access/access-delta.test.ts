@@ -129,7 +129,10 @@ describe('plan access_delta', () => {
     expect(r.code, describeResult(r)).toBe(2);
     const delta = JSON.parse(r.stdout).access_delta;
     valid(delta);
-    expect(delta.compared.before).toBe("after apply of main's changes");
+    expect(delta.compared).toEqual({
+      before: "after apply of main's changes",
+      after: "after apply of this pull request's changes too",
+    });
     // Only the pull request's own grant: alice's wider range is main's.
     expect(
       delta.entries.map((e: any) => `${e.user} ${e.gained.map((g: any) => `${g.ports} ${g.after.line}`)}`),
@@ -137,7 +140,9 @@ describe('plan access_delta', () => {
 
     const saved = ws.path('saved-plan.json');
     expect((await netform(server, ['plan', '-f', 'desired/', '--base', 'main', '-o', saved], {}, repo)).code).toBe(2);
-    valid(JSON.parse(readFileSync(saved, 'utf8')).access_delta);
+    const savedDelta = JSON.parse(readFileSync(saved, 'utf8')).access_delta;
+    valid(savedDelta);
+    expect(savedDelta.compared).toEqual(delta.compared);
     const applied = await netform(server, ['apply', saved], {}, repo);
     expect(applied.code, describeResult(applied)).toBe(0);
   });

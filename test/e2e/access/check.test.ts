@@ -71,6 +71,7 @@ describe('check no-new-access --base', () => {
     const json = JSON.parse((await check(repo, '--format', 'json')).stdout);
     expect(json).toMatchObject({ check: 'no-new-access', result: 'pass', grants: [] });
     expect(validDelta(json.access_delta), JSON.stringify(validDelta.errors)).toBe(true);
+    expect(json.access_delta.compared).toEqual({ before: 'the files at main', after: 'the files now' });
     expect(json.access_delta.blast_radius).toMatchObject({
       users_affected: 1,
       gained: { users: 0, address_ports: '0' },
@@ -207,6 +208,7 @@ describe('check no-new-access --live', () => {
     expect(r.code, describeResult(r)).toBe(1);
     const doc = JSON.parse(r.stdout);
     expect(doc.subject).toBe('the server now → after apply of the files');
+    expect(doc.access_delta.compared).toEqual({ before: 'the server now', after: 'after apply of the files' });
     expect(doc.grants.map((g: any) => `${g.user} ${g.protocol} ${g.ports} ${g.addresses} ${g.rule.line}`)).toEqual([
       'bob@check.test tcp 5432 10.20.0.0/16 10',
     ]);

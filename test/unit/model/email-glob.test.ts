@@ -1,6 +1,7 @@
 /** The one email-glob matcher of `manage.users`, `protect.users` and validate: emails are strings, not paths. */
 import { describe, expect, it } from 'vitest';
 import { emailGlobMatcher, emailGlobProblem } from '../../../src/model/email-glob.js';
+import { emailGlobProblemText } from '../../../src/views/model-email.js';
 import { buildScope } from '../../../src/plan/scope.js';
 import { defaultSettings } from '../../../src/model/state.js';
 
@@ -52,7 +53,10 @@ describe('email globs', () => {
   });
 
   it('reports a reversed range, and blank globs match nothing', () => {
-    expect(emailGlobProblem('[z-a]@x.com')).toBe('has the range z-a, whose ends are in the wrong order');
+    expect(emailGlobProblem('[z-a]@x.com')).toEqual({ code: 'range_reversed', low: 'z', high: 'a' });
+    expect(emailGlobProblemText(emailGlobProblem('[z-a]@x.com')!)).toBe(
+      'has the range z-a, whose ends are in the wrong order',
+    );
     expect(emailGlobProblem('*@x.com')).toBeNull();
     expect(emailGlobMatcher([])('a@x.com')).toBe(false);
     expect(emailGlobMatcher(['  '])('a@x.com')).toBe(false);

@@ -25,6 +25,7 @@ import {
   sizeLimit,
   writeFileAtomically,
 } from '../../../src/model/files.js';
+import { fileProblemText } from '../../../src/views/model-files.js';
 
 let dir: string;
 beforeAll(() => {
@@ -32,13 +33,29 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const LIMIT = sizeLimit(64 * 1024, 'a token file');
+const LIMIT = sizeLimit(64 * 1024, 'token_file');
 
 function refusal(read: () => unknown): FileReadError {
   try {
     read();
   } catch (error) {
     if (error instanceof FileReadError) return error;
+    throw error;
+  }
+  throw new Error('read, not refused');
+}
+
+/** The refusal as the messages word it (src/views/model-files.ts), and whether a rule refused it. */
+function said(read: () => unknown): { text: string; rule: boolean } {
+  const error = refusal(read);
+  return { text: fileProblemText(error.problem), rule: error.rule };
+}
+
+async function saidAsync(read: () => Promise<unknown>): Promise<string> {
+  try {
+    await read();
+  } catch (error) {
+    if (error instanceof FileReadError) return fileProblemText(error.problem);
     throw error;
   }
   throw new Error('read, not refused');
@@ -56,14 +73,16 @@ describe('readBoundedFileSync', () => {
     execFileSync('mkfifo', [join(dir, 'fifo')]);
     mkdirSync(join(dir, 'folder'));
     const started = Date.now();
-    expect(refusal(() => readBoundedFileSync('/dev/zero', LIMIT))).toMatchObject({
-      message: 'is not a regular file (it is a device)',
+    expect(refusal(() => readBoundedFileSync('/dev/zero', LIMIT)).problem).toEqual({
+      code: 'not_regular',
+      kind: 'device',
+    });
+    expect(said(() => readBoundedFileSync('/dev/zero', LIMIT))).toEqual({
+      text: 'is not a regular file (it is a device)',
       rule: true,
     });
-    expect(refusal(() => readBoundedFileSync(join(dir, 'fifo'), LIMIT)).message).toBe(
-      'is not a regular file (it is a FIFO)',
-    );
-    expect(refusal(() => readBoundedFileSync(join(dir, 'folder'), LIMIT)).message).toBe(
+    expect(said(() => readBoundedFileSync(join(dir, 'fifo'), LIMIT)).text).toBe('is not a regular file (it is a FIFO)');
+    expect(said(() => readBoundedFileSync(join(dir, 'folder'), LIMIT)).text).toBe(
       'is not a regular file (it is a folder)',
     );
     expect(Date.now() - started).toBeLessThan(2000);
@@ -72,19 +91,24 @@ describe('readBoundedFileSync', () => {
   it('refuses a file over the bound by its size, naming the bound', () => {
     writeFileSync(join(dir, 'big'), Buffer.alloc(64 * 1024 + 1));
     writeFileSync(join(dir, 'exact'), Buffer.alloc(64 * 1024));
-    expect(refusal(() => readBoundedFileSync(join(dir, 'big'), LIMIT))).toMatchObject({
-      message: 'is larger than 64 KiB, the limit for a token file',
+    expect(said(() => readBoundedFileSync(join(dir, 'big'), LIMIT))).toEqual({
+      text: 'is larger than 64 KiB, the limit for a token file',
       rule: true,
     });
     expect(readBoundedFileSync(join(dir, 'exact'), LIMIT)).toHaveLength(64 * 1024);
-    expect(sizeLimit(1024 * 1024, 'a PEM file').tooLarge(0)).toBe('is larger than 1 MiB, the limit for a PEM file');
+    expect(fileProblemText({ code: 'too_large', bytes: 1024 * 1024, what: 'pem_file' })).toBe(
+      'is larger than 1 MiB, the limit for a PEM file',
+    );
+    expect(fileProblemText({ code: 'too_large', bytes: 64 * 1024, what: 'approvals_file' })).toBe(
+      'is larger than 64 KiB, the limit for an approvals file',
+    );
+    expect(fileProblemText({ code: 'too_large', bytes: 256 * 1024 * 1024, what: 'saved_plan' })).toBe(
+      'is larger than 256 MiB, the limit for a saved plan',
+    );
   });
 
   it('says a missing file is missing (not a rule broken)', () => {
-    expect(refusal(() => readBoundedFileSync(join(dir, 'absent'), LIMIT))).toMatchObject({
-      message: 'no such file',
-      rule: false,
-    });
+    expect(said(() => readBoundedFileSync(join(dir, 'absent'), LIMIT))).toEqual({ text: 'no such file', rule: false });
   });
 
   it('with noFollow, refuses a symlink at the path', () => {
@@ -95,10 +119,10 @@ describe('readBoundedFileSync', () => {
 describe('readBoundedFile', () => {
   it('reads the same, refuses the same, and stops when its signal is aborted', async () => {
     expect((await readBoundedFile(join(dir, 'token'), LIMIT)).toString()).toBe('abc\n');
-    await expect(readBoundedFile('/dev/zero', LIMIT)).rejects.toThrow('is not a regular file (it is a device)');
+    expect(await saidAsync(() => readBoundedFile('/dev/zero', LIMIT))).toBe('is not a regular file (it is a device)');
     const controller = new AbortController();
     controller.abort();
-    await expect(readBoundedFile(join(dir, 'token'), LIMIT, { signal: controller.signal })).rejects.toThrow(
+    expect(await saidAsync(() => readBoundedFile(join(dir, 'token'), LIMIT, { signal: controller.signal }))).toBe(
       'was not read to the end (stopped)',
     );
   });
@@ -137,5 +161,16 @@ describe('writeFileAtomically', () => {
     expect(() => writeFileAtomically(join(dir, 'missing', 'x.json'), 'x')).toThrow(
       expect.objectContaining({ code: 'ENOENT' }),
     );
+  });
+});
+
+describe('why a file was not read, in words', () => {
+  it('words the system refusals as before', () => {
+    expect(fileProblemText({ code: 'permission_denied' })).toBe('permission denied');
+    expect(fileProblemText({ code: 'symlink_loop' })).toBe('too many levels of symlinks');
+    expect(fileProblemText({ code: 'system', errno: 'EIO' })).toBe('EIO');
+    expect(fileProblemText({ code: 'system', errno: null })).toBe('cannot be read');
+    expect(fileProblemText({ code: 'not_regular', kind: null })).toBe('is not a regular file');
+    expect(fileProblemText({ code: 'not_regular', kind: 'socket' })).toBe('is not a regular file (it is a socket)');
   });
 });

@@ -12,6 +12,13 @@ import { isText } from '../../../src/model/fields.js';
 import { userKey } from '../../../src/model/keys.js';
 import { checkRuleInput } from '../../../src/model/rule.js';
 import { checkEmail, checkUserInput, emailCharacterProblem } from '../../../src/model/user.js';
+import { emailCharacterProblemText } from '../../../src/views/model-email.js';
+
+/** Why an email is refused for a character, in the words validate prints (null when it is not). */
+function characterProblemText(email: string): string | null {
+  const problem = emailCharacterProblem(email);
+  return problem && emailCharacterProblemText(problem);
+}
 
 const errorsOf = (r: Checked<unknown>): FieldErrors | undefined => (r.ok ? undefined : r.errors);
 
@@ -205,12 +212,12 @@ describe('emails', () => {
   });
 
   it('say which character is refused, for validate', () => {
-    expect(emailCharacterProblem('alice@example.com')).toBeNull();
-    expect(emailCharacterProblem('a\u0000@example.com')).toBe('it holds a NUL or a lone UTF-16 surrogate');
-    expect(emailCharacterProblem('a\ud800@example.com')).toBe('it holds a NUL or a lone UTF-16 surrogate');
-    expect(emailCharacterProblem('\u202emoc@x')).toBe('it holds the control or invisible character U+202E');
-    expect(emailCharacterProblem('a\u001b[2J@x')).toBe('it holds the control or invisible character U+001B');
-    expect(emailCharacterProblem('\u212Aaren@example.com')).toMatch(
+    expect(characterProblemText('alice@example.com')).toBeNull();
+    expect(characterProblemText('a\u0000@example.com')).toBe('it holds a NUL or a lone UTF-16 surrogate');
+    expect(characterProblemText('a\ud800@example.com')).toBe('it holds a NUL or a lone UTF-16 surrogate');
+    expect(characterProblemText('\u202emoc@x')).toBe('it holds the control or invisible character U+202E');
+    expect(characterProblemText('a\u001b[2J@x')).toBe('it holds the control or invisible character U+001B');
+    expect(characterProblemText('\u212Aaren@example.com')).toMatch(
       /^it holds U\+212A, whose lower case "k" holds an ASCII letter/,
     );
   });

@@ -23,6 +23,7 @@ import {
 import { startInProcessServer } from '../../helpers/in-process-server.js';
 import { TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server-api.js';
 import { KEY_A } from '../../helpers/plan-fixtures.js';
+import { resultWhy } from '../../../src/views/ops-apply.js';
 
 let server: TestServer;
 let dir: string;
@@ -111,7 +112,8 @@ describe('applyPlanned and applySaved', () => {
     expect(outcome.status).toBe('applied');
     if (outcome.status !== 'applied') return;
     expect(outcome.stoppedBy).toBe('stopped by the test');
-    expect(outcome.summary.results.map((r) => [r.status, r.message])).toEqual([
+    expect(outcome.summary.results[0]!.stop).toEqual({ code: 'interrupted', by: 'stopped by the test' });
+    expect(outcome.summary.results.map((r) => [r.status, resultWhy(r)])).toEqual([
       ['not_attempted', 'not started: apply was interrupted (stopped by the test)'],
       ['not_attempted', 'depends on user alice@example.com, which did not succeed'],
       ['not_attempted', 'depends on user alice@example.com, which did not succeed'],
