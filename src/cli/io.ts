@@ -6,6 +6,7 @@
  * src/cli reads the process but through this, besides main.ts and process.ts.
  */
 import { Readable, Writable } from 'node:stream';
+import type { ScheduleClock } from '../drift/clock.js';
 
 /** An environment: NETFORM_TOKEN, NETFORM_URL, NO_COLOR, ... */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -63,6 +64,12 @@ export interface CliIo {
    */
   clock(): Date;
   /**
+   * The time a schedule (`drift --every`) keeps: its ticks wait on this clock, which a stop cuts
+   * short. Absent (the process's, a library user's): the system clock. A test gives one it moves
+   * forward by hand, so that its runs come when it says.
+   */
+  scheduleClock?: ScheduleClock;
+  /**
    * Ends the run at once with this code, work in flight abandoned (a second Ctrl-C). The
    * process's io exits the process; run() resolves with the code in any case.
    */
@@ -99,6 +106,8 @@ export interface MemoryIoOptions {
   isTTY?: Partial<CliIo['isTTY']>;
   /** The run's clock. Default: the system clock. */
   clock?: () => Date;
+  /** The clock schedules keep (CliIo.scheduleClock). Default: the system clock. */
+  scheduleClock?: ScheduleClock;
 }
 
 /** An io whose streams are strings in memory: for tests and for library use. */
@@ -128,6 +137,7 @@ export function memoryIo(options: MemoryIoOptions): MemoryIo {
       },
     },
     clock: options.clock ?? (() => new Date()),
+    scheduleClock: options.scheduleClock,
     exit: (code) => exits.push(code),
     exits,
     stdout: () => text.out,

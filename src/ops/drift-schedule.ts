@@ -4,6 +4,7 @@
  * (one check), so that a single check does not load cron, the sinks and their HTTP client.
  */
 import { DesiredStateReuse } from '../desired/reuse.js';
+import { systemClock, type ScheduleClock } from '../drift/clock.js';
 import { cronTicker } from '../drift/cron.js';
 import { DriftLoop, type DriftRunContext, type ReportSink } from '../drift/loop.js';
 import { collectGarbage } from '../drift/memory.js';
@@ -23,6 +24,8 @@ export interface DriftScheduleRequest {
   /** A cron expression (a leading sixth field is seconds), checked by the caller. */
   every: string;
   timezone?: string;
+  /** The time the schedule keeps (its ticks, the reports' times). Default: the system clock. */
+  clock?: ScheduleClock;
   /** Also check once right away. */
   runAtStart?: boolean;
   /** Where each report goes, as one JSON line. */
@@ -79,7 +82,8 @@ export async function startDriftSchedule(
   if (request.reportFile) sinks.push(reportFileSink(request.reportFile));
   if (request.webhook) sinks.push(webhookSink({ ...request.webhook, secrets, log }));
 
-  const ticker = cronTicker(request.every, { timezone: request.timezone, log });
+  const clock = request.clock ?? systemClock;
+  const ticker = cronTicker(request.every, { timezone: request.timezone, clock, log });
   // Aborted when the schedule stops: the run in progress stops reading at once.
   const runs = new AbortController();
   // Files read at every run: while they (and the secrets they name) are unchanged, the state read
@@ -87,7 +91,7 @@ export async function startDriftSchedule(
   const reuse = new DesiredStateReuse();
   const loop = new DriftLoop({
     ticker,
-    now: () => Date.now(),
+    now: () => clock.now(),
     sinks,
     log,
     describeError: (error) =>
@@ -103,7 +107,10 @@ export async function startDriftSchedule(
       return request.wordPlan(plan);
     },
     // What a run leaves behind is freed while the process waits for the next one (see memory.ts).
-    afterRun: () => void collectGarbage(),
+    afterRun: () => {
+      collectGarbage();
+      clock.runEnded?.();
+    },
   });
 
   loop.start();

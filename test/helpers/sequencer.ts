@@ -26,7 +26,6 @@ const LONG_FIRST = [
   'test/integration/server/database-files.test.ts', // 15
   'test/integration/postgres/resilience.test.ts', // 14
   'test/kernel/after-apply.test.ts', // 14
-  'test/e2e/drift/schedule.test.ts', // 14
 ];
 
 export class LongFirstSequencer extends BaseSequencer {

@@ -35,6 +35,7 @@ export async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<Ex
       connect: connectorOf(resolveConnection(opts, io), { readAgain: true }),
       every,
       timezone: opts.timezone,
+      clock: io.scheduleClock,
       runAtStart: opts.runAtStart,
       write: (text) => io.out.write(text),
       reportFile: opts.report,
@@ -57,9 +58,10 @@ export async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<Ex
   );
 
   let exitCode: ExitCode = ExitCode.ok;
+  let bound: NodeJS.Timeout | undefined;
   const stopWithin = (reason: string) => {
     // Bounded: the run in progress is cancelled; if it still has not ended, exit anyway.
-    setTimeout(() => {
+    bound ??= setTimeout(() => {
       log(`drift: not stopped within ${STOP_BOUND_MS / 1000} s: exiting`);
       io.exit(ExitCode.error);
     }, STOP_BOUND_MS).unref();
@@ -87,6 +89,7 @@ export async function driftOnSchedule(opts: DriftOptions, io: CliIo): Promise<Ex
   const next = schedule.nextRun ? `; next run at ${schedule.nextRun.toISOString()}` : '';
   log(`drift: checking ${opts.file} against ${schedule.server} on "${every}"${next}`);
   await schedule.stopped;
+  clearTimeout(bound);
   watch.dispose();
   log(`drift: stopped after ${schedule.runs} run(s)`);
   return exitCode;

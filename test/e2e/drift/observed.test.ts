@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
-import { startDrift, startWebhookReceiver } from '../../helpers/drift.js';
+import { startWebhookReceiver } from '../../helpers/drift.js';
+import { startScheduledDrift } from '../../helpers/drift-in-process.js';
 
 let server: TestServer;
 let dir: string;
@@ -126,7 +127,11 @@ describe('netform drift says what it sees', () => {
 
   it("in the webhook's text, and `observed` in the scheduled report", async () => {
     const hook = await startWebhookReceiver();
-    const drift = startDrift(['-f', desired, '--every', '*/1 * * * * *', '--run-at-start', '--webhook', hook.url], env);
+    // In this process on a clock the test moves: --run-at-start is the only run.
+    const drift = startScheduledDrift(
+      ['-f', desired, '--every', '*/1 * * * * *', '--run-at-start', '--webhook', hook.url],
+      env,
+    );
     try {
       await hook.waitForCount(1);
       const { text, report } = hook.received[0]!;
@@ -147,10 +152,11 @@ describe('netform drift says what it sees', () => {
       ]);
       expect(report.undeclared).toContainEqual(expect.objectContaining({ key: 'mallory@example.com' }));
       expect(report.not_checked).toEqual([]);
-      drift.child.kill('SIGTERM');
-      expect((await drift.exited).code).toBe(0);
+      drift.stop('SIGTERM');
+      expect((await drift.done).code).toBe(0);
     } finally {
-      drift.kill();
+      drift.stop();
+      await drift.done;
       await hook.close();
     }
   });

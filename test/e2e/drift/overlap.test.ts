@@ -1,8 +1,9 @@
 /**
- * Runs slower than the schedule: the server is reached through a loopback proxy that holds each
- * connection back for longer than the one-second schedule. Runs must never overlap, skipped
- * ticks are logged and counted, and SIGTERM during a run cancels that run (it is not reported)
- * and stops at once, exit 0.
+ * Runs slower than the schedule: the server is reached through a loopback proxy that holds its
+ * answers back while the schedule's clock (moved by the test) passes two more ticks. Runs must
+ * never overlap, skipped ticks are logged and counted, and a stop request during a run cancels
+ * that run (it is not reported) and stops at once, exit 0. In this process on a clock the test
+ * moves; schedule.test.ts's smoke test stops the real process with SIGTERM.
  */
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -10,63 +11,76 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
-import { reportTime, startDrift, type DriftProcess } from '../../helpers/drift.js';
-import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.js';
-
-const SLOWER_THAN_SCHEDULE_MS = 1500;
+import { startScheduledDrift, type ScheduledDrift } from '../../helpers/drift-in-process.js';
+import { startHoldingProxy, type HoldingProxy } from '../../helpers/holding-proxy.js';
 
 let server: TestServer;
-let proxy: TcpProxy;
+let proxy: HoldingProxy;
 let dir: string;
-let drift: DriftProcess | undefined;
+let drift: ScheduledDrift | undefined;
 
 beforeEach(async () => {
   [server, dir] = await Promise.all([startTestServer(), mkdtemp(join(tmpdir(), 'netform-drift-'))]);
-  proxy = await startTcpProxy(server.url);
+  proxy = await startHoldingProxy(server.url);
   await writeFile(join(dir, 'netform.yaml'), 'version: 1\nusers:\n  - email: admin@example.com\n    role: admin\n');
 });
 
 afterEach(async () => {
-  drift?.kill();
+  proxy.release();
+  drift?.stop();
+  await drift?.done;
   drift = undefined;
   await Promise.all([server.stop(), proxy.close(), rm(dir, { recursive: true, force: true })]);
 });
 
+const iso = (t: number) => new Date(t).toISOString();
+
 describe('netform drift --every with runs slower than the schedule', () => {
-  it('never overlaps runs, skips and reports the ticks missed, and cancels the run in progress on SIGTERM', async () => {
-    proxy.setDelay(SLOWER_THAN_SCHEDULE_MS);
-    drift = startDrift(['-f', join(dir, 'netform.yaml'), '--every', '*/1 * * * * *', '--run-at-start'], {
+  it('never overlaps runs, skips and reports the ticks missed, and cancels the run in progress on a stop', async () => {
+    drift = startScheduledDrift(['-f', join(dir, 'netform.yaml'), '--every', '*/1 * * * * *'], {
       NETFORM_URL: proxy.url,
       NETFORM_TOKEN: server.token,
     });
+    // Started (the server was reached once): from now on the server's answers wait for the test.
+    await drift.clock.waiting();
+    proxy.hold();
+    const asked = once(proxy.events, 'request');
+    const startedAt = await drift.tick();
+    await asked;
+    // Two ticks come while the first run waits on the server: both skipped, and said so.
+    const skippedAt = [await drift.tick(), await drift.tick()];
+    await drift.clock.waiting();
+    expect(drift.stderr().match(/skipped the run due at/g)).toHaveLength(2);
+    for (const at of skippedAt)
+      expect(drift.stderr()).toContain(
+        `drift: skipped the run due at ${iso(at)}: the run started at ${iso(startedAt)} is still in progress`,
+      );
+    expect(drift.reports).toEqual([]);
 
-    await drift.waitForReport((r) => r.skipped_ticks > 0, { timeoutMs: 20_000 });
-    await drift.waitForReport(() => true, { from: 2, timeoutMs: 20_000 });
-    expect(drift.reports.every((r) => r.status === 'clean')).toBe(true);
-    for (const report of drift.reports) expect(report.duration_ms).toBeGreaterThanOrEqual(SLOWER_THAN_SCHEDULE_MS - 50);
-    // Each run starts after the previous one finished.
-    for (let i = 1; i < drift.reports.length; i++) {
-      const previous = drift.reports[i - 1]!;
-      expect(reportTime(drift.reports[i]!)).toBeGreaterThanOrEqual(reportTime(previous) + previous.duration_ms);
-    }
-    expect(drift.stderr()).toMatch(/drift: skipped the run due at \S+: the run started at \S+ is still in progress/);
-    const skippedLogged = drift.stderr().match(/skipped the run due at/g)!.length;
-    const skippedReported = drift.reports.reduce((n, r) => n + r.skipped_ticks, 0);
-    // The last skips may not have reached a report yet.
-    expect(skippedReported).toBeGreaterThan(0);
-    expect(skippedReported).toBeLessThanOrEqual(skippedLogged);
+    // The server answers half a second of the schedule's time later: the run took 2.5 s.
+    drift.clock.advance(500);
+    proxy.release();
+    const first = await drift.waitForReport(() => true);
+    expect(first).toMatchObject({ status: 'clean', skipped_ticks: 0, duration_ms: 2500, time: iso(startedAt) });
 
-    // SIGTERM while a run is waiting on the slow connection: that run is cancelled, not reported
-    // (its failure would say nothing about the server), and the process exits 0 at once.
-    await drift.waitForStderr(/skipped the run due at/);
-    await once(proxy.events, 'request');
-    const before = drift.reports.length;
-    drift.child.kill('SIGTERM');
-    const { code } = await drift.exited;
+    // The next run starts at the next tick after the first ended, and reports the ticks skipped.
+    const second = await drift.runOnce();
+    expect(second).toMatchObject({ status: 'clean', skipped_ticks: 2 });
+    expect(Date.parse(second.time)).toBeGreaterThanOrEqual(Date.parse(first.time) + first.duration_ms);
+
+    // A stop request while a run waits on the server: that run is cancelled, not reported (its
+    // failure would say nothing about the server), and the command ends at once with 0.
+    proxy.hold();
+    const askedAgain = once(proxy.events, 'request');
+    await drift.tick();
+    await askedAgain;
+    drift.stop('SIGTERM');
+    const { code, stderr } = await drift.done;
     expect(code).toBe(0);
-    expect(drift.stderr()).toMatch(/drift: SIGTERM: stopping \(the run in progress is cancelled\)/);
-    expect(drift.stderr()).toContain('drift: the run in progress was cancelled by the stop; it is not reported');
-    expect(drift.reports.length).toBe(before);
-    expect(drift.stderr()).toMatch(new RegExp(`stopped after ${drift.reports.length} run\\(s\\)`));
+    expect(stderr).toMatch(/drift: SIGTERM: stopping \(the run in progress is cancelled\)/);
+    expect(stderr).toContain('drift: the run in progress was cancelled by the stop; it is not reported');
+    expect(drift.reports).toHaveLength(2);
+    expect(stderr).toContain('drift: stopped after 2 run(s)');
+    expect(stderr).not.toContain(server.token);
   });
 });

@@ -1,7 +1,9 @@
 /**
- * Scheduled drift against a real server process, every second: clean runs, a change made by hand
+ * Scheduled drift against a real server, every second: clean runs, a change made by hand
  * detected at the next run, the webhook told of each change of status, a merged change of the
- * files picked up without a restart, and a clean stop on SIGTERM.
+ * files picked up without a restart, and a clean stop. In this process on a clock the test moves
+ * (no test waits for a tick), but for one smoke test: the built CLI as a process on the real
+ * clock, a real tick, then SIGTERM and a clean exit.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -10,13 +12,16 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { startDrift, startWebhookReceiver, type DriftProcess, type WebhookReceiver } from '../../helpers/drift.js';
+import { startScheduledDrift, type ScheduledDrift } from '../../helpers/drift-in-process.js';
+import { runInProcess } from '../../helpers/run-in-process.js';
 
 const EVERY_SECOND = '*/1 * * * * *';
 
 let server: TestServer;
 let dir: string;
 let hook: WebhookReceiver;
-let drift: DriftProcess | undefined;
+let drift: ScheduledDrift | undefined;
+let child: DriftProcess | undefined;
 
 /** What the repository declares; mtu is managed because it is written. */
 function desiredYaml(publicKey: string, mtu: number): string {
@@ -47,8 +52,11 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  drift?.kill();
+  drift?.stop();
+  await drift?.done;
   drift = undefined;
+  child?.kill();
+  child = undefined;
   await Promise.all([server.stop(), hook.close(), rm(dir, { recursive: true, force: true })]);
 });
 
@@ -81,14 +89,15 @@ describe('netform drift --every', () => {
     await writeFile(desired, desiredYaml(publicKey, 1380));
     const reportFile = join(dir, 'drift-report.json');
 
-    drift = startDrift(['-f', desired, '--every', EVERY_SECOND, '--report', reportFile, '--webhook', hook.url], {
-      NETFORM_URL: server.url,
-      NETFORM_TOKEN: server.token,
-    });
+    drift = startScheduledDrift(
+      ['-f', desired, '--every', EVERY_SECOND, '--report', reportFile, '--webhook', hook.url],
+      { NETFORM_URL: server.url, NETFORM_TOKEN: server.token },
+    );
 
-    // Clean runs, one per second.
-    await drift.waitForReport((r) => r.status === 'clean', { from: 1 });
-    const [first, second] = drift.reports;
+    // Clean runs, one per second of the schedule's clock.
+    const first = await drift.runOnce();
+    const second = await drift.runOnce();
+    expect(drift.reports).toEqual([first, second]);
     expect(first).toMatchObject({
       format: 'netform.drift',
       format_version: 1,
@@ -97,27 +106,28 @@ describe('netform drift --every', () => {
       changes: [],
       skipped_ticks: 0,
     });
-    expect(Date.parse(second!.time) - Date.parse(first!.time)).toBeGreaterThanOrEqual(900);
-    expect(typeof first!.duration_ms).toBe('number');
+    expect(second).toMatchObject({ status: 'clean', skipped_ticks: 0 });
+    expect(Date.parse(second.time) - Date.parse(first.time)).toBe(1000);
+    expect(typeof first.duration_ms).toBe('number');
     expect(JSON.parse(await readFile(reportFile, 'utf8')).status).toBe('clean');
 
     // A change made by hand, straight through the API, shows in the next run.
     const changedAt = drift.reports.length;
     const patched = await server.api('PATCH', `/v0/devices/${device.body.data.id}`, { device: { mtu: 1400 } });
     expect(patched.status).toBe(200);
-    const drifted = await drift.waitForReport((r) => r.status === 'drift', { from: changedAt });
-    // The run that was already under way may still have been clean; the one after cannot be.
-    expect(drift.reports.indexOf(drifted) - changedAt).toBeLessThanOrEqual(1);
+    const drifted = await drift.runOnce();
+    expect(drift.reports).toHaveLength(changedAt + 1);
+    expect(drifted.status).toBe('drift');
     expect(drifted.counts.update).toBe(1);
     expect(drifted.changes).toHaveLength(1);
     expect(drifted.changes[0]).toMatchObject({ kind: 'device', action: 'update' });
     expect(drifted.changes[0]!.fields).toContainEqual(
       expect.objectContaining({ field: 'mtu', before: 1400, after: 1380 }),
     );
-    await expect.poll(async () => JSON.parse(await readFile(reportFile, 'utf8')).status).toBe('drift');
+    expect(JSON.parse(await readFile(reportFile, 'utf8')).status).toBe('drift');
 
     // The webhook heard of the first status and of the change, not of the repeats.
-    await hook.waitForCount(2);
+    expect(hook.received).toHaveLength(2);
     expect(hook.received.map((r) => r.report.status)).toEqual(['clean', 'drift']);
     expect(hook.received[1]!.report.changes[0]!.kind).toBe('device');
     for (const { headers, text } of hook.received) {
@@ -129,7 +139,8 @@ describe('netform drift --every', () => {
     expect((await server.api('PATCH', `/v0/devices/${device.body.data.id}`, { device: { mtu: 1420 } })).status).toBe(
       200,
     );
-    await hook.waitForCount(3);
+    await drift.runOnce();
+    expect(hook.received).toHaveLength(3);
     expect(hook.received[2]!.report.status).toBe('drift');
     expect(hook.received[2]!.report.changes[0]!.fields).toContainEqual(
       expect.objectContaining({ field: 'mtu', before: 1420, after: 1380 }),
@@ -141,16 +152,17 @@ describe('netform drift --every', () => {
     // The team merges the change into the files: the next runs read them again and are clean.
     const mergedAt = drift.reports.length;
     await writeFile(desired, desiredYaml(publicKey, 1420));
-    await drift.waitForReport((r) => r.status === 'clean', { from: mergedAt });
-    await hook.waitForCount(4);
+    expect((await drift.runOnce()).status).toBe('clean');
+    expect(drift.reports).toHaveLength(mergedAt + 1);
+    expect(hook.received).toHaveLength(4);
     expect(hook.received[3]!.report.status).toBe('clean');
     expect((hook.received[3]!.report as unknown as { text: string }).text).toBe(
       `netform drift on ${server.url}: back to clean: the server matches the desired state`,
     );
 
-    // SIGTERM: stops after the run in progress, exit 0, every stdout line a report.
-    drift.child.kill('SIGTERM');
-    const { code } = await drift.exited;
+    // A stop request (SIGTERM for the process): stops after the run in progress, exit 0, every stdout line a report.
+    drift.stop('SIGTERM');
+    const { code } = await drift.done;
     expect(code).toBe(0);
     expect(drift.stderr()).toMatch(/drift: SIGTERM: stopping/);
     expect(drift.stderr()).toMatch(new RegExp(`drift: stopped after ${drift.reports.length} run\\(s\\)`));
@@ -164,28 +176,47 @@ describe('netform drift --every', () => {
     const desired = join(dir, 'netform.yaml');
     await writeFile(desired, 'version: 1\n');
     const env = { NETFORM_URL: server.url, NETFORM_TOKEN: server.token };
+    const drift = (args: string[], runEnv: Record<string, string | undefined> = env) =>
+      runInProcess(['drift', '-f', desired, ...args], { env: { NETFORM_URL: undefined, ...runEnv } });
 
-    const badCron = startDrift(['-f', desired, '--every', '61 * * * *'], env);
-    expect((await badCron.exited).code).toBe(1);
-    expect(badCron.stderr()).toMatch(/--every: "61 \* \* \* \*" is not a valid cron expression/);
+    const badCron = await drift(['--every', '61 * * * *']);
+    expect(badCron.code).toBe(1);
+    expect(badCron.stderr).toMatch(/--every: "61 \* \* \* \*" is not a valid cron expression/);
 
-    const noServer = startDrift(['-f', desired, '--every', EVERY_SECOND], { NETFORM_TOKEN: server.token });
-    expect((await noServer.exited).code).toBe(1);
-    expect(noServer.stderr()).toMatch(/no server given/);
+    const noServer = await drift(['--every', EVERY_SECOND], { NETFORM_TOKEN: server.token });
+    expect(noServer.code).toBe(1);
+    expect(noServer.stderr).toMatch(/no server given/);
 
     await writeFile(desired, 'version: 1\nusers:\n  - email: not-an-email\n');
-    const badFile = startDrift(['-f', desired, '--every', EVERY_SECOND], env);
-    expect((await badFile.exited).code).toBe(1);
-    expect(badFile.stderr()).toMatch(/netform\.yaml:3:\d+/);
+    const badFile = await drift(['--every', EVERY_SECOND]);
+    expect(badFile.code).toBe(1);
+    expect(badFile.stderr).toMatch(/netform\.yaml:3:\d+/);
 
     await writeFile(desired, 'version: 1\n');
-    const badReport = startDrift(
-      ['-f', desired, '--every', EVERY_SECOND, '--report', join(dir, 'missing', 'report.json')],
-      env,
-    );
-    expect((await badReport.exited).code).toBe(1);
-    expect(badReport.stderr()).toMatch(/--report: the folder .*missing does not exist/);
+    const badReport = await drift(['--every', EVERY_SECOND, '--report', join(dir, 'missing', 'report.json')]);
+    expect(badReport.code).toBe(1);
+    expect(badReport.stderr).toMatch(/--report: the folder .*missing does not exist/);
 
-    for (const p of [badCron, noServer, badFile, badReport]) expect(p.reports).toEqual([]);
+    for (const r of [badCron, noServer, badFile, badReport]) expect(r.stdout).toBe('');
+  });
+
+  it('as a process on the real clock: a real tick, then SIGTERM and a clean exit', async () => {
+    const desired = join(dir, 'netform.yaml');
+    await writeFile(desired, 'version: 1\nusers:\n  - { email: admin@example.com, role: admin }\n');
+    const reportFile = join(dir, 'drift-report.json');
+    child = startDrift(['-f', desired, '--every', EVERY_SECOND, '--report', reportFile], {
+      NETFORM_URL: server.url,
+      NETFORM_TOKEN: server.token,
+    });
+    const report = await child.waitForReport(() => true);
+    expect(report).toMatchObject({ format: 'netform.drift', status: 'clean', server: server.url, skipped_ticks: 0 });
+    await expect.poll(async () => JSON.parse(await readFile(reportFile, 'utf8')).status).toBe('clean');
+
+    child.child.kill('SIGTERM');
+    const { code } = await child.exited;
+    expect(code).toBe(0);
+    expect(child.stderr()).toMatch(/drift: SIGTERM: stopping/);
+    expect(child.stderr()).toMatch(new RegExp(`drift: stopped after ${child.reports.length} run\\(s\\)`));
+    expect(JSON.stringify(child.reports) + child.stderr()).not.toContain(server.token);
   });
 });

@@ -2,14 +2,17 @@
  * `drift --webhook-format slack|markdown`: the JSON body a real loopback receiver gets, for a report
  * holding `_`, `*`, `<`, `&` and line breaks: a user on the server in no file named with `_` and
  * `*`, then a failed check whose files, in a folder named with all four, have two errors. slack (the default): real line breaks, `&<>` as entities, no backslash
- * escapes; markdown: real line breaks, CommonMark escapes, no entities.
+ * escapes; markdown: real line breaks, CommonMark escapes, no entities. The schedule runs in this
+ * process on a clock the test moves; the built CLI posts to a webhook in the safety net's
+ * drift --every row (e2e/cli/safety-net.test.ts).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../helpers/cli.js';
-import { startDrift, startWebhookReceiver } from '../../helpers/drift.js';
+import { startWebhookReceiver } from '../../helpers/drift.js';
+import { startScheduledDrift } from '../../helpers/drift-in-process.js';
+import { runInProcess } from '../../helpers/run-in-process.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 let server: TestServer;
@@ -50,15 +53,15 @@ afterAll(async () => {
 async function webhookTextsWith(flags: string[]): Promise<{ drift: string; failed: string }> {
   await writeFile(join(dir, FILE), VALID);
   const hook = await startWebhookReceiver();
-  const drift = startDrift(
-    ['-f', FILE, '--every', '*/1 * * * * *', '--run-at-start', '--webhook', hook.url, ...flags],
+  const drift = startScheduledDrift(
+    ['-f', join(dir, FILE), '--every', '*/1 * * * * *', '--run-at-start', '--webhook', hook.url, ...flags],
     { NETFORM_URL: server.url, NETFORM_TOKEN: server.token },
-    dir,
   );
   try {
     await hook.waitForCount(1);
     await writeFile(join(dir, FILE), BROKEN);
-    await hook.waitForCount(2);
+    await drift.runOnce();
+    expect(hook.received).toHaveLength(2);
     const [first, second] = hook.received.map((r) => ({
       status: r.report.status,
       text: (JSON.parse(r.text) as { text: string }).text,
@@ -66,8 +69,8 @@ async function webhookTextsWith(flags: string[]): Promise<{ drift: string; faile
     expect([first!.status, second!.status]).toEqual(['drift', 'failed']);
     return { drift: first!.text, failed: second!.text };
   } finally {
-    drift.kill();
-    await drift.exited;
+    drift.stop();
+    await drift.done;
     await hook.close();
   }
 }
@@ -76,7 +79,10 @@ describe('drift --webhook-format', () => {
   it('slack by default: real line breaks, entities, no backslash escapes, names in code spans', async () => {
     const { drift, failed } = await webhookTextsWith([]);
     expect(drift).toContain('`user o_neil*x@corp.test` is on the server but in no file');
-    expect(failed).toContain('the desired state has errors:\n  t_*&lt;&amp;/team.yaml:6:');
+    // Paths are shown from the working folder.
+    expect(failed).toContain(
+      `the desired state has errors:\n  ${relative(process.cwd(), dir)}/t_*&lt;&amp;/team.yaml:6:`,
+    );
     expect(failed.split('\n')).toHaveLength(3);
     for (const text of [drift, failed]) expect(text).not.toMatch(/\\[_*<&]|\\u000a|[<>]|&(?!amp;|lt;|gt;)/);
     expect((await webhookTextsWith(['--webhook-format', 'slack'])).failed).toBe(failed);
@@ -85,14 +91,14 @@ describe('drift --webhook-format', () => {
   it('markdown: real line breaks, CommonMark escapes, no entities, names in code spans', async () => {
     const { drift, failed } = await webhookTextsWith(['--webhook-format', 'markdown']);
     expect(drift).toContain('`user o_neil*x@corp.test` is on the server but in no file');
-    expect(failed).toContain('the desired state has errors:\n  t\\_\\*\\<\\&/team.yaml:6:');
+    expect(failed).toMatch(/the desired state has errors:\n {2}\S*\/t\\_\\\*\\<\\&\/team\.yaml:6:/);
     expect(failed.split('\n')).toHaveLength(3);
     for (const text of [drift, failed]) expect(text).not.toMatch(/&amp;|&lt;|&gt;|\\u000a/);
   });
 
   it('refuses a format it does not know, and the flag without --webhook', async () => {
     const env = { NETFORM_URL: server.url, NETFORM_TOKEN: server.token };
-    const unknown = await runCli(
+    const unknown = await runInProcess(
       [
         'drift',
         '-f',
@@ -108,9 +114,12 @@ describe('drift --webhook-format', () => {
     );
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('--webhook-format: "html" is not one of slack, markdown');
-    const alone = await runCli(['drift', '-f', join(dir, FILE), '--every', '* * * * *', '--webhook-format', 'slack'], {
-      env,
-    });
+    const alone = await runInProcess(
+      ['drift', '-f', join(dir, FILE), '--every', '* * * * *', '--webhook-format', 'slack'],
+      {
+        env,
+      },
+    );
     expect(alone.stderr).toContain('--webhook-format needs --webhook URL');
   });
 });

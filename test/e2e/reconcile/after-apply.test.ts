@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import type { TestServer } from '../../helpers/server.js';
-import { startDrift, startWebhookReceiver } from '../../helpers/drift.js';
+import { startWebhookReceiver } from '../../helpers/drift.js';
+import { startScheduledDrift } from '../../helpers/drift-in-process.js';
 import { git } from '../../helpers/git.js';
 import { closedPlanValidators } from '../../helpers/plan-schema-closed.js';
 import {
@@ -141,10 +142,14 @@ describe('a hand-made global accept 10.0.0.0/7, broader than manage.rules', () =
 
   it('the webhook text names the rule', async () => {
     const hook = await startWebhookReceiver();
-    const drift = startDrift(['-f', file, '--every', '*/1 * * * * *', '--run-at-start', '--webhook', hook.url], {
-      NETFORM_URL: server.url,
-      NETFORM_TOKEN: server.token,
-    });
+    // In this process on a clock the test moves: --run-at-start is the only run.
+    const drift = startScheduledDrift(
+      ['-f', file, '--every', '*/1 * * * * *', '--run-at-start', '--webhook', hook.url],
+      {
+        NETFORM_URL: server.url,
+        NETFORM_TOKEN: server.token,
+      },
+    );
     try {
       await hook.waitForCount(1);
       const [first] = hook.received;
@@ -154,8 +159,8 @@ describe('a hand-made global accept 10.0.0.0/7, broader than manage.rules', () =
       expect(text).toContain('outside manage.rules');
       expect(text).toContain('decides packets inside 10.0.0.0/8');
     } finally {
-      drift.kill();
-      await drift.exited;
+      drift.stop();
+      await drift.done;
       await hook.close();
     }
   });
