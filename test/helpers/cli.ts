@@ -48,10 +48,28 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
 
 /** Runs the built `netform ARGS` as a child process, with the same options and result as runCli. */
 export function runCliProcess(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return runCliProcessNode([], args, options);
+}
+
+/**
+ * Node's flags for a process that lives a second or less: V8's optimizing compiler off. Such a
+ * process spends its CPU loading and compiling modules; optimizing the few functions that get
+ * hot before it exits costs more than it saves (about a fifth of a failing `plan`'s CPU). What
+ * the process does and prints is the same: the flag changes how fast V8 runs the code, not what
+ * it runs.
+ */
+export const SHORT_LIVED_NODE: readonly string[] = ['--no-opt'];
+
+/** runCliProcess, with `node` (say, SHORT_LIVED_NODE) as Node's own flags before the bin. */
+export function runCliProcessNode(
+  node: readonly string[],
+  args: string[],
+  options: CliOptions = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-    const child = spawn(process.execPath, [builtCli(), ...args], {
+    const child = spawn(process.execPath, [...node, builtCli(), ...args], {
       cwd: options.cwd,
       env: env as NodeJS.ProcessEnv,
       stdio: 'pipe',
@@ -84,9 +102,14 @@ export interface RunningCli {
 
 /** Starts `netform ARGS` and lets a test read its output while it runs (stdout and stderr are pipes). */
 export function startCli(args: string[], options: CliOptions = {}): RunningCli {
+  return startCliNode([], args, options);
+}
+
+/** startCli, with `node` (say, SHORT_LIVED_NODE) as Node's own flags before the bin. */
+export function startCliNode(node: readonly string[], args: string[], options: CliOptions = {}): RunningCli {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-  const child = spawn(process.execPath, [builtCli(), ...args], {
+  const child = spawn(process.execPath, [...node, builtCli(), ...args], {
     cwd: options.cwd,
     env: env as NodeJS.ProcessEnv,
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -12,7 +12,7 @@ import { join, relative, sep } from 'node:path';
  * drift.ts), a path into dist/, or the package by its name (its exports are dist/).
  */
 const RUNS_THE_BUILD =
-  /\b(runCliProcess|netformProcess|startCli|builtCli|startDrift|startServerProcess|startReplica)\(|dist\/src\/|import\('netform(\/cdktf)?'\)|netform\/cdktf declarations/;
+  /\b(runCliProcess|runCliProcessNode|netformProcess|startCli|startCliNode|builtCli|startDrift|startServerProcess|startReplica)\(|dist\/src\/|import\('netform(\/cdktf)?'\)|netform\/cdktf declarations/;
 
 function* testFiles(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {

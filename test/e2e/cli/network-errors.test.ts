@@ -3,6 +3,14 @@
  * announced one line each; a server that does not answer fails the command within its timeout.
  * Loopback servers stand in for the failures: a closed port, one that never answers, one that
  * answers HTML, a TLS server with a self-signed certificate, and a host that does not exist.
+ *
+ * The subject is what the client says, not the process: the runs are in this process through
+ * run(argv, io) (runCli). Their process path (the bin's stderr, its exit code) is covered by the
+ * safety-net table's processes (safety-net.test.ts): `plan × connection refused` (a failed
+ * connection, the host not found included: the same path), `plan × slower than --timeout`,
+ * `plan × 500 HTML page echoing the Authorization header`, `plan × happy path` (the base URL,
+ * --verbose's lines on stderr), and for TLS, integration/server/tls.test.ts's "serves HTTPS;
+ * netform plan works against it with --ca-file and refuses the certificate without it".
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
@@ -10,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCliProcess } from '../../helpers/cli.js';
+import { runCli } from '../../helpers/cli.js';
 import { closedPortUrl, startFixedAnswerServer, startSilentServer } from '../../helpers/net.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { hasOpenssl, writeSelfSignedCertificate } from '../../helpers/tls.js';
@@ -28,7 +36,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const plan = (url: string, extra: string[] = [], extraEnv: Record<string, string> = {}) =>
-  runCliProcess(['plan', '-f', file, ...extra], { env: { ...env, NETFORM_URL: url, ...extraEnv }, timeoutMs: 30_000 });
+  runCli(['plan', '-f', file, ...extra], { env: { ...env, NETFORM_URL: url, ...extraEnv } });
 
 describe('network errors', () => {
   it('connection refused: retried quietly (one "retrying" line for all calls), then the URL and what to check', async () => {

@@ -44,7 +44,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startCli, type RunningCli } from '../../helpers/cli.js';
+import { runCli, SHORT_LIVED_NODE, startCliNode, type RunningCli } from '../../helpers/cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import { expectNoLinkOutsideCode, HOSTILE_MARKDOWN } from '../../helpers/inert.js';
 
@@ -1007,7 +1007,8 @@ async function runCell(command: Command, failure: Failure, id: string): Promise<
     if (proxy && failure.mode) proxy.mode = failure.mode;
     if (proxy && failure.refused) await proxy.close();
     // In the repository: a saved plan's secret files are read within the repository apply runs in.
-    running = startCli([...command.args(ctx), ...(failure.args ?? [])], { env, cwd: shared.dir });
+    // Each cell's process lives about a second: V8's optimizing compiler off (SHORT_LIVED_NODE) saves its CPU.
+    running = startCliNode(SHORT_LIVED_NODE, [...command.args(ctx), ...(failure.args ?? [])], { env, cwd: shared.dir });
     const proc = running;
     const cell: RunningCell = {
       process: proc,
