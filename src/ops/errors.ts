@@ -48,6 +48,7 @@ export type OpWords =
   | { code: 'embedded_token_unreadable'; path: string; problem: string }
   | { code: 'server_unreadable'; problem: string }
   | { code: 'check_base_or_live' }
+  | { code: 'output_too_large'; output: 'plan_json' | 'saved_plan' | 'check' }
   | { code: 'export_folder_not_created'; dir: string; error: string }
   | { code: 'export_files_exist'; names: string[]; dir: string }
   | { code: 'migrate_needs_source' }

@@ -24,6 +24,7 @@ import { addConnectionOptions } from '../flags/connection.js';
 import { addNowOption, clockOf } from '../flags/now.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf, type CliIo } from '../io.js';
+import { wholeOutput } from '../output.js';
 
 interface CheckOptions extends StateOptions {
   file: string;
@@ -50,8 +51,10 @@ async function gate(
   const where = { root: sarifRoot(io.cwd), cwd: io.cwd };
   const warning = (d: Diagnostic) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
   let report: CheckReport;
+  let output: string;
   try {
     report = await evaluate(warning);
+    output = wholeOutput('check', () => checkOutput(report, opts.format, where));
   } catch (error) {
     const expected = expectedFailure(error);
     if (!expected) throw error;
@@ -59,7 +62,7 @@ async function gate(
     (opts.format === 'text' ? io.err : io.out).write(checkErrorOutput(check, message, opts.format, where));
     return ExitCode.unevaluated;
   }
-  io.out.write(checkOutput(report, opts.format, where));
+  io.out.write(output);
   return report.grants.length === 0 ? ExitCode.ok : ExitCode.error;
 }
 
