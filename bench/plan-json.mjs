@@ -4,7 +4,7 @@
  * delta, on the fleet of bench/scale-data.mjs served by a real server in this process.
  *
  *   npm run build && node bench/plan-json.mjs [--users N] [--runs N] [--baseline DIST] [--candidate DIST]
- *     [--only plan,json,out,markdown,check-base,check-live] [--cpu-prof DIR]
+ *     [--only plan,json,out,markdown,check-base,check-json,check-live] [--cpu-prof DIR]
  *
  * `--users N` scales the fleet (default 10,000 users; devices 2×, rules 3×, 1% changed as
  * desiredYaml writes it); `--users 1000` is the quick check. Each round runs, each in a fresh
@@ -14,6 +14,7 @@
  *   - `plan -f FILE -o saved.json` (the saved plan holds the delta too),
  *   - `plan -f FILE --format markdown`,
  *   - `check no-new-access --base HEAD` (the server's export committed as the base),
+ *   - `check-json` (not run by default): the same with `--format json`,
  *   - `check no-new-access --live` (the server now against after apply).
  * Printed per command: CPU (user + system, ms) and wall medians, the CPU ratio to the text plan,
  * the plan's own `access` phase (NETFORM_TIMINGS), peak RSS, and the bytes written (stdout, or
@@ -112,6 +113,10 @@ try {
     markdown: (cli) => [[cli, 'plan', '-f', file, '--format', 'markdown', ...SLOW], [2]],
     'check-base': (cli) => [
       [cli, 'check', 'no-new-access', '--base', 'HEAD', '-f', 'netform.yaml'],
+      [0, 1],
+    ],
+    'check-json': (cli) => [
+      [cli, 'check', 'no-new-access', '--base', 'HEAD', '-f', 'netform.yaml', '--format', 'json'],
       [0, 1],
     ],
     'check-live': (cli) => [

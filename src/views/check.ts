@@ -2,8 +2,8 @@
  * The words and documents of `netform check` (text, json, github, sarif): each new or forbidden
  * grant as `who → what`, with the rule responsible and where it is declared. Pure.
  */
-import type { AccessDelta, DeltaRegion, DeltaRule, DeviceDelta } from '../access/delta.js';
-import { accessDeltaDocument } from '../access/delta-sets.js';
+import type { DeltaRegion, DeltaRule, DeviceDelta } from '../access/delta.js';
+import type { AccessDeltaDocument } from '../access/delta-sets.js';
 import { describeRule } from '../model/rule.js';
 import { githubData, githubProperty, inertLine, inertMessage, inertText, jsonDocument } from './escape.js';
 import { sarifOutput, type SarifFinding, type SarifRuleId } from './sarif.js';
@@ -92,8 +92,8 @@ export interface CheckReport {
   /** What was evaluated: `the files at main → the files now`, `10.20.0.0/16:5432/tcp against the server now`. */
   subject: string;
   grants: Grant[];
-  /** For no-new-access: the whole delta (gains, losses, blast radius); JSON carries it as documents do (delta-sets.ts). */
-  delta?: AccessDelta;
+  /** For no-new-access: the whole delta (gains, losses, blast radius), as documents carry it (region sets). */
+  delta?: AccessDeltaDocument;
   except?: string[];
 }
 
@@ -162,7 +162,7 @@ export function checkOutput(report: CheckReport, format: CheckFormat, where: { r
       subject: report.subject,
       ...(report.except ? { except: report.except } : {}),
       grants: report.grants.map((g) => grantJson(g, report.check)),
-      ...(report.delta ? { access_delta: accessDeltaDocument(report.delta) } : {}),
+      ...(report.delta ? { access_delta: report.delta } : {}),
     });
   if (format === 'sarif') {
     const findings: SarifFinding[] = report.grants.map((grant) => ({

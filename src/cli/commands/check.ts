@@ -4,6 +4,7 @@
  * the gate could not be evaluated (result `error`).
  */
 import { Option, type Command } from 'commander';
+import { accessDeltaDocument } from '../../ops/access-delta.js';
 import { noAccessTo, noNewAccessDelta } from '../../ops/check.js';
 import { sarifRoot } from '../../ops/validate.js';
 import type { Diagnostic } from '../../model/diagnostic.js';
@@ -97,7 +98,8 @@ export function registerCheck(program: Command, cli: CliContext): void {
           { warning },
         );
         const subject = `${delta.compared.before} → ${delta.compared.after}`;
-        return { check: 'no-new-access', subject, grants: grantsOf(delta.entries), delta };
+        const document = accessDeltaDocument(delta);
+        return { check: 'no-new-access', subject, grants: grantsOf(delta.entries), delta: document };
       }),
     ),
   );

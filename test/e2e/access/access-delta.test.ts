@@ -72,7 +72,7 @@ describe('plan access_delta', () => {
     expect(doc.access_delta.compared).toEqual({ before: 'the server now', after: 'after apply' });
     // Entries refer to the sets of regions by index; expanded, each lists its own.
     expect(doc.access_delta.entries[0]).toMatchObject({ gained: [0], lost: [1] });
-    const [alice] = expandAccessDelta(doc.access_delta).entries;
+    const alice = expandAccessDelta(doc.access_delta).entries[0]!;
     expect(alice).toMatchObject({ user: 'alice@delta.test', devices: ['laptop'], tunnel: { 4: 'kept', 6: 'kept' } });
     expect(alice.gained).toEqual([
       expect.objectContaining({
