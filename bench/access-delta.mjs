@@ -4,7 +4,8 @@
  * N users, 2N devices with both tunnels, 3N /32 rules, two in three with ports, a third global;
  * 1% of the users get a new device, 1% lose all theirs, 0.5% lose their own rules), no server and
  * no plan: its CPU time, the delta's size as compact JSON, and whether pretty JSON of it fits in a
- * JavaScript string (a JSON plan is pretty-printed).
+ * JavaScript string (a JSON plan is pretty-printed): listed in every entry (version 1's shape, the
+ * delta in memory) and, for a build that has it, as documents carry it (version 2, region sets).
  *
  *   npm run build && node bench/access-delta.mjs [--users N] [--dist DIR]   (DIR: a build's dist/, default ./dist)
  */
@@ -17,6 +18,7 @@ const N = Number(argValue('--users', '10000'));
 const DIST = pathToFileURL(resolve(argValue('--dist', 'dist'))).href;
 const { computeAccessDelta } = await import(`${DIST}/src/access/delta.js`);
 const { formatAddress } = await import(`${DIST}/src/model/index.js`);
+const sets = await import(`${DIST}/src/access/delta-sets.js`).catch(() => null);
 
 const ruleHost = (i) => formatAddress(4, 0x64400000n + BigInt(i * 7));
 const users = new Map();
@@ -63,14 +65,27 @@ const delta = computeAccessDelta({
 });
 const c1 = process.cpuUsage(c0);
 const compact = JSON.stringify(delta).length;
-let pretty;
-try {
-  pretty = JSON.stringify(delta, null, 2).length.toLocaleString('en');
-} catch (error) {
-  pretty = `${error.name}: ${error.message}`;
+const prettyLength = (value) => {
+  try {
+    return JSON.stringify(value, null, 2).length.toLocaleString('en');
+  } catch (error) {
+    return `${error.name}: ${error.message}`;
+  }
+};
+const pretty = prettyLength(delta);
+let document = '';
+if (sets) {
+  const c2 = process.cpuUsage();
+  const doc = sets.accessDeltaDocument(delta);
+  const c3 = process.cpuUsage(c2);
+  document =
+    `; as a document (version 2): ${doc.region_sets.length} region sets, compact JSON ${JSON.stringify(doc).length.toLocaleString('en')} chars, ` +
+    `pretty ${prettyLength(doc)}, made in ${((c3.user + c3.system) / 1000).toFixed(0)} ms CPU, ` +
+    `the largest set ${Math.max(...doc.region_sets.map((r) => JSON.stringify(r).length)).toLocaleString('en')} chars, ` +
+    `at most ${Math.max(...doc.entries.map((e) => e.gained.length + e.lost.length))} set indexes in an entry`;
 }
 console.log(
   `${N} users, ${2 * N} devices, ${3 * N} rules (${argValue('--dist', 'dist')}): computeAccessDelta ${((c1.user + c1.system) / 1000).toFixed(0)} ms CPU; ` +
-    `${delta.entries.length} entries; compact JSON ${compact.toLocaleString('en')} chars; pretty JSON ${pretty}; ` +
+    `${delta.entries.length} entries; listed in every entry: compact JSON ${compact.toLocaleString('en')} chars, pretty ${pretty}${document}; ` +
     `load average ${load.map((x) => x.toFixed(2)).join(', ')}`,
 );

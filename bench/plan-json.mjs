@@ -4,7 +4,7 @@
  * delta, on the fleet of bench/scale-data.mjs served by a real server in this process.
  *
  *   npm run build && node bench/plan-json.mjs [--users N] [--runs N] [--baseline DIST] [--candidate DIST]
- *     [--only plan,json,out,markdown,check-base,check-live] [--cpu-prof DIR]
+ *     [--only plan,json,out,markdown,check-base,check-json,check-live] [--cpu-prof DIR]
  *
  * `--users N` scales the fleet (default 10,000 users; devices 2×, rules 3×, 1% changed as
  * desiredYaml writes it); `--users 1000` is the quick check. Each round runs, each in a fresh
@@ -14,15 +14,17 @@
  *   - `plan -f FILE -o saved.json` (the saved plan holds the delta too),
  *   - `plan -f FILE --format markdown`,
  *   - `check no-new-access --base HEAD` (the server's export committed as the base),
+ *   - `check-json` (not run by default): the same with `--format json`,
  *   - `check no-new-access --live` (the server now against after apply).
  * Printed per command: CPU (user + system, ms) and wall medians, the CPU ratio to the text plan,
- * and the plan's own `access` phase (NETFORM_TIMINGS); the load average at start and end. Both
+ * the plan's own `access` phase (NETFORM_TIMINGS), peak RSS, and the bytes written (stdout, or
+ * the saved plan of `-o`); the load average at start and end. Both
  * builds must print the same JSON plan (its stdout digested; exit 1 if not).
  * `--cpu-prof DIR`: one more `plan --format json` of dist/ under `node --cpu-prof`, written to DIR.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -39,7 +41,7 @@ const CANDIDATE = resolve(argValue('--candidate', join(ROOT, 'dist')));
 const PROFILE = argValue('--cpu-prof', undefined);
 const ONLY = argValue('--only', 'plan,json,out,markdown,check-base,check-live').split(',');
 const SLOW = ['--timeout', '600'];
-const CPU_AT_EXIT = `data:text/javascript,process.on('exit',()=>{const c=process.cpuUsage();process.stderr.write('\\nbench-cpu-ms '+((c.user+c.system)/1000).toFixed(0)+'\\n')})`;
+const CPU_AT_EXIT = `data:text/javascript,process.on('exit',()=>{const c=process.cpuUsage();process.stderr.write('\\nbench-cpu-ms '+((c.user+c.system)/1000).toFixed(0)+' bench-rss-kb '+process.resourceUsage().maxRSS+'\\n')})`;
 
 function run(args, env, cwd = ROOT, nodeFlags = []) {
   return new Promise((done, fail) => {
@@ -69,6 +71,8 @@ function run(args, env, cwd = ROOT, nodeFlags = []) {
           .slice(0, 16),
         wallMs: performance.now() - started,
         cpuMs: Number(/bench-cpu-ms (\d+)/.exec(stderr)?.[1] ?? NaN),
+        rssMb: Number(/bench-rss-kb (\d+)/.exec(stderr)?.[1] ?? NaN) / 1024,
+        bytes: chunks.reduce((n, c) => n + c.length, 0),
         access: timingsOf(stderr).access,
       }),
     );
@@ -111,6 +115,10 @@ try {
       [cli, 'check', 'no-new-access', '--base', 'HEAD', '-f', 'netform.yaml'],
       [0, 1],
     ],
+    'check-json': (cli) => [
+      [cli, 'check', 'no-new-access', '--base', 'HEAD', '-f', 'netform.yaml', '--format', 'json'],
+      [0, 1],
+    ],
     'check-live': (cli) => [
       [cli, 'check', 'no-new-access', '--live', '-f', 'netform.yaml', ...SLOW],
       [0, 1],
@@ -131,9 +139,16 @@ try {
         }
         push(`${b.name}|${name}|cpu`, r.cpuMs);
         push(`${b.name}|${name}|wall`, r.wallMs);
+        push(`${b.name}|${name}|rss`, r.rssMb);
+        // What it wrote: stdout, or the saved plan of `-o`.
+        const out = join(dir, 'saved.json');
+        push(`${b.name}|${name}|bytes`, name === 'out' ? (existsSync(out) ? statSync(out).size : 0) : r.bytes);
+        if (name === 'out') rmSync(out, { force: true });
         if (r.access !== undefined) push(`${b.name}|${name}|access`, r.access);
         if (name === 'json') digests.add(r.digest);
-        process.stderr.write(`${b.name} ${name}: ${r.cpuMs} ms CPU, ${r.wallMs.toFixed(0)} ms wall\n`);
+        process.stderr.write(
+          `${b.name} ${name}: exit ${r.code}, ${r.cpuMs} ms CPU, ${r.wallMs.toFixed(0)} ms wall, ${r.rssMb.toFixed(0)} MB peak RSS\n`,
+        );
       }
     }
   }
@@ -144,9 +159,9 @@ try {
       `${RUNS} round(s), medians. Load average at start ${la(loadStart)}, at end ${la(loadEnd)}.\n`,
   );
   console.log(
-    '| build | command | CPU, runs (ms) | CPU median | CPU / text plan | wall median (ms) | access phase (ms) |',
+    '| build | command | CPU, runs (ms) | CPU median | CPU / text plan | wall median (ms) | access phase (ms) | peak RSS (MB) | bytes written |',
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const b of builds) {
     const base = rows.has(`${b.name}|plan|cpu`) ? median(rows.get(`${b.name}|plan|cpu`)) : NaN;
     for (const name of ONLY) {
@@ -155,7 +170,8 @@ try {
       const failed = rows.get(`${b.name}|${name}|failed`);
       console.log(
         `| ${b.name}${failed ? ` (failed: ${failed.join('; ')})` : ''} | ${name} | ${cpu.join(' / ')} | ${median(cpu)} | ${(median(cpu) / base).toFixed(2)}× | ` +
-          `${median(rows.get(`${b.name}|${name}|wall`)).toFixed(0)} | ${access ? median(access).toFixed(0) : ''} |`,
+          `${median(rows.get(`${b.name}|${name}|wall`)).toFixed(0)} | ${access ? median(access).toFixed(0) : ''} | ` +
+          `${median(rows.get(`${b.name}|${name}|rss`)).toFixed(0)} | ${median(rows.get(`${b.name}|${name}|bytes`)).toLocaleString('en')} |`,
       );
     }
   }

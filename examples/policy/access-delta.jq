@@ -6,6 +6,10 @@
 #   netform plan -f desired/ --base origin/main --format json > plan.json
 #   jq -r --argjson max_users 3 -f examples/policy/access-delta.jq plan.json
 #
+# The delta's version 2 states each list of regions once, in `region_sets`: an entry's `gained`
+# and `lost` are indexes into it (`$delta.region_sets[$e.gained[]][]` is every region it gains).
+# A delta of another version stops the policy (exit 5) rather than reading it wrongly.
+#
 # The rules (change them to your own):
 #   1. nobody becomes an admin;
 #   2. at most $max_users users gain access in one change;
@@ -18,6 +22,7 @@ def what:
    else "\(.protocol) \(.ports)" end) + " to \(.addresses | join(", "))";
 
 (.access_delta // .) as $delta
+| if $delta.version != 2 then error("access policy: access_delta version \($delta.version), this policy reads version 2") else . end
 | ($ARGS.named.max_users // 3) as $max
 | [
     ($delta.blast_radius.admins_gained[] | "\(.) becomes an admin"),
@@ -25,7 +30,7 @@ def what:
      then "\($delta.blast_radius.gained.users) users gain access (at most \($max) in one change)"
      else empty end),
     ($delta.entries[] as $e
-     | $e.gained[]
+     | $delta.region_sets[$e.gained[]][]
      | select($e.tunnel[.family | tostring] == "kept")
      | (select(.protocol == "all" and .after != null)
         | "\($e.user) (\($e.devices | join(", "))) gains \(what) by accept \(.after.destination)\(.after | where_text)"),

@@ -12,6 +12,14 @@ max_users := 3
 
 delta := input.access_delta
 
+# Version 2 states each list of regions once, in `region_sets`; an entry's `gained` holds indexes into it.
+gained(entry) := [region | some i in entry.gained; some region in delta.region_sets[i]]
+
+deny contains msg if {
+	delta.version != 2
+	msg := sprintf("access_delta version %v: this policy reads version 2", [delta.version])
+}
+
 where(rule) := sprintf(" (%s:%d)", [rule.file, rule.line]) if rule.file
 where(rule) := sprintf(" (rule id %s)", [rule.id]) if { not rule.file; rule.id }
 where(rule) := "" if { not rule.file; not rule.id }
@@ -28,7 +36,7 @@ deny contains msg if {
 
 deny contains msg if {
 	some entry in delta.entries
-	some region in entry.gained
+	some region in gained(entry)
 	entry.tunnel[format_int(region.family, 10)] == "kept"
 	region.protocol == "all"
 	region.after != null
@@ -40,7 +48,7 @@ deny contains msg if {
 
 deny contains msg if {
 	some entry in delta.entries
-	some region in entry.gained
+	some region in gained(entry)
 	entry.tunnel[format_int(region.family, 10)] == "kept"
 	region.after == null
 	msg := sprintf("%s (%s) gains access to %s: no rule decides it once the drop %s%s is gone", [

@@ -6,10 +6,14 @@
  * once), and for each user again only inside its own rules' blocks; the groups those blocks do not
  * touch are the baseline's, written regions included. The same cells, groups and order as deciding
  * the whole family for each user. Pure.
+ *
+ * What devices share is kept shared, so that the delta states it once (delta-sets.ts): runs of
+ * the baseline's groups (GroupRuns), and a large group (the addresses no rule decides, with a hole
+ * per rule) in chunks, of which a user's own rules replace only those they touch.
  */
 import type { IpFamily } from '../model/net.js';
 import type { PacketCell } from './changes.js';
-import { keyOf, type CellGroup, type GroupKey } from './delta-groups.js';
+import { keyOf, type CellGroup, type GroupKey, type GroupRuns } from './delta-groups.js';
 import type { CompiledRule } from './model.js';
 import { decideRegion, FAMILY_END, MAX_PORT, type DecidedCell, type Decider, type Region } from './partition.js';
 
@@ -22,14 +26,34 @@ function before(x: PacketCell, y: PacketCell): boolean {
   return x.p0 < y.p0;
 }
 
-interface BaseGroup {
-  key: GroupKey;
-  decider: Decider;
-  cells: DecidedCell[];
-  /** Written once per direction: gained (a new tunnel) and lost (a gone one). */
+/** Made once per direction: gained (a new tunnel) and lost (a gone one). */
+interface Directed {
   gained?: CellGroup;
   lost?: CellGroup;
 }
+
+interface Chunk extends Directed {
+  cells: DecidedCell[];
+  /** The addresses from the first cell's start to the last end. */
+  a0: bigint;
+  a1: bigint;
+}
+
+interface BaseGroup extends Directed {
+  key: GroupKey;
+  decider: Decider;
+  cells: DecidedCell[];
+  /** A large group's cells in address order, cut in chunks (none for a small group). */
+  chunks?: Chunk[];
+}
+
+/** How the baseline shares: groups of more than `chunkCells` cells are cut in chunks of that many; runs of `runGroups` groups. */
+export interface Sharing {
+  chunkCells: number;
+  runGroups: number;
+}
+
+export const DEFAULT_SHARING: Sharing = { chunkCells: 256, runGroups: 64 };
 
 const asGroup = (decider: Decider, cells: PacketCell[], gained: boolean): CellGroup =>
   gained ? { before: null, after: decider, cells } : { before: decider, after: null, cells };
@@ -42,11 +66,22 @@ export class FamilyBaseline {
   readonly #cells: DecidedCell[];
   readonly #groups: BaseGroup[] = [];
   readonly #groupOf = new Map<GroupKey, BaseGroup>();
+  readonly #sharing: Sharing;
+  readonly #runs: GroupRuns;
+  readonly #runsMade = { gained: false, lost: false };
 
-  constructor(family: IpFamily, global: CompiledRule[], server: ReadonlySet<bigint>) {
+  constructor(
+    family: IpFamily,
+    global: CompiledRule[],
+    server: ReadonlySet<bigint>,
+    runs: GroupRuns,
+    sharing: Sharing = DEFAULT_SHARING,
+  ) {
     this.#family = family;
     this.#global = global;
     this.#server = server;
+    this.#runs = runs;
+    this.#sharing = sharing;
     this.#cells = decideRegion([], global, this.#region(0n, FAMILY_END[family]), server, true).filter((c) =>
       accepts(c.decider),
     );
@@ -59,6 +94,17 @@ export class FamilyBaseline {
       }
       group.cells.push(cell);
     }
+    const size = sharing.chunkCells;
+    for (const group of this.#groups) {
+      if (group.cells.length <= size) continue;
+      group.chunks = [];
+      for (let i = 0; i < group.cells.length; i += size) {
+        const cells = group.cells.slice(i, i + size);
+        let a1 = cells[0]!.a1;
+        for (const c of cells) if (c.a1 > a1) a1 = c.a1;
+        group.chunks.push({ cells, a0: cells[0]!.a0, a1 });
+      }
+    }
   }
 
   #region(a0: bigint, a1: bigint): Region {
@@ -66,12 +112,27 @@ export class FamilyBaseline {
   }
 
   #base(group: BaseGroup, gained: boolean): CellGroup {
-    const made = gained ? group.gained : group.lost;
-    if (made) return made;
-    const out = asGroup(group.decider, group.cells, gained);
-    if (gained) group.gained = out;
-    else group.lost = out;
-    return out;
+    return directed(group, gained, () => asGroup(group.decider, group.cells, gained));
+  }
+
+  /** The baseline's groups in order, cut in runs (the group no rule decides, in both families, ends a run). */
+  #makeRuns(gained: boolean): void {
+    if (this.#runsMade[gained ? 'gained' : 'lost']) return;
+    this.#runsMade[gained ? 'gained' : 'lost'] = true;
+    let run: CellGroup[] = [];
+    const close = () => {
+      if (run.length > 1) this.#runs.set(run[0]!, { groups: run });
+      run = [];
+    };
+    for (const group of this.#groups) {
+      if (group.key === null) {
+        close();
+        continue;
+      }
+      run.push(this.#base(group, gained));
+      if (run.length === this.#sharing.runGroups) close();
+    }
+    close();
   }
 
   /**
@@ -80,6 +141,7 @@ export class FamilyBaseline {
    * before (a gone one). Decided anew only inside the own rules' blocks.
    */
   groupsFor(own: readonly CompiledRule[], gained: boolean): CellGroup[] {
+    this.#makeRuns(gained);
     if (own.length === 0) return this.#groups.map((g) => this.#base(g, gained));
     const blocks = mergedBlocks(own);
     const touched = new Set<BaseGroup>();
@@ -99,26 +161,67 @@ export class FamilyBaseline {
         if (before(cell, group.first)) group.first = cell;
       }
     };
-    for (const group of touched)
-      for (const cell of group.cells) for (const piece of outside(cell, blocks)) add(group.decider, piece);
+    // A large touched group keeps the chunks no block meets as they are (shared with other users).
+    const keptChunks = new Map<GroupKey, CellGroup[]>();
+    for (const group of touched) {
+      const chunks = group.chunks ?? [{ cells: group.cells, a0: 0n, a1: -1n }];
+      const kept: CellGroup[] = [];
+      for (const chunk of chunks) {
+        if (group.chunks && !meetsBlocks(chunk, blocks)) {
+          kept.push(directed(chunk, gained, () => asGroup(group.decider, chunk.cells, gained)));
+          const first = chunk.cells[0]!;
+          const entry = fresh.get(group.key);
+          if (!entry) fresh.set(group.key, { decider: group.decider, cells: [], first });
+          else if (before(first, entry.first)) entry.first = first;
+        } else for (const cell of chunk.cells) for (const piece of outside(cell, blocks)) add(group.decider, piece);
+      }
+      if (kept.length > 0) keptChunks.set(group.key, kept);
+    }
     for (const [u0, u1] of blocks) {
       const global = this.#global.filter((r) => r.end >= u0 && r.start <= u1);
       for (const cell of decideRegion(own, global, this.#region(u0, u1), this.#server, true))
         if (accepts(cell.decider)) add(cell.decider, cell);
     }
-    const made = [...fresh.values()].sort((x, y) => (before(x.first, y.first) ? -1 : 1));
+    const made = [...fresh.entries()].sort(([, x], [, y]) => (before(x.first, y.first) ? -1 : 1));
+    const madeGroup = ([key, { decider, cells }]: (typeof made)[number]): CellGroup => {
+      const kept = keptChunks.get(key);
+      if (!kept) return asGroup(decider, cells, gained);
+      const pieces = cells.length > 0 ? [...kept, asGroup(decider, cells, gained)] : kept;
+      return { ...asGroup(decider, [], gained), pieces };
+    };
     // Merge by first cell: the untouched groups keep the baseline's order and first cells.
     const out: CellGroup[] = [];
     let next = 0;
     for (const group of this.#groups) {
       if (touched.has(group)) continue;
-      while (next < made.length && before(made[next]!.first, group.cells[0]!))
-        out.push(asGroup(made[next]!.decider, made[next++]!.cells, gained));
+      while (next < made.length && before(made[next]![1].first, group.cells[0]!)) out.push(madeGroup(made[next++]!));
       out.push(this.#base(group, gained));
     }
-    for (; next < made.length; next++) out.push(asGroup(made[next]!.decider, made[next]!.cells, gained));
+    for (; next < made.length; next++) out.push(madeGroup(made[next]!));
     return out;
   }
+}
+
+/** What `of` made for this direction, made by `make` the first time. */
+function directed(of: Directed, gained: boolean, make: () => CellGroup): CellGroup {
+  const made = gained ? of.gained : of.lost;
+  if (made) return made;
+  const out = make();
+  if (gained) of.gained = out;
+  else of.lost = out;
+  return out;
+}
+
+/** Whether some block (sorted, disjoint) meets the chunk's addresses. */
+function meetsBlocks(chunk: Chunk, blocks: readonly [bigint, bigint][]): boolean {
+  let lo = 0;
+  let hi = blocks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (blocks[mid]![1] < chunk.a0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < blocks.length && blocks[lo]![0] <= chunk.a1;
 }
 
 /** The own rules' address blocks, merged where they overlap or touch, in address order. */

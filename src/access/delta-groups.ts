@@ -23,13 +23,24 @@ export type GroupKey = CompiledRule | null;
 
 export const keyOf = (d: Decider | null): GroupKey => (d === null || d.kind !== 'rule' ? null : d.rule);
 
-/** Cells of one family decided by the same rules on each side; `regions`, once written, are reused. */
+/**
+ * Cells of one family decided by the same rules on each side; `regions`, once written, are reused.
+ * With `pieces`, the group is those groups in turn (its `cells` unused): parts of a large group
+ * that several devices share, and the part that is a device's own.
+ */
 export interface CellGroup {
   before: Decider | null;
   after: Decider | null;
   cells: PacketCell[];
   regions?: DeltaRegion[];
+  pieces?: CellGroup[];
 }
+
+/**
+ * Runs of groups that come one after the other in many devices' lists (what a new device of any
+ * user reaches outside its own rules), each written as one part: keyed by the run's first group.
+ */
+export type GroupRuns = Map<CellGroup, { groups: CellGroup[]; regions?: DeltaRegion[] }>;
 
 export function cellOf(c: PacketCell): PacketCell {
   return { family: c.family, cls: c.cls, a0: c.a0, a1: c.a1, p0: c.p0, p1: c.p1 };
@@ -99,6 +110,7 @@ function sizeOfBlock(ranged: RangedBlock): bigint {
 /** A group's cells as regions with the rules deciding them on each side (written once per group). */
 export function regionsOfGroup(group: CellGroup, texts: CidrTexts): DeltaRegion[] {
   if (group.regions) return group.regions;
+  if (group.pieces) return (group.regions = group.pieces.flatMap((piece) => regionsOfGroup(piece, texts)));
   const out: DeltaRegion[] = [];
   for (const ranged of rangedBlocksOf(group.cells, texts)) {
     // The same addresses as one block with holes, where that is shorter to read (as `reach` does).
@@ -115,14 +127,33 @@ export function regionsOfGroup(group: CellGroup, texts: CidrTexts): DeltaRegion[
 }
 
 /**
- * The regions of the groups of each family (IPv4's first), as one list: a group whose rules
- * appear in both families is one, at the place of its first; its blocks are those of each family
- * in turn (blocks never join across families).
+ * The regions of the groups of each family (IPv4's first), as one list in parts: a group whose
+ * rules appear in both families is one, at the place of its first; its blocks are those of each
+ * family in turn (blocks never join across families). Each part is a list of regions that other
+ * devices' lists may hold too (the same array): a run of `runs`, a group, or a piece of a group.
+ * The parts joined are the list.
  */
-export function regionsOfFamilies(families: readonly (readonly CellGroup[])[], texts: CidrTexts): DeltaRegion[] {
+export function partsOfFamilies(
+  families: readonly (readonly CellGroup[])[],
+  texts: CidrTexts,
+  runs: GroupRuns,
+): DeltaRegion[][] {
   const order = new GroupOrder<CellGroup>();
   for (const groups of families) for (const group of groups) order.entry(group).parts.push(group);
-  return order.list.flatMap(({ parts }) => parts.flatMap((g) => regionsOfGroup(g, texts)));
+  const list = order.list.flatMap(({ parts }) => parts);
+  const out: DeltaRegion[][] = [];
+  for (let i = 0; i < list.length; i++) {
+    const run = runs.get(list[i]!);
+    if (run && run.groups.every((g, k) => list[i + k] === g)) {
+      out.push((run.regions ??= run.groups.flatMap((g) => regionsOfGroup(g, texts))));
+      i += run.groups.length - 1;
+      continue;
+    }
+    const group = list[i]!;
+    if (group.pieces) for (const piece of group.pieces) out.push(regionsOfGroup(piece, texts));
+    else out.push(regionsOfGroup(group, texts));
+  }
+  return out;
 }
 
 /** Changed cells as regions, grouped by the rules deciding them on each side. */

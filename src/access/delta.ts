@@ -15,22 +15,28 @@ import type { IpFamily } from '../model/net.js';
 import { mergePortRanges, type AccessBlock, type ClassIndex } from './changes.js';
 import type { DeltaSides } from './compared.js';
 import { CidrTexts } from './delta-blocks.js';
-import { FamilyBaseline } from './delta-family.js';
+import { FamilyBaseline, type Sharing } from './delta-family.js';
 import {
   cellOf,
   groupCells,
+  partsOfFamilies,
   regionsOfCells,
-  regionsOfFamilies,
   type CellGroup,
   type ChangedCell,
+  type GroupRuns,
 } from './delta-groups.js';
+import { recordParts, sizeOfParts } from './delta-sets.js';
 import { CompiledRules } from './evaluate.js';
 import type { AccessModel, AccessRule, AccessUser, CompiledRule } from './model.js';
 import { decideRegion, MAX_PORT, type Decider, type Region } from './partition.js';
 import { hasAddress } from './reach.js';
 
-/** The version of the delta's shape (schemas/access-delta.schema.json): a new member keeps it, a changed meaning bumps it. */
-export const ACCESS_DELTA_VERSION = 1;
+/**
+ * The version of the delta's shape (schemas/access-delta.schema.json): a new member keeps it, a
+ * changed meaning bumps it. 2: the regions are stated once in `region_sets`, entries refer to them
+ * (version 1 listed every entry's regions in it; delta-sets.ts reads both).
+ */
+export const ACCESS_DELTA_VERSION = 2;
 
 /** A rule as the delta names it: what it says, and where it is declared or its id on the server. */
 export interface DeltaRule {
@@ -80,8 +86,12 @@ export interface BlastRadius {
   admins_lost: string[];
 }
 
+/**
+ * The delta in memory, each entry's regions listed in it (the shape of version 1, whatever
+ * `version` says); accessDeltaDocument (delta-sets.ts) writes it as documents carry it.
+ */
 export interface AccessDelta {
-  version: typeof ACCESS_DELTA_VERSION;
+  version: number;
   /** Which two states were compared (codes; JSON shows them in words: src/views/ops-compared.ts). */
   compared: DeltaSides;
   entries: DeviceDelta[];
@@ -94,6 +104,8 @@ export interface DeltaInput {
   /** Admins (emails in normal form) on each side, for the blast radius; empty when unknown. */
   admins?: { before: ReadonlySet<string>; after: ReadonlySet<string> };
   compared: DeltaSides;
+  /** How whole families are shared between devices (tests set small sizes). */
+  sharing?: Sharing;
 }
 
 function textKey(rule: AccessRule): string {
@@ -214,8 +226,9 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
   }
   const globalDisjoint = { 4: disjoint(globalDirty, 4), 6: disjoint(globalDirty, 6) };
   // Users without own rules where rules changed share one result per tunnel change.
-  const shared = new Map<string, { gained: DeltaRegion[]; lost: DeltaRegion[] }>();
-  const sharedRuleless = new Map<string, { gained: DeltaRegion[]; lost: DeltaRegion[] }>();
+  type Parts = { gained: DeltaRegion[][]; lost: DeltaRegion[][] };
+  const shared = new Map<string, Parts>();
+  const sharedRuleless = new Map<string, Parts>();
   const ownMeetsDirty = (key: string): boolean =>
     [rulesBefore, rulesAfter].some((rules) =>
       (rules.byOwner.get(key) ?? []).some((r) => globalDirty.some((region) => meets(r, region))),
@@ -238,13 +251,14 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
   });
   const baselines = new Map<CompiledRules, Map<IpFamily, FamilyBaseline>>();
   const texts = new CidrTexts();
+  const runs: GroupRuns = new Map();
   const wholeFamily = (rules: CompiledRules, user: string, family: IpFamily, gained: boolean): CellGroup[] => {
     let byFamily = baselines.get(rules);
     if (!byFamily) baselines.set(rules, (byFamily = new Map()));
     let baseline = byFamily.get(family);
     if (!baseline) {
       const { global, server } = commonOf(rules, family);
-      byFamily.set(family, (baseline = new FamilyBaseline(family, global, server)));
+      byFamily.set(family, (baseline = new FamilyBaseline(family, global, server, runs, input.sharing)));
     }
     return baseline.groupsFor(sideOf(rules, user, family).own, gained);
   };
@@ -259,7 +273,7 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
     const alone = own.length === 0 && !ownMeetsDirty(key);
     // A user without own rules on either side meets the global rules alone, also with a new tunnel.
     const ruleless = !rulesBefore.byOwner.has(key) && !rulesAfter.byOwner.has(key);
-    const mine = new Map<string, { gained: DeltaRegion[]; lost: DeltaRegion[] }>();
+    const mine = new Map<string, Parts>();
     const byChange = new Map<string, DeviceDelta>();
     for (const name of [...names].sort()) {
       const db = tunnelDevices(b).find((d) => d.name === name);
@@ -292,14 +306,21 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
           } else if (change === 'new') gained.push(wholeFamily(rulesAfter, key, family, true));
           else if (change === 'gone') lost.push(wholeFamily(rulesBefore, key, family, false));
         }
-        delta = { gained: regionsOfFamilies(gained, texts), lost: regionsOfFamilies(lost, texts) };
+        delta = { gained: partsOfFamilies(gained, texts, runs), lost: partsOfFamilies(lost, texts, runs) };
         cache.set(signature, delta);
       }
-      if (delta.gained.length === 0 && delta.lost.length === 0) continue;
+      if (delta.gained.every((p) => p.length === 0) && delta.lost.every((p) => p.length === 0)) continue;
       const grouped = byChange.get(signature);
       if (grouped) grouped.devices.push(name);
       else {
-        const entry: DeviceDelta = { user: (a ?? b)!.email, devices: [name], tunnel, ...delta };
+        const entry: DeviceDelta = {
+          user: (a ?? b)!.email,
+          devices: [name],
+          tunnel,
+          gained: delta.gained.flat(),
+          lost: delta.lost.flat(),
+        };
+        recordParts(entry, delta);
         byChange.set(signature, entry);
         entries.push(entry);
       }
@@ -318,6 +339,9 @@ function tunnelDevices(user: AccessUser | undefined): AccessUser['devices'] {
   return user === undefined || user.noTunnel ? [] : user.devices;
 }
 
+const pickGained = (e: DeviceDelta) => e.gained;
+const pickLost = (e: DeviceDelta) => e.lost;
+
 function blastRadius(entries: readonly DeviceDelta[], admins: DeltaInput['admins']): BlastRadius {
   const side = (pick: (e: DeviceDelta) => DeltaRegion[]) => {
     const users = new Set<string>();
@@ -328,7 +352,7 @@ function blastRadius(entries: readonly DeviceDelta[], admins: DeltaInput['admins
       if (regions.length === 0) continue;
       users.add(entry.user);
       devices += entry.devices.length;
-      for (const r of regions) size += BigInt(r.address_ports) * BigInt(entry.devices.length);
+      size += sizeOfParts(entry, pick === pickGained) * BigInt(entry.devices.length);
     }
     return { users: users.size, devices, address_ports: size.toString() };
   };
@@ -337,8 +361,8 @@ function blastRadius(entries: readonly DeviceDelta[], admins: DeltaInput['admins
   return {
     users_affected: new Set(entries.map((e) => e.user)).size,
     devices_affected: entries.reduce((n, e) => n + e.devices.length, 0),
-    gained: side((e) => e.gained),
-    lost: side((e) => e.lost),
+    gained: side(pickGained),
+    lost: side(pickLost),
     admins_gained: [...after].filter((u) => !before.has(u)).sort(),
     admins_lost: [...before].filter((u) => !after.has(u)).sort(),
   };

@@ -7,6 +7,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { writeFileAtomically } from '../model/files.js';
 // The process's memory, for the timings: the same in-process or not.
 import { memoryUsage, resourceUsage } from 'node:process';
+import { OpError, type OpWords } from '../ops/errors.js';
 import type { OpEvents, Phase } from '../ops/events.js';
 import { progressReporter, type ProgressReporter } from '../views/progress.js';
 import { CliError } from './exit.js';
@@ -33,6 +34,20 @@ export function fullPlanAt(env: CliIo['env']): string | undefined {
     return `the artifacts of ${env.GITHUB_SERVER_URL}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}`;
   }
   return undefined;
+}
+
+/**
+ * Output made by `render`, or, when it is longer than a JavaScript string can be (V8's RangeError
+ * "Invalid string length"), an expected failure saying what was too large and what to do.
+ */
+export function wholeOutput<T>(output: Extract<OpWords, { code: 'output_too_large' }>['output'], render: () => T): T {
+  try {
+    return render();
+  } catch (error) {
+    if (error instanceof RangeError && error.message === 'Invalid string length')
+      throw new OpError('request', { code: 'output_too_large', output });
+    throw error;
+  }
 }
 
 /** `-o PATH`: the saved plan into PATH (replaced whole; a link there is replaced, not followed), or onto stdout for `-`. */

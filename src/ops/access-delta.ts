@@ -4,7 +4,11 @@
  * changes already on the base to after apply of the pull request's own changes as well.
  */
 import { stateAfterApply } from '../access/after-apply.js';
-import { computeAccessDelta, type AccessDelta } from '../access/delta.js';
+import { computeAccessDelta } from '../access/delta.js';
+import { accessDeltaDocument, type AccessDeltaDocument } from '../access/delta-sets.js';
+
+/** The delta as documents carry it (version 2: each list of regions once, in `region_sets`). */
+export { accessDeltaDocument };
 import { userKey } from '../model/keys.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import type { Change, Plan } from '../plan/types.js';
@@ -23,14 +27,14 @@ export function adminsAfter(live: LiveState, changes: readonly Change[]): Set<st
 }
 
 /** The plan's access delta: of its own changes (`origin: pr`) after the base's when it was compared with a base. */
-export function planAccessDelta(plan: Plan, live: LiveState, desired: DesiredState): AccessDelta {
+export function planAccessDelta(plan: Plan, live: LiveState, desired: DesiredState): AccessDeltaDocument {
   const first = plan.base ? plan.changes.filter((c) => c.origin === 'base') : [];
   const then = plan.base ? plan.changes.filter((c) => c.origin !== 'base') : plan.changes;
   const before = stateAfterApply({ changes: first, live, desired });
   const after = plan.base
     ? stateAfterApply({ changes: [...first, ...then], live, desired })
     : stateAfterApply({ changes: plan.changes, undeclared: plan.undeclared, live, desired });
-  return computeAccessDelta({
+  const delta = computeAccessDelta({
     before: before.model,
     after: after.model,
     admins: { before: adminsAfter(live, first), after: adminsAfter(live, [...first, ...then]) },
@@ -38,4 +42,5 @@ export function planAccessDelta(plan: Plan, live: LiveState, desired: DesiredSta
       ? { before: { code: 'after_apply_of_base', ref: plan.base.ref }, after: { code: 'after_apply_of_pr' } }
       : { before: { code: 'server_now' }, after: { code: 'after_apply' } },
   });
+  return accessDeltaDocument(delta);
 }

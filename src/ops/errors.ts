@@ -54,6 +54,7 @@ export type OpWords =
   | { code: 'server_unreadable'; problem: string }
   | { code: 'check_base_or_live' }
   | { code: 'except_glob_unusable'; glob: string; problem: EmailGlobProblem }
+  | { code: 'output_too_large'; output: 'plan_json' | 'saved_plan' | 'check' }
   | { code: 'export_folder_not_created'; dir: string; error: string }
   | { code: 'export_files_exist'; names: string[]; dir: string }
   | { code: 'migrate_needs_source' }

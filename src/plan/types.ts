@@ -5,7 +5,7 @@
  * reference (SecretRef) and, in a saved plan, an HMAC of the value.
  */
 import type { AccessChanges } from '../access/changes.js';
-import type { AccessDelta } from '../access/delta.js';
+import type { AccessDeltaDocument, AccessDeltaV1 } from '../access/delta-sets.js';
 import type { BaseNote, OwnersSource } from './sources.js';
 import type { DecidingItem } from '../access/deciding.js';
 import type { SecretRef, SentSecretField } from '../model/secret.js';
@@ -388,9 +388,10 @@ export interface Plan {
   deciding?: DecidingItem[];
   /**
    * `plan --format json` and `-o`: per user and device, what is gained and lost with the deciding
-   * rules, and the blast radius (src/access/delta.ts; schemas/access-delta.schema.json).
+   * rules, and the blast radius (src/access/delta.ts; schemas/access-delta.schema.json). A plan
+   * saved by an earlier release holds version 1 (expandAccessDelta reads either).
    */
-  access_delta?: AccessDelta;
+  access_delta?: AccessDeltaDocument | AccessDeltaV1;
   /** Format version 3: the reviewers this plan's changes need (`settings.owners` of the base), and the pull request approvals count for. */
   owners?: PlanOwners;
   /**

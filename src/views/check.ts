@@ -2,7 +2,8 @@
  * The words and documents of `netform check` (text, json, github, sarif): each new or forbidden
  * grant as `who → what`, with the rule responsible and where it is declared. Pure.
  */
-import type { AccessDelta, DeltaRegion, DeltaRule, DeviceDelta } from '../access/delta.js';
+import type { DeltaRegion, DeltaRule, DeviceDelta } from '../access/delta.js';
+import type { AccessDeltaDocument } from '../access/delta-sets.js';
 import { describeRule } from '../model/rule.js';
 import { githubData, githubProperty, inertLine, inertMessage, inertText, jsonDocument } from './escape.js';
 import { sarifOutput, type SarifFinding, type SarifRuleId } from './sarif.js';
@@ -12,29 +13,44 @@ export const CHECK_FORMATS = ['text', 'json', 'github', 'sarif'] as const;
 export type CheckFormat = (typeof CHECK_FORMATS)[number];
 export type CheckName = 'no-new-access' | 'no-access-to';
 
-/** One grant: who reaches what, and the rule responsible (with its file and line when declared). */
+/**
+ * One grant: who reaches what, and the rule responsible (with its file and line when declared).
+ * Several users' devices reach the same region (the delta states it once: every new device of a
+ * user without own rules reaches the same): one grant names them all, in the order of the delta.
+ */
 export interface Grant {
-  user: string;
-  devices: string[];
+  who: { user: string; devices: string[] }[];
   region: DeltaRegion;
-  /** A device with no tunnel in the family before (a new device or user, or one enabled again). */
+  /** Devices with no tunnel in the family before (a new device or user, or one enabled again). */
   newTunnel: boolean;
 }
 
 export function grantsOf(entries: readonly DeviceDelta[]): Grant[] {
-  return entries.flatMap((e) =>
-    e.gained.map((region) => ({
-      user: e.user,
-      devices: e.devices,
-      region,
-      newTunnel: e.tunnel[region.family] === 'new',
-    })),
-  );
+  const grants: Grant[] = [];
+  const byRegion = new Map<DeltaRegion, Grant[]>();
+  for (const e of entries)
+    for (const region of e.gained) {
+      const newTunnel = e.tunnel[region.family] === 'new';
+      let same = byRegion.get(region);
+      if (!same) byRegion.set(region, (same = []));
+      let grant = same.find((g) => g.newTunnel === newTunnel);
+      if (!grant) {
+        same.push((grant = { who: [], region, newTunnel }));
+        grants.push(grant);
+      }
+      grant.who.push({ user: e.user, devices: e.devices });
+    }
+  return grants;
 }
 
-/** `alice@example.com (laptop, phone)`. */
+/** Who a line names in full; `--format json` names every one. */
+const WHO_SHOWN = 5;
+
+/** `alice@example.com (laptop, phone)`, `… and 12 more users' devices`. */
 function whoText(grant: Grant): string {
-  return `${grant.user} (${grant.devices.join(', ')})`;
+  const named = grant.who.slice(0, WHO_SHOWN).map((w) => `${w.user} (${w.devices.join(', ')})`);
+  const more = grant.who.length - named.length;
+  return `${named.join(', ')}${more > 0 ? ` and ${more} more user${more === 1 ? '' : 's'}' devices (--format json names them)` : ''}`;
 }
 
 /** `tcp 5432 to 10.20.0.0/16`, `every protocol and port to 0.0.0.0/0 except 10.0.0.0/8`. */
@@ -77,8 +93,8 @@ export interface CheckReport {
   /** What was evaluated: `the files at main → the files now`, `10.20.0.0/16:5432/tcp against the server now`. */
   subject: string;
   grants: Grant[];
-  /** For no-new-access: the whole delta (gains, losses, blast radius). */
-  delta?: AccessDelta;
+  /** For no-new-access: the whole delta (gains, losses, blast radius), as documents carry it (region sets). */
+  delta?: AccessDeltaDocument;
   except?: string[];
 }
 
@@ -117,9 +133,11 @@ function textOutput(report: CheckReport, github: boolean): string {
 
 function grantJson(grant: Grant, check: CheckName): Record<string, unknown> {
   const { before, after, address_ports, ...block } = grant.region;
+  const [first, ...others] = grant.who;
   return {
-    user: grant.user,
-    devices: grant.devices,
+    user: first!.user,
+    devices: first!.devices,
+    ...(others.length > 0 ? { also: others } : {}),
     ...block,
     address_ports,
     new_tunnel: grant.newTunnel,

@@ -76,6 +76,8 @@ export function opWordsText(words: OpWords): string {
       return 'give --base REF (the files at a git ref) or --live (the server as it is now), one of them';
     case 'except_glob_unusable':
       return `--except ${words.glob}: ${emailGlobProblemText(words.problem)}`;
+    case 'output_too_large':
+      return OUTPUT_TOO_LARGE[words.output];
     case 'export_folder_not_created':
       return `-o: cannot create the folder ${words.dir} (${words.error})`;
     case 'export_files_exist': {
@@ -103,3 +105,13 @@ export function opWordsText(words: OpWords): string {
       return `the saved plan's secrets cannot be read here; nothing was changed:\n${words.problems.map((p) => `  - ${p}`).join('\n')}`;
   }
 }
+
+/** Output longer than a JavaScript string can be (about 512 M characters): what was too large, and what to do. */
+const OUTPUT_TOO_LARGE = {
+  plan_json:
+    'the JSON plan is too large to write (longer than a JavaScript string can be); nothing was written: plan part of the change at a time (fewer users, devices or rules), or read it with `netform plan` or `--format markdown`, which leave out the access delta',
+  saved_plan:
+    'the saved plan is too large to write (longer than a JavaScript string can be); nothing was written: save a plan of part of the change at a time (fewer users, devices or rules), or apply with `apply -f` without a saved plan',
+  check:
+    "the check's output is too large to write (longer than a JavaScript string can be): check part of the change at a time (fewer users, devices or rules), or use `--format text`, which leaves out the access delta",
+} as const;

@@ -4,7 +4,6 @@
  * `check --format json`, `plan --format json` and saved plans.
  */
 import type { DeltaSide, DeltaSides } from '../access/compared.js';
-import type { AccessDelta } from '../access/delta.js';
 
 /** One side in words; a saved plan's words as they are. */
 export function deltaSideText(side: DeltaSide | string): string {
@@ -33,7 +32,7 @@ export function comparedText(compared: DeltaSides): string {
 }
 
 /** The delta with its sides in words, as JSON shows it (schemas/access-delta.schema.json). */
-export function wordedDelta<T extends AccessDelta>(delta: T): T & { compared: { before: string; after: string } } {
+export function wordedDelta<T extends { compared: DeltaSides }>(delta: T): T & { compared: { before: string; after: string } } {
   const { before, after } = delta.compared;
   return { ...delta, compared: { before: deltaSideText(before), after: deltaSideText(after) } };
 }

@@ -4,6 +4,7 @@
  * the gate could not be evaluated (result `error`).
  */
 import { Option, type Command } from 'commander';
+import { accessDeltaDocument } from '../../ops/access-delta.js';
 import { noAccessTo, noNewAccessDelta } from '../../ops/check.js';
 import { sarifRoot } from '../../ops/validate.js';
 import type { Diagnostic } from '../../model/diagnostic.js';
@@ -25,6 +26,7 @@ import { addConnectionOptions } from '../flags/connection.js';
 import { addNowOption, clockOf } from '../flags/now.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf, type CliIo } from '../io.js';
+import { wholeOutput } from '../output.js';
 
 interface CheckOptions extends StateOptions {
   file: string;
@@ -51,8 +53,10 @@ async function gate(
   const where = { root: sarifRoot(io.cwd), cwd: io.cwd };
   const warning = (d: Diagnostic) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
   let report: CheckReport;
+  let output: string;
   try {
     report = await evaluate(warning);
+    output = wholeOutput('check', () => checkOutput(report, opts.format, where));
   } catch (error) {
     const expected = expectedFailure(error);
     if (!expected) throw error;
@@ -60,7 +64,7 @@ async function gate(
     (opts.format === 'text' ? io.err : io.out).write(checkErrorOutput(check, message, opts.format, where));
     return ExitCode.unevaluated;
   }
-  io.out.write(checkOutput(report, opts.format, where));
+  io.out.write(output);
   return report.grants.length === 0 ? ExitCode.ok : ExitCode.error;
 }
 
@@ -95,7 +99,8 @@ export function registerCheck(program: Command, cli: CliContext): void {
           { warning },
         );
         const subject = comparedText(delta.compared);
-        return { check: 'no-new-access', subject, grants: grantsOf(delta.entries), delta };
+        const document = accessDeltaDocument(delta);
+        return { check: 'no-new-access', subject, grants: grantsOf(delta.entries), delta: document };
       }),
     ),
   );

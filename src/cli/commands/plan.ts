@@ -19,7 +19,7 @@ import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
 import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf, type CliIo } from '../io.js';
-import { fullPlanAt, refuseOverwritingInput, Timings, useColor, writeSavedPlan } from '../output.js';
+import { fullPlanAt, refuseOverwritingInput, Timings, useColor, wholeOutput, writeSavedPlan } from '../output.js';
 
 /** 3 over a limit; 2 when the server does not match (changes, or pending: src/plan/outcome.ts); else 0. */
 function planExitCode({ plan, differs }: PlanResult): ExitCode {
@@ -118,7 +118,7 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   const savedPlanJson = seal ? (await import('../../plan/planfile.js')).savedPlanJson : undefined;
   const output =
     opts.format === 'json' && savedPlanJson
-      ? savedPlanJson(wordedPlan(plan), seal!)
+      ? wholeOutput(opts.out ? 'saved_plan' : 'plan_json', () => savedPlanJson(wordedPlan(plan), seal!))
       : renderPlan(plan, opts.format, {
           color: opts.format === 'text' && useColor(opts, io, shownOn),
           fullPlanAt: fullPlanAt(io.env),
@@ -126,7 +126,8 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   timings.phase('render', elapsedSince(started));
   if (testsFail) return refuseToSave(output, plan.tests!.failed, opts.out, timings, io);
   if (!(toStdout && opts.format === 'json')) io[shownOn].write(output);
-  if (opts.out) writeSavedPlan(opts.out, opts.format === 'json' ? output : savedPlanJson!(wordedPlan(plan), seal!), io);
+  const saved = () => wholeOutput('saved_plan', () => savedPlanJson!(wordedPlan(plan), seal!));
+  if (opts.out) writeSavedPlan(opts.out, opts.format === 'json' ? output : saved(), io);
   timings.report();
   return planExitCode(result);
 }

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
+import { expandAccessDelta } from '../../../src/access/delta-sets.js';
 import { git } from '../../helpers/git.js';
 import { closedPlanValidators } from '../../helpers/plan-schema-closed.js';
 import type { TestServer } from '../../helpers/server.js';
@@ -67,8 +68,11 @@ describe('plan access_delta', () => {
     const { plan: validPlan } = closedPlanValidators();
     expect(validPlan(doc), JSON.stringify(validPlan.errors)).toBe(true);
     valid(doc.access_delta);
+    expect(doc.access_delta.version).toBe(2);
     expect(doc.access_delta.compared).toEqual({ before: 'the server now', after: 'after apply' });
-    const [alice] = doc.access_delta.entries;
+    // Entries refer to the sets of regions by index; expanded, each lists its own.
+    expect(doc.access_delta.entries[0]).toMatchObject({ gained: [0], lost: [1] });
+    const alice = expandAccessDelta(doc.access_delta).entries[0]!;
     expect(alice).toMatchObject({ user: 'alice@delta.test', devices: ['laptop'], tunnel: { 4: 'kept', 6: 'kept' } });
     expect(alice.gained).toEqual([
       expect.objectContaining({
@@ -127,12 +131,13 @@ describe('plan access_delta', () => {
 
     const r = await netform(server, ['plan', '-f', 'desired/', '--base', 'main', '--format', 'json'], {}, repo);
     expect(r.code, describeResult(r)).toBe(2);
-    const delta = JSON.parse(r.stdout).access_delta;
-    valid(delta);
-    expect(delta.compared).toEqual({
+    const document = JSON.parse(r.stdout).access_delta;
+    valid(document);
+    expect(document.compared).toEqual({
       before: "after apply of main's changes",
       after: "after apply of this pull request's changes too",
     });
+    const delta = expandAccessDelta(document);
     // Only the pull request's own grant: alice's wider range is main's.
     expect(
       delta.entries.map((e: any) => `${e.user} ${e.gained.map((g: any) => `${g.ports} ${g.after.line}`)}`),

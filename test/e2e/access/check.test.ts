@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
+import { expandAccessDelta } from '../../../src/access/delta-sets.js';
 import { git } from '../../helpers/git.js';
 import type { TestServer } from '../../helpers/server.js';
 import { describeResult, netform, useServerAndWorkspace, wgKey, type Workspace } from '../../helpers/workspace.js';
@@ -77,7 +78,7 @@ describe('check no-new-access --base', () => {
       gained: { users: 0, address_ports: '0' },
       lost: { users: 1, devices: 1, address_ports: '65536' },
     });
-    expect(json.access_delta.entries[0].lost[0]).toMatchObject({
+    expect(expandAccessDelta(json.access_delta).entries[0]!.lost[0]).toMatchObject({
       addresses: ['10.30.0.0/16'],
       protocol: 'tcp',
       ports: '443',
@@ -213,7 +214,7 @@ describe('check no-new-access --live', () => {
       'bob@check.test tcp 5432 10.20.0.0/16 10',
     ]);
     // What the server loses is named by the live rule's id: no file declares it any more.
-    const lost = doc.access_delta.entries.find((e: any) => e.user === 'alice@check.test').lost[0];
+    const lost: any = expandAccessDelta(doc.access_delta).entries.find((e) => e.user === 'alice@check.test')!.lost[0];
     expect(lost).toMatchObject({ addresses: ['10.30.0.0/16'], ports: '443' });
     expect(lost.before.id).toEqual(expect.any(String));
   });

@@ -5,11 +5,15 @@
  * entries, regions, rules, order and blast radius, byte for byte as JSON, on seeded random fleets
  * with overlapping global and own rules, ports, server addresses inside rules, disabled users and
  * devices whose tunnels are kept, new and gone in either family. The brute-force packet checks of
- * delta.test.ts say the reference is right.
+ * delta.test.ts say the reference is right. The document (version 2: each list of regions stated
+ * once, entries referring to it), read back, is that delta again: the same JSON where large groups
+ * are not cut, the same packets and rules where they are (small chunk and run sizes).
  */
 import { describe, expect, it } from 'vitest';
-import { computeAccessDelta } from '../../../src/access/delta.js';
+import { computeAccessDelta, type DeltaInput } from '../../../src/access/delta.js';
+import { accessDeltaDocument, expandAccessDelta, type AccessDeltaDocument } from '../../../src/access/delta-sets.js';
 import type { AccessDevice, AccessModel, AccessRule, AccessUser } from '../../../src/access/index.js';
+import { deltaMeaning } from '../../helpers/access-delta-cells.js';
 import { referenceAccessDelta } from '../../helpers/access-delta-reference.js';
 import { int, pick, prng } from '../../helpers/access-random.js';
 import { counted, rounds } from '../../helpers/rounds.js';
@@ -77,7 +81,52 @@ function changedUsers(random: () => number, before: Map<string, AccessUser>): Ma
   return after;
 }
 
+/** A random fleet and change (the rules, users and their changes as the first test draws them). */
+function randomInput(random: () => number): DeltaInput {
+  const rules = Array.from({ length: int(random, 0, 12) }, () => randomRule(random));
+  const changedRules = random() < 0.3 ? rules : rules.filter(() => random() < 0.7);
+  const afterRules = [...changedRules, ...Array.from({ length: int(random, 0, 4) }, () => randomRule(random))];
+  const settings = { portRules: random() < 0.9, serverAddresses: SERVERS.filter(() => random() < 0.5) };
+  const usersBefore = randomUsers(random);
+  return {
+    before: { users: usersBefore, rules, settings },
+    after: { users: changedUsers(random, usersBefore), rules: afterRules, settings },
+    compared: { before: 'before', after: 'after' },
+  };
+}
+
+/** The document as a program reads it: its JSON text parsed, its sets expanded. */
+const readBack = (doc: AccessDeltaDocument) => expandAccessDelta(JSON.parse(JSON.stringify(doc)));
+
 describe('access delta: the whole-family baseline equals deciding every device afresh', () => {
+  it(`its document (region sets) reads back as the same delta, as JSON, on ${counted(ROUNDS)} random fleets (seeded)`, () => {
+    const random = prng(20261130);
+    let shared = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const input = randomInput(random);
+      const doc = accessDeltaDocument(computeAccessDelta(input));
+      expect(JSON.stringify(readBack(doc)), `round ${round}`).toBe(JSON.stringify(referenceAccessDelta(input)));
+      const refs = doc.entries.flatMap((e) => [...e.gained, ...e.lost]);
+      shared += refs.length - new Set(refs).size;
+      // Every set is referred to, and by an index it has.
+      expect(new Set(refs).size).toBe(doc.region_sets.length);
+    }
+    expect(shared).toBeGreaterThan(ROUNDS / 10);
+  }, 120_000);
+
+  it(`with large groups cut in chunks and runs (small sizes): the same packets and rules, on ${counted(ROUNDS)} random fleets (seeded)`, () => {
+    const random = prng(20261131);
+    let cut = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const input = randomInput(random);
+      const doc = accessDeltaDocument(computeAccessDelta({ ...input, sharing: { chunkCells: 2, runGroups: 2 } }));
+      const want = referenceAccessDelta(input);
+      expect(deltaMeaning(readBack(doc)), `round ${round}`).toEqual(deltaMeaning(want));
+      if (doc.entries.some((e) => e.gained.length + e.lost.length > 2)) cut++;
+    }
+    expect(cut).toBeGreaterThan(ROUNDS / 10);
+  }, 120_000);
+
   it(`gives the same delta, as JSON, on ${counted(ROUNDS)} random fleets and changes (seeded)`, () => {
     const random = prng(20261129);
     let newOrGone = 0;

@@ -5,8 +5,8 @@
  * did: 170 CPU seconds on the bench fleet) makes it quadratic: 4× the fleet, 16× the work. Counted
  * in cells decided (decideRegion's output), in one process, never timed.
  *
- * What the delta writes stays proportional to the changed devices × the rules they reach: a new
- * device lists everything it reaches (schemas/access-delta.schema.json). That part is not counted.
+ * In memory each entry lists everything its devices reach (the parts shared between them are the
+ * same arrays); what the document writes, each list once, is measured in delta-sets.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { computeAccessDelta } from '../../../src/access/delta.js';
