@@ -304,6 +304,8 @@ export class Lab {
   #created: string[] = [];
   #sport = 20_000;
   #triggerPort = 10_000;
+  /** Whether the probe sets were emptied after the last packets were sent. */
+  #flushed = false;
   readonly #onExit = () => this.#removeNamespacesNow();
 
   private constructor(readonly names: Record<Role, string>) {}
@@ -471,9 +473,27 @@ export class Lab {
     return this.#agent('r').nft(args, stdin);
   }
 
-  /** Loads a ruleset into the router with `nft -f -`. */
+  /**
+   * Loads a ruleset into the router with `nft -f -`, and meanwhile empties every namespace's probe
+   * sets for the next `probe` (nothing is sent in between).
+   */
   async load(ruleset: string): Promise<void> {
-    await this.routerNft(['-f', '-'], ruleset);
+    this.#flushed = false;
+    await Promise.all([this.routerNft(['-f', '-'], ruleset), this.#flush()]);
+    this.#flushed = true;
+  }
+
+  /** Empties the probe sets of every namespace. */
+  async #flush(): Promise<void> {
+    await Promise.all(
+      ROLES.map((role) =>
+        this.#agent(role).nfti(
+          setNames(role)
+            .map((set) => `flush set inet probe ${set}`)
+            .join('; '),
+        ),
+      ),
+    );
   }
 
   /**
@@ -502,15 +522,9 @@ export class Lab {
     if (new Set(pairKeys).size !== pairKeys.length)
       throw new Error('two ICMP (or two GRE) probes with the same source and destination');
 
-    await Promise.all(
-      ROLES.map((role) =>
-        this.#agent(role).nfti(
-          setNames(role)
-            .map((set) => `flush set inet probe ${set}`)
-            .join('; '),
-        ),
-      ),
-    );
+    // Empty sets: either `load` emptied them and nothing was sent since, or they are emptied now.
+    if (!this.#flushed) await this.#flush();
+    this.#flushed = false;
     const sends: Promise<unknown>[] = [];
     for (const side of ['a', 'b'] as const) {
       const mine = entries.filter((e) => e.source === side && e.probe.proto !== 'icmp');
@@ -558,17 +572,17 @@ export class Lab {
         );
       sets = await router();
     }
-    // Once more: the forward hook's later chains ran in the same pass as the earlier ones.
-    sets = await router();
-    const passed = union(sets, 'fwd');
-    const local = union(sets, 'loc');
-
-    const arrived = new Map<Role, Set<string>>([['r', local]]);
+    // Once more: the forward hook's later chains ran in the same pass as the earlier ones. The
+    // destinations are read meanwhile: a probe that passed the router and is not among what they
+    // show yet is read for again below.
+    const arrived = new Map<Role, Set<string>>();
     const read = async (role: Role) => {
       const keys = union(await this.#agent(role).probeSets(), 'at');
       arrived.set(role, keys);
     };
-    await Promise.all((['a', 'b', 't'] as const).map(read));
+    [sets] = await Promise.all([router(), ...(['a', 'b', 't'] as const).map(read)]);
+    const passed = union(sets, 'fwd');
+    arrived.set('r', union(sets, 'loc'));
     const missing = () =>
       entries.filter((e) => e.landing !== 'r' && passed.has(e.key) && !arrived.get(e.landing)!.has(e.key));
     while (missing().length > 0) {
