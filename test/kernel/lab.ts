@@ -313,7 +313,7 @@ export class Lab {
   #created: string[] = [];
   #sport = 20_000;
   #triggerPort = 10_000;
-  /** The keys of the probes sent since the probe sets were made or last emptied. */
+  /** The keys of the probes sent since the probe sets were made or last emptied (the router's may be fewer). */
   readonly #recorded = new Set<string>();
   readonly #onExit = () => this.#removeNamespacesNow();
 
@@ -503,9 +503,13 @@ export class Lab {
     return this.#agent('r').nft(args, stdin);
   }
 
-  /** Loads a ruleset into the router with `nft -f -`. */
+  /**
+   * Loads a ruleset into the router with `nft -f -`; the same transaction empties the router's
+   * probe sets, so that its listings (read again and again while packets go through) stay small.
+   */
   async load(ruleset: string): Promise<void> {
-    await this.routerNft(['-f', '-'], ruleset);
+    const flush = setNames('r').map((set) => `flush set inet probe ${set}`);
+    await this.routerNft(['-f', '-'], `${ruleset}\n${flush.join('\n')}\n`);
   }
 
   /** Empties the probe sets of every namespace. */
