@@ -6,8 +6,9 @@
  *   {"id":1,"cmd":"send","probes":[{"kind":"tcp"|"udp"|"gre","src":"10.3.2.2","dst":"1.2.3.4","port":443,"sport":20001}]}
  *   {"id":2,"cmd":"trigger","triggers":[{"src":"1.2.3.4","dst":"10.3.2.2","sport":10001}]}
  *   {"id":3,"cmd":"nft","args":["-f","-"],"stdin":"..."}
- *   {"id":4,"cmd":"nfti","line":"list table inet probe"}
- *   {"id":5,"cmd":"reset"}
+ *   {"id":4,"cmd":"nfti","line":"flush set inet probe at_l4_4"}
+ *   {"id":5,"cmd":"nftlist","table":"inet probe"}
+ *   {"id":6,"cmd":"reset"}
  *
  * `send` answers once every packet is handed to the kernel. GRE packets (IP protocol 47: a bare
  * GRE header) and TCP SYNs or UDP datagrams to port 0 (which the socket API refuses to send) go
@@ -15,7 +16,7 @@
  * `src` (any address: ip_nonlocal_bind) to port 9 of the device address `dst`, whose namespace
  * answers with an ICMP port unreachable from `dst` to `src`: the ICMP probe. `nft` runs nft once;
  * `nfti` gives a line to a long-running `nft -j -i` (no process start per command) and answers its
- * JSON output lines. It refuses to start in
+ * JSON output lines; `nftlist` lists one table there. It refuses to start in
  * the namespace the suite runs in (NETFORM_LAB_HOST_NETNS, that namespace's inode).
  */
 import { spawn } from 'node:child_process';
@@ -145,30 +146,54 @@ function nft(args, stdin) {
 }
 
 /**
- * One `nft -j -i` for the agent's life. After each line it lists the empty table `inet sync`,
- * whose answer marks the end of that line's output.
+ * One `nft -j -i` for the agent's life, given one job at a time. A job's line is followed by a
+ * listing of the empty table `inet sync`, whose answer marks the end of that line's output. A
+ * listing of one table (`nftlist`) needs no such mark: its answer is one JSON line; should nft
+ * write to stderr instead, the mark is asked for after all, so that nothing it writes late is
+ * taken for the next job's answer.
  */
 let interactive;
-function nfti(line) {
-  if (!interactive) {
-    const child = spawn('nft', ['-j', '-i'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    interactive = { child, stderr: '', waiting: [], output: [] };
-    child.stderr.setEncoding('utf8').on('data', (c) => (interactive.stderr += c));
-    child.stdin.on('error', () => {});
-    createInterface({ input: child.stdout }).on('line', (out) => {
-      if (/"table": \{"family": "inet", "name": "sync"/.test(out)) {
-        const done = interactive.waiting.shift();
-        const result = { lines: interactive.output, stderr: interactive.stderr };
-        interactive.output = [];
-        interactive.stderr = '';
-        done?.(result);
-      } else interactive.output.push(out);
-    });
-    child.stdin.write('add table inet sync\n');
-  }
+const SYNC = /"table": \{"family": "inet", "name": "sync"/;
+function startInteractive() {
+  const child = spawn('nft', ['-j', '-i'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  interactive = { child, stderr: '', output: [], queue: [], job: null };
+  child.stderr.setEncoding('utf8').on('data', (c) => {
+    interactive.stderr += c;
+    const job = interactive.job;
+    if (job?.kind === 'list' && !job.synced) {
+      job.synced = true;
+      child.stdin.write('list table inet sync\n');
+    }
+  });
+  child.stdin.on('error', () => {});
+  createInterface({ input: child.stdout }).on('line', (out) => {
+    const job = interactive.job;
+    if (!job) return;
+    const marked = SYNC.test(out);
+    if (!marked) interactive.output.push(out);
+    if (marked || (job.kind === 'list' && !job.synced)) finish();
+  });
+  child.stdin.write('add table inet sync\n');
+}
+function finish() {
+  const result = { lines: interactive.output, stderr: interactive.stderr };
+  interactive.output = [];
+  interactive.stderr = '';
+  const job = interactive.job;
+  interactive.job = null;
+  job.resolve(result);
+  next();
+}
+function next() {
+  if (interactive.job || interactive.queue.length === 0) return;
+  const job = (interactive.job = interactive.queue.shift());
+  interactive.child.stdin.write(job.kind === 'list' ? `${job.line}\n` : `${job.line}\nlist table inet sync\n`);
+}
+function nfti(line, kind = 'sync') {
+  if (!interactive) startInteractive();
   return new Promise((resolve) => {
-    interactive.waiting.push(resolve);
-    interactive.child.stdin.write(`${line}\nlist table inet sync\n`);
+    interactive.queue.push({ line, kind, resolve, synced: false });
+    next();
   });
 }
 
@@ -187,6 +212,7 @@ lines.on('line', async (line) => {
     else if (cmd === 'trigger') result = await trigger(message.triggers);
     else if (cmd === 'nft') result = await nft(message.args, message.stdin);
     else if (cmd === 'nfti') result = await nfti(message.line);
+    else if (cmd === 'nftlist') result = await nfti(`list table ${message.table}`, 'list');
     else if (cmd === 'reset') result = (reset(), {});
     else throw new Error(`unknown command ${cmd}`);
     process.stdout.write(`${JSON.stringify({ id, ok: true, result })}\n`);
@@ -194,10 +220,20 @@ lines.on('line', async (line) => {
     process.stdout.write(`${JSON.stringify({ id, ok: false, error: String(error?.stack ?? error) })}\n`);
   }
 });
-lines.on('close', () => {
+lines.on('close', async () => {
   reset();
-  interactive?.child.stdin.end();
-  rawSender?.child.stdin.end();
+  // Its own children gone before it: none outlives the lab.
+  const children = [interactive?.child, rawSender?.child].filter(Boolean);
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('close', resolve);
+          child.stdin.end();
+        }),
+    ),
+  );
   process.exit(0);
 });
 process.stdout.write(`${JSON.stringify({ ready: true, netns: own })}\n`);

@@ -127,6 +127,7 @@ describe.skipIf(unavailable !== null)('expired grants: the state after apply agr
   it('before and after each expiry, the kernel loaded with what apply leaves passes what netform says', async () => {
     const options = { server: 'http://lab', createdAt: '2026-12-01T00:00:00.000Z', tokenUser: 'admin@corp.test' };
     const accepted: Record<string, number> = {};
+    let packets = 0;
     for (const at of ['2026-12-01', '2026-12-21', '2026-12-23', '2026-12-26', '2026-12-29']) {
       const state = live();
       const desired = effectiveAt(files(), new Date(`${at}T00:00:00Z`));
@@ -135,6 +136,7 @@ describe.skipIf(unavailable !== null)('expired grants: the state after apply agr
       await lab.load(renderRuleset(nftStateOfLive(carriedOut(state, plan), { portRules: true })));
       const sent = probes();
       const arrived = await lab.probe(sent);
+      packets += sent.length;
       const rules = new CompiledRules(after.model);
       const disagreements: string[] = [];
       let passed = 0; // packets from a device apply leaves, accepted
@@ -157,6 +159,6 @@ describe.skipIf(unavailable !== null)('expired grants: the state after apply agr
     // Each expiry takes something away, and nothing comes back.
     const counts = Object.values(accepted);
     for (let i = 1; i < counts.length; i++) expect(counts[i]!).toBeLessThan(counts[i - 1]!);
-    console.log(`kernel (expiries): packets accepted by date ${JSON.stringify(accepted)}`);
+    console.log(`kernel (expiries): ${packets} packets compared; accepted by date ${JSON.stringify(accepted)}`);
   }, 120_000);
 });

@@ -145,6 +145,11 @@ function run(command: string, args: string[], input?: string): Promise<string> {
   });
 }
 
+/** Waits for every one of the promises, then fails with the first failure: nothing is left running. */
+async function settled(promises: readonly Promise<unknown>[]): Promise<void> {
+  for (const result of await Promise.allSettled(promises)) if (result.status === 'rejected') throw result.reason;
+}
+
 const AGENT = fileURLToPath(new URL('./agent.mjs', import.meta.url));
 
 /** A running agent.mjs inside one namespace: one JSON command a line, one answer a line. */
@@ -198,7 +203,9 @@ class Agent {
 
   /** The probe table's sets, read through `nft -j -i`. */
   async probeSets(): Promise<Map<string, Set<string>>> {
-    const [json] = await this.nfti('list table inet probe');
+    const result = await this.call('nftlist', { table: 'inet probe' });
+    if (result.stderr) throw new Error(`nft (list table inet probe) in namespace ${this.role}: ${result.stderr}`);
+    const [json] = result.lines as string[];
     if (!json) throw new Error(`nft listed nothing for the probe table in namespace ${this.role}`);
     return readSets(json);
   }
@@ -298,12 +305,16 @@ function union(sets: Map<string, Set<string>>, prefix: string): Set<string> {
 }
 
 const WAIT_MS = 10_000;
+/** Probe keys the sets may hold before they are emptied (each listing grows with them). */
+const RECORDED_MAX = 400;
 
 export class Lab {
   readonly #agents = new Map<Role, Agent>();
   #created: string[] = [];
   #sport = 20_000;
   #triggerPort = 10_000;
+  /** The keys of the probes sent since the probe sets were made or last emptied (the router's may be fewer). */
+  readonly #recorded = new Set<string>();
   readonly #onExit = () => this.#removeNamespacesNow();
 
   private constructor(readonly names: Record<Role, string>) {}
@@ -324,12 +335,33 @@ export class Lab {
 
   async #setup(): Promise<void> {
     const host = hostNetns();
+    await settled(
+      ROLES.map(async (role) => {
+        await run('ip', ['netns', 'add', this.names[role]]);
+        this.#created.push(this.names[role]);
+        if (statSync(`/run/netns/${this.names[role]}`).ino === host)
+          throw new Error(`namespace ${this.names[role]} is the suite's own: refusing to go on`);
+      }),
+    );
+    // The agents start (and load the probe tables) while the links are made.
     for (const role of ROLES) {
-      await run('ip', ['netns', 'add', this.names[role]]);
-      this.#created.push(this.names[role]);
-      if (statSync(`/run/netns/${this.names[role]}`).ino === host)
-        throw new Error(`namespace ${this.names[role]} is the suite's own: refusing to go on`);
+      const child = spawn('ip', ['netns', 'exec', this.names[role], process.execPath, AGENT], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { ...process.env, NETFORM_LAB_HOST_NETNS: String(host) },
+      });
+      this.#agents.set(role, new Agent(role, child));
     }
+    await settled([
+      ...ROLES.map(async (role) => {
+        await this.#agent(role).ready;
+        await this.#agent(role).nft(['-f', '-'], probeTable(role));
+      }),
+      this.#links(),
+    ]);
+  }
+
+  /** The links, addresses, routes and settings of the namespaces. */
+  async #links(): Promise<void> {
     const { r, a, b, t } = this.names;
     const sysctl = (role: Role, settings: string[], optional: string[] = []) =>
       run('ip', [
@@ -403,14 +435,14 @@ export class Lab {
         '',
       ].join('\n'),
     );
-    for (const side of ['a', 'b'] as const) {
+    const side = (name: 'a' | 'b') => {
       const addresses = Array.from({ length: POOL }, (_, i) => [
-        `addr add ${deviceAddress(side, i, 4)}/32 dev eth0`,
-        `addr add ${deviceAddress(side, i, 6)}/128 dev eth0 nodad`,
+        `addr add ${deviceAddress(name, i, 4)}/32 dev eth0`,
+        `addr add ${deviceAddress(name, i, 6)}/128 dev eth0 nodad`,
       ]).flat();
-      await run(
+      return run(
         'ip',
-        ['-n', this.names[side], '-batch', '-'],
+        ['-n', this.names[name], '-batch', '-'],
         [
           'link set lo up',
           'link set eth0 up',
@@ -422,42 +454,42 @@ export class Lab {
           '',
         ].join('\n'),
       );
-    }
-    // The destination owns every address (so it can send the ICMP triggers from any of them),
-    // except the tunnel networks, which it reaches through the router.
-    await run(
-      'ip',
-      ['-n', t, '-batch', '-'],
-      [
-        'link set lo up',
-        'link set eth0 up',
-        'addr add 169.254.0.2/32 dev eth0',
-        'addr add fe80::2/64 dev eth0 nodad',
-        'route add 10.3.2.0/24 via 10.3.2.1 dev eth0 onlink',
-        'route add fd00::3:2:0/120 via fe80::1 dev eth0',
-        'route add local 0.0.0.0/0 dev lo table local',
-        'route add local ::/0 dev lo table local',
-        '',
-      ].join('\n'),
-    );
-    for (const [family, tunnel] of [
-      ['-4', '10.3.2.0/24'],
-      ['-6', 'fd00::3:2:0/120'],
-    ] as const) {
-      await run('ip', ['-n', t, family, 'rule', 'add', 'pref', '100', 'to', tunnel, 'lookup', 'main']);
-      await run('ip', ['-n', t, family, 'rule', 'del', 'pref', '0']);
-      await run('ip', ['-n', t, family, 'rule', 'add', 'pref', '200', 'lookup', 'local']);
-    }
-    for (const role of ROLES) {
-      const child = spawn('ip', ['netns', 'exec', this.names[role], process.execPath, AGENT], {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: { ...process.env, NETFORM_LAB_HOST_NETNS: String(host) },
-      });
-      const agent = new Agent(role, child);
-      this.#agents.set(role, agent);
-    }
-    await Promise.all([...this.#agents.values()].map((agent) => agent.ready));
-    await Promise.all(ROLES.map((role) => this.#agent(role).nft(['-f', '-'], probeTable(role))));
+    };
+    await settled([
+      side('a'),
+      side('b'),
+      // The destination owns every address (so it can send the ICMP triggers from any of them),
+      // except the tunnel networks, which it reaches through the router.
+      run(
+        'ip',
+        ['-n', t, '-batch', '-'],
+        [
+          'link set lo up',
+          'link set eth0 up',
+          'addr add 169.254.0.2/32 dev eth0',
+          'addr add fe80::2/64 dev eth0 nodad',
+          'route add 10.3.2.0/24 via 10.3.2.1 dev eth0 onlink',
+          'route add fd00::3:2:0/120 via fe80::1 dev eth0',
+          'route add local 0.0.0.0/0 dev lo table local',
+          'route add local ::/0 dev lo table local',
+          '',
+        ].join('\n'),
+      ),
+      ...(
+        [
+          ['-4', '10.3.2.0/24'],
+          ['-6', 'fd00::3:2:0/120'],
+        ] as const
+      ).map(([family, tunnel]) =>
+        run(
+          'ip',
+          [family, '-n', t, '-batch', '-'],
+          [`rule add pref 100 to ${tunnel} lookup main`, 'rule del pref 0', 'rule add pref 200 lookup local', ''].join(
+            '\n',
+          ),
+        ),
+      ),
+    ]);
   }
 
   #agent(role: Role): Agent {
@@ -471,9 +503,27 @@ export class Lab {
     return this.#agent('r').nft(args, stdin);
   }
 
-  /** Loads a ruleset into the router with `nft -f -`. */
+  /**
+   * Loads a ruleset into the router with `nft -f -`; the same transaction empties the router's
+   * probe sets, so that its listings (read again and again while packets go through) stay small.
+   */
   async load(ruleset: string): Promise<void> {
-    await this.routerNft(['-f', '-'], ruleset);
+    const flush = setNames('r').map((set) => `flush set inet probe ${set}`);
+    await this.routerNft(['-f', '-'], `${ruleset}\n${flush.join('\n')}\n`);
+  }
+
+  /** Empties the probe sets of every namespace. */
+  async #flush(): Promise<void> {
+    this.#recorded.clear();
+    await Promise.all(
+      ROLES.map((role) =>
+        this.#agent(role).nfti(
+          setNames(role)
+            .map((set) => `flush set inet probe ${set}`)
+            .join('; '),
+        ),
+      ),
+    );
   }
 
   /**
@@ -502,15 +552,12 @@ export class Lab {
     if (new Set(pairKeys).size !== pairKeys.length)
       throw new Error('two ICMP (or two GRE) probes with the same source and destination');
 
-    await Promise.all(
-      ROLES.map((role) =>
-        this.#agent(role).nfti(
-          setNames(role)
-            .map((set) => `flush set inet probe ${set}`)
-            .join('; '),
-        ),
-      ),
-    );
+    // The sets hold no key of these probes: what they hold from earlier ones cannot be taken for
+    // these. They are emptied when a key would come again (an ICMP or GRE pair, a source port once
+    // the ports wrap) or when they grow past RECORDED_MAX keys.
+    if (entries.some((e) => this.#recorded.has(e.key)) || this.#recorded.size + entries.length > RECORDED_MAX)
+      await this.#flush();
+    for (const e of entries) this.#recorded.add(e.key);
     const sends: Promise<unknown>[] = [];
     for (const side of ['a', 'b'] as const) {
       const mine = entries.filter((e) => e.source === side && e.probe.proto !== 'icmp');
@@ -558,17 +605,19 @@ export class Lab {
         );
       sets = await router();
     }
-    // Once more: the forward hook's later chains ran in the same pass as the earlier ones.
-    sets = await router();
-    const passed = union(sets, 'fwd');
-    const local = union(sets, 'loc');
-
-    const arrived = new Map<Role, Set<string>>([['r', local]]);
+    // Once more: the forward hook's later chains ran in the same pass as the earlier ones. The
+    // destinations are read meanwhile: a probe that passed the router and is not among what they
+    // show yet is read for again below.
+    const arrived = new Map<Role, Set<string>>();
     const read = async (role: Role) => {
       const keys = union(await this.#agent(role).probeSets(), 'at');
       arrived.set(role, keys);
     };
-    await Promise.all((['a', 'b', 't'] as const).map(read));
+    const landings = (['a', 'b', 't'] as const).filter((role) => entries.some((e) => e.landing === role));
+    for (const role of ['a', 'b', 't'] as const) arrived.set(role, new Set());
+    [sets] = await Promise.all([router(), ...landings.map(read)]);
+    const passed = union(sets, 'fwd');
+    arrived.set('r', union(sets, 'loc'));
     const missing = () =>
       entries.filter((e) => e.landing !== 'r' && passed.has(e.key) && !arrived.get(e.landing)!.has(e.key));
     while (missing().length > 0) {
