@@ -32,7 +32,9 @@ export function comparedText(compared: DeltaSides): string {
 }
 
 /** The delta with its sides in words, as JSON shows it (schemas/access-delta.schema.json). */
-export function wordedDelta<T extends { compared: DeltaSides }>(delta: T): T & { compared: { before: string; after: string } } {
+export function wordedDelta<T extends { compared: DeltaSides }>(
+  delta: T,
+): T & { compared: { before: string; after: string } } {
   const { before, after } = delta.compared;
   return { ...delta, compared: { before: deltaSideText(before), after: deltaSideText(after) } };
 }
