@@ -1,15 +1,17 @@
 /**
  * The package as users get it: `npm pack`, then `npm install <tarball>` in an empty folder, then
- * `npx netform --help`, `validate`, and `plan` against a real server, whose saved plan a script
+ * `npx netform --help`, then `validate` and `plan` through the bin npm linked
+ * (node_modules/.bin/netform, the file npx runs) against a real server, whose saved plan a script
  * checks with the plan schema imported from the installed package (`netform/schemas/plan.schema.json`). Install scripts are skipped
  * (`--ignore-scripts`): the tarball holds the built dist/, and these commands do not need the
- * bundled server's native SQLite module. Slow (an install from the registry or npm's cache).
+ * bundled server's native SQLite module. Slow (an install from the registry or npm's cache): the
+ * pack starts while the server starts, and the example's synth runs while npm installs.
  *
  * cdktf and constructs are optional peer dependencies: the install leaves them out, `plan` reads a
  * synthesized cdk.tf.json without them, and `netform/cdktf` throws one line saying what to install;
  * then, with them installed beside netform, the CDKTF example synthesizes and plans as before.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
@@ -36,8 +38,13 @@ const SECRETS = {
   TF_VAR_carol_laptop_psk: 'example-carol-laptop.psk',
 };
 
+/** `npm pack` of the checkout, started before the server so that the two overlap. */
+let packing: Promise<Ran>;
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'netform-pack-'));
+  // dist/ is built by `npm test` before the tests run; --ignore-scripts keeps pack from building again.
+  packing = run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
   server = await startServerProcess();
 });
 afterAll(async () => {
@@ -61,25 +68,37 @@ function loadingCdktf(dist: string): string[] {
     .map((file) => file.split(sep).join('/'));
 }
 
-function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}) {
-  const result = spawnSync(command, args, {
-    cwd,
-    env: { ...process.env, NO_COLOR: '1', ...env },
-    encoding: 'utf8',
-    timeout: 540_000,
-  });
-  return {
-    code: result.status,
-    stdout: result.stdout,
-    stderr: result.stderr,
-    all: `${result.stdout}\n${result.stderr}`,
-  };
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  all: string;
 }
 
+/** Runs a command to its end (never rejects: a command that cannot start has code null). */
+function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Ran> {
+  return new Promise((done) => {
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...process.env, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 540_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', (error) => (stderr += `${error.message}\n`));
+    child.on('close', (code) => done({ code, stdout, stderr, all: `${stdout}\n${stderr}` }));
+  });
+}
+
+/** The installed bin, as npm linked it: node_modules/.bin/netform (what `npx netform` runs). */
+const netform = (app: string) => join(app, 'node_modules', '.bin', 'netform');
+
 describe('npm pack', () => {
-  it('makes a tarball that installs into an empty folder and runs with npx', { timeout: 600_000 }, () => {
-    // dist/ is built by `npm test` before the tests run; --ignore-scripts keeps pack from building again.
-    const packed = run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
+  it('makes a tarball that installs into an empty folder and runs with npx', { timeout: 600_000 }, async () => {
+    const packed = await packing;
     expect(packed.code, packed.all).toBe(0);
     const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
     expect(tarball).toMatch(/^netform-\d+\.\d+\.\d+\.tgz$/);
@@ -87,25 +106,32 @@ describe('npm pack', () => {
     const app = join(dir, 'app');
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), '{ "name": "gitops-repo", "private": true }\n');
-    const installed = run(
+    // examples/cdktf, synthesized with the checkout's cdktf from the app's folder (the stack's local
+    // backend path is the cwd's) while npm installs: its cdk.tf.json is read below, without cdktf.
+    const synthesizing = run(
+      process.execPath,
+      [join(ROOT, 'examples', 'cdktf', 'main.mjs'), join(dir, 'cdktf.out')],
+      app,
+    );
+    const installed = await run(
       'npm',
       ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', join(dir, tarball)],
       app,
     );
     expect(installed.code, installed.all).toBe(0);
 
-    const help = run('npx', ['--no-install', 'netform', '--help'], app);
+    const help = await run('npx', ['--no-install', 'netform', '--help'], app);
     expect(help.code, help.all).toBe(0);
     expect(help.stdout).toContain('Usage: netform');
     for (const command of ['validate', 'plan', 'apply', 'drift', 'export', 'show'])
       expect(help.stdout).toContain(command);
 
     writeFileSync(join(app, 'netform.yaml'), 'version: 1\nusers:\n  - email: packed@example.com\n');
-    const validated = run('npx', ['--no-install', 'netform', 'validate', '-f', 'netform.yaml'], app);
+    const validated = await run(netform(app), ['validate', '-f', 'netform.yaml'], app);
     expect(validated.code, validated.all).toBe(0);
     expect(validated.stdout).toBe('netform.yaml is valid: 1 user, 0 devices, 0 rules\n');
 
-    const planned = run('npx', ['--no-install', 'netform', 'plan', '-f', 'netform.yaml', '-o', 'plan.json'], app, {
+    const planned = await run(netform(app), ['plan', '-f', 'netform.yaml', '-o', 'plan.json'], app, {
       NETFORM_URL: server.url,
       NETFORM_TOKEN: server.token,
     });
@@ -125,7 +151,7 @@ const plan = JSON.parse(readFileSync('plan.json', 'utf8'));
 console.log(schema.title, plan.format_version, saved(plan) ? 'valid' : JSON.stringify(saved.errors));
 `,
     );
-    const checked = run(process.execPath, ['check-plan.mjs'], app);
+    const checked = await run(process.execPath, ['check-plan.mjs'], app);
     expect(checked.code, checked.all).toBe(0);
     expect(checked.stdout).toBe('netform plan 3 valid\n');
 
@@ -135,14 +161,13 @@ console.log(schema.title, plan.format_version, saved(plan) ? 'valid' : JSON.stri
     expect(loaders).toContain('src/cdktf/peers.js');
     expect(loaders.filter((file) => !file.startsWith('src/cdktf/'))).toEqual([]);
 
-    // A synthesized stack is read without them: examples/cdktf, synthesized with the checkout's cdktf
-    // from the app's folder (the stack's local backend path is the cwd's).
-    const synth = run(process.execPath, [join(ROOT, 'examples', 'cdktf', 'main.mjs'), join(dir, 'cdktf.out')], app);
+    // A synthesized stack is read without them.
+    const synth = await synthesizing;
     expect(synth.code, synth.all).toBe(0);
     stackText = readFileSync(join(dir, STACK, 'cdk.tf.json'), 'utf8');
     mkdirSync(join(app, STACK), { recursive: true });
     writeFileSync(join(app, STACK, 'cdk.tf.json'), stackText);
-    const stackPlanned = run('npx', ['--no-install', 'netform', 'plan', '-f', STACK], app, planEnv());
+    const stackPlanned = await run(netform(app), ['plan', '-f', STACK], app, planEnv());
     expect(stackPlanned.code, stackPlanned.all).toBe(2);
     for (const name of ['alice', 'bob', 'carol', 'dave', 'erin'])
       expect(stackPlanned.stdout).toContain(`+ user ${name}@example.com`);
@@ -162,7 +187,7 @@ try {
 }
 `,
     );
-    const imported = run(process.execPath, ['use-cdktf.mjs'], app);
+    const imported = await run(process.execPath, ['use-cdktf.mjs'], app);
     expect(imported.code, imported.all).toBe(0);
     expect(imported.stdout).toBe(`function\n${cdktfPeersMissing(['cdktf', 'constructs'])}\n`);
     expect(imported.stdout.split('\n')).toHaveLength(3); // one line each, then the end
@@ -173,13 +198,13 @@ try {
   it(
     'with cdktf and constructs installed beside it, the CDKTF example synthesizes and plans as before',
     { timeout: 600_000 },
-    () => {
+    async () => {
       expect(installedApp, 'the test before installs the tarball').toBeDefined();
       const app = installedApp!;
       // The versions of our own lockfile, which npm's cache holds.
       const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
       const peers = ['cdktf', 'constructs'].map((name) => `${name}@${lock.packages[`node_modules/${name}`].version}`);
-      const added = run(
+      const added = await run(
         'npm',
         ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...peers],
         app,
@@ -187,11 +212,11 @@ try {
       expect(added.code, added.all).toBe(0);
 
       cpSync(join(ROOT, 'examples', 'cdktf', 'main.mjs'), join(app, 'main.mjs'));
-      const synth = run(process.execPath, ['main.mjs', 'cdktf.out'], app);
+      const synth = await run(process.execPath, ['main.mjs', 'cdktf.out'], app);
       expect(synth.code, synth.all).toBe(0);
       expect(readFileSync(join(app, STACK, 'cdk.tf.json'), 'utf8')).toBe(stackText);
 
-      const planned = run('npx', ['--no-install', 'netform', 'plan', '-f', STACK], app, planEnv());
+      const planned = await run(netform(app), ['plan', '-f', STACK], app, planEnv());
       expect(planned.code, planned.all).toBe(2);
       expect(planned.stdout).toBe(stackPlan);
     },
