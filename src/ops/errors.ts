@@ -4,7 +4,10 @@
  * code: the command line maps every kind to its exit code in one place (src/cli/exit.ts).
  */
 import type { TestResult } from '../access/tests.js';
+import type { ApprovalsProblem } from '../plan/approvals.js';
 import type { SavedPlanRefusal } from '../plan/planfile.js';
+import type { PlanProblem } from '../plan/problems.js';
+import type { TargetProblem } from '../plan/target.js';
 import type { PlanTestFailure } from '../plan/types.js';
 
 export type OpErrorKind =
@@ -25,6 +28,12 @@ export type OpErrorKind =
  * it. `problems` are lines another layer already wrote (a diagnostic each).
  */
 export type OpWords =
+  /** The planner refused (a PlanError's problems). */
+  | { code: 'cannot_plan'; problems: PlanProblem[] }
+  /** A target or key refused; `flag`: given as `--target`. */
+  | { code: 'target_refused'; problem: TargetProblem; flag: boolean }
+  /** The `--approvals` file refused. */
+  | { code: 'approvals_refused'; problem: ApprovalsProblem }
   | { code: 'after_apply_needs_files_and_server' }
   | { code: 'nothing_to_evaluate' }
   | { code: 'review_after_apply_needs_files' }

@@ -15,7 +15,7 @@ import { indexLiveState } from '../plan/live-index.js';
 import { isPending } from '../plan/outcome.js';
 import { lifecycleOf, unusedAcknowledgements, withLifecycle, type Lifecycle } from '../plan/lifecycle.js';
 import { liveKeyIds, normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
-import type { PlanBase } from '../plan/types.js';
+import type { BaseUnplannable, PlanBase } from '../plan/types.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
 import { planAccessDelta } from './access-delta.js';
 import { effectiveAt } from '../desired/expiry.js';
@@ -102,7 +102,8 @@ export function checkTargets(targets: readonly string[] | undefined): void {
   try {
     targets?.forEach(normalizeTarget);
   } catch (error) {
-    if (error instanceof TargetError) throw new OpError('request', error.message);
+    if (error instanceof TargetError)
+      throw new OpError('request', { code: 'target_refused', problem: error.problem, flag: true });
     throw error;
   }
 }
@@ -172,10 +173,10 @@ async function compareToBase(
   reading: Promise<LiveState>,
 ): Promise<Plan> {
   const info: PlanBase = { ref: base.ref, ...(base.commit ? { commit: base.commit } : {}) };
-  const alone = (why: string): Plan =>
+  const alone = (why: string | BaseUnplannable): Plan =>
     compareWithBase(plan, null, {
       ...info,
-      note: `${why}: every change counts as introduced by this pull request`,
+      note: typeof why === 'string' ? `${why}: every change counts as introduced by this pull request` : why,
       ...(plan.access ? { access_pr: plan.access } : {}),
     });
   if ('missing' in base) return alone(`${base.where} ${base.missing} at ${base.ref}`);
@@ -200,7 +201,11 @@ async function compareToBase(
     basePlan = shaping.target?.length ? targetPlan(whole, shaping.target) : whole;
   } catch (error) {
     if (error instanceof PlanError || error instanceof TargetError)
-      return alone(`${base.ref}'s files cannot be planned (${error.message})`);
+      return alone({
+        code: 'base_unplannable',
+        ref: base.ref,
+        ...(error instanceof PlanError ? { problems: error.problems } : { target: error.problem }),
+      });
     throw error;
   }
   const compared = compareWithBase(plan, basePlan, info);
@@ -315,8 +320,9 @@ export async function makePlan(
     events.phase?.('access', elapsedSince(started));
     return plan;
   } catch (error) {
-    if (error instanceof PlanError) throw new OpError('plan', `cannot plan: ${error.message}`);
-    if (error instanceof TargetError) throw new OpError('request', error.message);
+    if (error instanceof PlanError) throw new OpError('plan', { code: 'cannot_plan', problems: error.problems });
+    if (error instanceof TargetError)
+      throw new OpError('request', { code: 'target_refused', problem: error.problem, flag: true });
     throw error;
   }
 }

@@ -87,7 +87,7 @@ function planUser(
       reason: 'ignored',
       id,
       field: 'role',
-      text: `${label}: role is ${live.role} on the server, not managed (ignore_changes)`,
+      text: { code: 'role_ignored', label, role: live.role },
     });
   }
   if (
@@ -277,7 +277,7 @@ function noteIgnoredDifferences(
       reason: 'ignored',
       id: `device:${key}`,
       field,
-      text: `device ${key}: ${field} is ${JSON.stringify(live[field])} on the server, not managed (ignore_changes)`,
+      text: { code: 'field_ignored', key, field, value: live[field] },
     });
   }
 }

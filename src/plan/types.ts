@@ -10,6 +10,9 @@ import type { DecidingItem } from '../access/deciding.js';
 import type { SecretRef, SentSecretField } from '../model/secret.js';
 import type { ChangeNote, KeptReason } from './notes.js';
 import type { WithheldReason } from './reviewed.js';
+import type { PlanProblem } from './problems.js';
+import type { TargetProblem } from './target.js';
+import type { GuardWhy, PlanWarning } from './warnings.js';
 
 export const PLAN_FORMAT = 'netform.plan';
 /**
@@ -185,7 +188,25 @@ export type WordedPlan = Plan & {
   changes: (Change & { note?: string })[];
   resolved_by_pr?: (ResolvedChange & { note?: string })[];
   undeclared?: (UndeclaredItem & { reason: string })[];
+  warnings: string[];
+  outcome?: WordedOutcome;
+  base?: PlanBase & { note?: string };
 };
+
+/** An outcome whose items are words, as JSON shows it and a saved plan holds it. */
+export type WordedOutcome = PlanOutcome & {
+  pending: (OutcomeItem & { text: string })[];
+  kept: (OutcomeItem & { text: string })[];
+  not_checked: (OutcomeItem & { text: string })[];
+};
+
+/** The base's files cannot be planned: the planner's problems, or a target it refused. */
+export interface BaseUnplannable {
+  code: 'base_unplannable';
+  ref: string;
+  problems?: PlanProblem[];
+  target?: TargetProblem;
+}
 
 /** What a plan made with `--base REF` (or `--base-file PATH`) was compared with. */
 export interface PlanBase {
@@ -193,8 +214,11 @@ export interface PlanBase {
   ref: string;
   /** The commit the ref named, when it is a git ref. */
   commit?: string;
-  /** Why the comparison could not be made, when it could not: every change then counts as the pull request's. */
-  note?: string;
+  /**
+   * Why the comparison could not be made, when it could not: every change then counts as the pull
+   * request's. In words, or as a code (its files cannot be planned) that src/views/plan-base.ts words.
+   */
+  note?: string | BaseUnplannable;
   /** Access changes of this pull request's own changes, made after those already on the base. */
   access_pr?: AccessChanges;
   /** Access changes of the changes already on the base. */
@@ -316,11 +340,31 @@ export interface OutcomeItem {
   reason: 'guard' | 'target' | 'undeclared' | 'protected' | 'ignored' | 'not_checked' | 'deciding' | 'acknowledged';
   /** The object's key, as in change ids (`user:alice@example.com`), when it is about one object. */
   id?: string;
-  /** In words, for people. */
-  text: string;
+  /** What to say, as a code and its values (src/views/plan-outcome.ts words it); a saved plan's words. */
+  text: OutcomeText;
   /** `ignored`: the field that differs (`role`, `use_default_mtu`). */
   field?: string;
 }
+
+/** What an outcome item says, as a code and the values its words need. */
+export type OutcomeWords =
+  /** A user `settings.protect` keeps. */
+  | { code: 'protected'; label: string }
+  /** A live object no file declares, kept (`admin`: a user who is an admin). */
+  | { code: 'undeclared'; label: string; admin: boolean }
+  /** A deletion or demotion a guard cancelled. */
+  | { code: 'guarded'; action: 'delete' | 'demote'; label: string; why: GuardWhy }
+  /** Changes `--target` left out. */
+  | { code: 'target_left'; count: number }
+  /** A user's role that differs and is not managed (`ignore_changes`). */
+  | { code: 'role_ignored'; label: string; role: string }
+  /** A device's field that differs and is not managed (`ignore_changes`); `value` is the live one. */
+  | { code: 'field_ignored'; key: string; field: string; value: unknown }
+  /** A difference an `acknowledged:` entry keeps (`name`: the label, and the field unless whole). */
+  | { code: 'acknowledged'; name: string; whole: boolean; value?: unknown; until: string; reason: string };
+
+/** An outcome item's words: a code made now, or words (a saved plan's, or another layer's). */
+export type OutcomeText = OutcomeWords | string;
 
 /**
  * What the plan amounts to, computed in one place (src/plan/outcome.ts) and read by every format,
@@ -350,8 +394,11 @@ export interface Plan {
   changes: Change[];
   summary: PlanSummary;
   limits: LimitCheck[];
-  /** Things a person should know that are not changes: unmanaged objects, detected server quirks. */
-  warnings: string[];
+  /**
+   * Things a person should know that are not changes: unmanaged objects, detected server quirks.
+   * Codes made now (src/plan/warnings.ts), which src/views/plan-warnings.ts words; a saved plan's words.
+   */
+  warnings: PlanWarning[];
   /**
    * Live objects inside the managed scope that no file declares (a user stands for its devices
    * and rules). Never silent: listed whether prune deletes them or leaves them alone.

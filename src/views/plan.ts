@@ -23,6 +23,9 @@ import { effectiveLines } from './effective.js';
 import { blockedExpiriesLine } from './expiry.js';
 import { keptReasonText, noteText, wordedPlan } from './notes.js';
 import { noChangesLine } from './outcome.js';
+import { baseNoteText } from './plan-base.js';
+import { outcomeText } from './plan-outcome.js';
+import { warningText } from './plan-warnings.js';
 import { isSecretField, SYMBOL } from './symbols.js';
 import { withheldDeletionText } from './withheld.js';
 
@@ -198,7 +201,7 @@ function ratifiesLines(section: Section): string[] {
 export function outsideLines(plan: Plan): string[] {
   const outcome = plan.outcome;
   if (!outcome) return [];
-  return [...outcome.pending, ...outcome.kept].filter((i) => i.reason === 'deciding').map((i) => i.text);
+  return [...outcome.pending, ...outcome.kept].filter((i) => i.reason === 'deciding').map((i) => outcomeText(i.text));
 }
 
 const OUTSIDE_TITLE = 'Outside the files, deciding packets inside the managed blocks';
@@ -273,7 +276,7 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string, driftAccess =
   out.push(...approvalsText(plan));
   if (plan.base) {
     out.push(baseLine(plan, inertText));
-    if (plan.base.note) out.push(c.yellow(`  ! ${inertText(plan.base.note)}`));
+    if (plan.base.note) out.push(c.yellow(`  ! ${inertText(baseNoteText(plan.base.note))}`));
     out.push('');
     for (const section of sections) {
       out.push(c.bold(`${inertText(section.title)}:`));
@@ -309,7 +312,7 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string, driftAccess =
   if (notChecked.length > 0) out.push(c.yellow('Not checked:'), ...notChecked.map((l) => c.yellow(`  ${l}`)), '');
   if (plan.warnings.length > 0) {
     out.push(c.yellow('Warnings:'));
-    for (const w of plan.warnings) out.push(c.yellow(`  ! ${inertText(w)}`));
+    for (const w of plan.warnings) out.push(c.yellow(`  ! ${inertText(warningText(w))}`));
     out.push('');
   }
   for (const limit of exceededLimits(plan)) out.push(c.red(c.bold(`Over a safety limit: ${limitLine(limit)}`)));
@@ -347,7 +350,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
   out.push(...notCheckedMarkdown(plan));
   if (plan.base) {
     out.push(baseLine(plan, markdownCode), '');
-    if (plan.base.note) out.push('> [!NOTE]', `> ${markdownText(plan.base.note)}`, '');
+    if (plan.base.note) out.push('> [!NOTE]', `> ${markdownText(baseNoteText(plan.base.note))}`, '');
   }
   out.push(...approvalsMarkdown(plan));
   const undeclaredSummary = undeclaredLine(plan);
@@ -449,7 +452,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     const warnings: string[] = [];
     for (const w of plan.warnings) {
       // In a code span: a warning quotes labels and values from the server and the files.
-      const line = `- ${markdownCode(w)}`;
+      const line = `- ${markdownCode(warningText(w))}`;
       if (line.length + 1 > budget) break;
       warnings.push(line);
       budget -= line.length + 1;

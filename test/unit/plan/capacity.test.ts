@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planChanges, PlanError } from '../../../src/plan/index.js';
+import { planProblemText } from '../../../src/views/plan-problems.js';
 import { desired, device, liveDevice, liveState, liveUser, OPTIONS, user } from '../../helpers/plan-fixtures.js';
 
 const admin = () => liveUser('admin@example.com', { role: 'admin' });
@@ -10,7 +11,7 @@ const problemsOf = (run: () => unknown): string[] => {
   try {
     run();
   } catch (error) {
-    if (error instanceof PlanError) return error.problems;
+    if (error instanceof PlanError) return error.problems.map(planProblemText);
     throw error;
   }
   return [];

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { planChanges, PlanError, type Change, type Plan } from '../../../src/plan/index.js';
 import { fingerprintOf } from '../../../src/plan/fingerprint.js';
+import { warningText } from '../../../src/views/plan-warnings.js';
+import { inWords } from '../../helpers/plan-words.js';
 import {
   desired,
   device,
@@ -383,7 +385,9 @@ describe('planChanges: prune, manage, protect, absent', () => {
       OPTIONS,
     );
     expect(plan.changes.map((c) => c.id)).not.toContain('user:bob@example.com');
-    expect(plan.warnings).toContain('not deleting user bob@example.com: it is protected (settings.protect)');
+    expect(plan.warnings.map(warningText)).toContain(
+      'not deleting user bob@example.com: it is protected (settings.protect)',
+    );
   });
 
   it('deletes absent users and devices even with prune off', () => {
@@ -426,7 +430,9 @@ describe('planChanges: the token owner and the last admin', () => {
     // The email's case is written (W3.5); the demotion is not, and leaves the plan pending.
     expect(actions(plan)).toEqual(['update user:admin@example.com', 'delete user:other@example.com']);
     expect(plan.changes[0]!.body).toEqual({ email: 'ADMIN@example.com' });
-    expect(plan.warnings).toContain('not demoting user ADMIN@example.com: the API token in use belongs to it');
+    expect(plan.warnings.map(warningText)).toContain(
+      'not demoting user ADMIN@example.com: the API token in use belongs to it',
+    );
     expect(plan.outcome?.pending).toEqual([expect.objectContaining({ reason: 'guard', id: 'user:admin@example.com' })]);
   });
 
@@ -443,7 +449,7 @@ describe('planChanges: the token owner and the last admin', () => {
       { ...OPTIONS, tokenUser: null },
     );
     expect(actions(plan)).toEqual(['delete user:u@example.com']);
-    expect(plan.warnings.join('\n')).toMatch(
+    expect(plan.warnings.map(warningText).join('\n')).toMatch(
       /not deleting user ci@example.com: it is an admin and the token's owner is unknown/,
     );
   });
@@ -459,7 +465,9 @@ describe('planChanges: the token owner and the last admin', () => {
       { ...OPTIONS, tokenUser: null },
     );
     expect(actions(plan)).toEqual(['update user:a@example.com']);
-    expect(plan.warnings).toContain('not demoting user b@example.com: it would leave the server without an admin');
+    expect(plan.warnings.map(warningText)).toContain(
+      'not demoting user b@example.com: it would leave the server without an admin',
+    );
   });
 });
 
@@ -581,10 +589,10 @@ describe('planChanges: the token owner given by --token-user', () => {
     const live = liveState({
       users: [liveUser('admin@example.com', { role: 'admin' }), liveUser('plain@example.com')],
     });
-    expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'admni@example.com' })).toThrow(
+    expect(inWords(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'admni@example.com' }))).toThrow(
       /admni@example.com names no user on the server/,
     );
-    expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'plain@example.com' })).toThrow(
+    expect(inWords(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'plain@example.com' }))).toThrow(
       /plain@example.com is not an admin/,
     );
     expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'ADMIN@example.com' })).not.toThrow();
