@@ -113,9 +113,7 @@ export class PlanContext {
     if (!all) return false;
     if (!this.#reportedDuplicates.has(`${kind}:${key}`)) {
       this.#reportedDuplicates.add(`${kind}:${key}`);
-      this.problems.push(
-        `the server holds ${all.length} ${kind}s with the key ${key}; netform will not guess which one is meant: remove the extra ones by hand`,
-      );
+      this.problems.push({ code: 'duplicate_key', kind, count: all.length, key });
     }
     return true;
   }

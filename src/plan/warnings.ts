@@ -4,6 +4,7 @@
  * saved plan is the text it was worded to when the plan was written (the saved-plan format keeps
  * words, not codes).
  */
+import type { ProblemWords } from './problems.js';
 
 /** Why a guard keeps a user's deletion or demotion out of the plan (src/plan/guards.ts). */
 export type GuardWhy =
@@ -44,7 +45,11 @@ export type WarningWords =
   /** `--target` kept the plan to `targets`: `left` other changes are left out. */
   | { code: 'target_limited'; targets: string[]; left: number }
   /** A `--target` no change is planned for (`near`: the nearest key of the server, as a hint). */
-  | { code: 'target_unmatched'; target: string; near?: string };
+  | { code: 'target_unmatched'; target: string; near?: string }
+  /** A new user whose devices' keys a live user no file declares holds (src/plan/problems.ts). */
+  | Extract<ProblemWords, { code: 'rename_hint' }>
+  /** New devices without a pinned address that the live devices' network may not hold (no `tunnel_networks`). */
+  | { code: 'network_unchecked'; field: 'ipv4' | 'ipv6'; wanted: number; network: string; free: string };
 
 /** A warning: a code made now, or a saved plan's words. */
 export type PlanWarning = WarningWords | string;

@@ -3,6 +3,7 @@
  * user. A warning read from a saved plan is already words and is shown as it is.
  */
 import type { EntrySource, GuardWhy, PlanWarning } from '../plan/warnings.js';
+import { renameHintText } from './plan-problems.js';
 
 /** Why a guard keeps a user's deletion or demotion out of the plan. */
 export function guardWhyText(why: GuardWhy): string {
@@ -55,6 +56,12 @@ export function warningText(warning: PlanWarning): string {
     case 'target_unmatched': {
       const hint = warning.near !== undefined ? ` (did you mean ${warning.near}?)` : '';
       return `--target ${warning.target}: no change is planned for it (already as declared, or not a key of these files)${hint}`;
+    }
+    case 'rename_hint':
+      return renameHintText(warning);
+    case 'network_unchecked': {
+      const { wanted, field } = warning;
+      return `${wanted} new device${wanted === 1 ? '' : 's'} need${wanted === 1 ? 's' : ''} an ${field} address, but the live devices sit in ${warning.network}, which has ${warning.free} free: if that is the server's tunnel network, apply will fail with "CIDR … is exhausted". Declare settings.tunnel_networks.${field} so that plan can check`;
     }
   }
 }

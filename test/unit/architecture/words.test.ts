@@ -54,16 +54,8 @@ const KNOWN_DEBT: Record<string, number> = {
   'src/ops/plan.ts': 3,
   'src/ops/session.ts': 1,
   'src/plan/canonical.ts': 5,
-  'src/plan/capacity.ts': 5,
-  'src/plan/configuration.ts': 1,
-  'src/plan/conflicts.ts': 3,
-  'src/plan/context.ts': 1,
-  'src/plan/deletions.ts': 1,
   'src/plan/expiries.ts': 1,
   'src/plan/limits.ts': 1,
-  'src/plan/matching.ts': 6,
-  'src/plan/renames.ts': 7,
-  'src/plan/rules.ts': 3,
   'src/plan/seal.ts': 2,
 };
 

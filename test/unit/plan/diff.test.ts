@@ -3,6 +3,7 @@ import { planChanges, PlanError, type Change, type Plan } from '../../../src/pla
 import { fingerprintOf } from '../../../src/plan/fingerprint.js';
 import { warningText } from '../../../src/views/plan-warnings.js';
 import { inWords } from '../../helpers/plan-words.js';
+import { planProblemsText } from '../../../src/views/plan-problems.js';
 import {
   desired,
   device,
@@ -234,17 +235,19 @@ describe('planChanges: matching and normalising', () => {
       }
     })();
     expect(error).toBeInstanceOf(PlanError);
-    expect((error as PlanError).message).toMatch(/2 users with the key bob@example.com/);
+    expect(planProblemsText((error as PlanError).problems)).toMatch(/2 users with the key bob@example.com/);
   });
 
   it('refuses to prune between duplicates too, reporting each key once', () => {
     const r1 = liveRule({ destination: '10.0.0.0/8' });
     const r2 = liveRule({ destination: '10.0.0.0/8' });
-    expect(() =>
-      planChanges(
-        desired({ settings: { prune: true }, users: [user('admin@example.com')] }),
-        liveState({ users: [liveUser('admin@example.com', { role: 'admin' })], rules: [r1, r2] }),
-        OPTIONS,
+    expect(
+      inWords(() =>
+        planChanges(
+          desired({ settings: { prune: true }, users: [user('admin@example.com')] }),
+          liveState({ users: [liveUser('admin@example.com', { role: 'admin' })], rules: [r1, r2] }),
+          OPTIONS,
+        ),
       ),
     ).toThrow(/^the server holds 2 rules with the key \*\|accept\|10\.0\.0\.0\/8\|any; netform will not guess/);
   });
@@ -304,11 +307,13 @@ describe('planChanges: matching and normalising', () => {
     expect(actions(pruned)).toEqual(['delete rule:*|accept|10.2.0.0/16|any', 'replace rule:*|accept|10.0.0.0/8|any']);
     expect(pruned.changes[0]!.phase).toBeLessThan(pruned.changes[1]!.phase!);
     expect(pruned.changes[1]!.dependsOn).toEqual(['rule:*|accept|10.2.0.0/16|any']);
-    expect(() =>
-      planChanges(
-        { ...d, settings: { ...d.settings, prune: false } },
-        liveState({ users: [admin()], rules: [r1, r2] }),
-        OPTIONS,
+    expect(
+      inWords(() =>
+        planChanges(
+          { ...d, settings: { ...d.settings, prune: false } },
+          liveState({ users: [admin()], rules: [r1, r2] }),
+          OPTIONS,
+        ),
       ),
     ).toThrow(
       /rule accept 10\.0\.0\.0\/8 \(global\) overlaps the live rule accept 10\.2\.0\.0\/16 \(global\).*prune is off/,
@@ -408,11 +413,13 @@ describe('planChanges: prune, manage, protect, absent', () => {
   });
 
   it('refuses a user both declared and absent', () => {
-    expect(() =>
-      planChanges(
-        desired({ users: [user('a@example.com')], absent: { users: [{ email: 'A@example.com' }], devices: [] } }),
-        liveState(),
-        OPTIONS,
+    expect(
+      inWords(() =>
+        planChanges(
+          desired({ users: [user('a@example.com')], absent: { users: [{ email: 'A@example.com' }], devices: [] } }),
+          liveState(),
+          OPTIONS,
+        ),
       ),
     ).toThrow(/both declared and listed under absent/);
   });
@@ -657,11 +664,13 @@ describe('planChanges: unique values (conflicts, and freeing before taking)', ()
       users: [admin(), alice, bob],
       devices: [liveDevice(alice, 'laptop', { public_key: KEY_A })],
     });
-    expect(() =>
-      planChanges(
-        desired({ users: [user('bob@example.com', { devices: [device('phone', { public_key: KEY_A })] })] }),
-        live,
-        OPTIONS,
+    expect(
+      inWords(() =>
+        planChanges(
+          desired({ users: [user('bob@example.com', { devices: [device('phone', { public_key: KEY_A })] })] }),
+          live,
+          OPTIONS,
+        ),
       ),
     ).toThrow(
       /device bob@example.com\/phone needs public_key .*, which the live device alice@example.com\/laptop \(of alice@example.com\) holds/,
@@ -754,11 +763,13 @@ describe('planChanges: settings.port_rules false, rules compared as the server s
     // With port rules on, the two never overlap (one has ports, the other none): a create.
     const on = planChanges(desired({ rules: [ssh] }), liveState({ users: [admin()], rules: [live] }), OPTIONS);
     expect(actions(on)).toEqual(['create rule:*|accept|10.0.0.0/8|tcp:22 - 22']);
-    expect(() =>
-      planChanges(
-        desired({ rules: [ssh], settings: { port_rules: false, prune: false } }),
-        liveState({ users: [admin()], rules: [live, other] }),
-        OPTIONS,
+    expect(
+      inWords(() =>
+        planChanges(
+          desired({ rules: [ssh], settings: { port_rules: false, prune: false } }),
+          liveState({ users: [admin()], rules: [live, other] }),
+          OPTIONS,
+        ),
       ),
     ).toThrow(/rule accept 10\.0\.0\.0\/8 tcp 22 \(global\) overlaps the live rule accept 10\.2\.0\.0\/16 \(global\)/);
     const drop = rule('10.0.0.0/8', { action: 'drop', port_type: 'tcp', port_range: '22' });
