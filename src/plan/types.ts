@@ -189,6 +189,7 @@ export type WordedPlan = Plan & {
   resolved_by_pr?: (ResolvedChange & { note?: string })[];
   undeclared?: (UndeclaredItem & { reason: string })[];
   warnings: string[];
+  limits: (LimitCheck & { source: string })[];
   outcome?: WordedOutcome;
   base?: PlanBase & { note?: string };
 };
@@ -225,14 +226,24 @@ export interface PlanBase {
   access_base?: AccessChanges;
 }
 
+/** The default limit: `percent` of the live objects, at least `atLeast`. */
+export interface LimitDefault {
+  code: 'default';
+  percent: number;
+  atLeast: number;
+}
+
 export interface LimitCheck {
   kind: 'delete' | 'update';
   /** The number of objects the plan would delete (cascades included) or update. */
   planned: number;
   /** The largest number allowed, after `--allow-*` overrides. */
   allowed: number;
-  /** How the limit was written: `10%`, `25`, `default (25%, at least 5)`, `--allow-deletes 40`. */
-  source: string;
+  /**
+   * How the limit was written: `10%`, `25`, `--allow-deletes 40`, or the default as a code
+   * (src/views/plan-limits.ts words it `default (25%, at least 5)`, as JSON and saved plans hold it).
+   */
+  source: string | LimitDefault;
   exceeded: boolean;
 }
 

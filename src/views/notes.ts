@@ -7,6 +7,7 @@
 import type { ChangeNote, KeptReason, MoveKeeps, NotePart } from '../plan/notes.js';
 import type { Plan, PlanTestFailure, WordedPlan } from '../plan/types.js';
 import { baseNoteText } from './plan-base.js';
+import { limitSourceText } from './plan-limits.js';
 import { wordedOutcome } from './plan-outcome.js';
 import { guardWhyText, warningText } from './plan-warnings.js';
 
@@ -196,6 +197,7 @@ export function wordedPlan(plan: Plan): WordedPlan {
     ...plan,
     changes: plan.changes.map(worded),
     warnings: plan.warnings.map(warningText),
+    limits: plan.limits.map((limit) => ({ ...limit, source: limitSourceText(limit.source) })),
     ...(outcome ? { outcome: wordedOutcome(outcome) } : {}),
     ...(base?.note !== undefined ? { base: { ...base, note: baseNoteText(base.note) } } : {}),
     ...(resolved ? { resolved_by_pr: resolved.map(worded) } : {}),

@@ -24,6 +24,7 @@ import { blockedExpiriesLine } from './expiry.js';
 import { keptReasonText, noteText, wordedPlan } from './notes.js';
 import { noChangesLine } from './outcome.js';
 import { baseNoteText } from './plan-base.js';
+import { limitSourceText } from './plan-limits.js';
 import { outcomeText } from './plan-outcome.js';
 import { warningText } from './plan-warnings.js';
 import { isSecretField, SYMBOL } from './symbols.js';
@@ -114,7 +115,7 @@ export function limitLine(limit: LimitCheck): string {
   const what = limit.kind === 'delete' ? 'deletions (cascades included)' : 'updates (replacements included)';
   const flag = limit.kind === 'delete' ? '--allow-deletes' : '--allow-updates';
   return inertText(
-    `${limit.planned} ${what} exceed the limit of ${limit.allowed} (${limit.source}); pass ${flag} ${limit.planned} to allow this run`,
+    `${limit.planned} ${what} exceed the limit of ${limit.allowed} (${limitSourceText(limit.source)}); pass ${flag} ${limit.planned} to allow this run`,
   );
 }
 

@@ -488,7 +488,7 @@ describe('planChanges: limits', () => {
       kind: 'delete',
       planned: 19,
       allowed: 5,
-      source: 'default (25%, at least 5)',
+      source: { code: 'default', percent: 25, atLeast: 5 },
       exceeded: true,
     });
     const lifted = planChanges(desired({ users: [user('admin@example.com')], settings: { prune: true } }), live, {
