@@ -11,7 +11,7 @@ export function inWords<T>(run: () => T): () => T {
     try {
       return run();
     } catch (error) {
-      if (error instanceof PlanError) throw new Error(planProblemsText(error.problems));
+      if (error instanceof PlanError) throw new Error(planProblemsText(error.problems), { cause: error });
       throw error;
     }
   };

@@ -12,7 +12,7 @@ function plan(changes: Change[] = []): Plan {
     created_at: '2024-01-01T00:00:00.000Z',
     server: 'http://127.0.0.1:1',
     sources: ['netform.yaml'],
-    changes,
+    changes: changes as Plan['changes'],
     summary,
     limits: [],
     warnings: [],

@@ -54,7 +54,7 @@ describe('normalizeTarget of a rule', () => {
     try {
       normalizeTarget(text);
     } catch (error) {
-      if (error instanceof TargetError) throw new Error(targetProblemText(error.problem, true));
+      if (error instanceof TargetError) throw new Error(targetProblemText(error.problem, true), { cause: error });
       throw error;
     }
   };
