@@ -10,7 +10,7 @@
  *   that fails once stop() was called (the CLI cancels it) is logged, not reported.
  * - afterRun, when given, is called once each run's report is delivered.
  */
-import type { Plan } from '../plan/types.js';
+import type { WordedPlan } from '../plan/types.js';
 import { reportFromFailure, reportFromPlan, type DriftReport } from './report.js';
 
 /** Calls back on every scheduled time until stopped. */
@@ -36,7 +36,7 @@ export interface DriftLoopOptions {
   /** Milliseconds since the epoch. */
   now: () => number;
   /** One drift check: read the files, fetch the live state, plan. Never writes to the server. */
-  run: (context: DriftRunContext) => Promise<Plan>;
+  run: (context: DriftRunContext) => Promise<WordedPlan>;
   sinks: ReportSink[];
   /** Diagnostics for people (stderr in the CLI), never the reports themselves. */
   log: (message: string) => void;

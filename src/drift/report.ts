@@ -5,7 +5,15 @@
  */
 import { SENSITIVE_CHANGED } from '../views/model-secret.js';
 import { isPending, planOutcome } from '../plan/outcome.js';
-import type { Change, FieldChange, Plan, PlanOutcome, PlanSummary, UndeclaredItem } from '../plan/types.js';
+import type {
+  Change,
+  FieldChange,
+  Plan,
+  PlanSummary,
+  UndeclaredItem,
+  WordedOutcome,
+  WordedPlan,
+} from '../plan/types.js';
 import { isSecretField, notCheckedLine } from '../model/secret.js';
 import { observedOf, type Observed } from '../model/observed.js';
 
@@ -44,7 +52,7 @@ export interface DriftReport {
    * What the plan amounts to (src/plan/outcome.ts): `pending` lists why a run without changes is
    * drift, `kept` and `not_checked` why a clean one does not match in every field. Absent on failure.
    */
-  outcome?: PlanOutcome;
+  outcome?: WordedOutcome;
   /** Scheduled ticks skipped since the previous run because that run was still in progress. */
   skipped_ticks: number;
   /** Why the run failed (status `failed` only). */
@@ -73,7 +81,7 @@ export interface ReportTiming {
   skippedTicks: number;
 }
 
-export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
+export function reportFromPlan(plan: WordedPlan, timing: ReportTiming): DriftReport {
   return {
     ...reportBase(timing),
     status: driftStatusOf(plan),
@@ -100,7 +108,7 @@ export function reportFromPlan(plan: Plan, timing: ReportTiming): DriftReport {
       reason,
     })),
     not_checked: (plan.not_checked ?? []).map(notCheckedLine),
-    outcome: planOutcome(plan),
+    outcome: planOutcome(plan) as WordedOutcome,
   };
 }
 

@@ -69,7 +69,8 @@ function selectionOf(request: Pick<AdoptRequest, 'keys' | 'allDrift'>): AdoptSel
     const ids = request.keys.map(normalizeTarget);
     return { all: false, ids: new Set(ids) };
   } catch (error) {
-    if (error instanceof TargetError) throw new OpError('request', error.message.replace('--target ', ''));
+    if (error instanceof TargetError)
+      throw new OpError('request', { code: 'target_refused', problem: error.problem, flag: false });
     throw error;
   }
 }
@@ -88,7 +89,7 @@ function planOf(desired: DesiredState, live: LiveState, session: Session): Plan 
       unreadableSecrets: 'report',
     });
   } catch (error) {
-    if (error instanceof PlanError) throw new OpError('plan', `cannot plan: ${error.message}`);
+    if (error instanceof PlanError) throw new OpError('plan', { code: 'cannot_plan', problems: error.problems });
     throw error;
   }
 }

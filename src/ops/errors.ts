@@ -7,7 +7,10 @@ import type { TestResult } from '../access/tests.js';
 import type { EmailGlobProblem } from '../model/email-glob.js';
 import type { FileProblem } from '../model/files.js';
 import type { InstantProblem } from '../model/instant.js';
+import type { ApprovalsProblem } from '../plan/approvals.js';
 import type { SavedPlanRefusal } from '../plan/planfile.js';
+import type { PlanProblem } from '../plan/problems.js';
+import type { TargetProblem } from '../plan/target.js';
 import type { PlanTestFailure } from '../plan/types.js';
 
 export type OpErrorKind =
@@ -28,6 +31,12 @@ export type OpErrorKind =
  * it. `problems` are lines another layer already wrote (a diagnostic each).
  */
 export type OpWords =
+  /** The planner refused (a PlanError's problems). */
+  | { code: 'cannot_plan'; problems: PlanProblem[] }
+  /** A target or key refused; `flag`: given as `--target`. */
+  | { code: 'target_refused'; problem: TargetProblem; flag: boolean }
+  /** The `--approvals` file refused. */
+  | { code: 'approvals_refused'; problem: ApprovalsProblem }
   | { code: 'after_apply_needs_files_and_server' }
   | { code: 'nothing_to_evaluate' }
   | { code: 'review_after_apply_needs_files' }

@@ -77,7 +77,8 @@ export function readApprovals(path: string): Approval[] {
   try {
     return parseApprovals(text, path);
   } catch (error) {
-    if (error instanceof ApprovalsError) throw new OpError('request', `--approvals ${error.message}`);
+    if (error instanceof ApprovalsError)
+      throw new OpError('request', { code: 'approvals_refused', problem: error.problem });
     throw error;
   }
 }

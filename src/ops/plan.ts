@@ -103,7 +103,8 @@ export function checkTargets(targets: readonly string[] | undefined): void {
   try {
     targets?.forEach(normalizeTarget);
   } catch (error) {
-    if (error instanceof TargetError) throw new OpError('request', error.message);
+    if (error instanceof TargetError)
+      throw new OpError('request', { code: 'target_refused', problem: error.problem, flag: true });
     throw error;
   }
 }
@@ -196,7 +197,11 @@ async function compareToBase(
     basePlan = shaping.target?.length ? targetPlan(whole, shaping.target) : whole;
   } catch (error) {
     if (error instanceof PlanError || error instanceof TargetError)
-      return alone({ code: 'base_not_planned', ref: base.ref, error: error.message });
+      return alone({
+        code: 'base_unplannable',
+        ref: base.ref,
+        ...(error instanceof PlanError ? { problems: error.problems } : { target: error.problem }),
+      });
     throw error;
   }
   const compared = compareWithBase(plan, basePlan, info);
@@ -311,8 +316,9 @@ export async function makePlan(
     events.phase?.('access', elapsedSince(started));
     return plan;
   } catch (error) {
-    if (error instanceof PlanError) throw new OpError('plan', `cannot plan: ${error.message}`);
-    if (error instanceof TargetError) throw new OpError('request', error.message);
+    if (error instanceof PlanError) throw new OpError('plan', { code: 'cannot_plan', problems: error.problems });
+    if (error instanceof TargetError)
+      throw new OpError('request', { code: 'target_refused', problem: error.problem, flag: true });
     throw error;
   }
 }

@@ -31,7 +31,8 @@ export async function showLive(request: ShowRequest): Promise<string> {
   try {
     wanted = request.keys.map(normalizeTarget);
   } catch (error) {
-    if (error instanceof TargetError) throw new OpError('request', error.message.replace('--target ', ''));
+    if (error instanceof TargetError)
+      throw new OpError('request', { code: 'target_refused', problem: error.problem, flag: false });
     throw error;
   }
   if (wanted.includes('configuration')) throw new OpError('request', { code: 'show_configuration' });

@@ -16,8 +16,26 @@ export interface Approval {
   commit: string;
 }
 
+/**
+ * Why an approvals file is refused, as a code, the file and, for an entry, its number (from 1) and
+ * the field at fault: src/views/plan-approvals.ts words it.
+ */
+export type ApprovalsProblem = { path: string } & (
+  | { code: 'not_json' }
+  | { code: 'not_list' }
+  | { code: 'not_object'; entry: number }
+  | { code: 'unknown_field'; entry: number; field: string }
+  | { code: 'login'; entry: number }
+  | { code: 'teams'; entry: number }
+  | { code: 'team'; entry: number; index: number }
+  | { code: 'commit'; entry: number }
+);
+
 export class ApprovalsError extends Error {
   override readonly name = 'ApprovalsError';
+  constructor(readonly problem: ApprovalsProblem) {
+    super(`${problem.code} ${JSON.stringify(problem)}`);
+  }
 }
 
 const COMMIT = /^[0-9a-f]{7,64}$/i;
@@ -28,25 +46,24 @@ export function parseApprovals(text: string, path: string): Approval[] {
   try {
     doc = JSON.parse(text);
   } catch {
-    throw new ApprovalsError(`${path}: not JSON (expected a list of { "login", "teams", "commit" })`);
+    throw new ApprovalsError({ path, code: 'not_json' });
   }
-  if (!Array.isArray(doc)) throw new ApprovalsError(`${path}: expected a JSON list of { "login", "teams", "commit" }`);
+  if (!Array.isArray(doc)) throw new ApprovalsError({ path, code: 'not_list' });
   return doc.map((item: unknown, i): Approval => {
-    const at = `${path}: entry ${i + 1}`;
+    const entry = i + 1;
     if (typeof item !== 'object' || item === null || Array.isArray(item))
-      throw new ApprovalsError(`${at}: expected an object with "login", "teams" and "commit"`);
+      throw new ApprovalsError({ path, code: 'not_object', entry });
     const { login, teams, commit, ...rest } = item as Record<string, unknown>;
     const extra = Object.keys(rest)[0];
-    if (extra !== undefined) throw new ApprovalsError(`${at}: unknown field ${JSON.stringify(extra)}`);
+    if (extra !== undefined) throw new ApprovalsError({ path, code: 'unknown_field', entry, field: extra });
     if (typeof login !== 'string' || handleProblem(login) !== null || login.includes('/'))
-      throw new ApprovalsError(`${at}: "login" must be a GitHub login`);
-    if (!Array.isArray(teams)) throw new ApprovalsError(`${at}: "teams" must be a list of handles (["@org/team"])`);
+      throw new ApprovalsError({ path, code: 'login', entry });
+    if (!Array.isArray(teams)) throw new ApprovalsError({ path, code: 'teams', entry });
     teams.forEach((team, j) => {
       if (typeof team !== 'string' || handleProblem(team) !== null)
-        throw new ApprovalsError(`${at}: "teams"[${j}] must be a handle such as @org/team`);
+        throw new ApprovalsError({ path, code: 'team', entry, index: j });
     });
-    if (typeof commit !== 'string' || !COMMIT.test(commit))
-      throw new ApprovalsError(`${at}: "commit" must be a commit hash (hex)`);
+    if (typeof commit !== 'string' || !COMMIT.test(commit)) throw new ApprovalsError({ path, code: 'commit', entry });
     return { login, teams: teams as string[], commit };
   });
 }

@@ -12,8 +12,16 @@
 /** Deeper than this is refused: a plan document is about 8 levels deep. */
 export const CANONICAL_MAX_DEPTH = 64;
 
+/** Why a value has no canonical JSON form: `type` names what it is (`undefined`, `function`, ...). */
+export type CanonicalProblem =
+  { code: 'not_finite' } | { code: 'type'; type: string } | { code: 'nested'; depth: number } | { code: 'not_plain' };
+
+/** A value with no canonical JSON form; its message is the code (never shown: a saved plan's refusal words it). */
 export class CanonicalJsonError extends Error {
   override readonly name = 'CanonicalJsonError';
+  constructor(readonly problem: CanonicalProblem) {
+    super(`${problem.code} ${JSON.stringify(problem)}`);
+  }
 }
 
 /**
@@ -29,15 +37,14 @@ export function canonicalJson(value: unknown): string {
 function write(value: unknown, depth: number): string {
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new CanonicalJsonError('a number that is not finite has no JSON form');
+    if (!Number.isFinite(value)) throw new CanonicalJsonError({ code: 'not_finite' });
     return JSON.stringify(value);
   }
-  if (typeof value !== 'object') throw new CanonicalJsonError(`a ${typeof value} has no JSON form`);
-  if (depth >= CANONICAL_MAX_DEPTH) throw new CanonicalJsonError(`nested deeper than ${CANONICAL_MAX_DEPTH} levels`);
+  if (typeof value !== 'object') throw new CanonicalJsonError({ code: 'type', type: typeof value });
+  if (depth >= CANONICAL_MAX_DEPTH) throw new CanonicalJsonError({ code: 'nested', depth: CANONICAL_MAX_DEPTH });
   if (Array.isArray(value)) return `[${value.map((item) => write(item, depth + 1)).join(',')}]`;
   const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null)
-    throw new CanonicalJsonError('only plain objects have a canonical JSON form');
+  if (proto !== Object.prototype && proto !== null) throw new CanonicalJsonError({ code: 'not_plain' });
   const record = value as Record<string, unknown>;
   const members = Object.keys(record)
     .sort()
@@ -46,7 +53,8 @@ function write(value: unknown, depth: number): string {
 }
 
 /**
- * Where a JSON value has a member named `__proto__` (a path such as `changes[0].body`), or null.
+ * Where a JSON value has a member named `__proto__` (a path such as `changes[0].body`, `''` for the
+ * top level), or null.
  * Stops at CANONICAL_MAX_DEPTH (canonicalJson refuses deeper values). The path is safe to print:
  * a member name other than letters, digits, `_` and `-` is shown as `…`.
  */
@@ -60,7 +68,7 @@ export function findProtoMember(value: unknown, path = '', depth = 0): string | 
     return null;
   }
   for (const key of Object.keys(value)) {
-    if (key === '__proto__') return path === '' ? '(the top level)' : path;
+    if (key === '__proto__') return path;
     const found = findProtoMember(
       (value as Record<string, unknown>)[key],
       path === '' ? shown(key) : `${path}.${shown(key)}`,

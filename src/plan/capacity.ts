@@ -17,6 +17,7 @@ import { formatAddress, parseCidrOrAddress, parseIpAddress, type IpFamily, type 
 import type { ApiDevice } from '../model/types.js';
 import { blockSize, isHostOf, parseTunnelNetwork, reservedIn, TUNNEL_FAMILIES } from '../model/tunnel.js';
 import { PHASE, type PlanContext } from './context.js';
+import type { NetworkShortfall } from './problems.js';
 import type { Change } from './types.js';
 
 interface Demand {
@@ -87,7 +88,7 @@ export function checkTunnelCapacity(ctx: PlanContext): void {
   const demand = demandOf(ctx);
   const networks = ctx.desired.settings.tunnel_networks;
   const serverAddresses = ctx.desired.settings.server_addresses ?? DEFAULT_SERVER_ADDRESSES;
-  const missing: string[] = [];
+  const missing: NetworkShortfall[] = [];
   for (const { field, family } of TUNNEL_FAMILIES) {
     const declared = networks?.[field];
     const wanted = demand.unpinned.get(field)!;
@@ -102,23 +103,27 @@ export function checkTunnelCapacity(ctx: PlanContext): void {
     for (const address of keptAddresses(ctx, demand, field)) if (isHostOf(block, address)) taken.add(address);
     for (const pin of demand.pinned.get(field)!) {
       if (!isHostOf(block, pin.address) || reservedIn(block, serverAddresses).has(pin.address)) {
-        const why = isHostOf(block, pin.address)
-          ? 'a server address'
-          : `outside settings.tunnel_networks.${field} (${block.network})`;
-        ctx.problems.push(`${pin.change.label} pins ${field} ${pin.text}, which is ${why}: the server would refuse it`);
+        ctx.problems.push({
+          code: 'pin_refused',
+          label: pin.change.label,
+          field,
+          address: pin.text,
+          ...(isHostOf(block, pin.address) ? {} : { network: block.network }),
+        });
       }
       taken.add(pin.address);
     }
     const free = blockSize(block) - BigInt(taken.size);
     if (BigInt(wanted) > free)
-      missing.push(
-        `${BigInt(wanted) - free} ${field} address${BigInt(wanted) - free === 1n ? '' : 'es'} missing: ${wanted} new device${wanted === 1 ? '' : 's'} without a pinned ${field}, ${free} free in ${block.network} (settings.tunnel_networks.${field})`,
-      );
+      missing.push({
+        field,
+        missing: String(BigInt(wanted) - free),
+        wanted,
+        free: String(free),
+        network: block.network,
+      });
   }
-  if (missing.length > 0)
-    ctx.problems.push(
-      `the new devices do not fit in the tunnel network: ${missing.join('; ')}. Delete devices, pin fewer addresses, or widen the server's network (and settings.tunnel_networks)`,
-    );
+  if (missing.length > 0) ctx.problems.push({ code: 'network_full', missing });
 }
 
 /** The smallest block holding every address, with at least `hostBits` host bits. */
@@ -155,7 +160,5 @@ function warnWithoutNetwork(
   for (const pin of demand.pinned.get(field)!) if (isHostOf(block, pin.address)) taken.add(pin.address);
   const free = blockSize(block) - BigInt(taken.size);
   if (BigInt(wanted) <= free) return;
-  ctx.warnings.push(
-    `${wanted} new device${wanted === 1 ? '' : 's'} need${wanted === 1 ? 's' : ''} an ${field} address, but the live devices sit in ${block.network}, which has ${free} free: if that is the server's tunnel network, apply will fail with "CIDR … is exhausted". Declare settings.tunnel_networks.${field} so that plan can check`,
-  );
+  ctx.warnings.push({ code: 'network_unchecked', field, wanted, network: block.network, free: String(free) });
 }

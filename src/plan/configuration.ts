@@ -7,6 +7,7 @@
 import { DEFAULT_CLIENT_FIELDS, MANAGED_CONFIGURATION_FIELDS, type ApiConfiguration } from '../model/configuration.js';
 import type { DesiredConfiguration } from '../model/state.js';
 import type { DefaultableDeviceField } from '../model/types.js';
+import { PlanError } from './context.js';
 import { sameDeviceValue } from './device-fields.js';
 import { fingerprintOf } from './fingerprint.js';
 import type { Change, FieldChange } from './types.js';
@@ -32,7 +33,7 @@ export function planConfiguration(
   phase: number,
 ): Change | null {
   if (!desired) return null;
-  if (!live) throw new Error('the live state holds no configuration although the desired state declares one');
+  if (!live) throw new PlanError([{ code: 'configuration_unread' }]);
   const fields: FieldChange[] = [];
   const body: Record<string, unknown> = {};
   for (const field of MANAGED_CONFIGURATION_FIELDS) {

@@ -95,12 +95,14 @@ export function resolveUniqueValues(ctx: PlanContext): void {
         continue;
       }
       const movedUser = field === 'public_key' && change.action === 'create' && !ctx.matchedUserIds.has(holder.user_id);
-      ctx.problems.push(
-        `${change.label} needs ${field} ${value}, which the live ${holderLabel} holds, and the plan neither deletes nor changes it: ` +
-          (movedUser
-            ? `if ${ctx.index.deviceOwnerOf(holder)} was renamed, give the new user \`renamed_from: ${ctx.index.deviceOwnerOf(holder)}\` (or turn prune on to move the device)`
-            : `free it on ${holderLabel} first, or give ${change.label} another ${field}`),
-      );
+      ctx.problems.push({
+        code: 'value_held',
+        label: change.label,
+        field,
+        value: String(value),
+        holder: holderLabel,
+        ...(movedUser ? { movedFrom: ctx.index.deviceOwnerOf(holder) } : {}),
+      });
     }
   }
 }

@@ -8,7 +8,9 @@ import type { DesiredState, DesiredUser, LiveState } from '../model/state.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import { indexLiveState, type LiveIndex } from './live-index.js';
 import { buildScope, type Scope } from './scope.js';
+import type { PlanProblem } from './problems.js';
 import type { Change, NotCheckedField, OutcomeItem } from './types.js';
+import type { PlanWarning } from './warnings.js';
 
 export interface PlanOptions {
   /** The server the live state came from (shown, and checked when a saved plan is applied). */
@@ -33,16 +35,21 @@ export interface PlanOptions {
   unreadableSecrets?: 'refuse' | 'report' | 'unpin';
 }
 
-/** The plan cannot be made: every reason, each naming the objects at fault. */
+/**
+ * The plan cannot be made: every reason, each naming the objects at fault, as codes and values
+ * (src/views/plan-problems.ts words them). The message is for programs: the codes, one a line.
+ */
 export class PlanError extends Error {
   override readonly name = 'PlanError';
-  constructor(readonly problems: string[]) {
-    super(
-      problems.length === 1
-        ? problems[0]
-        : `${problems.length} problems:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
-    );
+  constructor(readonly problems: PlanProblem[]) {
+    super(problems.map(problemCode).join('\n'));
   }
+}
+
+function problemCode(problem: PlanProblem): string {
+  if (typeof problem === 'string') return problem;
+  const { code, ...values } = problem;
+  return Object.keys(values).length > 0 ? `${code} ${JSON.stringify(values)}` : code;
 }
 
 export const PHASE = { users: 1, makeRoom: 2, members: 3, memberDeletes: 4, userDeletes: 5 } as const;
@@ -53,8 +60,8 @@ export class PlanContext {
   readonly index: LiveIndex;
   readonly scope: Scope;
   readonly changes = new Map<string, Change>();
-  readonly problems: string[] = [];
-  readonly warnings: string[] = [];
+  readonly problems: PlanProblem[] = [];
+  readonly warnings: PlanWarning[] = [];
   /** Fields left uncompared: their secret cannot be read; never reported as matching. */
   readonly notChecked: NotCheckedField[] = [];
   readonly #reportedDuplicates = new Set<string>();
@@ -106,9 +113,7 @@ export class PlanContext {
     if (!all) return false;
     if (!this.#reportedDuplicates.has(`${kind}:${key}`)) {
       this.#reportedDuplicates.add(`${kind}:${key}`);
-      this.problems.push(
-        `the server holds ${all.length} ${kind}s with the key ${key}; netform will not guess which one is meant: remove the extra ones by hand`,
-      );
+      this.problems.push({ code: 'duplicate_key', kind, count: all.length, key });
     }
     return true;
   }

@@ -100,7 +100,7 @@ export function planAbsent(ctx: PlanContext): void {
   for (const absent of ctx.desired.absent.devices) {
     const key = deviceKey(absent.user, absent.name);
     if (ctx.declaredUsers.get(userKey(absent.user))?.user.devices.some((d) => deviceKey(absent.user, d.name) === key)) {
-      ctx.problems.push(`device ${key} is both declared and listed under absent`);
+      ctx.problems.push({ code: 'declared_and_absent', kind: 'device', name: key });
       continue;
     }
     const live = ctx.uniqueLive('device', key, ctx.index.devicesByKey.get(key));

@@ -6,6 +6,7 @@ import { userKey } from '../model/keys.js';
 import { PHASE, type PlanContext } from './context.js';
 import type { Change } from './types.js';
 import { noteParts, withNotePart } from './notes.js';
+import type { GuardWhy } from './warnings.js';
 
 /**
  * A `--token-user` that names no live admin is a mistake (a typo, a stale CI variable): the token's
@@ -15,31 +16,27 @@ export function checkTokenUser(ctx: PlanContext): void {
   const given = ctx.options.tokenUser;
   if (!given) return;
   const live = ctx.index.usersByKey.get(userKey(given));
-  if (!live) {
-    ctx.problems.push(
-      `--token-user/NETFORM_TOKEN_USER ${given} names no user on the server; give the email of the admin the API token belongs to`,
-    );
-  } else if (live.role !== 'admin') {
-    ctx.problems.push(
-      `--token-user/NETFORM_TOKEN_USER ${given} is not an admin on the server, so the API token cannot be its; give the email of the admin the token belongs to`,
-    );
-  }
+  if (!live) ctx.problems.push({ code: 'token_user_unknown', given });
+  else if (live.role !== 'admin') ctx.problems.push({ code: 'token_user_not_admin', given });
 }
-
-const PROTECTED = 'it is protected (settings.protect)';
 
 export function guardUserRemovals(ctx: PlanContext): void {
   const tokenUser = ctx.options.tokenUser ? userKey(ctx.options.tokenUser) : null;
   const removals = [...ctx.changes.values()].filter(
     (c) => c.kind === 'user' && (c.action === 'delete' || (c.action === 'update' && c.body?.role === 'unprivileged')),
   );
-  const cancel = (change: Change, why: string) => {
-    const verb = change.action === 'delete' ? 'deleting' : 'demoting';
-    ctx.warnings.push(`not ${verb} ${change.label}: ${why}`);
+  const cancel = (change: Change, why: GuardWhy) => {
+    const guarded = {
+      code: 'guarded',
+      action: change.action === 'delete' ? 'delete' : 'demote',
+      label: change.label,
+      why,
+    } as const;
+    ctx.warnings.push(guarded);
     // Protected: kept, as the files ask. Any other guard leaves the server unlike the files: pending.
-    if (why === PROTECTED)
-      ctx.held.kept.push({ reason: 'protected', id: change.id, text: `${change.label}: kept (protected)` });
-    else ctx.held.pending.push({ reason: 'guard', id: change.id, text: `not ${verb} ${change.label}: ${why}` });
+    if (why === 'protected')
+      ctx.held.kept.push({ reason: 'protected', id: change.id, text: { code: 'protected', label: change.label } });
+    else ctx.held.pending.push({ reason: 'guard', id: change.id, text: guarded });
     if (change.action === 'update' && change.fields.some((f) => f.field !== 'role')) {
       // Keep the rest of the update (a password rotation); drop only the demotion.
       change.fields = change.fields.filter((f) => f.field !== 'role');
@@ -58,15 +55,9 @@ export function guardUserRemovals(ctx: PlanContext): void {
   };
   for (const change of removals) {
     const live = ctx.index.usersById.get(change.liveId!)!;
-    if (ctx.scope.isProtected(live.email)) cancel(change, PROTECTED);
-    else if (tokenUser !== null && userKey(live.email) === tokenUser)
-      cancel(change, 'the API token in use belongs to it');
-    else if (tokenUser === null && change.action === 'delete' && live.role === 'admin') {
-      cancel(
-        change,
-        "it is an admin and the token's owner is unknown; pass --token-user EMAIL (or NETFORM_TOKEN_USER) to allow deleting other admins",
-      );
-    }
+    if (ctx.scope.isProtected(live.email)) cancel(change, 'protected');
+    else if (tokenUser !== null && userKey(live.email) === tokenUser) cancel(change, 'token_owner');
+    else if (tokenUser === null && change.action === 'delete' && live.role === 'admin') cancel(change, 'owner_unknown');
   }
   // Protected users that prune would have deleted.
   if (ctx.prune) {
@@ -77,7 +68,7 @@ export function guardUserRemovals(ctx: PlanContext): void {
         ctx.scope.managesUser(user.email) &&
         ctx.scope.isProtected(user.email)
       ) {
-        ctx.warnings.push(`not deleting user ${user.email}: it is protected (settings.protect)`);
+        ctx.warnings.push({ code: 'guarded', action: 'delete', label: `user ${user.email}`, why: 'protected' });
       }
     }
   }
@@ -99,8 +90,7 @@ export function guardUserRemovals(ctx: PlanContext): void {
     )
     .sort((a, b) => (a.key < b.key ? -1 : 1));
   if (admins.size > 0 && adminRemovals.length >= remaining) {
-    for (const change of adminRemovals.slice(Math.max(0, remaining - 1)))
-      cancel(change, 'it would leave the server without an admin');
+    for (const change of adminRemovals.slice(Math.max(0, remaining - 1))) cancel(change, 'last_admin');
   }
   for (const change of ctx.changes.values()) {
     if (change.kind === 'user' && change.action === 'delete' && change.liveId && admins.has(change.liveId)) {

@@ -24,6 +24,7 @@ import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import { outcomeOf, planOutcome } from './outcome.js';
 import type { UndeclaredReason } from './notes.js';
 import type { ObjectKind, OutcomeItem, Plan, UndeclaredItem } from './types.js';
+import type { EntrySource, PlanWarning } from './warnings.js';
 
 /** A live object by its key. */
 export interface LiveObject {
@@ -110,20 +111,14 @@ export interface Lifecycle {
   /** Acknowledged differences in force, for the plan's outcome (kept, never drift). */
   kept: OutcomeItem[];
   /** Forgotten objects (once each), and entries that match nothing, changed again or expired. */
-  warnings: string[];
+  warnings: PlanWarning[];
   /** The acknowledgements in force (their live value or fingerprint still the one recorded). */
   inForce: DesiredAcknowledgement[];
 }
 
-export const FORGOTTEN = 'forgotten: stays on the server, no longer managed';
-
-/** `until 2026-12-31 (moved during incident 4711)`. */
-function untilWords(entry: DesiredAcknowledgement): string {
-  return `until ${entry.until} (${entry.reason})`;
-}
-
-function at(entry: { source?: { file: string; line: number } }): string {
-  return entry.source ? ` (${entry.source.file}:${entry.source.line})` : '';
+/** Where an entry is declared, when known: `{ source }` to spread into a warning. */
+function at(entry: { source?: { file: string; line: number } }): { source?: EntrySource } {
+  return entry.source ? { source: { file: entry.source.file, line: entry.source.line } } : {};
 }
 
 /** `forget:` and `acknowledged:` judged at `now` over the live state. */
@@ -169,11 +164,11 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
   for (const entry of desired.forget ?? []) {
     const object = objects.get(entry.key);
     if (!object) {
-      result.warnings.push(`forget: ${entry.key} matches nothing on the server${at(entry)}`);
+      result.warnings.push({ code: 'forget_unmatched', key: entry.key, ...at(entry) });
       continue;
     }
     leave(object, { code: 'forgotten' }, policyIds.forgotten);
-    result.warnings.push(`${object.label}: ${FORGOTTEN}`);
+    result.warnings.push({ code: 'forgotten', label: object.label });
   }
 
   const declared = declaredObjects(desired);
@@ -190,12 +185,12 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
     const object = objects.get(entry.key);
     const what = entry.field === '*' ? entry.key : `${entry.key} ${entry.field}`;
     if (!object || removed.has(object.object.id)) {
-      result.warnings.push(`acknowledged: ${what} matches nothing on the server${at(entry)}`);
+      result.warnings.push({ code: 'acknowledged_unmatched', what, ...at(entry) });
       continue;
     }
     const name = entry.field === '*' ? object.label : `${object.label}: ${entry.field}`;
     if (now.getTime() >= entry.untilInstant.getTime()) {
-      result.warnings.push(`${name}: acknowledgement expired ${entry.until} (${entry.reason}): ordinary drift again`);
+      result.warnings.push({ code: 'acknowledgement_expired', name, until: entry.until, reason: entry.reason });
       continue;
     }
     const still =
@@ -203,22 +198,16 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
         ? liveFingerprint(object.object) === entry.fingerprint
         : sameValue(entry.field, entry.value, liveValue(object, entry.field));
     if (!still) {
-      result.warnings.push(
-        `${name}: changed on the server since it was acknowledged ${untilWords(entry)}: ordinary drift`,
-      );
+      result.warnings.push({ code: 'acknowledged_changed', name, until: entry.until, reason: entry.reason });
       continue;
     }
     const declaration = declared.get(entry.key);
     if (declaration === true) {
-      result.warnings.push(
-        `acknowledged: ${what}: a file declares this rule as it is: nothing to acknowledge${at(entry)}`,
-      );
+      result.warnings.push({ code: 'acknowledged_declared', what, ...at(entry) });
       continue;
     }
     if (!declaration && object.kind !== 'rule' && entry.field !== '*') {
-      result.warnings.push(
-        `acknowledged: ${what}: no file declares ${entry.key}; acknowledge it as a whole ("*")${at(entry)}`,
-      );
+      result.warnings.push({ code: 'acknowledged_field_undeclared', what, key: entry.key, ...at(entry) });
       continue;
     }
     if (!declaration)
@@ -230,11 +219,18 @@ export function lifecycleOf(desired: DesiredState, live: LiveState, now: Date): 
       for (const field of fields) takeLiveField(device, object.object as ApiDevice, field);
     }
     result.inForce.push(entry);
-    const shown = entry.field === '*' ? ':' : ` is ${JSON.stringify(liveValue(object, entry.field))} on the server,`;
+    const whole = entry.field === '*';
     result.kept.push({
       reason: 'acknowledged',
       id: entry.key,
-      text: `${name}${shown} acknowledged ${untilWords(entry)}`,
+      text: {
+        code: 'acknowledged',
+        name,
+        whole,
+        ...(whole ? {} : { value: liveValue(object, entry.field) }),
+        until: entry.until,
+        reason: entry.reason,
+      },
     });
   }
 
@@ -324,11 +320,12 @@ export function showsDifference(plan: Plan, key: string, field: string): boolean
  * acknowledgement (forget: still applied) and judged; an entry it shows no difference for matches
  * nothing, and says so.
  */
-export function unusedAcknowledgements(life: Lifecycle, plan: Plan): string[] {
+export function unusedAcknowledgements(life: Lifecycle, plan: Plan): PlanWarning[] {
   return life.inForce
     .filter((entry) => !showsDifference(plan, entry.key, entry.field))
-    .map(
-      (entry) =>
-        `acknowledged: ${entry.field === '*' ? entry.key : `${entry.key} ${entry.field}`} matches nothing: it does not differ from the files${at(entry)}`,
-    );
+    .map((entry) => ({
+      code: 'acknowledged_unused',
+      what: entry.field === '*' ? entry.key : `${entry.key} ${entry.field}`,
+      ...at(entry),
+    }));
 }

@@ -58,7 +58,7 @@ export function configuredAllowances(
     }
     const d = DEFAULT_LIMITS[kind];
     const allowed = Math.max(d.atLeast, Math.floor((d.percent * liveCount) / 100));
-    return { kind, allowed, source: `default (${d.percent}%, at least ${d.atLeast})` };
+    return { kind, allowed, source: { code: 'default', percent: d.percent, atLeast: d.atLeast } };
   });
 }
 

@@ -5,7 +5,7 @@
  */
 import { fieldOfFlag, isLegacyUpdatable, useDefaultFlag, type WritableDeviceField } from '../model/device-fields.js';
 import { deviceKeyOfOwnerKey, userKey } from '../model/keys.js';
-import { describeSecretRef, type Secret } from '../model/secret.js';
+import type { Secret } from '../model/secret.js';
 import type { DesiredDevice, DesiredDeviceFields, DesiredUser } from '../model/state.js';
 import type { ApiDevice, ApiUser } from '../model/types.js';
 import { PHASE, type OwnerRef, type PlanContext } from './context.js';
@@ -15,6 +15,7 @@ import { fingerprintOf } from './fingerprint.js';
 import type { NotePart } from './notes.js';
 import { checkDeviceRenameTarget, renamedDevice } from './renames.js';
 import { planSecret } from './secrets.js';
+import type { SecretSend } from './problems.js';
 import type { FieldChange, PlanSecret } from './types.js';
 
 /** Pairs every declared user with its live user (by email). */
@@ -22,7 +23,7 @@ export function matchDeclaredUsers(ctx: PlanContext): void {
   const absentUsers = new Set(ctx.desired.absent.users.map((u) => userKey(u.email)));
   for (const user of ctx.desired.users) {
     const key = userKey(user.email);
-    if (absentUsers.has(key)) ctx.problems.push(`user ${user.email} is both declared and listed under absent`);
+    if (absentUsers.has(key)) ctx.problems.push({ code: 'declared_and_absent', kind: 'user', name: user.email });
     ctx.declaredUsers.set(key, { user, live: ctx.uniqueLive('user', key, ctx.index.usersByKey.get(key)) });
   }
 }
@@ -50,7 +51,7 @@ function planUser(
     if (user.role) body.role = user.role;
     fields.push({ field: 'role', before: null, after: user.role ?? 'unprivileged' });
     const secrets: PlanSecret[] = [];
-    if (user.password && sendable(ctx, `user ${user.email} is created with its password`, user.password)) {
+    if (user.password && sendable(ctx, { send: 'user_created', email: user.email }, user.password)) {
       secrets.push(planSecret('password', user.password));
       fields.push({ field: 'password', before: null, after: null, sensitive: true });
     }
@@ -87,13 +88,13 @@ function planUser(
       reason: 'ignored',
       id,
       field: 'role',
-      text: `${label}: role is ${live.role} on the server, not managed (ignore_changes)`,
+      text: { code: 'role_ignored', label, role: live.role },
     });
   }
   if (
     ctx.options.rotatePasswords &&
     user.password &&
-    sendable(ctx, `--rotate-passwords sends the password of user ${user.email}`, user.password)
+    sendable(ctx, { send: 'password_rotated', email: user.email }, user.password)
   ) {
     fields.push({ field: 'password', before: null, after: null, sensitive: true, resent: true });
     secrets.push(planSecret('password', user.password));
@@ -161,7 +162,7 @@ function planDeviceCreate(ctx: PlanContext, key: string, device: DesiredDevice, 
     fields.push({ field, before: null, after: device.fields[field] });
   }
   const secrets: PlanSecret[] = [];
-  if (device.preshared_key && sendable(ctx, `device ${key} is created with its preshared key`, device.preshared_key)) {
+  if (device.preshared_key && sendable(ctx, { send: 'device_created', key }, device.preshared_key)) {
     secrets.push(planSecret('preshared_key', device.preshared_key));
     fields.push({ field: 'preshared_key', before: null, after: null, sensitive: true });
   }
@@ -207,8 +208,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     for (const field of managedDeviceFields(compared.fields)) body[field] = compared.fields[field];
     for (const field of defaultedFields(compared.fields)) delete body[field];
     const keepFromLive = !device.preshared_key && live.preshared_key ? ['preshared_key'] : [];
-    if (device.preshared_key)
-      sendable(ctx, `device ${key} is replaced, and created again with its preshared key`, device.preshared_key);
+    if (device.preshared_key) sendable(ctx, { send: 'device_replaced', key }, device.preshared_key);
     ctx.add({
       ...base,
       action: 'replace',
@@ -227,7 +227,7 @@ function planDeviceUpdate(ctx: PlanContext, key: string, device: DesiredDevice, 
     });
     return;
   }
-  if (pskChanged && device.preshared_key) sendable(ctx, `device ${key} gets a new preshared key`, device.preshared_key);
+  if (pskChanged && device.preshared_key) sendable(ctx, { send: 'psk_changed', key }, device.preshared_key);
   const body: Record<string, unknown> = {};
   if (renamed) body.name = device.name.trim();
   for (const field of changed) body[field] = compared.fields[field];
@@ -277,7 +277,7 @@ function noteIgnoredDifferences(
       reason: 'ignored',
       id: `device:${key}`,
       field,
-      text: `device ${key}: ${field} is ${JSON.stringify(live[field])} on the server, not managed (ignore_changes)`,
+      text: { code: 'field_ignored', key, field, value: live[field] },
     });
   }
 }
@@ -297,16 +297,20 @@ function defaultedFields(fields: DesiredDeviceFields): string[] {
  * sends) reads nothing; `unpin` (plan) sends a variable it cannot read all the same, read at apply
  * and not pinned (planSecret marks it), while a file it cannot read is still a problem.
  */
-function sendable(ctx: PlanContext, why: string, secret: Secret): boolean {
+function sendable(ctx: PlanContext, why: SecretSend, secret: Secret): boolean {
   const mode = ctx.options.unreadableSecrets;
   if (mode === 'report') return true;
   const read = secret.read();
-  const where = secret.at ? `${secret.at}: ` : '';
+  const problem = {
+    code: 'secret_unsendable',
+    ...(secret.at ? { at: secret.at } : {}),
+    ref: secret.ref,
+    ...why,
+  } as const;
   if ('unreadable' in read) {
     if (mode === 'unpin' && !('file' in secret.ref)) return true;
-    ctx.problems.push(`${where}${why}, and ${read.unreadable}`);
-  } else if ('invalid' in read)
-    ctx.problems.push(`${where}${why}, and it ${read.invalid} (${describeSecretRef(secret.ref)})`);
+    ctx.problems.push({ ...problem, unreadable: read.unreadable });
+  } else if ('invalid' in read) ctx.problems.push({ ...problem, invalid: read.invalid });
   return 'value' in read;
 }
 

@@ -5,6 +5,7 @@
  * worded to when the plan was written (the saved-plan format keeps words, not codes).
  */
 import type { ResourceKind } from './types.js';
+import type { GuardWhy } from './warnings.js';
 
 /** What a moved device keeps: `kept` when the new device gets the live device's preshared key. */
 export interface MoveKeeps {
@@ -63,7 +64,7 @@ export type UndeclaredReason =
   /** Deleted: prune is on. */
   | { code: 'prune_on' }
   /** Kept: prune is off, the user is protected, or a guard (its warning's why, when it gave one) kept it. */
-  | { code: 'kept'; kind: ResourceKind; by: 'prune_off' | 'protected' | 'not_deleted'; guard?: string }
+  | { code: 'kept'; kind: ResourceKind; by: 'prune_off' | 'protected' | 'not_deleted'; guard?: GuardWhy }
   /** Kept: a `forget:` entry names it. */
   | { code: 'forgotten' }
   /** Kept: an `acknowledged:` entry keeps it until its date, for its reason. */

@@ -4,7 +4,7 @@
  * a change, `--target` left changes out, an undeclared admin or rule is kept), or has things kept or
  * unchecked that do not count as drift (protected users, other undeclared objects kept with prune
  * off, fields under `ignore_changes`, fields not compared for want of a secret). Every renderer,
- * exit code and drift status reads it through planOutcome; its words are src/views/outcome.ts.
+ * exit code and drift status reads it through planOutcome; its words are src/views/outcome.ts and src/views/plan-outcome.ts.
  */
 import type { UndeclaredPolicy } from '../model/state.js';
 import type { Change, OutcomeItem, Plan, PlanOutcome, UndeclaredItem } from './types.js';
@@ -54,13 +54,17 @@ export function undeclaredOutcome(
     if (item.fate !== 'keep') continue;
     const id = `${item.kind}:${item.key}`;
     if (item.kind === 'user' && isProtected(item)) {
-      kept.push({ reason: 'protected', id, text: `${item.label}: kept (protected)` });
+      kept.push({ reason: 'protected', id, text: { code: 'protected', label: item.label } });
       continue;
     }
     const access = item.kind === 'rule' || (item.kind === 'user' && (isAdmin(item) || hasRules(item)));
     const counts = policy === 'all' || (policy === 'access' && access);
-    const what = item.kind === 'user' && isAdmin(item) ? `${item.label} (an admin)` : item.label;
-    (counts ? pending : kept).push({ reason: 'undeclared', id, text: `${what} is on the server but in no file` });
+    const admin = item.kind === 'user' && isAdmin(item);
+    (counts ? pending : kept).push({
+      reason: 'undeclared',
+      id,
+      text: { code: 'undeclared', label: item.label, admin },
+    });
   }
   return { pending, kept };
 }

@@ -21,6 +21,7 @@ export type SavedPlanRefusal = { path: string } & (
   | { code: 'unreadable'; problem: string; rule: boolean }
   | { code: 'not_json' }
   | { code: 'not_plan_format'; format: string }
+  /** `at`: the path of the member (`changes[0].body`), `''` at the top level. */
   | { code: 'proto_member'; at: string }
   | { code: 'schema'; version: unknown; at: string; problem: string }
   | { code: 'earlier_version' | 'newer_version'; version: number; read: readonly number[] }
@@ -113,7 +114,7 @@ function checkSealOf(path: string, doc: Record<string, unknown>, key: PlanKey): 
     check = checkSeal(doc, key);
   } catch (error) {
     if (!(error instanceof CanonicalJsonError)) throw error;
-    const nested = error.message.startsWith('nested');
+    const nested = error.problem.code === 'nested';
     throw new SavedPlanError({ path, code: 'not_canonical', nested, depth: CANONICAL_MAX_DEPTH });
   }
   if (check === 'sealed') return;

@@ -13,9 +13,10 @@ import type { ApiDevice, ApiUser } from '../model/types.js';
 import type { PlanContext } from './context.js';
 
 /** `netform.yaml:12`: where a declaration's `renamed_from` (or the declaration) stands. */
-function where(source: SourceLocation | undefined): string {
+/** Where `renamed_from` (or else its object) is declared, `{ at: 'teams/a.yaml:12' }`, to spread into a problem. */
+function where(source: SourceLocation | undefined): { at?: string } {
   const at = source?.fields?.renamed_from ?? source;
-  return at ? `${at.file}:${at.line}: ` : '';
+  return at ? { at: `${at.file}:${at.line}` } : {};
 }
 
 /** Declared users not found by email, matched to the live user named by `renamed_from`. */
@@ -26,15 +27,18 @@ export function matchRenamedUsers(ctx: PlanContext): void {
     const old = ctx.index.usersByKey.get(userKey(from));
     if (!old) continue; // done already, or never existed: nothing to do
     if (entry.live) {
-      ctx.problems.push(
-        `${where(entry.user.source)}user ${entry.user.email} has renamed_from: ${from}, but both ${entry.live.email} and ${old.email} exist on the server; delete one of them or remove renamed_from`,
-      );
+      ctx.problems.push({
+        code: 'rename_both_live',
+        ...where(entry.user.source),
+        email: entry.user.email,
+        from,
+        live: entry.live.email,
+        old: old.email,
+      });
       continue;
     }
     if (ctx.declaredUsers.has(userKey(from))) {
-      ctx.problems.push(
-        `${where(entry.user.source)}user ${entry.user.email} has renamed_from: ${from}, which the files also declare`,
-      );
+      ctx.problems.push({ code: 'rename_from_declared', ...where(entry.user.source), email: entry.user.email, from });
       continue;
     }
     if (ctx.isDuplicated('user', userKey(from))) continue;
@@ -81,9 +85,13 @@ export function checkDeviceRenameTarget(
   const oldKey = deviceKey(liveUser.email, device.renamed_from);
   if (oldKey === ctx.index.deviceKeyOf.get(live)) return;
   if (ctx.index.devicesByKey.has(oldKey)) {
-    ctx.problems.push(
-      `${where(device.source)}device ${device.name} of ${liveUser.email} has renamed_from: ${device.renamed_from}, but both devices exist on the server; delete one of them or remove renamed_from`,
-    );
+    ctx.problems.push({
+      code: 'device_rename_both_live',
+      ...where(device.source),
+      name: device.name,
+      owner: liveUser.email,
+      from: device.renamed_from,
+    });
   }
 }
 
@@ -111,13 +119,16 @@ export function hintUserRenames(ctx: PlanContext): void {
       owners.set(owner.id, owner);
     }
     for (const owner of owners.values()) {
-      const hint =
-        `${where(user.source)}user ${user.email} is new, and its devices' public keys are held by ${owner.email}, which no file declares: ` +
-        `if it is ${owner.email} renamed, write renamed_from: ${owner.email} under it (one update of its email; its devices and rules stay)` +
+      const hint = {
+        code: 'rename_hint',
+        ...where(user.source),
+        email: user.email,
+        owner: owner.email,
         // validate refuses a rename from outside the scope: the hint says what else it takes.
-        (ctx.scope.managesUser(owner.email) ? '' : `, and widen settings.manage.users to include ${owner.email}`) +
-        ', not a delete and a create';
-      (ctx.problems.length > 0 ? ctx.problems : ctx.warnings).push(hint);
+        inScope: ctx.scope.managesUser(owner.email),
+      } as const;
+      if (ctx.problems.length > 0) ctx.problems.push(hint);
+      else ctx.warnings.push(hint);
     }
   }
 }

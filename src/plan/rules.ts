@@ -166,9 +166,12 @@ function planUnmatchedRule(ctx: PlanContext, candidate: RuleCandidate, spare: Sp
       dependsOn.push(`rule:${otherKey}`);
     } else if (!other.used) {
       // A conflict caught at plan time, never a 422 in the middle of apply.
-      ctx.problems.push(
-        `${label} overlaps the live rule ${ruleLabel(other.rule, ctx.index.ruleOwnerOf(other.rule))} (same owner and action), which no file declares and the plan does not delete${ctx.prune ? ' (outside settings.manage)' : ' (prune is off)'}: the server would refuse it; declare or delete that rule, or change this one`,
-      );
+      ctx.problems.push({
+        code: 'rule_overlaps',
+        label,
+        live: ruleLabel(other.rule, ctx.index.ruleOwnerOf(other.rule)),
+        prune: ctx.prune,
+      });
     }
   }
   const replaced = adoptable ?? previousVersion(ctx, candidate, spare);

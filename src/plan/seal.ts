@@ -32,9 +32,15 @@ const SECRET_INFO = 'netform saved-plan secret v1';
 const KEY_ID_INFO = 'netform saved-plan key id v1';
 const HMAC_PREFIX = 'hmac-sha256:';
 
-/** NETFORM_PLAN_KEY cannot be used; the message never holds its value. */
+/** Why NETFORM_PLAN_KEY cannot be used (src/views/plan-key.ts words it); never its value. */
+export type PlanKeyProblem = { code: 'too_short'; variable: typeof PLAN_KEY_ENV; minChars: number };
+
+/** NETFORM_PLAN_KEY cannot be used; the message (its code) never holds its value. */
 export class PlanKeyError extends Error {
   override readonly name = 'PlanKeyError';
+  constructor(readonly problem: PlanKeyProblem) {
+    super(`${problem.code} ${JSON.stringify(problem)}`);
+  }
 }
 
 function derive(material: string, info: string, bytes = 32): Buffer {
@@ -70,9 +76,7 @@ export class PlanKey {
     const shared = env[PLAN_KEY_ENV]?.trim();
     if (shared) {
       if ([...shared].length < PLAN_KEY_MIN_CHARS)
-        throw new PlanKeyError(
-          `${PLAN_KEY_ENV} is too short to seal saved plans: it must have at least ${PLAN_KEY_MIN_CHARS} characters (make one with: openssl rand -base64 32)`,
-        );
+        throw new PlanKeyError({ code: 'too_short', variable: PLAN_KEY_ENV, minChars: PLAN_KEY_MIN_CHARS });
       return new PlanKey(shared, 'NETFORM_PLAN_KEY');
     }
     return new PlanKey(token(), tokenSource);
@@ -166,8 +170,8 @@ function sealedSecret(changeId: string, secret: PlanSecret, key: PlanKey): PlanS
   const at = secret.at ? { at: secret.at } : {};
   if (secret.pinned === false) return { field, ref, ...at, pinned: false };
   const value = planSecretValue(secret);
-  if (value === undefined)
-    throw new Error(`${changeId}: a secret without the value it was planned with cannot be sealed`);
+  // A plan made here always keeps the planned value aside (planSecret): a bug if it did not.
+  if (value === undefined) throw new Error(`${changeId}: ${field}: unsealable_secret`);
   return { field, ref, ...at, hmac: key.secretHmac(changeId, field, value.reveal()) };
 }
 

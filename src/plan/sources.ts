@@ -3,6 +3,8 @@
  * why a plan made with `--base` could not be compared with its base (PlanBase.note), and where
  * `settings.owners` was read (PlanOwners.from). A plan read from a saved plan holds their words.
  */
+import type { PlanProblem } from './problems.js';
+import type { TargetProblem } from './target.js';
 
 /** Why the base could not be compared: every change then counts as the pull request's. */
 export type BaseNote =
@@ -10,8 +12,8 @@ export type BaseNote =
   | { code: 'base_missing'; where: string; missing: string; ref: string }
   /** The base's desired state has errors: the first one, and how many more. */
   | { code: 'base_has_errors'; ref: string; first: string; more: number }
-  /** The base's files cannot be planned (`error`: the planner's words). */
-  | { code: 'base_not_planned'; ref: string; error: string };
+  /** The base's files cannot be planned: the planner's problems, or a target it refused. */
+  | { code: 'base_unplannable'; ref: string; problems?: PlanProblem[]; target?: TargetProblem };
 
 /** Where `settings.owners` was read. `base`: the ref as named, with its commit's first 12 digits when known. */
 export type OwnersSource =

@@ -11,9 +11,30 @@ import { evaluateLimits, summarize } from './limits.js';
 import type { LiveIndex } from './live-index.js';
 import { outcomeOf, planOutcome } from './outcome.js';
 import type { Change, Plan } from './types.js';
+import type { PlanWarning } from './warnings.js';
+
+/** What is wrong with a rule key (parseRuleKey), as a code and the part at fault. */
+export type RuleKeyProblem =
+  | { code: 'parts'; parts: number }
+  | { code: 'owner'; owner: string }
+  | { code: 'action'; action: string }
+  | { code: 'destination'; destination: string }
+  | { code: 'ports'; ports: string };
+
+/** Why a target is refused, as a code and the target as given (src/views/plan-target.ts words it). */
+export type TargetProblem =
+  /** Not `user:`, `device:`, `rule:` nor `configuration`. */
+  | { code: 'shape'; target: string }
+  /** A device without its `EMAIL/NAME`. */
+  | { code: 'device'; target: string }
+  /** A rule whose key cannot be read. */
+  | { code: 'rule'; target: string; problem: RuleKeyProblem };
 
 export class TargetError extends Error {
   override readonly name = 'TargetError';
+  constructor(readonly problem: TargetProblem) {
+    super(`${problem.code} ${JSON.stringify(problem)}`);
+  }
 }
 
 /**
@@ -29,46 +50,36 @@ export function normalizeTarget(target: string): string {
   const kind = colon === -1 ? '' : target.slice(0, colon).trim();
   const rest = target.slice(colon + 1).trim();
   if (!['user', 'device', 'rule'].includes(kind) || rest === '') {
-    throw new TargetError(
-      `--target ${target}: expected user:EMAIL, device:EMAIL/NAME, rule:KEY or configuration (the ids netform plan --format json shows)`,
-    );
+    throw new TargetError({ code: 'shape', target });
   }
   if (kind === 'user') return `user:${userKey(rest)}`;
   if (kind === 'device') {
     const slash = rest.lastIndexOf('/');
-    if (slash <= 0) throw new TargetError(`--target ${target}: a device is device:EMAIL/NAME`);
+    if (slash <= 0) throw new TargetError({ code: 'device', target });
     return `device:${userKey(rest.slice(0, slash))}/${rest.slice(slash + 1).trim()}`;
   }
   const parsed = parseRuleKey(rest);
-  if (typeof parsed !== 'string') throw new TargetError(`${target}: ${parsed.problem}; ${RULE_KEY_SHAPE}`);
+  if (typeof parsed !== 'string') throw new TargetError({ code: 'rule', target, problem: parsed.problem });
   return `rule:${parsed}`;
 }
 
-/** How a rule key is written, for error messages. */
-export const RULE_KEY_SHAPE =
-  'a rule is rule:OWNER|ACTION|DESTINATION|PORTS, OWNER an email or * (or global) for a rule of no user, ' +
-  'ACTION accept or drop, PORTS any or TYPE:RANGE (tcp:22, tcp/22, tcp:20-22, udp:53)';
-
 /** `OWNER|ACTION|DEST|PORTS` as ruleKey writes it, or what is wrong with it. */
-export function parseRuleKey(text: string): string | { problem: string } {
+export function parseRuleKey(text: string): string | { problem: RuleKeyProblem } {
   const parts = text.split('|').map((part) => part.trim());
-  if (parts.length !== 4) return { problem: `a rule key has 4 parts separated by |, this has ${parts.length}` };
+  if (parts.length !== 4) return { problem: { code: 'parts', parts: parts.length } };
   const [owner, action, destination, ports] = parts as [string, string, string, string];
   const global = owner === '*' || owner.toLowerCase() === 'global';
-  if (!global && !owner.includes('@'))
-    return { problem: `the owner ${JSON.stringify(owner)} is no email, * or global` };
+  if (!global && !owner.includes('@')) return { problem: { code: 'owner', owner } };
   const act = action.toLowerCase();
-  if (act !== 'accept' && act !== 'drop')
-    return { problem: `the action ${JSON.stringify(action)} is not accept or drop` };
-  if (parseCidrOrAddress(destination) === null)
-    return { problem: `the destination ${JSON.stringify(destination)} is no address or CIDR block` };
+  if (act !== 'accept' && act !== 'drop') return { problem: { code: 'action', action } };
+  if (parseCidrOrAddress(destination) === null) return { problem: { code: 'destination', destination } };
   let portType: string | null = null;
   let portRange: string | null = null;
   if (ports !== '' && ports.toLowerCase() !== 'any') {
     const match = /^(tcp|udp)\s*(?:[:/]\s*(.*))?$/i.exec(ports);
     const range = match?.[2]?.trim();
     if (!match || (range !== undefined && range !== '' && !parsePortRange(range).ok))
-      return { problem: `the ports ${JSON.stringify(ports)} are not any or TYPE:RANGE` };
+      return { problem: { code: 'ports', ports } };
     portType = match[1]!.toLowerCase();
     portRange = range === undefined || range === '' ? null : range;
   }
@@ -168,22 +179,19 @@ export function targetPlan(plan: Plan, targets: readonly string[], knownKeys?: R
         ...outcome,
         pending: [
           ...outcome.pending,
-          ...(left > 0
-            ? [{ reason: 'target' as const, text: `${left} change${left === 1 ? '' : 's'} left out by --target` }]
-            : []),
+          ...(left > 0 ? [{ reason: 'target' as const, text: { code: 'target_left' as const, count: left } }] : []),
         ],
       },
     },
     plan.changes.filter((c) => keep.has(c.id)),
   );
   const unmatched = wanted.filter((id) => !plan.changes.some((c) => inTarget(c, id)));
-  const warnings = [
+  const warnings: PlanWarning[] = [
     ...plan.warnings,
-    `limited by --target ${wanted.join(', ')}: ${left} other change(s) are left out of this plan; a run without --target makes them`,
-    ...unmatched.map((id) => {
+    { code: 'target_limited', targets: [...wanted], left },
+    ...unmatched.map((id): PlanWarning => {
       const near = knownKeys && !knownKeys.has(id) ? nearestKey(id, knownKeys) : undefined;
-      const hint = near ? ` (did you mean ${near}?)` : '';
-      return `--target ${id}: no change is planned for it (already as declared, or not a key of these files)${hint}`;
+      return { code: 'target_unmatched', target: id, ...(near ? { near } : {}) };
     }),
   ];
   return { ...narrowed, warnings };

@@ -11,6 +11,7 @@ import type { DecidingItem } from '../access/deciding.js';
 import type { SecretRef, SentSecretField } from '../model/secret.js';
 import type { ChangeNote, KeptReason } from './notes.js';
 import type { WithheldReason } from './reviewed.js';
+import type { GuardWhy, PlanWarning } from './warnings.js';
 
 export const PLAN_FORMAT = 'netform.plan';
 /**
@@ -186,6 +187,17 @@ export type WordedPlan = Plan & {
   changes: (Change & { note?: string })[];
   resolved_by_pr?: (ResolvedChange & { note?: string })[];
   undeclared?: (UndeclaredItem & { reason: string })[];
+  warnings: string[];
+  limits: (LimitCheck & { source: string })[];
+  outcome?: WordedOutcome;
+  base?: PlanBase & { note?: string };
+};
+
+/** An outcome whose items are words, as JSON shows it and a saved plan holds it. */
+export type WordedOutcome = PlanOutcome & {
+  pending: (OutcomeItem & { text: string })[];
+  kept: (OutcomeItem & { text: string })[];
+  not_checked: (OutcomeItem & { text: string })[];
 };
 
 /** What a plan made with `--base REF` (or `--base-file PATH`) was compared with. */
@@ -202,14 +214,24 @@ export interface PlanBase {
   access_base?: AccessChanges;
 }
 
+/** The default limit: `percent` of the live objects, at least `atLeast`. */
+export interface LimitDefault {
+  code: 'default';
+  percent: number;
+  atLeast: number;
+}
+
 export interface LimitCheck {
   kind: 'delete' | 'update';
   /** The number of objects the plan would delete (cascades included) or update. */
   planned: number;
   /** The largest number allowed, after `--allow-*` overrides. */
   allowed: number;
-  /** How the limit was written: `10%`, `25`, `default (25%, at least 5)`, `--allow-deletes 40`. */
-  source: string;
+  /**
+   * How the limit was written: `10%`, `25`, `--allow-deletes 40`, or the default as a code
+   * (src/views/plan-limits.ts words it `default (25%, at least 5)`, as JSON and saved plans hold it).
+   */
+  source: string | LimitDefault;
   exceeded: boolean;
 }
 
@@ -317,11 +339,31 @@ export interface OutcomeItem {
   reason: 'guard' | 'target' | 'undeclared' | 'protected' | 'ignored' | 'not_checked' | 'deciding' | 'acknowledged';
   /** The object's key, as in change ids (`user:alice@example.com`), when it is about one object. */
   id?: string;
-  /** In words, for people. */
-  text: string;
+  /** What to say, as a code and its values (src/views/plan-outcome.ts words it); a saved plan's words. */
+  text: OutcomeText;
   /** `ignored`: the field that differs (`role`, `use_default_mtu`). */
   field?: string;
 }
+
+/** What an outcome item says, as a code and the values its words need. */
+export type OutcomeWords =
+  /** A user `settings.protect` keeps. */
+  | { code: 'protected'; label: string }
+  /** A live object no file declares, kept (`admin`: a user who is an admin). */
+  | { code: 'undeclared'; label: string; admin: boolean }
+  /** A deletion or demotion a guard cancelled. */
+  | { code: 'guarded'; action: 'delete' | 'demote'; label: string; why: GuardWhy }
+  /** Changes `--target` left out. */
+  | { code: 'target_left'; count: number }
+  /** A user's role that differs and is not managed (`ignore_changes`). */
+  | { code: 'role_ignored'; label: string; role: string }
+  /** A device's field that differs and is not managed (`ignore_changes`); `value` is the live one. */
+  | { code: 'field_ignored'; key: string; field: string; value: unknown }
+  /** A difference an `acknowledged:` entry keeps (`name`: the label, and the field unless whole). */
+  | { code: 'acknowledged'; name: string; whole: boolean; value?: unknown; until: string; reason: string };
+
+/** An outcome item's words: a code made now, or words (a saved plan's, or another layer's). */
+export type OutcomeText = OutcomeWords | string;
 
 /**
  * What the plan amounts to, computed in one place (src/plan/outcome.ts) and read by every format,
@@ -351,8 +393,11 @@ export interface Plan {
   changes: Change[];
   summary: PlanSummary;
   limits: LimitCheck[];
-  /** Things a person should know that are not changes: unmanaged objects, detected server quirks. */
-  warnings: string[];
+  /**
+   * Things a person should know that are not changes: unmanaged objects, detected server quirks.
+   * Codes made now (src/plan/warnings.ts), which src/views/plan-warnings.ts words; a saved plan's words.
+   */
+  warnings: PlanWarning[];
   /**
    * Live objects inside the managed scope that no file declares (a user stands for its devices
    * and rules). Never silent: listed whether prune deletes them or leaves them alone.

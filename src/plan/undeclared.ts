@@ -58,9 +58,11 @@ function keptBecause(ctx: PlanContext, kind: ResourceKind, key: string, label: s
   if (kind === 'user' && ctx.scope.isProtected(key)) return { code: 'kept', kind, by: 'protected' };
   // A guard's warning says why (`not deleting user X: why`): quoted here, never pointed at unless it exists.
   const name = label.replace(/ \(with .*\)$/, '');
-  const warning = ctx.warnings.find((w) => w.startsWith(`not deleting ${name}: `));
-  return warning
-    ? { code: 'kept', kind, by: 'not_deleted', guard: warning.slice(`not deleting ${name}: `.length) }
+  const warning = ctx.warnings.find(
+    (w) => typeof w !== 'string' && w.code === 'guarded' && w.action === 'delete' && w.label === name,
+  );
+  return warning !== undefined && typeof warning !== 'string' && warning.code === 'guarded'
+    ? { code: 'kept', kind, by: 'not_deleted', guard: warning.why }
     : { code: 'kept', kind, by: 'not_deleted' };
 }
 

@@ -9,6 +9,7 @@ import { observedOf } from '../model/observed.js';
 import type { Change, FieldChange, Plan, UndeclaredItem } from '../plan/types.js';
 import { inertText, markdownCode, markdownText } from './escape.js';
 import { keptReasonText } from './notes.js';
+import { outcomeText } from './plan-outcome.js';
 import { MARKDOWN_MAX_CHARS, renderPlan, type PlanFormat, type RenderOptions } from './plan.js';
 import { isSecretField } from './symbols.js';
 
@@ -69,7 +70,7 @@ function seenLines(plan: Plan, esc: Escape, words: Escape = esc): string[] {
     ...plan.changes.flatMap((c) => observationLines(c, esc)),
     ...(plan.undeclared ?? []).filter((i) => i.fate === 'keep').map((i) => keptLine(i, esc, words)),
     // Differences an `acknowledged:` entry keeps until its date: seen, and left alone (exit 0).
-    ...(plan.outcome?.kept ?? []).filter((i) => i.reason === 'acknowledged').map((i) => words(i.text)),
+    ...(plan.outcome?.kept ?? []).filter((i) => i.reason === 'acknowledged').map((i) => words(outcomeText(i.text))),
   ];
 }
 

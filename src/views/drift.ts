@@ -3,6 +3,7 @@ import type { PlanOutcome } from '../plan/types.js';
 import { webhookLines, webhookName, webhookText, type WebhookFormat } from './escape.js';
 import { observationLines, type SeenChange } from './drift-render.js';
 import { wordedPlan } from './notes.js';
+import { outcomeText } from './plan-outcome.js';
 import { failureText } from './op-errors.js';
 import { noChangesLine } from './outcome.js';
 
@@ -54,7 +55,7 @@ export function driftText(
   // What was seen, not what apply would do: "user … is on the server but in no file (…)"; then what
   // keeps the server from matching with nothing planned for it (an undeclared admin or rule, a guard,
   // --target), named here: a chat message has no Undeclared section or warnings to point at.
-  const pending = (report.outcome?.pending ?? []).map((item) => text(item.text));
+  const pending = (report.outcome?.pending ?? []).map((item) => text(outcomeText(item.text)));
   const seen = [
     ...report.changes.map((c) => observationLines(c, (value) => webhookName(value, format)).join('; ')),
     ...pending,

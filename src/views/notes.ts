@@ -8,6 +8,9 @@ import type { ChangeNote, KeptReason, MoveKeeps, NotePart } from '../plan/notes.
 import type { Plan, PlanTestFailure, WordedPlan } from '../plan/types.js';
 import { wordedDelta } from './ops-compared.js';
 import { baseNoteText, ownersSourceText } from './ops-plan.js';
+import { limitSourceText } from './plan-limits.js';
+import { wordedOutcome } from './plan-outcome.js';
+import { guardWhyText, warningText } from './plan-warnings.js';
 
 /** The role a user without `role:` has (src/plan/defaults.ts DEFAULT_ROLE). */
 const DEFAULT_ROLE = 'unprivileged';
@@ -168,7 +171,9 @@ export function keptReasonText(reason: KeptReason): string {
       const access = KEPT_ACCESS[reason.kind];
       if (reason.by === 'prune_off') return `prune is off: ${access}`;
       if (reason.by === 'protected') return `protected (settings.protect): ${access}`;
-      return reason.guard !== undefined ? `not deleted: ${reason.guard}: ${access}` : `not deleted: ${access}`;
+      return reason.guard !== undefined
+        ? `not deleted: ${guardWhyText(reason.guard)}: ${access}`
+        : `not deleted: ${access}`;
     }
   }
 }
@@ -184,17 +189,21 @@ function worded<T extends { note?: ChangeNote }>(change: T): T & { note?: string
 }
 
 /**
- * The plan with every note and reason in words, each where it was: what `--format json` prints and
+ * The plan with every note, reason, warning and outcome item in words, each where it was: what `--format json` prints and
  * a saved plan holds (the saved-plan format keeps words, so plans saved before and after read the same).
  */
 export function wordedPlan(plan: Plan): WordedPlan {
-  const { resolved_by_pr: resolved, undeclared, tests, access_delta: delta, base, owners } = plan;
+  const { resolved_by_pr: resolved, undeclared, tests, outcome, access_delta: delta, base, owners } = plan;
   return {
     ...plan,
     ...(delta ? { access_delta: wordedDelta(delta) } : {}),
     ...(base?.note !== undefined ? { base: { ...base, note: baseNoteText(base.note) } } : {}),
     ...(owners ? { owners: { ...owners, from: ownersSourceText(owners.from) } } : {}),
     changes: plan.changes.map(worded),
+    warnings: plan.warnings.map(warningText),
+    limits: plan.limits.map((limit) => ({ ...limit, source: limitSourceText(limit.source) })),
+    ...(outcome ? { outcome: wordedOutcome(outcome) } : {}),
+    ...(base?.note !== undefined ? { base: { ...base, note: baseNoteText(base.note) } } : {}),
     ...(resolved ? { resolved_by_pr: resolved.map(worded) } : {}),
     ...(undeclared ? { undeclared: undeclared.map((item) => ({ ...item, reason: keptReasonText(item.reason) })) } : {}),
     ...(tests ? { tests: { ...tests, failures: tests.failures.map(wordedFailure) } } : {}),

@@ -7,6 +7,9 @@ import { emailGlobProblemText } from './model-email.js';
 import { fileProblemText } from './model-files.js';
 import { instantProblemText } from './model-instant.js';
 import { savedPlanRefusalText } from './saved-plan.js';
+import { approvalsProblemText } from './plan-approvals.js';
+import { planProblemsText } from './plan-problems.js';
+import { targetProblemText } from './plan-target.js';
 
 /** An OpError's message for people: its words, or another layer's message it passes on. */
 export function opErrorText(error: Pick<OpError, 'words' | 'message'>): string {
@@ -24,6 +27,12 @@ const indented = (problems: readonly string[]) => problems.map((p) => `  ${p}`).
 
 export function opWordsText(words: OpWords): string {
   switch (words.code) {
+    case 'cannot_plan':
+      return `cannot plan: ${planProblemsText(words.problems)}`;
+    case 'target_refused':
+      return targetProblemText(words.problem, words.flag);
+    case 'approvals_refused':
+      return `--approvals ${approvalsProblemText(words.problem)}`;
     case 'after_apply_needs_files_and_server':
       return '--after-apply needs the desired state (-f) and a server (--url or --embedded)';
     case 'nothing_to_evaluate':

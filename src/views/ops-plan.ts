@@ -4,6 +4,8 @@
  * `settings.owners` was read. A saved plan's words are shown as they are.
  */
 import type { BaseNote, OwnersSource } from '../plan/sources.js';
+import { planProblemsText } from './plan-problems.js';
+import { targetProblemText } from './plan-target.js';
 
 export function baseNoteText(note: BaseNote | string): string {
   if (typeof note === 'string') return note;
@@ -16,8 +18,14 @@ function baseNoteWhy(note: BaseNote): string {
       return `${note.where} ${note.missing} at ${note.ref}`;
     case 'base_has_errors':
       return `the desired state at ${note.ref} has errors (${note.first}${note.more ? `, and ${note.more} more` : ''})`;
-    case 'base_not_planned':
-      return `${note.ref}'s files cannot be planned (${note.error})`;
+    case 'base_unplannable': {
+      const why = note.problems
+        ? planProblemsText(note.problems)
+        : note.target
+          ? targetProblemText(note.target, true)
+          : '';
+      return `${note.ref}'s files cannot be planned (${why})`;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 /** The plan's outcome in words (the facts are src/plan/outcome.ts's): never "matches" unless it is. */
 import type { OutcomeItem, PlanOutcome } from '../plan/types.js';
+import { outcomeText } from './plan-outcome.js';
 
 /**
  * The line a plan without changes ends with: "matches" only when it does. Pending and kept plans
@@ -21,7 +22,7 @@ function describe(items: readonly OutcomeItem[], pending = false): string {
   const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
   if (n('guard')) parts.push(`${plural(n('guard'), 'change', 'changes')} cancelled by a guard (see the warnings)`);
   if (n('target')) {
-    const left = items.filter((i) => i.reason === 'target').map((i) => i.text);
+    const left = items.filter((i) => i.reason === 'target').map((i) => outcomeText(i.text));
     parts.push(left.join(', '));
   }
   const undeclared = items.filter((i) => i.reason === 'undeclared').length;

@@ -25,6 +25,9 @@ import { blockedExpiriesLine } from './expiry.js';
 import { keptReasonText, noteText, wordedPlan } from './notes.js';
 import { baseNoteText } from './ops-plan.js';
 import { noChangesLine } from './outcome.js';
+import { limitSourceText } from './plan-limits.js';
+import { outcomeText } from './plan-outcome.js';
+import { warningText } from './plan-warnings.js';
 import { isSecretField, SYMBOL } from './symbols.js';
 import { withheldDeletionText } from './withheld.js';
 
@@ -113,7 +116,7 @@ export function limitLine(limit: LimitCheck): string {
   const what = limit.kind === 'delete' ? 'deletions (cascades included)' : 'updates (replacements included)';
   const flag = limit.kind === 'delete' ? '--allow-deletes' : '--allow-updates';
   return inertText(
-    `${limit.planned} ${what} exceed the limit of ${limit.allowed} (${limit.source}); pass ${flag} ${limit.planned} to allow this run`,
+    `${limit.planned} ${what} exceed the limit of ${limit.allowed} (${limitSourceText(limit.source)}); pass ${flag} ${limit.planned} to allow this run`,
   );
 }
 
@@ -200,7 +203,7 @@ function ratifiesLines(section: Section): string[] {
 export function outsideLines(plan: Plan): string[] {
   const outcome = plan.outcome;
   if (!outcome) return [];
-  return [...outcome.pending, ...outcome.kept].filter((i) => i.reason === 'deciding').map((i) => i.text);
+  return [...outcome.pending, ...outcome.kept].filter((i) => i.reason === 'deciding').map((i) => outcomeText(i.text));
 }
 
 const OUTSIDE_TITLE = 'Outside the files, deciding packets inside the managed blocks';
@@ -311,7 +314,7 @@ function renderText(plan: Plan, c: Colors, noChangesLine?: string, driftAccess =
   if (notChecked.length > 0) out.push(c.yellow('Not checked:'), ...notChecked.map((l) => c.yellow(`  ${l}`)), '');
   if (plan.warnings.length > 0) {
     out.push(c.yellow('Warnings:'));
-    for (const w of plan.warnings) out.push(c.yellow(`  ! ${inertText(w)}`));
+    for (const w of plan.warnings) out.push(c.yellow(`  ! ${inertText(warningText(w))}`));
     out.push('');
   }
   for (const limit of exceededLimits(plan)) out.push(c.red(c.bold(`Over a safety limit: ${limitLine(limit)}`)));
@@ -451,7 +454,7 @@ function renderMarkdown(plan: Plan, options: RenderOptions): string {
     const warnings: string[] = [];
     for (const w of plan.warnings) {
       // In a code span: a warning quotes labels and values from the server and the files.
-      const line = `- ${markdownCode(w)}`;
+      const line = `- ${markdownCode(warningText(w))}`;
       if (line.length + 1 > budget) break;
       warnings.push(line);
       budget -= line.length + 1;

@@ -24,7 +24,7 @@ export function savedPlanRefusalText(refusal: SavedPlanRefusal): string {
     case 'not_plan_format':
       return `${path}: not a saved plan (its "format" is not "${refusal.format}")`;
     case 'proto_member':
-      return `${path}: the saved plan has a member named __proto__ (in ${refusal.at}), which netform never writes; it was edited by hand. Nothing was changed; ${AGAIN}`;
+      return `${path}: the saved plan has a member named __proto__ (in ${refusal.at === '' ? '(the top level)' : refusal.at}), which netform never writes; it was edited by hand. Nothing was changed; ${AGAIN}`;
     case 'schema':
       return `${path}: the saved plan does not have the shape of plan format version ${String(refusal.version)} (${refusal.at || 'the document'}: ${refusal.problem}). Nothing was changed; ${AGAIN}`;
     case 'earlier_version':

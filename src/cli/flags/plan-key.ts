@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import { embeddedTokenPath } from '../../ops/session.js';
 import { PlanKey, PlanKeyError } from '../../plan/seal.js';
+import { planKeyProblemText } from '../../views/plan-key.js';
 import { CliError } from '../exit.js';
 import type { CliIo } from '../io.js';
 import { readFlagFile, TOKEN_FILE_LIMIT } from './files.js';
@@ -23,7 +24,7 @@ export function planKeyOf(connection: Connection, io: Pick<CliIo, 'env' | 'secre
     }
     return PlanKey.from(io.env, () => tokenOf(connection), 'token');
   } catch (error) {
-    if (error instanceof PlanKeyError) throw new CliError(error.message);
+    if (error instanceof PlanKeyError) throw new CliError(planKeyProblemText(error.problem));
     throw error;
   }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DriftLoop, type DriftRunContext, type ReportSink, type Ticker } from '../../../src/drift/loop.js';
 import { redactSecrets, reportFromPlan, type DriftReport } from '../../../src/drift/report.js';
-import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Change, type Plan } from '../../../src/plan/types.js';
+import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Change, type WordedPlan as Plan } from '../../../src/plan/types.js';
 
 function plan(changes: Change[] = []): Plan {
   const summary = { create: 0, update: 0, delete: 0, replace: 0, cascade: 0 };
@@ -12,7 +12,7 @@ function plan(changes: Change[] = []): Plan {
     created_at: '2024-01-01T00:00:00.000Z',
     server: 'http://127.0.0.1:1',
     sources: ['netform.yaml'],
-    changes,
+    changes: changes as Plan['changes'],
     summary,
     limits: [],
     warnings: [],

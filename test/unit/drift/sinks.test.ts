@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reportFromFailure, reportFromPlan, type DriftReport, type DriftStatus } from '../../../src/drift/report.js';
 import { describeWebhookUrl, jsonLinesSink, reportFileSink, webhookSink } from '../../../src/drift/sinks.js';
-import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type Plan } from '../../../src/plan/types.js';
+import { PLAN_FORMAT, PLAN_FORMAT_VERSION, type WordedPlan as Plan } from '../../../src/plan/types.js';
 import { driftText } from '../../../src/views/drift.js';
 
 function report(status: DriftStatus): DriftReport {

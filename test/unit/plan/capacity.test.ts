@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { planChanges, PlanError } from '../../../src/plan/index.js';
+import { planProblemText } from '../../../src/views/plan-problems.js';
+import { warningText } from '../../../src/views/plan-warnings.js';
 import { desired, device, liveDevice, liveState, liveUser, OPTIONS, user } from '../../helpers/plan-fixtures.js';
 
 const admin = () => liveUser('admin@example.com', { role: 'admin' });
@@ -10,7 +12,7 @@ const problemsOf = (run: () => unknown): string[] => {
   try {
     run();
   } catch (error) {
-    if (error instanceof PlanError) return error.problems;
+    if (error instanceof PlanError) return error.problems.map(planProblemText);
     throw error;
   }
   return [];
@@ -85,10 +87,10 @@ describe('tunnel-network capacity (settings.tunnel_networks)', () => {
     const live = liveState({ users: [admin(), owner], devices });
     const keep = user('old@example.com', { devices: devices.map((d) => device(d.name)) });
     const plan = planChanges(desired({ users: [keep, ...newUsers(4)] }), live, OPTIONS);
-    expect(plan.warnings).toContain(
+    expect(plan.warnings.map(warningText)).toContain(
       '4 new devices need an ipv4 address, but the live devices sit in 10.3.2.0/24, which has 3 free: if that is the server\'s tunnel network, apply will fail with "CIDR … is exhausted". Declare settings.tunnel_networks.ipv4 so that plan can check',
     );
     const fits = planChanges(desired({ users: [keep, ...newUsers(3)] }), live, OPTIONS);
-    expect(fits.warnings.join('\n')).not.toContain('new device');
+    expect(fits.warnings.map(warningText).join('\n')).not.toContain('new device');
   });
 });

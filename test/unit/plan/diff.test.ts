@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { planChanges, PlanError, type Change, type Plan } from '../../../src/plan/index.js';
 import { fingerprintOf } from '../../../src/plan/fingerprint.js';
+import { warningText } from '../../../src/views/plan-warnings.js';
+import { inWords } from '../../helpers/plan-words.js';
+import { planProblemsText } from '../../../src/views/plan-problems.js';
 import {
   desired,
   device,
@@ -232,17 +235,19 @@ describe('planChanges: matching and normalising', () => {
       }
     })();
     expect(error).toBeInstanceOf(PlanError);
-    expect((error as PlanError).message).toMatch(/2 users with the key bob@example.com/);
+    expect(planProblemsText((error as PlanError).problems)).toMatch(/2 users with the key bob@example.com/);
   });
 
   it('refuses to prune between duplicates too, reporting each key once', () => {
     const r1 = liveRule({ destination: '10.0.0.0/8' });
     const r2 = liveRule({ destination: '10.0.0.0/8' });
-    expect(() =>
-      planChanges(
-        desired({ settings: { prune: true }, users: [user('admin@example.com')] }),
-        liveState({ users: [liveUser('admin@example.com', { role: 'admin' })], rules: [r1, r2] }),
-        OPTIONS,
+    expect(
+      inWords(() =>
+        planChanges(
+          desired({ settings: { prune: true }, users: [user('admin@example.com')] }),
+          liveState({ users: [liveUser('admin@example.com', { role: 'admin' })], rules: [r1, r2] }),
+          OPTIONS,
+        ),
       ),
     ).toThrow(/^the server holds 2 rules with the key \*\|accept\|10\.0\.0\.0\/8\|any; netform will not guess/);
   });
@@ -302,11 +307,13 @@ describe('planChanges: matching and normalising', () => {
     expect(actions(pruned)).toEqual(['delete rule:*|accept|10.2.0.0/16|any', 'replace rule:*|accept|10.0.0.0/8|any']);
     expect(pruned.changes[0]!.phase).toBeLessThan(pruned.changes[1]!.phase!);
     expect(pruned.changes[1]!.dependsOn).toEqual(['rule:*|accept|10.2.0.0/16|any']);
-    expect(() =>
-      planChanges(
-        { ...d, settings: { ...d.settings, prune: false } },
-        liveState({ users: [admin()], rules: [r1, r2] }),
-        OPTIONS,
+    expect(
+      inWords(() =>
+        planChanges(
+          { ...d, settings: { ...d.settings, prune: false } },
+          liveState({ users: [admin()], rules: [r1, r2] }),
+          OPTIONS,
+        ),
       ),
     ).toThrow(
       /rule accept 10\.0\.0\.0\/8 \(global\) overlaps the live rule accept 10\.2\.0\.0\/16 \(global\).*prune is off/,
@@ -383,7 +390,9 @@ describe('planChanges: prune, manage, protect, absent', () => {
       OPTIONS,
     );
     expect(plan.changes.map((c) => c.id)).not.toContain('user:bob@example.com');
-    expect(plan.warnings).toContain('not deleting user bob@example.com: it is protected (settings.protect)');
+    expect(plan.warnings.map(warningText)).toContain(
+      'not deleting user bob@example.com: it is protected (settings.protect)',
+    );
   });
 
   it('deletes absent users and devices even with prune off', () => {
@@ -404,11 +413,13 @@ describe('planChanges: prune, manage, protect, absent', () => {
   });
 
   it('refuses a user both declared and absent', () => {
-    expect(() =>
-      planChanges(
-        desired({ users: [user('a@example.com')], absent: { users: [{ email: 'A@example.com' }], devices: [] } }),
-        liveState(),
-        OPTIONS,
+    expect(
+      inWords(() =>
+        planChanges(
+          desired({ users: [user('a@example.com')], absent: { users: [{ email: 'A@example.com' }], devices: [] } }),
+          liveState(),
+          OPTIONS,
+        ),
       ),
     ).toThrow(/both declared and listed under absent/);
   });
@@ -426,7 +437,9 @@ describe('planChanges: the token owner and the last admin', () => {
     // The email's case is written (W3.5); the demotion is not, and leaves the plan pending.
     expect(actions(plan)).toEqual(['update user:admin@example.com', 'delete user:other@example.com']);
     expect(plan.changes[0]!.body).toEqual({ email: 'ADMIN@example.com' });
-    expect(plan.warnings).toContain('not demoting user ADMIN@example.com: the API token in use belongs to it');
+    expect(plan.warnings.map(warningText)).toContain(
+      'not demoting user ADMIN@example.com: the API token in use belongs to it',
+    );
     expect(plan.outcome?.pending).toEqual([expect.objectContaining({ reason: 'guard', id: 'user:admin@example.com' })]);
   });
 
@@ -443,7 +456,7 @@ describe('planChanges: the token owner and the last admin', () => {
       { ...OPTIONS, tokenUser: null },
     );
     expect(actions(plan)).toEqual(['delete user:u@example.com']);
-    expect(plan.warnings.join('\n')).toMatch(
+    expect(plan.warnings.map(warningText).join('\n')).toMatch(
       /not deleting user ci@example.com: it is an admin and the token's owner is unknown/,
     );
   });
@@ -459,7 +472,9 @@ describe('planChanges: the token owner and the last admin', () => {
       { ...OPTIONS, tokenUser: null },
     );
     expect(actions(plan)).toEqual(['update user:a@example.com']);
-    expect(plan.warnings).toContain('not demoting user b@example.com: it would leave the server without an admin');
+    expect(plan.warnings.map(warningText)).toContain(
+      'not demoting user b@example.com: it would leave the server without an admin',
+    );
   });
 });
 
@@ -473,7 +488,7 @@ describe('planChanges: limits', () => {
       kind: 'delete',
       planned: 19,
       allowed: 5,
-      source: 'default (25%, at least 5)',
+      source: { code: 'default', percent: 25, atLeast: 5 },
       exceeded: true,
     });
     const lifted = planChanges(desired({ users: [user('admin@example.com')], settings: { prune: true } }), live, {
@@ -581,10 +596,10 @@ describe('planChanges: the token owner given by --token-user', () => {
     const live = liveState({
       users: [liveUser('admin@example.com', { role: 'admin' }), liveUser('plain@example.com')],
     });
-    expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'admni@example.com' })).toThrow(
+    expect(inWords(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'admni@example.com' }))).toThrow(
       /admni@example.com names no user on the server/,
     );
-    expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'plain@example.com' })).toThrow(
+    expect(inWords(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'plain@example.com' }))).toThrow(
       /plain@example.com is not an admin/,
     );
     expect(() => planChanges(desired(), live, { ...OPTIONS, tokenUser: 'ADMIN@example.com' })).not.toThrow();
@@ -649,11 +664,13 @@ describe('planChanges: unique values (conflicts, and freeing before taking)', ()
       users: [admin(), alice, bob],
       devices: [liveDevice(alice, 'laptop', { public_key: KEY_A })],
     });
-    expect(() =>
-      planChanges(
-        desired({ users: [user('bob@example.com', { devices: [device('phone', { public_key: KEY_A })] })] }),
-        live,
-        OPTIONS,
+    expect(
+      inWords(() =>
+        planChanges(
+          desired({ users: [user('bob@example.com', { devices: [device('phone', { public_key: KEY_A })] })] }),
+          live,
+          OPTIONS,
+        ),
       ),
     ).toThrow(
       /device bob@example.com\/phone needs public_key .*, which the live device alice@example.com\/laptop \(of alice@example.com\) holds/,
@@ -746,11 +763,13 @@ describe('planChanges: settings.port_rules false, rules compared as the server s
     // With port rules on, the two never overlap (one has ports, the other none): a create.
     const on = planChanges(desired({ rules: [ssh] }), liveState({ users: [admin()], rules: [live] }), OPTIONS);
     expect(actions(on)).toEqual(['create rule:*|accept|10.0.0.0/8|tcp:22 - 22']);
-    expect(() =>
-      planChanges(
-        desired({ rules: [ssh], settings: { port_rules: false, prune: false } }),
-        liveState({ users: [admin()], rules: [live, other] }),
-        OPTIONS,
+    expect(
+      inWords(() =>
+        planChanges(
+          desired({ rules: [ssh], settings: { port_rules: false, prune: false } }),
+          liveState({ users: [admin()], rules: [live, other] }),
+          OPTIONS,
+        ),
       ),
     ).toThrow(/rule accept 10\.0\.0\.0\/8 tcp 22 \(global\) overlaps the live rule accept 10\.2\.0\.0\/16 \(global\)/);
     const drop = rule('10.0.0.0/8', { action: 'drop', port_type: 'tcp', port_range: '22' });

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeDestination, ruleKey } from '../../../src/model/keys.js';
 import { parseCidrOrAddress } from '../../../src/model/net.js';
-import { nearestKey, normalizeTarget } from '../../../src/plan/target.js';
+import { nearestKey, normalizeTarget, TargetError } from '../../../src/plan/target.js';
+import { targetProblemText } from '../../../src/views/plan-target.js';
 
 describe('normalizeDestination', () => {
   it("gives the parser's canonical text for every spelling", () => {
@@ -48,15 +49,21 @@ describe('normalizeTarget of a rule', () => {
     expect(normalizeTarget('rule:*|accept|10.0.0.0/8|udp:1000-2000')).toBe('rule:*|accept|10.0.0.0/8|udp:1000 - 2000');
   });
 
+  /** normalizeTarget's refusal in the words the command line prints. */
+  const refusal = (text: string) => () => {
+    try {
+      normalizeTarget(text);
+    } catch (error) {
+      if (error instanceof TargetError) throw new Error(targetProblemText(error.problem, true), { cause: error });
+      throw error;
+    }
+  };
+
   it('refuses text that is no rule key, giving the shape (W3.5)', () => {
-    expect(() => normalizeTarget('rule:whatever')).toThrow(
-      /4 parts separated by \|.*rule:OWNER\|ACTION\|DESTINATION\|PORTS/,
-    );
-    expect(() => normalizeTarget('rule:*|allow|10.0.0.0/8|any')).toThrow(/the action "allow" is not accept or drop/);
-    expect(() => normalizeTarget('rule:*|accept|10.0.0.0/8|sctp:22')).toThrow(/the ports "sctp:22"/);
-    expect(() => normalizeTarget('rule:bob|accept|10.0.0.0/8|any')).toThrow(
-      /the owner "bob" is no email, \* or global/,
-    );
+    expect(refusal('rule:whatever')).toThrow(/4 parts separated by \|.*rule:OWNER\|ACTION\|DESTINATION\|PORTS/);
+    expect(refusal('rule:*|allow|10.0.0.0/8|any')).toThrow(/the action "allow" is not accept or drop/);
+    expect(refusal('rule:*|accept|10.0.0.0/8|sctp:22')).toThrow(/the ports "sctp:22"/);
+    expect(refusal('rule:bob|accept|10.0.0.0/8|any')).toThrow(/the owner "bob" is no email, \* or global/);
   });
 
   it('accepts tcp:22, tcp/22, tcp:22-22, tcp:20 - 22, and * or global for the owner (W3.5)', () => {

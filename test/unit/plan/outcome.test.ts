@@ -21,7 +21,8 @@ import {
   OPTIONS,
   user,
 } from '../../helpers/plan-fixtures.js';
-import { noteText } from '../../../src/views/notes.js';
+import { noteText, wordedPlan } from '../../../src/views/notes.js';
+import { outcomeText, wordedOutcome } from '../../../src/views/plan-outcome.js';
 
 const admin = liveUser('admin@example.com', { role: 'admin' });
 const TIMING = { startedAt: 0, finishedAt: 1, skippedTicks: 0 };
@@ -134,7 +135,7 @@ describe('the outcome', () => {
       expect(out).not.toContain('matches the desired state');
       expect(out).toContain('No changes planned, but the server does not match the desired state');
     }
-    const report = reportFromPlan(plan, TIMING);
+    const report = reportFromPlan(wordedPlan(plan), TIMING);
     expect(report.status).toBe('drift');
     expect(driftText(report)).toContain('No changes planned, but the server does not match');
   });
@@ -146,7 +147,7 @@ describe('the outcome', () => {
       OPTIONS,
     );
     expect(plan.outcome!.status).toBe('kept');
-    const report = reportFromPlan(plan, TIMING);
+    const report = reportFromPlan(wordedPlan(plan), TIMING);
     expect(report.status).toBe('clean');
     expect(driftText(report, 'drift')).toBe(
       'netform drift on http://127.0.0.1:4000: back to clean: No changes, but not everything matches: 1 undeclared object kept.',
@@ -169,7 +170,7 @@ describe('the outcome', () => {
       OPTIONS,
     );
     expect(protectedUser.outcome).toMatchObject({ status: 'kept', pending: [] });
-    expect(protectedUser.outcome!.kept.map((k) => [k.reason, k.text])).toEqual([
+    expect(protectedUser.outcome!.kept.map((k) => [k.reason, outcomeText(k.text)])).toEqual([
       ['protected', 'user only@example.com: kept (protected)'],
     ]);
   });
@@ -187,7 +188,9 @@ describe('the outcome', () => {
     );
     const targeted = targetPlan(plan, ['user:a@example.com']);
     expect(targeted.changes.map((c) => c.id)).toEqual(['user:a@example.com']);
-    expect(targeted.outcome!.pending).toEqual([{ reason: 'target', text: '1 change left out by --target' }]);
+    expect(wordedOutcome(targeted.outcome!).pending).toEqual([
+      { reason: 'target', text: '1 change left out by --target' },
+    ]);
     const none = targetPlan(targetPlan(plan, ['user:a@example.com']), ['user:nobody@example.com']);
     expect(none.outcome!.status).toBe('pending');
     expect(summaryLine(none)).toMatch(/^No changes planned, but the server does not match/);

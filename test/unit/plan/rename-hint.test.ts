@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { PlanError, planChanges } from '../../../src/plan/planner.js';
+import { planProblemsText } from '../../../src/views/plan-problems.js';
+import { warningText } from '../../../src/views/plan-warnings.js';
 import { desired, device, KEY_A, liveDevice, liveState, liveUser, OPTIONS, user } from '../../helpers/plan-fixtures.js';
 
 function hintOf(manage: string[] | null): string {
@@ -17,10 +19,10 @@ function hintOf(manage: string[] | null): string {
   const live = liveState({ users: [admin, old], devices: [liveDevice(old, 'laptop')] });
   try {
     const plan = planChanges(state, live, OPTIONS);
-    return plan.warnings.find((w) => w.includes('renamed_from')) ?? '';
+    return plan.warnings.map(warningText).find((w) => w.includes('renamed_from')) ?? '';
   } catch (error) {
     if (!(error instanceof PlanError)) throw error;
-    return error.message;
+    return planProblemsText(error.problems);
   }
 }
 

@@ -17,6 +17,7 @@ import { planChanges, type Plan } from '../../../src/plan/index.js';
 import { checkSeal, PlanKey, PlanKeyError, sealedDocument } from '../../../src/plan/seal.js';
 import { planSecret } from '../../../src/plan/secrets.js';
 import { desired, device, liveState, liveUser, OPTIONS, secret, user } from '../../helpers/plan-fixtures.js';
+import { planKeyProblemText } from '../../../src/views/plan-key.js';
 
 const SHARED = 'a-plan-key-of-at-least-32-characters-0001';
 const PSK = 'c2VjcmV0LXByZXNoYXJlZC1rZXktb2YtMzItYnl0ZXM=';
@@ -73,7 +74,7 @@ describe('canonicalJson', () => {
     const withProto = JSON.parse('{"a":1,"__proto__":{"role":"admin"}}');
     expect(canonicalJson(withProto)).toBe('{"__proto__":{"role":"admin"},"a":1}');
     expect(canonicalJson(withProto)).not.toBe(canonicalJson({ a: 1 }));
-    expect(findProtoMember(withProto)).toBe('(the top level)');
+    expect(findProtoMember(withProto)).toBe('');
     expect(findProtoMember(JSON.parse('{"changes":[{"body":{"__proto__":{}}}]}'))).toBe('changes[0].body');
     // A member name is shown only when it is plain.
     expect(findProtoMember(JSON.parse('{"\\u001b[2J":{"__proto__":1}}'))).toBe('…');
@@ -84,7 +85,7 @@ describe('canonicalJson', () => {
     for (const value of [undefined, () => 1, NaN, Infinity, 1n, new Date(0), { a: undefined }, [undefined]])
       expect(() => canonicalJson(value), String(value)).toThrow(CanonicalJsonError);
     expect(canonicalJson(nested(CANONICAL_MAX_DEPTH))).toContain('"leaf"');
-    expect(() => canonicalJson(nested(CANONICAL_MAX_DEPTH + 1))).toThrow(`nested deeper than ${CANONICAL_MAX_DEPTH}`);
+    expect(() => canonicalJson(nested(CANONICAL_MAX_DEPTH + 1))).toThrow(/^nested /);
     expect(() => canonicalJson(JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`))).toThrow(CanonicalJsonError);
   });
 });
@@ -119,7 +120,7 @@ describe('PlanKey', () => {
     try {
       PlanKey.from({ NETFORM_PLAN_KEY: short }, token);
     } catch (error) {
-      expect((error as Error).message).toBe(
+      expect(planKeyProblemText((error as PlanKeyError).problem)).toBe(
         'NETFORM_PLAN_KEY is too short to seal saved plans: it must have at least 32 characters (make one with: openssl rand -base64 32)',
       );
     }
@@ -186,7 +187,7 @@ describe('sealedDocument and checkSeal', () => {
   it('refuses to seal a secret whose planned value is not known', () => {
     const p = plan();
     p.changes[0]!.secrets = [{ field: 'password', ref: { env: 'PW' } }];
-    expect(() => sealedDocument(p, key)).toThrow('cannot be sealed');
+    expect(() => sealedDocument(p, key)).toThrow('unsealable_secret');
     p.changes[0]!.secrets = [planSecret('password', new Secret('v', { env: 'PW' }))];
     expect(() => sealedDocument(p, key)).not.toThrow();
   });

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { lazySecret } from '../../../src/desired/secrets.js';
 import { Secret, type SecretRef } from '../../../src/model/secret.js';
 import { planChanges, PlanError } from '../../../src/plan/index.js';
+import { planProblemText } from '../../../src/views/plan-problems.js';
 import { renderPlan } from '../../../src/views/plan.js';
 import {
   desired,
@@ -41,7 +42,7 @@ function problemsOf(run: () => unknown): string[] {
   try {
     run();
   } catch (error) {
-    if (error instanceof PlanError) return error.problems;
+    if (error instanceof PlanError) return error.problems.map(planProblemText);
     throw error;
   }
   throw new Error('the plan was made');

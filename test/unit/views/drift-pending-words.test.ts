@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { reportFromPlan } from '../../../src/drift/report.js';
 import { planChanges } from '../../../src/plan/index.js';
 import { driftText } from '../../../src/views/drift.js';
+import { wordedPlan } from '../../../src/views/notes.js';
 import { webhookName, webhookText } from '../../../src/views/escape.js';
 import { renderDrift } from '../../../src/views/drift-render.js';
 import { desired, liveRule, liveState, liveUser, OPTIONS, user } from '../../helpers/plan-fixtures.js';
@@ -22,7 +23,7 @@ describe('drift pending with no change planned', () => {
   );
 
   it('the webhook names the undeclared rule, never "see Undeclared" or an empty list', () => {
-    const said = driftText(reportFromPlan(plan, TIMING));
+    const said = driftText(reportFromPlan(wordedPlan(plan), TIMING));
     expect(said).toBe(
       'netform drift on http://127.0.0.1:4000: No changes planned, but the server does not match the desired state: ' +
         `${webhookText('rule accept 10.9.0.0/16 (global) is on the server but in no file')}.`,
@@ -48,7 +49,7 @@ describe('drift pending with no change planned', () => {
       liveState({ users: [admin, mallory] }),
       OPTIONS,
     );
-    const said = driftText(reportFromPlan(withChange, TIMING));
+    const said = driftText(reportFromPlan(wordedPlan(withChange), TIMING));
     expect(said).toBe(
       'netform drift on http://127.0.0.1:4000: 2 differences from the desired state: ' +
         `${webhookName('user new@example.com')} is in the files but not on the server; ` +

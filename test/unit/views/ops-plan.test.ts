@@ -21,7 +21,7 @@ describe("a plan's sources in words", () => {
     expect(baseNoteText({ code: 'base_has_errors', ref: 'main', first: 'a.yaml: x', more: 2 })).toBe(
       `the desired state at main has errors (a.yaml: x, and 2 more)${ALONE}`,
     );
-    expect(baseNoteText({ code: 'base_not_planned', ref: 'origin/main', error: 'two rules overlap' })).toBe(
+    expect(baseNoteText({ code: 'base_unplannable', ref: 'origin/main', problems: ['two rules overlap'] })).toBe(
       `origin/main's files cannot be planned (two rules overlap)${ALONE}`,
     );
     expect(baseNoteText('a saved plan says so')).toBe('a saved plan says so');
@@ -41,7 +41,7 @@ describe("a plan's sources in words", () => {
   it('puts the words in the approvals lines and in the JSON plan, each where it was', () => {
     const plan = {
       changes: [],
-      base: { ref: 'main', note: { code: 'base_not_planned', ref: 'main', error: 'e' } },
+      base: { ref: 'main', note: { code: 'base_unplannable', ref: 'main', problems: ['e'] } },
       owners: { from: { code: 'base', base: 'main' }, required: [{ owner: '@org/db', because: [] }] },
     } as unknown as Plan;
     expect(approvalsText(plan)[0]).toBe('Approvals (settings.owners of main):');

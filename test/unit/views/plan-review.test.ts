@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { reportFromPlan } from '../../../src/drift/report.js';
 import { driftText } from '../../../src/views/drift.js';
+import { wordedPlan } from '../../../src/views/notes.js';
 import { planChanges, type Plan } from '../../../src/plan/index.js';
 import { renderPlan } from '../../../src/views/plan.js';
 import { desired, liveState, liveUser, OPTIONS, user } from '../../helpers/plan-fixtures.js';
@@ -49,7 +50,7 @@ describe('not checked', () => {
   });
 
   it("drift's report carries it, and its webhook text is not 'clean' nor 'matches'", () => {
-    const report = reportFromPlan(plan, { startedAt: 0, finishedAt: 1, skippedTicks: 0 });
+    const report = reportFromPlan(wordedPlan(plan), { startedAt: 0, finishedAt: 1, skippedTicks: 0 });
     expect(report.status).toBe('clean');
     expect(report.not_checked).toHaveLength(1);
     const said = driftText(report, 'drift');
