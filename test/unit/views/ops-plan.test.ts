@@ -41,13 +41,15 @@ describe("a plan's sources in words", () => {
   it('puts the words in the approvals lines and in the JSON plan, each where it was', () => {
     const plan = {
       changes: [],
+      warnings: [],
+      limits: [],
       base: { ref: 'main', note: { code: 'base_unplannable', ref: 'main', problems: ['e'] } },
       owners: { from: { code: 'base', base: 'main' }, required: [{ owner: '@org/db', because: [] }] },
     } as unknown as Plan;
     expect(approvalsText(plan)[0]).toBe('Approvals (settings.owners of main):');
     expect(approvalsMarkdown(plan)[1]).toBe('> Approvals (`settings.owners` of `main`):');
     const worded = wordedPlan(plan);
-    expect(Object.keys(worded)).toEqual(['changes', 'base', 'owners']);
+    expect(Object.keys(worded)).toEqual(['changes', 'warnings', 'limits', 'base', 'owners']);
     expect(worded.base).toEqual({ ref: 'main', note: `main's files cannot be planned (e)${ALONE}` });
     expect(worded.owners!.from).toBe('main');
   });
