@@ -11,21 +11,24 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** The longest files of a fresh-clone CI run (wall seconds there, 3 workers), longest first. */
 const LONG_FIRST = [
-  'test/e2e/package/action.test.ts', // 153
-  'test/e2e/cli/safety-net.test.ts', // 149
-  'test/kernel/kernel-oracle.test.ts', // 71
-  'test/e2e/package/install.test.ts', // 54
-  'test/e2e/cli/error-boundary.test.ts', // 38
-  'test/integration/server/process.test.ts', // 36 (postgres), 26 (sqlite)
-  'test/integration/conformance/devices.test.ts', // 30, 19
-  'test/kernel/migrate-oracle.test.ts', // 28
-  'test/integration/server/tls.test.ts', // 22
-  'test/integration/server/auth-limit.test.ts', // 22
-  'test/integration/postgres/replicas.test.ts', // 18
-  'test/integration/conformance/rules.test.ts', // 17, 13
-  'test/integration/server/database-files.test.ts', // 15
-  'test/integration/postgres/resilience.test.ts', // 14
-  'test/kernel/after-apply.test.ts', // 14
+  'test/e2e/cli/safety-net.test.ts', // 130
+  'test/e2e/package/action.test.ts', // 93
+  'test/e2e/package/install.test.ts', // 79
+  'test/kernel/kernel-oracle.test.ts', // 52
+  'test/e2e/cli/error-boundary.test.ts', // 48
+  'test/integration/server/process.test.ts', // 28 (sqlite), 25 (postgres)
+  'test/integration/conformance/devices.test.ts', // 19 (postgres), 12
+  'test/integration/server/auth-limit.test.ts', // 18
+  'test/unit/access/delta-equivalence.test.ts', // 15
+  'test/integration/postgres/replicas.test.ts', // 15
+  'test/unit/desired/export-yaml.test.ts', // 15
+  'test/integration/server/tls.test.ts', // 12
+  'test/kernel/migrate-oracle.test.ts', // 12
+  'test/e2e/reconcile/apply-progress.test.ts', // 11
+  'test/integration/server/operations.test.ts', // 11
+  'test/e2e/cli/loaded-modules.test.ts', // 10
+  'test/e2e/cli/process-path.test.ts', // 10
+  'test/kernel/after-apply.test.ts', // 10
 ];
 
 export class LongFirstSequencer extends BaseSequencer {
@@ -37,7 +40,12 @@ export class LongFirstSequencer extends BaseSequencer {
       const at = LONG_FIRST.indexOf(relative(this.ctx.config.root, spec.moduleId).split('\\').join('/'));
       return at < 0 ? LONG_FIRST.length : at;
     };
+    // The project holding the longest file first (the SQLite one: the package, the safety net and the
+    // kernel run there only), so that its long files start at once rather than after the other
+    // project's files; the other project's short files then fill the workers at the end.
     const projects = [...new Set(sorted.map((spec) => spec.project.name))];
+    const best = (name: string) => Math.min(...sorted.filter((spec) => spec.project.name === name).map(rank));
+    projects.sort((a, b) => best(a) - best(b));
     // Array.prototype.sort is stable: within a rank, vitest's order stays.
     return projects.flatMap((name) =>
       sorted.filter((spec) => spec.project.name === name).sort((a, b) => rank(a) - rank(b)),
