@@ -102,10 +102,11 @@ module.exports = {
     {
       name: 'model-words-are-views-of-the-model',
       comment:
-        'The words of the model\'s codes (src/views/model-*.ts), which the domain may import, import only the model and each other.',
+        'The words of the model\'s codes (src/views/model-*.ts), which the domain may import, import only the model and each other (and, for types alone, the codes they word).',
       severity: 'error',
       from: { path: MODEL_WORDS },
-      to: { path: ['^src/', '^server/'], pathNot: ['^src/model/', MODEL_WORDS] },
+      // Type-only imports of the codes they word (a target refused by src/plan/target.ts) load nothing.
+      to: { path: ['^src/', '^server/'], pathNot: ['^src/model/', MODEL_WORDS], dependencyTypesNot: TYPE_ONLY },
     },
     {
       name: 'model-imports-nothing-of-ours',

@@ -9,7 +9,7 @@
  */
 import { ruleKeyOfOwnerKey } from '../model/keys.js';
 import { cidrRange } from '../model/net.js';
-import { describeRule } from '../model/rule.js';
+import { describeRule } from '../views/model-rule.js';
 import { computeAccessChanges, type AccessBlock, type AccessChanges } from './changes.js';
 import {
   NO_LEFT_OBJECT_POLICY,

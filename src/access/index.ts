@@ -9,4 +9,4 @@ export * from './shadow.js';
 export * from './partition.js';
 export * from './reach.js';
 /** A rule in words and where it comes from (model/rule.ts): re-exported for the access library's users. */
-export { describeRule } from '../model/rule.js';
+export { describeRule } from '../views/model-rule.js';

@@ -8,7 +8,8 @@
 import type { DesiredState } from '../model/state.js';
 import type { Diagnostic } from '../desired/types.js';
 import { RuleIndex } from './changes.js';
-import { describeRule, ruleLocation } from '../model/rule.js';
+import { ruleLocation } from '../model/rule.js';
+import { describeRule } from '../views/model-rule.js';
 import { accessModelOfDesired, compileRule, STAGES, type AccessModel, type CompiledRule } from './model.js';
 
 const MAX_PORT = 65535;

@@ -6,7 +6,7 @@ import { userKey } from '../model/keys.js';
 import { parseIpAddress } from '../model/net.js';
 import type { DesiredRule, DesiredState, DesiredTest, DesiredUser, SourceLocation } from '../model/state.js';
 import type { Diagnostic } from '../desired/types.js';
-import { describeMatch } from '../model/rule.js';
+import { describeMatch } from '../views/model-rule.js';
 import type { PlanTestFailure, PlanTests } from '../plan/types.js';
 import { CompiledRules, type Decision } from './evaluate.js';
 import type { AfterApplyRule, StateAfterApply } from './after-apply.js';

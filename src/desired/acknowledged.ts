@@ -11,7 +11,7 @@ import { isWritableDeviceField } from '../model/device-fields.js';
 import type { DesiredAcknowledgement, DesiredForget } from '../model/lifecycle.js';
 import type { DesiredState, SourceLocation } from '../model/state.js';
 import { normalizeTarget, TargetError } from '../plan/target.js';
-import { keyProblem } from './target-words.js';
+import { targetProblemText } from '../views/model-target.js';
 import type { Diagnostic } from './types.js';
 
 type Mapping = Record<string, unknown>;
@@ -35,7 +35,7 @@ export function objectKey(text: string): { key: string } | { problem: string } {
       return { problem: 'expected user:EMAIL, device:EMAIL/NAME or rule:KEY, not configuration' };
     return { key };
   } catch (error) {
-    if (error instanceof TargetError) return { problem: keyProblem(error.problem) };
+    if (error instanceof TargetError) return { problem: targetProblemText(error.problem, false) };
     throw error;
   }
 }

@@ -14,7 +14,8 @@ import type {
   WordedOutcome,
   WordedPlan,
 } from '../plan/types.js';
-import { isSecretField, notCheckedLine } from '../model/secret.js';
+import { isSecretField } from '../model/secret.js';
+import { notCheckedLine } from '../views/model-secret.js';
 import { observedOf, type Observed } from '../model/observed.js';
 
 export const DRIFT_REPORT_FORMAT = 'netform.drift';

@@ -10,7 +10,7 @@
  */
 import { CompiledRules } from '../access/evaluate.js';
 import type { AccessModel, AccessUser, CompiledRule } from '../access/model.js';
-import { describeRule } from '../model/rule.js';
+import { describeRule } from '../views/model-rule.js';
 import type { IpFamily } from '../model/net.js';
 import { serverAddressesOf } from '../access/destination.js';
 import { accessOfFilter } from './access.js';

@@ -115,15 +115,3 @@ export const SECRET_FIELDS: ReadonlySet<string> = new Set([...SENT_SECRET_FIELDS
 export function isSecretField(change: { field: string; sensitive?: boolean }): boolean {
   return !!change.sensitive || SECRET_FIELDS.has(change.field);
 }
-
-const NOT_CHECKED_WORDS: Record<string, string> = { preshared_key: 'preshared key' };
-
-/**
- * A field a plan did not compare because its secret cannot be read here (src/plan/types.ts
- * NotCheckedField), as plans and drift reports word it: `not checked: preshared key of
- * alice@example.com/laptop (environment variable ALICE_LAPTOP_PSK is not set)`.
- */
-export function notCheckedLine(item: { id: string; field: string; reason: string }): string {
-  const object = item.id.replace(/^[a-z]+:/, '');
-  return `not checked: ${NOT_CHECKED_WORDS[item.field] ?? item.field} of ${object} (${item.reason})`;
-}

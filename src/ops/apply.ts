@@ -22,7 +22,7 @@ import { judgeSavedPlanTests } from '../access/saved-tests.js';
 import type { SecretRef } from '../model/secret.js';
 import type { DesiredState } from '../model/state.js';
 import { nowManagedChanges } from '../plan/defaults.js';
-import { expiredOnly, expiredSincePlanLine, grantsExpiredAt } from '../plan/expiries.js';
+import { expiredOnly, expiredSincePlan, grantsExpiredAt, type ExpiredSincePlan } from '../plan/expiries.js';
 import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
 import { readSavedPlan, SavedPlanError } from '../plan/planfile.js';
 import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from '../plan/reviewed.js';
@@ -133,7 +133,13 @@ export type ApplyOutcome =
       /** Now-managed changes that refused the plan (apply -f without --allow-now-managed); 0 when none did. */
       nowManaged: number;
     }
-  | { status: 'stale'; plan: Plan; stale: string[]; cause: StaleCause }
+  | {
+      status: 'stale';
+      plan: Plan;
+      /** What changed since the plan (its words), and what it grants that has expired since (a code). */
+      stale: Array<string | ExpiredSincePlan>;
+      cause: StaleCause;
+    }
   | { status: 'cancelled'; plan: Plan }
   | {
       status: 'applied';
@@ -320,7 +326,7 @@ export async function applySaved(
     // A secret that changed since the plan makes its change stale, as a changed object does.
     const changedOnServer = findStaleChanges(plan, live);
     // What it grants that has expired since the plan was made (at apply's own clock) makes it stale too.
-    const expired = grantsExpiredAt(plan, request.clock?.() ?? new Date()).map(expiredSincePlanLine);
+    const expired = grantsExpiredAt(plan, request.clock?.() ?? new Date()).map(expiredSincePlan);
     const stale = [...changedOnServer, ...secrets.changed, ...expired];
     if (stale.length > 0) {
       const cause =

@@ -19,13 +19,12 @@ import {
   terraformDocument,
   documentText,
   type DeviceFacts,
-  type ExpiringGrant,
   type MigrateInput,
   type MigrateOptions,
   type Migration,
   type ResourceBody,
 } from '../migrate/index.js';
-import { describeRule } from '../model/rule.js';
+import { expiringOf } from '../migrate/expiring.js';
 import { evaluatedState, modelFor, type AccessSource } from './access.js';
 import { loadDesired, loaderFor } from './desired.js';
 import { OpError } from './errors.js';
@@ -92,26 +91,6 @@ function devicesOfLive(live: LiveState): Map<string, DeviceFacts[]> {
     list.push(facts);
     out.set(key, list);
   }
-  return out;
-}
-
-/**
- * Grants that end: rules with `expires:` (declared by the desired state once it has that key).
- * Read structurally so that this works before and after the key exists.
- */
-function expiringOf(desired: DesiredState | undefined): ExpiringGrant[] {
-  if (!desired) return [];
-  const out: ExpiringGrant[] = [];
-  const visit = (owner: string | null, rules: readonly object[]) => {
-    for (const rule of rules) {
-      const expires = (rule as { expires?: unknown }).expires;
-      if (typeof expires !== 'string' || expires === '') continue;
-      const r = rule as Parameters<typeof describeRule>[0];
-      out.push({ owner, rule: describeRule({ ...r, owner }), expires });
-    }
-  };
-  for (const user of desired.users) visit(userKey(user.email), user.rules);
-  visit(null, desired.rules);
   return out;
 }
 

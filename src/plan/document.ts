@@ -1,5 +1,5 @@
 /** The plan document: ordered changes, the summary, the safety limits, warnings, the outcome and settings. */
-import { notCheckedLine } from '../model/secret.js';
+import { notCheckedLine } from '../views/model-secret.js';
 import type { PlanContext } from './context.js';
 import { configuredAllowances, evaluateLimits, summarize } from './limits.js';
 import { orderedChanges } from './ordering.js';

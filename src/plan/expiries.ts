@@ -116,7 +116,16 @@ export function expiredOnly(plan: Plan): { plan: Plan; others: string[] } {
   return { plan: narrowPlan(plan, kept), others };
 }
 
-/** A saved plan's change that grants something expired by the time it is applied: why the plan is stale. */
-export function expiredSincePlanLine(change: Change): string {
-  return `${change.label}: expired ${change.expires} since the plan was made`;
+/**
+ * A saved plan's change that grants something expired by the time it is applied: why the plan is
+ * stale, as a code with the change's label and its `expires:` as written (src/views/apply.ts words it).
+ */
+export interface ExpiredSincePlan {
+  code: 'expired_since_plan';
+  label: string;
+  expires: string;
+}
+
+export function expiredSincePlan(change: Change): ExpiredSincePlan {
+  return { code: 'expired_since_plan', label: change.label, expires: change.expires ?? '' };
 }

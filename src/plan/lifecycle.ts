@@ -18,7 +18,7 @@ import type { LeftObjectPolicy } from '../access/after-apply.js';
 import { fieldOfFlag, isDefaultableField, useDefaultFlag } from '../model/device-fields.js';
 import { deviceKeyOfOwnerKey, normalizeAllowedIps, normalizeDns, ruleKeyOfOwnerKey, userKey } from '../model/keys.js';
 import type { DesiredAcknowledgement } from '../model/lifecycle.js';
-import { describeRule } from '../model/rule.js';
+import { describeRule } from '../views/model-rule.js';
 import type { DesiredDevice, DesiredState, DesiredUser, LiveState } from '../model/state.js';
 import type { ApiDevice, ApiRule, ApiUser } from '../model/types.js';
 import { outcomeOf, planOutcome } from './outcome.js';

@@ -21,7 +21,7 @@ export type RuleKeyProblem =
   | { code: 'destination'; destination: string }
   | { code: 'ports'; ports: string };
 
-/** Why a target is refused, as a code and the target as given (src/views/plan-target.ts words it). */
+/** Why a target is refused, as a code and the target as given (src/views/model-target.ts words it). */
 export type TargetProblem =
   /** Not `user:`, `device:`, `rule:` nor `configuration`. */
   | { code: 'shape'; target: string }

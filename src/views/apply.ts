@@ -6,6 +6,7 @@ import pc from 'picocolors';
 import type { ApplySummary, ChangeStatus } from '../apply/executor.js';
 import type { StaleCause } from '../ops/apply.js';
 import type { PlanAgeCheck } from '../plan/age.js';
+import type { ExpiredSincePlan } from '../plan/expiries.js';
 import type { LimitCheck, Plan } from '../plan/types.js';
 import { blockedExpiriesLine } from './expiry.js';
 import { resultWhy } from './ops-apply.js';
@@ -79,8 +80,13 @@ const STALE_CAUSE: Record<StaleCause, string> = {
 };
 
 /** Why nothing was written: what the saved plan touches changed since it was made. */
-export function staleText(stale: readonly string[], cause: StaleCause = 'server'): string {
-  return `The saved plan is stale: ${STALE_CAUSE[cause]} since it was made. Nothing was changed.\n${stale.map((s) => `  - ${inertText(s)}`).join('\n')}\nRun netform plan again.\n`;
+export function staleText(stale: ReadonlyArray<string | ExpiredSincePlan>, cause: StaleCause = 'server'): string {
+  return `The saved plan is stale: ${STALE_CAUSE[cause]} since it was made. Nothing was changed.\n${stale.map((s) => `  - ${inertText(staleItemText(s))}`).join('\n')}\nRun netform plan again.\n`;
+}
+
+/** One reason a saved plan is stale: words as they came, or a grant expired since the plan was made. */
+function staleItemText(item: string | ExpiredSincePlan): string {
+  return typeof item === 'string' ? item : `${item.label}: expired ${item.expires} since the plan was made`;
 }
 
 /** After the writes of `apply --reviewed`: what was withheld, and why the exit code is 5. */

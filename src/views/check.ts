@@ -4,7 +4,7 @@
  */
 import type { DeltaRegion, DeltaRule, DeviceDelta } from '../access/delta.js';
 import type { AccessDeltaDocument } from '../access/delta-sets.js';
-import { describeRule } from '../model/rule.js';
+import { describeRule } from './model-rule.js';
 import { githubData, githubProperty, inertLine, inertMessage, inertText, jsonDocument } from './escape.js';
 import { sarifOutput, type SarifFinding, type SarifRuleId } from './sarif.js';
 import { wordedDelta } from './ops-compared.js';

@@ -9,7 +9,7 @@ import { instantProblemText } from './model-instant.js';
 import { savedPlanRefusalText } from './saved-plan.js';
 import { approvalsProblemText } from './plan-approvals.js';
 import { planProblemsText } from './plan-problems.js';
-import { targetProblemText } from './plan-target.js';
+import { targetProblemText } from './model-target.js';
 
 /** An OpError's message for people: its words, or another layer's message it passes on. */
 export function opErrorText(error: Pick<OpError, 'words' | 'message'>): string {

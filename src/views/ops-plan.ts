@@ -5,7 +5,7 @@
  */
 import type { BaseNote, OwnersSource } from '../plan/sources.js';
 import { planProblemsText } from './plan-problems.js';
-import { targetProblemText } from './plan-target.js';
+import { targetProblemText } from './model-target.js';
 
 export function baseNoteText(note: BaseNote | string): string {
   if (typeof note === 'string') return note;

@@ -4,7 +4,7 @@
  * access tests fared (failures first, each with its place, expectation, outcome and deciding rule).
  * Pure; every string from files or servers goes through the escaping helpers.
  */
-import { notCheckedLine } from '../model/secret.js';
+import { notCheckedLine } from './model-secret.js';
 import type { Plan, PlanTestFailure, PlanTests } from '../plan/types.js';
 import { inertText, markdownCode } from './escape.js';
 import { keptReasonText } from './notes.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { normalizeDestination, ruleKey } from '../../../src/model/keys.js';
 import { parseCidrOrAddress } from '../../../src/model/net.js';
 import { nearestKey, normalizeTarget, TargetError } from '../../../src/plan/target.js';
-import { targetProblemText } from '../../../src/views/plan-target.js';
+import { targetProblemText } from '../../../src/views/model-target.js';
 
 describe('normalizeDestination', () => {
   it("gives the parser's canonical text for every spelling", () => {
