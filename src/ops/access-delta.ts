@@ -6,9 +6,6 @@
 import { stateAfterApply } from '../access/after-apply.js';
 import { computeAccessDelta } from '../access/delta.js';
 import { accessDeltaDocument, type AccessDeltaDocument } from '../access/delta-sets.js';
-
-/** The delta as documents carry it (version 2: each list of regions once, in `region_sets`). */
-export { accessDeltaDocument };
 import { userKey } from '../model/keys.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import type { Change, Plan } from '../plan/types.js';

@@ -6,6 +6,7 @@
  */
 import { stateAfterApply } from '../access/after-apply.js';
 import { computeAccessDelta, reachingInto, type AccessDelta, type DeviceDelta } from '../access/delta.js';
+import { accessDeltaDocument, type AccessDeltaDocument } from '../access/delta-sets.js';
 import { parseGateTarget, type GateTarget } from '../access/gate.js';
 import { accessModelOfDesired, accessModelOfLive, accessSettingsOf, type AccessModel } from '../access/model.js';
 import { effectiveAt } from '../desired/expiry.js';
@@ -53,6 +54,18 @@ const adminsOfLive = (live: LiveState): Set<string> => adminsAfter(live, []);
 const EMPTY_MODEL = (settings: AccessModel['settings']): AccessModel => ({ users: new Map(), rules: [], settings });
 
 /** The access delta the request asks about: the files at `base` to the files now, or the server now to after apply. */
+/**
+ * `check no-new-access`: the delta (each entry's regions listed, for the grants) and the same delta
+ * as documents carry it (each list of regions once: `check --format json`).
+ */
+export async function noNewAccess(
+  request: NoNewAccessRequest,
+  events: CheckEvents = {},
+): Promise<{ delta: AccessDelta; document: AccessDeltaDocument }> {
+  const delta = await noNewAccessDelta(request, events);
+  return { delta, document: accessDeltaDocument(delta) };
+}
+
 export async function noNewAccessDelta(request: NoNewAccessRequest, events: CheckEvents = {}): Promise<AccessDelta> {
   if ((request.base === undefined) === (request.live === undefined))
     throw new OpError('request', { code: 'check_base_or_live' });

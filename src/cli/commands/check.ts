@@ -4,8 +4,7 @@
  * the gate could not be evaluated (result `error`).
  */
 import { Option, type Command } from 'commander';
-import { accessDeltaDocument } from '../../ops/access-delta.js';
-import { noAccessTo, noNewAccessDelta } from '../../ops/check.js';
+import { noAccessTo, noNewAccess } from '../../ops/check.js';
 import { sarifRoot } from '../../ops/validate.js';
 import type { Diagnostic } from '../../model/diagnostic.js';
 import {
@@ -94,12 +93,11 @@ export function registerCheck(program: Command, cli: CliContext): void {
       gate('no-new-access', opts, io, async (warning) => {
         if (opts.base !== undefined && opts.live) throw new CliError('give --base REF or --live, not both');
         const live = opts.live ? connectorOf(resolveConnection(opts, io)) : undefined;
-        const delta = await noNewAccessDelta(
+        const { delta, document } = await noNewAccess(
           { file: opts.file, base: opts.base, live, input: inputOf(io, clockOf(io, opts)) },
           { warning },
         );
         const subject = comparedText(delta.compared);
-        const document = accessDeltaDocument(delta);
         return { check: 'no-new-access', subject, grants: grantsOf(delta.entries), delta: document };
       }),
     ),

@@ -10,12 +10,27 @@ import { describe, expect, it } from 'vitest';
 
 const OPS = join(import.meta.dirname, '../../../src/ops');
 
-/** The modules outside src/ops that a source text re-exports from. */
+/**
+ * The modules outside src/ops that a source text re-exports from: `export … from '../…'`, or an
+ * `export { name }` of a binding imported from there.
+ */
 function reExports(source: string): string[] {
   const sf = ts.createSourceFile('x.ts', source, ts.ScriptTarget.Latest, false);
+  const importedFrom = new Map<string, string>();
+  for (const s of sf.statements) {
+    if (!ts.isImportDeclaration(s) || !ts.isStringLiteral(s.moduleSpecifier)) continue;
+    const bindings = s.importClause?.namedBindings;
+    if (bindings && ts.isNamedImports(bindings))
+      for (const e of bindings.elements) importedFrom.set(e.name.text, s.moduleSpecifier.text);
+    if (s.importClause?.name) importedFrom.set(s.importClause.name.text, s.moduleSpecifier.text);
+  }
   return sf.statements
     .filter(ts.isExportDeclaration)
-    .map((s) => (s.moduleSpecifier && ts.isStringLiteral(s.moduleSpecifier) ? s.moduleSpecifier.text : ''))
+    .flatMap((s) => {
+      if (s.moduleSpecifier) return ts.isStringLiteral(s.moduleSpecifier) ? [s.moduleSpecifier.text] : [];
+      if (!s.exportClause || !ts.isNamedExports(s.exportClause)) return [];
+      return s.exportClause.elements.map((e) => importedFrom.get((e.propertyName ?? e.name).text) ?? '');
+    })
     .filter((from) => from.startsWith('../'));
 }
 
@@ -30,6 +45,9 @@ describe('src/ops re-exports nothing of the domain', () => {
   it('sees one', () => {
     expect(reExports("export { PlanKey } from '../plan/seal.js';\nexport { OpError } from './errors.js';")).toEqual([
       '../plan/seal.js',
+    ]);
+    expect(reExports("import { a, b } from '../access/x.js';\nimport { c } from './y.js';\nexport { a, c };")).toEqual([
+      '../access/x.js',
     ]);
   });
 });
