@@ -303,23 +303,38 @@ export function exceptForm(family: IpFamily, addresses: readonly string[]): Acce
     ranges.push([range.start, range.end]);
   }
   ranges.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
-  const lo = ranges[0]![0];
-  const hi = ranges.reduce((m, r) => (r[1] > m ? r[1] : m), lo);
+  return exceptOfRanges(family, ranges, rangeToCidrs, addresses.join(', ').length);
+}
+
+/**
+ * The except form of address ranges sorted by start: the smallest CIDR block holding them all and
+ * its holes (`cidrsOf` writes a hole as CIDR blocks), when that text is shorter than `textLength`,
+ * the length of the ranges' own list.
+ */
+export function exceptOfRanges(
+  family: IpFamily,
+  sorted: readonly (readonly [bigint, bigint])[],
+  cidrsOf: (family: IpFamily, start: bigint, end: bigint) => string[],
+  textLength: number,
+): AccessBlock['except'] | undefined {
+  const lo = sorted[0]![0];
+  const hi = sorted.reduce((m, r) => (r[1] > m ? r[1] : m), lo);
   let size = 0n;
   while (size < BITS[family] && lo >> size !== hi >> size) size++;
   const start = (lo >> size) << size;
   const end = start + (1n << size) - 1n;
   const holes: string[] = [];
   let next = start;
-  for (const [a0, a1] of ranges) {
-    if (a0 > next) holes.push(...rangeToCidrs(family, next, a0 - 1n));
+  for (const [a0, a1] of sorted) {
+    if (a0 > next) holes.push(...cidrsOf(family, next, a0 - 1n));
     if (a1 + 1n > next) next = a1 + 1n;
   }
-  if (next <= end) holes.push(...rangeToCidrs(family, next, end));
+  if (next <= end) holes.push(...cidrsOf(family, next, end));
   if (holes.length === 0) return undefined;
   const block = `${formatAddress(family, start)}/${BITS[family] - size}`;
-  const shorter = block.length + ' except '.length + holes.join(', ').length < addresses.join(', ').length;
-  return shorter ? { block, holes } : undefined;
+  let holesLength = 2 * (holes.length - 1);
+  for (const hole of holes) holesLength += hole.length;
+  return block.length + ' except '.length + holesLength < textLength ? { block, holes } : undefined;
 }
 
 function portText(ranges: [number, number][]): string {

@@ -5,11 +5,10 @@
  * tunnel is new lists everything it reaches, thousands of blocks: this is the delta's hot path.
  * Pure.
  */
-import { formatAddress, type IpFamily } from '../model/net.js';
-import { mergePortRanges, rangeToCidrs, type AccessBlock, type PacketCell } from './changes.js';
+import type { IpFamily } from '../model/net.js';
+import { exceptOfRanges, mergePortRanges, rangeToCidrs, type AccessBlock, type PacketCell } from './changes.js';
 
 const MAX_PORT = 65535;
-const BITS: Record<IpFamily, bigint> = { 4: 32n, 6: 128n };
 
 /** A block with the address ranges (in address order) its CIDR blocks cover, and the length of `addresses.join(', ')`. */
 export interface RangedBlock {
@@ -147,25 +146,7 @@ export function exceptOfRanged(
   if (block.addresses.length < 3) return undefined;
   const inOrder = ranges.every((r, i) => i === 0 || ranges[i - 1]![0] <= r[0]);
   const sorted = inOrder ? ranges : [...ranges].sort((x, y) => compareBig(x[0], y[0]));
-  const lo = sorted[0]![0];
-  const hi = sorted.reduce((m, r) => (r[1] > m ? r[1] : m), lo);
-  let size = 0n;
-  while (size < BITS[family] && lo >> size !== hi >> size) size++;
-  const start = (lo >> size) << size;
-  const end = start + (1n << size) - 1n;
-  const holes: string[] = [];
-  let next = start;
-  for (const [a0, a1] of sorted) {
-    if (a0 > next) holes.push(...texts.of(family, next, a0 - 1n));
-    if (a1 + 1n > next) next = a1 + 1n;
-  }
-  if (next <= end) holes.push(...texts.of(family, next, end));
-  if (holes.length === 0) return undefined;
-  const text = `${formatAddress(family, start)}/${BITS[family] - size}`;
-  let holesLength = 2 * (holes.length - 1);
-  for (const hole of holes) holesLength += hole.length;
-  const shorter = text.length + ' except '.length + holesLength < textLength;
-  return shorter ? { block: text, holes } : undefined;
+  return exceptOfRanges(family, sorted, (f, a, b) => texts.of(f, a, b), textLength);
 }
 
 /** How many addresses a ranged block covers. */
