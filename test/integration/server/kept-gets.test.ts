@@ -159,10 +159,15 @@ describe('a kept GET answered before Fastify', () => {
 
     // The token, revoked by the CLI's function: refused at once (by Fastify's auth hook).
     await revokeToken({ dbPath, id: tokenId });
+    const revoked = token;
     const refused = await get(server.port, path);
     ({ token, id: tokenId } = await issueToken({ dbPath, email: 'admin@example.com' }));
     expect(refused).toMatch(/^HTTP\/1\.1 401 /);
     expect(refused).toContain('{"errors":{"auth":"no_resource_found"}}');
+    // Kept again (another token's GETs), the answer is still refused to the revoked token.
+    const kept = (await get(server.port, path), await get(server.port, path));
+    expect(kept).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await get(server.port, path, revoked)).toBe(refused);
   });
 
   it('anything else goes to Fastify: other tokens, paths, a query, no Host, a body, access lines at info', async () => {
