@@ -61,20 +61,21 @@ export function keptGets({ reads, clock, record, closing }: KeptGetOptions) {
       closing()
     )
       return false;
+    let body: string | undefined;
     try {
       const hash = bearerTokenHash(headers.authorization);
       if (typeof hash !== 'string') return false;
       const found = reads.findTokenByHash(hash);
       if (found === null || !Object.isFrozen(found) || !keptAuthentication(found, clock, hash).ok) return false;
       const view = route === DEVICE_ROUTE ? keptDevice(reads, id.toLowerCase()) : keptRule(reads, id.toLowerCase());
-      const body = view === undefined ? undefined : keptAnswer(view);
-      if (body === undefined) return false;
-      res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': `${Buffer.byteLength(body)}` });
-      res.end(body);
+      body = view === undefined ? undefined : keptAnswer(view);
     } catch {
       // A store error: the route meets it again, and answers and counts it.
       return false;
     }
+    if (body === undefined) return false;
+    res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': `${Buffer.byteLength(body)}` });
+    res.end(body);
     record?.(route, 'GET', 200, (performance.now() - start) / 1000);
     return true;
   };
