@@ -24,18 +24,19 @@
  *   a server keeps: each GET reads its row and serializes it).
  * --rate R: R requests per second for every target (autocannon's overallRate), so that each answers
  *   the same load; --amount N: N requests per connection per round instead of --seconds.
- * The CPU column is the time on a CPU of the server's threads from the scheduler
- * (/proc/PID/task/TID/schedstat, nanoseconds), its user + system split from /proc/PID/stat (ticks).
+ * The CPU column and the paired ratio are those of bench/server-cpu.mjs (also server-throughput.mjs's):
+ * time on a CPU of all the server's threads from the scheduler, the main thread's share printed too.
  * Takes about (1 + rounds × seconds) × targets seconds: 2 × 16 s = 32 s with --only quiet and no
  * baseline, 48 s with one.
  */
 import autocannon from 'autocannon';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuMicros, median, pairedCpu, perRequest } from './server-cpu.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const OURS = resolve(HERE, '../dist');
@@ -60,25 +61,6 @@ const PROF = option('prof', undefined);
 const ONLY = option('only', undefined);
 /** Requests per second, the same for every target (autocannon's overallRate); none: as fast as each answers. */
 const RATE = option('rate', undefined);
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** The process's CPU time so far, user and system, in µs (from /proc). */
-function cpuMicros(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return {
-    user: (Number(fields[11]) * 1e6) / CLOCK_TICKS,
-    system: (Number(fields[12]) * 1e6) / CLOCK_TICKS,
-    onCpu: onCpuMicros(pid),
-  };
-}
-
-/** Time on a CPU of all the process's threads, in µs, from the scheduler (nanosecond clock; /proc/PID/task/TID/schedstat). */
-function onCpuMicros(pid) {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`))
-    ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-  return ns / 1000;
-}
 
 /** Child: a bare Fastify app answering BYTES_FILE; `logged`: one access line a request to LOG_FILE. */
 async function bareChild(bytesFile, logFile) {
@@ -149,12 +131,9 @@ async function load(url, headers, pid, duration = SECONDS, paths = undefined) {
   const bad = result.non2xx + result.errors + result.timeouts;
   if (bad > 0)
     throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  const user = (after.user - before.user) / n;
-  const system = (after.system - before.system) / n;
-  return { rps: result.requests.average, cpu: (after.onCpu - before.onCpu) / n, user, system };
+  return { rps: result.requests.average, ...perRequest(before, after, n) };
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const percent = (x) => `${(100 * x).toFixed(0)}%`;
 const loadAverage = () =>
   loadavg()
@@ -271,7 +250,7 @@ async function main() {
         const r = await load(t.url, t.headers, t.pid, SECONDS, many);
         results.get(t).push(r);
         process.stderr.write(
-          `round ${round + 1}: ${t.name}: ${Math.round(r.rps)} req/s, ${r.cpu.toFixed(1)} µs CPU (load ${loadAverage()})\n`,
+          `round ${round + 1}: ${t.name}: ${Math.round(r.rps)} req/s, ${r.cpu.toFixed(1)} µs CPU, ${r.mainThread.toFixed(1)} on the main thread (load ${loadAverage()})\n`,
         );
       }
     for (const t of targets)
@@ -280,9 +259,9 @@ async function main() {
       `\n${AMOUNT ? `${AMOUNT} requests per connection` : `${SECONDS} s`} per round, ${ROUNDS} rounds, ${CONNECTIONS} connections, ${IDS} device${IDS > 1 ? 's in turn' : ''}${RATE ? `, ${RATE} requests per second` : ''}, Node ${process.version}; load average (1, 5, 15 min) ${loadBefore} before, ${loadAverage()} after\n`,
     );
     console.log(
-      '| target | req/s (median) | rounds | server CPU µs/request (median; user + system from /proc/PID/stat) | vs bare, paired: req/s | vs bare, paired: CPU (rounds) |',
+      '| target | req/s (median) | rounds | server CPU µs/request (median; user + system from /proc/PID/stat) | main thread µs/request | vs bare, paired: req/s | vs bare, paired: CPU (rounds) |',
     );
-    console.log('|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|');
     for (const mode of modes) {
       const ofMode = targets.filter((t) => t.mode === mode);
       const floor = results.get(ofMode.find((t) => t.bare));
@@ -293,9 +272,9 @@ async function main() {
         const split = `${median(rs.map((r) => r.user)).toFixed(1)} + ${median(rs.map((r) => r.system)).toFixed(1)}`;
         // Round by round against the bare server's figure of the same round.
         const rpsRatios = rs.map((r, i) => r.rps / floor[i].rps);
-        const cpuRatios = rs.map((r, i) => floor[i].cpu / r.cpu);
+        const cpuRatios = pairedCpu(rs, floor).rounds;
         console.log(
-          `| ${t.name} | ${Math.round(rps)} | ${rs.map((r) => Math.round(r.rps)).join(' / ')} | ${cpu.toFixed(1)} (${split}) | ${percent(median(rpsRatios))} | ${percent(median(cpuRatios))} (${cpuRatios.map((x) => (100 * x).toFixed(0)).join(' ')}) |`,
+          `| ${t.name} | ${Math.round(rps)} | ${rs.map((r) => Math.round(r.rps)).join(' / ')} | ${cpu.toFixed(1)} (${split}) | ${median(rs.map((r) => r.mainThread)).toFixed(1)} | ${percent(median(rpsRatios))} | ${percent(median(cpuRatios))} (${cpuRatios.map((x) => (100 * x).toFixed(0)).join(' ')}) |`,
         );
       }
     }

@@ -6,9 +6,11 @@
  * - POST /v0/rules and POST /v0/devices against a bare Fastify route doing one durable SQLite
  *   insert per request (WAL, synchronous=FULL), the floor any durable create must pay;
  * - the same netform requests on `main`'s build (BASELINE, default /work/main/dist) when present;
- * - for every target, the server's CPU time (user and system, from /proc) per answered request:
- *   steadier than requests per second on a shared machine, where another process's load moves
- *   the rates of all targets;
+ * - for every target, the server's CPU time per answered request and its paired ratio to the
+ *   floor, both as bench/server-cpu.mjs defines them (the same as server-get.mjs's): steadier than
+ *   requests per second on a shared machine, where another process's load moves the rates of all
+ *   targets. The GETs go to servers of their own whose databases take no writes, with the
+ *   Authorization header alone, as in server-get.mjs;
  * - GET of the three lists holding 60,000 objects each, this build against main's.
  *
  *   npm run build && node bench/server-throughput.mjs [--seconds 5] [--rounds 3] [--connections 16]
@@ -23,13 +25,14 @@
  * --no-lists and a baseline, 11 targets, about 2 minutes.
  */
 import autocannon from 'autocannon';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { cpuMicros, median, pairedCpu, perRequest } from './server-cpu.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const OURS = resolve(HERE, '../dist');
@@ -52,15 +55,6 @@ const loadAverage = () =>
     .map((x) => x.toFixed(1))
     .join(' ');
 const LOAD_BEFORE = loadAverage();
-/** Clock ticks per second of /proc's CPU times. */
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** CPU time (user + system) a process has used so far, in µs. */
-function cpuMicros(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
-}
-
 const key = () => randomBytes(32).toString('base64');
 
 // ---------------------------------------------------------------- child processes (servers)
@@ -73,7 +67,7 @@ async function bareChild(kind, arg) {
   if (kind === 'get' || kind === 'get-logged') {
     const { readFileSync } = await import('node:fs');
     const bytes = readFileSync(arg);
-    app.get('/bare/:id', async (_request, reply) => reply.type('application/json; charset=utf-8').send(bytes));
+    app.get('/v0/devices/:id', async (_request, reply) => reply.type('application/json; charset=utf-8').send(bytes));
   } else {
     const { default: Database } = await import('better-sqlite3');
     const db = new Database(arg);
@@ -130,14 +124,12 @@ const serve = (build, dbPath, label) =>
 async function load(url, requests, pid, extra = {}) {
   const cpuBefore = cpuMicros(pid);
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, requests, ...extra });
-  const cpu = (cpuMicros(pid) - cpuBefore) / result.requests.total;
+  const { cpu } = perRequest(cpuBefore, cpuMicros(pid), result.requests.total);
   const bad = result.non2xx + result.errors + result.timeouts;
   if (bad > 0)
     throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu };
 }
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 // ---------------------------------------------------------------- the run
 
@@ -237,7 +229,6 @@ async function main() {
       started.push(server);
       servers[build.name] = { ...server, token: db.token };
     }
-    const ours = servers['this branch'];
     const headers = (token) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
     const api = async (server, method, path, body) => {
       const res = await fetch(`${server.url}${path}`, {
@@ -248,7 +239,6 @@ async function main() {
       return { status: res.status, text: await res.text() };
     };
 
-    // The GET target: one device per server; the bare server returns this build's exact bytes.
     // Device creates go round-robin to OWNERS users, as in a fleet (one user with thousands of
     // devices would measure the per-user name and limit checks instead).
     const OWNERS = 500;
@@ -259,12 +249,25 @@ async function main() {
           JSON.parse((await api(server, 'POST', '/v0/users', { user: { email: `owner${i}@example.com` } })).text).data
             .id,
         );
-      server.device = JSON.parse(
-        (await api(server, 'POST', '/v0/devices', { device: { user_id: server.owners[0], public_key: key() } })).text,
-      ).data;
       server.next = 0;
     }
-    const bytes = (await api(ours, 'GET', `/v0/devices/${ours.device.id}`)).text;
+    // The GETs go to servers of their own, on databases that take no writes during the run (as in
+    // server-get.mjs): the creates' rounds would otherwise renew what the reader keeps, and grow
+    // the database and the heap, between the GET rounds.
+    const getServers = {};
+    for (const build of builds.filter((b) => !b.writesOnly)) {
+      const db = await prepareDatabase(OURS, dir, `get-${build.name.replace(/\W/g, '')}`);
+      const server = { ...(await serve(build, db.dbPath, `${build.name} GETs`)), token: db.token };
+      started.push(server);
+      const owner = JSON.parse((await api(server, 'POST', '/v0/users', { user: { email: 'get@example.com' } })).text)
+        .data.id;
+      server.device = JSON.parse(
+        (await api(server, 'POST', '/v0/devices', { device: { user_id: owner, public_key: key() } })).text,
+      ).data;
+      getServers[build.name] = server;
+    }
+    const bytes = (await api(getServers['this branch'], 'GET', `/v0/devices/${getServers['this branch'].device.id}`))
+      .text;
     const bytesFile = join(dir, 'device.json');
     (await import('node:fs')).writeFileSync(bytesFile, bytes);
     const bareGet = await startProcess([fileURLToPath(import.meta.url), '--bare', 'get', bytesFile], 'bare get');
@@ -295,15 +298,8 @@ async function main() {
       {
         group: 'get',
         name: 'bare Fastify, same bytes',
-        url: `${bareGet.url}/bare/x`,
+        url: `${bareGet.url}/v0/devices/${getServers['this branch'].device.id}`,
         pid: bareGet.pid,
-        requests: [{ method: 'GET' }],
-      },
-      {
-        group: 'get',
-        name: "bare Fastify, same bytes, Fastify's default request logs (two lines)",
-        url: `${bareGetLogged.url}/bare/x`,
-        pid: bareGetLogged.pid,
         requests: [{ method: 'GET' }],
       },
       ...builds
@@ -311,10 +307,17 @@ async function main() {
         .map((b) => ({
           group: 'get',
           name: `netform GET /v0/devices/{id} (${b.name})`,
-          url: `${servers[b.name].url}/v0/devices/${servers[b.name].device.id}`,
-          pid: servers[b.name].pid,
-          requests: [{ method: 'GET', headers: headers(servers[b.name].token) }],
+          url: `${getServers[b.name].url}/v0/devices/${getServers[b.name].device.id}`,
+          pid: getServers[b.name].pid,
+          requests: [{ method: 'GET', headers: { authorization: `Bearer ${getServers[b.name].token}` } }],
         })),
+      {
+        group: 'get',
+        name: "bare Fastify, same bytes, Fastify's default request logs (two lines)",
+        url: `${bareGetLogged.url}/v0/devices/${getServers['this branch'].device.id}`,
+        pid: bareGetLogged.pid,
+        requests: [{ method: 'GET' }],
+      },
       {
         group: 'create',
         name: 'bare Fastify, one durable SQLite insert',
@@ -360,6 +363,8 @@ async function main() {
         },
       ]),
     ];
+    // The netform GETs come right after the bare GET, as in server-get.mjs: a paired ratio is only
+    // as good as the load staying the same between its two measurements.
     if (!RATES) targets.length = 0;
     // Warm-up, then rounds in turns.
     for (const t of targets) await load(t.url, t.requests, t.pid, { duration: 1 });
@@ -392,7 +397,7 @@ async function main() {
       const rs = results.get(targets.find((t) => t.name === name));
       const floor = results.get(targets.find((t) => t.group === group));
       const rps = rs.map((r, i) => r.rps / floor[i].rps);
-      const cpu = rs.map((r, i) => floor[i].cpu / r.cpu);
+      const cpu = pairedCpu(rs, floor).rounds;
       const pct = (x) => `${(100 * x).toFixed(0)}%`;
       return { rps: pct(median(rps)), cpu: `${pct(median(cpu))} (${cpu.map((x) => (100 * x).toFixed(0)).join(' ')})` };
     };

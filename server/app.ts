@@ -10,14 +10,16 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerAuth, DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimit } from './auth.js';
 import { createClock, type Clock } from './clock.js';
 import { AuthenticationError, BadRequestError, NotFoundError, ValidationError } from './errors.js';
 import { clientErrorHandler, frameworkErrorHandler, UNAVAILABLE_RETRY_AFTER_SECONDS } from './framework-errors.js';
-import { loggingOptions, type LogLevel, type LogSettings } from './logging.js';
+import { keptGets } from './kept-gets.js';
+import { loggingOptions, writesAccessLines, type LogLevel, type LogSettings } from './logging.js';
 import { instrumentStore, type ServerMetrics } from './metrics.js';
 import { openApiRoute, registerOpenApi } from './openapi.js';
-import { healthRoutes, metricsRoute, recordRequests } from './operations.js';
+import { healthRoutes, metricsRoute, recordRequests, type RequestRecorder } from './operations.js';
 import { appliedPlanRoutes } from './routes/applied-plans.js';
 import { v0Routes } from './routes/index.js';
 import type { ServiceContext } from './services/context.js';
@@ -195,14 +197,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return true;
   };
   await app.register(bearerAuth, { ctx, failureLimit, refuseRequest });
+  let record: RequestRecorder | undefined;
   if (metrics) {
-    recordRequests(app, metrics);
+    record = recordRequests(app, metrics);
     if (options.metricsRoute ?? true) metricsRoute(app, metrics);
   }
   healthRoutes(app, { store: ctx.store });
   openApiRoute(app);
   v0Routes(app, ctx);
   appliedPlanRoutes(app, ctx);
+  // A GET by id whose answer the store keeps is answered before Fastify's lifecycle (kept-gets.ts).
+  const reads = options.store.syncReads;
+  const listeners = app.server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  if (reads && !writesAccessLines(options.logger) && listeners.length === 1) {
+    const route = listeners[0]!;
+    const answer = keptGets({ reads, clock: ctx.clock, record, closing: () => closing });
+    app.server.removeListener('request', route);
+    app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      if (!answer(req, res)) route(req, res);
+    });
+  }
   return app;
 }
 

@@ -153,6 +153,13 @@ function lazyRequestLogger(
   return new LazyRequestLogger(logger as unknown as Logger, bindings, options) as unknown as FastifyBaseLogger;
 }
 
+/** Whether `logging` writes an access line per answered request (at info, the default, and below). */
+export function writesAccessLines(logging: boolean | LogSettings | undefined): boolean {
+  if (!logging) return false;
+  const level = logging === true ? 'info' : (logging.level ?? 'info');
+  return level !== 'warn' && level !== 'error' && level !== 'fatal' && level !== 'silent';
+}
+
 /** The access log's own pino logger: same level and stream as the server's, no redaction (see AccessLog). */
 function accessLogger(logger: true | LogSettings): Logger {
   const settings = logger === true ? {} : logger;

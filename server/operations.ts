@@ -116,16 +116,16 @@ export function metricsRoute(app: FastifyInstance, metrics: ServerMetrics): void
   });
 }
 
+/** Counts and times one answer: its route pattern, method, status code and time taken in seconds. */
+export type RequestRecorder = (route: string, method: string, statusCode: number, seconds: number) => void;
+
 /** Counts and times every answer of `app` by route pattern (never the URL: ids stay out of labels). */
-export function recordRequests(app: FastifyInstance, metrics: ServerMetrics): void {
+export function recordRequests(app: FastifyInstance, metrics: ServerMetrics): RequestRecorder {
   // Each label set's series once, looked up by route, then method, then status code: no key text
   // is built per answer, and the series only add to numbers (see request-metrics.ts).
   type Series = { timer: HistogramSeries; counters: Map<number, CounterSeries> };
   const byRoute = new Map<string, Map<string, Series>>();
-  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
-    const method = request.method;
-    const statusCode = reply.statusCode;
+  const record: RequestRecorder = (route, method, statusCode, seconds) => {
     let byMethod = byRoute.get(route);
     if (!byMethod) byRoute.set(route, (byMethod = new Map()));
     let series = byMethod.get(method);
@@ -137,7 +137,11 @@ export function recordRequests(app: FastifyInstance, metrics: ServerMetrics): vo
       series.counters.set(statusCode, counter);
     }
     counter.inc();
-    series.timer.observe(reply.elapsedTime / 1000);
+    series.timer.observe(seconds);
+  };
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    record(request.routeOptions.url ?? UNMATCHED_ROUTE, request.method, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
+  return record;
 }

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 
 /** The content type Fastify gives a serialized JSON answer. */
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Answers of frozen views, by view (see answerOne). */
 const bodies = new WeakMap<object, ReturnType<FastifyReply['serialize']>>();
@@ -17,4 +17,9 @@ export function answerOne(reply: FastifyReply, view: object): FastifyReply | { d
   let body = bodies.get(view);
   if (body === undefined) bodies.set(view, (body = reply.serialize({ data: view })));
   return reply.type(JSON_TYPE).send(body);
+}
+
+/** The bytes kept with a frozen view by an earlier answerOne, if any (see server/kept-gets.ts). */
+export function keptAnswer(view: object): string | undefined {
+  return bodies.get(view) as string | undefined;
 }

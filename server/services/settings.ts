@@ -151,7 +151,11 @@ export async function ensureSettings(store: Store): Promise<void> {
 const madeSettings = new WeakMap<object, ServerSettings>();
 
 export async function readSettings(store: StoreReader): Promise<ServerSettings> {
-  const stored = await store.getSettings();
+  return settingsOf(await store.getSettings());
+}
+
+/** The settings of the stored values: made once per kept (frozen) values, and frozen too. */
+export function settingsOf(stored: Record<string, unknown>): ServerSettings {
   if (!Object.isFrozen(stored)) return makeSettings(stored);
   let settings = madeSettings.get(stored);
   if (!settings) madeSettings.set(stored, (settings = frozen(makeSettings(stored))));

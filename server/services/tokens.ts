@@ -27,11 +27,17 @@ const UNAUTHORIZED = { error: 'Unauthorized' };
  * own promise instead of wrapping it in another.
  */
 export function authenticate(store: StoreReader, clock: Clock, header: string | undefined): Promise<Authentication> {
+  const hash = bearerTokenHash(header);
+  return typeof hash === 'string' ? authenticateHash(store, clock, hash) : Promise.resolve(hash);
+}
+
+/** The digest of the header's bearer token, or the refusal of a header without a well-formed one. */
+export function bearerTokenHash(header: string | undefined): string | Authentication {
   const match = header === undefined ? null : /^\s*bearer(?:\s+(.*?))?\s*$/i.exec(header);
-  if (!match) return Promise.resolve({ ok: false, body: UNAUTHENTICATED });
+  if (!match) return REFUSED_UNAUTHENTICATED;
   const token = match[1] ?? '';
-  if (!isApiTokenShape(token)) return Promise.resolve({ ok: false, body: INVALID_TOKEN });
-  return authenticateHash(store, clock, hashApiToken(token));
+  if (!isApiTokenShape(token)) return REFUSED_INVALID;
+  return hashApiToken(token);
 }
 
 /**
@@ -42,23 +48,29 @@ export function authenticate(store: StoreReader, clock: Clock, header: string | 
 export async function authenticateHash(store: StoreReader, clock: Clock, hash: string): Promise<Authentication> {
   const found = await store.findTokenByHash(hash);
   if (!found) return { ok: false, body: NO_RESOURCE };
-  // A token and owner the store keeps (frozen, until anything commits: see findTokenByHash) are
-  // judged once; only the expiry is compared again on each request, with the clock's micros.
-  if (Object.isFrozen(found)) {
-    let verdict = verdicts.get(found);
-    if (!verdict || verdict.hash !== hash) verdicts.set(found, (verdict = judge(found, hash, true)));
-    if (verdict.expires === null) return verdict.live;
-    const expired =
-      typeof verdict.expires === 'bigint'
-        ? clock.nowMicros() >= verdict.expires
-        : verdict.expires <= nowTimestamp(clock);
-    return expired ? REFUSED : verdict.live;
-  }
+  if (Object.isFrozen(found)) return keptAuthentication(found, clock, hash);
   // Read afresh (a write transaction's own read): judged once, as it is used once.
   const verdict = judge(found, hash, false);
   if (verdict.expires === null) return verdict.live;
   return verdict.expires <= nowTimestamp(clock) ? REFUSED : verdict.live;
 }
+
+/**
+ * The answer for a token and owner the store keeps (frozen, until anything commits: see
+ * findTokenByHash), found by `hash`: judged once per kept pair; only the expiry is compared again
+ * on each request, with the clock's micros.
+ */
+export function keptAuthentication(found: TokenWithOwner, clock: Clock, hash: string): Authentication {
+  let verdict = verdicts.get(found);
+  if (!verdict || verdict.hash !== hash) verdicts.set(found, (verdict = judge(found, hash, true)));
+  if (verdict.expires === null) return verdict.live;
+  const expired =
+    typeof verdict.expires === 'bigint' ? clock.nowMicros() >= verdict.expires : verdict.expires <= nowTimestamp(clock);
+  return expired ? REFUSED : verdict.live;
+}
+
+const REFUSED_UNAUTHENTICATED: Authentication = Object.freeze({ ok: false, body: UNAUTHENTICATED });
+const REFUSED_INVALID: Authentication = Object.freeze({ ok: false, body: INVALID_TOKEN });
 
 /** An unknown, revoked or expired token. */
 const REFUSED: Authentication = Object.freeze({ ok: false, body: NO_RESOURCE });

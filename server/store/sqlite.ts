@@ -34,6 +34,7 @@ import type {
   RuleRow,
   Store,
   StoreWriter,
+  SyncReads,
   TokenListing,
   TokenRow,
   TokenWithOwner,
@@ -237,7 +238,22 @@ class SqliteQueries implements StoreWriter {
   constructor(
     readonly db: Database.Database,
     private readonly cacheSettings = false,
-  ) {}
+  ) {
+    this.syncReads = cacheSettings
+      ? {
+          findTokenByHash: (tokenHash) => this.#tokenByHash(tokenHash),
+          getDevice: (id) => this.#deviceById(id),
+          getRule: (id) => this.#ruleById(id),
+          getSettings: () => this.#settingsNow(),
+        }
+      : null;
+  }
+
+  /**
+   * The reader's lookups of a GET, at once (see SyncReads): only on a reader that keeps what it
+   * reads (never on the writer, nor on an in-memory database read and written by one connection).
+   */
+  readonly syncReads: SyncReads | null;
 
   #statement(sql: string): Database.Statement {
     let statement = this.#statements.get(sql);
@@ -368,6 +384,10 @@ class SqliteQueries implements StoreWriter {
   }
 
   async getDevice(id: string): Promise<DeviceRow | null> {
+    return this.#deviceById(id);
+  }
+
+  #deviceById(id: string): DeviceRow | null {
     return this.#keptRow(`d${id}`, () => {
       const row = this.#getRaw(DEVICE_BY_ID_SQL, id);
       return row ? toDevice(row) : null;
@@ -441,6 +461,10 @@ class SqliteQueries implements StoreWriter {
   }
 
   async getRule(id: string): Promise<RuleRow | null> {
+    return this.#ruleById(id);
+  }
+
+  #ruleById(id: string): RuleRow | null {
     return this.#keptRow(`r${id}`, () => (this.#get(RULE_BY_ID_SQL, id) as unknown as RuleRow | undefined) ?? null);
   }
 
@@ -518,6 +542,10 @@ class SqliteQueries implements StoreWriter {
    * deleted, by this process or any other, is seen by the very next request. Shared, so frozen.
    */
   async findTokenByHash(tokenHash: string): Promise<TokenWithOwner | null> {
+    return this.#tokenByHash(tokenHash);
+  }
+
+  #tokenByHash(tokenHash: string): TokenWithOwner | null {
     const version = this.cacheSettings ? this.#dataVersion() : undefined;
     if (this.cacheSettings) {
       const kept = this.#tokens.get(tokenHash);
@@ -636,6 +664,10 @@ class SqliteQueries implements StoreWriter {
    * another process included), so they are never stale; the values are frozen, being shared.
    */
   async getSettings(): Promise<Record<string, unknown>> {
+    return this.#settingsNow();
+  }
+
+  #settingsNow(): Record<string, unknown> {
     const version = this.cacheSettings ? this.#dataVersion() : undefined;
     if (this.#settings && this.cacheSettings && this.#settings.version === version) return this.#settings.values;
     const settings = this.#keptInTransaction('settings', () => this.#readSettings());

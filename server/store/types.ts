@@ -177,7 +177,21 @@ export interface StoreWriter extends StoreReader {
   clearFreeAddresses(family: IpFamily): Promise<void>;
 }
 
+/**
+ * The lookups of a GET by id, answered at once, by a store whose reads are synchronous (SQLite's
+ * reader): the same results as the methods of the same names of StoreReader, kept (and frozen)
+ * until anything commits, the one PRAGMA data_version a request included.
+ */
+export interface SyncReads {
+  findTokenByHash(tokenHash: string): TokenWithOwner | null;
+  getDevice(id: string): DeviceRow | null;
+  getRule(id: string): RuleRow | null;
+  getSettings(): Record<string, unknown>;
+}
+
 export interface Store extends StoreReader {
+  /** The store's synchronous lookups, where it has them (see SyncReads); none on PostgreSQL. */
+  readonly syncReads?: SyncReads | null;
   /**
    * Runs `fn` as one transaction: all of its writes land, or none. One at a time, across every
    * process on the database (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory lock). `fn` runs

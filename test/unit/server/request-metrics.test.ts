@@ -144,7 +144,7 @@ describe('the request metrics against prom-client', () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('/metrics after GETs, creates, refusals and unknown paths reads as prom-client would have written it', async () => {
+    it('/metrics after GETs (kept ones too), creates, refusals and unknown paths reads as prom-client would have written it', async () => {
       const call = async (method: string, path: string, body?: unknown, bearer: string | null = token) => {
         const res = await fetch(`${url}${path}`, {
           method,
@@ -160,6 +160,15 @@ describe('the request metrics against prom-client', () => {
       expect(user.status).toBe(201);
       const id = JSON.parse(user.body).data.id as string;
       for (let i = 0; i < 20; i++) expect((await call('GET', `/v0/users/${id}`)).status).toBe(200);
+      // GETs of a kept device and rule, answered before Fastify after the first (server/kept-gets.ts).
+      const owner = JSON.parse((await call('POST', '/v0/users', { user: { email: 'owner@example.com' } })).body);
+      const publicKey = Buffer.alloc(32, 9).toString('base64');
+      const device = await call('POST', '/v0/devices', { device: { user_id: owner.data.id, public_key: publicKey } });
+      const rule = await call('POST', '/v0/rules', { rule: { destination: '10.9.0.0/16' } });
+      for (const made of [device, rule]) {
+        const path = `/v0/${made === device ? 'devices' : 'rules'}/${JSON.parse(made.body).data.id}`;
+        for (let i = 0; i < 20; i++) expect((await call('GET', path)).status).toBe(200);
+      }
       expect((await call('GET', '/v0/users')).status).toBe(200);
       expect((await call('POST', '/v0/users', { user: { email: 'not an email' } })).status).toBe(422);
       expect((await call('GET', '/v0/users', undefined, 'nf_wrong')).status).toBe(401);
@@ -170,6 +179,9 @@ describe('the request metrics against prom-client', () => {
       expect(page.status).toBe(200);
       expect(requestFamilies(page.body)).toContain(
         'netform_http_requests_total{route="/v0/users/:id",method="GET",status="200"} 20',
+      );
+      expect(requestFamilies(page.body)).toContain(
+        'netform_http_requests_total{route="/v0/devices/:id",method="GET",status="200"} 20',
       );
 
       // Read at one instant on both sides (the scrape above has been counted by now, on both).
