@@ -134,10 +134,11 @@ export class AdoptEngine {
 
   /** One phase of edits on the files as they are now, against `plan` of them. Whether anything was edited. */
   run(phase: AdoptPhase, desired: DesiredState, live: LiveState, plan: () => Plan): boolean {
+    // A round that edited nothing leaves the next one the same files; the server is read once.
+    if (desired !== this.#desired) this.#declared = declaredOf(desired);
+    if (live !== this.#live) this.#index = indexLiveState(live);
     this.#desired = desired;
     this.#live = live;
-    this.#declared = declaredOf(desired);
-    this.#index = indexLiveState(live);
     if (phase === 'rename') this.#renames();
     else if (phase === 'adopt') this.#adopt(plan());
     else this.#removals(plan());
