@@ -52,7 +52,7 @@ rules:
     destination: "10.3.0.0/16"   
 `,
   'CRLF line ends': `version: 1\r\nusers:\r\n  - email: a@x.test\r\n    role: admin\r\n\r\n  - email: b@x.test\r\n    devices:\r\n      - name: l1\r\n        public_key: ${KEY('A')}\r\n`,
-  'lists at their key\'s indentation': `version: 1
+  "lists at their key's indentation": `version: 1
 users:
 - email: a@x.test
   devices:
@@ -157,7 +157,7 @@ function offsetOf(text: string, line: number, column: number): number {
 
 describe('parseListItemMap', () => {
   const cases = { ...TEXTS, ...exampleTexts() };
-  it.each(Object.keys(cases))('gives the whole parse\'s node for every declaration: %s', async (name) => {
+  it.each(Object.keys(cases))("gives the whole parse's node for every declaration: %s", async (name) => {
     const text = cases[name]!;
     const sources = await declarations(text);
     if (sources === null) return; // not a desired-state file the loader reads (a fragment, a policy)
