@@ -8,7 +8,7 @@
 import { lstatSync, statSync } from 'node:fs';
 import { constructCalls } from '../desired/adopt/cdktf.js';
 import { unifiedDiff } from '../desired/adopt/diff.js';
-import { AdoptEngine, mappingFor, type AdoptPhase } from '../desired/adopt/engine.js';
+import { AdoptEngine, mappingFor } from '../desired/adopt/engine.js';
 import { AdoptFiles, type AdoptFile } from '../desired/adopt/files.js';
 import { loadDesiredTexts } from '../desired/adopt/load.js';
 import type { AdoptNote, AdoptSelection } from '../desired/adopt/types.js';
@@ -17,7 +17,7 @@ import { desiredStateFilesOf } from '../desired/index.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
 import { writeFileAtomically } from '../model/files.js';
 import type { DesiredState, LiveState } from '../model/state.js';
-import { planChanges, PlanError, type Plan } from '../plan/index.js';
+import { checkPlannable, planChanges, PlanError, type Plan } from '../plan/index.js';
 import { normalizeTarget, TargetError } from '../plan/target.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
@@ -80,14 +80,19 @@ function selectionOf(request: Pick<AdoptRequest, 'keys' | 'allDrift'>): AdoptSel
  * acknowledged difference is a difference to adopt; its entry goes in the same edit) and without
  * the expiries applied (the engine lists a grant expired at the run's instant and leaves it).
  */
-function planOf(desired: DesiredState, live: LiveState, session: Session): Plan {
+function planOf(desired: DesiredState, live: LiveState, session: Session, only?: 'check'): Plan | undefined {
+  const options = {
+    server: session.url,
+    createdAt: new Date().toISOString(),
+    tokenUser: session.tokenUser,
+    unreadableSecrets: 'report' as const,
+  };
   try {
-    return planChanges(desired, live, {
-      server: session.url,
-      createdAt: new Date().toISOString(),
-      tokenUser: session.tokenUser,
-      unreadableSecrets: 'report',
-    });
+    if (only === 'check') {
+      checkPlannable(desired, live, options);
+      return undefined;
+    }
+    return planChanges(desired, live, options);
   } catch (error) {
     if (error instanceof PlanError) throw new OpError('plan', { code: 'cannot_plan', problems: error.problems });
     throw error;
@@ -158,12 +163,19 @@ export async function adoptFromServer(request: AdoptRequest): Promise<AdoptResul
       ...(request.into !== undefined ? { into: request.into } : {}),
       now: request.now,
     });
-    const phases: AdoptPhase[] = ['rename', 'adopt', 'remove'];
-    let desired = await stateOf(files, request.input, true);
-    for (const phase of phases) {
-      if (engine.run(phase, desired, live, () => planOf(desired, live, session)))
-        desired = await stateOf(files, request.input, false);
+    // The files as read are the first round's: read once, before the server.
+    let desired = declared;
+    let edited = false;
+    for (const phase of ['rename', 'adopt'] as const) {
+      edited = engine.run(phase, desired, live, () => planOf(desired, live, session)!);
+      if (edited) desired = await stateOf(files, request.input, false);
     }
+    // The removals plan the files as edited so far; without them, the files the adopt round
+    // edited are only checked to plan (the same refusal, no plan document).
+    if (request.removeDeleted) {
+      if (engine.run('remove', desired, live, () => planOf(desired, live, session)!))
+        desired = await stateOf(files, request.input, false);
+    } else if (edited) planOf(desired, live, session, 'check');
     engine.explainUntouched(desired, live);
     const adopted = files.changedFiles.map((file) => ({
       file: file.display,
@@ -189,7 +201,7 @@ async function adoptCdktf(request: AdoptRequest, selection: AdoptSelection): Pro
   const session = await request.connect.open();
   try {
     const live = await readLiveState(session, { configuration: desired.configuration !== undefined });
-    const plan = planOf(desired, live, session);
+    const plan = planOf(desired, live, session)!;
     const selected = (id: string) =>
       selection.all ||
       selection.ids.has(id) ||

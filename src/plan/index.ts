@@ -1,3 +1,3 @@
 /** Planning: the pure diff, the plan document, limits, fingerprints and the saved-plan check. */
-export { planChanges, PlanError, type PlanOptions } from './planner.js';
+export { checkPlannable, planChanges, PlanError, type PlanOptions } from './planner.js';
 export * from './types.js';

@@ -68,9 +68,23 @@ const STAGES: readonly Stage[] = [
   hintUserRenames, // last: its hint joins the problems when there are any
 ];
 
-export function planChanges(desired: DesiredState, live: LiveState, options: PlanOptions): Plan {
+/** The stages run on a fresh context; a PlanError when they found problems. */
+function planStages(desired: DesiredState, live: LiveState, options: PlanOptions): PlanContext {
   const ctx = new PlanContext(desired, live, options);
   for (const stage of STAGES) stage(ctx);
   if (ctx.problems.length > 0) throw new PlanError(ctx.problems);
+  return ctx;
+}
+
+export function planChanges(desired: DesiredState, live: LiveState, options: PlanOptions): Plan {
+  const ctx = planStages(desired, live, options);
   return planDocument(ctx, findUndeclared(ctx));
+}
+
+/**
+ * Whether `desired` can be planned against `live`: the PlanError planChanges would throw, without
+ * the plan document (for a caller that needs only the refusal, as adopt checks its own edits).
+ */
+export function checkPlannable(desired: DesiredState, live: LiveState, options: PlanOptions): void {
+  planStages(desired, live, options);
 }

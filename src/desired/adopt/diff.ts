@@ -13,17 +13,22 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
-/** The edit script turning `a` into `b`. */
+/**
+ * The edit script turning `a` into `b`. The trace keeps, for each number of edits `d`, only the
+ * diagonals `-d..d` that step can reach (what the walk back reads), not the whole vector: the
+ * memory grows with the square of the number of edits, not with the files' length times it.
+ */
 function editScript(a: string[], b: string[]): Op[] {
   const n = a.length;
   const m = b.length;
   const max = n + m;
   const offset = max + 1;
   const v = new Int32Array(2 * max + 3);
+  /** trace[d][k + d]: v[offset + k] before step d, for k in -d..d. */
   const trace: Int32Array[] = [];
   let found = false;
   for (let d = 0; d <= max && !found; d++) {
-    trace.push(v.slice());
+    trace.push(v.slice(offset - d, offset + d + 1));
     for (let k = -d; k <= d; k += 2) {
       let x =
         k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
@@ -39,16 +44,15 @@ function editScript(a: string[], b: string[]): Op[] {
       }
     }
   }
-  trace.push(v.slice());
   // Walk back through the trace from the end.
   const ops: Op[] = [];
   let x = n;
   let y = m;
-  for (let d = trace.length - 2; d >= 0; d--) {
+  for (let d = trace.length - 1; d >= 0; d--) {
     const vd = trace[d]!;
     const k = x - y;
-    const prevK = k === -d || (k !== d && vd[offset + k - 1]! < vd[offset + k + 1]!) ? k + 1 : k - 1;
-    const prevX = d === 0 ? 0 : vd[offset + prevK]!;
+    const prevK = k === -d || (k !== d && vd[k - 1 + d]! < vd[k + 1 + d]!) ? k + 1 : k - 1;
+    const prevX = d === 0 ? 0 : vd[prevK + d]!;
     const prevY = prevX - prevK;
     while (x > prevX && y > prevY) {
       x--;

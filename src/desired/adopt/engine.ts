@@ -45,12 +45,19 @@ export interface AdoptOptions {
   now: Date;
 }
 
+/** mappingFor's answer per desired state: every device of the files is looked at once, not per edit. */
+const mappings = new WeakMap<DesiredState, Mapping>();
+
 /** Export's mapping of live values: defaults left out; addresses pinned when the files pin any. */
 export function mappingFor(desired: DesiredState): Mapping {
+  let mapping = mappings.get(desired);
+  if (mapping) return mapping;
   const pinned = desired.users.some((u) =>
     u.devices.some((d) => d.fields.ipv4 !== undefined || d.fields.ipv6 !== undefined),
   );
-  return { pinAddresses: pinned, explicitDefaults: false };
+  mapping = { pinAddresses: pinned, explicitDefaults: false };
+  mappings.set(desired, mapping);
+  return mapping;
 }
 
 /** The device fields in the order a declaration writes them: a new field goes after those before it. */
@@ -127,10 +134,11 @@ export class AdoptEngine {
 
   /** One phase of edits on the files as they are now, against `plan` of them. Whether anything was edited. */
   run(phase: AdoptPhase, desired: DesiredState, live: LiveState, plan: () => Plan): boolean {
+    // A round that edited nothing leaves the next one the same files; the server is read once.
+    if (desired !== this.#desired) this.#declared = declaredOf(desired);
+    if (live !== this.#live) this.#index = indexLiveState(live);
     this.#desired = desired;
     this.#live = live;
-    this.#declared = declaredOf(desired);
-    this.#index = indexLiveState(live);
     if (phase === 'rename') this.#renames();
     else if (phase === 'adopt') this.#adopt(plan());
     else this.#removals(plan());
@@ -147,9 +155,8 @@ export class AdoptEngine {
   /** The mapping a declaration stands in, in its file's current text. */
   #mapAt(source: SourceLocation | undefined): { map: YAMLMap; file: string } | null {
     if (!source?.path || !this.files.has(source.file)) return null;
-    const editor = this.files.editor(source.file);
-    const located = editor.locate(editor.documentAt(source.line), source.path);
-    return located && isMap(located.node) ? { map: located.node, file: source.file } : null;
+    const map = this.files.editor(source.file).mapAt(source.line, source.column, source.path);
+    return map ? { map, file: source.file } : null;
   }
 
   // --- renames by hand ----------------------------------------------------------------------
@@ -496,9 +503,24 @@ export class AdoptEngine {
 
   // --- acknowledgements ---------------------------------------------------------------------
 
+  /**
+   * The files holding `acknowledged:` entries, as the loader read them (null: some entry's file is
+   * not known, every file is looked at): the others are not parsed whole to find none.
+   */
+  #acknowledging(): Set<string> | null {
+    const files = new Set<string>();
+    for (const entry of this.#desired.acknowledged ?? []) {
+      if (!entry.source) return null;
+      files.add(entry.source.file);
+    }
+    return files;
+  }
+
   /** Removes the `acknowledged:` entries of a difference now adopted, in the same edit. */
   #acknowledged(id: string, fields: readonly string[]): void {
+    const acknowledging = this.#acknowledging();
     for (const file of this.files.list) {
+      if (acknowledging && !acknowledging.has(file.display)) continue;
       const root = this.#rootOf(file.display);
       if (!root) continue;
       for (const entry of acknowledgementsOf(root)) {

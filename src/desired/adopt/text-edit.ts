@@ -18,6 +18,8 @@ import {
 } from 'yaml';
 import { hasUnsafe } from '../../model/inert.js';
 import { renderExportDocument } from '../export/yaml.js';
+import { lineStartsOf } from '../positions.js';
+import { parseListItemMap } from './item-parse.js';
 
 type Plain = Record<string, unknown>;
 
@@ -104,15 +106,49 @@ export interface Located {
   key?: string;
 }
 
-/** One file's text and the edits made to it, applied together by `result()`. */
+/**
+ * One file's text and the edits made to it, applied together by `result()`. The whole file's node
+ * tree is parsed only when asked for (`documents`); a list item's mapping is parsed alone when it
+ * can be (`mapAt`, item-parse.ts). Either way every node's range is an offset into `text`.
+ */
 export class YamlFileEditor {
-  readonly documents: Document.Parsed[];
+  #documents: Document.Parsed[] | undefined;
   readonly #splices: Splice[] = [];
-  /** Lists this editor adds to a mapping that had none: where their next item goes. */
-  readonly #started = new Map<YAMLMap, Map<string, number>>();
+  /** Lists this editor adds to a mapping that had none (by the mapping's offset): where their next item goes. */
+  readonly #started = new Map<number | YAMLMap, Map<string, number>>();
+  /** The list items' mappings parsed alone, by their offset (null: not parsed alone). */
+  readonly #items = new Map<number, YAMLMap | null>();
+  #lineStarts: number[] | undefined;
+  /** The file has no directive line (`%YAML`, `%TAG`): its list items may be parsed alone. */
+  #itemsAlone: boolean | undefined;
+  /** Whether the file writes its flow lists padded (`[ a ]`): the whole text is searched once. */
+  #padsLists: boolean | undefined;
 
-  constructor(readonly text: string) {
-    this.documents = parseAllDocuments(text) as Document.Parsed[];
+  constructor(readonly text: string) {}
+
+  /** The file's documents, parsed whole on first use. */
+  get documents(): Document.Parsed[] {
+    this.#documents ??= parseAllDocuments(this.text) as Document.Parsed[];
+    return this.#documents;
+  }
+
+  /**
+   * The mapping the loader saw at 1-based `line` and `column` and named `path`: parsed alone when
+   * it is a list item that can be (the same nodes as the whole file's parse gives), else located
+   * in the whole file's tree. Null when the path leads to no mapping.
+   */
+  mapAt(line: number, column: number, path: string): YAMLMap | null {
+    this.#lineStarts ??= lineStartsOf(this.text);
+    const offset = (this.#lineStarts[line - 1] ?? this.text.length) + column - 1;
+    let map = this.#items.get(offset);
+    if (map === undefined && this.#documents === undefined) {
+      this.#itemsAlone ??= !/^%/m.test(this.text);
+      map = this.#itemsAlone ? parseListItemMap(this.text, offset) : null;
+      this.#items.set(offset, map);
+    }
+    if (map) return map;
+    const located = this.locate(this.documentAt(line), path);
+    return located && isMap(located.node) ? located.node : null;
   }
 
   /** The document holding the 1-based `line` (the first when there is one document). */
@@ -178,7 +214,8 @@ export class YamlFileEditor {
     const source = this.text.slice(start, end);
     if (/^[[{]\S/.test(source) && !/^(\[\]|\{\})$/.test(source)) return false;
     if (/^[[{]\s/.test(source)) return true;
-    return !/\[[^\s\]]/.test(this.text);
+    this.#padsLists ??= !/\[[^\s\]]/.test(this.text);
+    return this.#padsLists;
   }
 
   #insertField(map: YAMLMap, key: string, value: unknown, after: readonly string[]): void {
@@ -255,12 +292,13 @@ export class YamlFileEditor {
     const indent = ' '.repeat(keyIndent + 2);
     const body = lines.map((line) => `${indent}${line}`).join('\n');
     // A list this editor has started already: the item goes after those added to it.
-    const started = this.#started.get(map)?.get(key);
+    const mapAt = map.range?.[0] ?? map;
+    const started = this.#started.get(mapAt)?.get(key);
     if (started !== undefined) return this.#splice(started, started, `${body}\n`);
     const start = (pos: number) => {
-      const lists = this.#started.get(map) ?? new Map<string, number>();
+      const lists = this.#started.get(mapAt) ?? new Map<string, number>();
       lists.set(key, pos);
-      this.#started.set(map, lists);
+      this.#started.set(mapAt, lists);
     };
     if (pair) {
       // `key:` with no value, or an empty block: the items go under it.
@@ -331,17 +369,21 @@ export class YamlFileEditor {
     return this.#splices.length > 0;
   }
 
-  /** The text with every edit applied (edits at one place in the order they were made). */
+  /**
+   * The text with every edit applied (edits at one place in the order they were made), joined once
+   * from the pieces between the edits rather than the whole text copied per edit.
+   */
   result(): string {
-    const ordered = [...this.#splices].sort((a, b) => b.start - a.start || b.order - a.order);
-    let text = this.text;
-    let limit = Infinity;
+    const ordered = [...this.#splices].sort((a, b) => a.start - b.start || a.order - b.order);
+    const pieces: string[] = [];
+    let at = 0;
     for (const splice of ordered) {
-      if (splice.end > limit) throw new YamlEditError('two edits of the same lines');
-      text = text.slice(0, splice.start) + splice.text + text.slice(splice.end);
-      limit = splice.start;
+      if (splice.start < at) throw new YamlEditError('two edits of the same lines');
+      pieces.push(this.text.slice(at, splice.start), splice.text);
+      at = splice.end;
     }
-    return text;
+    pieces.push(this.text.slice(at));
+    return pieces.join('');
   }
 }
 
