@@ -22,6 +22,7 @@ import { openApiRoute, registerOpenApi } from './openapi.js';
 import { healthRoutes, metricsRoute, recordRequests, type RequestRecorder } from './operations.js';
 import { appliedPlanRoutes } from './routes/applied-plans.js';
 import { v0Routes } from './routes/index.js';
+import { cachedSerializers } from './serializers.js';
 import type { ServiceContext } from './services/context.js';
 import { StoreUnavailableError, type Store, type UserRow } from './store/index.js';
 
@@ -124,6 +125,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestTimeout,
     ...(options.https ? {} : { http }),
     exposeHeadRoutes: false,
+    schemaController: { compilersFactory: { buildSerializer: cachedSerializers } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Failures before our routes run, answered with the contract's bodies (see framework-errors.ts).
     frameworkErrors: frameworkErrorHandler(ctx.store, ctx.clock),

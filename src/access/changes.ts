@@ -271,21 +271,25 @@ function sweep(family: IpFamily, cls: ClassIndex, boxes: Box[], before: Ranked[]
   }
 }
 
-/** The smallest list of CIDR blocks covering exactly [a0, a1]. */
+/** The position of the highest set bit of n > 0 (floor of log2 n). */
+function highestBit(n: bigint): number {
+  const hex = n.toString(16);
+  return (hex.length - 1) * 4 + 31 - Math.clz32(parseInt(hex[0]!, 16));
+}
+
+/**
+ * The smallest list of CIDR blocks covering exactly [a0, a1]: from the start, each time the largest
+ * block aligned there (as many bits as the start has trailing zeros) that fits in what remains.
+ */
 export function rangeToCidrs(family: IpFamily, a0: bigint, a1: bigint): string[] {
   const bits = BITS[family];
   const out: string[] = [];
   let start = a0;
   while (start <= a1) {
-    let size = 0n;
-    while (size < bits) {
-      const next = size + 1n;
-      const block = 1n << next;
-      if (start % block !== 0n || start + block - 1n > a1) break;
-      size = next;
-    }
-    out.push(`${formatAddress(family, start)}/${bits - size}`);
-    start += 1n << size;
+    const aligned = start === 0n ? Number(bits) : highestBit(start & -start);
+    const size = Math.min(aligned, highestBit(a1 - start + 1n));
+    out.push(`${formatAddress(family, start)}/${Number(bits) - size}`);
+    start += 1n << BigInt(size);
   }
   return out;
 }
