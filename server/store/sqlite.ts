@@ -289,19 +289,39 @@ const RULE_GROUP = 'action = ? AND owner_key = ? AND family = ? AND port_group =
 /** The conditions a query adds to the group, by variant: 1 ports given, 2 a rule left out. */
 const ruleQueryExtra = (variant: number): string =>
   (variant & 1 ? ' AND port_low <= ? AND port_high >= ?' : '') + (variant & 2 ? ' AND id <> ?' : '');
-/** Rules starting inside a block, by variant: the statement texts are built once. */
-const INSIDE_RULES_SQL = [0, 1, 2, 3].map(
-  (variant) =>
-    `SELECT ${RULE_COLUMNS} FROM rules WHERE ${RULE_GROUP} AND start_key >= ? AND start_key <= ?${ruleQueryExtra(variant)} ORDER BY start_key LIMIT ?`,
-);
-/** Rules starting at one of `count` given starts, by variant and count (at most 4 × 129 texts). */
-const ENCLOSING_RULES_SQL = new Map<number, string>();
-function enclosingRulesSql(variant: number, count: number): string {
-  const key = variant * 1024 + count;
-  let sql = ENCLOSING_RULES_SQL.get(key);
+/**
+ * A LIMIT written into the statement's text: bound as a parameter, it made each run of these
+ * statements three times slower here (SQLite 3.4x, better-sqlite3); a count our own code chose.
+ */
+function limitClause(limit: number): string {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`store: limit ${limit} is not a count`);
+  return ` LIMIT ${limit}`;
+}
+
+/** The addresses in use from an address on (see listAddressesInUse), by family and limit. */
+const ADDRESSES_IN_USE_SQL = new Map<string, string>();
+
+/** Statement texts built once, by what varies in them (see rulesInsideSql, rulesEnclosingSql). */
+const RULE_QUERY_SQL = new Map<string, string>();
+
+/** Rules starting inside a block: the group's, then start_key from and to. */
+function rulesInsideSql(variant: number, limit: number): string {
+  const key = `i${variant} ${limit}`;
+  let sql = RULE_QUERY_SQL.get(key);
   if (sql === undefined) {
-    sql = `SELECT ${RULE_COLUMNS} FROM rules WHERE ${RULE_GROUP} AND start_key IN (${placeholders(count)}) AND end_key >= ?${ruleQueryExtra(variant)} LIMIT ?`;
-    ENCLOSING_RULES_SQL.set(key, sql);
+    sql = `SELECT ${RULE_COLUMNS} FROM rules WHERE ${RULE_GROUP} AND start_key >= ? AND start_key <= ?${ruleQueryExtra(variant)} ORDER BY start_key${limitClause(limit)}`;
+    RULE_QUERY_SQL.set(key, sql);
+  }
+  return sql;
+}
+
+/** Rules starting at one of `count` given starts and ending at or after a key. */
+function rulesEnclosingSql(variant: number, count: number, limit: number): string {
+  const key = `e${variant} ${count} ${limit}`;
+  let sql = RULE_QUERY_SQL.get(key);
+  if (sql === undefined) {
+    sql = `SELECT ${RULE_COLUMNS} FROM rules WHERE ${RULE_GROUP} AND start_key IN (${placeholders(count)}) AND end_key >= ?${ruleQueryExtra(variant)}${limitClause(limit)}`;
+    RULE_QUERY_SQL.set(key, sql);
   }
   return sql;
 }
@@ -508,14 +528,15 @@ class SqliteQueries implements StoreWriter {
   }
 
   async listAddressesInUse(family: IpFamily, from: bigint, to: bigint, limit: number): Promise<bigint[]> {
-    const column = `ipv${family}_key`;
-    const rows = this.#all(
-      `SELECT ${column} AS k FROM devices WHERE ${column} >= ? AND ${column} <= ? ORDER BY ${column} LIMIT ?`,
-      keyOf(family, from),
-      keyOf(family, to),
-      limit,
-    );
-    return rows.map((r) => valueOfKey(r.k as string));
+    const key = `${family} ${limit}`;
+    let sql = ADDRESSES_IN_USE_SQL.get(key);
+    if (sql === undefined) {
+      const column = `ipv${family}_key`;
+      sql = `SELECT ${column} FROM devices WHERE ${column} >= ? AND ${column} <= ? ORDER BY ${column}${limitClause(limit)}`;
+      ADDRESSES_IN_USE_SQL.set(key, sql);
+    }
+    const rows = this.#allRaw(sql, keyOf(family, from), keyOf(family, to));
+    return rows.map((r) => valueOfKey(r[0] as string));
   }
 
   async insertDevice(row: DeviceRow): Promise<void> {
@@ -554,30 +575,29 @@ class SqliteQueries implements StoreWriter {
       port_type: query.portType,
       ports: query.ports,
     });
-    const params: unknown[] = [action, owner, family, ports, '', ''];
+    const startKey = keyOf(query.family, query.start);
+    const params: unknown[] = [action, owner, family, ports, startKey, keyOf(query.family, query.end)];
     if (query.ports !== null) params.push(query.ports.high, query.ports.low);
     if (query.excludeId !== undefined) params.push(query.excludeId);
     const variant = (query.ports !== null ? 1 : 0) + (query.excludeId !== undefined ? 2 : 0);
-    const startKey = keyOf(query.family, query.start);
-    params[4] = startKey;
-    params[5] = keyOf(query.family, query.end);
-    params.push(query.limit);
     // Blocks that start inside the queried block (so lie inside it, CIDR blocks being nested or disjoint)...
-    const inside = this.#allRaw(INSIDE_RULES_SQL[variant]!, ...params).map(toRule);
+    const inside = this.#allRaw(rulesInsideSql(variant, query.limit), ...params).map(toRule);
     if (inside.length >= query.limit) return inside;
     // ...and blocks that contain it, which can only start at one of its enclosing blocks' starts.
+    // (Asked for up to the whole limit, one text for every count of rules found inside; the
+    // first of them fill it up.)
     const starts = enclosingStarts(query.family, query.start, query.prefix);
     const enclosing = this.#allRaw(
-      enclosingRulesSql(variant, starts.length),
+      rulesEnclosingSql(variant, starts.length, query.limit),
       action,
       owner,
       family,
       ports,
       ...starts,
       startKey,
-      ...params.slice(6, params.length - 1),
-      query.limit - inside.length,
+      ...params.slice(6),
     );
+    if (enclosing.length > query.limit - inside.length) enclosing.length = query.limit - inside.length;
     if (enclosing.length === 0) return inside;
     const seen = new Set(inside.map((r) => r.id));
     for (const v of enclosing) if (!seen.has(v[0] as string)) inside.push(toRule(v));
