@@ -14,7 +14,7 @@
  * - GET of the three lists holding 60,000 objects each, this build against main's.
  *
  *   npm run build && node bench/server-throughput.mjs [--seconds 5] [--rounds 3] [--connections 16]
- *       [--baseline /path/to/other/dist] [--no-lists] [--no-rates] [--log-level warn]
+ *       [--baseline /path/to/other/dist] [--no-lists] [--no-rates] [--log-level warn] [--creates-only]
  *
  * Every server is a real `netform serve` process (default options unless --log-level: request logs
  * at info level to stderr, here /dev/null; metrics on) or a bare Fastify process, each alone on its port; the load
@@ -22,7 +22,7 @@
  * the shared machine falls on all alike; the figure of a target is the median of its rounds, and
  * the paired columns the median of each round's ratio to its floor measured in the same round.
  * Takes about (1 + rounds × seconds) × targets seconds plus the lists: with --seconds 3 --rounds 3
- * --no-lists and a baseline, 11 targets, about 2 minutes.
+ * --no-lists and a baseline, 11 targets, about 2 minutes; with --creates-only, 5 targets, about 1 minute.
  */
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
@@ -47,6 +47,8 @@ const CONNECTIONS = Number(option('connections', '16'));
 const BASELINE = option('baseline', '/work/main/dist');
 const LISTS = !process.argv.includes('--no-lists');
 const RATES = !process.argv.includes('--no-rates');
+/** Only the creates (bare insert, this build and the baseline; no GETs, no group-commit-off rows). */
+const CREATES_ONLY = process.argv.includes('--creates-only');
 const LIST_SIZE = 60_000;
 /** netform servers' --log-level; their default (info) when not given. */
 const LOG_LEVEL = option('log-level', undefined);
@@ -216,7 +218,7 @@ async function main() {
   const builds = [
     { name: 'this branch', dist: OURS },
     { name: 'this branch, group commit off', dist: OURS, env: { NETFORM_SQLITE_GROUP_COMMIT: '0' }, writesOnly: true },
-  ];
+  ].filter((b) => !(CREATES_ONLY && b.writesOnly));
   if (BASELINE && existsSync(join(BASELINE, 'src/cli/main.js')) && resolve(BASELINE) !== OURS)
     builds.push({ name: 'main', dist: BASELINE });
   const started = [];
@@ -366,6 +368,9 @@ async function main() {
     // The netform GETs come right after the bare GET, as in server-get.mjs: a paired ratio is only
     // as good as the load staying the same between its two measurements.
     if (!RATES) targets.length = 0;
+    if (CREATES_ONLY)
+      for (let i = targets.length - 1; i >= 0; i--)
+        if (targets[i].group !== 'create' || targets[i].name.includes('group commit off')) targets.splice(i, 1);
     // Warm-up, then rounds in turns.
     for (const t of targets) await load(t.url, t.requests, t.pid, { duration: 1 });
     const results = new Map(targets.map((t) => [t, []]));

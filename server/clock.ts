@@ -21,7 +21,19 @@ export function createClock(): Clock {
   };
 }
 
+/** The text up to the seconds of the last second formatted: every write formats one or two timestamps. */
+let lastSecond = -1n;
+let lastSecondText = '';
+
 export function formatTimestamp(micros: bigint): string {
+  if (micros >= 0n) {
+    const second = micros / 1_000_000n;
+    if (second !== lastSecond) {
+      lastSecondText = new Date(Number(second) * 1000).toISOString().slice(0, 19);
+      lastSecond = second;
+    }
+    return `${lastSecondText}.${(micros % 1_000_000n).toString().padStart(6, '0')}Z`;
+  }
   const millis = micros / 1000n;
   const iso = new Date(Number(millis)).toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ
   const fraction = (micros % 1_000_000n).toString().padStart(6, '0');

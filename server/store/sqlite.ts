@@ -111,6 +111,21 @@ const TOKEN_WITH_OWNER_SQL =
 
 type SqlRow = Record<string, unknown>;
 
+const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
+const DEVICE_COLUMN_NAMES = DEVICE_COLUMNS.split(', ');
+/** How a device column is stored, in DEVICE_COLUMNS order: 0 as it is, 1 a flag (0/1), 2 a list (JSON). */
+const DEVICE_COLUMN_KINDS = DEVICE_COLUMN_NAMES.map((n) =>
+  FLAG_DEVICE_COLUMNS.has(n) ? 1 : JSON_DEVICE_COLUMNS.has(n) ? 2 : 0,
+);
+/**
+ * The inserts of a create, written once with positional values: no statement text, column list
+ * or object of named values is built per create (see deviceInsertValues, ruleInsertValues).
+ */
+const INSERT_DEVICE_SQL = `INSERT INTO devices (${DEVICE_COLUMNS}, ipv4_key, ipv6_key) VALUES (${placeholders(DEVICE_COLUMN_NAMES.length + 2)})`;
+const INSERT_RULE_SQL =
+  `INSERT INTO rules (${RULE_COLUMNS}, owner_key, family, start_key, end_key, port_group, port_low, port_high) ` +
+  `VALUES (${placeholders(15)})`;
+
 const keyOf = addressKey;
 const valueOfKey = addressOfKey;
 
@@ -163,6 +178,62 @@ function deviceColumns(patch: DevicePatch): SqlRow {
   return columns;
 }
 
+/**
+ * A whole device's values for INSERT_DEVICE_SQL, stored as deviceColumns stores them (a value
+ * left undefined is stored as NULL, as a column left out of a named insert would be).
+ */
+function deviceInsertValues(row: DeviceRow): unknown[] {
+  const count = DEVICE_COLUMN_NAMES.length;
+  const values: unknown[] = new Array(count + 2);
+  for (let i = 0; i < count; i++) {
+    const value = (row as unknown as SqlRow)[DEVICE_COLUMN_NAMES[i]!];
+    const kind = DEVICE_COLUMN_KINDS[i];
+    if (value === undefined || value === null) values[i] = null;
+    else if (kind === 1) values[i] = value ? 1 : 0;
+    else if (kind === 2) values[i] = JSON.stringify(value);
+    else values[i] = value;
+  }
+  values[count] = deviceAddressKey(4, row.ipv4 ?? null);
+  values[count + 1] = deviceAddressKey(6, row.ipv6 ?? null);
+  return values;
+}
+
+/** A rule's values for INSERT_RULE_SQL: its own columns, then the derived ones (see ruleColumns). */
+function ruleInsertValues(rule: RuleRow): unknown[] {
+  const derived = ruleDerivedColumns(rule);
+  return [
+    rule.id,
+    rule.action,
+    rule.destination,
+    rule.port_type ?? null,
+    rule.port_range ?? null,
+    rule.user_id ?? null,
+    rule.inserted_at,
+    rule.updated_at,
+    derived.owner_key,
+    derived.family,
+    derived.start_key,
+    derived.end_key,
+    derived.port_group,
+    derived.has_ports ? derived.port_low : null,
+    derived.has_ports ? derived.port_high : null,
+  ];
+}
+
+/** A rule from its column values in RULE_COLUMNS order (rules read as arrays, see toDevice). */
+function toRule(v: unknown[]): RuleRow {
+  return {
+    id: v[0] as string,
+    action: v[1] as RuleRow['action'],
+    destination: v[2] as string,
+    port_type: v[3] as RuleRow['port_type'],
+    port_range: v[4] as string | null,
+    user_id: v[5] as string | null,
+    inserted_at: v[6] as string,
+    updated_at: v[7] as string,
+  };
+}
+
 /** Column values of a rule for SQL, with the derived columns the overlap index needs. */
 function ruleColumns(rule: RuleRow): SqlRow {
   const derived = ruleDerivedColumns(rule);
@@ -186,15 +257,74 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Start addresses of every block of prefix 0..prefix that contains the block at `start`. */
+/**
+ * Start addresses of every block of prefix 0..prefix that contains the block at `start`, each
+ * once, lowest first (they only grow with the prefix).
+ */
 function enclosingStarts(family: IpFamily, start: bigint, prefix: number): string[] {
+  const keys: string[] = [];
+  if (family === 4) {
+    // Within 32 bits: plain numbers, no BigInt per prefix.
+    const value = Number(start);
+    let last = -1;
+    for (let p = 0; p <= prefix; p++) {
+      const block = p === 0 ? 0 : value - (value % 2 ** (32 - p));
+      if (block !== last) keys.push(keyOf(4, BigInt(block)));
+      last = block;
+    }
+    return keys;
+  }
   const bits = familyBits(family);
-  const keys = new Set<string>();
+  let last: bigint | null = null;
   for (let p = 0; p <= prefix; p++) {
     const hostMask = (1n << BigInt(bits - p)) - 1n;
-    keys.add(keyOf(family, start & ~hostMask));
+    const block = start & ~hostMask;
+    if (block !== last) keys.push(keyOf(family, block));
+    last = block;
   }
-  return [...keys];
+  return keys;
+}
+
+/** The group of rules that can overlap each other (the overlap index's leading columns). */
+const RULE_GROUP = 'action = ? AND owner_key = ? AND family = ? AND port_group = ?';
+/** The conditions a query adds to the group, by variant: 1 ports given, 2 a rule left out. */
+const ruleQueryExtra = (variant: number): string =>
+  (variant & 1 ? ' AND port_low <= ? AND port_high >= ?' : '') + (variant & 2 ? ' AND id <> ?' : '');
+/**
+ * A LIMIT written into the statement's text: bound as a parameter, it made each run of these
+ * statements three times slower here (SQLite 3.4x, better-sqlite3); a count our own code chose.
+ */
+function limitClause(limit: number): string {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`store: limit ${limit} is not a count`);
+  return ` LIMIT ${limit}`;
+}
+
+/** The addresses in use from an address on (see listAddressesInUse), by family and limit. */
+const ADDRESSES_IN_USE_SQL = new Map<string, string>();
+
+/** Statement texts built once, by what varies in them (see rulesInsideSql, rulesEnclosingSql). */
+const RULE_QUERY_SQL = new Map<string, string>();
+
+/** Rules starting inside a block: the group's, then start_key from and to. */
+function rulesInsideSql(variant: number, limit: number): string {
+  const key = `i${variant} ${limit}`;
+  let sql = RULE_QUERY_SQL.get(key);
+  if (sql === undefined) {
+    sql = `SELECT ${RULE_COLUMNS} FROM rules WHERE ${RULE_GROUP} AND start_key >= ? AND start_key <= ?${ruleQueryExtra(variant)} ORDER BY start_key${limitClause(limit)}`;
+    RULE_QUERY_SQL.set(key, sql);
+  }
+  return sql;
+}
+
+/** Rules starting at one of `count` given starts and ending at or after a key. */
+function rulesEnclosingSql(variant: number, count: number, limit: number): string {
+  const key = `e${variant} ${count} ${limit}`;
+  let sql = RULE_QUERY_SQL.get(key);
+  if (sql === undefined) {
+    sql = `SELECT ${RULE_COLUMNS} FROM rules WHERE ${RULE_GROUP} AND start_key IN (${placeholders(count)}) AND end_key >= ?${ruleQueryExtra(variant)}${limitClause(limit)}`;
+    RULE_QUERY_SQL.set(key, sql);
+  }
+  return sql;
 }
 
 const MAX_KEPT_TOKENS = 1000;
@@ -215,7 +345,8 @@ class SqliteQueries implements StoreWriter {
   /**
    * On the writer, during one write transaction (a batch: see SqliteStore.transaction): tokens
    * with their owners and the settings as read in it, by key, until a statement of the
-   * transaction writes to their tables (see #run). Another process cannot commit while the
+   * transaction writes to their tables (see #run); and the allocation hints, as read or as last
+   * set (setAllocationHint, their only writer). Another process cannot commit while the
    * transaction holds the write lock, so what it read stays true until it writes there itself.
    * `null` outside a transaction.
    */
@@ -417,18 +548,19 @@ class SqliteQueries implements StoreWriter {
   }
 
   async listAddressesInUse(family: IpFamily, from: bigint, to: bigint, limit: number): Promise<bigint[]> {
-    const column = `ipv${family}_key`;
-    const rows = this.#all(
-      `SELECT ${column} AS k FROM devices WHERE ${column} >= ? AND ${column} <= ? ORDER BY ${column} LIMIT ?`,
-      keyOf(family, from),
-      keyOf(family, to),
-      limit,
-    );
-    return rows.map((r) => valueOfKey(r.k as string));
+    const key = `${family} ${limit}`;
+    let sql = ADDRESSES_IN_USE_SQL.get(key);
+    if (sql === undefined) {
+      const column = `ipv${family}_key`;
+      sql = `SELECT ${column} FROM devices WHERE ${column} >= ? AND ${column} <= ? ORDER BY ${column}${limitClause(limit)}`;
+      ADDRESSES_IN_USE_SQL.set(key, sql);
+    }
+    const rows = this.#allRaw(sql, keyOf(family, from), keyOf(family, to));
+    return rows.map((r) => valueOfKey(r[0] as string));
   }
 
   async insertDevice(row: DeviceRow): Promise<void> {
-    this.#insert('devices', deviceColumns(row));
+    this.#run(INSERT_DEVICE_SQL, ...deviceInsertValues(row));
   }
 
   async updateDevice(id: string, patch: DevicePatch): Promise<void> {
@@ -448,16 +580,7 @@ class SqliteQueries implements StoreWriter {
   // Rules
 
   async listRules(): Promise<RuleRow[]> {
-    return this.#allRaw(`SELECT ${RULE_COLUMNS} FROM rules ORDER BY inserted_at, id`).map((v) => ({
-      id: v[0] as string,
-      action: v[1] as RuleRow['action'],
-      destination: v[2] as string,
-      port_type: v[3] as RuleRow['port_type'],
-      port_range: v[4] as string | null,
-      user_id: v[5] as string | null,
-      inserted_at: v[6] as string,
-      updated_at: v[7] as string,
-    }));
+    return this.#allRaw(`SELECT ${RULE_COLUMNS} FROM rules ORDER BY inserted_at, id`).map(toRule);
   }
 
   async getRule(id: string): Promise<RuleRow | null> {
@@ -469,7 +592,6 @@ class SqliteQueries implements StoreWriter {
   }
 
   async findIntersectingRules(query: RuleIntersectionQuery): Promise<RuleRow[]> {
-    const group = 'action = ? AND owner_key = ? AND family = ? AND port_group = ?';
     const { action, owner, family, ports } = overlapGroup({
       action: query.action,
       owner: query.userId,
@@ -477,45 +599,37 @@ class SqliteQueries implements StoreWriter {
       port_type: query.portType,
       ports: query.ports,
     });
-    const groupParams: unknown[] = [action, owner, family, ports];
-    let extra = '';
-    const extraParams: unknown[] = [];
-    if (query.ports !== null) {
-      extra += ' AND port_low <= ? AND port_high >= ?';
-      extraParams.push(query.ports.high, query.ports.low);
-    }
-    if (query.excludeId !== undefined) {
-      extra += ' AND id <> ?';
-      extraParams.push(query.excludeId);
-    }
     const startKey = keyOf(query.family, query.start);
-    const endKey = keyOf(query.family, query.end);
+    const params: unknown[] = [action, owner, family, ports, startKey, keyOf(query.family, query.end)];
+    if (query.ports !== null) params.push(query.ports.high, query.ports.low);
+    if (query.excludeId !== undefined) params.push(query.excludeId);
+    const variant = (query.ports !== null ? 1 : 0) + (query.excludeId !== undefined ? 2 : 0);
     // Blocks that start inside the queried block (so lie inside it, CIDR blocks being nested or disjoint)...
-    const inside = this.#all(
-      `SELECT ${RULE_COLUMNS} FROM rules WHERE ${group} AND start_key >= ? AND start_key <= ?${extra} ORDER BY start_key LIMIT ?`,
-      ...groupParams,
-      startKey,
-      endKey,
-      ...extraParams,
-      query.limit,
-    );
-    if (inside.length >= query.limit) return inside as unknown as RuleRow[];
+    const inside = this.#allRaw(rulesInsideSql(variant, query.limit), ...params).map(toRule);
+    if (inside.length >= query.limit) return inside;
     // ...and blocks that contain it, which can only start at one of its enclosing blocks' starts.
+    // (Asked for up to the whole limit, one text for every count of rules found inside; the
+    // first of them fill it up.)
     const starts = enclosingStarts(query.family, query.start, query.prefix);
-    const enclosing = this.#all(
-      `SELECT ${RULE_COLUMNS} FROM rules WHERE ${group} AND start_key IN (${starts.map(() => '?').join(', ')}) AND end_key >= ?${extra} LIMIT ?`,
-      ...groupParams,
+    const enclosing = this.#allRaw(
+      rulesEnclosingSql(variant, starts.length, query.limit),
+      action,
+      owner,
+      family,
+      ports,
       ...starts,
       startKey,
-      ...extraParams,
-      query.limit - inside.length,
+      ...params.slice(6),
     );
+    if (enclosing.length > query.limit - inside.length) enclosing.length = query.limit - inside.length;
+    if (enclosing.length === 0) return inside;
     const seen = new Set(inside.map((r) => r.id));
-    return [...inside, ...enclosing.filter((r) => !seen.has(r.id))] as unknown as RuleRow[];
+    for (const v of enclosing) if (!seen.has(v[0] as string)) inside.push(toRule(v));
+    return inside;
   }
 
   async insertRule(row: RuleRow): Promise<void> {
-    this.#insert('rules', ruleColumns(row));
+    this.#run(INSERT_RULE_SQL, ...ruleInsertValues(row));
   }
 
   async updateRule(id: string, patch: RulePatch): Promise<void> {
@@ -719,9 +833,12 @@ class SqliteQueries implements StoreWriter {
     );
   }
 
+  /** Kept for the rest of a write transaction once read, and as set (see setAllocationHint). */
   async getAllocationHint(family: IpFamily): Promise<AllocationHint | null> {
-    const row = this.#get('SELECT network, next_key FROM allocation_hints WHERE family = ?', family);
-    return row ? { network: row.network as string, next: valueOfKey(row.next_key as string) } : null;
+    return this.#keptInTransaction(family === 4 ? 'h4' : 'h6', () => {
+      const row = this.#get('SELECT network, next_key FROM allocation_hints WHERE family = ?', family);
+      return row ? { network: row.network as string, next: valueOfKey(row.next_key as string) } : null;
+    });
   }
 
   async lowestFreeAddress(family: IpFamily, from: bigint, to: bigint): Promise<bigint | null> {
@@ -751,17 +868,22 @@ class SqliteQueries implements StoreWriter {
   }
 
   async setAllocationHint(family: IpFamily, hint: AllocationHint | null): Promise<void> {
+    const keptKey = family === 4 ? 'h4' : 'h6';
     if (hint === null) {
       this.#run('DELETE FROM allocation_hints WHERE family = ?', family);
+      this.#inTransaction?.set(keptKey, null);
       return;
     }
+    const nextKey = markKey(family, hint.next);
     this.#run(
       `INSERT INTO allocation_hints (family, network, next_key) VALUES (?, ?, ?)
        ON CONFLICT (family) DO UPDATE SET network = excluded.network, next_key = excluded.next_key`,
       family,
       hint.network,
-      markKey(family, hint.next),
+      nextKey,
     );
+    // What getAllocationHint would read back now (the mark clamped as stored).
+    this.#inTransaction?.set(keptKey, { network: hint.network, next: valueOfKey(nextKey) });
   }
 }
 
@@ -781,6 +903,8 @@ export class SqliteStore extends SqliteQueries implements Store {
   readonly #writerDb: Database.Database;
   readonly #readerDb: Database.Database;
   readonly #groupCommit: boolean;
+  /** BEGIN IMMEDIATE, SAVEPOINT, RELEASE, ROLLBACK TO and COMMIT, prepared once: a batch runs them per member. */
+  readonly #control: Record<'begin' | 'savepoint' | 'release' | 'rollbackTo' | 'commit', Database.Statement>;
   readonly #pending: PendingTransaction[] = [];
   #running: Promise<void> | null = null;
   #scheduled = false;
@@ -794,6 +918,13 @@ export class SqliteStore extends SqliteQueries implements Store {
     this.#readerDb = readerDb;
     this.#writerDb = writerDb;
     this.#writer = readerDb === writerDb ? this : new SqliteQueries(writerDb);
+    this.#control = {
+      begin: writerDb.prepare('BEGIN IMMEDIATE'),
+      savepoint: writerDb.prepare('SAVEPOINT member'),
+      release: writerDb.prepare('RELEASE member'),
+      rollbackTo: writerDb.prepare('ROLLBACK TO member'),
+      commit: writerDb.prepare('COMMIT'),
+    };
   }
 
   /** Opens (creating and migrating when needed) the database file at `path`. */
@@ -858,7 +989,7 @@ export class SqliteStore extends SqliteQueries implements Store {
     const db = this.#writerDb;
     const batch = this.#pending.splice(0, this.#groupCommit ? MAX_BATCH : 1);
     try {
-      db.exec('BEGIN IMMEDIATE');
+      this.#control.begin.run();
     } catch (error) {
       for (const member of batch) member.reject(error);
       return;
@@ -872,20 +1003,21 @@ export class SqliteStore extends SqliteQueries implements Store {
   }
 
   async #runMembers(db: Database.Database, batch: PendingTransaction[]): Promise<void> {
+    const control = this.#control;
     const outcomes: { member: PendingTransaction; ok: boolean; value: unknown }[] = [];
     for (let i = 0; i < batch.length; i++) {
       const member = batch[i]!;
-      db.exec('SAVEPOINT member');
+      control.savepoint.run();
       try {
         const value = await member.fn(this.#writer);
-        db.exec('RELEASE member');
+        control.release.run();
         outcomes.push({ member, ok: true, value });
       } catch (error) {
         // What the member read after its own writes may be undone now.
         this.#writer.keepInTransaction(true);
         if (db.inTransaction) {
-          db.exec('ROLLBACK TO member');
-          db.exec('RELEASE member');
+          control.rollbackTo.run();
+          control.release.run();
           outcomes.push({ member, ok: false, value: error });
           continue;
         }
@@ -898,7 +1030,7 @@ export class SqliteStore extends SqliteQueries implements Store {
       }
     }
     try {
-      db.exec('COMMIT');
+      control.commit.run();
     } catch (error) {
       if (db.inTransaction) db.exec('ROLLBACK');
       this.forgetDataVersion();

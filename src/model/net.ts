@@ -129,7 +129,11 @@ export function formatAddress(family: IpFamily, value: bigint): string {
     const n = Number(value);
     return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
   }
-  return ipaddr.fromByteArray(bigintToBytes(value, 16)).toString();
+  const text = ipaddr.fromByteArray(bigintToBytes(value, 16)).toString();
+  // The text is canonical, as a parse of it would say: an address just made (an allocation) is
+  // not parsed again by ipaddr.js when the store keys it.
+  if (addressCache.get(text) === undefined) addressCache.set(text, { family: 6, value, text });
+  return text;
 }
 
 /** Parses `address` or `address/prefix`. A bare address is a block of one (/32 or /128). */

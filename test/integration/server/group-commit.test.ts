@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { allocateAddress } from '../../../server/services/allocation.js';
 import { SqliteStore, type StoreWriter, type UserRow } from '../../../server/store/index.js';
 import { startInProcessServer } from '../../helpers/in-process-server.js';
 import type { TestServer } from '../../helpers/server-api.js';
@@ -177,6 +178,39 @@ describe('group commit (store)', () => {
     // Read by the first member, after the demotion, after its rollback, after the revocation.
     expect(statements.filter((s) => s.startsWith('SELECT t.id AS t_id'))).toHaveLength(4);
     expect(statements.filter((s) => s === 'SELECT key, value FROM settings')).toHaveLength(2);
+  });
+
+  it('a batch keeps the allocation mark it read and set; a member rolled back gives its address to the next one', async () => {
+    const { store, statements } = openStore();
+    const network = { cidr: '10.9.0.0/24', serverAddress: '10.9.0.1' };
+    const allocate = async (tx: StoreWriter) => {
+      const allocation = await allocateAddress(tx, 4, network);
+      if (!allocation.ok) throw new Error(allocation.message);
+      return allocation.address;
+    };
+    const refused = new Error('refused after allocating');
+    statements.length = 0;
+    const results = await Promise.allSettled([
+      store.transaction(allocate),
+      store.transaction(allocate),
+      store.transaction(async (tx) => {
+        await allocate(tx);
+        throw refused;
+      }),
+      store.transaction(allocate),
+    ]);
+    expect(statements.filter((s) => s === 'COMMIT').length).toBe(1);
+    expect(results).toEqual([
+      { status: 'fulfilled', value: '10.9.0.2' },
+      { status: 'fulfilled', value: '10.9.0.3' },
+      { status: 'rejected', reason: refused },
+      // The rolled-back member's 10.9.0.4 is the next one's: its mark went back with it.
+      { status: 'fulfilled', value: '10.9.0.4' },
+    ]);
+    // Read by the batch's first member and again after the rollback, not by every member.
+    expect(statements.filter((s) => s.startsWith('SELECT network, next_key FROM allocation_hints')).length).toBe(2);
+    // What the batch kept is what it wrote: the next batch reads the mark from the file and goes on.
+    expect(await store.transaction(allocate)).toBe('10.9.0.5');
   });
 
   it('close() answers the transactions already asked for', async () => {
