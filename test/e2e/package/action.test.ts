@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { builtCli } from '../../helpers/cli.js';
 import { closedPortUrl } from '../../helpers/net.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import { shortLivedNodeOptions } from '../../helpers/short-lived-env.js';
@@ -308,6 +309,8 @@ describe('action.yml', () => {
   // without blocking.
   let server: TestServer;
   beforeAll(async () => {
+    // The Action runs the checkout's dist/ (scripts/action-run.sh): a stale build is refused by name.
+    builtCli();
     server = await startTestServer();
   });
   afterAll(async () => {

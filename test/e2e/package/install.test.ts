@@ -21,6 +21,7 @@ import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cdktfPeersMissing } from '../../../src/views/cdktf.js';
+import { builtCli } from '../../helpers/cli.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { shortLivedNodeOptions } from '../../helpers/short-lived-env.js';
 
@@ -46,6 +47,8 @@ const SECRETS = {
 let packing: Promise<Ran>;
 
 beforeAll(async () => {
+  // The tarball holds dist/ as it is: a build older than the sources is refused by name.
+  builtCli();
   dir = mkdtempSync(join(tmpdir(), 'netform-pack-'));
   // dist/ is built by `npm test` before the tests run; --ignore-scripts keeps pack from building again.
   packing = run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
