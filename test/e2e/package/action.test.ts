@@ -311,7 +311,8 @@ describe('action.yml', () => {
   beforeAll(async () => {
     // The Action runs the checkout's dist/ (scripts/action-run.sh): a stale build is refused by name.
     builtCli();
-    server = await startTestServer();
+    // Its request logs are not read here: warnings and errors only.
+    server = await startTestServer({ logLevel: 'warn' });
   });
   afterAll(async () => {
     await server.stop();
@@ -339,9 +340,9 @@ describe('action.yml', () => {
     expect(install['working-directory']).toBe('${{ github.action_path }}');
   });
 
-  // Each case runs the Action's script, which starts several CLI processes in turn: bounded by the
-  // script's own 120 s, not the 30 s default meant for in-process tests.
-  describe('run as the Action would run it', { timeout: 120_000 }, () => {
+  // Each case runs the Action up to four times, each run's shell bounded by its own 120 s
+  // (runShell), not the 30 s default meant for in-process tests.
+  describe('run as the Action would run it', { timeout: 600_000 }, () => {
     let ws: Workspace;
     beforeAll(() => {
       ws = workspace();

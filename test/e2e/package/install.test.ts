@@ -52,7 +52,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'netform-pack-'));
   // dist/ is built by `npm test` before the tests run; --ignore-scripts keeps pack from building again.
   packing = run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
-  server = await startTestServer();
+  server = await startTestServer({ logLevel: 'warn' }); // its request logs are not read here
 });
 afterAll(async () => {
   await server.stop();
