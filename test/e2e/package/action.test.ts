@@ -12,8 +12,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { builtCli } from '../../helpers/cli.js';
 import { closedPortUrl } from '../../helpers/net.js';
-import { startServerProcess, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
+import { startTestServer, TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
+import { shortLivedNodeOptions } from '../../helpers/short-lived-env.js';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.js';
 import { create, serverState, wgKey, workspace, type Workspace } from '../../helpers/workspace.js';
 import { git } from '../../helpers/git.js';
@@ -77,6 +79,8 @@ function prepare(inputs: Record<string, string>, workspaceDir: string, options: 
       RUNNER_TEMP: runnerTemp,
       NO_COLOR: '1',
       NETFORM_RETRY_DELAY_MS: '5',
+      // The step's node processes (action-stream.mjs and the netform it runs) live a second or less.
+      NODE_OPTIONS: shortLivedNodeOptions(process.env.NODE_OPTIONS),
       ...options.env,
     });
     for (const [k, v] of Object.entries(step.env ?? {})) env[k] = expand(v);
@@ -132,46 +136,70 @@ interface ActionResult {
 let installed = false;
 const isInstall = (step: Step) => step.run?.includes('action-install.sh') === true;
 
+interface ShellResult {
+  /** The exit status; null when a signal ended the shell. */
+  status: number | null;
+  stdout: string;
+  /** stdout, then stderr. */
+  log: string;
+}
+
+/** A step's shell (bash ARGS), run to its end without blocking this process (the test server is in it). */
+function runShell(args: string[], cwd: string, env: Record<string, string>): Promise<ShellResult> {
+  return new Promise((done) => {
+    const child = spawn('bash', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', (error) => (stderr += `${error.message}\n`));
+    child.on('close', (code) => done({ status: code, stdout, log: stdout + stderr }));
+  });
+}
+
 /** Runs one step before the last: the install step once per file (see `installed`). */
-function runEarlierStep(run: ReturnType<typeof prepare>, step: Step) {
-  if (isInstall(step) && installed) return { status: 0 as number | null, log: '' };
+async function runEarlierStep(run: ReturnType<typeof prepare>, step: Step) {
+  if (isInstall(step) && installed) return { status: 0 as number | null, stdout: '', log: '' };
   const { cwd, env, args, collect } = run.stepRun(step);
-  const result = spawnSync('bash', args, { cwd, env, encoding: 'utf8', timeout: 120_000 });
+  const result = await runShell(args, cwd, env);
   collect();
   if (isInstall(step) && result.status === 0) {
     expect(result.stdout.trim(), 'the install step prints the version it installed').toMatch(/^\d+\.\d+\.\d+/m);
     installed = true;
   }
-  return { status: result.status, log: result.stdout + result.stderr };
+  return result;
 }
 
 /** Runs the action's steps with these inputs in `workspaceDir`, as one step of a job. */
-function runAction(inputs: Record<string, string>, workspaceDir: string, options: RunOptions = {}): ActionResult {
+async function runAction(
+  inputs: Record<string, string>,
+  workspaceDir: string,
+  options: RunOptions = {},
+): Promise<ActionResult> {
   const run = prepare(inputs, workspaceDir, options);
   try {
-    let last = { status: 0 as number | null, log: '' };
+    let last: ShellResult = { status: 0, stdout: '', log: '' };
     for (const [i, step] of run.steps.entries()) {
-      if (i < run.steps.length - 1) last = runEarlierStep(run, step);
+      if (i < run.steps.length - 1) last = await runEarlierStep(run, step);
       else {
         const { cwd, env, args, collect } = run.stepRun(step);
-        const result = spawnSync('bash', args, { cwd, env, encoding: 'utf8', timeout: 120_000 });
-        last = { status: result.status, log: result.stdout + result.stderr };
+        last = await runShell(args, cwd, env);
         collect();
       }
       if (last.status !== 0) break;
     }
-    return { ...last, ...run.finish() };
+    return { status: last.status, log: last.log, ...run.finish() };
   } finally {
     run.cleanup();
   }
 }
 
 /** The last step started in the background (its own process group, as the runner starts it), to watch its log live. */
-function startAction(inputs: Record<string, string>, workspaceDir: string, options: RunOptions = {}) {
+async function startAction(inputs: Record<string, string>, workspaceDir: string, options: RunOptions = {}) {
   const run = prepare(inputs, workspaceDir, options);
   const steps = run.steps;
   for (const step of steps.slice(0, -1)) {
-    const result = runEarlierStep(run, step);
+    const result = await runEarlierStep(run, step);
     expect(result.status, result.log).toBe(0);
   }
   const last = run.stepRun(steps.at(-1)!);
@@ -276,11 +304,15 @@ function workflowCommands(log: string): { issued: string[]; stoppedAtEnd: boolea
 }
 
 describe('action.yml', () => {
-  // One server process for the file: each case declares users of a domain of its own. A process,
-  // not in-process: runAction waits for each step synchronously, and this process answers nothing then.
+  // One server for the file: each case declares users of a domain of its own. In this process (the
+  // server is not what is tested here): the steps run as children, which this process waits for
+  // without blocking.
   let server: TestServer;
   beforeAll(async () => {
-    server = await startServerProcess();
+    // The Action runs the checkout's dist/ (scripts/action-run.sh): a stale build is refused by name.
+    builtCli();
+    // Its request logs are not read here: warnings and errors only.
+    server = await startTestServer({ logLevel: 'warn' });
   });
   afterAll(async () => {
     await server.stop();
@@ -308,9 +340,9 @@ describe('action.yml', () => {
     expect(install['working-directory']).toBe('${{ github.action_path }}');
   });
 
-  // Each case runs the Action's script, which starts several CLI processes in turn: bounded by the
-  // script's own 120 s, not the 30 s default meant for in-process tests.
-  describe('run as the Action would run it', { timeout: 120_000 }, () => {
+  // Each case runs the Action up to four times, each run's shell bounded by its own 120 s
+  // (runShell), not the 30 s default meant for in-process tests.
+  describe('run as the Action would run it', { timeout: 600_000 }, () => {
     let ws: Workspace;
     beforeAll(() => {
       ws = workspace();
@@ -323,12 +355,12 @@ describe('action.yml', () => {
     const secrets = () => ({ url: server.url, token: server.token, 'token-user': TEST_ADMIN_EMAIL });
 
     it('validate, plan (markdown + saved plan), apply the saved plan, then drift is clean', async () => {
-      const validated = runAction({ command: 'validate' }, ws.dir);
+      const validated = await runAction({ command: 'validate' }, ws.dir);
       expect(validated.status, validated.log).toBe(0);
       expect(validated.outputs['exit-code']).toBe('0');
 
       const job = mkdtempSync(join(tmpdir(), 'netform-action-job-'));
-      const planned = runAction({ command: 'plan', ...secrets() }, ws.dir, { jobTemp: job });
+      const planned = await runAction({ command: 'plan', ...secrets() }, ws.dir, { jobTemp: job });
       expect(planned.status, planned.log).toBe(0);
       expect(planned.outputs['exit-code']).toBe('2');
       expect(planned.output.startsWith('<!-- netform-plan -->')).toBe(true);
@@ -342,21 +374,23 @@ describe('action.yml', () => {
       expect(planFile).toBe(join(job, 'netform-plan.json'));
       expect(JSON.parse(readFileSync(planFile, 'utf8')).format).toBe('netform.plan');
 
-      const applied = runAction({ command: 'apply', 'plan-file': planFile, ...secrets() }, ws.dir, { jobTemp: job });
+      const applied = await runAction({ command: 'apply', 'plan-file': planFile, ...secrets() }, ws.dir, {
+        jobTemp: job,
+      });
       expect(applied.status, applied.log).toBe(0);
       expect(applied.outputs['exit-code']).toBe('0');
       // Each write's line once: the Action prints netform's output as it comes, never again afterwards.
       expect(applied.log.match(/^created user action@ci\.test \(/gm)).toHaveLength(1);
       expect((await serverState(server)).users.map((u) => u.email)).toContain('action@ci.test');
 
-      const drift = runAction({ command: 'drift', ...secrets() }, ws.dir);
+      const drift = await runAction({ command: 'drift', ...secrets() }, ws.dir);
       expect(drift.status, drift.log).toBe(0);
       expect(drift.outputs['exit-code']).toBe('0');
       rmSync(job, { recursive: true, force: true });
     });
 
     it('review: the access map goes to output-file only, never to the log or the job summary', async () => {
-      const reviewed = runAction({ command: 'review', ...secrets() }, ws.dir);
+      const reviewed = await runAction({ command: 'review', ...secrets() }, ws.dir);
       expect(reviewed.status, reviewed.log).toBe(0);
       expect(reviewed.outputs['exit-code']).toBe('0');
       expect(reviewed.outputs['output-file']).toMatch(/netform-review\.md$/);
@@ -365,7 +399,7 @@ describe('action.yml', () => {
       expect(reviewed.log).not.toContain('# Access review');
       expect(reviewed.log).not.toContain(TEST_ADMIN_EMAIL);
       expect(reviewed.summary).not.toContain('# Access review');
-      const csv = runAction({ command: 'review', format: 'csv', ...secrets() }, ws.dir);
+      const csv = await runAction({ command: 'review', format: 'csv', ...secrets() }, ws.dir);
       expect(csv.status, csv.log).toBe(0);
       expect(csv.outputs['output-file']).toMatch(/netform-review\.csv$/);
       expect(csv.output.split('\r\n')[0]).toBe(
@@ -374,18 +408,21 @@ describe('action.yml', () => {
     });
 
     it('fails the step on exit 1, and on exit 2 only with fail-on-changes', async () => {
-      const down = runAction({ command: 'plan', url: await closedPortUrl(), token: 'nf_x' }, ws.dir);
+      const down = await runAction({ command: 'plan', url: await closedPortUrl(), token: 'nf_x' }, ws.dir);
       expect(down.status).toBe(1);
       expect(down.outputs['exit-code']).toBe('1');
       ws.write(
         'desired/netform.yaml',
         `version: 1\nusers:\n${ADMIN}  - email: action@ci.test\n  - email: more@ci.test\n`,
       );
-      const strict = runAction({ command: 'drift', 'fail-on-changes': 'true', format: 'json', ...secrets() }, ws.dir);
+      const strict = await runAction(
+        { command: 'drift', 'fail-on-changes': 'true', format: 'json', ...secrets() },
+        ws.dir,
+      );
       expect(strict.status).toBe(2);
       expect(strict.outputs['exit-code']).toBe('2');
       expect(JSON.parse(strict.output).changes).toHaveLength(1);
-      const both = runAction(
+      const both = await runAction(
         { command: 'apply', 'plan-file': 'a.json', 'reviewed-plan': 'b.json', ...secrets() },
         ws.dir,
       );
@@ -395,7 +432,7 @@ describe('action.yml', () => {
       ]);
     });
 
-    it('test --format github: no test or file name issues a command, ##[ included; the failing test keeps its annotation (2026-11b G2)', () => {
+    it('test --format github: no test or file name issues a command, ##[ included; the failing test keeps its annotation (2026-11b G2)', async () => {
       // The report's reproduction: a mask, a forged annotation, commands stopped with a token of the PR's.
       ws.write(
         'gh/n.yaml',
@@ -412,7 +449,7 @@ describe('action.yml', () => {
           '',
         ].join('\n'),
       );
-      const tested = runAction({ command: 'test', path: 'gh/n.yaml' }, ws.dir);
+      const tested = await runAction({ command: 'test', path: 'gh/n.yaml' }, ws.dir);
       expect(tested.status, tested.log).toBe(1);
       expect(tested.log).toContain('PASS ok #\\u0023[add-mask]alice #\\u0023[error title=x]PR check passed');
       expect(workflowCommands(tested.log)).toEqual({
@@ -425,7 +462,7 @@ describe('action.yml', () => {
         'gh2/##[error]fake.yaml',
         'version: 1\nusers:\n  - email: bob@example.com\ntests:\n  - { name: ok, from: bob@example.com, to: "10.1.2.3:22/tcp", expect: drop }\n',
       );
-      const named = runAction({ command: 'test', path: 'gh2/' }, ws.dir);
+      const named = await runAction({ command: 'test', path: 'gh2/' }, ws.dir);
       expect(named.status, named.log).toBe(0);
       expect(named.log).toContain('gh2/#\\u0023[error]fake.yaml:5: PASS ok');
       expect(workflowCommands(named.log)).toEqual({ issued: [], stoppedAtEnd: false });
@@ -461,9 +498,9 @@ describe('action.yml', () => {
       }
     });
 
-    it('validate --format github: its annotations are workflow commands, meant to be', () => {
+    it('validate --format github: its annotations are workflow commands, meant to be', async () => {
       ws.write('broken/netform.yaml', 'version: 1\nusers:\n  - email: not-an-email\n');
-      const validated = runAction({ command: 'validate', path: 'broken/' }, ws.dir);
+      const validated = await runAction({ command: 'validate', path: 'broken/' }, ws.dir);
       expect(validated.status).toBe(1);
       const { issued } = workflowCommands(validated.log);
       expect(issued.length).toBeGreaterThan(0);
@@ -477,13 +514,13 @@ describe('action.yml', () => {
       );
       const job = mkdtempSync(join(tmpdir(), 'netform-action-job-'));
       try {
-        const planned = runAction({ command: 'plan', path: 'merge/', ...secrets() }, ws.dir, { jobTemp: job });
+        const planned = await runAction({ command: 'plan', path: 'merge/', ...secrets() }, ws.dir, { jobTemp: job });
         expect(planned.outputs['exit-code'], planned.log).toBe('2');
         const reviewed = join(job, 'reviewed.json');
         writeFileSync(reviewed, readFileSync(planned.outputs['plan-file']!));
         await create(server, 'users', { email: 'newhire@merge-ci.test' });
 
-        const merged = runAction(
+        const merged = await runAction(
           { command: 'apply', path: 'merge/', format: 'text', 'reviewed-plan': reviewed, ...secrets() },
           ws.dir,
           { jobTemp: job },
@@ -514,7 +551,7 @@ describe('action.yml', () => {
       git(repo, 'commit', '-q', '-m', 'main');
       const job = mkdtempSync(join(tmpdir(), 'netform-action-job-'));
       try {
-        expect(runAction({ command: 'apply', path: 'owned/desired/', ...secrets() }, ws.dir).status).toBe(0);
+        expect((await runAction({ command: 'apply', path: 'owned/desired/', ...secrets() }, ws.dir)).status).toBe(0);
         ws.write(
           'owned/desired/netform.yaml',
           desiredAt('  - email: lee@owned-ci.test\n  - email: kim@owned-ci.test\n'),
@@ -523,10 +560,14 @@ describe('action.yml', () => {
         const head = git(repo, 'rev-parse', 'HEAD');
         const event = join(job, 'event.json');
         writeFileSync(event, JSON.stringify({ pull_request: { head: { sha: head }, user: { login: 'carol' } } }));
-        const planned = runAction({ command: 'plan', path: 'owned/desired/', base: 'none', ...secrets() }, ws.dir, {
-          jobTemp: job,
-          env: { GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: event },
-        });
+        const planned = await runAction(
+          { command: 'plan', path: 'owned/desired/', base: 'none', ...secrets() },
+          ws.dir,
+          {
+            jobTemp: job,
+            env: { GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: event },
+          },
+        );
         expect(planned.outputs['exit-code'], planned.log).toBe('2');
         expect(planned.output).toContain('approval needed from `@org/ops`');
         const reviewed = join(job, 'reviewed.json');
@@ -542,7 +583,7 @@ describe('action.yml', () => {
           'reviewed-plan': reviewed,
           approvals,
         };
-        const byAuthor = runAction({ ...inputs, ...secrets() }, ws.dir, { jobTemp: job });
+        const byAuthor = await runAction({ ...inputs, ...secrets() }, ws.dir, { jobTemp: job });
         expect(byAuthor.status, byAuthor.log).toBe(5);
         expect(byAuthor.log).toContain('withheld: approval needed (from @org/ops)');
         expect(byAuthor.log).toContain('approval missing from @org/ops');
@@ -550,7 +591,7 @@ describe('action.yml', () => {
         expect((await serverState(server)).users.map((u) => u.email)).not.toContain('kim@owned-ci.test');
 
         writeFileSync(approvals, JSON.stringify([{ login: 'dana', teams: ['@org/ops'], commit: head }]));
-        const approved = runAction({ ...inputs, ...secrets() }, ws.dir, { jobTemp: job });
+        const approved = await runAction({ ...inputs, ...secrets() }, ws.dir, { jobTemp: job });
         expect(approved.status, approved.log).toBe(0);
         expect((await serverState(server)).users.map((u) => u.email)).toContain('kim@owned-ci.test');
       } finally {
@@ -558,7 +599,7 @@ describe('action.yml', () => {
       }
     });
 
-    it('plan on a pull request: fetches the base branch itself and compares with it', () => {
+    it('plan on a pull request: fetches the base branch itself and compares with it', async () => {
       const origin = ws.path('origin.git');
       const seed = ws.path('seed');
       git(ws.dir, 'init', '-q', '--bare', '-b', 'main', origin);
@@ -583,7 +624,7 @@ describe('action.yml', () => {
       expect(spawnSync('git', ['-C', checkout, 'rev-parse', '--verify', '-q', 'origin/main']).status).not.toBe(0);
 
       const env = { GITHUB_EVENT_NAME: 'pull_request', GITHUB_BASE_REF: 'main' };
-      const planned = runAction({ command: 'plan', ...secrets() }, checkout, { env });
+      const planned = await runAction({ command: 'plan', ...secrets() }, checkout, { env });
       expect(planned.outputs['exit-code'], planned.log).toBe('2');
       expect(planned.output).toContain('Compared with `origin/main`');
       const own = planned.output.indexOf("<summary>This pull request's changes</summary>");
@@ -592,9 +633,9 @@ describe('action.yml', () => {
       expect(planned.output.indexOf('+ user mine@pr-ci.test')).toBeLessThan(also);
       expect(planned.output.indexOf('+ user merged@pr-ci.test')).toBeGreaterThan(also);
 
-      const none = runAction({ command: 'plan', base: 'none', ...secrets() }, checkout, { env });
+      const none = await runAction({ command: 'plan', base: 'none', ...secrets() }, checkout, { env });
       expect(none.output).not.toContain('Compared with');
-      const notFetched = runAction({ command: 'plan', ...secrets() }, checkout, {
+      const notFetched = await runAction({ command: 'plan', ...secrets() }, checkout, {
         env: { GITHUB_EVENT_NAME: 'pull_request', GITHUB_BASE_REF: 'no-such-branch' },
       });
       expect(notFetched.outputs['exit-code']).toBe('2');
@@ -603,7 +644,7 @@ describe('action.yml', () => {
       ]);
     });
 
-    it('check no-new-access on a pull request: compared with the fetched base, each new grant an annotation at its rule (exit 1)', () => {
+    it('check no-new-access on a pull request: compared with the fetched base, each new grant an annotation at its rule (exit 1)', async () => {
       const origin = ws.path('gate-origin.git');
       const seed = ws.path('gate-seed');
       git(ws.dir, 'init', '-q', '--bare', '-b', 'main', origin);
@@ -622,13 +663,13 @@ describe('action.yml', () => {
       git(ws.dir, 'clone', '-q', '--depth', '1', '--branch', 'pr', `file://${origin}`, checkout);
 
       const env = { GITHUB_EVENT_NAME: 'pull_request', GITHUB_BASE_REF: 'main' };
-      const checked = runAction({ command: 'check' }, checkout, { env });
+      const checked = await runAction({ command: 'check' }, checkout, { env });
       expect(checked.status, checked.log).toBe(1);
       expect(checked.outputs['exit-code']).toBe('1');
       expect(workflowCommands(checked.log).issued).toEqual([
         '::error file=desired/netform.yaml,line=7::gate@pr-ci.test (laptop) → tcp 5433-5440 to 10.20.0.0/16 (by accept 10.20.0.0/16 tcp 5432-5440 (gate@pr-ci.test) at desired/netform.yaml:7)',
       ]);
-      const invariant = runAction(
+      const invariant = await runAction(
         { command: 'check', check: 'no-access-to 10.20.0.0/16:22/tcp', format: 'json' },
         checkout,
       );
@@ -642,7 +683,7 @@ describe('action.yml', () => {
     const HOSTILE = 'evil\n::error title=pwned::owned by the server\n::add-mask::netform';
     let proxy: TcpProxy;
     let ws: Workspace;
-    let running: ReturnType<typeof startAction> | undefined;
+    let running: Awaited<ReturnType<typeof startAction>> | undefined;
     beforeAll(async () => {
       proxy = await startTcpProxy(server.url);
     });
@@ -703,7 +744,7 @@ describe('action.yml', () => {
     it('a hard kill mid-apply: the log holds every write that settled, and no server value became a command', async () => {
       const domain = 'kill.test';
       await setUp(domain);
-      running = start();
+      running = await start();
       await running.waitFor(/^created user u\d\d@kill\.test \(/m, 4);
       process.kill(running.netformPid(), 'SIGKILL');
       const result = await running.finish();
@@ -731,7 +772,7 @@ describe('action.yml', () => {
       it(`${signal} to the step's process group: netform gets it once, stops new writes, the summary follows the writes (exit ${code})`, async () => {
         const domain = `${signal.toLowerCase()}.test`;
         await setUp(domain);
-        running = start();
+        running = await start();
         await running.waitFor(new RegExp(`^created user u\\d\\d@${domain.replace('.', '\\.')} \\(`, 'm'), 2);
         process.kill(-running.child.pid!, signal);
         const result = await running.finish();

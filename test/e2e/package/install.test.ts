@@ -5,7 +5,10 @@
  * checks with the plan schema imported from the installed package (`netform/schemas/plan.schema.json`). Install scripts are skipped
  * (`--ignore-scripts`): the tarball holds the built dist/, and these commands do not need the
  * bundled server's native SQLite module. Slow (an install from the registry or npm's cache): the
- * pack starts while the server starts, and the example's synth runs while npm installs.
+ * pack starts while the server starts, and the example's synth runs while npm installs. The server
+ * runs in this process (it is not what is tested), and the node processes that live a second or
+ * less (the bin's commands, the scripts, the synth) run with V8's optimizing compiler off
+ * (test/helpers/short-lived-env.ts); npm's own processes as they are.
  *
  * cdktf and constructs are optional peer dependencies: the install leaves them out, `plan` reads a
  * synthesized cdk.tf.json without them, and `netform/cdktf` throws one line saying what to install;
@@ -18,7 +21,9 @@ import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cdktfPeersMissing } from '../../../src/views/cdktf.js';
-import { startServerProcess, type TestServer } from '../../helpers/server.js';
+import { builtCli } from '../../helpers/cli.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { shortLivedNodeOptions } from '../../helpers/short-lived-env.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 let dir: string;
@@ -42,19 +47,24 @@ const SECRETS = {
 let packing: Promise<Ran>;
 
 beforeAll(async () => {
+  // The tarball holds dist/ as it is: a build older than the sources is refused by name.
+  builtCli();
   dir = mkdtempSync(join(tmpdir(), 'netform-pack-'));
   // dist/ is built by `npm test` before the tests run; --ignore-scripts keeps pack from building again.
   packing = run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
-  server = await startServerProcess();
+  server = await startTestServer({ logLevel: 'warn' }); // its request logs are not read here
 });
 afterAll(async () => {
   await server.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** For a node process that lives a second or less: V8's optimizing compiler off (NODE_OPTIONS). */
+const SHORT_LIVED = { NODE_OPTIONS: shortLivedNodeOptions(process.env.NODE_OPTIONS) };
+
 /** The server and the example's secrets (TF_VAR_*), for a plan of the example stack. */
 function planEnv(): Record<string, string> {
-  const env: Record<string, string> = { NETFORM_URL: server.url, NETFORM_TOKEN: server.token };
+  const env: Record<string, string> = { ...SHORT_LIVED, NETFORM_URL: server.url, NETFORM_TOKEN: server.token };
   for (const [name, file] of Object.entries(SECRETS))
     env[name] = readFileSync(join(ROOT, 'examples', 'basic', 'secrets', file), 'utf8').trim();
   return env;
@@ -112,6 +122,7 @@ describe('npm pack', () => {
       process.execPath,
       [join(ROOT, 'examples', 'cdktf', 'main.mjs'), join(dir, 'cdktf.out')],
       app,
+      SHORT_LIVED,
     );
     const installed = await run(
       'npm',
@@ -127,11 +138,12 @@ describe('npm pack', () => {
       expect(help.stdout).toContain(command);
 
     writeFileSync(join(app, 'netform.yaml'), 'version: 1\nusers:\n  - email: packed@example.com\n');
-    const validated = await run(netform(app), ['validate', '-f', 'netform.yaml'], app);
+    const validated = await run(netform(app), ['validate', '-f', 'netform.yaml'], app, SHORT_LIVED);
     expect(validated.code, validated.all).toBe(0);
     expect(validated.stdout).toBe('netform.yaml is valid: 1 user, 0 devices, 0 rules\n');
 
     const planned = await run(netform(app), ['plan', '-f', 'netform.yaml', '-o', 'plan.json'], app, {
+      ...SHORT_LIVED,
       NETFORM_URL: server.url,
       NETFORM_TOKEN: server.token,
     });
@@ -151,7 +163,7 @@ const plan = JSON.parse(readFileSync('plan.json', 'utf8'));
 console.log(schema.title, plan.format_version, saved(plan) ? 'valid' : JSON.stringify(saved.errors));
 `,
     );
-    const checked = await run(process.execPath, ['check-plan.mjs'], app);
+    const checked = await run(process.execPath, ['check-plan.mjs'], app, SHORT_LIVED);
     expect(checked.code, checked.all).toBe(0);
     expect(checked.stdout).toBe('netform plan 3 valid\n');
 
@@ -187,7 +199,7 @@ try {
 }
 `,
     );
-    const imported = await run(process.execPath, ['use-cdktf.mjs'], app);
+    const imported = await run(process.execPath, ['use-cdktf.mjs'], app, SHORT_LIVED);
     expect(imported.code, imported.all).toBe(0);
     expect(imported.stdout).toBe(`function\n${cdktfPeersMissing(['cdktf', 'constructs'])}\n`);
     expect(imported.stdout.split('\n')).toHaveLength(3); // one line each, then the end
@@ -212,7 +224,7 @@ try {
       expect(added.code, added.all).toBe(0);
 
       cpSync(join(ROOT, 'examples', 'cdktf', 'main.mjs'), join(app, 'main.mjs'));
-      const synth = await run(process.execPath, ['main.mjs', 'cdktf.out'], app);
+      const synth = await run(process.execPath, ['main.mjs', 'cdktf.out'], app, SHORT_LIVED);
       expect(synth.code, synth.all).toBe(0);
       expect(readFileSync(join(app, STACK, 'cdk.tf.json'), 'utf8')).toBe(stackText);
 
