@@ -4,7 +4,7 @@
  * holds on a loaded machine (wall times there swing by half; a stage's CPU far less).
  *
  *   node bench/plan-fixture.mjs DIR &        # the fleet, served; wait for "ready"
- *   node bench/plan-stages.mjs DIR --runs 3 [--baseline DIST]
+ *   node bench/plan-stages.mjs DIR --runs 3 [--baseline DIST] [--step NAME=DIST ...]
  *
  * Each run is a fresh process per build (builds alternating by round) doing what `plan -f
  * DIR/netform.yaml` does, in its order: the three list reads started, the desired state loaded
@@ -56,6 +56,12 @@ const RUNS = Number(arg('--runs', '3'));
 const builds = [{ name: 'candidate', dist: join(ROOT, 'dist') }];
 const BASELINE = arg('--baseline', undefined);
 if (BASELINE) builds.unshift({ name: 'baseline', dist: resolve(BASELINE) });
+// `--step NAME=DIST` (repeatable): more builds in the same turns, such as one per commit.
+process.argv.forEach((a, i) => {
+  if (a !== '--step') return;
+  const [name, dist] = process.argv[i + 1].split('=');
+  builds.splice(builds.length - 1, 0, { name, dist: resolve(dist) });
+});
 
 function once(dist) {
   return new Promise((done, fail) => {
@@ -77,7 +83,9 @@ const la = () =>
 console.log(`load average at start: ${la()}`);
 const results = new Map(builds.map((b) => [b.name, []]));
 for (let i = 0; i < RUNS; i++) {
-  for (const b of i % 2 === 0 ? builds : [...builds].reverse()) {
+  // Each round in another order: the builds rotate, and every other round runs backwards.
+  const rotated = builds.map((_, j) => builds[(i + j) % builds.length]);
+  for (const b of i % 2 === 0 ? rotated : rotated.reverse()) {
     const r = await once(b.dist);
     results.get(b.name).push(r);
     console.log(`${b.name} ${JSON.stringify(r)} (load ${la()})`);
@@ -92,9 +100,10 @@ for (const [name, rs] of results) {
   console.log(`| ${name} | ${stages.map((s) => med.get(name)[s]).join(' | ')} |`);
 }
 if (BASELINE)
-  console.log(
-    `| candidate / baseline | ${stages.map((s) => (med.get('candidate')[s] / med.get('baseline')[s]).toFixed(2) + '×').join(' | ')} |`,
-  );
+  for (const b of builds.slice(1))
+    console.log(
+      `| ${b.name} / baseline | ${stages.map((s) => (med.get(b.name)[s] / med.get('baseline')[s]).toFixed(2) + '×').join(' | ')} |`,
+    );
 const digests = new Set([...results.values()].flat().map((r) => r.digest));
 console.log(
   `\ndigests: ${[...digests].join(', ')}${digests.size === 1 ? ' (the same from every build and run)' : ' DIFFER'}`,
