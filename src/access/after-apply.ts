@@ -117,7 +117,7 @@ export function stateAfterApply(input: AfterApplyInput): StateAfterApply {
     )
       return entry.state;
   }
-  const state = buildStateAfterApply(input);
+  const state = buildStateAfterApply(input, liveRulesAsTheyAre(states, input.desired));
   // The inputs are copied: a caller's array may grow after this call.
   states.unshift({
     input: {
@@ -132,7 +132,22 @@ export function stateAfterApply(input: AfterApplyInput): StateAfterApply {
   return state;
 }
 
-function buildStateAfterApply(input: AfterApplyInput): StateAfterApply {
+/**
+ * The rules of the state with no changes (the server as it is) already built for this desired
+ * state, one per live rule in the live list's order: a later state shares those objects for the
+ * live rules it leaves as they are, instead of building each again.
+ */
+function liveRulesAsTheyAre(
+  states: readonly { input: AfterApplyInput; state: StateAfterApply }[],
+  desired: DesiredState,
+): readonly AfterApplyRule[] | undefined {
+  const now = states.find(
+    ({ input }) => input.desired === desired && input.changes.length === 0 && !input.undeclared?.length,
+  );
+  return now?.state.model.rules;
+}
+
+function buildStateAfterApply(input: AfterApplyInput, asTheyAre?: readonly AfterApplyRule[]): StateAfterApply {
   const { live, desired } = input;
   const settings = accessSettingsOf(desired);
   const scope = buildScope(desired.settings);
@@ -187,8 +202,20 @@ function buildStateAfterApply(input: AfterApplyInput): StateAfterApply {
   const rules: AfterApplyRule[] = [];
   const keptById = new Map<string, UndeclaredItem>();
   for (const item of input.undeclared ?? []) keptById.set(item.liveId, item);
-  for (const rule of live.rules) {
+  for (let i = 0; i < live.rules.length; i++) {
+    const rule = live.rules[i]!;
     if (removed.has(rule.id)) continue;
+    // A rule neither removed nor kept by the plan is as it is now: the same owner, key, source and scope.
+    const same = asTheyAre?.[i];
+    if (
+      same !== undefined &&
+      same.id === rule.id &&
+      !keptById.has(rule.id) &&
+      (rule.user_id === null || !keptById.has(rule.user_id))
+    ) {
+      rules.push(same);
+      continue;
+    }
     const owner = rule.user_id === null ? null : (emailOfId.get(rule.user_id) ?? `#${rule.user_id}`);
     const access: AfterApplyRule = {
       owner,

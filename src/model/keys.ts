@@ -6,6 +6,7 @@
 import { parseCidrOrAddress } from './net.js';
 import { normalizePortRange } from './ports.js';
 import { allowedIpKey, dnsEntryKey } from './device.js';
+import { flatText } from './flat-text.js';
 
 export function userKey(email: string): string {
   return email.trim().toLowerCase();
@@ -17,7 +18,8 @@ export function deviceKey(ownerEmail: string, name: string): string {
 
 /** deviceKey with the owner's key already at hand (userKey of its email). */
 export function deviceKeyOfOwnerKey(ownerKey: string, name: string): string {
-  return `${ownerKey}/${name.trim()}`;
+  // Flat: keys are hashed and compared by every index, and the indexes keep them for the whole run.
+  return flatText(`${ownerKey}/${name.trim()}`);
 }
 
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
@@ -51,7 +53,7 @@ export function ruleKeyOfOwnerKey(ownerKey: string | null, rule: Omit<RuleKeyPar
     rule.port_type === null && (rule.port_range === null || rule.port_range === '')
       ? 'any'
       : `${(rule.port_type ?? '').toLowerCase()}:${normalizePortRange(rule.port_range) ?? ''}`;
-  return `${owner}|${rule.action}|${normalizeDestination(rule.destination)}|${ports}`;
+  return flatText(`${owner}|${rule.action}|${normalizeDestination(rule.destination)}|${ports}`);
 }
 
 /** A set-valued list (allowed_ips, dns) in a normal form that compares equal as a set. */

@@ -89,6 +89,63 @@ function parseCanonicalIpv4(s: string): ParsedAddress | undefined {
   return { family: 4, value: BigInt(((a * 256 + b) * 256 + c) * 256 + d), text: s };
 }
 
+/** Lower-case hexadecimal digits and colons, as an address in RFC 5952 form is written. */
+const IPV6_CHARACTERS = /^[0-9a-f:]{2,39}$/;
+
+/** The eight groups of an address written with lower-case groups and at most one `::`, or undefined. */
+function ipv6Groups(s: string): number[] | undefined {
+  const gap = s.indexOf('::');
+  if (gap !== s.lastIndexOf('::')) return undefined;
+  const head = gap === -1 ? s : s.slice(0, gap);
+  const tail = gap === -1 ? '' : s.slice(gap + 2);
+  const before = head === '' ? [] : head.split(':');
+  const after = tail === '' ? [] : tail.split(':');
+  const missing = 8 - before.length - after.length;
+  if (gap === -1 ? missing !== 0 : missing < 1) return undefined;
+  const groups: number[] = [];
+  for (const part of [...before, ...Array<string>(gap === -1 ? 0 : missing).fill('0'), ...after]) {
+    if (part.length === 0 || part.length > 4) return undefined;
+    groups.push(Number.parseInt(part, 16));
+  }
+  return groups;
+}
+
+/** RFC 5952 text of eight groups: the leftmost longest run of two or more zero groups written `::`. */
+function rfc5952(groups: readonly number[]): string {
+  let bestAt = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength) [bestAt, bestLength] = [i, j - i];
+    i = j;
+  }
+  const hex = (from: number, to: number): string =>
+    groups
+      .slice(from, to)
+      .map((g) => g.toString(16))
+      .join(':');
+  return bestAt === -1 ? hex(0, 8) : `${hex(0, bestAt)}::${hex(bestAt + bestLength, 8)}`;
+}
+
+/**
+ * The common IPv6 case without ipaddr.js: an address already in RFC 5952 form (as servers list
+ * device addresses), whose parse is its eight groups. Anything else is undefined here and gets
+ * ipaddr.js's verdict (the same value and text either way).
+ */
+function parseCanonicalIpv6(s: string): ParsedAddress | undefined {
+  if (!IPV6_CHARACTERS.test(s)) return undefined;
+  const groups = ipv6Groups(s);
+  if (!groups || rfc5952(groups) !== s) return undefined;
+  let value = 0n;
+  for (let i = 0; i < 8; i += 2) value = (value << 32n) | BigInt(groups[i]! * 0x10000 + groups[i + 1]!);
+  return { family: 6, value, text: s };
+}
+
 export function parseIpAddress(text: unknown): ParsedAddress | null {
   if (typeof text !== 'string') return null;
   const cached = addressCache.get(text);
@@ -108,6 +165,8 @@ function parseAddressText(text: string): ParsedAddress | null {
         const value = bytesToBigint(ipaddr.IPv4.parse(compatible[1]!).toByteArray());
         return { family: 6, value, text: formatAddress(6, value) };
       }
+      const canonical = parseCanonicalIpv6(s);
+      if (canonical) return canonical;
       // parse throws where isValid would say no (caught below): one parse, not two.
       const addr = ipaddr.IPv6.parse(s);
       let value = 0n;

@@ -52,9 +52,19 @@ const NORMALISERS: Record<WritableDeviceField, Normaliser> = {
   ...FLAG_NORMALISERS,
 };
 
+/** A value whose JSON text is equal to another such value's exactly when the two are ===. */
+function plain(value: unknown): boolean {
+  return value === null || typeof value === 'string' || typeof value === 'boolean' || Number.isFinite(value);
+}
+
 export function sameDeviceValue(field: WritableDeviceField, a: unknown, b: unknown): boolean {
   const normalise = NORMALISERS[field];
-  return JSON.stringify(normalise(a)) === JSON.stringify(normalise(b));
+  const x = normalise(a);
+  const y = normalise(b);
+  // Texts, flags, finite numbers and nulls compare as their JSON texts do; anything else (lists) by those texts.
+  if (x === y && (x === null || typeof x === 'string' || typeof x === 'boolean' || Number.isFinite(x))) return true;
+  if (plain(x) && plain(y)) return false;
+  return JSON.stringify(x) === JSON.stringify(y);
 }
 
 /** The fields of a declaration that are managed: mentioned, and not governed by a default that is on. */

@@ -199,3 +199,27 @@ describe('judgeAfterApply', () => {
     expect(isPending(judged)).toBe(false);
   });
 });
+
+it('shares the live rules it leaves as they are with the state of the server as it is, and is the same state as one built alone', () => {
+  for (const prune of [true, false]) {
+    const { files, live, plan } = scenario(prune);
+    // Built alone: no state of this live state without changes exists yet.
+    const alone = stateAfterApply({
+      changes: plan.changes,
+      undeclared: plan.undeclared,
+      live: { ...live },
+      desired: files,
+    });
+    const now = stateAfterApply({ changes: [], live, desired: files });
+    const after = stateAfterApply({ changes: plan.changes, undeclared: plan.undeclared, live, desired: files });
+    expect(after.model.rules).toEqual(alone.model.rules);
+    expect(after.leftRules()).toEqual(alone.leftRules());
+    const nowById = new Map(now.model.rules.map((r) => [r.id, r]));
+    const kept = new Set((plan.undeclared ?? []).map((item) => item.liveId));
+    const shared = after.model.rules.filter((r) => r.id !== undefined && nowById.get(r.id) === r);
+    // Every live rule apply leaves untouched and the plan does not keep is the same object; a kept one is not.
+    expect(shared.length).toBeGreaterThan(0);
+    for (const r of after.model.rules.filter((x) => x.id !== undefined))
+      expect(nowById.get(r.id!) === r).toBe(!kept.has(r.id!) && r.left?.kind !== 'kept');
+  }
+});

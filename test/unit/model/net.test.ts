@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import {
   addressSortKey,
@@ -23,6 +24,46 @@ describe('parseIpAddress', () => {
     expect(parseIpAddress('10.0.0.1')).toEqual({ family: 4, value: 0x0a000001n, text: '10.0.0.1' });
     expect(parseIpAddress('FD00:0:0::1')?.text).toBe('fd00::1');
     expect(parseIpAddress('::ffff:10.0.0.1')?.family).toBe(6);
+  });
+
+  it('reads an IPv6 address written in RFC 5952 form to the value and text ipaddr.js gives, and any other form as ipaddr.js reads it', () => {
+    // A small deterministic generator: groups that are often zero, so runs of zeros of every length and place occur.
+    let seed = 7;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const samples = [
+      '::',
+      '::1',
+      '1::',
+      'fd00::3:2:2',
+      '1:0:0:1:0:0:0:1',
+      '1:0:0:1:0:0:1:1',
+      '0:1:0:0:1:0:0:0',
+      '1:0:1:0:1:0:1:0',
+    ];
+    for (let n = 0; n < 200; n++) {
+      const groups = Array.from({ length: 8 }, () => (next() % 3 === 0 ? next() % 0x10000 : next() % 4 === 0 ? 1 : 0));
+      samples.push(groups.map((g) => g.toString(16)).join(':'));
+    }
+    for (const written of samples) {
+      const reference = ipaddr.IPv6.parse(written);
+      let value = 0n;
+      for (const part of reference.parts) value = (value << 16n) | BigInt(part);
+      const expected = { family: 6, value, text: reference.toString() };
+      // The canonical text (taken by the fast path), the fully written one and an upper-case one (ipaddr.js's path).
+      for (const text of [reference.toString(), written, written.toUpperCase(), reference.toNormalizedString()])
+        expect(parseIpAddress(text), text).toEqual(expected);
+    }
+    for (const bad of [
+      '1::2::3',
+      ':::',
+      '1:2:3:4:5:6:7:8:9',
+      '12345::',
+      'fd00::g',
+      '1:2:3:4:5:6:7::8',
+      ':1::',
+      '1::2:',
+    ])
+      expect(parseIpAddress(bad), bad).toBe(null);
   });
 
   it('reads ::a.b.c.d as the IPv4-compatible address, as PostgreSQL, Erlang and nft do (not as ::ffff:a.b.c.d)', () => {
