@@ -326,8 +326,8 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
           user: (a ?? b)!.email,
           devices: [name],
           tunnel,
-          gained: delta.gained.flat(),
-          lost: delta.lost.flat(),
+          gained: joined(delta.gained),
+          lost: joined(delta.lost),
         };
         recordParts(entry, delta);
         byChange.set(signature, entry);
@@ -341,6 +341,16 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
     entries,
     blast_radius: blastRadius(entries, input.admins),
   };
+}
+
+/** Parts joined in order as one list (as flat() does, copied into a list of the final length). */
+function joined(parts: readonly DeltaRegion[][]): DeltaRegion[] {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const out = new Array<DeltaRegion>(length);
+  let at = 0;
+  for (const part of parts) for (const region of part) out[at++] = region;
+  return out;
 }
 
 /** The devices of a user that have a tunnel (none for a disabled user). */
