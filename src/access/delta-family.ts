@@ -15,6 +15,7 @@ import type { IpFamily } from '../model/net.js';
 import type { PacketCell } from './changes.js';
 import { keyOf, type CellGroup, type GroupKey, type GroupRuns } from './delta-groups.js';
 import type { CompiledRule } from './model.js';
+import { RuleIndex } from './rule-index.js';
 import { decideRegion, FAMILY_END, MAX_PORT, type DecidedCell, type Decider, type Region } from './partition.js';
 
 const accepts = (d: Decider): boolean => d.kind !== 'rule' || d.rule.rule.action === 'accept';
@@ -61,6 +62,7 @@ const asGroup = (decider: Decider, cells: PacketCell[], gained: boolean): CellGr
 export class FamilyBaseline {
   readonly #family: IpFamily;
   readonly #global: CompiledRule[];
+  #index?: RuleIndex;
   readonly #server: ReadonlySet<bigint>;
   /** The accepted cells of the family with the global rules alone, in decideRegion's order. */
   readonly #cells: DecidedCell[];
@@ -178,7 +180,7 @@ export class FamilyBaseline {
       if (kept.length > 0) keptChunks.set(group.key, kept);
     }
     for (const [u0, u1] of blocks) {
-      const global = this.#global.filter((r) => r.end >= u0 && r.start <= u1);
+      const global = (this.#index ??= new RuleIndex(this.#global)).meeting(u0, u1);
       for (const cell of decideRegion(own, global, this.#region(u0, u1), this.#server, true))
         if (accepts(cell.decider)) add(cell.decider, cell);
     }

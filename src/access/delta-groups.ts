@@ -140,7 +140,8 @@ export function partsOfFamilies(
 ): DeltaRegion[][] {
   const order = new GroupOrder<CellGroup>();
   for (const groups of families) for (const group of groups) order.entry(group).parts.push(group);
-  const list = order.list.flatMap(({ parts }) => parts);
+  const list: CellGroup[] = [];
+  for (const { parts } of order.list) for (const part of parts) list.push(part);
   const out: DeltaRegion[][] = [];
   for (let i = 0; i < list.length; i++) {
     const run = runs.get(list[i]!);

@@ -30,6 +30,7 @@ import { CompiledRules } from './evaluate.js';
 import type { AccessModel, AccessRule, AccessUser, CompiledRule } from './model.js';
 import { decideRegion, MAX_PORT, type Decider, type Region } from './partition.js';
 import { hasAddress } from './reach.js';
+import { RuleIndex } from './rule-index.js';
 
 /**
  * The version of the delta's shape (schemas/access-delta.schema.json): a new member keeps it, a
@@ -159,6 +160,8 @@ interface Side {
   own: CompiledRule[];
   global: CompiledRule[];
   server: Set<bigint>;
+  /** The global rules indexed by address (each user's compare reads only those a region meets). */
+  index?: RuleIndex;
 }
 
 function meets(rule: CompiledRule, region: Region): boolean {
@@ -168,7 +171,9 @@ function meets(rule: CompiledRule, region: Region): boolean {
 function within(side: Side, region: Region): Side {
   return {
     own: side.own.filter((r) => meets(r, region)),
-    global: side.global.filter((r) => meets(r, region)),
+    global: side.index
+      ? side.index.meeting(region.a0, region.a1).filter((r) => r.family === region.family)
+      : side.global.filter((r) => meets(r, region)),
     server: side.server,
   };
 }
@@ -234,14 +239,18 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
       (rules.byOwner.get(key) ?? []).some((r) => globalDirty.some((region) => meets(r, region))),
     );
   // Each side's global rules and server addresses per family, and its whole families, made once.
-  const sides = new Map<CompiledRules, Map<IpFamily, { global: CompiledRule[]; server: Set<bigint> }>>();
+  const sides = new Map<
+    CompiledRules,
+    Map<IpFamily, { global: CompiledRule[]; server: Set<bigint>; index: RuleIndex }>
+  >();
   const commonOf = (rules: CompiledRules, family: IpFamily) => {
     let byFamily = sides.get(rules);
     if (!byFamily) sides.set(rules, (byFamily = new Map()));
     let common = byFamily.get(family);
     if (!common) {
       const global = (rules.byOwner.get(null) ?? []).filter((r) => r.family === family);
-      byFamily.set(family, (common = { global, server: serverValues(rules, family) }));
+      const index = new RuleIndex(global);
+      byFamily.set(family, (common = { global, server: serverValues(rules, family), index }));
     }
     return common;
   };
@@ -317,8 +326,8 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
           user: (a ?? b)!.email,
           devices: [name],
           tunnel,
-          gained: delta.gained.flat(),
-          lost: delta.lost.flat(),
+          gained: joined(delta.gained),
+          lost: joined(delta.lost),
         };
         recordParts(entry, delta);
         byChange.set(signature, entry);
@@ -332,6 +341,16 @@ export function computeAccessDelta(input: DeltaInput): AccessDelta {
     entries,
     blast_radius: blastRadius(entries, input.admins),
   };
+}
+
+/** Parts joined in order as one list (as flat() does, copied into a list of the final length). */
+function joined(parts: readonly DeltaRegion[][]): DeltaRegion[] {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const out = new Array<DeltaRegion>(length);
+  let at = 0;
+  for (const part of parts) for (const region of part) out[at++] = region;
+  return out;
 }
 
 /** The devices of a user that have a tunnel (none for a disabled user). */

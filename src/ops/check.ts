@@ -53,19 +53,21 @@ const adminsOfLive = (live: LiveState): Set<string> => adminsAfter(live, []);
 
 const EMPTY_MODEL = (settings: AccessModel['settings']): AccessModel => ({ users: new Map(), rules: [], settings });
 
-/** The access delta the request asks about: the files at `base` to the files now, or the server now to after apply. */
 /**
- * `check no-new-access`: the delta (each entry's regions listed, for the grants) and the same delta
- * as documents carry it (each list of regions once: `check --format json`).
+ * `check no-new-access`: the delta (each entry's regions listed, for the grants) and, made only
+ * when asked for (`check --format json`), the same delta as documents carry it (each list of
+ * regions once).
  */
 export async function noNewAccess(
   request: NoNewAccessRequest,
   events: CheckEvents = {},
-): Promise<{ delta: AccessDelta; document: AccessDeltaDocument }> {
+): Promise<{ delta: AccessDelta; document: () => AccessDeltaDocument }> {
   const delta = await noNewAccessDelta(request, events);
-  return { delta, document: accessDeltaDocument(delta) };
+  let document: AccessDeltaDocument | undefined;
+  return { delta, document: () => (document ??= accessDeltaDocument(delta)) };
 }
 
+/** The access delta the request asks about: the files at `base` to the files now, or the server now to after apply. */
 export async function noNewAccessDelta(request: NoNewAccessRequest, events: CheckEvents = {}): Promise<AccessDelta> {
   if ((request.base === undefined) === (request.live === undefined))
     throw new OpError('request', { code: 'check_base_or_live' });

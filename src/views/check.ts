@@ -2,7 +2,7 @@
  * The words and documents of `netform check` (text, json, github, sarif): each new or forbidden
  * grant as `who → what`, with the rule responsible and where it is declared. Pure.
  */
-import type { DeltaRegion, DeltaRule, DeviceDelta } from '../access/delta.js';
+import type { BlastRadius, DeltaRegion, DeltaRule, DeviceDelta } from '../access/delta.js';
 import type { AccessDeltaDocument } from '../access/delta-sets.js';
 import { describeRule } from './model-rule.js';
 import { githubData, githubProperty, inertLine, inertMessage, inertText, jsonDocument } from './escape.js';
@@ -13,13 +13,19 @@ export const CHECK_FORMATS = ['text', 'json', 'github', 'sarif'] as const;
 export type CheckFormat = (typeof CHECK_FORMATS)[number];
 export type CheckName = 'no-new-access' | 'no-access-to';
 
+/** A user's devices that gain the same: one object per delta entry, shared by its grants. */
+export interface Grantee {
+  user: string;
+  devices: string[];
+}
+
 /**
  * One grant: who reaches what, and the rule responsible (with its file and line when declared).
  * Several users' devices reach the same region (the delta states it once: every new device of a
  * user without own rules reaches the same): one grant names them all, in the order of the delta.
  */
 export interface Grant {
-  who: { user: string; devices: string[] }[];
+  who: Grantee[];
   region: DeltaRegion;
   /** Devices with no tunnel in the family before (a new device or user, or one enabled again). */
   newTunnel: boolean;
@@ -28,7 +34,8 @@ export interface Grant {
 export function grantsOf(entries: readonly DeviceDelta[]): Grant[] {
   const grants: Grant[] = [];
   const byRegion = new Map<DeltaRegion, Grant[]>();
-  for (const e of entries)
+  for (const e of entries) {
+    const who: Grantee = { user: e.user, devices: e.devices };
     for (const region of e.gained) {
       const newTunnel = e.tunnel[region.family] === 'new';
       let same = byRegion.get(region);
@@ -38,8 +45,9 @@ export function grantsOf(entries: readonly DeviceDelta[]): Grant[] {
         same.push((grant = { who: [], region, newTunnel }));
         grants.push(grant);
       }
-      grant.who.push({ user: e.user, devices: e.devices });
+      grant.who.push(who);
     }
+  }
   return grants;
 }
 
@@ -93,8 +101,10 @@ export interface CheckReport {
   /** What was evaluated: `the files at main → the files now`, `10.20.0.0/16:5432/tcp against the server now`. */
   subject: string;
   grants: Grant[];
-  /** For no-new-access: the whole delta (gains, losses, blast radius), as documents carry it (region sets). */
-  delta?: AccessDeltaDocument;
+  /** For no-new-access: the users and devices affected, the address × port pairs, the admins. */
+  blastRadius?: BlastRadius;
+  /** For no-new-access: the whole delta as documents carry it (region sets), made for JSON only. */
+  delta?: () => AccessDeltaDocument;
   except?: string[];
 }
 
@@ -120,7 +130,7 @@ function textOutput(report: CheckReport, github: boolean): string {
       lines.push(`::error${props}::${inertText(githubData(line))}`);
     }
   }
-  const radius = report.delta?.blast_radius;
+  const radius = report.blastRadius;
   if (radius) {
     lines.push(
       `blast radius: ${radius.users_affected} user(s), ${radius.devices_affected} device(s) affected; gained ${radius.gained.address_ports} and lost ${radius.lost.address_ports} address × port pairs`,
@@ -131,13 +141,14 @@ function textOutput(report: CheckReport, github: boolean): string {
   return `${lines.join('\n')}\n`;
 }
 
-function grantJson(grant: Grant, check: CheckName): Record<string, unknown> {
+/** A grant in JSON: the first of those who gain it named, all of them as `who`, an index into `who_sets`. */
+function grantJson(grant: Grant, check: CheckName, who: number): Record<string, unknown> {
   const { before, after, address_ports, ...block } = grant.region;
-  const [first, ...others] = grant.who;
+  const first = grant.who[0]!;
   return {
-    user: first!.user,
-    devices: first!.devices,
-    ...(others.length > 0 ? { also: others } : {}),
+    user: first.user,
+    devices: first.devices,
+    who,
     ...block,
     address_ports,
     new_tunnel: grant.newTunnel,
@@ -148,6 +159,39 @@ function grantJson(grant: Grant, check: CheckName): Record<string, unknown> {
   };
 }
 
+/**
+ * The JSON document: every user's devices that gain something once (`grantees`), every distinct
+ * list of them once (`who_sets`: indexes into `grantees`), and each grant the index of its list,
+ * so that a region gained by a hundred new devices does not name them in each of its grants.
+ */
+function jsonOutput(report: CheckReport, result: string): string {
+  const grantees: Grantee[] = [];
+  const granteeIndex = new Map<Grantee, number>();
+  const whoSets: number[][] = [];
+  const whoSetIndex = new Map<string, number>();
+  const grants = report.grants.map((grant) => {
+    const set = grant.who.map((w) => {
+      let at = granteeIndex.get(w);
+      if (at === undefined) granteeIndex.set(w, (at = grantees.push({ user: w.user, devices: w.devices }) - 1));
+      return at;
+    });
+    const key = set.join(',');
+    let who = whoSetIndex.get(key);
+    if (who === undefined) whoSetIndex.set(key, (who = whoSets.push(set) - 1));
+    return grantJson(grant, report.check, who);
+  });
+  return jsonDocument({
+    check: report.check,
+    result,
+    subject: report.subject,
+    ...(report.except ? { except: report.except } : {}),
+    grants,
+    grantees,
+    who_sets: whoSets,
+    ...(report.delta ? { access_delta: wordedDelta(report.delta()) } : {}),
+  });
+}
+
 const SARIF_RULE: Record<CheckName, SarifRuleId> = {
   'no-new-access': 'access-gate/new-access',
   'no-access-to': 'access-gate/forbidden-access',
@@ -156,15 +200,7 @@ const SARIF_RULE: Record<CheckName, SarifRuleId> = {
 /** The check's output and its result in the chosen format. */
 export function checkOutput(report: CheckReport, format: CheckFormat, where: { root: string; cwd: string }): string {
   const result = report.grants.length === 0 ? 'pass' : 'fail';
-  if (format === 'json')
-    return jsonDocument({
-      check: report.check,
-      result,
-      subject: report.subject,
-      ...(report.except ? { except: report.except } : {}),
-      grants: report.grants.map((g) => grantJson(g, report.check)),
-      ...(report.delta ? { access_delta: wordedDelta(report.delta) } : {}),
-    });
+  if (format === 'json') return jsonOutput(report, result);
   if (format === 'sarif') {
     const findings: SarifFinding[] = report.grants.map((grant) => ({
       ruleId: SARIF_RULE[report.check],

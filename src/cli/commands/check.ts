@@ -98,7 +98,8 @@ export function registerCheck(program: Command, cli: CliContext): void {
           { warning },
         );
         const subject = comparedText(delta.compared);
-        return { check: 'no-new-access', subject, grants: grantsOf(delta.entries), delta: document };
+        const grants = grantsOf(delta.entries);
+        return { check: 'no-new-access', subject, grants, blastRadius: delta.blast_radius, delta: document };
       }),
     ),
   );

@@ -131,6 +131,55 @@ describe('check no-new-access --base', () => {
     });
   });
 
+  it('names everyone who gains a region once in JSON: grants refer to one list of grantees', async () => {
+    // Users without own rules gain what the global rules open alike: one grant per region for both.
+    const files = (opened: string) => `version: 1
+users:
+  - email: alice@check.test
+    devices:
+      - { name: laptop, public_key: "${ALICE}" }
+  - email: bob@check.test
+    devices:
+      - { name: desk, public_key: "${BOB}" }
+rules:
+${opened}  - { action: drop, destination: 10.0.0.0/8 }
+`;
+    const repo = ws.path('everyone');
+    ws.write('everyone/desired/netform.yaml', files(''));
+    git(ws.dir, 'init', '-q', '-b', 'main', repo);
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'base');
+    ws.write(
+      'everyone/desired/netform.yaml',
+      files(`  - { action: accept, destination: 10.40.0.0/16, port_type: tcp, port_range: "22" }
+  - { action: accept, destination: 10.50.0.0/16, port_type: udp, port_range: "53" }
+`),
+    );
+    const r = await check(repo);
+    expect(r.code, describeResult(r)).toBe(1);
+    expect(r.stdout).toContain('FAIL: 2 new grants');
+    expect(r.stdout).toContain(
+      '  alice@check.test (laptop), bob@check.test (desk) → tcp 22 to 10.40.0.0/16 (by accept',
+    );
+
+    const json = await check(repo, '--format', 'json');
+    expect(json.code, describeResult(json)).toBe(1);
+    const doc = JSON.parse(json.stdout);
+    expect(doc.grantees).toEqual([
+      { user: 'alice@check.test', devices: ['laptop'] },
+      { user: 'bob@check.test', devices: ['desk'] },
+    ]);
+    expect(doc.who_sets).toEqual([[0, 1]]);
+    expect(doc.grants.map((g: any) => [g.user, g.devices, g.who, g.protocol, g.ports, g.addresses])).toEqual([
+      ['alice@check.test', ['laptop'], 0, 'tcp', '22', ['10.40.0.0/16']],
+      ['alice@check.test', ['laptop'], 0, 'udp', '53', ['10.50.0.0/16']],
+    ]);
+    expect(doc.grants[0]).not.toHaveProperty('also');
+    // Every grantee is an entry of the access delta that gains something.
+    const entries = expandAccessDelta(doc.access_delta).entries.filter((e) => e.gained.length > 0);
+    expect(entries.map((e) => ({ user: e.user, devices: e.devices }))).toEqual(doc.grantees);
+  });
+
   it('fails when a rule set is given to another user: the new user of the rules, at the anchor', async () => {
     const repo = repository('adds', desired({ bobDb: true }));
     const r = await check(repo);
