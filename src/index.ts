@@ -16,7 +16,8 @@ export {
 export { ApiClient, ApiError, fetchLiveState, type ApiClientOptions } from './client/index.js';
 export { planChanges, PlanError, type PlanOptions } from './plan/index.js';
 export type { Change, ChangeAction, FieldChange, LimitCheck, Plan, PlanSummary, ResourceKind } from './plan/types.js';
-export { renderPlan, type PlanFormat } from './views/plan.js';
+export { renderPlan } from './views/plan.js';
+export type { PlanFormat } from './views/plan-formats.js';
 export { formatDiagnostic } from './views/diagnostics.js';
 /**
  * Errors in words, as the command line prints them: an OpError's code and values, an ApiError's

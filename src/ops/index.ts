@@ -8,7 +8,6 @@ export {
   connectTo,
   openSession,
   readLiveState,
-  DEFAULT_EMBEDDED_DB,
   EMBEDDED_ADMIN_EMAIL,
   type ClientTuning,
   type Connector,
@@ -16,6 +15,7 @@ export {
   type SessionSignals,
   type SessionSpec,
 } from './session.js';
+export { DEFAULT_EMBEDDED_DB } from './embedded-db.js';
 export { loadDesired } from './desired.js';
 export { planAgainstServer, type PlanRequest, type PlanResult, type PlanShaping } from './plan.js';
 export {

@@ -16,7 +16,6 @@ import {
 import type { LiveState } from '../model/state.js';
 import { OpError } from './errors.js';
 
-export const DEFAULT_EMBEDDED_DB = '.netform/embedded.db';
 /** The admin user the embedded server's token belongs to. */
 export const EMBEDDED_ADMIN_EMAIL = 'netform-admin@embedded.local';
 

@@ -10,7 +10,8 @@ import type { Change, FieldChange, Plan, UndeclaredItem } from '../plan/types.js
 import { inertText, markdownCode, markdownText } from './escape.js';
 import { keptReasonText } from './notes.js';
 import { outcomeText } from './plan-outcome.js';
-import { MARKDOWN_MAX_CHARS, renderPlan, type PlanFormat, type RenderOptions } from './plan.js';
+import { MARKDOWN_MAX_CHARS, renderPlan, type RenderOptions } from './plan.js';
+import type { PlanFormat } from './plan-formats.js';
 import { isSecretField } from './symbols.js';
 
 /** The hidden line a drift comment starts with (not the plan's: CI updates its plan comment by it). */

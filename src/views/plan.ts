@@ -28,11 +28,9 @@ import { noChangesLine } from './outcome.js';
 import { limitSourceText } from './plan-limits.js';
 import { outcomeText } from './plan-outcome.js';
 import { warningText } from './plan-warnings.js';
+import type { PlanFormat } from './plan-formats.js';
 import { isSecretField, SYMBOL } from './symbols.js';
 import { withheldDeletionText } from './withheld.js';
-
-export type PlanFormat = 'text' | 'json' | 'markdown';
-export const PLAN_FORMATS: readonly PlanFormat[] = ['text', 'json', 'markdown'];
 
 /** The hidden line a plan comment starts with; CI looks for it to update the comment in place. */
 export const MARKDOWN_MARKER = '<!-- netform-plan -->';

@@ -6,12 +6,9 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { adoptFromServer } from '../../ops/adopt.js';
-import { adoptCdktfText, adoptDiff, adoptReport } from '../../views/adopt.js';
 import type { CliContext } from '../command.js';
 import { ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
-import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf } from '../io.js';
 
 interface AdoptOptions extends ConnectionOptions {
@@ -40,6 +37,9 @@ export function registerAdopt(program: Command, cli: CliContext): void {
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (keys: string[], opts: AdoptOptions) => {
+      const { adoptFromServer } = await import('../../ops/adopt.js');
+      const { adoptCdktfText, adoptDiff, adoptReport } = await import('../../views/adopt.js');
+      const { connectorOf, resolveConnection } = await import('../flags/session.js');
       const result = await adoptFromServer({
         file: opts.file,
         connect: connectorOf(resolveConnection(opts, io)),

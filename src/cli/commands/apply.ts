@@ -7,14 +7,8 @@
  * writes; the second exits at once.
  */
 import type { Command } from 'commander';
-import { resolveSecret } from '../../desired/secrets.js';
-import { applyPlanned, applySaved, readSavedPlanFile, type ApplyEvents } from '../../ops/apply.js';
-import * as say from '../../views/apply.js';
-import { renderPlan } from '../../views/plan.js';
-import { wordedPlan } from '../../views/notes.js';
-import { renderWithheld } from '../../views/reviewed.js';
+import type { ApplyEvents } from '../../ops/apply.js';
 import type { ProgressReporter } from '../../views/progress.js';
-import { confirm, exitCodeOf, outcomeCode, readSecret } from '../apply-outcome.js';
 import type { CliContext } from '../command.js';
 import type { ExitCode } from '../exit.js';
 import { checkApplySources } from '../flags/apply-sources.js';
@@ -23,11 +17,8 @@ import { addConnectionOptions } from '../flags/connection.js';
 import { parsePositive } from '../flags/numbers.js';
 import { addExpiryApplyOptions, type ExpiryApplyOptions } from '../flags/expiry.js';
 import { addPlanAgeOption, checkSavedPlanAge } from '../flags/plan-age.js';
-import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
-import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf, type CliIo } from '../io.js';
-import { progressOnTerminal, Timings, useColor } from '../output.js';
 import { watchStopRequests } from '../signals.js';
 
 interface ApplyOptions extends PlanningOptions, ApprovalOptions, ExpiryApplyOptions {
@@ -67,15 +58,25 @@ export function registerApply(program: Command, cli: CliContext): void {
 }
 
 async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, io: CliIo): Promise<ExitCode> {
+  const { resolveSecret } = await import('../../desired/secrets.js');
+  const { applyPlanned, applySaved, readSavedPlanFile } = await import('../../ops/apply.js');
+  const say = await import('../../views/apply.js');
+  const { renderPlan } = await import('../../views/plan.js');
+  const { wordedPlan } = await import('../../views/notes.js');
+  const { renderWithheld } = await import('../../views/reviewed.js');
+  const { confirm, exitCodeOf, outcomeCode, readSecret } = await import('../apply-outcome.js');
+  const { planKeyOf } = await import('../flags/plan-key.js');
+  const { connectorOf, resolveConnection } = await import('../flags/session.js');
+  const { progressOnTerminal, Timings, useColor } = await import('../output.js');
   checkApplySources(savedPlanPath, opts);
-  const approvals = approvalsRequest(opts);
+  const approvals = await approvalsRequest(opts);
   // Saved plans are sealed under NETFORM_PLAN_KEY or the token: checked before anything is opened.
   const connection = resolveConnection(opts, io);
   const key = savedPlanPath || opts.reviewed ? planKeyOf(connection, io) : undefined;
   const saved = savedPlanPath ? readSavedPlanFile(savedPlanPath, key!) : undefined;
   const reviewed = opts.reviewed ? readSavedPlanFile(opts.reviewed, key!) : undefined;
-  if (saved) checkSavedPlanAge(savedPlanPath!, saved, opts.planMaxAge, 'apply', io);
-  if (reviewed) checkSavedPlanAge(opts.reviewed!, reviewed, opts.planMaxAge, 'reviewed', io);
+  if (saved) await checkSavedPlanAge(savedPlanPath!, saved, opts.planMaxAge, 'apply', io);
+  if (reviewed) await checkSavedPlanAge(opts.reviewed!, reviewed, opts.planMaxAge, 'reviewed', io);
   const timings = new Timings(io);
   const color = useColor(opts, io);
   let reporter: ProgressReporter | undefined;

@@ -4,8 +4,6 @@
  * the gate could not be evaluated (result `error`).
  */
 import { Option, type Command } from 'commander';
-import { noAccessTo, noNewAccess } from '../../ops/check.js';
-import { sarifRoot } from '../../ops/validate.js';
 import type { Diagnostic } from '../../model/diagnostic.js';
 import {
   checkErrorOutput,
@@ -16,16 +14,12 @@ import {
   type CheckName,
   type CheckReport,
 } from '../../views/check.js';
-import { formatDiagnostic } from '../../views/diagnostics.js';
-import { comparedText } from '../../views/ops-compared.js';
 import type { CliContext } from '../command.js';
 import { CliError, ExitCode, expectedFailure } from '../exit.js';
 import { accessSourceOf, addAfterApplyOption, type StateOptions } from '../flags/after-apply.js';
 import { addConnectionOptions } from '../flags/connection.js';
 import { addNowOption, clockOf } from '../flags/now.js';
-import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf, type CliIo } from '../io.js';
-import { wholeOutput } from '../output.js';
 
 interface CheckOptions extends StateOptions {
   file: string;
@@ -49,6 +43,9 @@ async function gate(
   io: CliIo,
   evaluate: (warning: (d: Diagnostic) => void) => Promise<CheckReport>,
 ): Promise<ExitCode> {
+  const { sarifRoot } = await import('../../ops/validate.js');
+  const { formatDiagnostic } = await import('../../views/diagnostics.js');
+  const { wholeOutput } = await import('../output.js');
   const where = { root: sarifRoot(io.cwd), cwd: io.cwd };
   const warning = (d: Diagnostic) => io.err.write(`warning: ${formatDiagnostic(d)}\n`);
   let report: CheckReport;
@@ -91,6 +88,9 @@ export function registerCheck(program: Command, cli: CliContext): void {
   noNew.action(
     cli.action((opts: CheckOptions) =>
       gate('no-new-access', opts, io, async (warning) => {
+        const { noNewAccess } = await import('../../ops/check.js');
+        const { comparedText } = await import('../../views/ops-compared.js');
+        const { connectorOf, resolveConnection } = await import('../flags/session.js');
         if (opts.base !== undefined && opts.live) throw new CliError('give --base REF or --live, not both');
         const live = opts.live ? connectorOf(resolveConnection(opts, io)) : undefined;
         const { delta, document } = await noNewAccess(
@@ -120,6 +120,7 @@ export function registerCheck(program: Command, cli: CliContext): void {
   noAccess.action(
     cli.action((target: string, opts: CheckOptions) =>
       gate('no-access-to', opts, io, async (warning) => {
+        const { noAccessTo } = await import('../../ops/check.js');
         const except = (opts.except ?? '')
           .split(',')
           .map((u) => u.trim())

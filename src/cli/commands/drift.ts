@@ -4,18 +4,14 @@
  * only then: a single check loads neither cron nor the sinks). Never writes to the server.
  */
 import { Option, type Command } from 'commander';
-import { checkDrift } from '../../ops/drift.js';
-import { renderDrift } from '../../views/drift-render.js';
-import { PLAN_FORMATS, type PlanFormat } from '../../views/plan.js';
+import { PLAN_FORMATS, type PlanFormat } from '../../views/plan-formats.js';
 import { addAdoptBranchOption, proposeAdoption } from '../adopt-branch.js';
 import type { CliContext } from '../command.js';
 import { ExitCode } from '../exit.js';
 import { addNowOption, judgedAt } from '../flags/now.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
 import { addScheduleOptions, refuseScheduleFlags, type ScheduleOptions } from '../flags/schedule.js';
-import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf, type CliIo } from '../io.js';
-import { fullPlanAt, Timings, useColor } from '../output.js';
 import { EXIT_WITH_PARENT } from '../signals.js';
 
 export interface DriftOptions extends ConnectionOptions, ScheduleOptions {
@@ -52,6 +48,10 @@ export function registerDrift(program: Command, cli: CliContext): void {
 }
 
 async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
+  const { checkDrift } = await import('../../ops/drift.js');
+  const { renderDrift } = await import('../../views/drift-render.js');
+  const { connectorOf, resolveConnection } = await import('../flags/session.js');
+  const { fullPlanAt, Timings, useColor } = await import('../output.js');
   refuseScheduleFlags(opts);
   const timings = new Timings(io);
   const connect = connectorOf(resolveConnection(opts, io));

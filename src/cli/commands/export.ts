@@ -1,14 +1,10 @@
 /** `netform export`: the live server as desired-state YAML, to start managing an existing server. */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { describeCounts } from '../../desired/export/files.js';
-import { exportServer, shippedSchemaReference, writeExportFiles } from '../../ops/export.js';
-import { leftOutText } from '../../views/export.js';
 import type { CliContext } from '../command.js';
 import type { CliIo } from '../io.js';
 import { CliError, ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
-import { connectorOf, resolveConnection } from '../flags/session.js';
 
 interface ExportOptions extends ConnectionOptions {
   output?: string;
@@ -49,6 +45,10 @@ export function registerExport(program: Command, cli: CliContext): void {
 }
 
 async function runExport(opts: ExportOptions, io: CliIo): Promise<ExitCode> {
+  const { describeCounts } = await import('../../desired/export/files.js');
+  const { exportServer, shippedSchemaReference, writeExportFiles } = await import('../../ops/export.js');
+  const { leftOutText } = await import('../../views/export.js');
+  const { connectorOf, resolveConnection } = await import('../flags/session.js');
   // `-o -` is standard output, as without -o (never a folder named "-").
   if (opts.output === '-') delete opts.output;
   if (opts.split && !opts.output) throw new CliError('--split writes one file per user: give the folder with -o DIR');

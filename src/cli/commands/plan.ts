@@ -5,21 +5,16 @@
  * plan is still written, its failures first, but no saved plan: it cannot be applied).
  */
 import { Option, type Command } from 'commander';
-import { elapsedSince } from '../../ops/events.js';
-import { planAgainstServer, type PlanResult } from '../../ops/plan.js';
-import { formatDiagnostic } from '../../views/diagnostics.js';
-import { wordedPlan } from '../../views/notes.js';
-import { PLAN_FORMATS, renderPlan, type PlanFormat } from '../../views/plan.js';
+import type { PlanResult } from '../../ops/plan.js';
+import { PLAN_FORMATS, type PlanFormat } from '../../views/plan-formats.js';
 import { CliError, ExitCode } from '../exit.js';
 import type { CliContext } from '../command.js';
 import { addPullRequestOptions, pullRequestOf, type PullRequestOptions } from '../flags/approvals.js';
 import { addConnectionOptions } from '../flags/connection.js';
 import { addNowOption, judgedAt } from '../flags/now.js';
-import { planKeyOf } from '../flags/plan-key.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
-import { connectorOf, resolveConnection } from '../flags/session.js';
 import { inputOf, type CliIo } from '../io.js';
-import { fullPlanAt, refuseOverwritingInput, Timings, useColor, wholeOutput, writeSavedPlan } from '../output.js';
+import type { Timings } from '../output.js';
 
 /** 3 over a limit; 2 when the server does not match (changes, or pending: src/plan/outcome.ts); else 0. */
 function planExitCode({ plan, differs }: PlanResult): ExitCode {
@@ -80,6 +75,15 @@ interface PlanCommandOptions extends PlanningOptions, PullRequestOptions {
 }
 
 async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
+  const { elapsedSince } = await import('../../ops/events.js');
+  const { planAgainstServer } = await import('../../ops/plan.js');
+  const { formatDiagnostic } = await import('../../views/diagnostics.js');
+  const { wordedPlan } = await import('../../views/notes.js');
+  const { renderPlan } = await import('../../views/plan.js');
+  const { planKeyOf } = await import('../flags/plan-key.js');
+  const { connectorOf, resolveConnection } = await import('../flags/session.js');
+  const { fullPlanAt, refuseOverwritingInput, Timings, useColor, wholeOutput, writeSavedPlan } =
+    await import('../output.js');
   const instant = judgedAt(io, opts, opts.out ? '-o' : undefined);
   if (opts.out) refuseOverwritingInput(opts.out, opts.file);
   if (opts.base !== undefined && opts.baseFile !== undefined)

@@ -4,12 +4,9 @@
  * plans), ready to paste; `--document` prints those as a whole document with their users.
  */
 import type { Command } from 'commander';
-import { shippedSchemaReference } from '../../ops/export.js';
-import { showLive } from '../../ops/show.js';
 import type { CliContext } from '../command.js';
 import { ExitCode } from '../exit.js';
 import { addConnectionOptions, type ConnectionOptions } from '../flags/connection.js';
-import { connectorOf, resolveConnection } from '../flags/session.js';
 
 export function registerShow(program: Command, cli: CliContext): void {
   const { io } = cli;
@@ -22,6 +19,9 @@ export function registerShow(program: Command, cli: CliContext): void {
   addConnectionOptions(cmd);
   cmd.action(
     cli.action(async (keys: string[], opts: ConnectionOptions & { document?: boolean }) => {
+      const { shippedSchemaReference } = await import('../../ops/export.js');
+      const { showLive } = await import('../../ops/show.js');
+      const { connectorOf, resolveConnection } = await import('../flags/session.js');
       const schemaRef = shippedSchemaReference(io.cwd);
       const document = opts.document === true;
       io.out.write(await showLive({ connect: connectorOf(resolveConnection(opts, io)), keys, schemaRef, document }));

@@ -3,11 +3,7 @@
  * (they run on the declared rules): no server and no secret needed.
  */
 import { Option, type Command } from 'commander';
-import { displayPath } from '../../desired/files.js';
-import { sarifRoot, validateDesired } from '../../ops/validate.js';
-import { failedTestDiagnostics } from '../../views/access.js';
-import { validationOutput, type ValidationFormat } from '../../views/diagnostics.js';
-import { sarifOutput, validationFindings } from '../../views/sarif.js';
+import type { ValidationFormat } from '../../views/diagnostics.js';
 import type { CliContext } from '../command.js';
 import { inputOf } from '../io.js';
 import { ExitCode } from '../exit.js';
@@ -29,6 +25,11 @@ export function registerValidate(program: Command, cli: CliContext): void {
     );
   addNowOption(cmd).action(
     cli.action(async (options: { file: string; format: ValidationFormat; now?: string }) => {
+      const { displayPath } = await import('../../desired/files.js');
+      const { sarifRoot, validateDesired } = await import('../../ops/validate.js');
+      const { failedTestDiagnostics } = await import('../../views/access.js');
+      const { validationOutput } = await import('../../views/diagnostics.js');
+      const { sarifOutput, validationFindings } = await import('../../views/sarif.js');
       const result = await validateDesired({ file: options.file, input: inputOf(io, clockOf(io, options)) });
       if (options.format === 'sarif') {
         const cwd = io.cwd;

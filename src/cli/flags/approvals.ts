@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { DESIRED_STATE_MAX_BYTES, readBoundedFileSync, sizeLimit } from '../../model/files.js';
 import { handleProblem } from '../../model/owners.js';
-import { readApprovals, type PullRequest } from '../../ops/owners.js';
+import type { PullRequest } from '../../ops/owners.js';
 import type { Approval } from '../../plan/approvals.js';
 import { inertText } from '../../views/escape.js';
 import { CliError } from '../exit.js';
@@ -91,16 +91,19 @@ export function addApprovalOptions(cmd: Command): Command {
     );
 }
 
-/** `--reviewed`'s companions, checked and read before anything is opened. */
-export function approvalsRequest(opts: ApprovalOptions): { approvals?: Approval[]; ownersBase?: { ref: string } } {
+/** `--reviewed`'s companions, checked and read before anything is opened (the approvals' reader loaded only then). */
+export async function approvalsRequest(
+  opts: ApprovalOptions,
+): Promise<{ approvals?: Approval[]; ownersBase?: { ref: string } }> {
   if (opts.reviewed && !opts.file)
     throw new CliError(
       '--reviewed goes with -f PATH: the files are planned again and only the reviewed changes are written',
     );
   if ((opts.approvals !== undefined || opts.base !== undefined) && !opts.reviewed)
     throw new CliError('--approvals and --base go with -f PATH --reviewed PLANFILE');
+  const readApprovals = async (path: string) => (await import('../../ops/owners.js')).readApprovals(path);
   return {
-    ...(opts.approvals !== undefined ? { approvals: readApprovals(opts.approvals) } : {}),
+    ...(opts.approvals !== undefined ? { approvals: await readApprovals(opts.approvals) } : {}),
     ...(opts.base !== undefined ? { ownersBase: { ref: opts.base } } : {}),
   };
 }

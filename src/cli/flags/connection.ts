@@ -5,7 +5,8 @@
 import { Option, type Command } from 'commander';
 import { apiErrorText, retryAnnouncer } from '../../views/api-error.js';
 import { inertText } from '../../views/escape.js';
-import { DEFAULT_EMBEDDED_DB, type ClientTuning } from '../../ops/session.js';
+import { DEFAULT_EMBEDDED_DB } from '../../ops/embedded-db.js';
+import type { ClientTuning } from '../../ops/session.js';
 import type { CliIo } from '../io.js';
 import { parseRetries, wholeNumberFromEnv } from './numbers.js';
 

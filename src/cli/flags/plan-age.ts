@@ -2,7 +2,6 @@
 import type { Command } from 'commander';
 import { checkPlanAge, DEFAULT_PLAN_MAX_AGE, parsePlanMaxAge } from '../../plan/age.js';
 import type { Plan } from '../../plan/types.js';
-import { planTooOldMessage, reviewedPlanOldWarning } from '../../views/apply.js';
 import { inertText } from '../../views/escape.js';
 import { CliError } from '../exit.js';
 import type { CliIo } from '../io.js';
@@ -26,18 +25,19 @@ function maxAgeOf(text: string): number {
 
 /**
  * Checks the age of the saved plan at `path`: refused (exit 1) when it is applied as it is,
- * a warning on stderr when it is the reviewed plan of `--reviewed`.
+ * a warning on stderr when it is the reviewed plan of `--reviewed` (their words loaded only then).
  */
-export function checkSavedPlanAge(
+export async function checkSavedPlanAge(
   path: string,
   plan: Plan,
   maxAge: string,
   use: 'apply' | 'reviewed',
   io: Pick<CliIo, 'err'>,
   now = new Date(),
-): void {
+): Promise<void> {
   const check = checkPlanAge(plan.created_at, maxAgeOf(maxAge), now);
   if (check.status === 'fresh') return;
+  const { planTooOldMessage, reviewedPlanOldWarning } = await import('../../views/apply.js');
   if (use === 'apply') throw new CliError(planTooOldMessage(path, check));
   io.err.write(reviewedPlanOldWarning(path, check));
 }

@@ -5,7 +5,8 @@
  * so that bad files are reported before bad connection flags.
  */
 import { checkEmail } from '../../model/user.js';
-import { DEFAULT_EMBEDDED_DB, openSession, type Connector, type SessionSpec } from '../../ops/session.js';
+import { DEFAULT_EMBEDDED_DB } from '../../ops/embedded-db.js';
+import { openSession, type Connector, type SessionSpec } from '../../ops/session.js';
 import { CliError } from '../exit.js';
 import type { CliIo } from '../io.js';
 import { clientTuning, type ConnectionOptions } from './connection.js';

@@ -6,7 +6,9 @@
  * that command only; a client command (validate, plan, drift -f, export, apply) never loads the
  * bundled server (fastify, the SQLite or PostgreSQL drivers) or CDKTF, nor an HTTP library (the
  * client is on Node's http and https); validate loads no HTTP client at all, and a single
- * `drift -f` neither cron nor adopt's YAML editor.
+ * `drift -f` neither cron nor adopt's YAML editor. A flag error loads the command's module and
+ * its flags only: a command imports its implementation in its action, after commander has
+ * checked the flags.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -121,6 +123,33 @@ describe('the modules the bin loads at start', () => {
     expect(commandModules(paths)).toEqual(['dist/src/cli/commands/plan.js']);
     expectNoServerNorCdktf(paths);
     expect(packagesOf(paths).has('got')).toBe(false);
+  });
+
+  it("a flag error loads the command's flags, not its implementation (no workflow, planner, reader or client)", async () => {
+    // A bad flag value (commander's choices), an unknown flag, a bad flag of a writing command.
+    for (const args of [
+      ['plan', '-f', 'netform.yaml', '--format', 'nope'],
+      ['drift', '-f', 'netform.yaml', '--bogus'],
+      ['apply', '-f', 'netform.yaml', '--bogus'],
+      ['adopt', '-f', 'netform.yaml', '--bogus'],
+    ]) {
+      const paths = await loaded(args, [1]);
+      expect(commandModules(paths), args.join(' ')).toEqual([`dist/src/cli/commands/${args[0]}.js`]);
+      // Of the operations, only the boundary's error class and the flags' constants; the saved
+      // plan's age rule (apply's --plan-max-age) is all of src/plan.
+      const heavy = paths.filter((p) => /^dist\/src\/(ops|plan|access|desired|client|apply|drift)\//.test(p));
+      expect(heavy.sort(), args.join(' ')).toEqual([
+        'dist/src/ops/embedded-db.js',
+        'dist/src/ops/errors.js',
+        ...(args[0] === 'apply' ? ['dist/src/plan/age.js'] : []),
+      ]);
+      expect(
+        paths.filter((p) => /^dist\/src\/views\/(plan|drift-render|apply|adopt)\.js$/.test(p)),
+        args.join(' '),
+      ).toEqual([]);
+      expectNoServerNorCdktf(paths);
+      for (const name of packagesOf(paths)) expect(['commander', 'ipaddr.js'], args.join(' ')).toContain(name);
+    }
   });
 
   it('validate loads no server, no CDKTF and no HTTP client', async () => {
