@@ -62,8 +62,7 @@ export function sameDeviceValue(field: WritableDeviceField, a: unknown, b: unkno
   const x = normalise(a);
   const y = normalise(b);
   // Texts, flags, finite numbers and nulls compare as their JSON texts do; anything else (lists) by those texts.
-  if (x === y && (x === null || typeof x === 'string' || typeof x === 'boolean' || Number.isFinite(x))) return true;
-  if (plain(x) && plain(y)) return false;
+  if (plain(x) && plain(y)) return x === y;
   return JSON.stringify(x) === JSON.stringify(y);
 }
 
