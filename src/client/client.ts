@@ -341,7 +341,12 @@ export class ApiClient {
   ): Promise<Answer> {
     const deadline = Date.now() + this.#totalTimeoutMs;
     for (let retry = 1; ; retry++) {
-      const attemptTimeout = Math.max(1, Math.min(this.#timeoutMs, deadline - Date.now()));
+      // The first attempt gets the whole --timeout (the deadline was set a moment ago, not for it
+      // to lose a millisecond to the clock); a retry gets what is left of the call's deadline.
+      const attemptTimeout =
+        retry === 1
+          ? Math.min(this.#timeoutMs, this.#totalTimeoutMs)
+          : Math.max(1, Math.min(this.#timeoutMs, deadline - Date.now()));
       const outcome = await this.#attempt(method, path, json, attemptTimeout, listBody?.());
       if (!(outcome instanceof ApiError)) return outcome;
       const error = outcome;

@@ -78,9 +78,10 @@ function answerText(answer: AnswerProblem): string {
   }
 }
 
+/** A duration to a tenth of a second, without a trailing `.0`: 999 ms is "1 s", 250 ms "0.3 s". */
 function seconds(ms: number): string {
-  const s = ms / 1000;
-  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+  if (ms < 50) return `${Math.max(0, Math.round(ms))} ms`;
+  return `${Math.round(ms / 100) / 10} s`;
 }
 
 function hostOf(url: string): string {

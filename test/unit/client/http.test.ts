@@ -397,6 +397,32 @@ describe('ApiClient: errors a person can act on', () => {
     await silent.close();
   });
 
+  it('words the timeout to a tenth of a second, as --timeout was given: a clock tick does not make 1 s "1.0 s"', () => {
+    const facts = (timeoutMs: number) => ({
+      method: 'GET',
+      path: '/v0/users',
+      status: null,
+      errors: {},
+      reason: 'ETIMEDOUT',
+      server: 'http://127.0.0.1:1',
+      problem: 'timeout' as const,
+      answer: undefined,
+      timeoutMs,
+    });
+    const within = (ms: number) => /within (.+?)\. /.exec(apiErrorText(facts(ms)))?.[1];
+    expect([1000, 999, 960, 300, 299, 250, 1500, 30_000, 20].map(within)).toEqual([
+      '1 s',
+      '1 s',
+      '1 s',
+      '0.3 s',
+      '0.3 s',
+      '0.3 s',
+      '1.5 s',
+      '30 s',
+      '20 ms',
+    ]);
+  });
+
   it('says a refused connection and an unknown host apart', async () => {
     const closed = await closedPortUrl();
     const refused = (await client(closed, { retries: 1, retryBaseMs: 5 })
