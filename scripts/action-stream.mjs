@@ -61,8 +61,7 @@ function relay(fd, take) {
       }
     },
   });
-  stream.fd = fd;
-  stream.isTTY = false;
+  stream.fd = fd; // as on a pipe: no isTTY, no columns
   return stream;
 }
 
