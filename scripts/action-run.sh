@@ -34,17 +34,17 @@ stop_commands() {
 }
 resume_commands() {
   if [ -n "$stopped" ]; then
-    # On a line of its own whatever came before (action-stream.mjs ends netform's last line; this
-    # empty line covers a relay that was killed itself): joined to a partial line, the runner
-    # would not read it, and commands would stay stopped for the rest of the job.
+    # On a line of its own whatever came before (action-stream.mjs ends netform's last line when
+    # netform exits; this empty line covers a netform that was killed): joined to a partial line,
+    # the runner would not read it, and commands would stay stopped for the rest of the job.
     echo
     echo "::$token::"
     stopped=""
   fi
 }
 
-# run_netform FILE tee|quiet ARGS...: netform, streamed by action-stream.mjs: stdout into FILE and
-# (tee) into the log, stderr into the log, in the order written. SIGINT and SIGTERM sent to this
+# run_netform FILE tee|quiet ARGS...: netform, run by action-stream.mjs (in its one node process):
+# stdout into FILE and (tee) into the log, stderr into the log, in the order written. SIGINT and SIGTERM sent to this
 # step are passed on once (a second one makes netform exit at once, as on a terminal); returns
 # netform's exit code.
 netform_pid=""
@@ -55,11 +55,13 @@ run_netform() {
   local code
   node "$NETFORM_ACTION_PATH/scripts/action-stream.mjs" "$1" "$2" "$netform_js" "${@:3}" < /dev/null &
   netform_pid=$!
-  wait "$netform_pid"
+  # `2> /dev/null`: a netform ended by a signal is reported below in words of our own, not by the
+  # shell's job notice ("[1]+ Killed  node …"), which it prints where `wait` writes its errors.
+  wait "$netform_pid" 2> /dev/null
   code=$?
   # A trapped signal ends `wait` early: wait again until netform itself has exited.
   while kill -0 "$netform_pid" 2> /dev/null; do
-    wait "$netform_pid"
+    wait "$netform_pid" 2> /dev/null
     code=$?
   done
   netform_pid=""

@@ -79,7 +79,7 @@ function prepare(inputs: Record<string, string>, workspaceDir: string, options: 
       RUNNER_TEMP: runnerTemp,
       NO_COLOR: '1',
       NETFORM_RETRY_DELAY_MS: '5',
-      // The step's node processes (action-stream.mjs and the netform it runs) live a second or less.
+      // The step's node process (action-stream.mjs, which runs netform) lives a second or less.
       NODE_OPTIONS: shortLivedNodeOptions(process.env.NODE_OPTIONS),
       ...options.env,
     });
@@ -238,7 +238,10 @@ async function startAction(inputs: Record<string, string>, workspaceDir: string,
         waiters.add(check);
         check();
       }),
-    /** netform's own process: the node process under the step's shell. */
+    /**
+     * netform's own process: the node process under the step's shell, which runs netform's
+     * dist/src/cli/main.js through scripts/action-stream.mjs (in that process).
+     */
     netformPid: () => {
       const ps = spawnSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' }).stdout;
       const rows = ps
@@ -255,7 +258,11 @@ async function startAction(inputs: Record<string, string>, workspaceDir: string,
             grew = true;
           }
       }
-      const netform = rows.find((r) => under.has(r.pid) && /^\S*node \S*dist\/src\/cli\/main\.js /.test(r.cmd));
+      const netform = rows.find(
+        (r) =>
+          under.has(r.pid) &&
+          /^\S*node \S*scripts\/action-stream\.mjs \S+ (?:tee|quiet) \S*dist\/src\/cli\/main\.js /.test(r.cmd),
+      );
       if (!netform) throw new Error(`netform is not running under the step (${child.pid}):\n${ps}`);
       return netform.pid;
     },
@@ -277,6 +284,9 @@ async function startAction(inputs: Record<string, string>, workspaceDir: string,
     },
   };
 }
+
+/** bash's own notice of a job ended by a signal ("[1]+  Killed  node …"): never in the step's log. */
+const SHELL_JOB_NOTICE = /^\[\d+\][+-]? +(?:Killed|Terminated|Interrupt)\b|: line \d+: +\d+ (?:Killed|Terminated)\b/m;
 
 /**
  * The workflow commands the runner would act on in `log`, as it reads them (actions/runner,
@@ -492,6 +502,7 @@ describe('action.yml', () => {
         expect(run.status, log).toBe(143);
         expect(log).toMatch(/^::stop-commands::[0-9a-f]{32}\nPlan: 1 to create, half a li\n/);
         expect(log).toMatch(/\n::[0-9a-f]{32}::\n$/);
+        expect(log).not.toMatch(SHELL_JOB_NOTICE);
         expect(workflowCommands(log)).toEqual({ issued: [], stoppedAtEnd: false });
       } finally {
         rmSync(fake, { recursive: true, force: true });
@@ -753,6 +764,7 @@ describe('action.yml', () => {
       expect(result.log).toContain(
         'netform action: netform was killed (exit code 137): the writes listed above finished; those in flight may or may not have; netform plan shows where the server is',
       );
+      expect(result.log).not.toMatch(SHELL_JOB_NOTICE);
       const { logged, onServer } = await createdAccordingTo(result.log, domain);
       expect(logged.length).toBeGreaterThanOrEqual(4);
       // Every write the log reports happened; the only ones it cannot report were in flight (2 at once).
