@@ -28,14 +28,19 @@ function portsOf(region: DeltaRegion): { cls: string; ports: [number, number][] 
 }
 
 function canonical(boxes: Box[]): string[] {
-  const points = [...new Set(boxes.flatMap((b) => [b.a0, b.a1 + 1n]))].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  const compare = (x: bigint, y: bigint) => (x < y ? -1 : x > y ? 1 : 0);
+  const points = [...new Set(boxes.flatMap((b) => [b.a0, b.a1 + 1n]))].sort(compare);
+  // A sweep over the points: the boxes covering [points[i], points[i+1]) are those started at or
+  // before points[i] and not yet ended (a box ends at a1 + 1, itself one of the points).
+  const starts = [...boxes].sort((p, q) => compare(p.a0, q.a0));
+  let next = 0;
+  let active: Box[] = [];
   const out: { a0: bigint; a1: bigint; ports: string }[] = [];
   for (let i = 0; i + 1 < points.length; i++) {
     const x = points[i]!;
-    const ranges = boxes
-      .filter((b) => b.a0 <= x && b.a1 >= x)
-      .map((b): [number, number] => [b.p0, b.p1])
-      .sort((p, q) => p[0] - q[0]);
+    active = active.filter((b) => b.a1 >= x);
+    while (next < starts.length && starts[next]!.a0 <= x) active.push(starts[next++]!);
+    const ranges = active.map((b): [number, number] => [b.p0, b.p1]).sort((p, q) => p[0] - q[0]);
     const merged: [number, number][] = [];
     for (const [p0, p1] of ranges) {
       const last = merged.at(-1);
@@ -54,15 +59,16 @@ function canonical(boxes: Box[]): string[] {
 
 function sideMeaning(regions: readonly DeltaRegion[]): Record<string, string[]> {
   const byKey = new Map<string, Box[]>();
-  for (const region of regions)
-    for (const { cls, ports } of portsOf(region))
-      for (const text of region.addresses) {
-        const range = cidrRange(text)!;
-        const key = `${region.family}|${cls}|${JSON.stringify(region.before)}|${JSON.stringify(region.after)}`;
-        let boxes = byKey.get(key);
-        if (!boxes) byKey.set(key, (boxes = []));
-        for (const [p0, p1] of ports) boxes.push({ a0: range.start, a1: range.end, p0, p1 });
-      }
+  for (const region of regions) {
+    const ranges = region.addresses.map((text) => cidrRange(text)!);
+    const decided = `${JSON.stringify(region.before)}|${JSON.stringify(region.after)}`;
+    for (const { cls, ports } of portsOf(region)) {
+      const key = `${region.family}|${cls}|${decided}`;
+      let boxes = byKey.get(key);
+      if (!boxes) byKey.set(key, (boxes = []));
+      for (const range of ranges) for (const [p0, p1] of ports) boxes.push({ a0: range.start, a1: range.end, p0, p1 });
+    }
+  }
   return Object.fromEntries([...byKey.keys()].sort().map((key) => [key, canonical(byKey.get(key)!)]));
 }
 

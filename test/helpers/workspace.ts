@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { runCli, runCliProcess, type CliResult } from './cli.js';
+import { runCli, runCliProcessNode, SHORT_LIVED_NODE, type CliResult } from './cli.js';
 import { startTestServer, TEST_ADMIN_EMAIL, type TestServer, type TestServerOptions } from './server.js';
 
 /** A fresh WireGuard-shaped key (32 random bytes, base64). */
@@ -67,14 +67,14 @@ export function netform(
   return runCli(args, { cwd, env: adminEnv(server, env) });
 }
 
-/** The same as netform(), through the built CLI as a child process (runCliProcess). */
+/** The same as netform(), through the built CLI as a child process that lives a second or less (SHORT_LIVED_NODE). */
 export function netformProcess(
   server: TestServer,
   args: string[],
   env: Record<string, string | undefined> = {},
   cwd?: string,
 ): Promise<CliResult> {
-  return runCliProcess(args, { cwd, env: adminEnv(server, env) });
+  return runCliProcessNode(SHORT_LIVED_NODE, args, { cwd, env: adminEnv(server, env) });
 }
 
 function adminEnv(server: TestServer, env: Record<string, string | undefined>): Record<string, string | undefined> {

@@ -1,9 +1,9 @@
 /**
  * What the built bin loads at start, per command: a process costs about as much CPU as the modules
- * it loads (Node compiles each), and the test suite and every user pay it at each run. A loader
- * hook in the child (NODE_OPTIONS=--import) lists every ES module it loads, and at exit every
- * CommonJS one. `--version` and `--help` load no command's module; a command's own help loads
- * that command only; a client command (validate, plan, drift -f, export, apply) never loads the
+ * it loads (Node compiles each), and the test suite and every user pay it at each run. A preload
+ * in the child (NODE_OPTIONS=--import) lists every ES module V8 compiles (the inspector's
+ * scriptParsed events), and at exit every CommonJS one. `--version` and `--help` load no
+ * command's module; a command's own help loads that command only; a client command (validate, plan, drift -f, export, apply) never loads the
  * bundled server (fastify, the SQLite or PostgreSQL drivers) or CDKTF, nor an HTTP library (the
  * client is on Node's http and https); validate loads no HTTP client at all, and a single
  * `drift -f` neither cron nor adopt's YAML editor. A flag error loads the command's module and
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCliProcess } from '../../helpers/cli.js';
+import { runCliProcessNode, SHORT_LIVED_NODE } from '../../helpers/cli.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 let dir: string;
@@ -24,25 +24,26 @@ let preload: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'netform-modules-'));
-  const hooks = join(dir, 'hooks.mjs');
   preload = join(dir, 'preload.mjs');
-  writeFileSync(
-    hooks,
-    `import { appendFileSync } from 'node:fs';
-export async function load(url, context, next) {
-  if (process.env.NETFORM_MODULE_LOG) appendFileSync(process.env.NETFORM_MODULE_LOG, url + '\\n');
-  return next(url, context);
-}\n`,
-  );
+  // The inspector's Debugger domain reports every script V8 compiles, each ES module included,
+  // in the child's own thread (a loader hook, module.register, would run on a thread of its own
+  // and cost the child nearly as much CPU again); CommonJS modules are listed from their cache.
   writeFileSync(
     preload,
-    `import { register, createRequire } from 'node:module';
+    `import { Session } from 'node:inspector';
+import { createRequire } from 'node:module';
 import { appendFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-register(${JSON.stringify(pathToFileURL(hooks).href)});
+const urls = [];
+const session = new Session();
+session.connect();
+session.on('Debugger.scriptParsed', ({ params }) => {
+  if (params.url.startsWith('file:') && params.url !== import.meta.url) urls.push(params.url);
+});
+session.post('Debugger.enable');
 const cache = createRequire(import.meta.url)('node:module')._cache;
 process.on('exit', () => {
-  const lines = Object.keys(cache).map((p) => pathToFileURL(p).href + '\\n').join('');
+  const lines = [...urls, ...Object.keys(cache).map((p) => pathToFileURL(p).href)].map((u) => u + '\\n').join('');
   appendFileSync(process.env.NETFORM_MODULE_LOG, lines);
 });\n`,
   );
@@ -63,7 +64,8 @@ let runs = 0;
 /** The bin's exit code and the paths (under the package root, or node_modules/NAME/…) of every module it loaded. */
 async function loaded(args: string[], codes = [0]): Promise<string[]> {
   const log = join(dir, `modules-${++runs}.txt`);
-  const result = await runCliProcess(args, {
+  // A process that lives a second or less (SHORT_LIVED_NODE): what it loads is the same.
+  const result = await runCliProcessNode(SHORT_LIVED_NODE, args, {
     cwd: dir,
     env: {
       NODE_OPTIONS: `--import ${pathToFileURL(preload).href}`,

@@ -10,7 +10,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, runCliProcess, type CliResult } from '../../helpers/cli.js';
+import { runCli, runCliProcessNode, SHORT_LIVED_NODE, type CliResult } from '../../helpers/cli.js';
 import { reviewFixture, type ReviewFixture } from '../../helpers/review-scenario.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import {
@@ -66,7 +66,10 @@ describe('a process of the built CLI answers as run(argv, io)', () => {
   ];
   it.each(cases)('%s', async (_name, args, code) => {
     const options = { env: fixture.env, cwd: ws.dir };
-    const [asProcess, inProcess] = await Promise.all([runCliProcess(args(), options), runCli(args(), options)]);
+    const [asProcess, inProcess] = await Promise.all([
+      runCliProcessNode(SHORT_LIVED_NODE, args(), options),
+      runCli(args(), options),
+    ]);
     expect(inProcess.code, inProcess.stderr).toBe(code);
     expect(timeless(asProcess)).toEqual(timeless(inProcess));
   });
@@ -117,7 +120,7 @@ describe('the apply paths as processes of the built CLI', () => {
       };
       const folder = ws.path('embedded');
       ws.write('embedded/.keep', '');
-      const applied = await runCliProcess(['apply', '--embedded', '-f', example, '--yes'], {
+      const applied = await runCliProcessNode(SHORT_LIVED_NODE, ['apply', '--embedded', '-f', example, '--yes'], {
         cwd: folder,
         env: noServer,
       });

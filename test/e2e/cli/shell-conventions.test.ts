@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, runCliProcess } from '../../helpers/cli.js';
+import { runCli, runCliProcessNode, SHORT_LIVED_NODE } from '../../helpers/cli.js';
 import { TEST_ADMIN_EMAIL, type TestServer } from '../../helpers/server.js';
 import {
   describeResult,
@@ -15,6 +15,9 @@ import {
   type Workspace,
   useServerAndWorkspace,
 } from '../../helpers/workspace.js';
+
+/** The built CLI as a process that lives a second or less (SHORT_LIVED_NODE: less CPU, the same output). */
+const runCliProcess: typeof runCli = (args, options) => runCliProcessNode(SHORT_LIVED_NODE, args, options);
 
 let server: TestServer;
 let ws: Workspace;
