@@ -151,13 +151,17 @@ const documentations = new WeakMap<FastifyInstance, () => Promise<DocumentationA
  * same order, with the same shared schemas, so the same document), and @fastify/swagger-ui.
  */
 async function buildDocumentation(routes: readonly RouteOptions[]): Promise<DocumentationApp> {
-  const [{ default: Fastify }, { default: swagger }, { default: swaggerUi }, { acceptingValidators, cachedSerializers }] =
-    await Promise.all([
-      import('fastify'),
-      import('@fastify/swagger'),
-      import('@fastify/swagger-ui'),
-      import('./serializers.js'),
-    ]);
+  const [
+    { default: Fastify },
+    { default: swagger },
+    { default: swaggerUi },
+    { acceptingValidators, cachedSerializers },
+  ] = await Promise.all([
+    import('fastify'),
+    import('@fastify/swagger'),
+    import('@fastify/swagger-ui'),
+    import('./serializers.js'),
+  ]);
   const app = Fastify({
     logger: false,
     exposeHeadRoutes: false,

@@ -64,7 +64,9 @@ function modulesIn(log: string): string[] {
     .map((u) => decodeURIComponent(new URL(u).pathname));
   // The hook saw the bin itself: an empty list would pass every assertion below.
   expect(paths.some((p) => p.endsWith('/dist/src/cli/main.js'))).toBe(true);
-  return [...new Set(paths.map((p) => p.replace(/^.*\/node_modules\//, 'node_modules/').replace(/^.*\/dist\//, 'dist/')))];
+  return [
+    ...new Set(paths.map((p) => p.replace(/^.*\/node_modules\//, 'node_modules/').replace(/^.*\/dist\//, 'dist/'))),
+  ];
 }
 
 /** The packages of node_modules that modules were loaded from (`pg`, `@fastify/static`). */

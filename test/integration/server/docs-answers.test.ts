@@ -191,7 +191,10 @@ describe('the /docs answers, built on first request', () => {
       ['GET', '/docs/static/'],
     ] as const) {
       const answer = await ask(method, path);
-      expect([answer.status, headersOf(answer)['content-security-policy']], `${method} ${path}`).toEqual([401, undefined]);
+      expect([answer.status, headersOf(answer)['content-security-policy']], `${method} ${path}`).toEqual([
+        401,
+        undefined,
+      ]);
     }
   });
 });
