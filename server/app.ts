@@ -22,9 +22,10 @@ import { openApiRoute, registerOpenApi } from './openapi.js';
 import { healthRoutes, metricsRoute, recordRequests, type RequestRecorder } from './operations.js';
 import { appliedPlanRoutes } from './routes/applied-plans.js';
 import { v0Routes } from './routes/index.js';
-import { cachedSerializers } from './serializers.js';
+import { acceptingValidators, cachedSerializers } from './serializers.js';
 import type { ServiceContext } from './services/context.js';
-import { StoreUnavailableError, type Store, type UserRow } from './store/index.js';
+import { StoreUnavailableError } from './store/errors.js';
+import type { Store, UserRow } from './store/types.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /** Longest time a request (headers and body) may take to arrive; then 408 and the connection closes. */
@@ -125,7 +126,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestTimeout,
     ...(options.https ? {} : { http }),
     exposeHeadRoutes: false,
-    schemaController: { compilersFactory: { buildSerializer: cachedSerializers } },
+    schemaController: { compilersFactory: { buildSerializer: cachedSerializers, buildValidator: acceptingValidators } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Failures before our routes run, answered with the contract's bodies (see framework-errors.ts).
     frameworkErrors: frameworkErrorHandler(ctx.store, ctx.clock),

@@ -10,16 +10,9 @@
 import { existsSync } from 'node:fs';
 import { isText } from '../src/model/index.js';
 import { AdminError } from './errors.js';
-import {
-  isPostgresLocation,
-  openStore,
-  redactLocation,
-  type DeviceRow,
-  type RuleRow,
-  type Store,
-  type TokenListing,
-  type UserRow,
-} from './store/index.js';
+import { isPostgresLocation, redactLocation } from './store/errors.js';
+import { openStore } from './store/open.js';
+import type { DeviceRow, RuleRow, Store, TokenListing, UserRow } from './store/types.js';
 import { emailKey } from './store/rows.js';
 
 export interface CopyCounts {

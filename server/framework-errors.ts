@@ -17,7 +17,8 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from './clock.js';
 import { authenticate } from './services/tokens.js';
-import { StoreUnavailableError, type StoreReader } from './store/index.js';
+import { StoreUnavailableError } from './store/errors.js';
+import type { StoreReader } from './store/types.js';
 
 const BAD_REQUEST = { error: 'Bad Request' };
 const NOT_FOUND = { error: 'not_found' };

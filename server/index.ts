@@ -3,25 +3,15 @@
  * server machine without any token (issue, list and revoke tokens; show and change defaults).
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Socket } from 'node:net';
 import { buildApp, httpServerOptions, type AppOptions, type LogLevel } from './app.js';
 import type { AuthFailureLimit } from './auth.js';
 import { createMetrics, type ServerMetrics } from './metrics.js';
 import { metricsRoute } from './operations.js';
-import { createClock, type Clock } from './clock.js';
-import { ensureSettings, readSettings, setDefault, type ServerDefaults } from './services/settings.js';
-import {
-  checkTokenRequest,
-  issueApiToken,
-  listApiTokens,
-  revokeApiToken,
-  TOKEN_DAYS,
-  type TokenSummary,
-} from './services/tokens.js';
-import { MissingDatabaseError, openStore, type Store } from './store/index.js';
-import { AdminError } from './errors.js';
+import { createClock } from './clock.js';
+import { ensureSettings } from './services/settings.js';
+import { openStore } from './store/open.js';
 
 export {
   buildApp,
@@ -34,10 +24,18 @@ export {
 export { DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimit } from './auth.js';
 export { createMetrics, type ServerMetrics } from './metrics.js';
 export { AdminError } from './errors.js';
-export { StoreOpenError } from './store/index.js';
+export { StoreOpenError } from './store/errors.js';
 export { DEFAULT_KEYS, type DefaultKey, type ServerDefaults } from './services/settings.js';
 export type { TokenSummary } from './services/tokens.js';
 export { copyServerData, type CopyCounts } from './copy.js';
+export {
+  issueToken,
+  listTokens,
+  revokeToken,
+  setServerDefault,
+  showDefaults,
+  type IssuedTokenResult,
+} from './admin.js';
 
 export interface StartServerOptions {
   /** The database location: a SQLite file path or a `postgres://` URL. */
@@ -199,96 +197,4 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await store.close();
     throw error;
   }
-}
-
-/**
- * Runs `fn` on the store of a database file and closes it. Only `create` (serve and token create,
- * the first step of setting up a server) makes a missing file; otherwise a missing file is an
- * AdminError naming the full path, and nothing is created.
- */
-async function withStore<T>(
-  dbPath: string,
-  fn: (store: Store, clock: Clock, created: boolean) => Promise<T>,
-  create = false,
-): Promise<T> {
-  let store: Store;
-  try {
-    store = await openStore(dbPath, { create });
-  } catch (error) {
-    if (error instanceof MissingDatabaseError) {
-      throw new AdminError(
-        `no database at ${error.path} (check --db / NETFORM_DB); only "netform serve" and ` +
-          '"netform server token create" create a new one',
-      );
-    }
-    throw error;
-  }
-  try {
-    await ensureSettings(store);
-    return await fn(store, createClock(), (store as { created?: boolean }).created === true);
-  } finally {
-    await store.close();
-  }
-}
-
-export interface IssuedTokenResult {
-  token: string;
-  userCreated: boolean;
-  id: string;
-  expiresAt: string;
-  /** The full path of the database file when this call created it, else null. */
-  createdDatabase: string | null;
-}
-
-/**
- * Issues an API token for the admin `email`, creating that admin when no user has the email,
- * and the database file when it does not exist (the first step of setting up a server). Refuses
- * (AdminError) a bad email or days before touching any file, an unprivileged or disabled user,
- * and a 26th live token.
- */
-export async function issueToken(options: {
-  dbPath: string;
-  email: string;
-  days?: number;
-}): Promise<IssuedTokenResult> {
-  checkTokenRequest(options.email, options.days ?? TOKEN_DAYS.default);
-  return withStore(
-    options.dbPath,
-    async (store, clock, created) => {
-      const issued = await issueApiToken(store, clock, options.email, options.days ?? TOKEN_DAYS.default);
-      return {
-        token: issued.token,
-        userCreated: issued.userCreated,
-        id: issued.id,
-        expiresAt: issued.expiresAt,
-        createdDatabase: created ? resolve(options.dbPath) : null,
-      };
-    },
-    true,
-  );
-}
-
-export async function listTokens(options: { dbPath: string }): Promise<TokenSummary[]> {
-  return withStore(options.dbPath, (store, clock) => listApiTokens(store, clock));
-}
-
-export async function revokeToken(options: { dbPath: string; id: string }): Promise<{ alreadyRevoked: boolean }> {
-  return withStore(options.dbPath, (store, clock) => revokeApiToken(store, clock, options.id));
-}
-
-export async function showDefaults(options: {
-  dbPath: string;
-}): Promise<ServerDefaults & { server_public_key: string }> {
-  return withStore(options.dbPath, async (store) => {
-    const settings = await readSettings(store);
-    return { ...settings.defaults, server_public_key: settings.serverPublicKey };
-  });
-}
-
-export async function setServerDefault(options: {
-  dbPath: string;
-  key: string;
-  value: string;
-}): Promise<{ value: unknown; notes: string[] }> {
-  return withStore(options.dbPath, (store) => setDefault(store, options.key, options.value));
 }

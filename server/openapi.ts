@@ -7,9 +7,16 @@
  * Route schemas never validate requests here: src/model is the one place that does (with the
  * contract's exact 422 texts), so the app's validator compiler accepts everything as it comes.
  */
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { SwaggerOptions } from '@fastify/swagger';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifyServerOptions,
+  RouteOptions,
+} from 'fastify';
 import { NETFORM_VERSION } from '../src/version.js';
 import { SHARED_SCHEMAS } from './routes/schemas.js';
 
@@ -23,7 +30,73 @@ export function registeredRoutes(app: FastifyInstance): readonly RouteOptions[] 
   return registered.get(app) ?? [];
 }
 
-/** Before any route: schemas documented and used for answers only, the document collector, /docs public. */
+const SWAGGER_OPTIONS: SwaggerOptions = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'netform /v0 API',
+      version: NETFORM_VERSION,
+      description:
+        'The /v0 network-access API (the Firezone 0.7.x REST API) as the bundled netform server implements it. ' +
+        'Every /v0 request needs `Authorization: Bearer <token>` (made with `netform server token create`); ' +
+        'authentication runs before routing, so a request without a valid token gets 401 for any path.',
+    },
+    tags: [
+      { name: 'users' },
+      { name: 'devices' },
+      { name: 'rules' },
+      { name: 'configuration' },
+      { name: 'operations', description: 'Health, readiness, metrics and this document: no token.' },
+    ],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API token: nf_…' } },
+    },
+    security: [{ bearer: [] }],
+  },
+  refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+};
+
+/**
+ * Only this server's own files. Not the plugin's default policy: its upgrade-insecure-requests
+ * would send the page's scripts to https:// on a plain-HTTP server, breaking the page.
+ */
+const DOCS_CSP =
+  "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; frame-ancestors 'self'; " +
+  "img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'";
+
+const SWAGGER_UI_OPTIONS: FastifySwaggerUiOptions = {
+  routePrefix: DOCS_PREFIX,
+  uiConfig: { validatorUrl: null, deepLinking: true, docExpansion: 'list' },
+  staticCSP: DOCS_CSP,
+};
+
+/** The routes @fastify/swagger-ui adds under DOCS_PREFIX (its page, its two documents, @fastify/static's files). */
+const DOCS_ROUTES: { method: 'GET' | ['HEAD', 'GET']; url: string }[] = [
+  { method: 'GET', url: '/' },
+  { method: 'GET', url: '/static/index.html' },
+  { method: 'GET', url: '/static/swagger-initializer.js' },
+  { method: 'GET', url: '/json' },
+  { method: 'GET', url: '/yaml' },
+  { method: ['HEAD', 'GET'], url: '/static/*' },
+];
+
+/** Headers of one connection, not of the answer: the app that answers the client sets its own. */
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'date', 'transfer-encoding']);
+/** The documentation app's marks of "no such file" and of a failure (the index of the error kept). */
+const NOT_FOUND_MARK = 'x-netform-docs-not-found';
+const FAILURE_MARK = 'x-netform-docs-failure';
+
+/**
+ * Before any route: schemas documented and used for answers only, the document collector, /docs
+ * public. The OpenAPI document and the /docs page are made by @fastify/swagger and
+ * @fastify/swagger-ui (with @fastify/static and the yaml package) on the first request that needs
+ * them, not at start: a server process rarely serves them, and loading them was a tenth of its
+ * start. They run on a documentation app of their own, built once from this app's routes and
+ * shared schemas; this app keeps the /docs routes (public, with the page's
+ * Content-Security-Policy), and each asks the documentation app for its answer and gives it as it
+ * came: status, headers and body, a missing file as this app's 404 and a failure to this app's
+ * error handler, as the plugins did when they ran on this app.
+ */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   const routes: RouteOptions[] = [];
   registered.set(app, routes);
@@ -33,43 +106,117 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   });
   app.setValidatorCompiler(() => () => true);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'netform /v0 API',
-        version: NETFORM_VERSION,
-        description:
-          'The /v0 network-access API (the Firezone 0.7.x REST API) as the bundled netform server implements it. ' +
-          'Every /v0 request needs `Authorization: Bearer <token>` (made with `netform server token create`); ' +
-          'authentication runs before routing, so a request without a valid token gets 401 for any path.',
-      },
-      tags: [
-        { name: 'users' },
-        { name: 'devices' },
-        { name: 'rules' },
-        { name: 'configuration' },
-        { name: 'operations', description: 'Health, readiness, metrics and this document: no token.' },
-      ],
-      components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API token: nf_…' } },
-      },
-      security: [{ bearer: [] }],
+  let built: Promise<DocumentationApp> | undefined;
+  const documentation = (): Promise<DocumentationApp> => {
+    built ??= buildDocumentation(routes).catch((error: unknown) => {
+      built = undefined;
+      throw error;
+    });
+    return built;
+  };
+  documentations.set(app, documentation);
+  app.addHook('onClose', async () => {
+    if (built) await (await built.catch(() => null))?.app.close();
+  });
+  await app.register(
+    async (docs) => {
+      docs.addHook('onSend', (_request, reply, _payload, done) => {
+        reply.header('content-security-policy', DOCS_CSP);
+        done();
+      });
+      for (const { method, url } of DOCS_ROUTES) {
+        docs.route({
+          method,
+          url,
+          schema: { hide: true },
+          handler: async (request, reply) => forward(await documentation(), request, reply),
+        });
+      }
     },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  });
-  await app.register(swaggerUi, {
-    routePrefix: DOCS_PREFIX,
-    uiConfig: { validatorUrl: null, deepLinking: true, docExpansion: 'list' },
-    // Only this server's own files. Not the plugin's default policy: its upgrade-insecure-requests
-    // would send the page's scripts to https:// on a plain-HTTP server, breaking the page.
-    staticCSP:
-      "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; frame-ancestors 'self'; " +
-      "img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'",
-  });
+    { prefix: DOCS_PREFIX },
+  );
 }
 
-/** GET /v0/openapi.json: the document, built once on first request. */
+interface DocumentationApp {
+  app: FastifyInstance;
+  /** The errors of the documentation app's answers, by the index its failure mark carries. */
+  failures: Map<string, FastifyError>;
+}
+
+/** Each app's documentation app, built on first use. */
+const documentations = new WeakMap<FastifyInstance, () => Promise<DocumentationApp>>();
+
+/**
+ * The documentation app: @fastify/swagger on the routes of the app (the same declarations, in the
+ * same order, with the same shared schemas, so the same document), and @fastify/swagger-ui.
+ */
+async function buildDocumentation(routes: readonly RouteOptions[]): Promise<DocumentationApp> {
+  const [
+    { default: Fastify },
+    { default: swagger },
+    { default: swaggerUi },
+    { acceptingValidators, cachedSerializers },
+  ] = await Promise.all([
+    import('fastify'),
+    import('@fastify/swagger'),
+    import('@fastify/swagger-ui'),
+    import('./serializers.js'),
+  ]);
+  const app = Fastify({
+    logger: false,
+    exposeHeadRoutes: false,
+    schemaController: { compilersFactory: { buildSerializer: cachedSerializers, buildValidator: acceptingValidators } },
+    routerOptions: { ignoreTrailingSlash: true },
+  } as unknown as FastifyServerOptions);
+  const failures = new Map<string, FastifyError>();
+  let failed = 0;
+  app.setValidatorCompiler(() => () => true);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  app.setNotFoundHandler((_request, reply) => reply.code(404).header(NOT_FOUND_MARK, '1').send());
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    const index = String(++failed);
+    failures.set(index, error);
+    return reply.code(500).header(FAILURE_MARK, index).send();
+  });
+  await app.register(swagger, SWAGGER_OPTIONS);
+  await app.register(swaggerUi, SWAGGER_UI_OPTIONS);
+  const unused = () => {
+    throw new Error('documentation only');
+  };
+  for (const route of routes) {
+    if (route.url.startsWith(DOCS_PREFIX)) continue;
+    app.route({ method: route.method, url: route.url, schema: route.schema, config: route.config, handler: unused });
+  }
+  await app.ready();
+  return { app: app as unknown as FastifyInstance, failures };
+}
+
+/** A /docs request answered by the documentation app, as this app's answer. */
+async function forward(docs: DocumentationApp, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const answer = await docs.app.inject({
+    method: request.method as 'GET' | 'HEAD',
+    url: request.url,
+    headers: request.headers,
+  });
+  if (answer.headers[NOT_FOUND_MARK] !== undefined) {
+    reply.callNotFound();
+    return reply;
+  }
+  const failure = answer.headers[FAILURE_MARK];
+  if (typeof failure === 'string') {
+    const error = docs.failures.get(failure)!;
+    docs.failures.delete(failure);
+    throw error;
+  }
+  reply.code(answer.statusCode);
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (!CONNECTION_HEADERS.has(name) && value !== undefined) reply.header(name, value);
+  }
+  // No body: sent as none (a Buffer would get a Content-Type, a 304 a Content-Length).
+  return reply.send(answer.rawPayload.length > 0 ? answer.rawPayload : undefined);
+}
+
+/** GET /v0/openapi.json: the document, built once on first request (with the documentation app). */
 export function openApiRoute(app: FastifyInstance): void {
   app.get(
     OPENAPI_PATH,
@@ -82,6 +229,6 @@ export function openApiRoute(app: FastifyInstance): void {
         response: { 200: { description: 'The OpenAPI document.', type: 'object', additionalProperties: true } },
       },
     },
-    async () => app.swagger(),
+    async () => (await documentations.get(app)!()).app.swagger(),
   );
 }

@@ -6,6 +6,7 @@
  * serializer is a pure function of its schema, the shared schemas (`app.addSchema`) and the
  * serializer options, which together are the key; the compiler is Fastify's own default.
  */
+import type { FastifyServerOptions } from 'fastify';
 import { createRequire } from 'node:module';
 
 type Serializer = (data: unknown) => string;
@@ -27,11 +28,17 @@ function defaultFactory(): SerializerFactory {
 
 const compiled = new Map<string, Serializer>();
 
-/** For Fastify's `schemaController.compilersFactory.buildSerializer`. */
+/**
+ * For Fastify's `schemaController.compilersFactory.buildSerializer`. A route's serializer is
+ * compiled when it first serializes an answer, not when the route is added: a server process
+ * answers with a few of its serializers only (a start compiles none of them, nor loads the
+ * compiler), and the function that answers is the same one.
+ */
 export const cachedSerializers: SerializerFactory = (externalSchemas, serializerOpts) => {
-  const shared = JSON.stringify([externalSchemas, serializerOpts ?? null]);
+  let shared: string | undefined;
   let compile: ((route: RouteSchema) => Serializer) | undefined;
-  return (route) => {
+  const serializerOf = (route: RouteSchema): Serializer => {
+    shared ??= JSON.stringify([externalSchemas, serializerOpts ?? null]);
     const key = `${shared}\n${JSON.stringify(route.schema)}`;
     let serializer = compiled.get(key);
     if (!serializer) {
@@ -41,4 +48,13 @@ export const cachedSerializers: SerializerFactory = (externalSchemas, serializer
     }
     return serializer;
   };
+  return (route) => {
+    let serializer: Serializer | undefined;
+    return (data) => (serializer ??= serializerOf(route))(data);
+  };
 };
+
+/** For Fastify's `schemaController.compilersFactory.buildValidator`: route schemas never validate (see openapi.ts), so Fastify need not load its validator compiler (ajv). */
+export const acceptingValidators = (() => () => () => true) as unknown as NonNullable<
+  NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+>['buildValidator'];

@@ -8,6 +8,14 @@ export class StoreOpenError extends Error {
   }
 }
 
+/** The database file a command was pointed at does not exist (and the command may not create it). */
+export class MissingDatabaseError extends Error {
+  constructor(readonly path: string) {
+    super(`no database at ${path}`);
+    this.name = 'MissingDatabaseError';
+  }
+}
+
 /**
  * The database cannot be reached right now: the connection was refused or lost, or the database
  * is shutting down or starting up. Nothing of the failed operation was kept (a COMMIT cut off in

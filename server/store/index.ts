@@ -1,35 +1,8 @@
 export * from './types.js';
-export { MissingDatabaseError, SqliteStore, type SqliteStoreOptions } from './sqlite.js';
+export { SqliteStore } from './sqlite.js';
 export { PostgresStore } from './postgres.js';
 export { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
-export { StoreOpenError, StoreUnavailableError, isPostgresLocation, redactLocation } from './errors.js';
-
-import { StoreOpenError, isPostgresLocation } from './errors.js';
-import { PostgresStore } from './postgres.js';
-import { SqliteStore, type SqliteStoreOptions } from './sqlite.js';
-import type { Store } from './types.js';
-
-const FILE_ERRORS = new Set(['ENOENT', 'ENOTDIR', 'EACCES', 'EPERM', 'EISDIR', 'EROFS', 'ELOOP', 'ENAMETOOLONG']);
-
-/**
- * Opens the store at a database location: a `postgres://` (or `postgresql://`) URL, else a
- * SQLite file path (`options` apply to SQLite: whether a missing file may be created). A
- * PostgreSQL database must exist; either is migrated when behind. A location that cannot be
- * opened or reached is a StoreOpenError naming it (never with its password).
- */
-export async function openStore(location: string, options: SqliteStoreOptions = {}): Promise<Store> {
-  if (isPostgresLocation(location)) return PostgresStore.open(location);
-  try {
-    return SqliteStore.open(location, options);
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'SQLITE_CANTOPEN') {
-      throw new StoreOpenError(`cannot open the database file ${location}`, { cause: error });
-    }
-    // Creating the file failed: its folder is missing, is a file, or may not be written.
-    if (code !== undefined && FILE_ERRORS.has(code)) {
-      throw new StoreOpenError(`cannot open the database file ${location} (${code})`, { cause: error });
-    }
-    throw error;
-  }
-}
+export { StoreOpenError } from './errors.js';
+// The server's own modules import open.js, errors.js and types.js instead of this file, which
+// loads both drivers.
+export { openStore } from './open.js';

@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { overlapGroup, type IpFamily } from '../../src/model/index.js';
+import { MissingDatabaseError } from './errors.js';
 import { migrate } from './migrations.js';
 import {
   addressKey,
@@ -69,14 +70,6 @@ interface PendingTransaction {
 
 /** At most this many transactions share one commit, so that no answer waits behind too many others. */
 const MAX_BATCH = 256;
-
-/** The database file a command was pointed at does not exist (and the command may not create it). */
-export class MissingDatabaseError extends Error {
-  constructor(readonly path: string) {
-    super(`no database at ${path}`);
-    this.name = 'MissingDatabaseError';
-  }
-}
 
 /**
  * Makes sure the file exists before SQLite opens it, created empty with mode 0600: it holds

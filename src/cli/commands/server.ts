@@ -3,17 +3,12 @@
  * no token needed: API tokens (the only way to get one) and the server defaults.
  */
 import { Option, type Command } from 'commander';
-import {
-  AdminError,
-  StoreOpenError,
-  copyServerData,
-  issueToken,
-  listTokens,
-  revokeToken,
-  setServerDefault,
-  showDefaults,
-  DEFAULT_KEYS,
-} from '../../../server/index.js';
+// The administration and the store only: these commands never load the HTTP server.
+import { issueToken, listTokens, revokeToken, setServerDefault, showDefaults } from '../../../server/admin.js';
+import { copyServerData } from '../../../server/copy.js';
+import { AdminError } from '../../../server/errors.js';
+import { DEFAULT_KEYS } from '../../../server/services/settings.js';
+import { StoreOpenError } from '../../../server/store/errors.js';
 import { copiedLine, defaultsTable, formatSettingValue, leftOutWarnings, tokenTable } from '../../views/admin.js';
 import type { CliContext } from '../command.js';
 import { CliError, ExitCode } from '../exit.js';
