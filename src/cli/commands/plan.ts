@@ -75,15 +75,10 @@ interface PlanCommandOptions extends PlanningOptions, PullRequestOptions {
 }
 
 async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
-  const { elapsedSince } = await import('../../ops/events.js');
   const { planAgainstServer } = await import('../../ops/plan.js');
   const { formatDiagnostic } = await import('../../views/diagnostics.js');
-  const { wordedPlan } = await import('../../views/notes.js');
-  const { renderPlan } = await import('../../views/plan.js');
-  const { planKeyOf } = await import('../flags/plan-key.js');
   const { connectorOf, resolveConnection } = await import('../flags/session.js');
-  const { fullPlanAt, refuseOverwritingInput, Timings, useColor, wholeOutput, writeSavedPlan } =
-    await import('../output.js');
+  const { refuseOverwritingInput, Timings } = await import('../output.js');
   const instant = judgedAt(io, opts, opts.out ? '-o' : undefined);
   if (opts.out) refuseOverwritingInput(opts.out, opts.file);
   if (opts.base !== undefined && opts.baseFile !== undefined)
@@ -110,6 +105,12 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   const result = await planAgainstServer(request, { phase: timings.phase, warning });
   const { plan } = result;
   const started = performance.now();
+  // What shows and saves a plan: loaded once there is one (a plan whose files or server fail needs none of it).
+  const { elapsedSince } = await import('../../ops/events.js');
+  const { wordedPlan } = await import('../../views/notes.js');
+  const { renderPlan } = await import('../../views/plan.js');
+  const { planKeyOf } = await import('../flags/plan-key.js');
+  const { fullPlanAt, useColor, wholeOutput, writeSavedPlan } = await import('../output.js');
   // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
   const toStdout = opts.out === '-';
   const shownOn = toStdout ? 'err' : 'out';
