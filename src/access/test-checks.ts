@@ -27,7 +27,12 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
   (state.settings.server_addresses ?? []).forEach((address, i) => {
     if (!parseIpAddress(address)) {
       diagnostics.push(
-        diagnosticAt(state.settings.source, `server_addresses[${i}]`, 'settings', 'must be an IP address such as 10.3.2.1'),
+        diagnosticAt(
+          state.settings.source,
+          `server_addresses[${i}]`,
+          'settings',
+          'must be an IP address such as 10.3.2.1',
+        ),
       );
     }
   });
@@ -42,13 +47,19 @@ export function checkAccessTests(state: DesiredState): Diagnostic[] {
     else if (from.value.kind !== 'everyone') {
       // EMAIL/* needs the user only: a policy test needs no device.
       const user = users.get(from.value.user);
-      if (!user) diagnostics.push(diagnosticAt(test.source, 'from', fallback, `no user ${from.value.user} is declared`));
+      if (!user)
+        diagnostics.push(diagnosticAt(test.source, 'from', fallback, `no user ${from.value.user} is declared`));
       else if (
         from.value.kind === 'device' &&
         !user.devices.some((d) => d.name === (from.value as { device: string }).device)
       ) {
         diagnostics.push(
-          diagnosticAt(test.source, 'from', fallback, `user ${from.value.user} declares no device named ${from.value.device}`),
+          diagnosticAt(
+            test.source,
+            'from',
+            fallback,
+            `user ${from.value.user} declares no device named ${from.value.device}`,
+          ),
         );
       }
     }
@@ -101,4 +112,3 @@ export function portRuleWarnings(state: DesiredState): Diagnostic[] {
   }
   return warnings;
 }
-

@@ -119,7 +119,9 @@ export async function planAgainstServer(
 }
 
 /** The base's desired state, read before anything else. */
-export type LoadedBase = { ref: string; commit?: string; where: string } & ({ result: LoadResult } | { missing: string });
+export type LoadedBase = { ref: string; commit?: string; where: string } & (
+  { result: LoadResult } | { missing: string }
+);
 
 export async function loadBase(request: Pick<PlanRequest, 'base' | 'file' | 'input'>): Promise<LoadedBase | undefined> {
   const { base } = request;

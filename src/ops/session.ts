@@ -207,4 +207,3 @@ export async function withConfiguration(lists: Promise<LiveState>, session: Sess
   ]);
   return configuration ? { ...live, configuration } : live;
 }
-

@@ -6,8 +6,8 @@
  * that command only; a client command (validate, plan, drift -f, export, apply) never loads the
  * bundled server (fastify, the SQLite or PostgreSQL drivers) or CDKTF, nor an HTTP library (the
  * client is on Node's http and https); validate loads no HTTP client at all, and a single
- * `drift -f` neither cron nor adopt's YAML editor. A plan or drift check that cannot read the
- * server loads neither the planner, the access evaluator nor the plan's views. A flag error loads the command's module and
+ * `drift -f` neither cron nor adopt's YAML editor. A plan, drift check or apply that cannot read
+ * the server loads neither the planner, the access evaluator, the writer nor the plan's views. A flag error loads the command's module and
  * its flags only: a command imports its implementation in its action, after commander has
  * checked the flags.
  */
@@ -184,7 +184,7 @@ describe('the modules the bin loads at start', () => {
     expect(paths.filter((p) => /^dist\/src\/(drift\/(cron|sinks)|ops\/drift-schedule|ops\/adopt)/.test(p))).toEqual([]);
   });
 
-  it("a plan or drift check that cannot read the server loads neither the planner, the access evaluator nor the plan's views", async () => {
+  it("a plan, drift check or apply that cannot read the server loads neither the planner, the access evaluator, the writer nor the plan's views", async () => {
     const refused = await new Promise<string>((done) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {
         const { port } = probe.address() as AddressInfo;
@@ -194,6 +194,7 @@ describe('the modules the bin loads at start', () => {
     for (const args of [
       ['plan', '-f', 'netform.yaml', '--retries', '0'],
       ['drift', '-f', 'netform.yaml', '--retries', '0'],
+      ['apply', '-f', 'netform.yaml', '--yes', '--retries', '0'],
     ]) {
       const paths = await loaded(args, [1], { NETFORM_URL: refused });
       // The files were read (their checks ran) and the client was used: the failure came from the server.
@@ -201,7 +202,7 @@ describe('the modules the bin loads at start', () => {
       expect(paths, args.join(' ')).toContain('dist/src/client/client.js');
       expect(
         paths.filter((p) =>
-          /^dist\/src\/(ops\/(planning|access-delta|owners)|plan\/(index|planner|lifecycle|base)|access\/(plan|after-apply|deciding|delta)|views\/(plan|drift-render))\.js$/.test(
+          /^dist\/src\/(ops\/(planning|access-delta|owners)|plan\/(index|planner|lifecycle|base)|access\/(plan|after-apply|deciding|delta)|apply\/index|views\/(plan|drift-render|apply|reviewed))\.js$/.test(
             p,
           ),
         ),
