@@ -3,13 +3,16 @@
  * once there is a plan to show, so that an apply whose files or server fail loads none of it.
  */
 export async function applyViews() {
-  const [say, { renderPlan }, { renderWithheld }, outcome] = await Promise.all([
+  const [views, { renderPlan }, { renderWithheld }, outcome] = await Promise.all([
     import('../views/apply.js'),
     import('../views/plan.js'),
     import('../views/reviewed.js'),
     import('./apply-outcome.js'),
   ]);
-  return { say, renderPlan, renderWithheld, ...outcome };
+  const { NOTHING_REVIEWED, stoppingLine, exitingNowLine, unpinnedLine, haltedLine } = views;
+  const { confirm, exitCodeOf, outcomeCode, readSecret } = outcome;
+  const say = { NOTHING_REVIEWED, stoppingLine, exitingNowLine, unpinnedLine, haltedLine };
+  return { say, renderPlan, renderWithheld, confirm, exitCodeOf, outcomeCode, readSecret };
 }
 
 export type ApplyViews = Awaited<ReturnType<typeof applyViews>>;

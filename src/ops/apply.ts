@@ -93,9 +93,10 @@ export interface SavedApplyRequest extends ApplyRequest, LimitOverrides {
 export interface ApplyEvents extends OpEvents, Pick<ApplyOptions, 'onStart' | 'onSettled' | 'onProgress'> {
   /**
    * The plan that is about to be applied (before its limits are checked): what people are shown.
-   * With a reviewed plan, also what of the plan made now it withholds.
+   * With a reviewed plan, also what of the plan made now it withholds. A promise it returns is
+   * awaited before apply goes on (the command loads its views there).
    */
-  planned?(plan: Plan, reviewed?: ReviewedIntersection): void | Promise<void>;
+  planned?(plan: Plan, reviewed?: ReviewedIntersection): unknown;
   /** Asked before a plan made now is written (never for a saved plan, whose writing was the approval); false cancels. */
   confirm?(plan: Plan, server: string): Promise<boolean>;
   /** The plan's writes start; once the signal aborts, those in flight get `graceMs` to end. */
