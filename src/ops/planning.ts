@@ -7,7 +7,6 @@
 import { accessChangesAfter, judgeAfterApply } from '../access/plan.js';
 import type { DesiredState, LiveState } from '../model/state.js';
 import { formatDiagnostic } from '../model/diagnostic.js';
-import { compareWithBase } from '../plan/base.js';
 import { planChanges, PlanError, type Plan, type PlanOptions } from '../plan/index.js';
 import { indexLiveState } from '../plan/live-index.js';
 import { isPending } from '../plan/outcome.js';
@@ -88,6 +87,7 @@ async function compareToBase(
   session: Session,
   reading: Promise<LiveState>,
 ): Promise<Plan> {
+  const { compareWithBase } = await import('../plan/base.js');
   const info: PlanBase = { ref: base.ref, ...(base.commit ? { commit: base.commit } : {}) };
   const alone = (note: BaseNote): Plan =>
     compareWithBase(plan, null, { ...info, note, ...(plan.access ? { access_pr: plan.access } : {}) });

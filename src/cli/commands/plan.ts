@@ -109,7 +109,6 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   const { elapsedSince } = await import('../../ops/events.js');
   const { wordedPlan } = await import('../../views/notes.js');
   const { renderPlan } = await import('../../views/plan.js');
-  const { planKeyOf } = await import('../flags/plan-key.js');
   const { fullPlanAt, useColor, wholeOutput, writeSavedPlan } = await import('../output.js');
   // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
   const toStdout = opts.out === '-';
@@ -118,7 +117,8 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   const testsFail = (plan.tests?.failed ?? 0) > 0;
   // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/planfile.ts);
   // not when a test fails: that plan cannot be applied.
-  const seal = !testsFail && (opts.format === 'json' || opts.out) ? planKeyOf(connection, io) : undefined;
+  const sealing = !testsFail && (opts.format === 'json' || opts.out);
+  const seal = sealing ? (await import('../flags/plan-key.js')).planKeyOf(connection, io) : undefined;
   // The saved-plan writer (and the plan schema it checks against) only when a plan is saved.
   const savedPlanJson = seal ? (await import('../../plan/planfile.js')).savedPlanJson : undefined;
   const output =
