@@ -4,16 +4,21 @@
  * with `--baseline DIST`, another build's bin (e.g. main's dist/) in the same run: the two bins
  * take turns command by command (which goes first alternates from round to round), so that the
  * load of a shared machine falls on both alike. Medians of RUNS rounds: CPU (user + system of the
- * process, from bash's `time`) and wall time. The commands:
- *   --version, --help, validate -f FILE, plan -f FILE, drift -f FILE (once), export
+ * process, from bash's `time`) and wall time. The commands (COMMANDS below): --version, --help,
+ * validate, plan, plan --format json, apply -f, drift -f (once), test, test --live, explain, nft,
+ * adopt --dry-run, export; and plan, apply -f and drift -f against a port nothing listens on
+ * (a failure before anything is planned, as most of the safety net's cells are), all
  * against a server in this process (this build's, on a temporary SQLite file) holding a small
  * fleet (bench/scale-data.mjs: 20 users, 40 devices, 60 rules), FILE its desired state. With
  * `--modules`, also the number of modules each command loads (ES modules and CommonJS ones,
  * Node's built-ins left out), counted by a loader hook in the child.
  *
- *   npm run build && node bench/cli-start.mjs [--runs 7] [--baseline OTHER/dist] [--modules]
+ * `--only 'plan,plan (refused)'`: those commands alone.
+ *
+ *   npm run build && node bench/cli-start.mjs [--runs 7] [--baseline OTHER/dist] [--modules] [--only NAMES]
  */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -40,15 +45,38 @@ writeFileSync(file, desiredYaml(fleet).text);
 const { startServer } = await import('../dist/server/index.js');
 const server = await startServer({ dbPath, port: 0, host: '127.0.0.1', logger: false });
 
-/** Each command and the exit codes that are its success (plan and drift: 2 is "changes"). */
+/**
+ * Each command and the exit codes that are its success (plan and drift: 2 is "changes"; test: 1 is
+ * a failing test). `plan (refused)`: against a port nothing listens on (no retries), as most of
+ * the safety net's cells fail: early, before anything is planned.
+ */
 const COMMANDS = [
   { name: '--version', args: ['--version'], codes: [0] },
   { name: '--help', args: ['--help'], codes: [0] },
   { name: 'validate', args: ['validate', '-f', file], codes: [0] },
   { name: 'plan', args: ['plan', '-f', file], codes: [0, 2] },
+  { name: 'plan (refused)', args: ['plan', '-f', file, '--retries', '0'], codes: [1], refused: true },
+  { name: 'plan --format json', args: ['plan', '-f', file, '--format', 'json'], codes: [0, 2] },
+  { name: 'apply -f', args: ['apply', '-f', file, '--yes'], codes: [0] },
+  { name: 'apply -f (refused)', args: ['apply', '-f', file, '--yes', '--retries', '0'], codes: [1], refused: true },
   { name: 'drift -f', args: ['drift', '-f', file], codes: [0, 2] },
+  { name: 'drift -f (refused)', args: ['drift', '-f', file, '--retries', '0'], codes: [1], refused: true },
+  { name: 'test', args: ['test', '-f', file], codes: [0, 1] },
+  { name: 'test --live', args: ['test', '-f', file, '--live'], codes: [0, 1] },
+  { name: 'explain', args: ['explain', 'user-1@bench.test', '10.9.0.1', '-f', file], codes: [0] },
+  { name: 'nft', args: ['nft', '-f', file], codes: [0] },
+  { name: 'adopt --dry-run', args: ['adopt', '-f', file, '--all-drift', '--dry-run'], codes: [0, 2] },
   { name: 'export', args: ['export'], codes: [0] },
 ];
+/** A port nothing listens on: bound, then closed. */
+const refusedUrl = await new Promise((done) => {
+  const probe = createServer().listen(0, '127.0.0.1', () => {
+    const { port } = probe.address();
+    probe.close(() => done(`http://127.0.0.1:${port}`));
+  });
+});
+const ONLY = argValue('--only', '');
+const chosen = ONLY ? COMMANDS.filter((c) => ONLY.split(',').includes(c.name)) : COMMANDS;
 const env = {
   ...process.env,
   NETFORM_URL: server.url,
@@ -85,7 +113,7 @@ function measure(main, args, extraNodeArgs = [], extraEnv = {}) {
 }
 
 /** The modules a command loads: a loader hook in the child lists every ES module, and the CommonJS cache at exit. */
-async function modulesOf(main, args) {
+async function modulesOf(main, args, extraEnv) {
   const log = join(dir, 'modules.txt');
   const hooks = join(dir, 'hooks.mjs');
   const preload = join(dir, 'preload.mjs');
@@ -104,7 +132,7 @@ const cache = createRequire(import.meta.url)('node:module')._cache;
 process.on('exit', () => appendFileSync(${JSON.stringify(log)}, Object.keys(cache).map((p) => pathToFileURL(p).href).join('\\n') + '\\n'));\n`,
   );
   rmSync(log, { force: true });
-  await measure(main, args, ['--import', preload]);
+  await measure(main, args, ['--import', preload], extraEnv);
   const urls = new Set(
     readFileSync(log, 'utf8')
       .split('\n')
@@ -113,13 +141,13 @@ process.on('exit', () => appendFileSync(${JSON.stringify(log)}, Object.keys(cach
   return { all: urls.size, packages: [...urls].filter((u) => u.includes('/node_modules/')).length };
 }
 
-const results = new Map(COMMANDS.map((c) => [c.name, new Map(bins.map((b) => [b.name, []]))]));
+const results = new Map(chosen.map((c) => [c.name, new Map(bins.map((b) => [b.name, []]))]));
 const loads = [loadavg()[0]];
 for (let round = 0; round < RUNS; round++) {
-  for (const command of COMMANDS) {
+  for (const command of chosen) {
     const order = round % 2 === 0 ? bins : [...bins].reverse();
     for (const bin of order) {
-      const result = await measure(bin.main, command.args);
+      const result = await measure(bin.main, command.args, [], command.refused ? { NETFORM_URL: refusedUrl } : {});
       if (!command.codes.includes(result.code))
         throw new Error(
           `${bin.name}: ${command.name} exited ${result.code}:\n${readFileSync(errFile, 'utf8').slice(-2000)}`,
@@ -139,7 +167,7 @@ if (BASELINE) head.push('baseline CPU', 'baseline wall', 'CPU ratio', 'wall rati
 if (MODULES) head.push('modules (packages)', ...(BASELINE ? ['baseline modules (packages)'] : []));
 console.log(`| ${head.join(' | ')} |`);
 console.log(`|${head.map(() => '---').join('|')}|`);
-for (const command of COMMANDS) {
+for (const command of chosen) {
   const row = [command.name];
   const of = (bin) => {
     const runs = results.get(command.name).get(bin);
@@ -153,7 +181,7 @@ for (const command of COMMANDS) {
   }
   if (MODULES)
     for (const bin of bins) {
-      const m = await modulesOf(bin.main, command.args);
+      const m = await modulesOf(bin.main, command.args, command.refused ? { NETFORM_URL: refusedUrl } : {});
       row.push(`${m.all} (${m.packages})`);
     }
   console.log(`| ${row.join(' | ')} |`);

@@ -3,8 +3,18 @@
  * ipaddr.js; this module adds the strictness the contract needs (dotted-quad IPv4 only, no zone
  * ids, prefix lengths within the family) and the integer ranges that overlap and allocation use.
  */
-import ipaddr from 'ipaddr.js';
+import { createRequire } from 'node:module';
 import { flatText } from './flat-text.js';
+
+/**
+ * ipaddr.js, loaded on first use (most addresses take the common paths below, which need it not)
+ * and by `require`: it is CommonJS, and an `import` of it makes Node scan its source for exports,
+ * which cost every process about as much CPU as a dozen of our modules.
+ */
+let ipaddrLib: typeof import('ipaddr.js') | undefined;
+function ipaddr(): typeof import('ipaddr.js') {
+  return (ipaddrLib ??= createRequire(import.meta.url)('ipaddr.js') as typeof import('ipaddr.js'));
+}
 
 export type IpFamily = 4 | 6;
 
@@ -161,22 +171,22 @@ function parseAddressText(text: string): ParsedAddress | null {
       // Erlang's :inet and nft read it; ipaddr.js reads it as the IPv4-mapped ::ffff:a.b.c.d.
       const compatible = /^::(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.exec(s);
       if (compatible) {
-        if (!ipaddr.IPv4.isValidFourPartDecimal(compatible[1]!)) return null;
-        const value = bytesToBigint(ipaddr.IPv4.parse(compatible[1]!).toByteArray());
+        if (!ipaddr().IPv4.isValidFourPartDecimal(compatible[1]!)) return null;
+        const value = bytesToBigint(ipaddr().IPv4.parse(compatible[1]!).toByteArray());
         return { family: 6, value, text: formatAddress(6, value) };
       }
       const canonical = parseCanonicalIpv6(s);
       if (canonical) return canonical;
       // parse throws where isValid would say no (caught below): one parse, not two.
-      const addr = ipaddr.IPv6.parse(s);
+      const addr = ipaddr().IPv6.parse(s);
       let value = 0n;
       for (const part of addr.parts) value = (value << 16n) | BigInt(part);
       return { family: 6, value, text: addr.toString() };
     }
     const canonical = parseCanonicalIpv4(s);
     if (canonical) return canonical;
-    if (!ipaddr.IPv4.isValidFourPartDecimal(s)) return null;
-    const addr = ipaddr.IPv4.parse(s);
+    if (!ipaddr().IPv4.isValidFourPartDecimal(s)) return null;
+    const addr = ipaddr().IPv4.parse(s);
     return { family: 4, value: bytesToBigint(addr.toByteArray()), text: addr.toString() };
   } catch {
     return null;
@@ -188,7 +198,7 @@ export function formatAddress(family: IpFamily, value: bigint): string {
     const n = Number(value);
     return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
   }
-  const text = ipaddr.fromByteArray(bigintToBytes(value, 16)).toString();
+  const text = ipaddr().fromByteArray(bigintToBytes(value, 16)).toString();
   // The text is canonical, as a parse of it would say: an address just made (an allocation) is
   // not parsed again by ipaddr.js when the store keys it.
   if (addressCache.get(text) === undefined) addressCache.set(text, { family: 6, value, text });

@@ -7,37 +7,24 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  applyPlan,
-  applySummary,
-  findStaleChanges,
-  readSavedPlanSecrets,
-  ServerGoneBreaker,
-  type ApplyOptions,
-  type ApplySummary,
-  type ChangeResult,
-  type WriteStop,
-} from '../apply/index.js';
-import { judgeSavedPlanTests } from '../access/saved-tests.js';
+import type { ApplyOptions, ApplySummary, ChangeResult, WriteStop } from '../apply/index.js';
 import type { SecretRef } from '../model/secret.js';
 import type { DesiredState } from '../model/state.js';
-import { nowManagedChanges } from '../plan/defaults.js';
-import { expiredOnly, expiredSincePlan, grantsExpiredAt, type ExpiredSincePlan } from '../plan/expiries.js';
-import { evaluateLimits, type LimitOverrides } from '../plan/limits.js';
-import { readSavedPlan, SavedPlanError } from '../plan/planfile.js';
-import { intersectReviewed, ReviewedPlanError, type ReviewedIntersection } from '../plan/reviewed.js';
-import { withSecretHmacs, type PlanKey } from '../plan/seal.js';
-import { planSecretValue } from '../plan/secrets.js';
+import type { ExpiredSincePlan } from '../plan/expiries.js';
+import type { LimitOverrides } from '../plan/limits.js';
+import type { ReviewedIntersection } from '../plan/reviewed.js';
+import type { PlanKey } from '../plan/seal.js';
 import type { LimitCheck, Plan, WordedPlan } from '../plan/types.js';
-import { secretValueProblem } from '../desired/secrets.js';
 import { loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
-import { lifecycleOf } from '../plan/lifecycle.js';
-import { judgeWithLifecycle, loadBase, makePlan, type PlanShaping } from './plan.js';
-import { withOwners } from './owners.js';
-import { approvedHandles, withholdUnapproved, type Approval } from '../plan/approvals.js';
+import { loadBase, makePlan, type PlanShaping } from './plan.js';
+import type { Approval } from '../plan/approvals.js';
 import { readLiveState, type Connector, type Session } from './session.js';
+
+// The writer, the saved plan's checks, the reviewed intersection and the planner's judging are
+// imported where they are used, once the server's state is read: an apply whose files or server
+// fail loads none of them.
 
 interface ApplyRequest {
   connect: Connector;
@@ -106,9 +93,10 @@ export interface SavedApplyRequest extends ApplyRequest, LimitOverrides {
 export interface ApplyEvents extends OpEvents, Pick<ApplyOptions, 'onStart' | 'onSettled' | 'onProgress'> {
   /**
    * The plan that is about to be applied (before its limits are checked): what people are shown.
-   * With a reviewed plan, also what of the plan made now it withholds.
+   * With a reviewed plan, also what of the plan made now it withholds. A promise it returns is
+   * awaited before apply goes on (the command loads its views there).
    */
-  planned?(plan: Plan, reviewed?: ReviewedIntersection): void;
+  planned?(plan: Plan, reviewed?: ReviewedIntersection): unknown;
   /** Asked before a plan made now is written (never for a saved plan, whose writing was the approval); false cancels. */
   confirm?(plan: Plan, server: string): Promise<boolean>;
   /** The plan's writes start; once the signal aborts, those in flight get `graceMs` to end. */
@@ -162,17 +150,6 @@ export type ReviewedOutcome = ApplyOutcome & {
   missingApprovals?: { owners: string[]; pullRequest?: { head: string; author: string }; given: boolean };
 };
 
-/** A saved plan (`netform plan -o`), if this netform can apply it exactly: sealed with `key`, unedited. */
-export function readSavedPlanFile(path: string, key: PlanKey): WordedPlan {
-  try {
-    return readSavedPlan(path, key);
-  } catch (error) {
-    if (error instanceof SavedPlanError)
-      throw new OpError('saved-plan', { code: 'saved_plan_refused', refusal: error.refusal });
-    throw error;
-  }
-}
-
 /**
  * Plans the files against the server and applies the plan (after `events.confirm`, when given).
  * With `request.reviewed`, only the changes the reviewed plan shows identically, unasked.
@@ -190,8 +167,9 @@ export async function applyPlanned(
     if (!request.reviewed) {
       // The tests run on the state after apply (src/access/after-apply.ts): a failure writes nothing.
       const plan = await makePlan(desired, { ...request, runTests: true }, session, events);
+      const { nowManagedChanges } = await import('../plan/defaults.js');
       refuseFailingTests(plan);
-      events.planned?.(plan);
+      await events.planned?.(plan);
       const overLimit = plan.limits.filter((l) => l.exceeded);
       // Changes that exist only because a left-out field now means its default: a safety limit.
       const nowManaged = request.allowNowManaged ? 0 : nowManagedChanges(plan.changes).length;
@@ -199,12 +177,14 @@ export async function applyPlanned(
     }
     const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
     const ownersBase = request.ownersBase ? await loadBase({ ...request, base: request.ownersBase }) : undefined;
-    const planned = withOwners(
-      await makePlan(desired, request, session, events, reading),
-      ownersBase,
-      desired,
-      await reading,
-    );
+    const made = await makePlan(desired, request, session, events, reading);
+    const { withOwners } = await import('./owners.js');
+    const { withSecretHmacs } = await import('../plan/seal.js');
+    const { intersectReviewed, ReviewedPlanError } = await import('../plan/reviewed.js');
+    const { approvedHandles, withholdUnapproved } = await import('../plan/approvals.js');
+    const { lifecycleOf } = await import('../plan/lifecycle.js');
+    const { judgeWithLifecycle } = await import('./planning.js');
+    const planned = withOwners(made, ownersBase, desired, await reading);
     const hashed = request.key ? withSecretHmacs(planned, request.key) : planned;
     const fresh = request.wordPlan ? request.wordPlan(hashed) : hashed;
     let result: ReviewedIntersection & { missing?: string[] };
@@ -231,14 +211,21 @@ export async function applyPlanned(
       tests: true,
     });
     refuseFailingTests(plan);
-    events.planned?.(plan, result);
+    await events.planned?.(plan, result);
     const unpinned = unpinnedOf(request.reviewed, plan);
     if (unpinned > 0 && plan.limits.every((l) => !l.exceeded)) events.unpinned?.(unpinned);
     // The secrets sent are the values whose HMAC matched the reviewed plan's, not values read again.
     const outcome = await writeUnlessRefused(
       plan,
       plan.limits.filter((l) => l.exceeded),
-      { ...run, resolveSecret: plannedValues(planned, request.resolveSecret) },
+      {
+        ...run,
+        resolveSecret: plannedValues(
+          planned,
+          request.resolveSecret,
+          (await import('../plan/secrets.js')).planSecretValue,
+        ),
+      },
     );
     const pullRequest = request.reviewed.owners?.pull_request;
     const missing = result.missing?.length
@@ -280,6 +267,9 @@ async function applyExpiredOnly(desired: DesiredState, run: ApplyRun): Promise<R
   const { session, events, request } = run;
   const reading = readLiveState(session, { configuration: desired.configuration !== undefined });
   const whole = await makePlan(desired, request as PlannedApplyRequest, session, events, reading);
+  const { expiredOnly } = await import('../plan/expiries.js');
+  const { lifecycleOf } = await import('../plan/lifecycle.js');
+  const { judgeWithLifecycle } = await import('./planning.js');
   const narrowed = expiredOnly(whole);
   const live = await reading;
   const plan = judgeWithLifecycle(
@@ -290,7 +280,7 @@ async function applyExpiredOnly(desired: DesiredState, run: ApplyRun): Promise<R
       tests: true,
     },
   );
-  events.planned?.(plan);
+  await events.planned?.(plan);
   const outcome = await writeUnlessRefused(
     plan,
     plan.limits.filter((l) => l.exceeded),
@@ -319,10 +309,18 @@ export async function applySaved(
     if (plan.server !== session.url) {
       throw new OpError('saved-plan', { code: 'saved_plan_elsewhere', planned: plan.server, server: session.url });
     }
-    events.planned?.(plan);
+    await events.planned?.(plan);
     if (plan.changes.length === 0) return { status: 'no-changes', plan };
-    const secrets = readSecretsAgain(request);
+    const { readSavedPlanSecrets, findStaleChanges } = await import('../apply/index.js');
+    const secrets = readSecretsAgain(
+      request,
+      readSavedPlanSecrets,
+      (await import('../desired/secrets.js')).secretValueProblem,
+    );
     const live = await readLiveState(session, { configuration: plan.changes.some((c) => c.kind === 'configuration') });
+    const { expiredSincePlan, grantsExpiredAt } = await import('../plan/expiries.js');
+    const { judgeSavedPlanTests } = await import('../access/saved-tests.js');
+    const { evaluateLimits } = await import('../plan/limits.js');
     // A secret that changed since the plan makes its change stale, as a changed object does.
     const changedOnServer = findStaleChanges(plan, live);
     // What it grants that has expired since the plan was made (at apply's own clock) makes it stale too.
@@ -376,7 +374,11 @@ async function claimSavedPlan(session: Session, plan: Plan): Promise<void> {
  * The value each secret of `plan` was planned (and compared) with, by reference; `fallback` for a
  * reference the plan did not read.
  */
-function plannedValues(plan: Plan, fallback: (ref: SecretRef) => string): (ref: SecretRef) => string {
+function plannedValues(
+  plan: Plan,
+  fallback: (ref: SecretRef) => string,
+  planSecretValue: typeof import('../plan/secrets.js').planSecretValue,
+): (ref: SecretRef) => string {
   const secrets = new Map(
     plan.changes.flatMap((change) =>
       (change.secrets ?? []).map((secret) => [secret.ref, planSecretValue(secret)] as const),
@@ -392,7 +394,11 @@ function plannedValues(plan: Plan, fallback: (ref: SecretRef) => string): (ref: 
  * Every secret a saved plan will send, read before anything is written and compared with the
  * plan's HMAC of it: one that cannot be read refuses the plan (nothing is written).
  */
-function readSecretsAgain(request: SavedApplyRequest): ReturnType<typeof readSavedPlanSecrets> {
+function readSecretsAgain(
+  request: SavedApplyRequest,
+  readSavedPlanSecrets: typeof import('../apply/index.js').readSavedPlanSecrets,
+  secretValueProblem: typeof import('../desired/secrets.js').secretValueProblem,
+): ReturnType<typeof readSavedPlanSecrets> {
   const secrets = readSavedPlanSecrets(request.plan, request.key, request.readSecret, secretValueProblem);
   const problems = new Set(secrets.unreadable);
   if (problems.size > 0)
@@ -440,6 +446,7 @@ async function writeChanges(
   plan: Plan,
   { resolveSecret, request, session, events, signal }: ApplyRun,
 ): Promise<ApplyOutcome> {
+  const { applyPlan, applySummary, ServerGoneBreaker } = await import('../apply/index.js');
   const graceMs = session.timeoutMs;
   events.writing?.(plan, graceMs);
   const started = performance.now();
@@ -483,7 +490,7 @@ async function writeChanges(
   return {
     status: 'applied',
     plan,
-    summary: summary ?? interruptedSummary(plan, settled, inFlight),
+    summary: summary ?? applySummary(interruptedResults(plan, settled, inFlight)),
     stoppedBy: signal?.aborted ? signal.reason : null,
     abandoned: summary === null,
   };
@@ -503,18 +510,17 @@ function describeReason(reason: unknown): string {
   return reason instanceof Error ? reason.message : String(reason);
 }
 
-/** The summary when the writes in flight did not finish in time: those are reported as unknown. */
-function interruptedSummary(
+/** The results when the writes in flight did not finish in time: those are reported as unknown. */
+function interruptedResults(
   plan: Plan,
   settled: Map<string, ChangeResult>,
   inFlight: ReadonlySet<string>,
-): ApplySummary {
-  const results = plan.changes.map((change): ChangeResult => {
+): ChangeResult[] {
+  return plan.changes.map((change): ChangeResult => {
     const done = settled.get(change.id);
     if (done) return done;
     const { id, label, action } = change;
     if (inFlight.has(change.id)) return { id, label, action, status: 'failed', stop: { code: 'in_flight_unknown' } };
     return { id, label, action, status: 'not_attempted', stop: { code: 'interrupted' } };
   });
-  return applySummary(results);
 }

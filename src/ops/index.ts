@@ -21,12 +21,12 @@ export { planAgainstServer, type PlanRequest, type PlanResult, type PlanShaping 
 export {
   applyPlanned,
   applySaved,
-  readSavedPlanFile,
   type ApplyEvents,
   type ApplyOutcome,
   type PlannedApplyRequest,
   type SavedApplyRequest,
 } from './apply.js';
+export { readSavedPlanFile } from './saved-plan-file.js';
 export { checkDrift, type DriftCheck, type DriftRequest } from './drift.js';
 export {
   startDriftSchedule,

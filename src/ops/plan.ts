@@ -3,28 +3,18 @@
  * where that is safe), the plan made, `--target` applied and the plan's access changes attached.
  * The plan that leaves here is finished.
  */
-import { accessChangesAfter, judgeAfterApply } from '../access/plan.js';
-import { portRuleWarnings } from '../access/tests.js';
-import { fetchConfiguration } from '../client/index.js';
+import { portRuleWarnings } from '../access/test-checks.js';
 import { loadDesiredState, NO_SUCH_PATH, type Diagnostic, type LoadResult } from '../desired/index.js';
 import { GitRefError, loadDesiredStateAtRef } from '../desired/git-ref.js';
 import type { DesiredState, LiveState } from '../model/state.js';
-import { compareWithBase } from '../plan/base.js';
-import { planChanges, PlanError, type Plan, type PlanOptions } from '../plan/index.js';
-import { indexLiveState } from '../plan/live-index.js';
-import { isPending } from '../plan/outcome.js';
-import { lifecycleOf, unusedAcknowledgements, withLifecycle, type Lifecycle } from '../plan/lifecycle.js';
-import { liveKeyIds, normalizeTarget, targetPlan, TargetError } from '../plan/target.js';
-import type { PlanBase } from '../plan/types.js';
-import type { BaseNote } from '../plan/sources.js';
-import { formatDiagnostic } from '../model/diagnostic.js';
-import { planAccessDelta } from './access-delta.js';
+import type { Plan } from '../plan/types.js';
+import { normalizeTarget, TargetError } from '../plan/target.js';
 import { effectiveAt } from '../desired/expiry.js';
 import { inEffect, loadDesired, loaderFor, type DesiredInput } from './desired.js';
 import { OpError } from './errors.js';
 import { elapsedSince, type OpEvents } from './events.js';
-import { withOwners, type PullRequest } from './owners.js';
-import { readLiveState, serverRefused, type Connector, type Session } from './session.js';
+import type { PullRequest } from './owners.js';
+import { readLiveState, withConfiguration, type Connector, type Session } from './session.js';
 
 /** How a plan is shaped: what `netform plan` and `apply -f` take besides the files and the server. */
 export interface PlanShaping {
@@ -121,17 +111,17 @@ export async function planAgainstServer(
   try {
     for (const warning of portRuleWarnings(desired)) events.warning?.(warning);
     const made = await makePlan(desired, request, session, events, live);
-    const compared = base ? await compareToBase(made, base, desired, request, session, live) : made;
-    const owned = request.routeOwners ? withOwners(compared, base, desired, await live, request.pullRequest) : compared;
-    const plan = request.accessDelta ? { ...owned, access_delta: planAccessDelta(owned, await live, desired) } : owned;
-    return { plan, differs: isPending(plan) };
+    const { finishPlan } = await import('./planning.js');
+    return await finishPlan(made, request, { desired, session, live, base });
   } finally {
     await session.close();
   }
 }
 
 /** The base's desired state, read before anything else. */
-type LoadedBase = { ref: string; commit?: string; where: string } & ({ result: LoadResult } | { missing: string });
+export type LoadedBase = { ref: string; commit?: string; where: string } & (
+  { result: LoadResult } | { missing: string }
+);
 
 export async function loadBase(request: Pick<PlanRequest, 'base' | 'file' | 'input'>): Promise<LoadedBase | undefined> {
   const { base } = request;
@@ -159,71 +149,6 @@ export async function loadBase(request: Pick<PlanRequest, 'base' | 'file' | 'inp
     if (error instanceof GitRefError) throw new OpError('request', error.message);
     throw error;
   }
-}
-
-/**
- * The plan with each change's origin (src/plan/base.ts): the base's files planned against the same
- * live state; the access changes in two parts (the base's changes, then the request's own).
- */
-async function compareToBase(
-  plan: Plan,
-  base: LoadedBase,
-  desired: DesiredState,
-  shaping: PlanShaping,
-  session: Session,
-  reading: Promise<LiveState>,
-): Promise<Plan> {
-  const info: PlanBase = { ref: base.ref, ...(base.commit ? { commit: base.commit } : {}) };
-  const alone = (note: BaseNote): Plan =>
-    compareWithBase(plan, null, { ...info, note, ...(plan.access ? { access_pr: plan.access } : {}) });
-  if ('missing' in base)
-    return alone({ code: 'base_missing', where: base.where, missing: base.missing, ref: base.ref });
-  if (!base.result.ok) {
-    const [first, ...more] = base.result.diagnostics;
-    return alone({ code: 'base_has_errors', ref: base.ref, first: formatDiagnostic(first!), more: more.length });
-  }
-  let live = await reading;
-  if (base.result.state.configuration !== undefined && live.configuration === undefined)
-    live = await withConfiguration(reading, session);
-  let basePlan: Plan;
-  try {
-    // The base's plan is compared, never applied: a secret it cannot read stops nothing, and no password is read.
-    // The base's own forget: and acknowledged: entries shape its plan as they shape this one's.
-    const baseLife = lifecycleOf(base.result.state, live, shaping.instant ?? new Date());
-    const whole = planChanges(baseLife.desired, baseLife.live, {
-      ...planOptionsOf(shaping, session),
-      unreadableSecrets: 'report',
-    });
-    basePlan = shaping.target?.length ? targetPlan(whole, shaping.target) : whole;
-  } catch (error) {
-    if (error instanceof PlanError || error instanceof TargetError)
-      return alone({
-        code: 'base_unplannable',
-        ref: base.ref,
-        ...(error instanceof PlanError ? { problems: error.problems } : { target: error.problem }),
-      });
-    throw error;
-  }
-  const compared = compareWithBase(plan, basePlan, info);
-  const already = compared.changes.filter((c) => c.origin === 'base');
-  const own = compared.changes.filter((c) => c.origin === 'pr');
-  compared.base!.access_pr = accessChangesAfter(live, desired, already, own);
-  compared.base!.access_base = accessChangesAfter(live, desired, [], already);
-  return compared;
-}
-
-/** The planner's options for a plan made now against the session's server. */
-function planOptionsOf(shaping: PlanShaping, session: Session): PlanOptions {
-  return {
-    server: session.url,
-    createdAt: new Date().toISOString(),
-    tokenUser: session.tokenUser,
-    replace: shaping.replace ?? false,
-    rotatePasswords: shaping.rotatePasswords ?? false,
-    allowDeletes: shaping.allowDeletes,
-    allowUpdates: shaping.allowUpdates,
-    ...(shaping.unreadableSecrets ? { unreadableSecrets: shaping.unreadableSecrets } : {}),
-  };
 }
 
 /**
@@ -272,20 +197,10 @@ async function loadDesiredAndLive(
   }
 }
 
-async function withConfiguration(lists: Promise<LiveState>, session: Session): Promise<LiveState> {
-  const [live, configuration] = await Promise.all([
-    lists,
-    fetchConfiguration(session.client, 'required').catch((error: unknown) => {
-      throw serverRefused(error);
-    }),
-  ]);
-  return configuration ? { ...live, configuration } : live;
-}
-
 /**
  * Reads the live state (one list call per collection; or waits for `reading`, started earlier),
- * plans against it, keeps the targets and judges the plan on the state after apply (access
- * changes, tests when asked, live rules outside the files that decide packets: src/access/plan.ts).
+ * then plans against it (ops/planning.ts, loaded only now: a server that cannot be read needs no
+ * planner).
  */
 export async function makePlan(
   desired: DesiredState,
@@ -294,58 +209,11 @@ export async function makePlan(
   events: OpEvents = {},
   reading?: Promise<LiveState>,
 ): Promise<Plan> {
-  let started = performance.now();
+  const started = performance.now();
   checkTargets(shaping.target);
   const live = await (reading ?? readLiveState(session, { configuration: desired.configuration !== undefined }));
   events.phase?.('fetch', elapsedSince(started));
-  started = performance.now();
-  try {
-    // Forgotten objects and acknowledged differences leave the planner's inputs (src/plan/lifecycle.ts).
-    const life = lifecycleOf(desired, live, shaping.instant ?? new Date());
-    const whole = withLifecycle(planChanges(life.desired, life.live, planOptionsOf(shaping, session)), life);
-    // The live objects' keys: a target that matches nothing gets the nearest one as a hint.
-    const targeted = shaping.target?.length
-      ? targetPlan(whole, shaping.target, liveKeyIds(indexLiveState(live)))
-      : whole;
-    events.phase?.('diff', elapsedSince(started));
-    started = performance.now();
-    // Access, tests and live rules outside the files, judged on the state after apply.
-    const judged = judgeWithLifecycle(targeted, live, life, { tests: shaping.runTests });
-    const plan =
-      life.inForce.length > 0 ? withUnused(judged, desired, live, life, planOptionsOf(shaping, session)) : judged;
-    events.phase?.('access', elapsedSince(started));
-    return plan;
-  } catch (error) {
-    if (error instanceof PlanError) throw new OpError('plan', { code: 'cannot_plan', problems: error.problems });
-    if (error instanceof TargetError)
-      throw new OpError('request', { code: 'target_refused', problem: error.problem, flag: true });
-    throw error;
-  }
-}
-
-/**
- * The plan with a warning for each acknowledgement in force that keeps nothing: found by planning
- * again without the acknowledgements (only when some are in force).
- */
-function withUnused(plan: Plan, desired: DesiredState, live: LiveState, life: Lifecycle, options: PlanOptions): Plan {
-  const bare = lifecycleOf({ ...desired, acknowledged: undefined }, live, new Date(0));
-  let without: Plan;
-  try {
-    without = judgeWithLifecycle(planChanges(bare.desired, bare.live, options), live, bare);
-  } catch (error) {
-    if (error instanceof PlanError) return plan;
-    throw error;
-  }
-  const unused = unusedAcknowledgements(life, without);
-  return unused.length > 0 ? { ...plan, warnings: [...plan.warnings, ...unused] } : plan;
-}
-
-/** The plan judged on the state after apply with its forgotten and acknowledged objects (apply judges a reviewed intersection again). */
-export function judgeWithLifecycle(
-  plan: Plan,
-  live: LiveState,
-  life: Lifecycle,
-  options: { tests?: boolean } = {},
-): Plan {
-  return judgeAfterApply(plan, live, life.desired, { ...options, policy: life.policy, left: life.left });
+  const planning = performance.now();
+  const { planOnLive } = await import('./planning.js');
+  return planOnLive(desired, live, shaping, session, events, planning);
 }

@@ -5,7 +5,7 @@
  */
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { ApiClient, ApiError, fetchLiveState, type ApiClientOptions } from '../client/index.js';
+import { ApiClient, ApiError, fetchConfiguration, fetchLiveState, type ApiClientOptions } from '../client/index.js';
 import {
   FileReadError,
   readBoundedFileSync,
@@ -195,4 +195,15 @@ export function serverRefused(error: unknown): unknown {
   return error instanceof ApiError
     ? new OpError('server', { code: 'server_unreadable', problem: error.message })
     : error;
+}
+
+/** The lists being read, with `/v0/configuration` read beside them (when the files declare `configuration:`). */
+export async function withConfiguration(lists: Promise<LiveState>, session: Session): Promise<LiveState> {
+  const [live, configuration] = await Promise.all([
+    lists,
+    fetchConfiguration(session.client, 'required').catch((error: unknown) => {
+      throw serverRefused(error);
+    }),
+  ]);
+  return configuration ? { ...live, configuration } : live;
 }

@@ -5,7 +5,8 @@
 import { resolve } from 'node:path';
 import { accessModelOfDesired } from '../access/model.js';
 import { shadowedRuleWarnings } from '../access/shadow.js';
-import { noSourceWarnings, portRuleWarnings, runAccessTests, type TestResult } from '../access/tests.js';
+import { portRuleWarnings } from '../access/test-checks.js';
+import { noSourceWarnings, runAccessTests, type TestResult } from '../access/tests.js';
 import { repositoryRootOf } from '../desired/containment.js';
 import { pastExpiryWarnings } from '../desired/expiry.js';
 import { countDeclarations, type Diagnostic } from '../desired/index.js';

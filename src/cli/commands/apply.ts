@@ -20,6 +20,7 @@ import { addPlanAgeOption, checkSavedPlanAge } from '../flags/plan-age.js';
 import { addPlanningOptions, planShaping, type PlanningOptions } from '../flags/planning.js';
 import { inputOf, type CliIo } from '../io.js';
 import { watchStopRequests } from '../signals.js';
+import { applyViews, savedPlanReading, type ApplyViews } from '../apply-views.js';
 
 interface ApplyOptions extends PlanningOptions, ApprovalOptions, ExpiryApplyOptions {
   yes?: boolean;
@@ -59,22 +60,19 @@ export function registerApply(program: Command, cli: CliContext): void {
 
 async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, io: CliIo): Promise<ExitCode> {
   const { resolveSecret } = await import('../../desired/secrets.js');
-  const { applyPlanned, applySaved, readSavedPlanFile } = await import('../../ops/apply.js');
-  const say = await import('../../views/apply.js');
-  const { renderPlan } = await import('../../views/plan.js');
-  const { wordedPlan } = await import('../../views/notes.js');
-  const { renderWithheld } = await import('../../views/reviewed.js');
-  const { confirm, exitCodeOf, outcomeCode, readSecret } = await import('../apply-outcome.js');
-  const { planKeyOf } = await import('../flags/plan-key.js');
+  const { applyPlanned, applySaved } = await import('../../ops/apply.js');
   const { connectorOf, resolveConnection } = await import('../flags/session.js');
   const { progressOnTerminal, Timings, useColor } = await import('../output.js');
   checkApplySources(savedPlanPath, opts);
   const approvals = await approvalsRequest(opts);
   // Saved plans are sealed under NETFORM_PLAN_KEY or the token: checked before anything is opened.
   const connection = resolveConnection(opts, io);
-  const key = savedPlanPath || opts.reviewed ? planKeyOf(connection, io) : undefined;
-  const saved = savedPlanPath ? readSavedPlanFile(savedPlanPath, key!) : undefined;
-  const reviewed = opts.reviewed ? readSavedPlanFile(opts.reviewed, key!) : undefined;
+  const sealed = savedPlanPath || opts.reviewed ? await savedPlanReading() : undefined;
+  const key = sealed?.planKeyOf(connection, io);
+  const saved = savedPlanPath ? sealed!.readSavedPlanFile(savedPlanPath, key!) : undefined;
+  const reviewed = opts.reviewed ? sealed!.readSavedPlanFile(opts.reviewed, key!) : undefined;
+  // Apply's views once there is a plan (events.planned loads them; armed `stop` comes after it).
+  let views: ApplyViews | undefined = saved ? await applyViews() : undefined;
   if (saved) await checkSavedPlanAge(savedPlanPath!, saved, opts.planMaxAge, 'apply', io);
   if (reviewed) await checkSavedPlanAge(opts.reviewed!, reviewed, opts.planMaxAge, 'reviewed', io);
   const timings = new Timings(io);
@@ -85,23 +83,26 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
   const stop = watchStopRequests(
     io,
     (signal, first) => {
-      if (first) io.err.write(say.stoppingLine(signal, graceMs, reporter?.inFlight().size ?? 0));
+      if (first) io.err.write(views!.say.stoppingLine(signal, graceMs, reporter?.inFlight().size ?? 0));
       else {
-        io.err.write(say.exitingNowLine(signal));
-        io.exit(exitCodeOf(signal));
+        io.err.write(views!.say.exitingNowLine(signal));
+        io.exit(views!.exitCodeOf(signal));
       }
     },
     { parent: false, armed: false },
   );
   const events: ApplyEvents = {
     phase: timings.phase,
-    planned: (plan, review) => {
+    planned: async (plan, review) => {
+      const { say, renderPlan, renderWithheld } = (views ??= await applyViews());
       const noChangesLine = review?.withheld.length ? say.NOTHING_REVIEWED : undefined;
       io.out.write(renderPlan(plan, 'text', { color, noChangesLine }));
       if (review) io.out.write(renderWithheld(review, { color }));
       if (!saved) timings.report();
     },
-    ...(opts.yes || saved || reviewed ? {} : { confirm: (plan, server) => confirm(plan, server, io) }),
+    ...(opts.yes || saved || reviewed
+      ? {}
+      : { confirm: async (p, url) => (views ??= await applyViews()).confirm(p, url, io) }),
     writing: (plan, grace) => {
       graceMs = grace;
       stop.arm();
@@ -111,8 +112,8 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
     onSettled: (result, detail) => reporter?.onSettled(result, detail),
     onProgress: (progress) => reporter?.onProgress(progress),
     written: () => reporter?.stop(),
-    halted: (reason) => io.err.write(say.haltedLine(reason)),
-    unpinned: (count) => io.err.write(say.unpinnedLine(count)),
+    halted: (reason) => io.err.write(views!.say.haltedLine(reason)),
+    unpinned: (count) => io.err.write(views!.say.unpinnedLine(count)),
   };
   // Apply judges expiries and acknowledgements at its own clock, read once.
   const instant = io.clock();
@@ -120,7 +121,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
   try {
     const outcome = saved
       ? await applySaved(
-          { ...request, ...planShaping(opts), plan: saved, key: key!, readSecret: (ref) => readSecret(ref, io) },
+          { ...request, ...planShaping(opts), plan: saved, key: key!, readSecret: (ref) => views!.readSecret(ref, io) },
           events,
           stop.signal,
         )
@@ -131,7 +132,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
             file: opts.file!,
             input: inputOf(io),
             reviewed,
-            wordPlan: wordedPlan,
+            wordPlan: sealed?.wordedPlan,
             key,
             allowNowManaged: opts.allowNowManaged === true,
             ...approvals,
@@ -142,7 +143,7 @@ async function runApply(savedPlanPath: string | undefined, opts: ApplyOptions, i
           stop.signal,
         );
     timings.reportWrites();
-    return outcomeCode(outcome, io, color, reporter?.logged());
+    return (views ??= await applyViews()).outcomeCode(outcome, io, color, reporter?.logged());
   } finally {
     stop.dispose();
   }

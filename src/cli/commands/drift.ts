@@ -49,7 +49,6 @@ export function registerDrift(program: Command, cli: CliContext): void {
 
 async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   const { checkDrift } = await import('../../ops/drift.js');
-  const { renderDrift } = await import('../../views/drift-render.js');
   const { connectorOf, resolveConnection } = await import('../flags/session.js');
   const { fullPlanAt, Timings, useColor } = await import('../output.js');
   refuseScheduleFlags(opts);
@@ -59,6 +58,8 @@ async function driftOnce(opts: DriftOptions, io: CliIo): Promise<ExitCode> {
   const input = inputOf(io, () => instant);
   const { plan, status } = await checkDrift({ file: opts.file, connect, input, instant }, timings);
   timings.report();
+  // The report's views once there is a plan: a drift check that cannot read its files or server needs none.
+  const { renderDrift } = await import('../../views/drift-render.js');
   const color = opts.format === 'text' && useColor(opts, io);
   const output = renderDrift(plan, opts.format, { color, fullPlanAt: fullPlanAt(io.env) });
   io.out.write(output.endsWith('\n') ? output : `${output}\n`);

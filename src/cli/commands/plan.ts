@@ -75,15 +75,10 @@ interface PlanCommandOptions extends PlanningOptions, PullRequestOptions {
 }
 
 async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
-  const { elapsedSince } = await import('../../ops/events.js');
   const { planAgainstServer } = await import('../../ops/plan.js');
   const { formatDiagnostic } = await import('../../views/diagnostics.js');
-  const { wordedPlan } = await import('../../views/notes.js');
-  const { renderPlan } = await import('../../views/plan.js');
-  const { planKeyOf } = await import('../flags/plan-key.js');
   const { connectorOf, resolveConnection } = await import('../flags/session.js');
-  const { fullPlanAt, refuseOverwritingInput, Timings, useColor, wholeOutput, writeSavedPlan } =
-    await import('../output.js');
+  const { refuseOverwritingInput, Timings } = await import('../output.js');
   const instant = judgedAt(io, opts, opts.out ? '-o' : undefined);
   if (opts.out) refuseOverwritingInput(opts.out, opts.file);
   if (opts.base !== undefined && opts.baseFile !== undefined)
@@ -110,6 +105,11 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   const result = await planAgainstServer(request, { phase: timings.phase, warning });
   const { plan } = result;
   const started = performance.now();
+  // What shows and saves a plan: loaded once there is one (a plan whose files or server fail needs none of it).
+  const { elapsedSince } = await import('../../ops/events.js');
+  const { wordedPlan } = await import('../../views/notes.js');
+  const { renderPlan } = await import('../../views/plan.js');
+  const { fullPlanAt, useColor, wholeOutput, writeSavedPlan } = await import('../output.js');
   // `-o -`: the saved plan goes to stdout, so the plan for people goes to stderr.
   const toStdout = opts.out === '-';
   const shownOn = toStdout ? 'err' : 'out';
@@ -117,7 +117,8 @@ async function runPlan(opts: PlanCommandOptions, io: CliIo): Promise<ExitCode> {
   const testsFail = (plan.tests?.failed ?? 0) > 0;
   // The JSON document is a saved plan, sealed with NETFORM_PLAN_KEY or the token (src/plan/planfile.ts);
   // not when a test fails: that plan cannot be applied.
-  const seal = !testsFail && (opts.format === 'json' || opts.out) ? planKeyOf(connection, io) : undefined;
+  const sealing = !testsFail && (opts.format === 'json' || opts.out);
+  const seal = sealing ? (await import('../flags/plan-key.js')).planKeyOf(connection, io) : undefined;
   // The saved-plan writer (and the plan schema it checks against) only when a plan is saved.
   const savedPlanJson = seal ? (await import('../../plan/planfile.js')).savedPlanJson : undefined;
   const output =

@@ -17,7 +17,7 @@ import { parseIpAddress } from '../../model/net.js';
 import { parseRule, ruleText, storedForm } from '../../model/rule.js';
 import type { DesiredRule, DesiredState } from '../../model/state.js';
 import { checkEmail } from '../../model/user.js';
-import { checkAccessTests } from '../../access/tests.js';
+import { checkAccessTests } from '../../access/test-checks.js';
 import type { Diagnostic } from '../types.js';
 import {
   checkConfiguration,

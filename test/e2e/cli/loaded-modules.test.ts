@@ -6,11 +6,13 @@
  * command's module; a command's own help loads that command only; a client command (validate, plan, drift -f, export, apply) never loads the
  * bundled server (fastify, the SQLite or PostgreSQL drivers) or CDKTF, nor an HTTP library (the
  * client is on Node's http and https); validate loads no HTTP client at all, and a single
- * `drift -f` neither cron nor adopt's YAML editor. A flag error loads the command's module and
+ * `drift -f` neither cron nor adopt's YAML editor. A plan, drift check or apply that cannot read
+ * the server loads neither the planner, the access evaluator, the writer nor the plan's views. A flag error loads the command's module and
  * its flags only: a command imports its implementation in its action, after commander has
  * checked the flags.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -62,7 +64,7 @@ afterAll(async () => {
 let runs = 0;
 
 /** The bin's exit code and the paths (under the package root, or node_modules/NAME/…) of every module it loaded. */
-async function loaded(args: string[], codes = [0]): Promise<string[]> {
+async function loaded(args: string[], codes = [0], env: Record<string, string> = {}): Promise<string[]> {
   const log = join(dir, `modules-${++runs}.txt`);
   // A process that lives a second or less (SHORT_LIVED_NODE): what it loads is the same.
   const result = await runCliProcessNode(SHORT_LIVED_NODE, args, {
@@ -72,6 +74,7 @@ async function loaded(args: string[], codes = [0]): Promise<string[]> {
       NETFORM_MODULE_LOG: log,
       NETFORM_URL: server.url,
       NETFORM_TOKEN: server.token,
+      ...env,
     },
   });
   expect(codes, `netform ${args.join(' ')}: ${result.stderr}`).toContain(result.code);
@@ -181,5 +184,33 @@ describe('the modules the bin loads at start', () => {
     expect(packages.has('node-cron')).toBe(false);
     expect(packages.has('yaml')).toBe(false);
     expect(paths.filter((p) => /^dist\/src\/(drift\/(cron|sinks)|ops\/drift-schedule|ops\/adopt)/.test(p))).toEqual([]);
+  });
+
+  it("a plan, drift check or apply that cannot read the server loads neither the planner, the access evaluator, the writer nor the plan's views", async () => {
+    const refused = await new Promise<string>((done) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => done(`http://127.0.0.1:${port}`));
+      });
+    });
+    for (const args of [
+      ['plan', '-f', 'netform.yaml', '--retries', '0'],
+      ['drift', '-f', 'netform.yaml', '--retries', '0'],
+      ['apply', '-f', 'netform.yaml', '--yes', '--retries', '0'],
+    ]) {
+      const paths = await loaded(args, [1], { NETFORM_URL: refused });
+      // The files were read (their checks ran) and the client was used: the failure came from the server.
+      expect(paths, args.join(' ')).toContain('dist/src/desired/index.js');
+      expect(paths, args.join(' ')).toContain('dist/src/client/client.js');
+      expect(
+        paths.filter((p) =>
+          /^dist\/src\/(ops\/(planning|access-delta|owners)|plan\/(index|planner|lifecycle|base)|access\/(plan|after-apply|deciding|delta)|apply\/index|views\/(plan|drift-render|apply|reviewed))\.js$/.test(
+            p,
+          ),
+        ),
+        args.join(' '),
+      ).toEqual([]);
+      expectNoServerNorCdktf(paths);
+    }
   });
 });
