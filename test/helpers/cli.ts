@@ -100,6 +100,60 @@ export interface RunningCli {
   kill(): void;
 }
 
+/**
+ * A running process's stdout and stderr as they arrive, and waits for a pattern in either: met
+ * (already or later), or failed once the process has ended without it (`ended` says so, with its
+ * exit code) or after the timeout.
+ */
+export class OutputWatch {
+  readonly text = { stdout: '', stderr: '' };
+  readonly #waiters = new Set<() => void>();
+
+  constructor(private readonly ended: () => { exitCode: number | null } | null) {}
+
+  add(which: 'stdout' | 'stderr', chunk: string): void {
+    this.text[which] += chunk;
+    this.notify();
+  }
+
+  /** Checks every wait again (on new output, and when the process has ended). */
+  notify(): void {
+    for (const check of [...this.#waiters]) check();
+  }
+
+  waitFor(which: 'stdout' | 'stderr', pattern: string | RegExp, timeoutMs = 20_000): Promise<void> {
+    const { text } = this;
+    return new Promise<void>((resolve, reject) => {
+      const matches = () => (typeof pattern === 'string' ? text[which].includes(pattern) : pattern.test(text[which]));
+      const describe = () => `--- stdout\n${text.stdout}\n--- stderr\n${text.stderr}`;
+      const check = () => {
+        if (matches()) {
+          finish();
+          resolve();
+          return;
+        }
+        const end = this.ended();
+        if (end) {
+          finish();
+          reject(
+            new Error(`netform exited (${end.exitCode}) before ${which} matched ${String(pattern)}\n${describe()}`),
+          );
+        }
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`${which} did not match ${String(pattern)} within ${timeoutMs} ms\n${describe()}`));
+      }, timeoutMs);
+      const finish = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(check);
+      };
+      this.#waiters.add(check);
+      check();
+    });
+  }
+}
+
 /** Starts `netform ARGS` and lets a test read its output while it runs (stdout and stderr are pipes). */
 export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   return startCliNode([], args, options);
@@ -115,53 +169,23 @@ export function startCliNode(node: readonly string[], args: string[], options: C
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stdin!.end(options.input ?? '');
-  const text = { stdout: '', stderr: '' };
-  const waiters = new Set<() => void>();
-  const notify = () => {
-    for (const check of [...waiters]) check();
-  };
-  child.stdout!.setEncoding('utf8').on('data', (c: string) => ((text.stdout += c), notify()));
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => ((text.stderr += c), notify()));
+  let done = false;
+  const output = new OutputWatch(() => (done || child.exitCode !== null ? { exitCode: child.exitCode } : null));
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => output.add('stdout', c));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => output.add('stderr', c));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('close', (code, signal) => {
       resolve({ code, signal });
-      notify();
+      output.notify();
     });
   });
-  let done = false;
   void exited.then(() => (done = true));
-  const waitFor = (which: 'stdout' | 'stderr', pattern: string | RegExp, timeoutMs = 20_000) =>
-    new Promise<void>((resolve, reject) => {
-      const matches = () => (typeof pattern === 'string' ? text[which].includes(pattern) : pattern.test(text[which]));
-      const describe = () => `--- stdout\n${text.stdout}\n--- stderr\n${text.stderr}`;
-      const check = () => {
-        if (matches()) {
-          finish();
-          resolve();
-        } else if (done || child.exitCode !== null) {
-          finish();
-          reject(
-            new Error(`netform exited (${child.exitCode}) before ${which} matched ${String(pattern)}\n${describe()}`),
-          );
-        }
-      };
-      const timer = setTimeout(() => {
-        finish();
-        reject(new Error(`${which} did not match ${String(pattern)} within ${timeoutMs} ms\n${describe()}`));
-      }, timeoutMs);
-      const finish = () => {
-        clearTimeout(timer);
-        waiters.delete(check);
-      };
-      waiters.add(check);
-      check();
-    });
   return {
     child,
-    stdout: () => text.stdout,
-    stderr: () => text.stderr,
-    waitForStdout: (p, t) => waitFor('stdout', p, t),
-    waitForStderr: (p, t) => waitFor('stderr', p, t),
+    stdout: () => output.text.stdout,
+    stderr: () => output.text.stderr,
+    waitForStdout: (p, t) => output.waitFor('stdout', p, t),
+    waitForStderr: (p, t) => output.waitFor('stderr', p, t),
     exited,
     kill: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -14,7 +14,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { builtCli, type CliOptions, type RunningCli } from './cli.js';
+import { builtCli, OutputWatch, type CliOptions, type RunningCli } from './cli.js';
 
 const SCRIPT = fileURLToPath(new URL('./spawner-process.mjs', import.meta.url));
 
@@ -59,32 +59,26 @@ export class Spawner {
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
     const spawner = this.#started();
     const id = ++this.#next;
-    const text = { stdout: '', stderr: '' };
     const state = {
       pid: undefined as number | undefined,
       exitCode: null as number | null,
       signalCode: null as NodeJS.Signals | null,
       done: false,
     };
-    const waiters = new Set<() => void>();
-    const notify = () => {
-      for (const check of [...waiters]) check();
-    };
+    const output = new OutputWatch(() => (state.done ? { exitCode: state.exitCode } : null));
     let resolveExit!: (exit: { code: number | null; signal: NodeJS.Signals | null }) => void;
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => (resolveExit = r));
     this.#handlers.set(id, (message) => {
       if (message.op === 'spawned') state.pid = message.pid;
-      else if (message.op === 'data') {
-        text[message.stream] += message.chunk;
-        notify();
-      } else if (message.op === 'close' || message.op === 'error') {
+      else if (message.op === 'data') output.add(message.stream, message.chunk);
+      else if (message.op === 'close' || message.op === 'error') {
         this.#handlers.delete(id);
-        if (message.op === 'error') text.stderr += `(the spawner could not start netform: ${message.message})\n`;
+        if (message.op === 'error') output.text.stderr += `(the spawner could not start netform: ${message.message})\n`;
         state.exitCode = message.op === 'close' ? message.code : 1;
         state.signalCode = message.op === 'close' ? message.signal : null;
         state.done = true;
         resolveExit({ code: state.exitCode, signal: state.signalCode });
-        notify();
+        output.notify();
       }
     });
     spawner.send({
@@ -112,38 +106,12 @@ export class Spawner {
         return true;
       },
     };
-    const waitFor = (which: 'stdout' | 'stderr', pattern: string | RegExp, timeoutMs = 20_000) =>
-      new Promise<void>((resolve, reject) => {
-        const matches = () => (typeof pattern === 'string' ? text[which].includes(pattern) : pattern.test(text[which]));
-        const describe = () => `--- stdout\n${text.stdout}\n--- stderr\n${text.stderr}`;
-        const check = () => {
-          if (matches()) {
-            finish();
-            resolve();
-          } else if (state.done) {
-            finish();
-            reject(
-              new Error(`netform exited (${state.exitCode}) before ${which} matched ${String(pattern)}\n${describe()}`),
-            );
-          }
-        };
-        const timer = setTimeout(() => {
-          finish();
-          reject(new Error(`${which} did not match ${String(pattern)} within ${timeoutMs} ms\n${describe()}`));
-        }, timeoutMs);
-        const finish = () => {
-          clearTimeout(timer);
-          waiters.delete(check);
-        };
-        waiters.add(check);
-        check();
-      });
     return {
       child,
-      stdout: () => text.stdout,
-      stderr: () => text.stderr,
-      waitForStdout: (pattern, timeoutMs) => waitFor('stdout', pattern, timeoutMs),
-      waitForStderr: (pattern, timeoutMs) => waitFor('stderr', pattern, timeoutMs),
+      stdout: () => output.text.stdout,
+      stderr: () => output.text.stderr,
+      waitForStdout: (pattern, timeoutMs) => output.waitFor('stdout', pattern, timeoutMs),
+      waitForStderr: (pattern, timeoutMs) => output.waitFor('stderr', pattern, timeoutMs),
       exited,
       kill: () => void child.kill('SIGKILL'),
     };
