@@ -16,7 +16,7 @@
 // 128 + the signal that ended it. The log ends with a line break when netform exits (the Action's
 // shell adds one when it is killed): no partial line for the Action's next line (the one that
 // resumes workflow commands) to join.
-import { openSync, writeSync } from 'node:fs';
+import { existsSync, openSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
@@ -82,5 +82,9 @@ process.on('exit', () => {
 
 // netform's argv, as if it had been started as `node NETFORM_MAIN_JS ARGS...`.
 const entry = resolve(main);
+if (!existsSync(entry)) {
+  process.stderr.write(`netform action: cannot start netform: no file ${entry} (is the Action's build there?)\n`);
+  process.exit(1);
+}
 process.argv = [process.argv[0], entry, ...args];
 await import(pathToFileURL(entry).href);
